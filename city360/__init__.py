@@ -1,0 +1,25 @@
+"""city360: turn GPS-tagged 360° video into a navigable city for embodied AI agents.
+
+``import city360`` is light: heavy dependencies (moderngl, av, osmnx, ray, fastapi) load on
+first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from city360.errors import City360Error
+
+__version__ = "0.1.0"
+
+__all__ = ["City360Error", "__version__", "make"]
+
+if TYPE_CHECKING:
+    from city360.simulator.env import CityEnv
+
+
+def make(city_dir: Any, **config: Any) -> CityEnv:
+    """Open the city in ``city_dir`` as an environment (a ``simulator.env.CityEnv``)."""
+    from city360.simulator.env import make as _make
+
+    return _make(city_dir, **config)

@@ -1,0 +1,313 @@
+"""The city directory: one self-contained folder per city (see DESIGN.md "A city on disk").
+
+This module is the contract between stages. ``synth`` writes ``videos/``, ``map/`` and
+``groundtruth/`` plus a manifest; ``video_store`` writes ``trajectories/``; ``pose_graph`` writes
+``graph.json``; ``maps`` writes ``map/``; ``tasks`` writes ``tasks/``. Nobody reaches into
+another stage's internals: they read and write the files described here.
+
+Layout::
+
+    city.json                    CityManifest
+    trajectories/<id>/trajectory.json   TrajectoryMeta
+    trajectories/<id>/frames.mp4        all-intra H.264, frame i has pts i
+    trajectories/<id>/poses.csv         one row per frame, POSE_COLUMNS
+    graph.json                   networkx node-link data (pose_graph)
+    map/                         OSM extract used, base map + geotransform (maps)
+    tasks/                       task suites (tasks)
+    videos/                      synth only: the "camera" output, <name>.mp4 + <name>.gpx
+    groundtruth/                 synth only: true poses, junctions, street graph, POIs, objects
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from city360._atomic import atomic_write_json, atomic_write_text
+from city360.errors import CityFormatError, InputFileError
+from city360.geo import LocalProjection
+
+__all__ = [
+    "POSE_COLUMNS",
+    "SCHEMA_VERSION",
+    "CityDir",
+    "CityManifest",
+    "SourceFile",
+    "TrajectoryMeta",
+    "TrajectoryPoses",
+    "file_sha256",
+    "format_validation_error",
+]
+
+SCHEMA_VERSION = 1
+
+POSE_COLUMNS = ("index", "x_m", "y_m", "lat", "lon", "heading_deg", "t_s", "source_pts")
+"""Columns of ``poses.csv``: frame index in frames.mp4; metres in the city CRS; WGS84 degrees;
+travel heading clockwise from north; seconds since the start of the source video; the frame's
+pts in the source video's stream time_base (-1 when unknown)."""
+
+
+def format_validation_error(path: Path, exc: ValidationError) -> str:
+    """One readable line per pydantic error, each naming the file and field."""
+    lines = []
+    for err in exc.errors():
+        field = ".".join(str(p) for p in err["loc"]) or "<root>"
+        lines.append(f"{path}: field '{field}': {err['msg']}")
+    return "\n".join(lines)
+
+
+def file_sha256(path: str | os.PathLike[str], *, chunk_bytes: int = 1 << 20) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(chunk_bytes):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class SourceFile(BaseModel):
+    """An input a city was made from, with its hash so that runs can be traced to data."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: str = Field(description="video | gps | osm | route | other")
+    path: str
+    sha256: str
+
+
+class CityManifest(BaseModel):
+    """``city.json``: what a city is, where it is, and what it was made from."""
+
+    model_config = ConfigDict(extra="forbid")
+    schema_version: int = SCHEMA_VERSION
+    name: str
+    crs: str = Field(description="proj4 string of the city's LocalProjection")
+    origin_lat: float
+    origin_lon: float
+    bbox: tuple[float, float, float, float] = Field(description="south, west, north, east (deg)")
+    synthetic: bool = False
+    sources: list[SourceFile] = Field(default_factory=list)
+    build: dict[str, Any] = Field(default_factory=dict, description="parameters of each stage")
+    stats: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def projection(self) -> LocalProjection:
+        return LocalProjection(self.origin_lat, self.origin_lon)
+
+
+class TrajectoryMeta(BaseModel):
+    """``trajectories/<id>/trajectory.json``: one ingested video."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    source_video: str
+    source_sha256: str
+    gps_source: str
+    width: int
+    height: int
+    frame_count: int
+    spacing_m: float
+    camera_yaw_offset_deg: float = Field(
+        0.0, description="camera forward axis minus travel direction, degrees clockwise"
+    )
+    clock_offset_s: float = Field(0.0, description="GPS time minus video time, seconds")
+    length_m: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class TrajectoryPoses:
+    """Per-frame poses of one trajectory as numpy columns (see :data:`POSE_COLUMNS`)."""
+
+    x_m: npt.NDArray[np.float64]
+    y_m: npt.NDArray[np.float64]
+    lat: npt.NDArray[np.float64]
+    lon: npt.NDArray[np.float64]
+    heading_deg: npt.NDArray[np.float64]
+    t_s: npt.NDArray[np.float64]
+    source_pts: npt.NDArray[np.int64]
+
+    def __len__(self) -> int:
+        return int(self.x_m.shape[0])
+
+    def to_csv(self) -> str:
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(POSE_COLUMNS)
+        for i in range(len(self)):
+            writer.writerow(
+                [
+                    i,
+                    f"{self.x_m[i]:.4f}",
+                    f"{self.y_m[i]:.4f}",
+                    f"{self.lat[i]:.9f}",
+                    f"{self.lon[i]:.9f}",
+                    f"{self.heading_deg[i]:.4f}",
+                    f"{self.t_s[i]:.6f}",
+                    int(self.source_pts[i]),
+                ]
+            )
+        return buffer.getvalue()
+
+    @classmethod
+    def from_csv(cls, path: Path) -> TrajectoryPoses:
+        try:
+            with open(path, newline="", encoding="utf-8") as handle:
+                reader = csv.reader(handle)
+                header = next(reader, None)
+                if header is None or tuple(header) != POSE_COLUMNS:
+                    msg = f"{path}: header must be {','.join(POSE_COLUMNS)}, got {header}"
+                    raise CityFormatError(msg)
+                rows = [[float(v) for v in row] for row in reader if row]
+        except FileNotFoundError:
+            msg = f"{path} is missing; re-run `city360 ingest` for this trajectory"
+            raise InputFileError(msg) from None
+        except ValueError as exc:
+            if isinstance(exc, CityFormatError):
+                raise
+            msg = f"{path}: a value is not a number ({exc})"
+            raise CityFormatError(msg) from None
+        if not rows:
+            msg = f"{path} has no poses"
+            raise CityFormatError(msg)
+        table = np.asarray(rows, dtype=np.float64)
+        if not np.array_equal(table[:, 0], np.arange(len(rows))):
+            msg = f"{path}: column 'index' must count 0, 1, 2, ... without gaps"
+            raise CityFormatError(msg)
+        return cls(
+            x_m=table[:, 1],
+            y_m=table[:, 2],
+            lat=table[:, 3],
+            lon=table[:, 4],
+            heading_deg=table[:, 5],
+            t_s=table[:, 6],
+            source_pts=table[:, 7].astype(np.int64),
+        )
+
+
+class CityDir:
+    """Paths and readers/writers of one city directory. Cheap to create; reads on demand."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+
+    def __repr__(self) -> str:
+        return f"CityDir({str(self.root)!r})"
+
+    # paths -------------------------------------------------------------------------------
+    @property
+    def manifest_path(self) -> Path:
+        return self.root / "city.json"
+
+    @property
+    def graph_path(self) -> Path:
+        return self.root / "graph.json"
+
+    @property
+    def trajectories_dir(self) -> Path:
+        return self.root / "trajectories"
+
+    @property
+    def map_dir(self) -> Path:
+        return self.root / "map"
+
+    @property
+    def tasks_dir(self) -> Path:
+        return self.root / "tasks"
+
+    @property
+    def videos_dir(self) -> Path:
+        return self.root / "videos"
+
+    @property
+    def groundtruth_dir(self) -> Path:
+        return self.root / "groundtruth"
+
+    def trajectory_dir(self, trajectory_id: str) -> Path:
+        return self.trajectories_dir / trajectory_id
+
+    def frames_path(self, trajectory_id: str) -> Path:
+        return self.trajectory_dir(trajectory_id) / "frames.mp4"
+
+    def poses_path(self, trajectory_id: str) -> Path:
+        return self.trajectory_dir(trajectory_id) / "poses.csv"
+
+    def trajectory_meta_path(self, trajectory_id: str) -> Path:
+        return self.trajectory_dir(trajectory_id) / "trajectory.json"
+
+    # manifest ----------------------------------------------------------------------------
+    def exists(self) -> bool:
+        return self.manifest_path.is_file()
+
+    def read_manifest(self) -> CityManifest:
+        path = self.manifest_path
+        if not path.is_file():
+            msg = (
+                f"{path} not found: {self.root} is not a city directory; create one with "
+                "`city360 synth` or `city360 ingest`"
+            )
+            raise InputFileError(msg)
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            msg = f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})"
+            raise CityFormatError(msg) from None
+        try:
+            manifest = CityManifest.model_validate(raw)
+        except ValidationError as exc:
+            raise CityFormatError(format_validation_error(path, exc)) from None
+        if manifest.schema_version != SCHEMA_VERSION:
+            msg = (
+                f"{path}: schema_version {manifest.schema_version} is not supported "
+                f"(this city360 reads {SCHEMA_VERSION}); rebuild the city"
+            )
+            raise CityFormatError(msg)
+        return manifest
+
+    def write_manifest(self, manifest: CityManifest) -> Path:
+        return atomic_write_json(self.manifest_path, manifest.model_dump(mode="json"))
+
+    # trajectories ------------------------------------------------------------------------
+    def trajectory_ids(self) -> list[str]:
+        """Ids of complete trajectories (those with a trajectory.json), sorted."""
+        if not self.trajectories_dir.is_dir():
+            return []
+        return sorted(
+            p.name
+            for p in self.trajectories_dir.iterdir()
+            if p.is_dir() and not p.name.startswith(".") and (p / "trajectory.json").is_file()
+        )
+
+    def read_trajectory_meta(self, trajectory_id: str) -> TrajectoryMeta:
+        path = self.trajectory_meta_path(trajectory_id)
+        try:
+            return TrajectoryMeta.model_validate_json(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            msg = f"{path} not found; re-run `city360 ingest` for trajectory {trajectory_id!r}"
+            raise InputFileError(msg) from None
+        except ValidationError as exc:
+            raise CityFormatError(format_validation_error(path, exc)) from None
+
+    def read_poses(self, trajectory_id: str) -> TrajectoryPoses:
+        return TrajectoryPoses.from_csv(self.poses_path(trajectory_id))
+
+    @staticmethod
+    def write_trajectory_files(folder: Path, meta: TrajectoryMeta, poses: TrajectoryPoses) -> None:
+        """Write trajectory.json and poses.csv into ``folder`` (frames.mp4 is the writer's job).
+
+        Call this inside :func:`city360._atomic.atomic_dir` so a trajectory appears whole or not
+        at all.
+        """
+        if len(poses) != meta.frame_count:
+            msg = f"trajectory {meta.id}: {len(poses)} poses for {meta.frame_count} frames"
+            raise CityFormatError(msg)
+        atomic_write_text(folder / "poses.csv", poses.to_csv())
+        atomic_write_json(folder / "trajectory.json", meta.model_dump(mode="json"))

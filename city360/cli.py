@@ -1,0 +1,77 @@
+"""The ``city360`` command line.
+
+Each stage owns its commands in ``city360/<stage>/cli.py`` with a ``register(app)`` function;
+this module only assembles them, so ``city360 --help`` stays fast (stage modules import their
+heavy dependencies inside the command functions).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+from city360.errors import City360Error
+from city360.progress import console
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="city360",
+    help="Turn GPS-tagged 360° video into a navigable city for embodied AI agents.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+_STAGE_CLI_MODULES = (
+    "city360.synth.cli",
+    "city360.video_store.cli",
+    "city360.pose_graph.cli",
+    "city360.maps.cli",
+    "city360.simulator.cli",
+    "city360.tasks.cli",
+    "city360.eval.cli",
+    "city360.viewer.cli",
+    "city360.demo",
+    "city360.bench",
+)
+
+
+def _register_stages() -> None:
+    for name in _STAGE_CLI_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:  # stage has no commands yet
+                continue
+            raise
+        module.register(app)
+
+
+_register_stages()
+
+
+def main() -> None:
+    """Entry point: run the app; turn a City360Error into a clear message and exit code 1."""
+    try:
+        app(standalone_mode=False)
+    except City360Error as exc:
+        console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+        raise SystemExit(1) from None
+    except typer.Exit as exc:
+        raise SystemExit(exc.exit_code) from None
+    except typer.Abort:
+        console.print("aborted")
+        raise SystemExit(130) from None
+    except Exception as exc:  # click usage errors
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            raise SystemExit(exc.exit_code) from None
+        raise
+
+
+if __name__ == "__main__":
+    main()

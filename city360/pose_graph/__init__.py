@@ -1,0 +1,1 @@
+"""city360.pose_graph."""

@@ -1,0 +1,11 @@
+"""Shared test setup. Fixtures live in tests/fixtures/ modules, one per concern."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("CITY360_NO_PROGRESS", "1")
+
+pytest_plugins = [
+    "tests.fixtures.data",
+]

@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from city360.errors import ConfigError
+from city360.geo import LocalProjection, angle_diff_deg, bearing_deg, haversine_m, wrap_deg
+
+
+def test_projection_round_trip_and_scale() -> None:
+    proj = LocalProjection(60.1699, 24.9384)
+    x, y = proj.to_xy(60.1699, 24.9384)
+    assert abs(float(x)) < 1e-6
+    assert abs(float(y)) < 1e-6
+    lat, lon = 60.1709, 24.9404
+    x, y = proj.to_xy(lat, lon)
+    assert float(np.hypot(x, y)) == pytest.approx(haversine_m(60.1699, 24.9384, lat, lon), rel=5e-3)
+    back_lat, back_lon = proj.to_latlon(x, y)
+    assert float(back_lat) == pytest.approx(lat, abs=1e-9)
+    assert float(back_lon) == pytest.approx(lon, abs=1e-9)
+    assert LocalProjection.from_proj4(proj.proj4) == proj
+
+
+def test_projection_rejects_bad_origin() -> None:
+    with pytest.raises(ConfigError, match="origin must be a WGS84 lat/lon"):
+        LocalProjection(95.0, 0.0)
+
+
+def test_angles() -> None:
+    assert wrap_deg(-90) == 270
+    assert wrap_deg(720) == 0
+    assert angle_diff_deg(10, 350) == pytest.approx(20)
+    assert angle_diff_deg(350, 10) == pytest.approx(-20)
+    assert bearing_deg(1, 0) == pytest.approx(90)
+    assert bearing_deg(0, -1) == pytest.approx(180)
