@@ -23,6 +23,7 @@ __all__ = [
     "OsmError",
     "OutputError",
     "ProviderError",
+    "ProviderUnavailableError",
     "RenderError",
     "ResetNeededError",
     "TaskError",
@@ -90,6 +91,11 @@ class TaskError(City360Error, ValueError):
 
 class ProviderError(City360Error, RuntimeError):
     """An LMM provider is unknown, misconfigured or unreachable."""
+
+
+class ProviderUnavailableError(ProviderError):
+    """An LMM provider kept failing transiently (rate limit, 5xx, timeout, connection) after
+    every retry; an infrastructure failure, not the agent's."""
 
 
 class DependencyMissingError(City360Error, ImportError):
