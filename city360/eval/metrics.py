@@ -80,9 +80,22 @@ def coordinate_match(distance_to_goal_m: float, threshold_m: float) -> MetricRes
 
 
 _NUMBER_WORDS = {
-    "zero": 0, "none": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-    "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
-}  # fmt: skip
+    "zero": 0,
+    "none": 0,
+    "no": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+}
 _NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?")
 
 
@@ -149,8 +162,9 @@ def fuzzy_match(
     """
     if judge is not None:
         correct = bool(judge(question, answer, expected))
-        return MetricResult("fuzzy_match", 1.0 if correct else 0.0, correct,
-                            getattr(judge, "name", "llm-judge"))  # fmt: skip
+        return MetricResult(
+            "fuzzy_match", 1.0 if correct else 0.0, correct, getattr(judge, "name", "llm-judge")
+        )
     said = normalise_text(answer)
     best = 0.0
     for candidate in (expected, *aliases):

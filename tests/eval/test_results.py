@@ -17,17 +17,29 @@ from city360.eval.results import (
 
 
 def _result(task_id: str, **kwargs: object) -> EpisodeResult:
-    fields: dict[str, object] = {"task_type": "map_navigation", "difficulty": "Easy",
-                                 "status": "answered", **kwargs}  # fmt: skip
+    fields: dict[str, object] = {
+        "task_type": "map_navigation",
+        "difficulty": "Easy",
+        "status": "answered",
+        **kwargs,
+    }
     return EpisodeResult(task_id=task_id, **fields)  # type: ignore[arg-type]
 
 
 def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
     path = tmp_path / "results.csv"
     original = _result(
-        "t1", scored_success=True, is_correct=True, evaluation_score=1.0, distance_to_goal_m=3.25,
-        final_lat=60.1, spl=None, oracle_success=True, extra={"note": "ö"}, user_answer="a,b\n",
-    )  # fmt: skip
+        "t1",
+        scored_success=True,
+        is_correct=True,
+        evaluation_score=1.0,
+        distance_to_goal_m=3.25,
+        final_lat=60.1,
+        spl=None,
+        oracle_success=True,
+        extra={"note": "ö"},
+        user_answer="a,b\n",
+    )
     with ResultsWriter(path) as writer:
         writer.append(original)
         writer.append(_result("t2", status="step_limit"))
@@ -37,9 +49,21 @@ def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
     assert rows[1].distance_to_goal_m is None
     header = path.read_text(encoding="utf-8").splitlines()[0].split(",")
     assert tuple(header) == RESULT_COLUMNS
-    for column in ("task_id", "task_type", "difficulty", "status", "scored_success", "is_correct",
-                   "completed_by_answer", "evaluation_metric", "evaluation_score", "steps",
-                   "elapsed_seconds", "user_answer", "expected"):  # fmt: skip
+    for column in (
+        "task_id",
+        "task_type",
+        "difficulty",
+        "status",
+        "scored_success",
+        "is_correct",
+        "completed_by_answer",
+        "evaluation_metric",
+        "evaluation_score",
+        "steps",
+        "elapsed_seconds",
+        "user_answer",
+        "expected",
+    ):
         assert column in header
 
 

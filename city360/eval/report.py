@@ -1,0 +1,272 @@
+"""``city360 report RUN_DIR``: a run as an HTML page with pictures.
+
+The page shows scores by family × difficulty (a heat map and a table), why episodes ended, and
+per episode its trajectory over the city's streets against the oracle's shortest path, plus a
+replay video when the run saved frames (``--save-frames``). Everything is written under
+``RUN_DIR/report/`` and the page references it relatively, so the folder can be shared as is.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from city360._atomic import atomic_write_text
+from city360.errors import InputFileError
+from city360.eval.results import EpisodeResult, read_results
+from city360.eval.summary import DIFFICULTIES, RunSummary, summarize
+
+__all__ = ["read_step_log", "write_report"]
+
+
+def read_step_log(path: Path) -> list[dict[str, Any]]:
+    """Records of one episode's JSONL step log; a torn last line is skipped."""
+    records = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            break
+    return records
+
+
+def _street_lines(city_dir: Path | None) -> list[tuple[list[float], list[float]]]:
+    """Node-to-node lines of the city's pose graph (metres), for a light background."""
+    if city_dir is None or not (city_dir / "graph.json").is_file():
+        return []
+    data = json.loads((city_dir / "graph.json").read_text(encoding="utf-8"))
+    nodes = {n["id"]: (n["x_m"], n["y_m"]) for n in data.get("nodes", []) if "x_m" in n}
+    lines = []
+    for edge in data.get("edges", data.get("links", [])):
+        a, b = nodes.get(edge["source"]), nodes.get(edge["target"])
+        if a and b:
+            lines.append(([a[0], b[0]], [a[1], b[1]]))
+    return lines
+
+
+def _plot_heatmap(summary: RunSummary, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    families = list(summary.families)
+    grid = np.full((max(len(families), 1), len(DIFFICULTIES)), np.nan)
+    for i, family in enumerate(families):
+        for j, difficulty in enumerate(DIFFICULTIES):
+            cell = summary.cells.get((family, difficulty))
+            if cell:
+                grid[i, j] = cell.mean_score
+    fig, ax = plt.subplots(figsize=(6, 0.5 * len(families) + 1.5), dpi=100)
+    ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+    ax.set_xticks(range(len(DIFFICULTIES)), DIFFICULTIES)
+    ax.set_yticks(range(len(families)), families)
+    for i in range(grid.shape[0]):
+        for j in range(grid.shape[1]):
+            if not math.isnan(grid[i, j]):
+                colour = "black" if grid[i, j] > 0.6 else "white"
+                ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", color=colour)
+    ax.set_title("mean score by family and difficulty")
+    fig.tight_layout()
+    fig.savefig(out)
+    plt.close(fig)
+
+
+def _plot_stop_reasons(summary: RunSummary, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 2.5), dpi=100)
+    names = list(summary.stop_reasons)
+    ax.barh(names, [summary.stop_reasons[n] for n in names], color="#4c72b0")
+    ax.set_xlabel("episodes")
+    ax.set_title("how episodes ended")
+    fig.tight_layout()
+    fig.savefig(out)
+    plt.close(fig)
+
+
+def _plot_trajectory(
+    records: Sequence[dict[str, Any]],
+    streets: Sequence[tuple[list[float], list[float]]],
+    out: Path,
+    title: str,
+) -> bool:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path = [(r["x_m"], r["y_m"]) for r in records if r.get("x_m") is not None]
+    header = next((r for r in records if r.get("type") == "episode"), {})
+    if not path:
+        return False
+    fig, ax = plt.subplots(figsize=(4.5, 4.5), dpi=100)
+    for xs, ys in streets:
+        ax.plot(xs, ys, color="#cccccc", linewidth=1.5, zorder=1)
+    oracle = header.get("oracle_path_xy") or []
+    if oracle:
+        ox, oy = zip(*oracle, strict=True)
+        ax.plot(ox, oy, color="#2ca02c", linewidth=2.5, alpha=0.7, label="oracle", zorder=2)
+    px, py = zip(*path, strict=True)
+    ax.plot(px, py, color="#d62728", linewidth=2, label="agent", zorder=3)
+    ax.scatter([px[0]], [py[0]], color="#1f77b4", s=40, zorder=4, label="start")
+    goal = header.get("goal_xy")
+    if goal:
+        ax.scatter([goal[0]], [goal[1]], color="#d62728", marker="*", s=120, zorder=4, label="goal")
+    all_x = [*px, *(p[0] for p in oracle), *([goal[0]] if goal else [])]
+    all_y = [*py, *(p[1] for p in oracle), *([goal[1]] if goal else [])]
+    margin = 40.0
+    ax.set_xlim(min(all_x) - margin, max(all_x) + margin)
+    ax.set_ylim(min(all_y) - margin, max(all_y) + margin)
+    ax.set_aspect("equal")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, loc="best")
+    ax.tick_params(labelsize=6)
+    fig.tight_layout()
+    fig.savefig(out)
+    plt.close(fig)
+    return True
+
+
+def _encode_replay(frames_dir: Path, out: Path, *, fps: int = 2) -> bool:
+    """Encode an episode's saved frames (PNG/JPEG, sorted by name) as an H.264 MP4."""
+    import av
+    import cv2
+
+    frames = sorted(p for p in frames_dir.iterdir() if p.suffix.lower() in {".png", ".jpg"})
+    if not frames:
+        return False
+    first = cv2.imread(str(frames[0]))
+    if first is None:
+        return False
+    height, width = (first.shape[0] // 2) * 2, (first.shape[1] // 2) * 2
+    with av.open(str(out), mode="w") as container:
+        stream = container.add_stream("libx264", rate=fps)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        for frame_path in frames:
+            bgr = cv2.imread(str(frame_path))
+            if bgr is None:
+                continue
+            rgb = np.ascontiguousarray(bgr[:height, :width, ::-1], dtype=np.uint8)
+            for packet in stream.encode(av.VideoFrame.from_ndarray(rgb, format="rgb24")):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    return True
+
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px}
+th{background:#f3f3f3}.ok{color:#1a7f37}.bad{color:#b42318}
+.episodes{display:flex;flex-wrap:wrap;gap:1em}.episode{border:1px solid #ddd;padding:.5em;
+width:460px}.episode img,.episode video{max-width:100%}small{color:#666}
+"""
+
+
+def _table(summary: RunSummary) -> str:
+    rows = [
+        "<tr><th>family</th>" + "".join(f"<th>{d}</th>" for d in DIFFICULTIES) + "<th>all</th></tr>"
+    ]
+    for family, overall in summary.families.items():
+        cells = []
+        for difficulty in DIFFICULTIES:
+            cell = summary.cells.get((family, difficulty))
+            cells.append(
+                f"<td>{cell.mean_score:.2f} <small>({cell.episodes})</small></td>"
+                if cell
+                else "<td>–</td>"
+            )
+        rows.append(
+            f"<tr><td>{html.escape(family)}</td>{''.join(cells)}"
+            f"<td><b>{overall.mean_score:.2f}</b> <small>({overall.episodes})</small></td></tr>"
+        )
+    return "<table>" + "".join(rows) + "</table>"
+
+
+def _episode_card(result: EpisodeResult, image: str | None, video: str | None) -> str:
+    verdict = "ok" if result.scored_success else "bad"
+    parts = [
+        f"<div class='episode'><b>{html.escape(result.task_id)}</b> "
+        f"<small>{html.escape(result.task_type)} · {html.escape(result.difficulty)}</small><br>",
+        f"<span class='{verdict}'>{html.escape(result.status)}, score "
+        f"{result.evaluation_score:.2f}</span>, {result.steps} steps",
+    ]
+    if result.distance_to_goal_m is not None:
+        parts.append(f", {result.distance_to_goal_m:.1f} m from goal")
+    parts.append(
+        f"<br><small>answer: {html.escape(result.user_answer or '–')} · expected: "
+        f"{html.escape(result.expected or '–')}</small>"
+    )
+    if image:
+        parts.append(f"<br><img src='{html.escape(image)}' alt='trajectory'>")
+    if video:
+        parts.append(f"<br><video controls src='{html.escape(video)}'></video>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def write_report(run_dir: str | Path, *, city_dir: str | Path | None = None) -> Path:
+    """Write ``RUN_DIR/report/index.html`` and its pictures; return the page's path."""
+    run_dir = Path(run_dir)
+    results = read_results(run_dir / "results.csv")
+    metadata_path = run_dir / "run_metadata.json"
+    metadata: dict[str, Any] = {}
+    if metadata_path.is_file():
+        metadata = json.loads(metadata_path.read_text(encoding="utf-8"))
+    if city_dir is None and metadata.get("city_dir"):
+        city_dir = metadata["city_dir"]
+    city = Path(city_dir) if city_dir else None
+    if city is not None and not city.is_dir():
+        msg = f"city folder {city} not found; pass --city CITY_DIR"
+        raise InputFileError(msg)
+
+    out = run_dir / "report"
+    (out / "episodes").mkdir(parents=True, exist_ok=True)
+    summary = summarize(results)
+    _plot_heatmap(summary, out / "scores.png")
+    _plot_stop_reasons(summary, out / "stop_reasons.png")
+    streets = _street_lines(city)
+
+    cards = []
+    for result in results:
+        log_path = run_dir / "episodes" / f"{result.task_id}.jsonl"
+        image = video = None
+        if log_path.is_file():
+            records = read_step_log(log_path)
+            png = out / "episodes" / f"{result.task_id}.png"
+            if _plot_trajectory(records, streets, png, f"{result.task_id} ({result.status})"):
+                image = f"episodes/{png.name}"
+        frames_dir = run_dir / "episodes" / result.task_id
+        if frames_dir.is_dir():
+            mp4 = out / "episodes" / f"{result.task_id}.mp4"
+            if _encode_replay(frames_dir, mp4):
+                video = f"episodes/{mp4.name}"
+        cards.append(_episode_card(result, image, video))
+
+    title = f"city360 run {metadata.get('run_id', run_dir.name)}"
+    agent = metadata.get("agent", {})
+    agent_text = agent if isinstance(agent, str) else json.dumps(agent, ensure_ascii=False)
+    page = f"""<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<style>{_STYLE}</style></head><body>
+<h1>{html.escape(title)}</h1>
+<p>agent: {html.escape(agent_text)} · suite: {html.escape(str(metadata.get("suite_hash", "")))}
+· status: {html.escape(str(metadata.get("status", "")))} · episodes: {len(results)}
+· overall mean score <b>{summary.overall.mean_score:.3f}</b>
+(success {summary.overall.success_rate:.1%})</p>
+<h2>Scores</h2>{_table(summary)}<img src="scores.png" alt="scores"> <img src="stop_reasons.png"
+alt="stop reasons">
+<h2>Episodes</h2><div class="episodes">{"".join(cards)}</div>
+<p><small>Map data © OpenStreetMap contributors (ODbL).</small></p>
+</body></html>
+"""
+    return atomic_write_text(out / "index.html", page)
