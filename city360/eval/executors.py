@@ -1,0 +1,130 @@
+"""Where episodes run: in this process, in N local processes, or as Ray actors on a cluster.
+
+Every executor takes the same :class:`WorkerSpec` (everything a worker needs to build its own
+environment and agent) and the same ``(task_id, seed)`` jobs, and yields
+:class:`~city360.eval.results.EpisodeResult` values in completion order. The parent process is the
+only writer of ``results.csv``, so workers never contend for it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from city360.errors import ConfigError, DependencyMissingError
+from city360.eval.results import EpisodeResult
+
+__all__ = ["EXECUTORS", "Job", "WorkerSpec", "run_jobs"]
+
+EXECUTORS = ("local", "ray")
+Job = tuple[str, int]
+"""``(task_id, seed)``."""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSpec:
+    """What a worker needs to build its environment and agent. Plain, picklable values only:
+    it crosses process and machine boundaries (paths must be visible to every node)."""
+
+    city_dir: str
+    suite_dir: str
+    run_dir: str
+    agent: dict[str, Any]
+    env_options: dict[str, Any]
+    stop: dict[str, Any]
+    save_frames: bool = False
+
+
+_WORKER: Any = None
+
+
+def _init_process_worker(spec: WorkerSpec) -> None:
+    global _WORKER
+    from city360.eval.episode import EpisodeWorker
+
+    _WORKER = EpisodeWorker(spec)
+
+
+def _run_in_process_worker(job: Job) -> EpisodeResult:
+    return _WORKER.run(*job)
+
+
+def _run_serial(spec: WorkerSpec, jobs: Sequence[Job]) -> Iterator[EpisodeResult]:
+    from city360.eval.episode import EpisodeWorker
+
+    with EpisodeWorker(spec) as worker:
+        for job in jobs:
+            yield worker.run(*job)
+
+
+def _run_processes(spec: WorkerSpec, jobs: Sequence[Job], workers: int) -> Iterator[EpisodeResult]:
+    # "spawn": a forked child would inherit the parent's GL context and decoder threads.
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_init_process_worker, initargs=(spec,)
+    ) as pool:
+        pending: set[Future[EpisodeResult]] = {pool.submit(_run_in_process_worker, j) for j in jobs}
+        try:
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield future.result()
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            raise
+
+
+def _run_ray(
+    spec: WorkerSpec, jobs: Sequence[Job], workers: int, address: str | None
+) -> Iterator[EpisodeResult]:
+    try:
+        import ray
+    except ImportError:
+        msg = "ray is needed for --executor ray: pip install 'city360[ray]'"
+        raise DependencyMissingError(msg) from None
+    from ray.util import ActorPool
+
+    from city360.eval.episode import EpisodeWorker
+
+    started_here = not ray.is_initialized()
+    if started_here:
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+    try:
+        remote_worker = ray.remote(num_cpus=1)(EpisodeWorker)
+        actors = [remote_worker.remote(spec) for _ in range(workers)]
+        pool = ActorPool(actors)
+        yield from pool.map_unordered(lambda actor, job: actor.run.remote(*job), list(jobs))
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def run_jobs(
+    spec: WorkerSpec,
+    jobs: Sequence[Job],
+    *,
+    workers: int = 1,
+    executor: Literal["local", "ray"] = "local",
+    ray_address: str | None = None,
+) -> Iterator[EpisodeResult]:
+    """Run ``jobs`` and yield each episode's result as it finishes."""
+    if workers < 1:
+        msg = f"`workers` must be >= 1, got {workers}"
+        raise ConfigError(msg)
+    if executor not in EXECUTORS:
+        msg = f"unknown executor {executor!r}; expected one of {', '.join(EXECUTORS)}"
+        raise ConfigError(msg)
+    if not jobs:
+        return iter(())
+    if executor == "ray":
+        return _run_ray(spec, jobs, workers, ray_address)
+    if workers == 1:
+        return _run_serial(spec, jobs)
+    return _run_processes(spec, jobs, min(workers, len(jobs)))
