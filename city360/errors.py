@@ -17,6 +17,7 @@ __all__ = [
     "ClosedResourceError",
     "ConfigError",
     "DependencyMissingError",
+    "FrameIndexError",
     "GpsError",
     "GraphBuildError",
     "InputFileError",
@@ -83,6 +84,10 @@ class ResetNeededError(City360Error, RuntimeError):
 
 class ClosedResourceError(City360Error, ValueError):
     """A method was called on a reader, store or renderer that is already closed."""
+
+
+class FrameIndexError(City360Error, IndexError):
+    """A frame index is outside a frame store or trajectory."""
 
 
 class TaskError(City360Error, ValueError):
