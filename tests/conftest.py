@@ -8,4 +8,5 @@ os.environ.setdefault("CITY360_NO_PROGRESS", "1")
 
 pytest_plugins = [
     "tests.fixtures.data",
+    "tests.fixtures.fake_llm_server",
 ]
