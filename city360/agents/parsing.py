@@ -1,0 +1,223 @@
+"""Turn a model's reply into a decision, tolerating how models actually write.
+
+Accepted: a bare JSON object; one wrapped in code fences or in prose; keys in any case and a few
+synonyms (``reasoning`` for ``thought``, ``reflection`` for ``memory``); single quotes, Python
+literals and trailing commas (via :mod:`ast`); actions in any case, with the magnitude glued on
+(``"w medium"``) and a couple of plain-English names (``forward``, ``straight``). Anything else
+is reported, never raised: :class:`ParsedReply` says whether it was a parse error (no usable
+JSON) or an invalid action (JSON, but no valid action), with a message to show the model.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from city360.errors import UnknownActionError
+from city360.simulator.actions import (
+    MOVE_ACTIONS,
+    ROTATE_ACTIONS,
+    Action,
+    ActionCommand,
+    Magnitude,
+    parse_action,
+    parse_magnitude,
+)
+
+__all__ = ["ParsedReply", "ReplyStatus", "extract_json_object", "parse_reply"]
+
+_FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*(.*?)```", re.DOTALL)
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+
+_KEY_SYNONYMS = {
+    "thought": "thought",
+    "thoughts": "thought",
+    "thinking": "thought",
+    "reasoning": "thought",
+    "action": "action",
+    "act": "action",
+    "magnitude": "magnitude",
+    "amount": "magnitude",
+    "size": "magnitude",
+    "memory": "memory",
+    "reflection": "memory",
+    "answer": "answer",
+    "final_answer": "answer",
+}
+_ACTION_SYNONYMS = {
+    "FORWARD": Action.W,
+    "MOVE_FORWARD": Action.W,
+    "MOVE FORWARD": Action.W,
+    "STRAIGHT": Action.UP,
+    "GO_STRAIGHT": Action.UP,
+    "GO STRAIGHT": Action.UP,
+}
+_NO_MAGNITUDE = {"", "NONE", "NULL", "DEFAULT", "N/A", "-"}
+
+
+class ReplyStatus(StrEnum):
+    OK = "ok"
+    PARSE_ERROR = "parse_error"
+    INVALID_ACTION = "invalid_action"
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedReply:
+    """What a reply said. ``command`` is None unless ``status`` is OK; ``problem`` explains
+    what was wrong, in words meant for the model's next prompt."""
+
+    status: ReplyStatus
+    command: ActionCommand | None = None
+    thought: str = ""
+    memory: str | None = None
+    problem: str = ""
+
+
+def _loads(candidate: str) -> Any:
+    try:
+        return json.loads(candidate)
+    except json.JSONDecodeError:
+        pass
+    fixed = _TRAILING_COMMA.sub(r"\1", candidate)
+    try:
+        return json.loads(fixed)
+    except json.JSONDecodeError:
+        pass
+    python_like = re.sub(r"\btrue\b", "True", fixed)
+    python_like = re.sub(r"\bfalse\b", "False", python_like)
+    python_like = re.sub(r"\bnull\b", "None", python_like)
+    try:
+        return ast.literal_eval(python_like)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _balanced_objects(text: str) -> list[str]:
+    """Every top-level ``{...}`` span, braces counted outside string literals."""
+    spans: list[str] = []
+    depth = 0
+    start = -1
+    quote = ""
+    escaped = False
+    for i, char in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+            continue
+        if char in "\"'" and depth > 0:
+            quote = char
+        elif char == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif char == "}" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                spans.append(text[start : i + 1])
+    return spans
+
+
+def extract_json_object(text: str) -> dict[str, Any] | None:
+    """The first JSON object in ``text`` (fenced, bare, or inside prose), or None."""
+    candidates = [m.group(1) for m in _FENCE.finditer(text)]
+    candidates.append(text)
+    for candidate in candidates:
+        candidate = candidate.strip()
+        whole = _loads(candidate)
+        if isinstance(whole, dict):
+            return whole
+        for span in _balanced_objects(candidate):
+            value = _loads(span)
+            if isinstance(value, dict):
+                return value
+    return None
+
+
+def _normalise_keys(obj: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in obj.items():
+        name = _KEY_SYNONYMS.get(str(key).strip().lower())
+        if name is not None and name not in out:
+            out[name] = value
+    return out
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, list | dict):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _split_action(raw: str) -> tuple[str, str | None]:
+    """``"W MEDIUM"``, ``"W(medium)"``, ``"w, small"`` -> (``"W"``, ``"MEDIUM"``)."""
+    cleaned = re.sub(r"[(),:]", " ", raw).strip().upper()
+    if cleaned in _ACTION_SYNONYMS:
+        return cleaned, None
+    parts = cleaned.split()
+    if len(parts) == 2 and parts[1] in {m.value for m in Magnitude}:
+        return parts[0], parts[1]
+    return cleaned, None
+
+
+def parse_reply(text: str) -> ParsedReply:
+    """Parse one model reply; never raises on malformed input."""
+    obj = extract_json_object(text or "")
+    if obj is None:
+        snippet = (text or "").strip().replace("\n", " ")[:120]
+        return ParsedReply(
+            status=ReplyStatus.PARSE_ERROR,
+            problem=(
+                "your last reply was not a JSON object; reply with exactly one JSON object "
+                f"with the keys thought, action, magnitude, memory, answer (it began: {snippet!r})"
+            ),
+        )
+    fields = _normalise_keys(obj)
+    thought = _text(fields.get("thought"))
+    memory = _text(fields["memory"]) if "memory" in fields else None
+    raw_action = _text(fields.get("action"))
+    if not raw_action:
+        return ParsedReply(
+            status=ReplyStatus.INVALID_ACTION,
+            thought=thought,
+            memory=memory,
+            problem="your last reply had no `action`; every reply must name one action",
+        )
+    name, glued_magnitude = _split_action(raw_action)
+    try:
+        action = _ACTION_SYNONYMS.get(name) or parse_action(name)
+    except UnknownActionError as exc:
+        return ParsedReply(
+            status=ReplyStatus.INVALID_ACTION, thought=thought, memory=memory, problem=str(exc)
+        )
+    raw_magnitude = glued_magnitude or _text(fields.get("magnitude"))
+    magnitude: Magnitude | None = None
+    if action in MOVE_ACTIONS or (action in ROTATE_ACTIONS and action is not Action.S):
+        if raw_magnitude.strip().upper() not in _NO_MAGNITUDE:
+            try:
+                magnitude = parse_magnitude(raw_magnitude)
+            except UnknownActionError as exc:
+                return ParsedReply(
+                    status=ReplyStatus.INVALID_ACTION,
+                    thought=thought,
+                    memory=memory,
+                    problem=str(exc),
+                )
+    answer = _text(fields.get("answer")) if action is Action.ANSWER else None
+    return ParsedReply(
+        status=ReplyStatus.OK,
+        command=ActionCommand(action=action, magnitude=magnitude, answer=answer),
+        thought=thought,
+        memory=memory,
+    )
