@@ -1,0 +1,827 @@
+"""OpenStreetMap from local files: streets, buildings, POIs, parks and water in local metres.
+
+Reads ``.osm`` (XML), ``.osm.bz2`` and ``.osm.pbf`` extracts, never the network. pyosmium does
+the reading and cropping (it understands all three formats) and writes a cropped OSM XML into a
+temporary folder; osmnx then turns that XML into a simplified street graph
+(``graph_from_xml``) and into feature geometries (``features_from_xml``). Everything is
+projected to the city's :class:`~city360.geo.LocalProjection` (``x_m`` east, ``y_m`` north).
+
+Cropping keeps *complete ways* (like ``osmium extract --strategy complete_ways``): a way with at
+least one node inside the bbox is kept whole, and so is every ``type=multipolygon`` relation with
+a member inside, with all its member ways; a park that straddles the edge is therefore whole and
+then clipped to the bbox in metres. The street graph is cut hard at the bbox (osmnx
+``truncate_graph_bbox``), so every street node lies inside it.
+
+All OSM data is © OpenStreetMap contributors, ODbL 1.0; credit it wherever it is shown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
+
+import networkx as nx
+import numpy as np
+import numpy.typing as npt
+import shapely
+from shapely.geometry import MultiPolygon, Polygon, box
+
+from city360.errors import ConfigError, InputFileError, OsmError, did_you_mean
+from city360.geo import LocalProjection
+
+if TYPE_CHECKING:
+    import geopandas as gpd
+
+__all__ = [
+    "ATTRIBUTION",
+    "NETWORK_HIGHWAYS",
+    "POI_KEYS",
+    "Building",
+    "Network",
+    "OsmData",
+    "Poi",
+    "edge_polyline",
+    "load_osm",
+    "parse_bbox",
+    "write_osm_extract",
+]
+
+ATTRIBUTION = "© OpenStreetMap contributors"
+"""The credit OSM's licence (ODbL) asks for wherever OSM-derived data is shown."""
+
+OSM_SUFFIXES = (".osm", ".osm.bz2", ".osm.pbf", ".pbf", ".xml", ".osm.xml")
+
+Network = Literal["street", "street+service", "walk", "all"]
+
+_STREET_HIGHWAYS = frozenset(
+    {
+        "trunk",
+        "trunk_link",
+        "primary",
+        "primary_link",
+        "secondary",
+        "secondary_link",
+        "tertiary",
+        "tertiary_link",
+        "unclassified",
+        "residential",
+        "living_street",
+        "pedestrian",
+        "road",
+    }
+)
+_NOT_A_STREET = frozenset(
+    {
+        "proposed",
+        "construction",
+        "abandoned",
+        "disused",
+        "planned",
+        "razed",
+        "platform",
+        "raceway",
+        "bus_stop",
+        "elevator",
+        "escape",
+        "emergency_bay",
+        "rest_area",
+        "services",
+        "no",
+    }
+)
+
+NETWORK_HIGHWAYS: Mapping[str, frozenset[str] | None] = MappingProxyType(
+    {
+        # what a pedestrian filming with a 360° camera walks along: roads with buildings on them
+        "street": _STREET_HIGHWAYS,
+        # plus service roads (alleys, access roads, parking aisles)
+        "street+service": _STREET_HIGHWAYS | {"service"},
+        # plus paths a pedestrian may take but a car may not
+        "walk": _STREET_HIGHWAYS
+        | {"service", "footway", "path", "steps", "cycleway", "track", "corridor", "bridleway"},
+        # every highway=* way except those not (yet/any more) usable; None = test _NOT_A_STREET
+        "all": None,
+    }
+)
+"""``highway=*`` values each ``network`` keeps. Motorways are never filmed on foot, so only
+``"all"`` keeps them. Ways tagged ``area=yes`` (pedestrian squares) are never streets."""
+
+POI_KEYS = (
+    "shop",
+    "amenity",
+    "tourism",
+    "leisure",
+    "office",
+    "craft",
+    "healthcare",
+    "historic",
+)
+"""Keys that make a named node or building a point of interest, in the order that picks its
+``kind`` when several are present (``shop`` before ``amenity``, ...)."""
+
+_PARK_TAGS: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "leisure": frozenset(
+            {"park", "garden", "playground", "pitch", "nature_reserve", "common", "dog_park"}
+        ),
+        "landuse": frozenset(
+            {
+                "grass",
+                "recreation_ground",
+                "forest",
+                "meadow",
+                "village_green",
+                "cemetery",
+                "allotments",
+            }
+        ),
+        "natural": frozenset({"wood", "scrub", "grassland", "heath"}),
+    }
+)
+_WATER_TAGS: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "natural": frozenset({"water", "bay"}),
+        "waterway": frozenset({"riverbank", "dock", "canal"}),
+        "landuse": frozenset({"reservoir", "basin"}),
+        "water": frozenset(),  # any value
+    }
+)
+_FEATURE_KEYS = ("building", *POI_KEYS, "landuse", "natural", "waterway", "water")
+
+
+# values --------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Poi:
+    """A named point of interest: a tagged node, or the centroid of a tagged building/area.
+
+    ``kind`` is ``"key=value"`` of the first of :data:`POI_KEYS` present (``"shop=convenience"``,
+    ``"amenity=cafe"``). ``lat``/``lon`` are WGS84 degrees; ``x_m``/``y_m`` metres in the city
+    CRS. ``tags`` holds every OSM tag of the element. ``element`` is ``"node"``, ``"way"`` or
+    ``"relation"``: OSM ids are unique only within one element type.
+    """
+
+    osm_id: int
+    name: str
+    kind: str
+    lat: float
+    lon: float
+    x_m: float
+    y_m: float
+    tags: Mapping[str, str]
+    element: str = "node"
+
+
+@dataclass(frozen=True, slots=True)
+class Building:
+    """A building footprint in local metres (x east, y north).
+
+    ``height_m`` from the ``height`` tag (metres; ``"12 m"`` and ``"40'"`` are understood) and
+    ``levels`` from ``building:levels``; ``None`` when the extract does not say. ``name`` is
+    ``""`` when unnamed.
+    """
+
+    footprint: Polygon
+    height_m: float | None
+    levels: int | None
+    name: str
+    osm_id: int = 0
+
+
+@dataclass(frozen=True)
+class OsmData:
+    """Everything city360 uses from one OSM extract, in the city's metric CRS.
+
+    ``streets`` is an undirected :class:`networkx.MultiGraph`, simplified by osmnx (nodes are
+    junctions and dead ends), reduced to its largest connected component.
+
+    - Node id: the OSM node id (int). Attributes: ``x_m``, ``y_m`` (metres), ``lat``, ``lon``
+      (degrees), ``street_count`` (streets meeting there, as osmnx counts them).
+    - Edge attributes: ``length_m`` (along the polyline), ``name`` (``""`` if unnamed; the most
+      common name when simplification merged differently named ways), ``highway`` (str),
+      ``osm_ids`` (tuple of way ids), ``polyline_xy`` (list of ``(x_m, y_m)``).
+
+    Orientation of ``polyline_xy``: nodes are inserted in ascending id order, so networkx
+    reports every edge as ``(u, v, key)`` with ``u <= v`` (an undirected graph yields an edge
+    from the endpoint inserted first), and ``polyline_xy`` runs from ``u`` (the smaller id) to
+    ``v``. Each edge also records that start node as ``from_node``. The loader checks the
+    geometry's end points against the node positions and reverses it when needed, so this does
+    not depend on osmnx's orientation. Use :func:`edge_polyline` to get a polyline in any
+    direction. Subgraph copies keep the node order; a graph rebuilt in another order must
+    re-orient (``from_node`` tells how).
+    """
+
+    source: Path
+    bbox: tuple[float, float, float, float]
+    projection: LocalProjection
+    streets: nx.MultiGraph
+    buildings: list[Building] = field(default_factory=list)
+    pois: list[Poi] = field(default_factory=list)
+    parks: list[Polygon] = field(default_factory=list)
+    water: list[Polygon] = field(default_factory=list)
+    network: str = "street"
+
+    def __repr__(self) -> str:
+        return (
+            f"OsmData(source={str(self.source)!r}, bbox={self.bbox}, "
+            f"streets={self.streets.number_of_nodes()} nodes/{self.streets.number_of_edges()} "
+            f"edges, buildings={len(self.buildings)}, pois={len(self.pois)}, "
+            f"parks={len(self.parks)}, water={len(self.water)})"
+        )
+
+    @property
+    def street_length_m(self) -> float:
+        """Total length of the street graph, metres (each street counted once)."""
+        return float(sum(d["length_m"] for _, _, d in self.streets.edges(data=True)))
+
+
+def edge_polyline(
+    streets: nx.MultiGraph, u: int, v: int, key: int = 0
+) -> list[tuple[float, float]]:
+    """The polyline of edge ``(u, v, key)`` in metres, running from ``u`` to ``v``.
+
+    Works whichever way round the caller names the endpoints.
+    """
+    data = streets.edges[u, v, key]
+    points: list[tuple[float, float]] = data["polyline_xy"]
+    return list(points) if data["from_node"] == u else list(reversed(points))
+
+
+# arguments -----------------------------------------------------------------------------------
+def parse_bbox(value: str | Sequence[float]) -> tuple[float, float, float, float]:
+    """Parse and check ``"S,W,N,E"`` (or a 4-sequence) in WGS84 degrees."""
+    if isinstance(value, str):
+        parts = [p for p in value.replace(" ", "").split(",") if p]
+        try:
+            numbers = [float(p) for p in parts]
+        except ValueError:
+            msg = (
+                f"bbox {value!r} must be four numbers S,W,N,E in degrees, "
+                "e.g. 60.165,24.94,60.17,24.95"
+            )
+            raise ConfigError(msg) from None
+    else:
+        numbers = [float(v) for v in value]
+    if len(numbers) != 4 or not all(math.isfinite(n) for n in numbers):
+        msg = f"bbox {value!r} must be four finite numbers S,W,N,E in degrees"
+        raise ConfigError(msg)
+    south, west, north, east = numbers
+    if not (-90 <= south < north <= 90 and -180 <= west < east <= 180):
+        msg = (
+            f"bbox {_fmt_bbox((south, west, north, east))} must satisfy -90 <= S < N <= 90 and "
+            "-180 <= W < E <= 180 (order is S,W,N,E)"
+        )
+        raise ConfigError(msg)
+    return south, west, north, east
+
+
+def _fmt_bbox(bbox: Sequence[float]) -> str:
+    return ",".join(f"{v:.6f}".rstrip("0").rstrip(".") for v in bbox)
+
+
+def _check_source(path: str | os.PathLike[str]) -> Path:
+    source = Path(path)
+    if not source.exists():
+        msg = f"OSM file {source} does not exist; pass a local .osm, .osm.bz2 or .osm.pbf extract"
+        raise InputFileError(msg)
+    if not source.is_file():
+        msg = f"OSM file {source} is not a file; pass a local .osm, .osm.bz2 or .osm.pbf extract"
+        raise InputFileError(msg)
+    if source.stat().st_size == 0:
+        msg = f"OSM file {source} is empty; export the area again (.osm, .osm.bz2 or .osm.pbf)"
+        raise InputFileError(msg)
+    name = source.name.lower()
+    if not name.endswith(OSM_SUFFIXES):
+        msg = (
+            f"OSM file {source} has an unknown extension; expected one of {', '.join(OSM_SUFFIXES)}"
+        )
+        raise OsmError(msg)
+    return source
+
+
+def _corrupt(source: Path, exc: BaseException) -> OsmError:
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    msg = (
+        f"OSM file {source} cannot be read ({detail}); it is corrupt or truncated: "
+        "download or export the extract again"
+    )
+    return OsmError(msg)
+
+
+# cropping with pyosmium ----------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Crop:
+    path: Path
+    bbox: tuple[float, float, float, float]
+    nodes_inside: int
+    file_extent: tuple[float, float, float, float] | None
+
+
+def _objects(path: Path, entities: Any = None) -> Iterator[Any]:
+    """Iterate the OSM objects of ``path`` (pyosmium's union type is too wide for mypy)."""
+    import osmium
+
+    processor = (
+        osmium.FileProcessor(path) if entities is None else osmium.FileProcessor(path, entities)
+    )
+    return iter(processor)
+
+
+def _crop_to_xml(source: Path, dst: Path, bbox: tuple[float, float, float, float] | None) -> _Crop:
+    """Write the complete ways/multipolygons of ``source`` touching ``bbox`` to OSM XML ``dst``.
+
+    ``bbox=None`` keeps the whole file (and reports the extent of its nodes as its bbox).
+    Plain Python sets track the ids: pyosmium's IdTracker costs ~0.3 ms per ``add_*`` call.
+    """
+    import osmium
+
+    everything = bbox is None
+    try:
+        south = west = math.inf
+        north = east = -math.inf
+        inside: set[int] = set()
+        located = 0
+        for node in _objects(source, osmium.osm.NODE):
+            loc = node.location
+            if not loc.valid():
+                continue
+            located += 1
+            lat, lon = loc.lat, loc.lon
+            south, north = min(south, lat), max(north, lat)
+            west, east = min(west, lon), max(east, lon)
+            if bbox is not None and bbox[0] <= lat <= bbox[2] and bbox[1] <= lon <= bbox[3]:
+                inside.add(node.id)
+        extent = (south, west, north, east) if math.isfinite(south) else None
+        ways: set[int] = set()
+        relations: set[int] = set()
+        needed_nodes = set(inside)
+        if not everything and inside:
+            for way in _objects(source, osmium.osm.WAY):
+                refs = [n.ref for n in way.nodes]
+                if any(ref in inside for ref in refs):
+                    ways.add(way.id)
+                    needed_nodes.update(refs)
+            member_ways: set[int] = set()
+            for relation in _objects(source, osmium.osm.RELATION):
+                if relation.tags.get("type") != "multipolygon":
+                    continue
+                members = [(m.type, m.ref) for m in relation.members]
+                if any(
+                    (kind == "w" and ref in ways) or (kind == "n" and ref in inside)
+                    for kind, ref in members
+                ):
+                    relations.add(relation.id)
+                    member_ways.update(ref for kind, ref in members if kind == "w")
+            member_ways -= ways
+            if member_ways:  # multipolygons stay whole: fetch their outside members too
+                for way in _objects(source, osmium.osm.WAY):
+                    if way.id in member_ways:
+                        ways.add(way.id)
+                        needed_nodes.update(n.ref for n in way.nodes)
+
+        def wanted(obj: Any) -> bool:
+            if everything:
+                return True
+            if obj.is_node():
+                return obj.id in needed_nodes
+            if obj.is_way():
+                return obj.id in ways
+            return obj.id in relations
+
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        with osmium.SimpleWriter(dst, overwrite=True) as writer:
+            if everything or inside:
+                _write_complete((o for o in _objects(source) if wanted(o)), writer)
+    except (RuntimeError, ValueError, OSError) as exc:
+        raise _corrupt(source, exc) from None
+    keep = bbox if bbox is not None else extent
+    return _Crop(
+        path=dst,
+        bbox=keep if keep is not None else (0.0, 0.0, 0.0, 0.0),
+        nodes_inside=located if everything else len(inside),
+        file_extent=extent,
+    )
+
+
+def _write_complete(objects: Any, writer: Any) -> None:
+    """Write OSM objects (sorted: nodes, ways, relations) so every reference resolves.
+
+    Extracts clipped by their producer (Helsinki.osm.pbf is one) reference nodes and ways they
+    do not contain; osmnx fails on those, so such references are dropped here, and a way left
+    with fewer than two nodes is dropped with them.
+    """
+    nodes: set[int] = set()
+    ways: set[int] = set()
+    for obj in objects:
+        if obj.is_node():
+            nodes.add(obj.id)
+            writer.add_node(obj)
+        elif obj.is_way():
+            refs = [n.ref for n in obj.nodes]
+            kept = [ref for ref in refs if ref in nodes]
+            if len(kept) >= 2:
+                writer.add_way(obj if len(kept) == len(refs) else obj.replace(nodes=kept))
+                ways.add(obj.id)
+        elif obj.is_relation():
+            members = [
+                (m.type, m.ref, m.role)
+                for m in obj.members
+                if (m.type == "n" and m.ref in nodes) or (m.type == "w" and m.ref in ways)
+            ]
+            if members:
+                writer.add_relation(obj.replace(members=members))
+
+
+def _is_street_way(tags: Any, highways: frozenset[str] | None) -> bool:
+    highway = tags.get("highway")
+    if highway is None or tags.get("area") == "yes":
+        return False
+    if highways is None:
+        return highway not in _NOT_A_STREET
+    return highway in highways
+
+
+def _write_streets_xml(crop_xml: Path, dst: Path, network: str) -> int:
+    """Write the street ways of ``crop_xml`` (and their nodes) to ``dst``; return how many."""
+    import osmium
+
+    highways = NETWORK_HIGHWAYS[network]
+    ways: set[int] = set()
+    nodes: set[int] = set()
+    for way in _objects(crop_xml, osmium.osm.WAY):
+        if _is_street_way(way.tags, highways) and len(way.nodes) >= 2:
+            ways.add(way.id)
+            nodes.update(n.ref for n in way.nodes)
+    with osmium.SimpleWriter(dst, overwrite=True) as writer:
+        if ways:
+            objects = _objects(crop_xml, osmium.osm.NODE | osmium.osm.WAY)
+            _write_complete(
+                (o for o in objects if o.id in (nodes if o.is_node() else ways)), writer
+            )
+    return len(ways)
+
+
+def write_osm_extract(
+    src: str | os.PathLike[str],
+    dst: str | os.PathLike[str],
+    *,
+    bbox: str | Sequence[float],
+) -> Path:
+    """Crop any ``.osm``/``.osm.bz2``/``.osm.pbf`` extract to ``bbox`` and write OSM XML.
+
+    ``bbox`` is ``(south, west, north, east)`` in degrees (or ``"S,W,N,E"``). Complete ways and
+    multipolygons are kept (see the module docstring). ``dst`` must end in ``.osm``; it is
+    written under a temporary name and renamed, so it is whole or absent. Raises
+    :class:`OsmError` when the extract has no data inside ``bbox``.
+    """
+    source = _check_source(src)
+    target = Path(dst)
+    if target.suffix.lower() != ".osm":
+        msg = f"output {target} must end in .osm (write_osm_extract writes OSM XML)"
+        raise ConfigError(msg)
+    box_ = parse_bbox(bbox)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".osm-extract-", dir=target.parent) as tmp:
+        crop = _crop_to_xml(source, Path(tmp) / "crop.osm", box_)
+        if crop.nodes_inside == 0:
+            raise _no_overlap(source, box_, crop.file_extent)
+        os.replace(crop.path, target)
+    return target
+
+
+def _no_overlap(
+    source: Path,
+    bbox: tuple[float, float, float, float],
+    extent: tuple[float, float, float, float] | None,
+) -> OsmError:
+    covers = f"it covers {_fmt_bbox(extent)}" if extent else "it has no nodes"
+    msg = (
+        f"OSM extract {source} does not overlap bbox {_fmt_bbox(bbox)} ({covers}); "
+        "pick an extract of that area or a bbox inside the extract"
+    )
+    return OsmError(msg)
+
+
+# streets -------------------------------------------------------------------------------------
+def _first_str(value: Any) -> str:
+    """osmnx keeps a list when simplification merged ways with different tags: pick one."""
+    if isinstance(value, list):
+        values = [str(v) for v in value if isinstance(v, str) and v]
+        return Counter(values).most_common(1)[0][0] if values else ""
+    return value if isinstance(value, str) else ""
+
+
+def _ids(value: Any) -> tuple[int, ...]:
+    if isinstance(value, list):
+        return tuple(int(v) for v in value)
+    return (int(value),) if value is not None else ()
+
+
+def _load_streets(
+    streets_xml: Path,
+    source: Path,
+    bbox: tuple[float, float, float, float],
+    projection: LocalProjection,
+) -> nx.MultiGraph:
+    import osmnx as ox
+    from osmnx._errors import InsufficientResponseError
+
+    south, west, north, east = bbox
+    no_streets = OsmError(
+        f"no streets inside bbox {_fmt_bbox(bbox)} of {source}; widen --bbox or pick another "
+        "extract"
+    )
+    try:
+        raw = ox.graph_from_xml(streets_xml, simplify=False, retain_all=True)
+    except InsufficientResponseError:
+        raise no_streets from None
+    # count streets per node before cutting at the bbox, so a street leaving the area still
+    # counts (what osmnx's graph_from_bbox does with its buffered graph)
+    street_counts = ox.stats.count_streets_per_node(raw)
+    raw = ox.truncate.truncate_graph_bbox(raw, (west, south, east, north))
+    if raw.number_of_edges() == 0:
+        raise no_streets
+    nx.set_node_attributes(raw, {n: street_counts.get(n, 0) for n in raw.nodes}, "street_count")
+    raw = ox.simplify_graph(raw)
+    undirected = ox.convert.to_undirected(raw)
+    largest = max(nx.connected_components(undirected), key=len)
+    return _canonical_graph(undirected.subgraph(largest), projection)
+
+
+def _canonical_graph(osmnx_graph: nx.MultiGraph, projection: LocalProjection) -> nx.MultiGraph:
+    """Rebuild osmnx's graph with city360's attributes and polyline orientation (u < v)."""
+    node_ids = sorted(osmnx_graph.nodes)
+    lats = np.array([osmnx_graph.nodes[n]["y"] for n in node_ids], dtype=np.float64)
+    lons = np.array([osmnx_graph.nodes[n]["x"] for n in node_ids], dtype=np.float64)
+    xs, ys = projection.to_xy(lats, lons)
+    graph = nx.MultiGraph(crs=projection.proj4)
+    position: dict[int, tuple[float, float]] = {}
+    for i, node in enumerate(node_ids):
+        position[node] = (float(xs[i]), float(ys[i]))
+        graph.add_node(
+            int(node),
+            x_m=float(xs[i]),
+            y_m=float(ys[i]),
+            lat=float(lats[i]),
+            lon=float(lons[i]),
+            street_count=int(osmnx_graph.nodes[node].get("street_count", 0)),
+        )
+    edges = sorted(
+        osmnx_graph.edges(keys=True, data=True), key=lambda e: (min(e[0], e[1]), max(e[0], e[1]))
+    )
+    for u_raw, v_raw, _, data in edges:
+        u, v = sorted((int(u_raw), int(v_raw)))
+        coords = np.asarray(data["geometry"].coords, dtype=np.float64)  # lon, lat
+        px, py = projection.to_xy(coords[:, 1], coords[:, 0])
+        points = np.column_stack([px, py])
+        # orient from u: trust the geometry, not the attribute naming which end is which
+        start_u = np.hypot(*(points[0] - position[u])) + np.hypot(*(points[-1] - position[v]))
+        start_v = np.hypot(*(points[0] - position[v])) + np.hypot(*(points[-1] - position[u]))
+        if start_v < start_u:
+            points = points[::-1]
+        points[0], points[-1] = position[u], position[v]
+        length_m = float(np.hypot(*np.diff(points, axis=0).T).sum())
+        graph.add_edge(
+            u,
+            v,
+            length_m=length_m,
+            name=_first_str(data.get("name")),
+            highway=_first_str(data.get("highway")),
+            osm_ids=_ids(data.get("osmid")),
+            polyline_xy=[(float(x), float(y)) for x, y in points],
+            from_node=u,
+        )
+    return graph
+
+
+# features ------------------------------------------------------------------------------------
+def _tags_of(row: Mapping[str, Any]) -> dict[str, str]:
+    return {
+        str(k): v
+        for k, v in row.items()
+        if k != "geometry" and isinstance(v, str) and not k.startswith("_")
+    }
+
+
+def _parse_height_m(value: str | None) -> float | None:
+    if not value:
+        return None
+    text = value.strip().lower().replace(",", ".")
+    try:
+        if text.endswith("'") or text.endswith("ft"):
+            return float(text.rstrip("'ft ").strip()) * 0.3048
+        return float(text.removesuffix("m").strip())
+    except ValueError:
+        return None
+
+
+def _parse_levels(value: str | None) -> int | None:
+    if not value:
+        return None
+    try:
+        levels = round(float(value.replace(",", ".").split(";")[0]))
+    except ValueError:
+        return None
+    return levels if levels >= 0 else None
+
+
+def _poi_kind(tags: Mapping[str, str]) -> str | None:
+    for key in POI_KEYS:
+        value = tags.get(key)
+        if value and value != "no":
+            return f"{key}={value}"
+    return None
+
+
+def _matches(tags: Mapping[str, str], table: Mapping[str, frozenset[str]]) -> bool:
+    for key, values in table.items():
+        value = tags.get(key)
+        if value is not None and (not values or value in values):
+            return True
+    return False
+
+
+def _polygons(geometry: Any) -> Iterator[Polygon]:
+    if isinstance(geometry, Polygon):
+        if not geometry.is_empty:
+            yield geometry
+    elif isinstance(geometry, MultiPolygon):
+        yield from (g for g in geometry.geoms if not g.is_empty)
+    elif hasattr(geometry, "geoms"):
+        for part in geometry.geoms:
+            yield from _polygons(part)
+
+
+def _to_local(geometry: Any, projection: LocalProjection) -> Any:
+    def forward(coords: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        x, y = projection.to_xy(coords[:, 1], coords[:, 0])
+        return np.column_stack([x, y])
+
+    return shapely.transform(geometry, forward)
+
+
+def _read_features(crop_xml: Path) -> gpd.GeoDataFrame | None:
+    import osmnx as ox
+    from osmnx._errors import InsufficientResponseError
+
+    try:
+        return ox.features_from_xml(crop_xml, tags=dict.fromkeys(_FEATURE_KEYS, True))
+    except InsufficientResponseError:
+        return None
+
+
+@dataclass
+class _Layers:
+    buildings: list[Building] = field(default_factory=list)
+    pois: list[Poi] = field(default_factory=list)
+    parks: list[Polygon] = field(default_factory=list)
+    water: list[Polygon] = field(default_factory=list)
+
+
+def _extract_layers(
+    features: gpd.GeoDataFrame | None,
+    bbox: tuple[float, float, float, float],
+    projection: LocalProjection,
+) -> _Layers:
+    layers = _Layers()
+    if features is None or len(features) == 0:
+        return layers
+    south, west, north, east = bbox
+    area_lonlat = box(west, south, east, north)
+    corners_x, corners_y = projection.to_xy([south, south, north, north], [west, east, east, west])
+    area_m = Polygon(zip(corners_x, corners_y, strict=True))
+    rows = features.to_dict(orient="records")
+    for (element, osm_id), row in zip(features.index, rows, strict=True):
+        geometry = row["geometry"]
+        if geometry is None or geometry.is_empty:
+            continue
+        tags = _tags_of(row)
+        polygons = list(_polygons(geometry))
+        if "building" in tags and tags["building"] != "no" and polygons:
+            if not area_lonlat.contains(geometry.centroid):
+                pass
+            else:
+                for polygon in polygons:
+                    footprint = _to_local(polygon, projection)
+                    if footprint.is_valid and footprint.area > 1.0:
+                        layers.buildings.append(
+                            Building(
+                                footprint=footprint,
+                                height_m=_parse_height_m(tags.get("height")),
+                                levels=_parse_levels(tags.get("building:levels")),
+                                name=tags.get("name", ""),
+                                osm_id=int(osm_id),
+                            )
+                        )
+        if polygons and _matches(tags, _PARK_TAGS):
+            layers.parks.extend(_clipped(polygons, projection, area_m))
+        elif polygons and _matches(tags, _WATER_TAGS):
+            layers.water.extend(_clipped(polygons, projection, area_m))
+        name = tags.get("name", "").strip()
+        kind = _poi_kind(tags)
+        if name and kind:
+            point = geometry if geometry.geom_type == "Point" else geometry.representative_point()
+            if geometry.geom_type != "Point" and polygons:
+                centroid = geometry.centroid
+                point = centroid if geometry.contains(centroid) else point
+            if not area_lonlat.contains(point):
+                continue
+            x_m, y_m = projection.to_xy(point.y, point.x)
+            layers.pois.append(
+                Poi(
+                    osm_id=int(osm_id),
+                    name=name,
+                    kind=kind,
+                    lat=float(point.y),
+                    lon=float(point.x),
+                    x_m=float(x_m),
+                    y_m=float(y_m),
+                    tags=MappingProxyType(tags),
+                    element=str(element),
+                )
+            )
+    return layers
+
+
+def _clipped(
+    polygons: list[Polygon], projection: LocalProjection, area_m: Polygon
+) -> Iterator[Polygon]:
+    for polygon in polygons:
+        local = _to_local(polygon, projection)
+        if not local.is_valid:
+            local = shapely.make_valid(local)
+        yield from _polygons(local.intersection(area_m))
+
+
+# entry point ---------------------------------------------------------------------------------
+def load_osm(
+    path: str | os.PathLike[str],
+    *,
+    bbox: str | Sequence[float] | None = None,
+    projection: LocalProjection | None = None,
+    network: Network | str = "street",
+) -> OsmData:
+    """Read a local OSM extract into streets, buildings, POIs, parks and water in metres.
+
+    ``bbox`` (``(south, west, north, east)`` degrees or ``"S,W,N,E"``) crops the extract; by
+    default the whole file is used and ``OsmData.bbox`` is the extent of its nodes.
+    ``projection`` is the city's CRS; by default a :class:`LocalProjection` centred on the bbox.
+    ``network`` picks the streets (see :data:`NETWORK_HIGHWAYS`): ``"street"`` (default) the
+    roads a pedestrian with a 360° camera films along — trunk to residential, unclassified,
+    living streets and pedestrian streets, no footways, steps or cycleways; ``"street+service"``
+    adds service roads; ``"walk"`` adds footways, paths, steps and cycleways; ``"all"`` every
+    usable ``highway=*``.
+
+    Raises :class:`InputFileError` for a missing or empty file, :class:`OsmError` for a corrupt
+    one, an extract that does not overlap ``bbox``, or no streets inside it.
+    """
+    source = _check_source(path)
+    if network not in NETWORK_HIGHWAYS:
+        msg = (
+            f"network {network!r} is not known; expected one of "
+            f"{', '.join(NETWORK_HIGHWAYS)}.{did_you_mean(str(network), NETWORK_HIGHWAYS)}"
+        )
+        raise ConfigError(msg)
+    wanted = parse_bbox(bbox) if bbox is not None else None
+    with _workdir() as tmp:
+        crop = _crop_to_xml(source, tmp / "crop.osm", wanted)
+        if crop.file_extent is None:
+            msg = f"OSM file {source} contains no nodes; export the area again"
+            raise OsmError(msg)
+        if crop.nodes_inside == 0 and wanted is not None:
+            raise _no_overlap(source, wanted, crop.file_extent)
+        kept = crop.bbox
+        proj = projection or LocalProjection((kept[0] + kept[2]) / 2, (kept[1] + kept[3]) / 2)
+        streets_xml = tmp / "streets.osm"
+        if _write_streets_xml(crop.path, streets_xml, str(network)) == 0:
+            msg = (
+                f"no streets inside bbox {_fmt_bbox(kept)} of {source}; widen --bbox or pick "
+                "another extract"
+            )
+            raise OsmError(msg)
+        streets = _load_streets(streets_xml, source, kept, proj)
+        layers = _extract_layers(_read_features(crop.path), kept, proj)
+    return OsmData(
+        source=source,
+        bbox=kept,
+        projection=proj,
+        streets=streets,
+        buildings=layers.buildings,
+        pois=layers.pois,
+        parks=layers.parks,
+        water=layers.water,
+        network=str(network),
+    )
+
+
+@contextlib.contextmanager
+def _workdir() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="city360-osm-") as tmp:
+        yield Path(tmp)
