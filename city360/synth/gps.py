@@ -1,0 +1,223 @@
+"""GPS as a phone or camera writes it: 1 Hz fixes with realistic error, saved as GPX.
+
+Error model (horizontal, metres):
+
+* a correlated part, a first-order Gauss-Markov random walk per axis (multipath and atmosphere
+  drift slowly: correlation time ``correlation_time_s``), carrying ``correlated_share`` of the
+  error variance;
+* white noise per fix for the rest;
+* the sum is scaled so that its root-mean-square horizontal error over the video is exactly
+  ``sigma_m`` (a short track would otherwise miss the requested figure by chance, because the
+  slow part has few independent samples);
+* occasional outliers (a fix thrown ``outlier_range_m`` away, as after a reflection), excluded
+  from the RMS;
+* occasional dropouts (no fix for a few seconds, as under a roof or in a street canyon).
+
+Clock: a fix taken when the camera's clock shows ``creation_time + t`` (t = video time) is
+stamped ``creation_time + t + clock_offset_s``; fixes fall on whole seconds of GPS time. So
+``clock_offset_s`` is GPS time minus camera (MP4 creation) time, as in ``VideoTruth``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from city360.errors import ConfigError
+from city360.geo import LocalProjection
+from city360.synth.routes import PathSampler
+
+__all__ = ["GpsNoise", "GpsTrack", "simulate_gps", "write_gpx"]
+
+
+@dataclass(frozen=True, slots=True)
+class GpsNoise:
+    """How a synthetic GPS errs. Defaults resemble a phone in a city centre."""
+
+    sigma_m: float = 3.0
+    """Root-mean-square horizontal error of the non-outlier fixes, metres."""
+    correlated_share: float = 0.3
+    """Share of the error variance in the slow random walk (the rest is white)."""
+    correlation_time_s: float = 30.0
+    """Correlation time of the slow part, seconds."""
+    outlier_rate: float = 0.01
+    """Probability that a fix is an outlier."""
+    outlier_range_m: tuple[float, float] = (15.0, 40.0)
+    """Distance range an outlier is thrown, metres."""
+    dropout_rate_per_min: float = 0.2
+    """Expected dropouts per minute of video."""
+    dropout_duration_s: tuple[float, float] = (3.0, 10.0)
+    """Duration range of a dropout, seconds."""
+    rate_hz: float = 1.0
+    """Fixes per second."""
+    elevation_m: float = 15.0
+    """Mean elevation written to the GPX, metres."""
+
+    def __post_init__(self) -> None:
+        checks = {
+            "sigma_m": self.sigma_m >= 0,
+            "correlated_share": 0 <= self.correlated_share <= 1,
+            "correlation_time_s": self.correlation_time_s > 0,
+            "outlier_rate": 0 <= self.outlier_rate < 1,
+            "dropout_rate_per_min": self.dropout_rate_per_min >= 0,
+            "rate_hz": self.rate_hz > 0,
+        }
+        for name, ok in checks.items():
+            if not ok:
+                msg = f"GPS noise `{name}` is out of range: {getattr(self, name)!r}"
+                raise ConfigError(msg)
+
+
+@dataclass(frozen=True, slots=True)
+class GpsTrack:
+    """The fixes written to one GPX, with what is true about them.
+
+    ``video_t_s`` is the video time each fix describes; ``time_utc`` its GPS timestamp;
+    ``true_xy`` where the camera really was; ``lat``/``lon`` what the GPS reported.
+    ``outlier_indices`` index these arrays; ``dropout_spans_s`` are (start, end) video times
+    without fixes.
+    """
+
+    video_t_s: npt.NDArray[np.float64] = field(repr=False)
+    time_utc: tuple[dt.datetime, ...] = field(repr=False)
+    true_xy: npt.NDArray[np.float64] = field(repr=False)
+    lat: npt.NDArray[np.float64] = field(repr=False)
+    lon: npt.NDArray[np.float64] = field(repr=False)
+    elevation_m: npt.NDArray[np.float64] = field(repr=False)
+    outlier_indices: tuple[int, ...]
+    dropout_spans_s: tuple[tuple[float, float], ...]
+    clock_offset_s: float
+
+    def __len__(self) -> int:
+        return int(self.video_t_s.shape[0])
+
+
+def _gauss_markov(
+    rng: np.random.Generator, count: int, *, step_s: float, tau_s: float
+) -> npt.NDArray[np.float64]:
+    """(count, 2) unit-variance first-order Gauss-Markov process sampled every ``step_s``."""
+    phi = math.exp(-step_s / tau_s)
+    innovation = rng.standard_normal((count, 2)) * math.sqrt(1.0 - phi * phi)
+    out = np.empty((count, 2), np.float64)
+    state = rng.standard_normal(2)
+    for i in range(count):
+        state = phi * state + innovation[i]
+        out[i] = state
+    return out
+
+
+def _rms(error: npt.NDArray[np.float64]) -> float:
+    """Root-mean-square length of (N, 2) error vectors (0 for none)."""
+    return math.sqrt(float(np.mean(np.sum(error * error, axis=1)))) if len(error) else 0.0
+
+
+def _scale_to_rms(error: npt.NDArray[np.float64], target_m: float) -> npt.NDArray[np.float64]:
+    rms = _rms(error)
+    return error * (target_m / rms) if rms > 0 else error * 0.0
+
+
+def _dropout_spans(
+    rng: np.random.Generator, duration_s: float, noise: GpsNoise
+) -> list[tuple[float, float]]:
+    expected = noise.dropout_rate_per_min * duration_s / 60.0
+    count = int(rng.poisson(expected))
+    spans: list[tuple[float, float]] = []
+    # Dropouts start after the first fix so every track has a first position.
+    for start in sorted(rng.uniform(2.0, max(duration_s - 2.0, 2.0), count)):
+        length = float(rng.uniform(*noise.dropout_duration_s))
+        end = min(float(start) + length, duration_s)
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], end))
+        else:
+            spans.append((round(float(start), 3), round(end, 3)))
+    return spans
+
+
+def simulate_gps(
+    sampler: PathSampler,
+    *,
+    speed_mps: float,
+    duration_s: float,
+    creation_time: dt.datetime,
+    projection: LocalProjection,
+    noise: GpsNoise,
+    clock_offset_s: float,
+    rng: np.random.Generator,
+) -> GpsTrack:
+    """Fixes for a camera walking ``sampler``'s path at ``speed_mps`` for ``duration_s``.
+
+    ``creation_time`` is the camera clock at video time 0 (UTC). All randomness comes from
+    ``rng``, so a seeded generator gives the same track.
+    """
+    step_s = 1.0 / noise.rate_hz
+    gps_start = creation_time.timestamp() + clock_offset_s
+    first_tick = math.ceil(gps_start * noise.rate_hz - 1e-9) / noise.rate_hz
+    first_t = first_tick - gps_start
+    count = math.floor((duration_s - first_t) / step_s + 1e-9) + 1
+    video_t = first_t + step_s * np.arange(max(count, 0), dtype=np.float64)
+    true_xy = sampler.xy_at(np.minimum(video_t * speed_mps, sampler.length_m))
+
+    correlated = _gauss_markov(rng, len(video_t), step_s=step_s, tau_s=noise.correlation_time_s)
+    white = rng.standard_normal((len(video_t), 2))
+    share = noise.correlated_share
+    error = _scale_to_rms(correlated, math.sqrt(share)) + _scale_to_rms(white, math.sqrt(1 - share))
+    spans = _dropout_spans(rng, duration_s, noise)
+    keep = np.ones(len(video_t), bool)
+    for start, end in spans:
+        keep &= ~((video_t >= start) & (video_t < end))
+    # Exact RMS over the fixes actually written.
+    kept_rms = _rms(error[keep])
+    error = error * (noise.sigma_m / kept_rms) if kept_rms > 0 else error * 0.0
+    elevation = noise.elevation_m + 1.5 * correlated[:, 0] * max(noise.sigma_m, 0.5)
+
+    outlier_mask = rng.random(len(video_t)) < noise.outlier_rate
+    outlier_mask[0] = False
+    bearings = rng.uniform(0.0, 2 * math.pi, len(video_t))
+    distances = rng.uniform(*noise.outlier_range_m, len(video_t))
+    jumps = np.stack([np.sin(bearings), np.cos(bearings)], axis=1) * distances[:, None]
+    reported = true_xy + error + np.where(outlier_mask[:, None], jumps, 0.0)
+
+    lat, lon = projection.to_latlon(reported[keep, 0], reported[keep, 1])
+    kept_t = video_t[keep]
+    base = dt.datetime.fromtimestamp(first_tick, dt.UTC)
+    times = tuple(base + dt.timedelta(seconds=round(float(t - first_t), 6)) for t in kept_t)
+    return GpsTrack(
+        video_t_s=kept_t,
+        time_utc=times,
+        true_xy=true_xy[keep],
+        lat=np.asarray(lat, np.float64),
+        lon=np.asarray(lon, np.float64),
+        elevation_m=elevation[keep],
+        outlier_indices=tuple(int(i) for i in np.flatnonzero(outlier_mask[keep])),
+        dropout_spans_s=tuple(spans),
+        clock_offset_s=float(clock_offset_s),
+    )
+
+
+def write_gpx(path: str | Path, track: GpsTrack, *, name: str) -> Path:
+    """Write ``track`` as a GPX 1.1 file with one track and one segment, atomically."""
+    import gpxpy.gpx
+
+    from city360._atomic import atomic_write_text
+
+    gpx = gpxpy.gpx.GPX()
+    gpx.creator = "city360 synth (simulated phone GPS)"
+    gpx_track = gpxpy.gpx.GPXTrack(name=name)
+    segment = gpxpy.gpx.GPXTrackSegment()
+    for i in range(len(track)):
+        segment.points.append(
+            gpxpy.gpx.GPXTrackPoint(
+                latitude=round(float(track.lat[i]), 8),
+                longitude=round(float(track.lon[i]), 8),
+                elevation=round(float(track.elevation_m[i]), 1),
+                time=track.time_utc[i],
+            )
+        )
+    gpx_track.segments.append(segment)
+    gpx.tracks.append(gpx_track)
+    return atomic_write_text(path, gpx.to_xml(version="1.1"))

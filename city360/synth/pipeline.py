@@ -1,0 +1,417 @@
+"""``synthesize``: an OSM extract in, a proto-city directory of 360° videos and truth out.
+
+Steps: load the extract (streets, buildings, POIs) in a local metric CRS; build the 3D scene;
+plan routes that walk every street both ways (or follow a given GPX track); film each route;
+simulate the GPS a phone would log beside it; write the ground truth. The layout is the
+"synth output" of docs/contracts.md::
+
+    city.json  videos/<name>.mp4 + .gpx  map/extract.osm
+    groundtruth/scene.json  groundtruth/poses/<name>.csv
+
+Everything is written into a temporary folder that is renamed to ``out`` at the very end, so a
+failure leaves nothing that looks like a city. Output bytes depend only on the inputs and the
+seed: camera clocks are derived from the seed, never read from the wall clock.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import logging
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from city360._atomic import atomic_dir
+from city360.city import CityDir, CityManifest, SourceFile, file_sha256
+from city360.errors import ConfigError
+from city360.progress import make_progress
+from city360.synth.film import (
+    DEFAULT_FPS,
+    DEFAULT_SPEED_MPS,
+    DEFAULT_WIDTH,
+    FramePoses,
+    film_route,
+    format_creation_time,
+    sample_route,
+    validate_width,
+)
+from city360.synth.gps import GpsNoise, simulate_gps, write_gpx
+from city360.synth.groundtruth import (
+    Junction,
+    SceneTruth,
+    StreetEdge,
+    VideoTruth,
+    write_true_poses,
+)
+from city360.synth.routes import (
+    DEFAULT_MAX_VIDEO_M,
+    PathSampler,
+    Route,
+    _oriented_polyline,
+    plan_coverage_routes,
+    route_from_gpx,
+)
+
+if TYPE_CHECKING:
+    import networkx as nx
+    from rich.progress import Progress, TaskID
+
+    from city360.geo import LocalProjection
+
+__all__ = [
+    "DEMO_FPS",
+    "DEMO_SPEED_MPS",
+    "DEMO_WIDTH",
+    "SynthOptions",
+    "demo_city_source",
+    "synthesize",
+]
+
+log = logging.getLogger(__name__)
+
+DEMO_WIDTH = 1024
+"""Equirect width for ``--demo``: small enough to film the demo city in a few minutes here."""
+DEMO_FPS = 2
+"""Frame rate for ``--demo``; with :data:`DEMO_SPEED_MPS` that is 1.43 frames per metre."""
+DEMO_SPEED_MPS = DEFAULT_SPEED_MPS
+
+_CAMERA_EPOCH = dt.datetime(2024, 6, 1, 8, 0, 0, tzinfo=dt.UTC)
+"""Camera clocks start on this day, at a seeded time of day, so output never reads the clock."""
+_PAUSE_BETWEEN_VIDEOS_S = (30, 120)
+"""Seconds the filming person pauses between two videos (seeded)."""
+
+
+def demo_city_source() -> Path:
+    """The packaged demo OSM extract (a crop of Helsinki centre, © OpenStreetMap contributors)."""
+    path = Path(str(resources.files("city360") / "data" / "demo" / "helsinki_centre.osm"))
+    if not path.is_file():
+        from city360.errors import InputFileError
+
+        msg = f"demo OSM extract {path} is missing; reinstall city360 (pip install -e .)"
+        raise InputFileError(msg)
+    return path
+
+
+@dataclass(frozen=True, slots=True)
+class SynthOptions:
+    """The knobs of :func:`synthesize`, validated once (see its docstring for meanings)."""
+
+    seed: int = 0
+    width: int = DEFAULT_WIDTH
+    fps: int = DEFAULT_FPS
+    speed_mps: float = DEFAULT_SPEED_MPS
+    gps_noise_m: float = 3.0
+    clock_offset_s: float = 0.0
+    max_video_m: float = DEFAULT_MAX_VIDEO_M
+    network: str = "street"
+    poses_only: bool = False
+
+    def __post_init__(self) -> None:
+        validate_width(self.width)
+        if self.fps <= 0 or self.fps > 240:
+            msg = f"`fps` must be in 1..240 frames per second, got {self.fps}"
+            raise ConfigError(msg)
+        if not 0.1 <= self.speed_mps <= 30.0:
+            msg = f"`speed` must be in 0.1..30 m/s, got {self.speed_mps}"
+            raise ConfigError(msg)
+        if not 0.0 <= self.gps_noise_m <= 100.0:
+            msg = f"`gps_noise` must be in 0..100 metres, got {self.gps_noise_m}"
+            raise ConfigError(msg)
+        if abs(self.clock_offset_s) > 86_400:
+            msg = f"`clock_offset` must be within ±86400 s, got {self.clock_offset_s}"
+            raise ConfigError(msg)
+        if self.seed < 0:
+            msg = f"`seed` must be >= 0, got {self.seed}"
+            raise ConfigError(msg)
+
+    def build_params(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "width": self.width,
+            "height": self.width // 2,
+            "fps": self.fps,
+            "speed_mps": self.speed_mps,
+            "gps_noise_m": self.gps_noise_m,
+            "clock_offset_s": self.clock_offset_s,
+            "max_video_m": self.max_video_m,
+            "network": self.network,
+            "poses_only": self.poses_only,
+        }
+
+
+def synthesize(
+    osm_path: str | Path,
+    *,
+    out: str | Path,
+    bbox: str | Sequence[float] | None = None,
+    seed: int = 0,
+    width: int = DEFAULT_WIDTH,
+    fps: int = DEFAULT_FPS,
+    speed: float = DEFAULT_SPEED_MPS,
+    gps_noise_m: float = 3.0,
+    clock_offset_s: float = 0.0,
+    route_gpx: str | Path | None = None,
+    max_video_m: float = DEFAULT_MAX_VIDEO_M,
+    network: str = "street",
+    poses_only: bool = False,
+    replace: bool = False,
+) -> Path:
+    """Make a synthetic 360° city from the OSM extract ``osm_path`` into the folder ``out``.
+
+    ``bbox`` (S,W,N,E degrees) crops the extract. ``width`` is the equirect width in pixels
+    (height = width / 2), ``fps`` frames per second, ``speed`` walking speed in m/s,
+    ``gps_noise_m`` the RMS horizontal GPS error in metres, ``clock_offset_s`` GPS time minus
+    camera time in seconds. ``route_gpx`` films along that track instead of covering every
+    street. ``max_video_m`` bounds a coverage video's length. ``network`` picks the streets (see
+    ``city360.maps.osm.NETWORK_HIGHWAYS``). ``poses_only`` skips rendering: no MP4s, everything
+    else as usual (for large pose-graph tests). ``replace`` overwrites an existing ``out``.
+
+    Returns ``out``. Raises a :class:`~city360.errors.City360Error` leaf naming the file and the
+    fix for bad input; ``out`` is then left as it was.
+    """
+    options = SynthOptions(
+        seed=int(seed),
+        width=int(width),
+        fps=int(fps),
+        speed_mps=float(speed),
+        gps_noise_m=float(gps_noise_m),
+        clock_offset_s=float(clock_offset_s),
+        max_video_m=float(max_video_m),
+        network=network,
+        poses_only=poses_only,
+    )
+    target = Path(out)
+    started = time.perf_counter()
+    with make_progress() as progress, atomic_dir(target, replace=replace) as tmp:
+        _synthesize_into(
+            Path(osm_path),
+            tmp,
+            name=_city_name(Path(osm_path)),
+            bbox=bbox,
+            route_gpx=Path(route_gpx) if route_gpx is not None else None,
+            options=options,
+            progress=progress,
+        )
+    log.info("synthesized %s in %.1f s", target, time.perf_counter() - started)
+    return target
+
+
+def _city_name(osm_path: Path) -> str:
+    name = osm_path.name
+    for suffix in (".osm.pbf", ".osm.bz2", ".osm.xml", ".osm", ".pbf", ".xml"):
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)] or "city"
+    return osm_path.stem or "city"
+
+
+@contextmanager
+def _step(progress: Progress, description: str) -> Iterator[None]:
+    """A one-shot progress line for a step with no natural count."""
+    task = progress.add_task(description, total=1)
+    yield
+    progress.update(task, completed=1)
+
+
+def _synthesize_into(
+    osm_path: Path,
+    root: Path,
+    *,
+    name: str,
+    bbox: str | Sequence[float] | None,
+    route_gpx: Path | None,
+    options: SynthOptions,
+    progress: Progress,
+) -> None:
+    from city360.maps.osm import load_osm, write_osm_extract
+
+    city = CityDir(root)
+    with _step(progress, f"reading {osm_path.name}"):
+        osm = load_osm(osm_path, bbox=bbox, network=options.network)
+        extract = write_osm_extract(osm_path, city.map_dir / "extract.osm", bbox=osm.bbox)
+    streets, projection = osm.streets, osm.projection
+
+    if route_gpx is not None:
+        routes = [route_from_gpx(route_gpx, graph=streets, projection=projection)]
+    else:
+        routes = plan_coverage_routes(streets, max_video_m=options.max_video_m)
+    poses = [sample_route(r, fps=options.fps, speed_mps=options.speed_mps) for r in routes]
+
+    with _step(progress, "building the 3D scene"):
+        from city360.synth.scene import build_scene
+
+        scene = build_scene(
+            streets=streets,
+            buildings=osm.buildings,
+            pois=osm.pois,
+            projection=projection,
+            seed=options.seed,
+        )
+
+    starts = _camera_start_times(options.seed, [p.duration_s for p in poses])
+    if not options.poses_only:
+        _film_all(scene, routes, poses, starts, city, options, progress)
+
+    videos: list[VideoTruth] = []
+    for index, (route, frame_poses, start) in enumerate(zip(routes, poses, starts, strict=True)):
+        write_true_poses(
+            city.groundtruth_dir / "poses" / f"{route.name}.csv", frame_poses.table(projection)
+        )
+        videos.append(
+            _write_gps(city, route, frame_poses, start, projection, options, video_index=index)
+        )
+
+    truth = SceneTruth(
+        seed=options.seed,
+        junctions=_junctions(streets),
+        streets=_street_edges(streets),
+        pois=list(scene.poi_truths()),
+        objects=list(scene.object_truths()),
+        videos=videos,
+    )
+    truth.save(city.groundtruth_dir / "scene.json")
+    sources = [SourceFile(kind="osm", path=str(osm_path), sha256=file_sha256(osm_path))]
+    if route_gpx is not None:
+        sources.append(SourceFile(kind="route", path=str(route_gpx), sha256=file_sha256(route_gpx)))
+    sources.append(SourceFile(kind="osm", path="map/extract.osm", sha256=file_sha256(extract)))
+    origin = projection
+    city.write_manifest(
+        CityManifest(
+            name=name,
+            crs=projection.proj4,
+            origin_lat=origin.origin_lat,
+            origin_lon=origin.origin_lon,
+            bbox=osm.bbox,
+            synthetic=True,
+            sources=sources,
+            build={"synth": options.build_params()},
+            stats={
+                "videos": len(videos),
+                "frames": int(sum(len(p) for p in poses)),
+                "duration_s": round(sum(p.duration_s for p in poses), 3),
+                "route_length_m": round(sum(r.length_m for r in routes), 2),
+                "street_length_m": round(osm.street_length_m, 2),
+                "junctions": len(truth.junctions),
+                "streets": len(truth.streets),
+                "pois": len(truth.pois),
+                "objects": len(truth.objects),
+            },
+        )
+    )
+
+
+def _camera_start_times(seed: int, durations_s: Sequence[float]) -> list[dt.datetime]:
+    """Camera clock (UTC, whole seconds) at the first frame of each video, from the seed."""
+    rng = np.random.default_rng([seed, 0x5EED])
+    start = _CAMERA_EPOCH + dt.timedelta(seconds=int(rng.integers(0, 8 * 3600)))
+    starts = []
+    for duration in durations_s:
+        starts.append(start)
+        pause = int(rng.integers(*_PAUSE_BETWEEN_VIDEOS_S))
+        start = start + dt.timedelta(seconds=int(np.ceil(duration)) + pause)
+    return starts
+
+
+def _film_all(
+    scene: Any,
+    routes: Sequence[Route],
+    poses: Sequence[FramePoses],
+    starts: Sequence[dt.datetime],
+    city: CityDir,
+    options: SynthOptions,
+    progress: Progress,
+) -> None:
+    from city360.synth.render import EquirectRenderer
+
+    city.videos_dir.mkdir(parents=True, exist_ok=True)
+    with EquirectRenderer(scene, width=options.width) as renderer:
+        for route, frame_poses, start in zip(routes, poses, starts, strict=True):
+            task = progress.add_task(f"filming {route.name}", total=len(frame_poses))
+            film_route(
+                renderer,
+                frame_poses,
+                city.videos_dir / f"{route.name}.mp4",
+                width=options.width,
+                creation_time=start,
+                on_frame=functools.partial(_advance, progress, task),
+            )
+
+
+def _advance(progress: Progress, task: TaskID, _frame: int) -> None:
+    progress.advance(task)
+
+
+def _write_gps(
+    city: CityDir,
+    route: Route,
+    frame_poses: FramePoses,
+    start: dt.datetime,
+    projection: LocalProjection,
+    options: SynthOptions,
+    *,
+    video_index: int,
+) -> VideoTruth:
+    rng = np.random.default_rng([options.seed, 0x69B5, video_index])
+    track = simulate_gps(
+        PathSampler(route.polyline_xy),
+        speed_mps=options.speed_mps,
+        duration_s=frame_poses.duration_s,
+        creation_time=start,
+        projection=projection,
+        noise=GpsNoise(sigma_m=options.gps_noise_m),
+        clock_offset_s=options.clock_offset_s,
+        rng=rng,
+    )
+    write_gpx(city.videos_dir / f"{route.name}.gpx", track, name=route.name)
+    return VideoTruth(
+        name=route.name,
+        junction_sequence=list(route.junction_sequence),
+        fps=float(options.fps),
+        frame_count=len(frame_poses),
+        width=options.width,
+        height=options.width // 2,
+        clock_offset_s=options.clock_offset_s,
+        gps_noise_sigma_m=options.gps_noise_m,
+        gps_outlier_indices=list(track.outlier_indices),
+        gps_dropout_spans_s=list(track.dropout_spans_s),
+        creation_time_utc=format_creation_time(start),
+    )
+
+
+def _junctions(streets: nx.MultiGraph) -> list[Junction]:
+    return [
+        Junction(
+            id=int(node),
+            x_m=round(float(data["x_m"]), 4),
+            y_m=round(float(data["y_m"]), 4),
+            lat=float(data["lat"]),
+            lon=float(data["lon"]),
+            degree=int(streets.degree(node)),
+        )
+        for node, data in sorted(streets.nodes(data=True), key=lambda item: item[0])
+    ]
+
+
+def _street_edges(streets: nx.MultiGraph) -> list[StreetEdge]:
+    edges = []
+    for u, v, _key, data in sorted(
+        streets.edges(keys=True, data=True), key=lambda e: (min(e[0], e[1]), max(e[0], e[1]), e[2])
+    ):
+        a, b = (u, v) if u <= v else (v, u)
+        polyline = _oriented_polyline(streets, a, b, data)
+        edges.append(
+            StreetEdge(
+                u=int(a),
+                v=int(b),
+                length_m=round(float(data["length_m"]), 4),
+                name=str(data.get("name", "") or ""),
+                polyline_xy=[(round(float(x), 4), round(float(y), 4)) for x, y in polyline],
+            )
+        )
+    return edges

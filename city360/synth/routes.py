@@ -1,0 +1,427 @@
+"""Camera routes: where the synthetic person with the 360° camera walks.
+
+Coverage routes walk every street of the street graph once in each direction. Each undirected
+street becomes two directed arcs; at every junction each arriving arc is paired with a leaving
+arc so that the total turning is smallest (straight on where possible, a U-turn only at a dead
+end), which splits the arcs into closed walks that look like a person's. Closed walks that meet
+are joined while they stay under ``max_video_m``, and any walk still longer is cut at junctions
+into several videos, as a person would stop and start the camera.
+
+A route given as a GPX track (``--route``) is filmed as recorded instead.
+
+Coordinates are metres in the city CRS (x east, y north); bearings are degrees clockwise from
+north.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import numpy.typing as npt
+
+from city360.errors import ConfigError, GpsError, InputFileError
+from city360.geo import LocalProjection, angle_diff_deg, bearing_deg
+
+__all__ = [
+    "DEFAULT_MAX_VIDEO_M",
+    "Arc",
+    "PathSampler",
+    "Route",
+    "plan_coverage_routes",
+    "route_from_gpx",
+]
+
+DEFAULT_MAX_VIDEO_M = 600.0
+"""Longest video a coverage route produces, metres (about 7 minutes at walking speed)."""
+
+_HEADING_PROBE_M = 5.0
+"""How far into a street its end bearing is measured, so a kink at the node does not count."""
+
+_UTURN_COST_DEG = 1000.0
+"""Cost of turning back on the street just walked: chosen only where nothing else is left."""
+
+_ROUTE_NODE_RADIUS_M = 10.0
+"""A GPX route passes a junction when it comes this close to it."""
+
+_ROUTE_MARGIN_M = 30.0
+"""How far outside the street network's extent a GPX route point may lie."""
+
+ArcId = tuple[Hashable, Hashable, Hashable]
+"""(u, v, key): one street walked from node u to node v."""
+
+
+@dataclass(frozen=True, slots=True)
+class Arc:
+    """One street walked in one direction: ``polyline_xy`` runs from node ``u`` to ``v``."""
+
+    u: Hashable
+    v: Hashable
+    key: Hashable
+    polyline_xy: npt.NDArray[np.float64] = field(repr=False)
+    length_m: float
+
+    @property
+    def id(self) -> ArcId:
+        return (self.u, self.v, self.key)
+
+    @property
+    def start_bearing_deg(self) -> float:
+        return _bearing_from(self.polyline_xy)
+
+    @property
+    def end_bearing_deg(self) -> float:
+        return _bearing_from(self.polyline_xy[::-1], reverse=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One video's walk.
+
+    ``polyline_xy`` is the path in metres (N, 2); ``junction_sequence`` the street-graph nodes
+    passed, in order, including the first and last; ``arcs`` the (u, v, key) streets walked
+    (empty for a GPX route).
+    """
+
+    name: str
+    polyline_xy: npt.NDArray[np.float64] = field(repr=False)
+    junction_sequence: tuple[int, ...]
+    arcs: tuple[ArcId, ...] = ()
+
+    @property
+    def length_m(self) -> float:
+        return float(np.sum(np.hypot(*np.diff(self.polyline_xy, axis=0).T)))
+
+
+class PathSampler:
+    """Positions along a polyline by distance walked from its start (metres)."""
+
+    def __init__(self, polyline_xy: npt.NDArray[np.float64]) -> None:
+        points = np.asarray(polyline_xy, np.float64).reshape(-1, 2)
+        steps = np.hypot(*np.diff(points, axis=0).T)
+        keep = np.concatenate([[True], steps > 0])
+        self.points = points[keep]
+        if len(self.points) < 2:
+            msg = "a path needs at least two distinct points"
+            raise ConfigError(msg)
+        self.cumulative_m = np.concatenate([[0.0], np.cumsum(steps[steps > 0])])
+
+    @property
+    def length_m(self) -> float:
+        return float(self.cumulative_m[-1])
+
+    def xy_at(self, s_m: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """(N, 2) positions at distances ``s_m`` (clipped to the path)."""
+        s = np.clip(np.atleast_1d(np.asarray(s_m, np.float64)), 0.0, self.length_m)
+        x = np.interp(s, self.cumulative_m, self.points[:, 0])
+        y = np.interp(s, self.cumulative_m, self.points[:, 1])
+        return np.stack([x, y], axis=1)
+
+    def segment_bearings_rad(self) -> npt.NDArray[np.float64]:
+        """Bearing of each polyline segment, radians clockwise from north, unwrapped."""
+        d = np.diff(self.points, axis=0)
+        return np.unwrap(np.arctan2(d[:, 0], d[:, 1]))
+
+
+def _bearing_from(points: npt.NDArray[np.float64], *, reverse: bool = False) -> float:
+    """Bearing from ``points[0]`` towards the point ``_HEADING_PROBE_M`` along the polyline.
+
+    With ``reverse`` the polyline is given end-first and the bearing of travel into its end
+    (from the probe point to ``points[0]``) is returned.
+    """
+    start = points[0]
+    probe = points[-1]
+    walked = 0.0
+    for a, b in itertools.pairwise(points):
+        step = float(np.hypot(*(b - a)))
+        if walked + step >= _HEADING_PROBE_M:
+            probe = a + (b - a) * ((_HEADING_PROBE_M - walked) / step)
+            break
+        walked += step
+    dx, dy = float(probe[0] - start[0]), float(probe[1] - start[1])
+    if reverse:
+        dx, dy = -dx, -dy
+    return bearing_deg(dx, dy)
+
+
+def _oriented_polyline(
+    graph: nx.MultiGraph, u: Hashable, v: Hashable, data: dict[str, Any]
+) -> npt.NDArray[np.float64]:
+    """The edge's polyline running from u to v.
+
+    An undirected graph may report an edge as (v, u) although its polyline was stored from u
+    to v, so the orientation is taken from which end lies nearer node u.
+    """
+    start = np.array([graph.nodes[u]["x_m"], graph.nodes[u]["y_m"]], np.float64)
+    end = np.array([graph.nodes[v]["x_m"], graph.nodes[v]["y_m"]], np.float64)
+    raw = data.get("polyline_xy")
+    points = (
+        np.asarray(raw, np.float64).reshape(-1, 2)
+        if raw is not None and len(raw) >= 2
+        else np.stack([start, end])
+    )
+    forward = np.hypot(*(points[0] - start)) + np.hypot(*(points[-1] - end))
+    backward = np.hypot(*(points[-1] - start)) + np.hypot(*(points[0] - end))
+    if backward < forward:
+        points = points[::-1]
+    return np.ascontiguousarray(points)
+
+
+def _arcs_of(graph: nx.MultiGraph) -> list[Arc]:
+    """Both directions of every edge, in a deterministic order."""
+    arcs: list[Arc] = []
+    for u, v, key, data in sorted(graph.edges(keys=True, data=True), key=_edge_sort_key):
+        forward = _oriented_polyline(graph, u, v, data)
+        length = float(np.sum(np.hypot(*np.diff(forward, axis=0).T)))
+        if length <= 0.0:
+            continue
+        arcs.append(Arc(u, v, key, forward, length))
+        arcs.append(Arc(v, u, key, np.ascontiguousarray(forward[::-1]), length))
+    return arcs
+
+
+def _edge_sort_key(edge: tuple[Any, Any, Any, Any]) -> tuple[str, str, str]:
+    u, v, key, _ = edge
+    a, b = sorted((repr(u), repr(v)))
+    return (a, b, repr(key))
+
+
+def _pair_turns(arcs: list[Arc]) -> dict[int, int]:
+    """At each node pair every arriving arc with a leaving arc, least total turning first.
+
+    Returns ``successor[i] = j``: after arc i the walk continues on arc j. Solved per node as an
+    assignment problem; U-turns on the same street cost :data:`_UTURN_COST_DEG`.
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    arriving: dict[Hashable, list[int]] = {}
+    leaving: dict[Hashable, list[int]] = {}
+    for index, arc in enumerate(arcs):
+        arriving.setdefault(arc.v, []).append(index)
+        leaving.setdefault(arc.u, []).append(index)
+    successor: dict[int, int] = {}
+    for node, ins in arriving.items():
+        outs = leaving[node]
+        cost = np.empty((len(ins), len(outs)), np.float64)
+        for row, i in enumerate(ins):
+            end_bearing = arcs[i].end_bearing_deg
+            for col, j in enumerate(outs):
+                turn = abs(angle_diff_deg(arcs[j].start_bearing_deg, end_bearing))
+                same_street = arcs[j].key == arcs[i].key and {arcs[j].u, arcs[j].v} == {
+                    arcs[i].u,
+                    arcs[i].v,
+                }
+                cost[row, col] = turn + (_UTURN_COST_DEG if same_street else 0.0)
+        rows, cols = linear_sum_assignment(cost)
+        for row, col in zip(rows, cols, strict=True):
+            successor[ins[int(row)]] = outs[int(col)]
+    return successor
+
+
+def _cycles(successor: dict[int, int]) -> list[list[int]]:
+    """Split a successor permutation into its closed walks, in a deterministic order."""
+    seen: set[int] = set()
+    cycles: list[list[int]] = []
+    for start in sorted(successor):
+        if start in seen:
+            continue
+        cycle = []
+        arc = start
+        while arc not in seen:
+            seen.add(arc)
+            cycle.append(arc)
+            arc = successor[arc]
+        cycles.append(cycle)
+    return cycles
+
+
+def _turn_cost(arcs: list[Arc], into: int, out: int) -> float:
+    return abs(angle_diff_deg(arcs[out].start_bearing_deg, arcs[into].end_bearing_deg))
+
+
+def _join_cycles(arcs: list[Arc], successor: dict[int, int], *, max_video_m: float) -> None:
+    """Join closed walks that share a node while the joined walk stays under ``max_video_m``.
+
+    Swapping the successors of two arriving arcs at a shared node turns two closed walks into
+    one; the swap that adds the least turning is taken first. ``successor`` is changed in place.
+    """
+    while True:
+        cycles = _cycles(successor)
+        owner = {arc: n for n, cycle in enumerate(cycles) for arc in cycle}
+        lengths = [sum(arcs[a].length_m for a in cycle) for cycle in cycles]
+        best: tuple[float, int, int] | None = None
+        by_node: dict[Hashable, list[int]] = {}
+        for index in sorted(successor):
+            by_node.setdefault(arcs[index].v, []).append(index)
+        for ins in by_node.values():
+            for pos, a in enumerate(ins):
+                for b in ins[pos + 1 :]:
+                    ca, cb = owner[a], owner[b]
+                    if ca == cb or lengths[ca] + lengths[cb] > max_video_m:
+                        continue
+                    before = _turn_cost(arcs, a, successor[a]) + _turn_cost(arcs, b, successor[b])
+                    after = _turn_cost(arcs, a, successor[b]) + _turn_cost(arcs, b, successor[a])
+                    candidate = (after - before, a, b)
+                    if best is None or candidate < best:
+                        best = candidate
+        if best is None:
+            return
+        _, a, b = best
+        successor[a], successor[b] = successor[b], successor[a]
+
+
+def _rotate_to_best_start(arcs: list[Arc], cycle: list[int]) -> list[int]:
+    """Start a closed walk where a person would: at a dead end, else at the sharpest turn."""
+    if len(cycle) == 1:
+        return cycle
+
+    def start_score(pos: int) -> tuple[float, int]:
+        into = cycle[pos - 1]
+        return (-_turn_cost(arcs, into, cycle[pos]), pos)
+
+    best = min(range(len(cycle)), key=start_score)
+    return cycle[best:] + cycle[:best]
+
+
+def _cut(arcs: list[Arc], cycle: list[int], *, max_video_m: float) -> list[list[int]]:
+    """Cut a walk at junctions into pieces of at most ``max_video_m`` (one arc may exceed it)."""
+    total = sum(arcs[a].length_m for a in cycle)
+    pieces = max(1, math.ceil(total / max_video_m - 1e-9))
+    if pieces == 1:
+        return [cycle]
+    target = total / pieces
+    out: list[list[int]] = []
+    current: list[int] = []
+    walked = 0.0
+    for arc in cycle:
+        length = arcs[arc].length_m
+        over = walked + length > max_video_m
+        near_target = walked + length / 2 > target
+        if current and (over or near_target) and len(out) < pieces - 1:
+            out.append(current)
+            current, walked = [], 0.0
+        current.append(arc)
+        walked += length
+    out.append(current)
+    return out
+
+
+def _route_from_arcs(arcs: list[Arc], walk: Sequence[int], name: str) -> Route:
+    parts = [arcs[walk[0]].polyline_xy]
+    parts += [arcs[a].polyline_xy[1:] for a in walk[1:]]
+    polyline = np.concatenate(parts, axis=0)
+    nodes = [arcs[walk[0]].u] + [arcs[a].v for a in walk]
+    return Route(
+        name=name,
+        polyline_xy=polyline,
+        junction_sequence=tuple(int(n) for n in nodes),  # type: ignore[call-overload]
+        arcs=tuple(arcs[a].id for a in walk),
+    )
+
+
+def plan_coverage_routes(
+    graph: nx.MultiGraph,
+    *,
+    max_video_m: float = DEFAULT_MAX_VIDEO_M,
+    name_prefix: str = "walk",
+) -> list[Route]:
+    """Routes that walk every street of ``graph`` once in each direction.
+
+    ``graph`` is an undirected street graph with node attributes ``x_m``/``y_m`` (metres) and
+    edge attributes ``polyline_xy`` (metres; either orientation) and ``length_m``. Videos are
+    named ``<name_prefix>_000``, ``_001``, ... and are at most ``max_video_m`` long unless a
+    single street is longer. The result is deterministic for a given graph.
+    """
+    if not max_video_m > 0:
+        msg = f"`max_video_m` must be > 0, got {max_video_m}"
+        raise ConfigError(msg)
+    arcs = _arcs_of(graph)
+    if not arcs:
+        msg = "the street graph has no streets of non-zero length to film"
+        raise ConfigError(msg)
+    successor = _pair_turns(arcs)
+    _join_cycles(arcs, successor, max_video_m=max_video_m)
+    walks: list[list[int]] = []
+    for cycle in _cycles(successor):
+        walks.extend(_cut(arcs, _rotate_to_best_start(arcs, cycle), max_video_m=max_video_m))
+    return [_route_from_arcs(arcs, walk, f"{name_prefix}_{n:03d}") for n, walk in enumerate(walks)]
+
+
+def route_from_gpx(
+    path: str | Path,
+    *,
+    graph: nx.MultiGraph,
+    projection: LocalProjection,
+    name: str | None = None,
+) -> Route:
+    """A route along the track in the GPX file ``path`` (all tracks, segments and routes).
+
+    Raises :class:`GpsError` when the file cannot be parsed, has fewer than two distinct points
+    or lies outside the street network of the extract (more than 30 m beyond its extent).
+    """
+    import gpxpy
+    import gpxpy.gpx
+
+    path = Path(path)
+    if not path.is_file():
+        msg = f"route GPX {path} not found; pass --route with an existing .gpx file"
+        raise InputFileError(msg)
+    try:
+        gpx = gpxpy.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except gpxpy.gpx.GPXException as exc:
+        msg = f"route GPX {path} cannot be parsed ({exc}); pass a valid GPX 1.0/1.1 file"
+        raise GpsError(msg) from None
+    latlon = [
+        (p.latitude, p.longitude)
+        for track in gpx.tracks
+        for segment in track.segments
+        for p in segment.points
+    ]
+    latlon += [(p.latitude, p.longitude) for route in gpx.routes for p in route.points]
+    if not latlon:
+        msg = f"route GPX {path} has no track or route points; record or draw a track first"
+        raise GpsError(msg)
+    lat, lon = np.asarray(latlon, np.float64).T
+    x, y = projection.to_xy(lat, lon)
+    points = np.stack([x, y], axis=1)
+    keep = np.concatenate([[True], np.hypot(*np.diff(points, axis=0).T) > 0.05])
+    points = points[keep]
+    if len(points) < 2:
+        msg = f"route GPX {path} has fewer than two distinct points; it needs a path to walk"
+        raise GpsError(msg)
+
+    node_xy = np.array([[d["x_m"], d["y_m"]] for _, d in graph.nodes(data=True)], np.float64)
+    low = node_xy.min(axis=0) - _ROUTE_MARGIN_M
+    high = node_xy.max(axis=0) + _ROUTE_MARGIN_M
+    outside = np.any((points < low) | (points > high), axis=1)
+    if outside.any():
+        first = int(np.argmax(outside))
+        olat, olon = projection.to_latlon(points[first, 0], points[first, 1])
+        msg = (
+            f"route GPX {path}: {int(outside.sum())} of {len(points)} points lie outside the "
+            f"OSM extract (first at lat {float(olat):.6f}, lon {float(olon):.6f}); "
+            "give a track inside the extract, or an extract / --bbox that covers the track"
+        )
+        raise GpsError(msg)
+
+    node_ids = list(graph.nodes)
+    sequence: list[int] = []
+    dense = PathSampler(points)
+    for point in dense.xy_at(np.arange(0.0, dense.length_m, 1.0)):
+        dist = np.hypot(*(node_xy - point).T)
+        nearest = int(np.argmin(dist))
+        if dist[nearest] <= _ROUTE_NODE_RADIUS_M and (
+            not sequence or sequence[-1] != node_ids[nearest]
+        ):
+            sequence.append(int(node_ids[nearest]))
+    return Route(
+        name=name or path.stem,
+        polyline_xy=np.ascontiguousarray(points),
+        junction_sequence=tuple(sequence),
+    )
