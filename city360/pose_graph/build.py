@@ -1,0 +1,370 @@
+"""Build a pose graph from a city's trajectories (and optionally an OSM extract).
+
+Steps: junctions from crossings of passes (:mod:`.junctions`), plus OSM intersections the video
+passes through when an extract is given (:mod:`.osm_match`); dead ends; cutting every trajectory
+into segments and grouping them into streets (:mod:`.segments`); removing nodes that are no
+branch point and cutting again; one edge per filmed segment, plus a ``reverse`` edge for each
+street direction nobody filmed; transitions at every node (:mod:`.transitions`).
+:func:`build_from_tracks` is the pure, vectorised core (no disk); :func:`build_city` reads the
+city, builds, validates and writes ``graph.json`` atomically and records stats in ``city.json``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import numpy.typing as npt
+
+from city360.city import CityDir
+from city360.errors import GraphBuildError
+from city360.geo import LocalProjection, bearing_deg, wrap_deg
+from city360.pose_graph.graph import GRAPH_SCHEMA_VERSION, PoseGraph, save_graph
+from city360.pose_graph.junctions import JunctionParams, find_dead_ends, find_junctions
+from city360.pose_graph.segments import (
+    Segment,
+    SegmentParams,
+    Street,
+    cut_tracks,
+    dissolve_pass_through,
+    group_streets,
+)
+from city360.pose_graph.tracks import Track, load_tracks
+from city360.pose_graph.transitions import Choice, transitions_for
+
+__all__ = ["BuildParams", "build_city", "build_from_tracks"]
+
+logger = logging.getLogger(__name__)
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class BuildParams:
+    """All build parameters; recorded in ``graph.json`` and ``city.json``."""
+
+    junctions: JunctionParams = field(default_factory=JunctionParams)
+    segments: SegmentParams = field(default_factory=SegmentParams)
+    heading_near_m: float = 5.0
+    """End headings are measured on the chord from this far from the node ..."""
+    heading_far_m: float = 20.0
+    """... to this far (both capped by a share of the edge length): turns happen at the node."""
+    profile_step_m: float = 5.0
+    """Spacing of ``heading_profile_deg`` samples along an edge."""
+    osm_snap_m: float = 12.0
+    """A pose-derived junction this close to an OSM junction takes the OSM position."""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class _EdgeSpec:
+    id: str
+    u: int
+    v: int
+    track: int
+    first_frame: int
+    last_frame: int
+    reverse: bool
+    street: int
+    forward: bool  # runs street.a -> street.b
+    primary: bool
+
+
+def _point_at(track: Track, arc_m: float) -> FloatArray:
+    arc = track.arc_m
+    return np.array([np.interp(arc_m, arc, track.xy[:, 0]), np.interp(arc_m, arc, track.xy[:, 1])])
+
+
+def _chord_heading(track: Track, from_arc: float, to_arc: float) -> float:
+    d = _point_at(track, to_arc) - _point_at(track, from_arc)
+    return bearing_deg(float(d[0]), float(d[1]))
+
+
+def _geometry(track: Track, seg: Segment, params: BuildParams) -> tuple[float, float, float, list]:
+    """(length_m, start heading, end heading, heading profile) of a segment played forward."""
+    s0, s1 = float(track.arc_m[seg.first_frame]), float(track.arc_m[seg.last_frame])
+    length = max(s1 - s0, 1e-3)
+    near = min(params.heading_near_m, 0.2 * length)
+    far = min(params.heading_far_m, 0.6 * length)
+    start = _chord_heading(track, s0 + near, s0 + far)
+    end = _chord_heading(track, s1 - far, s1 - near)
+    marks = np.arange(s0, s1 + 1e-9, params.profile_step_m)
+    frames = np.clip(np.searchsorted(track.arc_m, marks), seg.first_frame, seg.last_frame)
+    profile = [round(float(h), 1) for h in track.heading_deg[frames]]
+    return length, start, end, profile
+
+
+def _choose_primary(segments: Sequence[Segment], members: Sequence[int], tracks: Sequence[Track]) -> int:
+    """The segment whose length is closest to the median of the street direction's lengths
+    (a typical pass, not one that cut a corner or wandered), ties by id order."""
+    lengths = np.array(
+        [tracks[segments[i].track].arc_m[segments[i].last_frame]
+         - tracks[segments[i].track].arc_m[segments[i].first_frame] for i in members]
+    )
+    median = float(np.median(lengths))
+    return members[int(np.argmin(np.abs(lengths - median)))]
+
+
+def _segment_id(track: Track, first: int, last: int) -> str:
+    return f"{track.id}:{first}-{last}"
+
+
+def _edges(
+    tracks: Sequence[Track], segments: Sequence[Segment], streets: Sequence[Street]
+) -> list[_EdgeSpec]:
+    specs: list[_EdgeSpec] = []
+    for street in streets:
+        directions = ((True, street.forward, street.backward), (False, street.backward, street.forward))
+        for forward, members, opposite in directions:
+            if members:
+                primary = _choose_primary(segments, members, tracks)
+                for i in members:
+                    seg = segments[i]
+                    track = tracks[seg.track]
+                    specs.append(
+                        _EdgeSpec(
+                            _segment_id(track, seg.first_frame, seg.last_frame),
+                            seg.u, seg.v, seg.track, seg.first_frame, seg.last_frame,
+                            reverse=False, street=street.id, forward=forward,
+                            primary=i == primary,
+                        )
+                    )
+            else:  # nobody filmed this direction: play the other direction backwards
+                seg = segments[_choose_primary(segments, opposite, tracks)]
+                track = tracks[seg.track]
+                specs.append(
+                    _EdgeSpec(
+                        _segment_id(track, seg.last_frame, seg.first_frame),
+                        seg.v, seg.u, seg.track, seg.first_frame, seg.last_frame,
+                        reverse=True, street=street.id, forward=forward, primary=True,
+                    )
+                )
+    return specs
+
+
+def _check_meeting(tracks: Sequence[Track], segments: Sequence[Segment]) -> None:
+    """Raise when several trajectories share no node at all: nothing connects them."""
+    if len(tracks) < 2:
+        return
+    nodes_of: dict[int, set[int]] = defaultdict(set)
+    for seg in segments:
+        nodes_of[seg.track].update((seg.u, seg.v))
+    meet = nx.Graph()
+    meet.add_nodes_from(range(len(tracks)))
+    owners: dict[int, list[int]] = defaultdict(list)
+    for t, nodes in nodes_of.items():
+        for n in nodes:
+            owners[n].append(t)
+    for ts in owners.values():
+        nx.add_path(meet, ts)
+    if meet.number_of_edges() > 0:
+        return
+    lines = []
+    for track in tracks[:10]:
+        centre = track.xy.mean(axis=0)
+        lines.append(f"{track.id} ({track.length_m:.0f} m around x={centre[0]:.0f}, y={centre[1]:.0f})")
+    msg = (
+        f"the {len(tracks)} trajectories never meet: no two of them cross, touch or share a street, "
+        "so no junction joins them. Film connecting streets, or build each area as its own city. "
+        "Trajectories: " + "; ".join(lines)
+    )
+    raise GraphBuildError(msg)
+
+
+def _cut(
+    tracks: Sequence[Track], junctions_xy: FloatArray, params: BuildParams
+) -> tuple[FloatArray, FloatArray, list[Segment], list[Street], list[int]]:
+    dead_xy, events = find_dead_ends(tracks, junctions_xy, params.junctions)
+    segments = cut_tracks(tracks, junctions_xy, events, params.segments)
+    streets, street_of = group_streets(tracks, segments, params.segments)
+    return dead_xy, np.asarray(junctions_xy), segments, streets, street_of
+
+
+def build_from_tracks(
+    tracks: Sequence[Track],
+    projection: LocalProjection,
+    *,
+    params: BuildParams | None = None,
+    extra_junctions_xy: FloatArray | None = None,
+    build_info: dict[str, Any] | None = None,
+) -> PoseGraph:
+    """Build the pose graph of ``tracks`` (pure: reads and writes nothing).
+
+    ``extra_junctions_xy`` (K, 2) are junction candidates from elsewhere (OSM); pose-derived
+    junctions within ``osm_snap_m`` of one are replaced by it.
+    """
+    params = params or BuildParams()
+    if not tracks:
+        msg = "no trajectories to build a graph from"
+        raise GraphBuildError(msg)
+    junctions_xy, _support = find_junctions(tracks, params.junctions)
+    if extra_junctions_xy is not None and len(extra_junctions_xy):
+        junctions_xy = _combine(junctions_xy, np.asarray(extra_junctions_xy), params.osm_snap_m)
+    dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params)
+    dissolved = dissolve_pass_through(segments, streets, range(len(junctions_xy)))
+    if dissolved:
+        keep = np.array([i not in dissolved for i in range(len(junctions_xy))])
+        dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy[keep], params)
+    if not segments:
+        msg = (
+            f"no segments: the {len(tracks)} trajectories pass no junction and reach no dead end "
+            "(are they shorter than a few metres?)"
+        )
+        raise GraphBuildError(msg)
+    _check_meeting(tracks, segments)
+    specs = _edges(tracks, segments, streets)
+    return _assemble(tracks, projection, junctions_xy, dead_xy, streets, specs, params, build_info)
+
+
+def _combine(pose_xy: FloatArray, osm_xy: FloatArray, snap_m: float) -> FloatArray:
+    if len(pose_xy) == 0:
+        return osm_xy
+    from scipy.spatial import cKDTree
+
+    dist, _ = cKDTree(osm_xy).query(pose_xy)
+    return np.concatenate([osm_xy, pose_xy[dist > snap_m]])
+
+
+def _assemble(
+    tracks: Sequence[Track],
+    projection: LocalProjection,
+    junctions_xy: FloatArray,
+    dead_xy: FloatArray,
+    streets: Sequence[Street],
+    specs: Sequence[_EdgeSpec],
+    params: BuildParams,
+    build_info: dict[str, Any] | None,
+) -> PoseGraph:
+    all_xy = np.concatenate([junctions_xy.reshape(-1, 2), dead_xy.reshape(-1, 2)])
+    degree: dict[int, int] = defaultdict(int)
+    for street in streets:
+        degree[street.a] += 1
+        degree[street.b] += 1
+    used = sorted(degree)
+    renumber = {old: new for new, old in enumerate(used)}
+    graph = nx.MultiDiGraph(
+        crs=projection.proj4,
+        schema_version=GRAPH_SCHEMA_VERSION,
+        build={"params": params.to_json(), **(build_info or {})},
+    )
+    lat, lon = projection.to_latlon(all_xy[used, 0], all_xy[used, 1])
+    for k, old in enumerate(used):
+        kind = "junction" if degree[old] >= 3 else "link" if degree[old] == 2 else "dead_end"
+        graph.add_node(
+            renumber[old],
+            kind=kind,
+            x_m=round(float(all_xy[old, 0]), 3),
+            y_m=round(float(all_xy[old, 1]), 3),
+            lat=round(float(np.atleast_1d(lat)[k]), 9),
+            lon=round(float(np.atleast_1d(lon)[k]), 9),
+            degree=degree[old],
+        )
+    geometry: dict[str, tuple[float, float, float, list]] = {}
+    for spec in specs:
+        track = tracks[spec.track]
+        seg = Segment(spec.track, spec.u, spec.v, spec.first_frame, spec.last_frame)
+        length, start, end, profile = _geometry(track, seg, params)
+        if spec.reverse:
+            start, end = wrap_deg(end + 180.0), wrap_deg(start + 180.0)
+            profile = [round(wrap_deg(h + 180.0), 1) for h in reversed(profile)]
+        geometry[spec.id] = (length, start, end, profile)
+    primary_of: dict[tuple[int, bool], str] = {
+        (s.street, s.forward): s.id for s in specs if s.primary
+    }
+    # which edge continues the same video from where an edge ends (same playback direction)
+    continues: dict[tuple[int, int, bool], list[_EdgeSpec]] = defaultdict(list)
+    for s in specs:
+        start_frame = s.last_frame if s.reverse else s.first_frame
+        continues[(s.track, start_frame, s.reverse)].append(s)
+    leaving: dict[int, list[tuple[int, bool]]] = defaultdict(list)
+    for s in specs:
+        if s.primary:
+            leaving[s.u].append((s.street, s.forward))
+    for spec in specs:
+        length, start, end, profile = geometry[spec.id]
+        end_frame = spec.first_frame if spec.reverse else spec.last_frame
+        same_video = {
+            (c.street, c.forward): c.id for c in continues.get((spec.track, end_frame, spec.reverse), [])
+        }
+        choices = []
+        for key in leaving[spec.v]:
+            street_id, forward = key
+            if street_id == spec.street and forward != spec.forward:
+                continue  # back along the street we came on: a U-turn
+            target = same_video.get(key, primary_of[key])
+            choices.append(Choice(target, geometry[target][1]))
+        twin_id = primary_of.get((spec.street, not spec.forward))
+        uturn = Choice(twin_id, geometry[twin_id][1]) if twin_id else None
+        transitions = transitions_for(end, choices, uturn=uturn)
+        graph.add_edge(
+            renumber[spec.u],
+            renumber[spec.v],
+            key=spec.id,
+            id=spec.id,
+            trajectory=tracks[spec.track].id,
+            first_frame=spec.first_frame,
+            last_frame=spec.last_frame,
+            reverse=spec.reverse,
+            length_m=round(length, 3),
+            start_heading_deg=round(start, 2) % 360.0,
+            end_heading_deg=round(end, 2) % 360.0,
+            heading_profile_deg=profile,
+            twin=twin_id,
+            street=spec.street,
+            primary=spec.primary,
+            transitions=[t.to_json() for t in transitions],
+        )
+    return PoseGraph(graph)
+
+
+def build_city(
+    city_dir: str | Path | CityDir,
+    *,
+    osm_path: str | Path | None = None,
+    require_frames: bool = True,
+    params: BuildParams | None = None,
+) -> PoseGraph:
+    """Build, validate and write ``graph.json`` for a city; record stats in ``city.json``."""
+    from city360.pose_graph.stats import graph_stats
+
+    city = city_dir if isinstance(city_dir, CityDir) else CityDir(city_dir)
+    params = params or BuildParams()
+    started = time.perf_counter()
+    manifest, tracks = load_tracks(city, require_frames=require_frames)
+    projection = manifest.projection
+    info: dict[str, Any] = {"trajectories": [t.id for t in tracks], "osm": None}
+    extra = None
+    osm = None
+    if osm_path is not None:
+        from city360.pose_graph.osm_match import load_streets, osm_junction_candidates
+
+        osm = load_streets(Path(osm_path), projection)
+        extra = osm_junction_candidates(osm, tracks)
+        info["osm"] = str(osm_path)
+    pose_graph = build_from_tracks(
+        tracks, projection, params=params, extra_junctions_xy=extra, build_info=info
+    )
+    save_graph_path = save_graph(pose_graph, city, require_frames=require_frames)
+    elapsed = time.perf_counter() - started
+    stats = graph_stats(pose_graph, osm=osm, tracks=tracks)
+    manifest = city.read_manifest()
+    manifest.stats["pose_graph"] = stats
+    manifest.build["pose_graph"] = {
+        "params": params.to_json(),
+        "osm": str(osm_path) if osm_path else None,
+        "require_frames": require_frames,
+        "seconds": round(elapsed, 3),
+        "graph": save_graph_path.name,
+    }
+    city.write_manifest(manifest)
+    logger.info("built %s in %.2f s", pose_graph, elapsed)
+    return pose_graph

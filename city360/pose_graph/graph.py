@@ -1,0 +1,451 @@
+"""The pose graph type, its file ``graph.json``, and its validation.
+
+``graph.json`` is networkx node-link JSON (``nx.node_link_data(G, edges="edges")``) of a
+``MultiDiGraph``; the schema is in docs/contracts.md ("pose_graph -> graph.json"). Nodes are
+junctions, dead ends and links (degree-2 nodes kept because videos change there); edges are
+directed segments of trajectories, keyed by their segment id. :func:`load_graph` parses the file
+with pydantic (clear errors naming the field), rebuilds the networkx graph and validates it
+against the city's trajectories, so a graph that loads is one the simulator can walk.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import networkx as nx
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from city360._atomic import atomic_write_json
+from city360.city import CityDir, format_validation_error
+from city360.errors import CityFormatError, InputFileError
+from city360.pose_graph.transitions import Transition
+
+__all__ = [
+    "GRAPH_SCHEMA_VERSION",
+    "NODE_TOLERANCE_M",
+    "DisconnectedGraphWarning",
+    "Edge",
+    "Node",
+    "PoseGraph",
+    "load_graph",
+    "save_graph",
+    "validate_graph",
+]
+
+logger = logging.getLogger(__name__)
+
+GRAPH_SCHEMA_VERSION = 1
+NODE_TOLERANCE_M = 15.0
+"""An edge's first/last pose must lie this close to its start/end node."""
+MAX_STEP_FACTOR = 10.0
+"""Consecutive poses inside an edge may be at most this many ``spacing_m`` (and 10 m) apart."""
+
+NodeKind = Literal["junction", "dead_end", "link"]
+
+
+class DisconnectedGraphWarning(UserWarning):
+    """The pose graph falls apart into several pieces that cannot reach each other."""
+
+
+# file schema -------------------------------------------------------------------------------
+class _TransitionModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    edge: str
+    turn_deg: float = Field(ge=-180.0, le=180.0)
+    label: Literal["LEFT", "UP", "RIGHT"]
+    rank: int = Field(0, ge=0)
+    uturn: bool = False
+
+
+class _NodeModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: int
+    kind: NodeKind
+    x_m: float
+    y_m: float
+    lat: float = Field(ge=-90.0, le=90.0)
+    lon: float = Field(ge=-180.0, le=180.0)
+    degree: int = Field(ge=0)
+
+
+class _EdgeModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    source: int
+    target: int
+    key: str
+    id: str
+    trajectory: str
+    first_frame: int = Field(ge=0)
+    last_frame: int = Field(ge=1)
+    reverse: bool
+    length_m: float = Field(gt=0.0)
+    start_heading_deg: float = Field(ge=0.0, lt=360.0)
+    end_heading_deg: float = Field(ge=0.0, lt=360.0)
+    heading_profile_deg: list[float]
+    twin: str | None
+    street: int = Field(ge=0)
+    primary: bool
+    transitions: list[_TransitionModel]
+
+
+class _GraphAttrs(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    crs: str
+    schema_version: int
+    build: dict[str, Any] = Field(default_factory=dict)
+
+
+class _GraphFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    directed: Literal[True]
+    multigraph: Literal[True]
+    graph: _GraphAttrs
+    nodes: list[_NodeModel]
+    edges: list[_EdgeModel]
+
+
+# values ------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A junction, dead end or link at ``x_m``/``y_m`` (city CRS metres), ``lat``/``lon``."""
+
+    id: int
+    kind: NodeKind
+    x_m: float
+    y_m: float
+    lat: float
+    lon: float
+    degree: int
+    """Number of streets meeting here (the branching degree)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """A directed segment: frames of ``trajectory`` from node ``u`` to node ``v``.
+
+    Forward edges play ``first_frame`` up to ``last_frame``; ``reverse`` edges play
+    ``last_frame`` down to ``first_frame`` with the view turned 180°. Headings are travel
+    headings in traversal direction, degrees clockwise from north.
+    """
+
+    id: str
+    u: int
+    v: int
+    trajectory: str
+    first_frame: int
+    last_frame: int
+    reverse: bool
+    length_m: float
+    start_heading_deg: float
+    end_heading_deg: float
+    heading_profile_deg: tuple[float, ...]
+    twin: str | None
+    street: int
+    primary: bool
+    transitions: tuple[Transition, ...]
+
+    def frames(self) -> range:
+        """Frame indices in traversal order."""
+        if self.reverse:
+            return range(self.last_frame, self.first_frame - 1, -1)
+        return range(self.first_frame, self.last_frame + 1)
+
+
+class PoseGraph:
+    """A built pose graph: typed read access over a networkx ``MultiDiGraph``.
+
+    ``graph`` is the networkx object (node ids int, edge keys = segment ids); treat it as
+    read-only, or build a new :class:`PoseGraph` after changing it.
+    """
+
+    def __init__(self, graph: nx.MultiDiGraph) -> None:
+        self.graph = graph
+        self._edge_ends: dict[str, tuple[int, int]] = {
+            key: (u, v) for u, v, key in graph.edges(keys=True)
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"PoseGraph(nodes={self.graph.number_of_nodes()}, "
+            f"edges={self.graph.number_of_edges()}, crs={self.crs!r})"
+        )
+
+    @property
+    def crs(self) -> str:
+        return str(self.graph.graph.get("crs", ""))
+
+    @property
+    def build_params(self) -> dict[str, Any]:
+        return dict(self.graph.graph.get("build", {}))
+
+    def node(self, node_id: int) -> Node:
+        data = self.graph.nodes[node_id]
+        return Node(
+            id=node_id,
+            kind=data["kind"],
+            x_m=data["x_m"],
+            y_m=data["y_m"],
+            lat=data["lat"],
+            lon=data["lon"],
+            degree=data["degree"],
+        )
+
+    def nodes(self) -> Iterator[Node]:
+        for node_id in self.graph.nodes:
+            yield self.node(node_id)
+
+    def has_edge(self, edge_id: str) -> bool:
+        return edge_id in self._edge_ends
+
+    def edge(self, edge_id: str) -> Edge:
+        try:
+            u, v = self._edge_ends[edge_id]
+        except KeyError:
+            msg = f"no edge {edge_id!r} in the pose graph"
+            raise KeyError(msg) from None
+        data = self.graph.edges[u, v, edge_id]
+        return Edge(
+            id=edge_id,
+            u=u,
+            v=v,
+            trajectory=data["trajectory"],
+            first_frame=data["first_frame"],
+            last_frame=data["last_frame"],
+            reverse=data["reverse"],
+            length_m=data["length_m"],
+            start_heading_deg=data["start_heading_deg"],
+            end_heading_deg=data["end_heading_deg"],
+            heading_profile_deg=tuple(data["heading_profile_deg"]),
+            twin=data["twin"],
+            street=data["street"],
+            primary=data["primary"],
+            transitions=tuple(Transition(**t) for t in data["transitions"]),
+        )
+
+    def edges(self) -> Iterator[Edge]:
+        for key in self._edge_ends:
+            yield self.edge(key)
+
+    def out_edges(self, node_id: int, *, primary_only: bool = True) -> list[Edge]:
+        """Edges leaving ``node_id`` (by default one per street direction)."""
+        out = [self.edge(k) for _, _, k in self.graph.out_edges(node_id, keys=True)]
+        return [e for e in out if e.primary or not primary_only]
+
+    def transitions(self, edge_id: str) -> tuple[Transition, ...]:
+        return self.edge(edge_id).transitions
+
+    def streets(self) -> dict[int, list[Edge]]:
+        """Edges grouped by street id."""
+        grouped: dict[int, list[Edge]] = {}
+        for edge in self.edges():
+            grouped.setdefault(edge.street, []).append(edge)
+        return grouped
+
+    def components(self) -> list[set[int]]:
+        """Weakly connected pieces as node sets, largest first."""
+        return sorted(nx.weakly_connected_components(self.graph), key=len, reverse=True)
+
+    def to_node_link(self) -> dict[str, Any]:
+        data: dict[str, Any] = nx.node_link_data(self.graph, edges="edges")
+        return data
+
+    @classmethod
+    def from_node_link(cls, data: Any, *, source: str = "<memory>") -> PoseGraph:
+        """Parse node-link data, raising :class:`CityFormatError` naming the bad field."""
+        try:
+            parsed = _GraphFile.model_validate(data)
+        except ValidationError as exc:
+            raise CityFormatError(format_validation_error(Path(source), exc)) from None
+        if parsed.graph.schema_version != GRAPH_SCHEMA_VERSION:
+            msg = (
+                f"{source}: graph schema_version {parsed.graph.schema_version} is not supported "
+                f"(this city360 reads {GRAPH_SCHEMA_VERSION}); rebuild with `city360 build`"
+            )
+            raise CityFormatError(msg)
+        graph = nx.MultiDiGraph(**parsed.graph.model_dump())
+        for node in parsed.nodes:
+            attrs = node.model_dump()
+            graph.add_node(attrs.pop("id"), **attrs)
+        for edge in parsed.edges:
+            attrs = edge.model_dump()
+            source_id, target_id, key = attrs.pop("source"), attrs.pop("target"), attrs.pop("key")
+            if key != attrs["id"]:
+                msg = f"{source}: edge key {key!r} differs from its id {attrs['id']!r}"
+                raise CityFormatError(msg)
+            for end in (source_id, target_id):
+                if end not in graph:
+                    msg = f"{source}: edge {key!r} refers to missing node {end}"
+                    raise CityFormatError(msg)
+            graph.add_edge(source_id, target_id, key=key, **attrs)
+        pg = cls(graph)
+        if len(pg._edge_ends) != len(parsed.edges):
+            msg = f"{source}: edge ids are not unique"
+            raise CityFormatError(msg)
+        return pg
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PoseGraph):
+            return NotImplemented
+        return _canonical(self.to_node_link()) == _canonical(other.to_node_link())
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _canonical(data: dict[str, Any]) -> str:
+    return json.dumps(data, sort_keys=True, default=float)
+
+
+# persistence -------------------------------------------------------------------------------
+def save_graph(
+    pose_graph: PoseGraph, city: CityDir | str | Path, *, require_frames: bool = True
+) -> Path:
+    """Validate ``pose_graph`` against ``city`` and write ``graph.json`` atomically."""
+    city = city if isinstance(city, CityDir) else CityDir(city)
+    validate_graph(pose_graph, city, require_frames=require_frames)
+    return atomic_write_json(city.graph_path, pose_graph.to_node_link())
+
+
+def load_graph(city: CityDir | str | Path, *, require_frames: bool = True) -> PoseGraph:
+    """Read ``graph.json`` of ``city`` and validate it (see :func:`validate_graph`).
+
+    ``require_frames=False`` accepts a pose-only city (trajectories without ``frames.mp4``).
+    """
+    city = city if isinstance(city, CityDir) else CityDir(city)
+    path = city.graph_path
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        msg = f"{path} not found; build the graph with `city360 build {city.root}`"
+        raise InputFileError(msg) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        msg = (
+            f"{path}: not valid JSON (line {exc.lineno}: {exc.msg}); the file is corrupt, "
+            f"rebuild it with `city360 build {city.root}`"
+        )
+        raise CityFormatError(msg) from None
+    pose_graph = PoseGraph.from_node_link(data, source=str(path))
+    validate_graph(pose_graph, city, require_frames=require_frames, source=str(path))
+    return pose_graph
+
+
+# validation --------------------------------------------------------------------------------
+def _fail(source: str, problems: list[str]) -> None:
+    shown = "\n".join(f"  - {p}" for p in problems[:20])
+    more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
+    msg = f"{source}: the pose graph is inconsistent with its city:\n{shown}{more}"
+    raise CityFormatError(msg)
+
+
+def validate_graph(
+    pose_graph: PoseGraph,
+    city: CityDir,
+    *,
+    require_frames: bool = True,
+    source: str | None = None,
+) -> list[str]:
+    """Check ``pose_graph`` against ``city``; raise :class:`CityFormatError` listing problems.
+
+    Checked: every edge's trajectory exists and its frames lie within ``frame_count`` (and
+    ``frames.mp4`` exists unless ``require_frames=False``); poses inside an edge are continuous
+    (no jump over ``MAX_STEP_FACTOR`` spacings); an edge's first and last pose lie within
+    ``NODE_TOLERANCE_M`` of its start and end node; twins run the opposite way between the same
+    nodes; transitions leave from the node the edge ends at. Several connected pieces are not an
+    error: a :class:`DisconnectedGraphWarning` lists them. Returns the warnings' texts.
+    """
+    source = source or str(city.graph_path)
+    graph = pose_graph.graph
+    problems: list[str] = []
+    if graph.number_of_edges() == 0:
+        problems.append("the graph has no edges")
+    known = set(city.trajectory_ids())
+    metas = {}
+    poses = {}
+    for edge in pose_graph.edges():
+        if edge.trajectory not in known:
+            problems.append(f"edge {edge.id}: trajectory {edge.trajectory!r} does not exist")
+            continue
+        if edge.trajectory not in metas:
+            metas[edge.trajectory] = city.read_trajectory_meta(edge.trajectory)
+            poses[edge.trajectory] = city.read_poses(edge.trajectory)
+            if require_frames and not city.frames_path(edge.trajectory).is_file():
+                problems.append(
+                    f"trajectory {edge.trajectory!r} has no frames.mp4 "
+                    "(use require_frames=False / --pose-only for pose-only cities)"
+                )
+        meta, track = metas[edge.trajectory], poses[edge.trajectory]
+        if not 0 <= edge.first_frame < edge.last_frame < meta.frame_count:
+            problems.append(
+                f"edge {edge.id}: frames {edge.first_frame}..{edge.last_frame} are not an "
+                f"increasing range within the {meta.frame_count} frames of {edge.trajectory!r}"
+            )
+            continue
+        span = slice(edge.first_frame, edge.last_frame + 1)
+        steps = np.hypot(np.diff(track.x_m[span]), np.diff(track.y_m[span]))
+        limit = max(10.0, MAX_STEP_FACTOR * meta.spacing_m)
+        if steps.size and float(steps.max()) > limit:
+            problems.append(
+                f"edge {edge.id}: poses jump {float(steps.max()):.1f} m between consecutive frames "
+                f"(limit {limit:.1f} m); the segment is not continuous"
+            )
+        order = edge.frames()
+        first, last = order[0], order[-1]
+        for node_id, frame, which in ((edge.u, first, "start"), (edge.v, last, "end")):
+            node = pose_graph.node(node_id)
+            gap = float(np.hypot(track.x_m[frame] - node.x_m, track.y_m[frame] - node.y_m))
+            if gap > NODE_TOLERANCE_M:
+                problems.append(
+                    f"edge {edge.id}: its {which} (frame {frame}) is {gap:.1f} m from node "
+                    f"{node_id} (limit {NODE_TOLERANCE_M} m)"
+                )
+        if edge.twin is not None:
+            if not pose_graph.has_edge(edge.twin):
+                problems.append(f"edge {edge.id}: twin {edge.twin!r} does not exist")
+            else:
+                twin = pose_graph.edge(edge.twin)
+                if (twin.u, twin.v) != (edge.v, edge.u):
+                    problems.append(f"edge {edge.id}: twin {edge.twin!r} does not run back")
+        for transition in edge.transitions:
+            if not pose_graph.has_edge(transition.edge):
+                problems.append(f"edge {edge.id}: transition to missing edge {transition.edge!r}")
+            elif pose_graph.edge(transition.edge).u != edge.v:
+                problems.append(
+                    f"edge {edge.id}: transition to {transition.edge!r}, which does not start at "
+                    f"node {edge.v}"
+                )
+    if problems:
+        _fail(source, problems)
+    return _warn_disconnected(pose_graph, source)
+
+
+def _warn_disconnected(pose_graph: PoseGraph, source: str) -> list[str]:
+    pieces = pose_graph.components()
+    if len(pieces) <= 1:
+        return []
+    lines = []
+    for k, nodes in enumerate(pieces):
+        sub = pose_graph.graph.subgraph(nodes)
+        trajectories = sorted({d["trajectory"] for _, _, d in sub.edges(data=True)})
+        xs = [pose_graph.graph.nodes[n]["x_m"] for n in nodes]
+        ys = [pose_graph.graph.nodes[n]["y_m"] for n in nodes]
+        lines.append(
+            f"piece {k + 1}: {len(nodes)} nodes, {sub.number_of_edges()} edges around "
+            f"x={np.mean(xs):.0f} m, y={np.mean(ys):.0f} m, trajectories "
+            f"{', '.join(trajectories[:8])}{' ...' if len(trajectories) > 8 else ''}"
+        )
+    text = (
+        f"{source}: the pose graph has {len(pieces)} disconnected pieces; an agent cannot walk "
+        "from one to another. Film a connection between them or build them as separate cities:\n"
+        + "\n".join(lines)
+    )
+    logger.warning(text)
+    warnings.warn(text, DisconnectedGraphWarning, stacklevel=3)
+    return [text]

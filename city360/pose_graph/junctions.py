@@ -1,0 +1,261 @@
+"""Junctions and dead ends found from trajectories alone.
+
+A junction is where passes along different streets meet. Every pair of track samples closer
+than :attr:`JunctionParams.pair_radius_m` that belongs to different passes (another trajectory,
+or the same trajectory more than ``pass_separation_m`` further along) and runs at clearly
+different axial headings (a street has no preferred direction, so 10° and 190° are the same
+street) votes for the point where the two local direction lines intersect. That covers
+crossings, near-approaches that never touch because of GPS noise, turns, and T-junctions where a
+trajectory starts or ends short of another (the vote may lie up to ``extrapolate_m`` beyond the
+samples). Votes are clustered DBSCAN-style (core points with enough neighbours, connected
+components over core points) and each dense cluster's median becomes a junction. Passes along the
+same street, in the same or opposite direction, vote for nothing: they are merged into one street
+later (:mod:`city360.pose_graph.segments`).
+
+Dead ends are where a trajectory turns back (a U-turn apex: the travel direction a few metres
+before and after differs by more than ``uturn_deg``) or starts/ends away from every junction.
+Candidates from several trajectories within ``dead_end_merge_m`` become one node.
+
+All positions are metres in the city CRS; all work is vectorised over samples with
+``scipy.spatial.cKDTree`` and ``scipy.sparse.csgraph``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+from scipy.spatial import cKDTree
+
+from city360.pose_graph.tracks import Track
+
+__all__ = [
+    "DeadEndEvent",
+    "JunctionParams",
+    "cluster_centres",
+    "crossing_votes",
+    "find_dead_ends",
+    "find_junctions",
+    "merge_close",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class JunctionParams:
+    """Tuning of junction and dead-end detection (metres and degrees)."""
+
+    sample_step_m: float = 2.0
+    """Track samples used for voting are taken every this many metres of travel."""
+    pair_radius_m: float = 10.0
+    """Samples of two passes closer than this may vote."""
+    pass_separation_m: float = 30.0
+    """Two samples of one trajectory belong to different passes when this far apart along it."""
+    min_angle_deg: float = 25.0
+    """Smallest axial heading difference (0..90) for two passes to be different streets."""
+    extrapolate_m: float = 12.0
+    """A vote may lie at most this far from either sample along its direction line."""
+    cluster_eps_m: float = 2.5
+    """Neighbourhood radius of vote clustering."""
+    cluster_min_votes: int = 6
+    """Votes within ``cluster_eps_m`` that make a vote a core point."""
+    min_support: int = 12
+    """Votes a cluster needs to become a junction."""
+    merge_m: float = 8.0
+    """Junctions closer than this are one junction."""
+    uturn_deg: float = 150.0
+    """Turning more than this within ``uturn_window_m`` either side is a U-turn."""
+    uturn_window_m: float = 6.0
+    dead_end_merge_m: float = 15.0
+    """Dead-end candidates closer than this are one dead end."""
+    junction_clearance_m: float = 12.0
+    """A dead-end candidate closer than this to a junction belongs to the junction."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeadEndEvent:
+    """Frame ``frame`` of trajectory ``track`` (index into the track list) ends at a dead end."""
+
+    track: int
+    frame: int
+    x_m: float
+    y_m: float
+
+
+def _samples(
+    tracks: Sequence[Track], step_m: float
+) -> tuple[FloatArray, FloatArray, npt.NDArray[np.int64], FloatArray]:
+    xy, heading, owner, arc = [], [], [], []
+    for k, track in enumerate(tracks):
+        marks = np.arange(0.0, track.length_m + 1e-9, step_m)
+        idx = np.unique(np.clip(np.searchsorted(track.arc_m, marks), 0, len(track) - 1))
+        xy.append(track.xy[idx])
+        heading.append(track.heading_deg[idx])
+        owner.append(np.full(idx.shape[0], k, dtype=np.int64))
+        arc.append(track.arc_m[idx])
+    return (
+        np.concatenate(xy),
+        np.concatenate(heading),
+        np.concatenate(owner),
+        np.concatenate(arc),
+    )
+
+
+def crossing_votes(tracks: Sequence[Track], params: JunctionParams) -> FloatArray:
+    """Intersection points (V, 2) of the direction lines of nearby samples on different
+    streets; dense where streets meet."""
+    xy, heading, owner, arc = _samples(tracks, params.sample_step_m)
+    pairs = cKDTree(xy).query_pairs(params.pair_radius_m, output_type="ndarray")
+    if pairs.size == 0:
+        return np.zeros((0, 2))
+    i, j = pairs[:, 0], pairs[:, 1]
+    other_pass = (owner[i] != owner[j]) | (np.abs(arc[i] - arc[j]) > params.pass_separation_m)
+    axial = np.abs(np.mod(heading[i] - heading[j] + 90.0, 180.0) - 90.0)
+    keep = other_pass & (axial >= params.min_angle_deg)
+    i, j = i[keep], j[keep]
+    hi, hj = np.radians(heading[i]), np.radians(heading[j])
+    ui = np.column_stack([np.sin(hi), np.cos(hi)])
+    uj = np.column_stack([np.sin(hj), np.cos(hj)])
+    cross = ui[:, 0] * uj[:, 1] - ui[:, 1] * uj[:, 0]
+    w = xy[j] - xy[i]
+    t = (w[:, 0] * uj[:, 1] - w[:, 1] * uj[:, 0]) / cross
+    s = (w[:, 0] * ui[:, 1] - w[:, 1] * ui[:, 0]) / cross
+    ok = (np.abs(t) <= params.extrapolate_m) & (np.abs(s) <= params.extrapolate_m)
+    return xy[i[ok]] + t[ok, None] * ui[ok]
+
+
+def _components(n: int, pairs: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    if pairs.size == 0:
+        return np.arange(n, dtype=np.int64)
+    graph = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
+    _, labels = connected_components(graph, directed=False)
+    return labels.astype(np.int64)
+
+
+def cluster_centres(
+    points: FloatArray, *, eps_m: float, min_votes: int, min_support: int
+) -> tuple[FloatArray, npt.NDArray[np.int64]]:
+    """DBSCAN-like clustering of ``points``: returns cluster medians (C, 2) and sizes (C,).
+
+    Core points have at least ``min_votes`` points within ``eps_m``; clusters are connected
+    components of core points; clusters with fewer than ``min_support`` core points are noise.
+    """
+    if len(points) == 0:
+        return np.zeros((0, 2)), np.zeros(0, dtype=np.int64)
+    tree = cKDTree(points)
+    counts = tree.query_ball_point(points, eps_m, return_length=True)
+    core = np.flatnonzero(counts >= min_votes)
+    if core.size == 0:
+        return np.zeros((0, 2)), np.zeros(0, dtype=np.int64)
+    core_pts = points[core]
+    pairs = cKDTree(core_pts).query_pairs(eps_m, output_type="ndarray")
+    labels = _components(len(core_pts), pairs)
+    sizes = np.bincount(labels)
+    centres, support = [], []
+    for label in np.flatnonzero(sizes >= min_support):
+        members = core_pts[labels == label]
+        centres.append(np.median(members, axis=0))
+        support.append(len(members))
+    if not centres:
+        return np.zeros((0, 2)), np.zeros(0, dtype=np.int64)
+    return np.asarray(centres), np.asarray(support, dtype=np.int64)
+
+
+def merge_close(
+    points: FloatArray, weights: npt.NDArray[np.int64], radius_m: float
+) -> tuple[FloatArray, npt.NDArray[np.int64]]:
+    """Merge points closer than ``radius_m`` (transitively) into their weighted mean."""
+    if len(points) == 0:
+        return points, weights
+    labels = _components(
+        len(points), cKDTree(points).query_pairs(radius_m, output_type="ndarray")
+    )
+    count = int(labels.max()) + 1
+    w = weights.astype(np.float64)
+    total = np.bincount(labels, weights=w, minlength=count)
+    mx = np.bincount(labels, weights=w * points[:, 0], minlength=count) / total
+    my = np.bincount(labels, weights=w * points[:, 1], minlength=count) / total
+    return np.column_stack([mx, my]), np.bincount(labels, weights=w).astype(np.int64)
+
+
+def find_junctions(
+    tracks: Sequence[Track], params: JunctionParams | None = None
+) -> tuple[FloatArray, npt.NDArray[np.int64]]:
+    """Junction positions (J, 2) in metres and their vote support (J,), from poses alone."""
+    params = params or JunctionParams()
+    votes = crossing_votes(tracks, params)
+    centres, support = cluster_centres(
+        votes,
+        eps_m=params.cluster_eps_m,
+        min_votes=params.cluster_min_votes,
+        min_support=params.min_support,
+    )
+    return merge_close(centres, support, params.merge_m)
+
+
+def _uturn_frames(track: Track, params: JunctionParams) -> list[int]:
+    """Apex frames of U-turns: the travel direction ``uturn_window_m`` before and after differs
+    by more than ``uturn_deg``; the apex is the middle of each such stretch."""
+    n = len(track)
+    if n < 3 or track.length_m < 2 * params.uturn_window_m:
+        return []
+    arc = track.arc_m
+    back = np.clip(np.searchsorted(arc, arc - params.uturn_window_m), 0, n - 1)
+    ahead = np.clip(np.searchsorted(arc, arc + params.uturn_window_m), 0, n - 1)
+    d_in = track.xy - track.xy[back]
+    d_out = track.xy[ahead] - track.xy
+    norm = np.hypot(*d_in.T) * np.hypot(*d_out.T)
+    cos = np.einsum("ij,ij->i", d_in, d_out) / np.where(norm > 0, norm, 1.0)
+    flag = (norm > 0) & (cos < np.cos(np.radians(params.uturn_deg)))
+    if not flag.any():
+        return []
+    edges = np.diff(flag.astype(np.int8), prepend=0, append=0)
+    starts, stops = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    apexes = []
+    for a, b in zip(starts, stops, strict=True):
+        mid_arc = 0.5 * (arc[a] + arc[b - 1])
+        apexes.append(int(a + np.argmin(np.abs(arc[a:b] - mid_arc))))
+    return apexes
+
+
+def find_dead_ends(
+    tracks: Sequence[Track],
+    junctions_xy: FloatArray,
+    params: JunctionParams | None = None,
+) -> tuple[FloatArray, list[list[DeadEndEvent]]]:
+    """Dead-end nodes (D, 2) and, per node, the trajectory frames that end there.
+
+    Candidates are U-turn apexes and trajectory ends farther than ``junction_clearance_m`` from
+    every junction; candidates within ``dead_end_merge_m`` of each other are one dead end.
+    """
+    params = params or JunctionParams()
+    events: list[DeadEndEvent] = []
+    for k, track in enumerate(tracks):
+        frames = {0, len(track) - 1, *_uturn_frames(track, params)}
+        events.extend(
+            DeadEndEvent(k, f, float(track.xy[f, 0]), float(track.xy[f, 1])) for f in sorted(frames)
+        )
+    if not events:
+        return np.zeros((0, 2)), []
+    pts = np.asarray([[e.x_m, e.y_m] for e in events])
+    if len(junctions_xy):
+        dist, _ = cKDTree(junctions_xy).query(pts)
+        keep = dist > params.junction_clearance_m
+        events = [e for e, k in zip(events, keep, strict=True) if k]
+        pts = pts[keep]
+    if not events:
+        return np.zeros((0, 2)), []
+    labels = _components(
+        len(pts), cKDTree(pts).query_pairs(params.dead_end_merge_m, output_type="ndarray")
+    )
+    count = int(labels.max()) + 1
+    centres = np.asarray([pts[labels == c].mean(axis=0) for c in range(count)])
+    grouped: list[list[DeadEndEvent]] = [[] for _ in range(count)]
+    for event, label in zip(events, labels, strict=True):
+        grouped[label].append(event)
+    return centres, grouped

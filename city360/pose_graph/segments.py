@@ -1,0 +1,223 @@
+"""Cutting trajectories into directed segments between nodes, and grouping them into streets.
+
+Every trajectory is cut where it passes a junction (the frame of closest approach within
+:attr:`SegmentParams.cut_radius_m`) and where it ends at a dead end. The pieces between
+consecutive cuts are :class:`Segment` s. Pieces before the first or after the last cut that reach
+no node are dropped: they lie inside a junction's radius or beyond the end of the filmed network.
+
+Segments joining the same two nodes along the same path (mean distance between the two
+polylines, resampled at equal fractions of their length, under ``same_street_m``) are one
+*street*, whichever direction and trajectory filmed them; a street's segments run in one of two
+directions. Nodes where exactly two streets meet and every trajectory runs straight through are
+no branch points (bends, or false junctions): :func:`dissolve_pass_through` removes them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy.spatial import cKDTree
+
+from city360.pose_graph.junctions import DeadEndEvent
+from city360.pose_graph.tracks import Track
+
+__all__ = [
+    "Segment",
+    "SegmentParams",
+    "Street",
+    "cut_tracks",
+    "dissolve_pass_through",
+    "group_streets",
+    "segment_polyline",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentParams:
+    """Tuning of cutting and street grouping (metres)."""
+
+    cut_radius_m: float = 10.0
+    """A trajectory passes a junction when it comes this close; it is cut at its closest point."""
+    rejoin_gap_m: float = 4.0
+    """Leaving a junction's radius for less than this and coming back is noise, not a new pass."""
+    min_loop_m: float = 30.0
+    """A piece from a node back to the same node shorter than this is a U-turn, not a street."""
+    same_street_m: float = 8.0
+    """Mean distance under which two segments between the same nodes are one street."""
+    polyline_samples: int = 12
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """Frames ``first_frame``..``last_frame`` (inclusive, increasing) of track ``track`` (index
+    into the track list) lead from node ``u`` to node ``v``."""
+
+    track: int
+    u: int
+    v: int
+    first_frame: int
+    last_frame: int
+
+
+@dataclass(frozen=True, slots=True)
+class Street:
+    """An undirected street between nodes ``a <= b``; ``forward`` lists the segments filmed
+    a -> b and ``backward`` those filmed b -> a (indices into the segment list)."""
+
+    id: int
+    a: int
+    b: int
+    forward: tuple[int, ...]
+    backward: tuple[int, ...]
+
+
+def segment_polyline(track: Track, segment: Segment, samples: int) -> FloatArray:
+    """``samples`` points at equal fractions of the segment's length, u -> v."""
+    arc = track.arc_m
+    marks = np.linspace(arc[segment.first_frame], arc[segment.last_frame], samples)
+    seg = slice(segment.first_frame, segment.last_frame + 1)
+    return np.column_stack(
+        [np.interp(marks, arc[seg], track.xy[seg, 0]), np.interp(marks, arc[seg], track.xy[seg, 1])]
+    )
+
+
+def _passes(
+    dist: FloatArray, node: npt.NDArray[np.int64], inside: npt.NDArray[np.bool_], gap_frames: int
+) -> list[tuple[int, int]]:
+    """(frame of closest approach, node) for each run of frames near one node."""
+    cuts: list[tuple[int, int]] = []
+    frames = np.flatnonzero(inside)
+    if frames.size == 0:
+        return cuts
+    # a new run starts where the node changes or the frames are not (nearly) contiguous
+    breaks = np.flatnonzero((np.diff(frames) > gap_frames) | (np.diff(node[frames]) != 0)) + 1
+    for run in np.split(frames, breaks):
+        best = run[np.argmin(dist[run])]
+        cuts.append((int(best), int(node[best])))
+    return cuts
+
+
+def cut_tracks(
+    tracks: Sequence[Track],
+    junctions_xy: FloatArray,
+    dead_ends: Sequence[Sequence[DeadEndEvent]],
+    params: SegmentParams | None = None,
+) -> list[Segment]:
+    """Cut every track at the junctions it passes and the dead ends it reaches.
+
+    Node ids: junctions are ``0 .. J-1`` in ``junctions_xy`` order, dead end ``k`` is ``J + k``.
+    """
+    params = params or SegmentParams()
+    n_junctions = len(junctions_xy)
+    tree = cKDTree(junctions_xy) if n_junctions else None
+    end_cuts: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for k, events in enumerate(dead_ends):
+        for event in events:
+            end_cuts[event.track].append((event.frame, n_junctions + k))
+    segments: list[Segment] = []
+    for t, track in enumerate(tracks):
+        cuts = list(end_cuts.get(t, []))
+        if tree is not None:
+            dist, node = tree.query(track.xy, distance_upper_bound=params.cut_radius_m)
+            inside = np.isfinite(dist)
+            gap = max(1, round(params.rejoin_gap_m / max(track.spacing_m, 1e-6)))
+            cuts += _passes(dist, node.astype(np.int64), inside, gap)
+        cuts.sort()
+        cleaned: list[tuple[int, int]] = []
+        for frame, node_id in cuts:
+            if cleaned and cleaned[-1][1] == node_id:
+                span = track.arc_m[frame] - track.arc_m[cleaned[-1][0]]
+                if span < params.min_loop_m:
+                    continue  # back at the same node at once: one visit (a U-turn), keep the first
+            if cleaned and cleaned[-1][0] == frame:
+                continue
+            cleaned.append((frame, node_id))
+        segments.extend(
+            Segment(t, u, v, f0, f1)
+            for (f0, u), (f1, v) in zip(cleaned[:-1], cleaned[1:], strict=True)
+            if f1 > f0
+        )
+    return segments
+
+
+def group_streets(
+    tracks: Sequence[Track], segments: Sequence[Segment], params: SegmentParams | None = None
+) -> tuple[list[Street], list[int]]:
+    """Streets and, per segment, the id of its street."""
+    params = params or SegmentParams()
+    by_pair: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for i, seg in enumerate(segments):
+        by_pair[(min(seg.u, seg.v), max(seg.u, seg.v))].append(i)
+    streets: list[Street] = []
+    street_of = [-1] * len(segments)
+    for (a, b), members in sorted(by_pair.items()):
+        lines = []
+        for i in members:
+            seg = segments[i]
+            line = segment_polyline(tracks[seg.track], seg, params.polyline_samples)
+            lines.append(line if seg.u == a else line[::-1])
+        groups: list[list[int]] = []
+        anchors: list[FloatArray] = []
+        for i, line in zip(members, lines, strict=True):
+            for group, anchor in zip(groups, anchors, strict=True):
+                gap = float(np.mean(np.hypot(*(line - anchor).T)))
+                if a == b:  # a loop may be filmed either way round
+                    gap = min(gap, float(np.mean(np.hypot(*(line[::-1] - anchor).T))))
+                if gap < params.same_street_m:
+                    group.append(i)
+                    break
+            else:
+                groups.append([i])
+                anchors.append(line)
+        for group, anchor in zip(groups, anchors, strict=True):
+            forward, backward = [], []
+            for i in group:
+                seg = segments[i]
+                if a != b:
+                    is_forward = seg.u == a
+                else:
+                    line = segment_polyline(tracks[seg.track], seg, params.polyline_samples)
+                    is_forward = np.mean(np.hypot(*(line - anchor).T)) <= np.mean(
+                        np.hypot(*(line[::-1] - anchor).T)
+                    )
+                (forward if is_forward else backward).append(i)
+                street_of[i] = len(streets)
+            streets.append(Street(len(streets), a, b, tuple(forward), tuple(backward)))
+    return streets, street_of
+
+
+def dissolve_pass_through(
+    segments: Sequence[Segment], streets: Sequence[Street], node_ids: Sequence[int]
+) -> set[int]:
+    """Nodes (among ``node_ids``) that are no branch point: exactly two streets, neither a loop,
+    and every trajectory that reaches the node runs straight through it on the same video."""
+    degree: dict[int, set[int]] = defaultdict(set)
+    loops: set[int] = set()
+    for street in streets:
+        degree[street.a].add(street.id)
+        degree[street.b].add(street.id)
+        if street.a == street.b:
+            loops.add(street.a)
+    arrivals: dict[int, list[Segment]] = defaultdict(list)
+    departures: dict[tuple[int, int], Segment] = {}
+    starts: dict[int, list[Segment]] = defaultdict(list)
+    for seg in segments:
+        arrivals[seg.v].append(seg)
+        starts[seg.u].append(seg)
+        departures[(seg.track, seg.first_frame)] = seg
+    arrival_keys = {(seg.track, seg.last_frame) for seg in segments}
+    dissolved = set()
+    for node in node_ids:
+        if len(degree[node]) != 2 or node in loops:
+            continue
+        through = all((s.track, s.last_frame) in departures for s in arrivals[node])
+        fed = all((s.track, s.first_frame) in arrival_keys for s in starts[node])
+        if through and fed:
+            dissolved.add(node)
+    return dissolved

@@ -1,0 +1,186 @@
+"""Scoring a built pose graph against a synthetic city's ground truth (``SceneTruth``).
+
+Junctions are true nodes where three or more streets meet; streets through degree-2 nodes
+(bends) are joined into one, in the truth and in the built graph alike. Turns are judged by
+geometry: the built edge arriving at the matched junction along a true street, and its
+transition leaving along another true street, must carry the label the same policy gives the
+true angles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import networkx as nx
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from city360.geo import angle_diff_deg, bearing_deg
+from city360.pose_graph.graph import PoseGraph
+from city360.pose_graph.transitions import assign_labels
+from city360.synth.groundtruth import SceneTruth
+
+MATCH_M = 8.0
+NODE_IDENTITY_M = 15.0
+
+
+@dataclass
+class Score:
+    junction_precision: float
+    junction_recall: float
+    edge_precision: float
+    edge_recall: float
+    edge_f1: float
+    turns_total: int
+    turns_right: int
+    wrong_turns: list[str] = field(default_factory=list)
+
+    @property
+    def turn_accuracy(self) -> float:
+        return self.turns_right / self.turns_total if self.turns_total else 1.0
+
+
+def _contract(graph: nx.MultiGraph) -> nx.MultiGraph:
+    """Join the two streets at every degree-2 node (no self-loops) into one."""
+    graph = nx.MultiGraph(graph)
+    changed = True
+    while changed:
+        changed = False
+        for node in list(graph.nodes):
+            if graph.degree[node] != 2:
+                continue
+            ends = [v for _, v in graph.edges(node)]
+            if node in ends:
+                continue
+            a, b = ends
+            graph.remove_node(node)
+            graph.add_edge(a, b)
+            changed = True
+    return graph
+
+
+def _match(pred: np.ndarray, true: np.ndarray, radius: float) -> list[tuple[int, int]]:
+    if len(pred) == 0 or len(true) == 0:
+        return []
+    cost = np.hypot(pred[:, None, 0] - true[None, :, 0], pred[:, None, 1] - true[None, :, 1])
+    rows, cols = linear_sum_assignment(np.where(cost <= radius, cost, 1e6))
+    return [(int(r), int(c)) for r, c in zip(rows, cols, strict=True) if cost[r, c] <= radius]
+
+
+def _chord(line: np.ndarray, near: float, far: float) -> float:
+    """Bearing of travel towards line[0], measured from ``far`` to ``near`` metres before it."""
+    arc = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(line, axis=0).T))])
+    far = min(far, 0.6 * arc[-1])
+    near = min(near, 0.2 * arc[-1])
+    p_far = np.array([np.interp(far, arc, line[:, 0]), np.interp(far, arc, line[:, 1])])
+    p_near = np.array([np.interp(near, arc, line[:, 0]), np.interp(near, arc, line[:, 1])])
+    d = p_near - p_far
+    return bearing_deg(float(d[0]), float(d[1]))
+
+
+def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
+    true_graph = nx.MultiGraph()
+    for j in truth.junctions:
+        true_graph.add_node(j.id, xy=(j.x_m, j.y_m))
+    for s in truth.streets:
+        true_graph.add_edge(s.u, s.v)
+    true_contracted = _contract(true_graph)
+    true_junctions = [n for n in true_graph if true_graph.degree[n] >= 3]
+    true_xy = np.array([true_graph.nodes[n]["xy"] for n in true_junctions])
+
+    graph = pose_graph.graph
+    pred_junctions = [n for n, d in graph.nodes(data=True) if d["kind"] == "junction"]
+    pred_xy = np.array([[graph.nodes[n]["x_m"], graph.nodes[n]["y_m"]] for n in pred_junctions])
+    pairs = _match(pred_xy.reshape(-1, 2), true_xy.reshape(-1, 2), MATCH_M)
+    precision = len(pairs) / len(pred_junctions) if pred_junctions else 0.0
+    recall = len(pairs) / len(true_junctions) if true_junctions else 1.0
+
+    # streets: one undirected edge per built street, degree-2 nodes contracted
+    pred_streets = nx.MultiGraph()
+    pred_streets.add_nodes_from(graph.nodes)
+    seen = set()
+    for edge in pose_graph.edges():
+        if edge.street not in seen:
+            seen.add(edge.street)
+            pred_streets.add_edge(edge.u, edge.v)
+    pred_contracted = _contract(pred_streets)
+    all_true = [n for n in true_contracted]
+    all_pred = [n for n in pred_contracted]
+    pairs_all = _match(
+        np.array([[graph.nodes[n]["x_m"], graph.nodes[n]["y_m"]] for n in all_pred]).reshape(-1, 2),
+        np.array([true_graph.nodes[n]["xy"] for n in all_true]).reshape(-1, 2),
+        NODE_IDENTITY_M,
+    )
+    to_true = {all_pred[p]: all_true[t] for p, t in pairs_all}
+    true_set: dict[tuple[int, int], int] = {}
+    for u, v in true_contracted.edges():
+        key = (min(u, v), max(u, v))
+        true_set[key] = true_set.get(key, 0) + 1
+    hits = 0
+    pred_total = 0
+    remaining = dict(true_set)
+    for u, v in pred_contracted.edges():
+        pred_total += 1
+        if u in to_true and v in to_true:
+            key = (min(to_true[u], to_true[v]), max(to_true[u], to_true[v]))
+            if remaining.get(key, 0) > 0:
+                remaining[key] -= 1
+                hits += 1
+    true_total = sum(true_set.values())
+    e_p = hits / pred_total if pred_total else 0.0
+    e_r = hits / true_total if true_total else 1.0
+    f1 = 2 * e_p * e_r / (e_p + e_r) if e_p + e_r else 0.0
+
+    turns_total, turns_right, wrong = _score_turns(pose_graph, truth, true_junctions, pairs, pred_junctions)
+    return Score(precision, recall, e_p, e_r, f1, turns_total, turns_right, wrong)
+
+
+def _score_turns(
+    pose_graph: PoseGraph,
+    truth: SceneTruth,
+    true_junctions: list[int],
+    pairs: list[tuple[int, int]],
+    pred_junctions: list[int],
+) -> tuple[int, int, list[str]]:
+    by_node: dict[int, list[np.ndarray]] = {}
+    for s in truth.streets:
+        line = np.asarray(s.polyline_xy)
+        by_node.setdefault(s.u, []).append(line)  # starting at u
+        by_node.setdefault(s.v, []).append(line[::-1])
+    total = right = 0
+    wrong: list[str] = []
+    for p, t in pairs:
+        true_id = true_junctions[t]
+        node = pred_junctions[p]
+        lines = by_node[true_id]
+        # heading arriving along street k (travel towards the node) and leaving along street m
+        arrive = [(_chord(line, 5.0, 20.0) + 0.0) for line in lines]
+        leave = [(_chord(line, 5.0, 20.0) + 180.0) % 360.0 for line in lines]
+        incoming = [e for e in pose_graph.graph.in_edges(node, keys=True)]
+        for k in range(len(lines)):
+            others = [m for m in range(len(lines)) if m != k]
+            turns = [angle_diff_deg(leave[m], arrive[k]) for m in others]
+            labels = assign_labels(turns)
+            candidates = [
+                pose_graph.edge(key)
+                for _, _, key in incoming
+                if abs(angle_diff_deg(pose_graph.edge(key).end_heading_deg, arrive[k])) < 30
+            ]
+            for m, (label, rank) in zip(others, labels, strict=True):
+                if rank:
+                    continue
+                total += 1
+                ok = bool(candidates)
+                for edge in candidates:
+                    offered = [
+                        tr
+                        for tr in edge.transitions
+                        if abs(angle_diff_deg(pose_graph.edge(tr.edge).start_heading_deg, leave[m])) < 30
+                    ]
+                    if not any(tr.label == label and tr.rank == 0 for tr in offered):
+                        ok = False
+                if ok:
+                    right += 1
+                else:
+                    wrong.append(f"junction {true_id}: street {k}->{m} should be {label}")
+    return total, right, wrong
