@@ -314,7 +314,7 @@ class TaskBase(BaseModel):
         """The hidden answer as text (for results tables), never for agents."""
         return self.truth.expected()
 
-    def reference_images(self) -> list[str]:
+    def reference_image_paths(self) -> list[str]:
         """Suite-relative paths of every image the agent is given."""
         return [
             value
@@ -326,7 +326,7 @@ class TaskBase(BaseModel):
         """What the agent may see: the prompt, the answer format and the reference images."""
         from city360.tasks.prompts import answer_format, render_prompt
 
-        images = self.reference_images()
+        images = self.reference_image_paths()
         if suite_root is not None:
             from pathlib import Path
 

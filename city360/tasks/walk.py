@@ -266,6 +266,8 @@ class OracleResult:
     distance_m: float
     actions: tuple[tuple[str, str | None], ...]
     path_m: float
+    segments: tuple[str, ...] = ()
+    """Segments the walk passes through, in order (start segment first)."""
 
 
 def oracle_walk(
@@ -332,13 +334,17 @@ def oracle_walk(
     if found is None:
         return OracleResult(False, None, None, best_dist, (), 0.0)
     actions: list[tuple[str, str | None]] = []
+    segments = [found[0]]
     walked_m = 0.0
     cursor = found
     while (link := parent[cursor]) is not None:
         cursor, action, walked = link
         actions.append(action)
         walked_m += walked
+        if cursor[0] != segments[-1]:
+            segments.append(cursor[0])
     actions.reverse()
+    segments.reverse()
     x, y = graph.segments[found[0]].position(found[1] * q)
     return OracleResult(
         True,
@@ -347,6 +353,7 @@ def oracle_walk(
         math.hypot(x - gx, y - gy),
         tuple(actions),
         walked_m,
+        tuple(segments),
     )
 
 

@@ -1,0 +1,174 @@
+"""Difficulty: Easy / Medium / Hard from measurable features of a task.
+
+The rules, per family (distances in metres, measured on the pose graph):
+
+**Navigation** (LandmarkSearchText, LandmarkSearchImage, MapNavigation, VLN), from the
+oracle's walk from the start to the goal: ``length_m`` walked and ``decision_points`` (junctions
+crossed where more than one branch is offered).
+
+- Easy: ``length_m <= 120`` and ``decision_points <= 1``;
+- Hard: ``length_m > 240`` or ``decision_points >= 4``;
+- Medium: everything else.
+
+**Localization**, from the start: ``nearest_landmark_m`` (the nearest named place whose sign
+faces the street) and ``border_margin_m`` (how far the start is from the nearest grid line,
+probed at 5 and 15 m).
+
+- Easy: a landmark within 25 m and at least 15 m from every grid line;
+- Hard: no landmark within 50 m, or within 5 m of a grid line;
+- Medium: everything else.
+
+**Object count**, from the stretch: ``count`` (true number of objects) and ``stretch_m``.
+
+- Easy: ``count <= 2`` and ``stretch_m <= 80``;
+- Hard: ``count >= 6`` or ``stretch_m > 160``;
+- Medium: everything else.
+
+**Relational spatial reasoning**, from ``anchor_m``, the walk from the start to the pose in
+front of the named anchor place:
+
+- Easy: ``anchor_m <= 30``;
+- Hard: ``anchor_m > 100``;
+- Medium: everything else.
+
+:func:`difficulty_statistics` summarises a suite by family and difficulty with the features'
+means, which ``city360 tasks generate`` prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from city360.tasks.schema import Difficulty, TaskBase
+
+__all__ = [
+    "CountFeatures",
+    "LocalizationFeatures",
+    "RelationalFeatures",
+    "RouteFeatures",
+    "count_difficulty",
+    "difficulty_statistics",
+    "localization_difficulty",
+    "relational_difficulty",
+    "route_difficulty",
+]
+
+EASY_ROUTE_M = 120.0
+HARD_ROUTE_M = 240.0
+EASY_DECISIONS = 1
+HARD_DECISIONS = 4
+EASY_LANDMARK_M = 25.0
+HARD_LANDMARK_M = 50.0
+EASY_MARGIN_M = 15.0
+HARD_MARGIN_M = 5.0
+EASY_COUNT = 2
+HARD_COUNT = 6
+EASY_STRETCH_M = 80.0
+HARD_STRETCH_M = 160.0
+EASY_ANCHOR_M = 30.0
+HARD_ANCHOR_M = 100.0
+
+
+@dataclass(frozen=True, slots=True)
+class RouteFeatures:
+    length_m: float
+    decision_points: int
+    turns: int
+    steps: int
+
+    def as_meta(self) -> dict[str, Any]:
+        return {k: round(v, 2) if isinstance(v, float) else v for k, v in asdict(self).items()}
+
+
+@dataclass(frozen=True, slots=True)
+class LocalizationFeatures:
+    nearest_landmark_m: float
+    border_margin_m: float
+
+    def as_meta(self) -> dict[str, Any]:
+        return {k: round(v, 2) for k, v in asdict(self).items()}
+
+
+@dataclass(frozen=True, slots=True)
+class CountFeatures:
+    count: int
+    stretch_m: float
+
+    def as_meta(self) -> dict[str, Any]:
+        return {"count": self.count, "stretch_m": round(self.stretch_m, 2)}
+
+
+@dataclass(frozen=True, slots=True)
+class RelationalFeatures:
+    anchor_m: float
+    relation: str
+
+    def as_meta(self) -> dict[str, Any]:
+        return {"anchor_m": round(self.anchor_m, 2), "relation": self.relation}
+
+
+def route_difficulty(f: RouteFeatures) -> Difficulty:
+    if f.length_m > HARD_ROUTE_M or f.decision_points >= HARD_DECISIONS:
+        return Difficulty.HARD
+    if f.length_m <= EASY_ROUTE_M and f.decision_points <= EASY_DECISIONS:
+        return Difficulty.EASY
+    return Difficulty.MEDIUM
+
+
+def localization_difficulty(f: LocalizationFeatures) -> Difficulty:
+    if f.nearest_landmark_m > HARD_LANDMARK_M or f.border_margin_m < HARD_MARGIN_M:
+        return Difficulty.HARD
+    if f.nearest_landmark_m <= EASY_LANDMARK_M and f.border_margin_m >= EASY_MARGIN_M:
+        return Difficulty.EASY
+    return Difficulty.MEDIUM
+
+
+def count_difficulty(f: CountFeatures) -> Difficulty:
+    if f.count >= HARD_COUNT or f.stretch_m > HARD_STRETCH_M:
+        return Difficulty.HARD
+    if f.count <= EASY_COUNT and f.stretch_m <= EASY_STRETCH_M:
+        return Difficulty.EASY
+    return Difficulty.MEDIUM
+
+
+def relational_difficulty(f: RelationalFeatures) -> Difficulty:
+    if f.anchor_m > HARD_ANCHOR_M:
+        return Difficulty.HARD
+    if f.anchor_m <= EASY_ANCHOR_M:
+        return Difficulty.EASY
+    return Difficulty.MEDIUM
+
+
+_FEATURE_KEYS = (
+    "length_m",
+    "decision_points",
+    "turns",
+    "steps",
+    "nearest_landmark_m",
+    "border_margin_m",
+    "count",
+    "stretch_m",
+    "anchor_m",
+)
+
+
+def difficulty_statistics(tasks: Iterable[TaskBase]) -> list[dict[str, Any]]:
+    """One row per (family, difficulty): ``n`` and the mean of each numeric feature in the
+    tasks' ``meta``."""
+    groups: dict[tuple[str, str], list[TaskBase]] = {}
+    for task in tasks:
+        groups.setdefault((task.family.value, task.difficulty.value), []).append(task)
+    order = {d.value: i for i, d in enumerate(Difficulty)}
+    rows = []
+    for (family, level), members in sorted(
+        groups.items(), key=lambda kv: (kv[0][0], order[kv[0][1]])
+    ):
+        row: dict[str, Any] = {"family": family, "difficulty": level, "n": len(members)}
+        for key in _FEATURE_KEYS:
+            values = [t.meta[key] for t in members if isinstance(t.meta.get(key), int | float)]
+            if values:
+                row[key] = round(sum(values) / len(values), 1)
+        rows.append(row)
+    return rows
