@@ -1,0 +1,137 @@
+"""``city360 synth``: make a synthetic 360° city from an OSM extract."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from city360.errors import ConfigError
+from city360.progress import console
+
+__all__ = ["register", "synth_command"]
+
+# Defaults are repeated as literals so `city360 --help` does not import the pipeline; a test
+# checks they match city360.synth.film / city360.synth.pipeline.
+_DEFAULT_WIDTH = 3840
+_DEFAULT_FPS = 30
+_DEFAULT_SPEED_MPS = 1.4
+_DEFAULT_MAX_VIDEO_M = 600.0
+
+
+def synth_command(
+    out: Annotated[Path, typer.Option("--out", help="Folder to create for the city.")],
+    osm: Annotated[
+        Path | None,
+        typer.Option("--osm", help="OSM extract: .osm, .osm.bz2 or .osm.pbf.", show_default=False),
+    ] = None,
+    bbox: Annotated[
+        str | None,
+        typer.Option("--bbox", help="Crop to S,W,N,E (degrees).", show_default=False),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed; same seed, same bytes.")] = 0,
+    width: Annotated[
+        int | None,
+        typer.Option(
+            "--width",
+            help=f"Equirect width in pixels, height = width/2 (default {_DEFAULT_WIDTH}; "
+            "1024 with --demo).",
+            show_default=False,
+        ),
+    ] = None,
+    fps: Annotated[
+        int | None,
+        typer.Option(
+            "--fps",
+            help=f"Frames per second (default {_DEFAULT_FPS}; 2 with --demo).",
+            show_default=False,
+        ),
+    ] = None,
+    speed: Annotated[
+        float, typer.Option("--speed", help="Walking speed, m/s.")
+    ] = _DEFAULT_SPEED_MPS,
+    gps_noise: Annotated[
+        float, typer.Option("--gps-noise", help="RMS horizontal GPS error, metres.")
+    ] = 3.0,
+    clock_offset: Annotated[
+        float,
+        typer.Option("--clock-offset", help="GPS time minus camera (MP4 creation) time, s."),
+    ] = 0.0,
+    route: Annotated[
+        Path | None,
+        typer.Option(
+            "--route", help="Film along this GPX track instead of every street.", show_default=False
+        ),
+    ] = None,
+    max_video_m: Annotated[
+        float, typer.Option("--max-video-m", help="Longest coverage video, metres.")
+    ] = _DEFAULT_MAX_VIDEO_M,
+    network: Annotated[
+        str,
+        typer.Option("--network", help="Streets to film: street, street+service, walk, all."),
+    ] = "street",
+    poses_only: Annotated[
+        bool,
+        typer.Option("--poses-only", help="Skip rendering: GPX, poses and ground truth only."),
+    ] = False,
+    demo: Annotated[
+        bool,
+        typer.Option("--demo", help="Use the packaged demo extract (Helsinki centre)."),
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace --out if it already exists.")
+    ] = False,
+) -> None:
+    """Film a procedural 360° twin of an OSM extract: GPS-tagged video plus ground truth.
+
+    Map data © OpenStreetMap contributors (ODbL).
+    """
+    from city360.synth.pipeline import DEMO_FPS, DEMO_WIDTH, demo_city_source, synthesize
+
+    if demo and osm is not None:
+        msg = "pass either --osm FILE or --demo, not both"
+        raise ConfigError(msg)
+    if not demo and osm is None:
+        msg = "no OSM extract given: pass --osm FILE (.osm, .osm.bz2, .osm.pbf) or --demo"
+        raise ConfigError(msg)
+    source = demo_city_source() if demo or osm is None else osm
+    started = time.perf_counter()
+    city_dir = synthesize(
+        source,
+        out=out,
+        bbox=bbox,
+        seed=seed,
+        width=width if width is not None else (DEMO_WIDTH if demo else _DEFAULT_WIDTH),
+        fps=fps if fps is not None else (DEMO_FPS if demo else _DEFAULT_FPS),
+        speed=speed,
+        gps_noise_m=gps_noise,
+        clock_offset_s=clock_offset,
+        route_gpx=route,
+        max_video_m=max_video_m,
+        network=network,
+        poses_only=poses_only,
+        replace=force,
+    )
+    _print_summary(city_dir, time.perf_counter() - started)
+
+
+def _print_summary(city_dir: Path, seconds: float) -> None:
+    from city360.city import CityDir
+
+    manifest = CityDir(city_dir).read_manifest()
+    stats = manifest.stats
+    console.print(
+        f"[bold green]synthesized[/] {city_dir}: {stats.get('videos', 0)} videos, "
+        f"{stats.get('frames', 0)} frames, {stats.get('route_length_m', 0):.0f} m walked, "
+        f"{stats.get('junctions', 0)} junctions, {stats.get('pois', 0)} POIs, "
+        f"{stats.get('objects', 0)} objects in {seconds:.1f} s",
+        highlight=False,
+    )
+    console.print("Map data © OpenStreetMap contributors (ODbL)", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``city360 synth`` to the main CLI."""
+    app.command("synth")(synth_command)
