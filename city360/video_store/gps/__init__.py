@@ -1,0 +1,70 @@
+"""GPS readers: one module per source format, all returning a :class:`GpsTrack`.
+
+| format | module | time base |
+| --- | --- | --- |
+| GPX (gpxpy) | :mod:`.gpx` | UTC per point |
+| CSV ``time,lat,lon[,alt]`` | :mod:`.csv` | ISO 8601 or POSIX seconds |
+| CAMM track in an MP4 | :mod:`.camm` | video pts (+ GPS time in type 6) |
+| GoPro GPMF in an MP4 | :mod:`.gpmf` | video clock (+ GPSU / GPS9 UTC) |
+| EXIF GPS of still photos | :mod:`.exif` | GPSDateStamp + GPSTimeStamp |
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from city360.errors import GpsError, InputFileError
+from city360.video_store.gps.track import GpsTrack, validate_track
+
+__all__ = ["VIDEO_SUFFIXES", "GpsTrack", "read_embedded_track", "read_track", "validate_track"]
+
+VIDEO_SUFFIXES = frozenset({".mp4", ".mov", ".m4v", ".insv", ".lrv", ".360", ".mkv", ".webm"})
+_PHOTO_SUFFIXES = frozenset({".jpg", ".jpeg", ".tif", ".tiff"})
+
+
+def read_embedded_track(
+    video: str | os.PathLike[str], *, creation_time_utc: float | None = None
+) -> GpsTrack | None:
+    """The GPS track stored inside a video file (GoPro GPMF or CAMM), or None."""
+    from city360.video_store.gps.camm import read_camm
+    from city360.video_store.gps.gpmf import read_gpmf
+
+    path = Path(video)
+    track = read_gpmf(path)
+    if track is None:
+        track = read_camm(path, creation_time_utc=creation_time_utc)
+    return track
+
+
+def read_track(path: str | os.PathLike[str], *, creation_time_utc: float | None = None) -> GpsTrack:
+    """Read a GPS track, choosing the reader by file suffix (then by content for videos).
+
+    ``creation_time_utc`` is only used for CAMM tracks with untimed (type 5) records.
+    """
+    from city360.video_store.gps.csv import read_csv_track
+    from city360.video_store.gps.exif import read_exif_track
+    from city360.video_store.gps.gpx import read_gpx
+
+    source = Path(path)
+    if not source.is_file():
+        msg = f"GPS track {source} not found; check the path"
+        raise InputFileError(msg)
+    suffix = source.suffix.lower()
+    if suffix == ".gpx":
+        return read_gpx(source)
+    if suffix in (".csv", ".txt"):
+        return read_csv_track(source)
+    if suffix in _PHOTO_SUFFIXES:
+        return read_exif_track([source])
+    if suffix in VIDEO_SUFFIXES:
+        track = read_embedded_track(source, creation_time_utc=creation_time_utc)
+        if track is None:
+            msg = f"{source} carries no GPS track (neither GoPro GPMF nor CAMM)"
+            raise GpsError(msg)
+        return track
+    msg = (
+        f"GPS track {source}: unknown format {suffix!r}; expected .gpx, .csv, a GoPro/CAMM "
+        ".mp4 or a geotagged .jpg"
+    )
+    raise GpsError(msg)

@@ -1,0 +1,71 @@
+"""EXIF GPS of still panoramas (Pillow): one fix per photo."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from city360.errors import GpsError, InputFileError
+from city360.video_store.gps.track import GpsTrack
+
+__all__ = ["read_exif_fix", "read_exif_track"]
+
+_GPS_IFD = 0x8825
+_EXIF_IFD = 0x8769
+_DATETIME_ORIGINAL = 36867
+
+
+def _dms(value: Any, ref: str | None, negative_ref: str) -> float:
+    degrees, minutes, seconds = (float(v) for v in value)
+    decimal = degrees + minutes / 60.0 + seconds / 3600.0
+    return -decimal if (ref or "").upper().startswith(negative_ref) else decimal
+
+
+def read_exif_fix(path: Path) -> tuple[float, float, float, float]:
+    """``(t_s, lat, lon, alt_m)`` of one photo: POSIX seconds from GPSDateStamp+GPSTimeStamp
+    (UTC), else DateTimeOriginal read as UTC; altitude NaN when absent."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as image:
+            exif = image.getexif()
+    except FileNotFoundError:
+        msg = f"photo {path} not found; check the path"
+        raise InputFileError(msg) from None
+    except (UnidentifiedImageError, OSError) as exc:
+        msg = f"photo {path} cannot be read ({exc}); is it a JPEG?"
+        raise GpsError(msg) from None
+    gps = exif.get_ifd(_GPS_IFD)
+    if 2 not in gps or 4 not in gps:
+        msg = f"photo {path} has no EXIF GPS position; geotag it or pass --gps with a track"
+        raise GpsError(msg)
+    lat = _dms(gps[2], gps.get(1), "S")
+    lon = _dms(gps[4], gps.get(3), "W")
+    alt = float(gps[6]) if 6 in gps else math.nan
+    if alt == alt and gps.get(5) in (b"\x01", 1):
+        alt = -alt
+    stamp: datetime | None = None
+    if 29 in gps and 7 in gps:
+        h, m, s = (float(v) for v in gps[7])
+        day = datetime.strptime(str(gps[29]).strip(), "%Y:%m:%d").replace(tzinfo=UTC)
+        t_s = day.timestamp() + h * 3600 + m * 60 + s
+        return t_s, lat, lon, alt
+    original = exif.get_ifd(_EXIF_IFD).get(_DATETIME_ORIGINAL) or exif.get(306)
+    if original:
+        stamp = datetime.strptime(str(original).strip(), "%Y:%m:%d %H:%M:%S")
+        return stamp.replace(tzinfo=UTC).timestamp(), lat, lon, alt
+    msg = f"photo {path} has a GPS position but no time stamp (GPSDateStamp/DateTimeOriginal)"
+    raise GpsError(msg)
+
+
+def read_exif_track(paths: Sequence[Path]) -> GpsTrack:
+    """A track with one fix per photo, in the order given (sorted by time later)."""
+    if not paths:
+        msg = "no photos given to read EXIF GPS from"
+        raise GpsError(msg)
+    fixes = [read_exif_fix(p) for p in paths]
+    t, lat, lon, alt = (list(col) for col in zip(*fixes, strict=True))
+    return GpsTrack.from_columns(paths[0], "exif", t, lat, lon, alt)

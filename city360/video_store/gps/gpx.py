@@ -1,0 +1,54 @@
+"""GPX tracks (gpxpy): track points, else route points, else waypoints, in file order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from city360.errors import GpsError
+from city360.video_store.gps.track import GpsTrack
+
+__all__ = ["read_gpx"]
+
+
+def read_gpx(path: Path) -> GpsTrack:
+    """Read every timed point of a GPX file. ``<fix>none</fix>`` marks a point fix-less."""
+    import gpxpy
+    import gpxpy.gpx
+
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        msg = f"GPX {path} is not UTF-8 text; is it really a GPX file?"
+        raise GpsError(msg) from None
+    if not text.strip():
+        msg = f"GPX {path} is empty; export the track again"
+        raise GpsError(msg)
+    try:
+        gpx = gpxpy.parse(text)
+    except gpxpy.gpx.GPXException as exc:
+        msg = f"GPX {path} cannot be parsed ({exc}); export the track again as GPX 1.1"
+        raise GpsError(msg) from None
+    points: list[Any] = [p for trk in gpx.tracks for seg in trk.segments for p in seg.points]
+    if not points:
+        points = [p for route in gpx.routes for p in route.points]
+    if not points:
+        points = list(gpx.waypoints)
+    if not points:
+        msg = f"GPX {path} has no track, route or waypoint; export the track again"
+        raise GpsError(msg)
+    untimed = sum(p.time is None for p in points)
+    if untimed == len(points):
+        msg = (
+            f"GPX {path} has no time stamps; a track without times cannot be synchronised "
+            "with a video"
+        )
+        raise GpsError(msg)
+    t = np.array([p.time.timestamp() if p.time else np.nan for p in points], np.float64)
+    lat = np.array([p.latitude for p in points], np.float64)
+    lon = np.array([p.longitude for p in points], np.float64)
+    alt = np.array([np.nan if p.elevation is None else p.elevation for p in points], np.float64)
+    fix = np.array([(getattr(p, "type_of_gpx_fix", None) or "") != "none" for p in points])
+    return GpsTrack.from_columns(path, "gpx", t, lat, lon, alt, fix)

@@ -1,0 +1,116 @@
+"""The raw GPS track every reader returns, before cleaning."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from city360.errors import GpsError
+
+__all__ = ["GpsTrack", "validate_track"]
+
+
+@dataclass(frozen=True, slots=True)
+class GpsTrack:
+    """GPS fixes as numpy columns, in file order.
+
+    ``t_s``: POSIX seconds (UTC) on the GPS clock; ``lat``/``lon``: WGS84 degrees (NaN where a
+    record has no fix); ``alt_m``: metres (NaN when unknown); ``has_fix``: False for records the
+    receiver marked as without a fix. ``video_start_utc`` is set by readers of tracks embedded in
+    the video itself (GPMF, CAMM): the GPS time of the video's first frame, which makes the
+    container's creation time (often local time on cameras) unnecessary for synchronisation.
+    """
+
+    source: Path
+    kind: str
+    t_s: npt.NDArray[np.float64]
+    lat: npt.NDArray[np.float64]
+    lon: npt.NDArray[np.float64]
+    alt_m: npt.NDArray[np.float64]
+    has_fix: npt.NDArray[np.bool_]
+    video_start_utc: float | None = None
+
+    def __len__(self) -> int:
+        return int(self.t_s.shape[0])
+
+    @classmethod
+    def from_columns(
+        cls,
+        source: Path,
+        kind: str,
+        t_s: npt.ArrayLike,
+        lat: npt.ArrayLike,
+        lon: npt.ArrayLike,
+        alt_m: npt.ArrayLike | None = None,
+        has_fix: npt.ArrayLike | None = None,
+        *,
+        video_start_utc: float | None = None,
+    ) -> GpsTrack:
+        t = np.asarray(t_s, np.float64)
+        n = t.shape[0]
+        return cls(
+            source=source,
+            kind=kind,
+            t_s=t,
+            lat=np.asarray(lat, np.float64),
+            lon=np.asarray(lon, np.float64),
+            alt_m=np.full(n, np.nan) if alt_m is None else np.asarray(alt_m, np.float64),
+            has_fix=np.ones(n, bool) if has_fix is None else np.asarray(has_fix, bool),
+            video_start_utc=video_start_utc,
+        )
+
+
+def validate_track(track: GpsTrack) -> GpsTrack:
+    """Reject tracks that cannot give a trajectory; return the usable fixes, sorted by time.
+
+    Usable: has a fix, finite time/lat/lon, lat/lon in range. At least two usable fixes at
+    distinct times and places are needed to know where the camera went.
+    """
+    src = track.source
+    if len(track) == 0:
+        msg = f"GPS track {src} has no points; export the track again with its points"
+        raise GpsError(msg)
+    finite = np.isfinite(track.t_s) & np.isfinite(track.lat) & np.isfinite(track.lon)
+    in_range = (np.abs(track.lat) <= 90) & (np.abs(track.lon) <= 180)
+    usable = track.has_fix & finite & in_range
+    n_usable = int(usable.sum())
+    if n_usable == 0:
+        nan_count = int((~finite).sum())
+        why = f"{nan_count} have NaN or missing values" if nan_count else "none has a GPS fix"
+        msg = f"GPS track {src}: no usable point among {len(track)} ({why}); check the logger"
+        raise GpsError(msg)
+    if n_usable == 1:
+        msg = (
+            f"GPS track {src} has a single usable point; a trajectory needs a track of at "
+            "least two points at different places"
+        )
+        raise GpsError(msg)
+    order = np.argsort(track.t_s[usable], kind="stable")
+    t = track.t_s[usable][order]
+    lat, lon = track.lat[usable][order], track.lon[usable][order]
+    keep = np.concatenate([[True], np.diff(t) > 0])  # first fix wins when times repeat
+    t, lat, lon = t[keep], lat[keep], lon[keep]
+    if t.shape[0] < 2:
+        msg = f"GPS track {src}: every usable point has the same time stamp; check the logger"
+        raise GpsError(msg)
+    if np.ptp(lat) == 0 and np.ptp(lon) == 0:
+        msg = (
+            f"GPS track {src}: all {t.shape[0]} points are identical "
+            f"({lat[0]:.6f}, {lon[0]:.6f}); the camera never moved, so there is nothing "
+            "to resample by distance"
+        )
+        raise GpsError(msg)
+    alt = track.alt_m[usable][order][keep]
+    return GpsTrack(
+        source=src,
+        kind=track.kind,
+        t_s=t,
+        lat=lat,
+        lon=lon,
+        alt_m=alt,
+        has_fix=np.ones(t.shape[0], bool),
+        video_start_utc=track.video_start_utc,
+    )

@@ -1,0 +1,320 @@
+"""Ingest one video and its GPS track into ``trajectories/<id>/`` of a city directory.
+
+probe video -> read GPS -> clean + project -> sync clocks (maybe from motion) -> pose every
+frame -> keep one per ``spacing_m`` -> encode all-intra + write poses, in a temporary folder
+renamed into place only when complete. Inputs are checked before anything is written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from city360._atomic import atomic_dir
+from city360.city import CityDir, CityManifest, SourceFile, TrajectoryMeta, TrajectoryPoses
+from city360.errors import GpsError, OutputError, VideoError
+from city360.geo import LocalProjection
+from city360.video_store.clean import CleanParams, clean_track
+from city360.video_store.decode import VideoInfo, iter_frames, probe_video
+from city360.video_store.gps import GpsTrack, read_embedded_track, read_track, validate_track
+from city360.video_store.resample import frame_times, select_frames
+from city360.video_store.sync import measure_motion, resolve_sync
+from city360.video_store.writer import FrameWriter, output_size
+
+__all__ = [
+    "IngestOptions",
+    "IngestResult",
+    "ProgressCallback",
+    "city_projection",
+    "ingest_video",
+    "load_track",
+    "trajectory_id_for",
+    "update_manifest",
+]
+
+ProgressCallback = Callable[[str, int, int], None]
+"""``(phase, done, total)``: phase is "motion" or "frames"; counts are source frames."""
+
+
+@dataclass(frozen=True, slots=True)
+class IngestOptions:
+    """How to ingest. ``offset``: None trusts the clocks, seconds (GPS minus camera), or
+    "auto". ``max_width``: stored frames are at most this wide (None keeps the source)."""
+
+    offset: float | Literal["auto"] | None = None
+    spacing_m: float = 1.0
+    max_width: int | None = 3840
+    projection: Literal["equirect"] | None = None
+    crf: int = 16
+    offset_search_s: float = 30.0
+    overwrite: bool = False
+    clean: CleanParams = field(default_factory=CleanParams)
+
+
+@dataclass(frozen=True, slots=True)
+class IngestResult:
+    """What one ingest produced (and how long it took, for the benchmark harness)."""
+
+    trajectory_id: str
+    folder: Path
+    source_video: Path
+    gps_source: Path
+    frame_count: int
+    width: int
+    height: int
+    length_m: float
+    offset_s: float
+    sync_method: str
+    sync_score: float | None
+    dropped_fixes: int
+    video_duration_s: float
+    elapsed_s: float
+    lat_range: tuple[float, float]
+    lon_range: tuple[float, float]
+    video_sha256: str
+    gps_sha256: str
+
+
+def trajectory_id_for(video: Path) -> str:
+    """The trajectory id of a video: its file stem, reduced to ``[A-Za-z0-9._-]``."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", video.stem).strip("._")
+    return cleaned or "trajectory"
+
+
+def load_track(video: Path, gps: Path | None, info: VideoInfo | None = None) -> GpsTrack:
+    """The GPS track for ``video``: ``gps`` when given, else the one embedded in the video."""
+    created = info.creation_time_utc if info is not None else None
+    if gps is not None:
+        return read_track(gps, creation_time_utc=created)
+    track = read_embedded_track(video, creation_time_utc=created)
+    if track is None:
+        msg = (
+            f"video {video} has no embedded GPS (GoPro GPMF or CAMM); pass --gps TRACK "
+            "(a .gpx or .csv with the same file stem)"
+        )
+        raise GpsError(msg)
+    return track
+
+
+def city_projection(city: CityDir, tracks: Sequence[GpsTrack]) -> LocalProjection:
+    """The city's projection from ``city.json``; a new one centred on ``tracks`` otherwise."""
+    if city.exists():
+        return city.read_manifest().projection
+    lats = np.concatenate([validate_track(t).lat for t in tracks])
+    lons = np.concatenate([validate_track(t).lon for t in tracks])
+    centre_lat = round(0.5 * float(lats.min() + lats.max()), 6)
+    centre_lon = round(0.5 * float(lons.min() + lons.max()), 6)
+    return LocalProjection(centre_lat, centre_lon)
+
+
+def _sha256(path: Path) -> str:
+    from city360.city import file_sha256
+
+    return file_sha256(path)
+
+
+def ingest_video(
+    video: str | os.PathLike[str],
+    gps: str | os.PathLike[str] | None,
+    city_dir: str | os.PathLike[str],
+    *,
+    projection: LocalProjection,
+    options: IngestOptions | None = None,
+    trajectory_id: str | None = None,
+    progress: ProgressCallback | None = None,
+) -> IngestResult:
+    """Ingest ``video`` with track ``gps`` (None: the video's embedded GPS) into ``city_dir``.
+
+    Writes ``trajectories/<id>/{frames.mp4,poses.csv,trajectory.json}`` atomically; does not
+    touch ``city.json`` (see :func:`update_manifest`, called once for a batch).
+    """
+    started = time.perf_counter()
+    opts = options or IngestOptions()
+    video_path = Path(video)
+    gps_path = Path(gps) if gps is not None else None
+    city = CityDir(city_dir)
+    tid = trajectory_id or trajectory_id_for(video_path)
+    target = city.trajectory_dir(tid)
+    if target.exists() and any(target.iterdir()) and not opts.overwrite:
+        msg = f"trajectory {target} already exists; pass --overwrite to replace it"
+        raise OutputError(msg)
+
+    info = probe_video(video_path, projection=opts.projection)
+    track = load_track(video_path, gps_path, info)
+    smooth = clean_track(track, projection, params=opts.clean)
+    motion = None
+    if opts.offset == "auto":
+        total = info.frame_count
+        frames = iter_frames(info)
+
+        def counted() -> object:
+            for frame in frames:
+                if progress is not None and frame.index % 30 == 0:
+                    progress("motion", frame.index, total)
+                yield frame
+
+        motion = measure_motion(counted(), info)  # type: ignore[arg-type]
+    sync = resolve_sync(
+        track, info, opts.offset, smooth=smooth, motion=motion, search_s=opts.offset_search_s
+    )
+    pts, t_video = frame_times(info)
+    if pts.shape[0] == 0:
+        msg = f"video {video_path} has no frames; re-copy it from the camera"
+        raise VideoError(msg)
+    selection = select_frames(
+        pts,
+        t_video,
+        smooth,
+        sync,
+        spacing_m=opts.spacing_m,
+        source=str(video_path),
+        gps_source=str(track.source),
+    )
+    out_w, out_h = output_size(info.width, info.height, opts.max_width)
+    wanted = {int(p): k for k, p in enumerate(selection.source_pts)}
+    video_sha = _sha256(video_path)
+    gps_sha = video_sha if gps_path is None else _sha256(gps_path)
+
+    created_dirs = [p for p in (city.root, city.trajectories_dir) if not p.exists()]
+    try:
+        with atomic_dir(target, replace=opts.overwrite) as tmp:
+            written = 0
+            with FrameWriter(tmp / "frames.mp4", out_w, out_h, crf=opts.crf) as writer:
+                for frame in iter_frames(info):
+                    if progress is not None and frame.index % 30 == 0:
+                        progress("frames", frame.index, info.frame_count)
+                    row = wanted.get(frame.pts)
+                    if row is None:
+                        continue
+                    if row != written:
+                        msg = f"video {video_path}: frame pts {frame.pts} decoded out of order"
+                        raise VideoError(msg)
+                    image = frame.to_rgb(width=out_w)
+                    if image.shape[:2] != (out_h, out_w):
+                        import cv2
+
+                        image = cv2.resize(  # type: ignore[assignment]
+                            image, (out_w, out_h), interpolation=cv2.INTER_AREA
+                        )
+                    writer.write(image)
+                    written += 1
+            if written != len(selection):
+                msg = (
+                    f"video {video_path} is truncated or corrupt: {written} of "
+                    f"{len(selection)} selected frames decoded; re-copy it from the camera"
+                )
+                raise VideoError(msg)
+            lat, lon = projection.to_latlon(selection.x_m, selection.y_m)
+            poses = TrajectoryPoses(
+                x_m=selection.x_m,
+                y_m=selection.y_m,
+                lat=lat,
+                lon=lon,
+                heading_deg=selection.heading_deg,
+                t_s=selection.t_s,
+                source_pts=selection.source_pts,
+            )
+            meta = TrajectoryMeta(
+                id=tid,
+                source_video=str(video_path),
+                source_sha256=video_sha,
+                gps_source=str(track.source),
+                width=out_w,
+                height=out_h,
+                frame_count=written,
+                spacing_m=opts.spacing_m,
+                camera_yaw_offset_deg=0.0,
+                clock_offset_s=sync.offset_s,
+                length_m=selection.length_m,
+            )
+            CityDir.write_trajectory_files(tmp, meta, poses)
+    except BaseException:
+        for folder in reversed(created_dirs):
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+        raise
+    if progress is not None:
+        progress("frames", info.frame_count, info.frame_count)
+    return IngestResult(
+        trajectory_id=tid,
+        folder=target,
+        source_video=video_path,
+        gps_source=track.source,
+        frame_count=written,
+        width=out_w,
+        height=out_h,
+        length_m=selection.length_m,
+        offset_s=sync.offset_s,
+        sync_method=sync.method,
+        sync_score=sync.score,
+        dropped_fixes=smooth.dropped,
+        video_duration_s=info.duration_s,
+        elapsed_s=time.perf_counter() - started,
+        lat_range=(float(lat.min()), float(lat.max())),
+        lon_range=(float(lon.min()), float(lon.max())),
+        video_sha256=video_sha,
+        gps_sha256=gps_sha,
+    )
+
+
+def update_manifest(
+    city_dir: str | os.PathLike[str],
+    projection: LocalProjection,
+    results: Sequence[IngestResult],
+    options: IngestOptions,
+) -> CityManifest:
+    """Create or extend ``city.json`` with the ingested sources, bbox and ingest parameters."""
+    city = CityDir(city_dir)
+    if city.exists():
+        manifest = city.read_manifest()
+    else:
+        manifest = CityManifest(
+            name=city.root.resolve().name,
+            crs=projection.proj4,
+            origin_lat=projection.origin_lat,
+            origin_lon=projection.origin_lon,
+            bbox=(90.0, 180.0, -90.0, -180.0),
+        )
+    south, west, north, east = manifest.bbox
+    known = {(s.kind, s.path) for s in manifest.sources}
+    sources = list(manifest.sources)
+    for result in results:
+        south, north = min(south, result.lat_range[0]), max(north, result.lat_range[1])
+        west, east = min(west, result.lon_range[0]), max(east, result.lon_range[1])
+        for kind, path, digest in (
+            ("video", result.source_video, result.video_sha256),
+            ("gps", result.gps_source, result.gps_sha256),
+        ):
+            if (kind, str(path)) not in known:
+                known.add((kind, str(path)))
+                sources.append(SourceFile(kind=kind, path=str(path), sha256=digest))
+    build = dict(manifest.build)
+    build["ingest"] = {
+        "spacing_m": options.spacing_m,
+        "max_width": options.max_width,
+        "offset": options.offset,
+        "crf": options.crf,
+        "offsets_s": {
+            **build.get("ingest", {}).get("offsets_s", {}),
+            **{r.trajectory_id: round(r.offset_s, 3) for r in results},
+        },
+    }
+    stats = dict(manifest.stats)
+    stats["trajectories"] = len(city.trajectory_ids())
+    updated = manifest.model_copy(
+        update={
+            "bbox": (south, west, north, east),
+            "sources": sources,
+            "build": build,
+            "stats": stats,
+        }
+    )
+    city.write_manifest(updated)
+    return updated

@@ -1,0 +1,127 @@
+"""Choose the source frames to keep: one every ``spacing_m`` metres travelled.
+
+Every source frame gets a pose from the smoothed track at its own time; frames are then
+picked by distance along the track, so the stored trajectory is a sequence of places, not of
+times (standing still adds no frames; walking fast adds no gaps beyond the source frame rate).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC
+
+import numpy as np
+import numpy.typing as npt
+
+from city360.errors import ConfigError, GpsError
+from city360.video_store.clean import SmoothTrack
+from city360.video_store.decode import VideoInfo
+from city360.video_store.sync import SyncResult
+
+__all__ = ["FrameSelection", "frame_times", "select_frames"]
+
+
+@dataclass(frozen=True, slots=True)
+class FrameSelection:
+    """The kept source frames in order: ``source_index`` (decode order), ``source_pts``,
+    ``t_s`` (video seconds), pose ``x_m``/``y_m``/``heading_deg`` and ``distance_m`` along
+    the track from the first kept frame."""
+
+    source_index: npt.NDArray[np.int64]
+    source_pts: npt.NDArray[np.int64]
+    t_s: npt.NDArray[np.float64]
+    x_m: npt.NDArray[np.float64]
+    y_m: npt.NDArray[np.float64]
+    heading_deg: npt.NDArray[np.float64]
+    distance_m: npt.NDArray[np.float64]
+
+    def __len__(self) -> int:
+        return int(self.source_index.shape[0])
+
+    @property
+    def length_m(self) -> float:
+        return float(self.distance_m[-1]) if len(self) else 0.0
+
+
+def frame_times(info: VideoInfo) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """``(pts, t_s)`` of every video frame in presentation order, from the packets alone.
+
+    Reading packets is cheap (no decoding) and gives the true times of variable-frame-rate
+    video, which ``index / fps`` would not.
+    """
+    import av
+
+    from city360.video_store.decode import open_video
+
+    with open_video(info.path) as container:
+        stream = container.streams.video[0]
+        start = stream.start_time or 0
+        try:
+            pts = [p.pts for p in container.demux(stream) if p.pts is not None and p.size]
+        except av.FFmpegError:
+            pts = []  # a broken tail: the decode pass reports it with the frame number
+    stamps = np.sort(np.asarray(pts, np.int64))
+    return stamps, (stamps - start).astype(np.float64) * info.time_base
+
+
+def select_frames(
+    pts: npt.NDArray[np.int64],
+    t_video_s: npt.NDArray[np.float64],
+    smooth: SmoothTrack,
+    sync: SyncResult,
+    *,
+    spacing_m: float,
+    source: str = "video",
+    gps_source: str = "track",
+) -> FrameSelection:
+    """Pose every frame inside the GPS span and keep the one nearest each multiple of
+    ``spacing_m`` along the track."""
+    if not (spacing_m > 0 and math.isfinite(spacing_m)):
+        msg = f"`spacing_m` must be > 0, got {spacing_m}"
+        raise ConfigError(msg)
+    gps_t = sync.video_start_gps + t_video_s
+    inside = np.flatnonzero((gps_t >= smooth.start_s) & (gps_t <= smooth.end_s))
+    if inside.shape[0] == 0:
+        video_from = sync.video_start_gps
+        video_to = video_from + (float(t_video_s[-1]) if t_video_s.shape[0] else 0.0)
+        msg = (
+            f"GPS track {gps_source} (GPS time {_iso(smooth.start_s)} .. {_iso(smooth.end_s)}) "
+            f"does not overlap video {source} ({_iso(video_from)} .. {_iso(video_to)} with "
+            f"clock offset {sync.offset_s:+.1f} s); pair the right files, or pass --offset "
+            "SECONDS (or --offset auto) if the camera clock is wrong"
+        )
+        raise GpsError(msg)
+    x, y, heading = smooth.sample(gps_t[inside])
+    steps = np.hypot(np.diff(x), np.diff(y))
+    distance = np.concatenate([[0.0], np.cumsum(steps)])
+    total = float(distance[-1])
+    if total < spacing_m:
+        msg = (
+            f"video {source} moves only {total:.1f} m along GPS track {gps_source} while "
+            f"both overlap; at least `spacing_m` = {spacing_m:g} m is needed"
+        )
+        raise GpsError(msg)
+    targets = np.arange(0.0, total + 1e-9, spacing_m)
+    after = np.clip(np.searchsorted(distance, targets), 0, distance.shape[0] - 1)
+    before = np.clip(after - 1, 0, distance.shape[0] - 1)
+    pick = np.where(
+        np.abs(distance[before] - targets) <= np.abs(distance[after] - targets), before, after
+    )
+    pick = np.unique(pick)  # sorted; duplicates when the camera outruns its frame rate
+    chosen = inside[pick]
+    return FrameSelection(
+        source_index=chosen.astype(np.int64),
+        source_pts=pts[chosen].astype(np.int64),
+        t_s=t_video_s[chosen],
+        x_m=x[pick],
+        y_m=y[pick],
+        heading_deg=heading[pick],
+        distance_m=distance[pick] - distance[pick[0]],
+    )
+
+
+def _iso(t_s: float) -> str:
+    from datetime import datetime
+
+    return datetime.fromtimestamp(t_s, tz=UTC).isoformat(timespec="seconds")
