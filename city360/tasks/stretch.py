@@ -61,9 +61,9 @@ def walk_stretch(
     crossed = 0
     while True:
         seg = graph.segment(segments[-1])
-        offered = [t for t in seg.transitions if t.edge in graph.segments]
+        offered = [t for t in seg.choices if t.edge in graph.segments and not t.uturn]
         if len(offered) == 1:
-            nxt = offered[0].edge  # a bend: the street goes on
+            nxt = offered[0].edge  # a bend or a link: the street goes on
         elif len(offered) > 1 and crossed < through:
             ups = [t.edge for t in offered if t.label == "UP"]
             if len(ups) != 1:
@@ -97,10 +97,10 @@ def describe_stretch(graph: WalkGraph, stretch: CountStretch) -> str:
     """The stretch in words, as the agent reads it after "Count every tree you can see ..."."""
     crossings = 0
     for here in stretch.segments[:-1]:
-        if len(graph.segment(here).transitions) > 1:
+        if graph.segment(here).is_intersection:
             crossings += 1
     end_seg = graph.segment(stretch.segments[-1])
-    dead_end = not end_seg.transitions
+    dead_end = not any(not t.uturn for t in end_seg.choices)
     if dead_end:
         target = "the end of the street"
     else:

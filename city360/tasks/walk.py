@@ -42,11 +42,16 @@ _OFFSET_QUANTUM_M = 0.01
 
 @dataclass(frozen=True, slots=True)
 class Transition:
-    """A choice offered on arriving at a segment's end: take ``edge``, labelled ``label``."""
+    """A choice offered on arriving at a segment's end: take ``edge``, labelled ``label``.
+
+    ``rank`` 0 is the choice the LEFT/UP/RIGHT action takes (higher ranks cannot be taken by an
+    action); ``uturn`` marks turning back along the same street (offered only at dead ends)."""
 
     edge: str
     label: str
     turn_deg: float
+    rank: int = 0
+    uturn: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +68,17 @@ class Segment:
     """(K,) distance along the polyline, scaled so that ``arc_m[-1] == length_m``."""
     transitions: tuple[Transition, ...]
     twin: str | None
+
+    @property
+    def choices(self) -> tuple[Transition, ...]:
+        """Transitions an action can take (rank 0)."""
+        return tuple(t for t in self.transitions if t.rank == 0)
+
+    @property
+    def is_intersection(self) -> bool:
+        """True when arriving at this segment's end offers a real choice: more than one way on,
+        not counting a U-turn."""
+        return sum(not t.uturn for t in self.choices) > 1
 
     def position(self, offset_m: float) -> tuple[float, float]:
         """(x_m, y_m) at ``offset_m`` along the segment (clamped to its ends)."""
@@ -183,7 +199,13 @@ class WalkGraph:
                 xy=np.asarray(xy, np.float64),
                 arc_m=_polyline(np.asarray(xy, np.float64), length),
                 transitions=tuple(
-                    Transition(str(t["edge"]), str(t["label"]), float(t["turn_deg"]))
+                    Transition(
+                        str(t["edge"]),
+                        str(t["label"]),
+                        float(t["turn_deg"]),
+                        int(t.get("rank", 0)),
+                        bool(t.get("uturn", False)),
+                    )
                     for t in attrs.get("transitions", [])
                 ),
                 twin=attrs.get("twin"),
@@ -244,7 +266,7 @@ class WalkGraph:
                 return route[::-1]
             if d > dist[seg_id]:
                 continue
-            for tr in self.segments[seg_id].transitions:
+            for tr in self.segments[seg_id].choices:
                 nd = d + self.segments[seg_id].length_m
                 if tr.edge in self.segments and nd < dist.get(tr.edge, math.inf):
                     dist[tr.edge] = nd
@@ -322,7 +344,7 @@ def oracle_walk(
                     new = min(seg.length_m, offset + step)
                     moves.append((state_of(seg.id, new), ("W", name), new - offset))
             else:
-                for tr in seg.transitions:
+                for tr in seg.choices:
                     if tr.edge in graph.segments:
                         moves.append((state_of(tr.edge, 0.0), (tr.label, None), 0.0))
             for new_state, action, walked in moves:

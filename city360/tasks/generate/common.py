@@ -173,7 +173,7 @@ def route_features(graph: WalkGraph, result: OracleResult) -> RouteFeatures:
     A decision point is a junction the walk crosses where more than one branch is offered; a
     turn is a LEFT or RIGHT taken there.
     """
-    decisions = sum(len(graph.segments[s].transitions) > 1 for s in result.segments[:-1])
+    decisions = sum(graph.segments[s].is_intersection for s in result.segments[:-1])
     turns = sum(action in ("LEFT", "RIGHT") for action, _ in result.actions)
     return RouteFeatures(
         length_m=result.path_m,

@@ -54,7 +54,7 @@ def side_of(heading_deg: float, dx_m: float, dy_m: float) -> Literal["left", "ri
 
 
 def _transition_label(graph: WalkGraph, from_seg: str, to_seg: str) -> str:
-    for tr in graph.segment(from_seg).transitions:
+    for tr in graph.segment(from_seg).choices:
         if tr.edge == to_seg:
             return tr.label
     msg = f"segment {to_seg!r} is not a branch offered at the end of {from_seg!r}"
@@ -93,16 +93,16 @@ def directions(
     passed = 0  # intersections crossed straight on since the last instruction
     for here, there in itertools.pairwise(route):
         label = _transition_label(graph, here, there)
-        choices = len(graph.segment(here).transitions)
         node = graph.segment(here).v
-        if choices <= 1:
+        if not graph.segment(here).is_intersection:
             if label != "UP":
                 lines.append(f"Follow the street as it bends {label.lower()}.")
             continue
         if label == "UP":
             passed += 1
             continue
-        text = f"Turn {label.lower()} at the {ordinal(passed + 1)} intersection"
+        where = "next" if passed == 0 and len(lines) > 1 else ordinal(passed + 1)
+        text = f"Turn {label.lower()} at the {where} intersection"
         corner = _corner(graph, node, landmarks, corner_radius_m, used)
         if corner is not None:
             used.add(corner.id)
@@ -111,6 +111,10 @@ def directions(
         passed = 0
     if passed:
         plural = "intersection" if passed == 1 else "intersections"
-        lines.append(f"Go straight through {passed} {plural}.")
+        through = f"Go straight through {passed} {plural}."
+        if lines == ["Go straight."]:
+            lines = [through]
+        else:
+            lines.append(through)
     lines.append(f"Stop in front of {goal.name} on your {goal_side}.")
     return [f"{k}. {line}" for k, line in enumerate(lines, start=1)]
