@@ -52,9 +52,9 @@ class BuildParams:
 
     junctions: JunctionParams = field(default_factory=JunctionParams)
     segments: SegmentParams = field(default_factory=SegmentParams)
-    heading_near_m: float = 5.0
+    heading_near_m: float = 6.0
     """End headings are measured on the chord from this far from the node ..."""
-    heading_far_m: float = 20.0
+    heading_far_m: float = 30.0
     """... to this far (both capped by a share of the edge length): turns happen at the node."""
     profile_step_m: float = 5.0
     """Spacing of ``heading_profile_deg`` samples along an edge."""
@@ -112,6 +112,11 @@ def _choose_primary(segments: Sequence[Segment], members: Sequence[int], tracks:
     )
     median = float(np.median(lengths))
     return members[int(np.argmin(np.abs(lengths - median)))]
+
+
+def _circular_mean(angles_deg: Sequence[float]) -> float:
+    rad = np.radians(np.asarray(angles_deg, dtype=np.float64))
+    return wrap_deg(float(np.degrees(np.arctan2(np.sin(rad).sum(), np.cos(rad).sum()))))
 
 
 def _segment_id(track: Track, first: int, last: int) -> str:
@@ -277,6 +282,28 @@ def _assemble(
             start, end = wrap_deg(end + 180.0), wrap_deg(start + 180.0)
             profile = [round(wrap_deg(h + 180.0), 1) for h in reversed(profile)]
         geometry[spec.id] = (length, start, end, profile)
+    # End headings of a street from all its passes, both directions: the mean of several noisy
+    # chords is what turn angles should be measured against.
+    leave_a: dict[int, list[float]] = defaultdict(list)
+    arrive_b: dict[int, list[float]] = defaultdict(list)
+    for spec in specs:
+        if spec.reverse:
+            continue
+        _, start, end, _ = geometry[spec.id]
+        if spec.forward:
+            leave_a[spec.street].append(start)
+            arrive_b[spec.street].append(end)
+        else:
+            leave_a[spec.street].append(end + 180.0)
+            arrive_b[spec.street].append(start + 180.0)
+    for spec in specs:
+        length, _, _, profile = geometry[spec.id]
+        out_a = _circular_mean(leave_a[spec.street])
+        in_b = _circular_mean(arrive_b[spec.street])
+        if spec.forward:
+            geometry[spec.id] = (length, out_a, in_b, profile)
+        else:
+            geometry[spec.id] = (length, wrap_deg(in_b + 180.0), wrap_deg(out_a + 180.0), profile)
     primary_of: dict[tuple[int, bool], str] = {
         (s.street, s.forward): s.id for s in specs if s.primary
     }

@@ -135,6 +135,20 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
     return Score(precision, recall, e_p, e_r, f1, turns_total, turns_right, wrong)
 
 
+def _stable(turns: list[float], labels: list[tuple[str, int]]) -> list[bool]:
+    """Whether each label survives moving any one angle by ±8° (else the junction is
+    symmetric enough that the policy's choice is a coin toss, and not scored)."""
+    firm = [True] * len(turns)
+    for i in range(len(turns)):
+        for delta in (-8.0, 8.0):
+            moved = list(turns)
+            moved[i] += delta
+            for k, (a, b) in enumerate(zip(labels, assign_labels(moved), strict=True)):
+                if a != b:
+                    firm[k] = False
+    return firm
+
+
 def _score_turns(
     pose_graph: PoseGraph,
     truth: SceneTruth,
@@ -161,13 +175,14 @@ def _score_turns(
             others = [m for m in range(len(lines)) if m != k]
             turns = [angle_diff_deg(leave[m], arrive[k]) for m in others]
             labels = assign_labels(turns)
+            stable = _stable(turns, labels)
             candidates = [
                 pose_graph.edge(key)
                 for _, _, key in incoming
                 if abs(angle_diff_deg(pose_graph.edge(key).end_heading_deg, arrive[k])) < 30
             ]
-            for m, (label, rank) in zip(others, labels, strict=True):
-                if rank:
+            for m, (label, rank), firm in zip(others, labels, stable, strict=True):
+                if rank or not firm:
                     continue
                 total += 1
                 ok = bool(candidates)

@@ -232,3 +232,35 @@ def write_trajectory(
 
 def bearing(dx: float, dy: float) -> float:
     return math.degrees(math.atan2(dx, dy)) % 360.0
+
+
+def write_osm(graph: nx.Graph, path: Path, *, origin: tuple[float, float] = ORIGIN) -> Path:
+    """An OSM XML extract of ``graph``: one residential way per street, polyline vertices as
+    nodes, plus a few streets beyond the filmed area so the extract is larger than the city."""
+    projection = LocalProjection(*origin)
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', '<osm version="0.6" generator="tests">']
+    node_ids: dict[int, int] = {}
+    next_id = 1
+
+    def node(x: float, y: float) -> int:
+        nonlocal next_id
+        lat, lon = projection.to_latlon(x, y)
+        lines.append(f'  <node id="{next_id}" version="1" lat="{float(lat):.9f}" lon="{float(lon):.9f}"/>')
+        next_id += 1
+        return next_id - 1
+
+    for n, data in sorted(graph.nodes(data=True)):
+        node_ids[n] = node(data["x_m"], data["y_m"])
+    ways = []
+    for u, v in sorted(tuple(sorted(e)) for e in graph.edges):
+        line = _oriented(graph, u, v)
+        inner = [node(x, y) for x, y in line[1:-1:4]]
+        ways.append([node_ids[u], *inner, node_ids[v]])
+    for k, refs in enumerate(ways):
+        lines.append(f'  <way id="{k + 1}" version="1">')
+        lines += [f'    <nd ref="{r}"/>' for r in refs]
+        lines.append('    <tag k="highway" v="residential"/>')
+        lines.append("  </way>")
+    lines.append("</osm>")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

@@ -1,0 +1,202 @@
+"""Trajectories matched to an OpenStreetMap street network; OSM junctions as candidates.
+
+Matching is nearest-street with heading gating: each pose goes to the closest OSM street
+(polylines densely sampled every ``SAMPLE_STEP_M``, searched with a ``cKDTree``) within
+``MATCH_RADIUS_M`` whose local direction agrees with the travel heading within
+``MATCH_ANGLE_DEG`` (axially: a street can be walked either way). This is osmnx's
+``nearest_edges`` idea, vectorised and with a heading gate, and it is enough here: ingested
+poses are smoothed to 1-2 m, far less than the spacing of streets, and the heading gate keeps a
+pose near a junction on the street it actually walks. A hidden-Markov matcher (leuvenmapmatching,
+last released 2022 and pure Python, hence slow at city scale) would add little at this noise
+level; the pose-derived junctions remain the primary evidence and OSM only adds candidates.
+
+An OSM node where at least three streets have matched poses within ``JUNCTION_REACH_M`` of it is
+a junction the video passes through, and becomes a junction candidate at its OSM position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import numpy.typing as npt
+from scipy.spatial import cKDTree
+
+from city360.errors import OsmError
+from city360.geo import LocalProjection
+from city360.pose_graph.tracks import Track
+
+__all__ = [
+    "MATCH_ANGLE_DEG",
+    "MATCH_RADIUS_M",
+    "MIN_COVERED_SHARE",
+    "OsmStreets",
+    "coverage",
+    "load_streets",
+    "match_tracks",
+    "osm_junction_candidates",
+    "streets_from_graph",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+SAMPLE_STEP_M = 1.0
+MATCH_RADIUS_M = 15.0
+MATCH_ANGLE_DEG = 35.0
+JUNCTION_REACH_M = 25.0
+"""Poses on a street this close to one of its end nodes count as filming that street there."""
+MIN_POSES_PER_STREET = 4
+MIN_COVERED_SHARE = 0.5
+"""At least this share of all poses must match an OSM street, or the extract is elsewhere."""
+
+
+@dataclass(frozen=True, slots=True)
+class OsmStreets:
+    """An OSM street network as arrays (metres in the city CRS).
+
+    ``node_xy`` (N, 2) and ``node_ids`` (N,) OSM ids; ``edge_nodes`` (E, 2) node indices of each
+    street's ends; ``edge_length_m`` (E,); ``samples_xy`` (S, 2) points along the streets every
+    ~``SAMPLE_STEP_M``, ``sample_edge`` (S,) their street, ``sample_dir_deg`` (S,) the street's
+    local direction there (a bearing, meaningful modulo 180).
+    """
+
+    source: str
+    node_xy: FloatArray
+    node_ids: IntArray
+    edge_nodes: IntArray
+    edge_length_m: FloatArray
+    samples_xy: FloatArray
+    sample_edge: IntArray
+    sample_dir_deg: FloatArray
+
+    @property
+    def total_length_m(self) -> float:
+        return float(self.edge_length_m.sum())
+
+
+def streets_from_graph(streets: nx.MultiGraph, *, source: str) -> OsmStreets:
+    """Arrays from an ``OsmData.streets`` MultiGraph (node attrs ``x_m``/``y_m``, edge attr
+    ``polyline_xy``)."""
+    ids = list(streets.nodes)
+    index = {n: i for i, n in enumerate(ids)}
+    node_xy = np.array([[streets.nodes[n]["x_m"], streets.nodes[n]["y_m"]] for n in ids])
+    edge_nodes, lengths, samples, owner, dirs = [], [], [], [], []
+    for k, (u, v, data) in enumerate(streets.edges(data=True)):
+        line = np.asarray(data["polyline_xy"], dtype=np.float64)
+        seg = np.diff(line, axis=0)
+        seg_len = np.hypot(*seg.T)
+        arc = np.concatenate([[0.0], np.cumsum(seg_len)])
+        marks = np.linspace(0.0, arc[-1], max(2, int(np.ceil(arc[-1] / SAMPLE_STEP_M)) + 1))
+        pts = np.column_stack([np.interp(marks, arc, line[:, 0]), np.interp(marks, arc, line[:, 1])])
+        which = np.clip(np.searchsorted(arc, marks, side="right") - 1, 0, len(seg) - 1)
+        bearing = np.degrees(np.arctan2(seg[which, 0], seg[which, 1]))
+        edge_nodes.append((index[u], index[v]))
+        lengths.append(arc[-1])
+        samples.append(pts)
+        owner.append(np.full(len(pts), k, dtype=np.int64))
+        dirs.append(np.mod(bearing, 360.0))
+    if not edge_nodes:
+        msg = f"OSM extract {source} has no streets"
+        raise OsmError(msg)
+    return OsmStreets(
+        source=source,
+        node_xy=node_xy,
+        node_ids=np.asarray(ids, dtype=np.int64),
+        edge_nodes=np.asarray(edge_nodes, dtype=np.int64),
+        edge_length_m=np.asarray(lengths),
+        samples_xy=np.concatenate(samples),
+        sample_edge=np.concatenate(owner),
+        sample_dir_deg=np.concatenate(dirs),
+    )
+
+
+def load_streets(path: Path, projection: LocalProjection) -> OsmStreets:
+    """Read the street network of an OSM extract in the city's CRS (``city360.maps.osm``)."""
+    from city360.maps.osm import load_osm
+
+    data = load_osm(path, projection=projection)
+    return streets_from_graph(data.streets, source=str(path))
+
+
+def match_tracks(osm: OsmStreets, tracks: Sequence[Track]) -> list[IntArray]:
+    """Per track, the OSM street index of every pose (-1 where none is close and aligned)."""
+    tree = cKDTree(osm.samples_xy)
+    k = min(16, len(osm.samples_xy))
+    out = []
+    for track in tracks:
+        dist, idx = tree.query(track.xy, k=k, distance_upper_bound=MATCH_RADIUS_M)
+        dist = dist.reshape(len(track), k)
+        idx = idx.reshape(len(track), k)
+        valid = np.isfinite(dist)
+        safe = np.where(valid, idx, 0)
+        axial = np.abs(
+            np.mod(osm.sample_dir_deg[safe] - track.heading_deg[:, None] + 90.0, 180.0) - 90.0
+        )
+        ok = valid & (axial <= MATCH_ANGLE_DEG)
+        first = np.argmax(ok, axis=1)  # neighbours come sorted by distance
+        rows = np.arange(len(track))
+        matched = np.where(ok[rows, first], osm.sample_edge[safe[rows, first]], -1)
+        out.append(matched.astype(np.int64))
+    return out
+
+
+def check_overlap(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntArray]) -> None:
+    """Raise :class:`OsmError` when most poses match no OSM street (the extract is elsewhere)."""
+    total = sum(len(m) for m in matches)
+    hit = sum(int((m >= 0).sum()) for m in matches)
+    share = hit / total if total else 0.0
+    if share < MIN_COVERED_SHARE:
+        xy = np.concatenate([t.xy for t in tracks])
+        lo, hi = xy.min(axis=0), xy.max(axis=0)
+        olo, ohi = osm.node_xy.min(axis=0), osm.node_xy.max(axis=0)
+        msg = (
+            f"OSM extract {osm.source} does not cover the trajectories: only {share:.0%} of "
+            f"poses lie within {MATCH_RADIUS_M:.0f} m of one of its streets (poses span "
+            f"x {lo[0]:.0f}..{hi[0]:.0f} m, y {lo[1]:.0f}..{hi[1]:.0f} m; its streets span "
+            f"x {olo[0]:.0f}..{ohi[0]:.0f} m, y {olo[1]:.0f}..{ohi[1]:.0f} m in the city CRS). "
+            "Pass the extract of this city's area, or build without --osm"
+        )
+        raise OsmError(msg)
+
+
+def osm_junction_candidates(osm: OsmStreets, tracks: Sequence[Track]) -> FloatArray:
+    """Positions (K, 2) of OSM nodes the video passes through with three or more streets
+    filmed near them. Raises :class:`OsmError` if the extract does not cover the tracks."""
+    matches = match_tracks(osm, tracks)
+    check_overlap(osm, tracks, matches)
+    n_nodes, n_edges = len(osm.node_xy), len(osm.edge_nodes)
+    near_count = np.zeros((n_edges, 2), dtype=np.int64)  # poses near the edge's u / v end
+    for track, matched in zip(tracks, matches, strict=True):
+        rows = np.flatnonzero(matched >= 0)
+        if rows.size == 0:
+            continue
+        edges = matched[rows]
+        for end in (0, 1):
+            node_xy = osm.node_xy[osm.edge_nodes[edges, end]]
+            close = np.hypot(*(track.xy[rows] - node_xy).T) <= JUNCTION_REACH_M
+            np.add.at(near_count[:, end], edges[close], 1)
+    filmed_degree = np.zeros(n_nodes, dtype=np.int64)
+    for end in (0, 1):
+        filmed = near_count[:, end] >= MIN_POSES_PER_STREET
+        np.add.at(filmed_degree, osm.edge_nodes[filmed, end], 1)
+    return osm.node_xy[filmed_degree >= 3]
+
+
+def coverage(
+    osm: OsmStreets, tracks: Sequence[Track], *, radius_m: float = 10.0
+) -> tuple[float, float]:
+    """(filmed length, total length) of the OSM streets, metres: a street sample counts as
+    filmed when a pose lies within ``radius_m``."""
+    if not tracks:
+        return 0.0, osm.total_length_m
+    poses = cKDTree(np.concatenate([t.xy for t in tracks]))
+    dist, _ = poses.query(osm.samples_xy, distance_upper_bound=radius_m)
+    filmed = np.isfinite(dist)
+    per_edge_samples = np.bincount(osm.sample_edge, minlength=len(osm.edge_nodes))
+    per_edge_filmed = np.bincount(osm.sample_edge, weights=filmed, minlength=len(osm.edge_nodes))
+    share = per_edge_filmed / np.maximum(per_edge_samples, 1)
+    return float((share * osm.edge_length_m).sum()), osm.total_length_m
