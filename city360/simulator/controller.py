@@ -1,0 +1,237 @@
+"""The controller of DESIGN.md "The controller": pure functions from (state, action) to a new
+state and the textual feedback an agent reads.
+
+Rules, made deterministic:
+
+- ``W`` walks forward along the current segment by the magnitude's metres and stops at the
+  segment's end when that is a junction; at a junction facing forward it does not move and the
+  feedback lists the branches. At a dead end it does not move and says how to turn back.
+- Facing backwards (``|yaw| > 90``), ``W`` walks the opposite-direction twin of the segment
+  (the same street, another video or the same frames played backwards), keeping the absolute
+  view direction, so the agent walks where it looks. Without a twin it does not move.
+- A segment ending at a node that is not a junction (a bend or a cut) with one way on is
+  walked through without stopping.
+- ``LEFT``/``RIGHT``/``UP`` take the offered branch: the agent stays at the junction, now on the
+  chosen segment. ``UP`` keeps the absolute view direction (the picture does not jump);
+  ``LEFT``/``RIGHT`` turn the view with the body, keeping its yaw relative to travel
+  (``EnvConfig.turn_view_with_branch``; with False they keep the absolute view too). A branch
+  that is not offered is a no-op with feedback.
+- ``S`` turns the view back to the direction of travel (yaw 0, pitch 0).
+- ``A``/``D`` yaw left/right, ``Q``/``E`` pitch up/down (clamped), by the magnitude's degrees.
+- ``ANSWER`` ends the episode (handled by the env, which owns the episode).
+
+Every crossing from one video to another carries the absolute view bearing over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from city360.simulator.actions import Action, Magnitude
+from city360.simulator.config import EnvConfig
+from city360.simulator.state import AgentState, wrap180
+from city360.simulator.world import Segment, World
+
+__all__ = [
+    "END_EPS_M",
+    "StepResult",
+    "apply",
+    "at_end",
+    "move_distance_m",
+    "offered_branches",
+    "position_feedback",
+    "turn_amount_deg",
+    "view_bearing_deg",
+]
+
+END_EPS_M = 1e-6
+"""An offset within this of a segment's walked length counts as its end."""
+
+_MAGNITUDE_INDEX = {Magnitude.SMALL: 0, Magnitude.MEDIUM: 1, Magnitude.LARGE: 2}
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    """A new state, what the agent is told, and how far it moved (metres)."""
+
+    state: AgentState
+    feedback: str
+    moved_m: float = 0.0
+    changed_segment: bool = False
+
+
+def move_distance_m(config: EnvConfig, magnitude: Magnitude | None) -> float:
+    """Metres W walks for a magnitude (None = the default)."""
+    if magnitude is None:
+        return config.move_default_m
+    return config.move_m[_MAGNITUDE_INDEX[magnitude]]
+
+
+def turn_amount_deg(config: EnvConfig, magnitude: Magnitude | None) -> float:
+    """Degrees A/D/Q/E turn for a magnitude (None = the default)."""
+    if magnitude is None:
+        return config.turn_default_deg
+    return config.turn_deg[_MAGNITUDE_INDEX[magnitude]]
+
+
+def at_end(segment: Segment, offset_m: float) -> bool:
+    return offset_m >= segment.walk_m - END_EPS_M
+
+
+def offered_branches(world: World, state: AgentState) -> tuple[str, ...]:
+    """Labels (LEFT/UP/RIGHT, in that order) offered where the agent stands: the transitions
+    of its segment when it is at the segment's end, else none."""
+    segment = world.segment(state.segment)
+    if not at_end(segment, state.offset_m):
+        return ()
+    return tuple(t.label for t in segment.transitions)
+
+
+def view_bearing_deg(world: World, state: AgentState) -> float:
+    """Absolute bearing of the view direction, degrees clockwise from north in [0, 360)."""
+    segment = world.segment(state.segment)
+    k = segment.index_at(state.offset_m)
+    return (float(segment.travel_deg[k]) + state.yaw_deg) % 360.0
+
+
+def _cross(world: World, state: AgentState, segment: Segment, offset_m: float) -> AgentState:
+    """Move to ``segment`` at ``offset_m`` keeping the absolute view bearing."""
+    bearing = view_bearing_deg(world, state)
+    k = segment.index_at(offset_m)
+    yaw = wrap180(bearing - float(segment.travel_deg[k]))
+    return replace(state, segment=segment.id, offset_m=offset_m, yaw_deg=yaw)
+
+
+def _branch_list(labels: tuple[str, ...]) -> str:
+    return ", ".join(labels)
+
+
+def _walk(world: World, config: EnvConfig, state: AgentState, distance_m: float) -> StepResult:
+    segment = world.segment(state.segment)
+    changed = False
+    if abs(state.yaw_deg) > 90.0:
+        if segment.twin is None:
+            return StepResult(
+                state,
+                "You are facing backwards and this street cannot be walked the other way. "
+                "Turn to face forward (S) to walk on.",
+            )
+        twin = world.segment(segment.twin)
+        k = segment.index_at(state.offset_m)
+        _, offset = _nearest_on(twin, float(segment.x_m[k]), float(segment.y_m[k]))
+        state = _cross(world, state, twin, offset)
+        segment = twin
+        changed = True
+    remaining = distance_m
+    moved = 0.0
+    for _ in range(len(world.segments) + 1):  # pass-through chains are finite
+        if at_end(segment, state.offset_m):
+            passthrough = _passthrough(world, segment)
+            if passthrough is None or remaining <= 0:
+                break
+            state = _cross(world, state, passthrough, 0.0)
+            segment = passthrough
+            changed = True
+        new_offset = min(state.offset_m + remaining, segment.walk_m)
+        step = new_offset - state.offset_m
+        moved += step
+        remaining -= step
+        state = replace(state, offset_m=new_offset)
+        if remaining <= END_EPS_M:
+            break
+    return StepResult(state, position_feedback(world, segment, state, moved), moved, changed)
+
+
+def position_feedback(world: World, segment: Segment, state: AgentState, moved: float) -> str:
+    """What the agent is told about where it stands after walking ``moved`` metres."""
+    walked = f"Walked {moved:.1f} m. " if moved > 0 else ""
+    if not at_end(segment, state.offset_m):
+        return f"{walked}You are on a street; keep walking with W or turn with A/D."
+    labels = tuple(t.label for t in segment.transitions)
+    if labels:
+        stop = "You reached a junction" if moved > 0 else "You are at a junction: W does not move"
+        return (
+            f"{walked}{stop}. Branches offered: {_branch_list(labels)} "
+            "(shown as red arrows). Take one with LEFT, RIGHT or UP, or turn around and walk back."
+        )
+    if moved > 0:
+        return f"{walked}You reached a dead end; turn around (D LARGE twice) to walk back."
+    return "Dead end: W does not move. Turn around (D LARGE twice) to walk back."
+
+
+def _passthrough(world: World, segment: Segment) -> Segment | None:
+    """The segment W continues onto without stopping: only at a non-junction node with exactly
+    one way on (a bend or a cut in the video)."""
+    node = world.nodes[segment.v]
+    if node.kind == "junction" or len(segment.transitions) != 1:
+        return None
+    return world.segment(segment.transitions[0].edge)
+
+
+def _nearest_on(segment: Segment, x_m: float, y_m: float) -> tuple[int, float]:
+    k = int(np.argmin(np.hypot(segment.x_m - x_m, segment.y_m - y_m)))
+    return k, float(segment.cum_m[k])
+
+
+def _branch(world: World, config: EnvConfig, state: AgentState, label: str) -> StepResult:
+    segment = world.segment(state.segment)
+    if not at_end(segment, state.offset_m):
+        return StepResult(
+            state,
+            f"No branch here: {label} does nothing. Branches are offered only at junctions; "
+            "walk on with W.",
+        )
+    transition = segment.branch(label)
+    if transition is None:
+        labels = tuple(t.label for t in segment.transitions)
+        offered = f"Offered: {_branch_list(labels)}." if labels else "None is offered here."
+        return StepResult(state, f"No {label} branch at this junction. {offered}")
+    target = world.segment(transition.edge)
+    if label != "UP" and config.turn_view_with_branch:
+        new_state = replace(state, segment=target.id, offset_m=0.0)
+    else:
+        new_state = _cross(world, state, target, 0.0)
+    return StepResult(
+        new_state,
+        f"Took the {label} branch (turn {transition.turn_deg:+.0f} deg). Walk on with W.",
+        0.0,
+        True,
+    )
+
+
+def apply(
+    world: World,
+    config: EnvConfig,
+    state: AgentState,
+    action: Action,
+    magnitude: Magnitude | None,
+) -> StepResult:
+    """Apply one movement or view action (everything but ANSWER) to ``state``."""
+    if action is Action.W:
+        return _walk(world, config, state, move_distance_m(config, magnitude))
+    if action in (Action.LEFT, Action.RIGHT, Action.UP):
+        return _branch(world, config, state, action.value)
+    if action is Action.S:
+        return StepResult(
+            replace(state, yaw_deg=0.0, pitch_deg=0.0),
+            "View turned back to the direction of travel.",
+        )
+    if action in (Action.A, Action.D):
+        amount = turn_amount_deg(config, magnitude)
+        sign = -1.0 if action is Action.A else 1.0
+        side = "left" if action is Action.A else "right"
+        yaw = wrap180(state.yaw_deg + sign * amount)
+        return StepResult(replace(state, yaw_deg=yaw), f"Turned {amount:g} deg {side}.")
+    if action in (Action.Q, Action.E):
+        amount = turn_amount_deg(config, magnitude)
+        sign = 1.0 if action is Action.Q else -1.0
+        limit = config.pitch_limit_deg
+        wanted = state.pitch_deg + sign * amount
+        pitch = min(max(wanted, -limit), limit)
+        side = "up" if action is Action.Q else "down"
+        note = f" The view stops at {limit:g} deg {side}." if pitch != wanted else ""
+        return StepResult(replace(state, pitch_deg=pitch), f"Looked {amount:g} deg {side}.{note}")
+    msg = f"the controller does not handle {action.value}; the env ends episodes on ANSWER"
+    raise ValueError(msg)
