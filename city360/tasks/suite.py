@@ -41,6 +41,9 @@ class _SuiteHeader(BaseModel):
     name: str = Field(min_length=1)
     city: str = Field(description="name of the city (city.json) the tasks belong to")
     grid_size: int = Field(5, ge=2, le=26, description="N of the N x N localization grid")
+    grid_area_m: tuple[float, float, float, float] | None = Field(
+        None, description="x_min, y_min, x_max, y_max (city metres) the grid covers"
+    )
     created: dict[str, Any] = Field(default_factory=dict, description="generator, seed, ...")
     tasks: list[dict[str, Any]]
 
@@ -58,6 +61,8 @@ class Suite:
     assets: dict[str, bytes] = field(default_factory=dict)
     grid_size: int = 5
     created: dict[str, Any] = field(default_factory=dict)
+    grid_area_m: tuple[float, float, float, float] | None = None
+    """The rectangle (x_min, y_min, x_max, y_max; city metres) the localization grid covers."""
 
     def __post_init__(self) -> None:
         problems = _check_tasks(self.tasks, self.assets.keys(), where="suite")
@@ -106,6 +111,7 @@ class Suite:
             "name": self.name,
             "city": self.city,
             "grid_size": self.grid_size,
+            "grid_area_m": None if self.grid_area_m is None else list(self.grid_area_m),
             "created": self.created,
             "tasks": [t.model_dump(mode="json") for t in self.tasks],
         }
@@ -245,6 +251,7 @@ def load_suite(folder: str | os.PathLike[str]) -> Suite:
         assets=assets,
         grid_size=header.grid_size,
         created=header.created,
+        grid_area_m=header.grid_area_m,
     )
 
 

@@ -58,7 +58,13 @@ __all__ = [
     "countable_objects",
     "facade_neighbours",
     "generate_from_truth",
+    "landmark_tasks",
+    "localization_tasks",
+    "map_navigation_tasks",
+    "object_count_tasks",
     "place_pois",
+    "relational_tasks",
+    "vln_tasks",
 ]
 
 COUNT_LATERAL_RANGE_M = 12.0
@@ -212,12 +218,17 @@ def _ids(prefix: str, n: int) -> list[str]:
 # --- families ---------------------------------------------------------------------------------
 
 
-def _localization(
-    ctx: GenerationContext, truth: SceneTruth, n: int, report: GenerationReport
+def localization_tasks(
+    ctx: GenerationContext,
+    signs: Sequence[tuple[float, float]],
+    n: int,
+    report: GenerationReport,
+    *,
+    source: str,
 ) -> list[TaskBase]:
+    """Localization tasks; ``signs`` are where named places can be read (metres)."""
     spec = get_family(Family.LOCALIZATION)
     grid_map = ctx.add_asset("grid_map", ctx.images.grid_map())
-    signs = [(p.view.x_m, p.view.y_m) for p in truth.pois if p.name.strip()]
     candidates = []
     for _ in range(n * CANDIDATE_FACTOR):
         seg, offset = ctx.random_start()
@@ -242,7 +253,7 @@ def _localization(
                     "told": {"grid_size": ctx.grid.n, "grid_map": grid_map},
                     "truth": {"cell": cell, "x_m": round(x, 3), "y_m": round(y, 3)},
                     "step_limit": ctx.step_limit,
-                    "meta": {**features.as_meta(), "source": "groundtruth"},
+                    "meta": {**features.as_meta(), "source": source},
                 }
             )
         )
@@ -265,7 +276,7 @@ def _random_yaw(ctx: GenerationContext) -> float:
     return float(ctx.rng.choice([-90.0, 0.0, 0.0, 90.0, 180.0]))
 
 
-def _landmark_tasks(
+def landmark_tasks(
     ctx: GenerationContext,
     placed: Sequence[PlacedPoi],
     n: int,
@@ -321,13 +332,15 @@ def _landmark_tasks(
     return tasks
 
 
-def _map_navigation(
-    ctx: GenerationContext, truth: SceneTruth, n: int, report: GenerationReport
+def map_navigation_tasks(
+    ctx: GenerationContext,
+    goals: Sequence[tuple[tuple[float, float], Any]],
+    n: int,
+    report: GenerationReport,
 ) -> list[TaskBase]:
+    """Map-navigation tasks to ``goals`` (junction positions, metres, with an id each)."""
     spec = get_family(Family.MAP_NAVIGATION)
     threshold = spec.threshold_m or 20.0
-    goals = [((j.x_m, j.y_m), j.id) for j in truth.junctions if j.degree >= 3]
-    goals = goals or [((j.x_m, j.y_m), j.id) for j in truth.junctions]
     candidates = _navigation_candidates(ctx, goals, threshold, n, spec.family.value, report)
     chosen = balanced_pick(
         candidates, n, key=lambda c: f"{c.payload}:{c.start[0]}:{round(c.start[1] / 20)}"
@@ -365,7 +378,7 @@ def _map_navigation(
     return tasks
 
 
-def _vln(
+def vln_tasks(
     ctx: GenerationContext, placed: Sequence[PlacedPoi], n: int, report: GenerationReport
 ) -> list[TaskBase]:
     spec = get_family(Family.VLN)
@@ -420,7 +433,7 @@ def countable_objects(truth: SceneTruth) -> list[CountableObject]:
     return [CountableObject(o.id, o.kind, o.x_m, o.y_m) for o in truth.objects]
 
 
-def _object_count(
+def object_count_tasks(
     ctx: GenerationContext,
     objects: Sequence[CountableObject],
     n: int,
@@ -490,7 +503,7 @@ _QUESTIONS: dict[str, str] = {
 }
 
 
-def _relational(
+def relational_tasks(
     ctx: GenerationContext,
     truth: SceneTruth,
     placed: Sequence[PlacedPoi],
@@ -566,20 +579,25 @@ def generate_from_truth(
         raise TaskError(msg)
     report = report if report is not None else GenerationReport()
     placed = place_pois(ctx, truth.pois)
+    signs = [(p.view.x_m, p.view.y_m) for p in truth.pois if p.name.strip()]
+    junctions = [((j.x_m, j.y_m), j.id) for j in truth.junctions if j.degree >= 3]
+    junctions = junctions or [((j.x_m, j.y_m), j.id) for j in truth.junctions]
     makers: dict[Family, Callable[[], list[TaskBase]]] = {
-        Family.LOCALIZATION: lambda: _localization(ctx, truth, per_family, report),
-        Family.LANDMARK_TEXT: lambda: _landmark_tasks(
+        Family.LOCALIZATION: lambda: localization_tasks(
+            ctx, signs, per_family, report, source="groundtruth"
+        ),
+        Family.LANDMARK_TEXT: lambda: landmark_tasks(
             ctx, placed, per_family, report, family=Family.LANDMARK_TEXT
         ),
-        Family.LANDMARK_IMAGE: lambda: _landmark_tasks(
+        Family.LANDMARK_IMAGE: lambda: landmark_tasks(
             ctx, placed, per_family, report, family=Family.LANDMARK_IMAGE
         ),
-        Family.MAP_NAVIGATION: lambda: _map_navigation(ctx, truth, per_family, report),
-        Family.VLN: lambda: _vln(ctx, placed, per_family, report),
-        Family.OBJECT_COUNT: lambda: _object_count(
+        Family.MAP_NAVIGATION: lambda: map_navigation_tasks(ctx, junctions, per_family, report),
+        Family.VLN: lambda: vln_tasks(ctx, placed, per_family, report),
+        Family.OBJECT_COUNT: lambda: object_count_tasks(
             ctx, countable_objects(truth), per_family, report, source="groundtruth"
         ),
-        Family.RELATIONAL: lambda: _relational(ctx, truth, placed, per_family, report),
+        Family.RELATIONAL: lambda: relational_tasks(ctx, truth, placed, per_family, report),
     }
     tasks: list[TaskBase] = []
     for family in families or list(Family):
