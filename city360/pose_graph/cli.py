@@ -1,0 +1,110 @@
+"""``city360 build`` and ``city360 info``: make a city's pose graph and describe it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from city360.progress import console
+
+if TYPE_CHECKING:
+    from city360.city import CityDir
+
+__all__ = ["build_command", "info_command", "register"]
+
+
+def build_command(
+    city_dir: Annotated[Path, typer.Argument(help="City directory with trajectories/.")],
+    osm: Annotated[
+        Path | None,
+        typer.Option("--osm", help="OSM extract (.osm, .osm.bz2, .osm.pbf) of the same area.",
+                     show_default=False),
+    ] = None,
+    pose_only: Annotated[
+        bool,
+        typer.Option("--pose-only", help="Accept trajectories without frames.mp4."),
+    ] = False,
+) -> None:
+    """Cut the city's trajectories into a branching pose graph and write graph.json."""
+    from city360.pose_graph.build import build_city
+    from city360.progress import make_progress
+
+    with make_progress(transient=True) as progress:
+        task = progress.add_task("building pose graph", total=None)
+        pose_graph = build_city(city_dir, osm_path=osm, require_frames=not pose_only)
+        progress.update(task, total=1, completed=1)
+    from city360.city import CityDir
+
+    stats = CityDir(city_dir).read_manifest().stats.get("pose_graph", {})
+    console.print(f"wrote {CityDir(city_dir).graph_path}: {pose_graph}")
+    _print_stats(stats)
+
+
+def _print_stats(stats: dict[str, object]) -> None:
+    from rich.table import Table
+
+    table = Table(show_header=False, box=None)
+    for key, value in stats.items():
+        table.add_row(key.replace("_", " "), str(value))
+    console.print(table)
+
+
+def info_command(
+    city_dir: Annotated[Path, typer.Argument(help="A built city directory.")],
+    osm: Annotated[
+        Path | None,
+        typer.Option("--osm", help="OSM extract for street coverage (default: the one the "
+                     "graph was built with, or map/extract.osm).", show_default=False),
+    ] = None,
+    plot: Annotated[
+        Path | None,
+        typer.Option("--plot", help="Also draw the graph over the map into this image file.",
+                     show_default=False),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+    pose_only: Annotated[
+        bool, typer.Option("--pose-only", help="Accept trajectories without frames.mp4.")
+    ] = False,
+) -> None:
+    """Nodes, edges, mean branching degree, connected components, length, OSM coverage."""
+    from city360.city import CityDir
+    from city360.pose_graph.graph import load_graph
+    from city360.pose_graph.stats import graph_stats
+    from city360.pose_graph.tracks import load_tracks
+
+    city = CityDir(city_dir)
+    pose_graph = load_graph(city, require_frames=not pose_only)
+    manifest, tracks = load_tracks(city, require_frames=not pose_only)
+    osm_path = osm or _default_osm(city, pose_graph.build_params)
+    streets = None
+    if osm_path is not None:
+        from city360.pose_graph.osm_match import load_streets
+
+        streets = load_streets(osm_path, manifest.projection)
+    stats = graph_stats(pose_graph, osm=streets, tracks=tracks)
+    if as_json:
+        typer.echo(json.dumps(stats, indent=2))
+    else:
+        console.print(f"{city.graph_path}: {pose_graph}")
+        _print_stats(stats)
+    if plot is not None:
+        from city360.pose_graph.plot import plot_graph
+
+        plot_graph(pose_graph, plot, tracks=tracks, osm=streets, title=manifest.name)
+        console.print(f"wrote {plot}")
+
+
+def _default_osm(city: CityDir, build_params: dict[str, object]) -> Path | None:
+    recorded = build_params.get("osm")
+    if isinstance(recorded, str) and Path(recorded).is_file():
+        return Path(recorded)
+    extract = city.map_dir / "extract.osm"
+    return extract if extract.is_file() else None
+
+
+def register(app: typer.Typer) -> None:
+    app.command("build")(build_command)
+    app.command("info")(info_command)
