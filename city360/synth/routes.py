@@ -208,16 +208,7 @@ def _pair_turns(arcs: list[Arc]) -> dict[int, int]:
     successor: dict[int, int] = {}
     for node, ins in arriving.items():
         outs = leaving[node]
-        cost = np.empty((len(ins), len(outs)), np.float64)
-        for row, i in enumerate(ins):
-            end_bearing = arcs[i].end_bearing_deg
-            for col, j in enumerate(outs):
-                turn = abs(angle_diff_deg(arcs[j].start_bearing_deg, end_bearing))
-                same_street = arcs[j].key == arcs[i].key and {arcs[j].u, arcs[j].v} == {
-                    arcs[i].u,
-                    arcs[i].v,
-                }
-                cost[row, col] = turn + (_UTURN_COST_DEG if same_street else 0.0)
+        cost = np.array([[_turn_cost(arcs, i, j) for j in outs] for i in ins], np.float64)
         rows, cols = linear_sum_assignment(cost)
         for row, col in zip(rows, cols, strict=True):
             successor[ins[int(row)]] = outs[int(col)]
@@ -241,8 +232,16 @@ def _cycles(successor: dict[int, int]) -> list[list[int]]:
     return cycles
 
 
+def _is_u_turn(arcs: list[Arc], into: int, out: int) -> bool:
+    """Whether ``out`` walks straight back along the street ``into`` arrived on."""
+    a, b = arcs[into], arcs[out]
+    return a.key == b.key and a.u == b.v and a.v == b.u
+
+
 def _turn_cost(arcs: list[Arc], into: int, out: int) -> float:
-    return abs(angle_diff_deg(arcs[out].start_bearing_deg, arcs[into].end_bearing_deg))
+    """Degrees turned from arc ``into`` to arc ``out``; a U-turn costs :data:`_UTURN_COST_DEG`."""
+    turn = abs(angle_diff_deg(arcs[out].start_bearing_deg, arcs[into].end_bearing_deg))
+    return turn + (_UTURN_COST_DEG if _is_u_turn(arcs, into, out) else 0.0)
 
 
 def _join_cycles(arcs: list[Arc], successor: dict[int, int], *, max_video_m: float) -> None:
@@ -265,6 +264,8 @@ def _join_cycles(arcs: list[Arc], successor: dict[int, int], *, max_video_m: flo
                     ca, cb = owner[a], owner[b]
                     if ca == cb or lengths[ca] + lengths[cb] > max_video_m:
                         continue
+                    if _is_u_turn(arcs, a, successor[b]) or _is_u_turn(arcs, b, successor[a]):
+                        continue  # a person turns back at a dead end, not mid-street
                     before = _turn_cost(arcs, a, successor[a]) + _turn_cost(arcs, b, successor[b])
                     after = _turn_cost(arcs, a, successor[b]) + _turn_cost(arcs, b, successor[a])
                     candidate = (after - before, a, b)

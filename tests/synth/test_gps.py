@@ -1,0 +1,133 @@
+"""Simulated phone GPS: error statistics, outliers, dropouts, clock offset, GPX output."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from pathlib import Path
+
+import gpxpy
+import numpy as np
+import pytest
+
+from city360.errors import ConfigError
+from city360.geo import LocalProjection
+from city360.synth.gps import GpsNoise, GpsTrack, simulate_gps, write_gpx
+from city360.synth.routes import PathSampler
+
+PROJECTION = LocalProjection(60.0, 25.0)
+START = dt.datetime(2024, 6, 1, 9, 30, 0, tzinfo=dt.UTC)
+PATH = PathSampler(np.array([[0.0, 0.0], [300.0, 0.0], [300.0, 200.0], [0.0, 200.0]]))
+SPEED = 1.4
+DURATION = PATH.length_m / SPEED
+
+
+def simulate(noise: GpsNoise, *, offset_s: float = 0.0, seed: int = 0) -> GpsTrack:
+    return simulate_gps(
+        PATH,
+        speed_mps=SPEED,
+        duration_s=DURATION,
+        creation_time=START,
+        projection=PROJECTION,
+        noise=noise,
+        clock_offset_s=offset_s,
+        rng=np.random.default_rng(seed),
+    )
+
+
+def errors_m(track: GpsTrack) -> np.ndarray:
+    x, y = PROJECTION.to_xy(track.lat, track.lon)
+    return np.hypot(x - track.true_xy[:, 0], y - track.true_xy[:, 1])
+
+
+@pytest.mark.parametrize("sigma_m", [1.0, 3.0, 8.0])
+def test_rms_error_of_regular_fixes_is_sigma(sigma_m: float) -> None:
+    track = simulate(GpsNoise(sigma_m=sigma_m))
+    regular = np.setdiff1d(np.arange(len(track)), track.outlier_indices)
+    rms = math.sqrt(float(np.mean(errors_m(track)[regular] ** 2)))
+    assert rms == pytest.approx(sigma_m, rel=0.05)
+
+
+def test_error_is_partly_correlated_in_time() -> None:
+    correlated = simulate(GpsNoise(correlated_share=0.6, outlier_rate=0.0))
+    white = simulate(GpsNoise(correlated_share=0.0, outlier_rate=0.0))
+
+    def lag1(track: GpsTrack) -> float:
+        x, _ = PROJECTION.to_xy(track.lat, track.lon)
+        ex = x - track.true_xy[:, 0]
+        return float(np.corrcoef(ex[:-1], ex[1:])[0, 1])
+
+    assert lag1(correlated) > 0.35
+    assert abs(lag1(white)) < 0.2
+
+
+def test_outliers_are_thrown_far_and_recorded() -> None:
+    track = simulate(GpsNoise(outlier_rate=0.05, dropout_rate_per_min=0.0))
+    assert len(track.outlier_indices) >= 3
+    errors = errors_m(track)
+    assert errors[list(track.outlier_indices)].min() > 15.0 - 3 * 3.0
+    regular = np.setdiff1d(np.arange(len(track)), track.outlier_indices)
+    assert errors[regular].max() < 15.0
+
+
+def test_dropouts_leave_gaps_and_are_recorded() -> None:
+    track = simulate(GpsNoise(dropout_rate_per_min=2.0))
+    assert track.dropout_spans_s
+    for start, end in track.dropout_spans_s:
+        assert end - start >= 3.0 or end == pytest.approx(DURATION)
+        inside = (track.video_t_s >= start) & (track.video_t_s < end)
+        assert not inside.any()
+    gaps = np.diff(track.video_t_s)
+    assert gaps.max() >= 3.0
+
+
+def test_fixes_are_1hz_on_whole_gps_seconds_with_the_clock_offset() -> None:
+    offset = 2.25
+    track = simulate(GpsNoise(dropout_rate_per_min=0.0), offset_s=offset)
+    assert all(t.microsecond == 0 for t in track.time_utc)
+    np.testing.assert_allclose(np.diff(track.video_t_s), 1.0)
+    for t_utc, video_t in zip(track.time_utc, track.video_t_s, strict=True):
+        # GPS stamp = camera clock at that instant + offset
+        camera = START + dt.timedelta(seconds=float(video_t))
+        assert (t_utc - camera).total_seconds() == pytest.approx(offset, abs=1e-6)
+    assert 0.0 <= track.video_t_s[0] < 1.0
+    assert track.video_t_s[-1] <= DURATION
+    assert track.clock_offset_s == offset
+
+
+def test_zero_noise_reports_the_true_position() -> None:
+    track = simulate(GpsNoise(sigma_m=0.0, outlier_rate=0.0))
+    assert errors_m(track).max() < 1e-3
+
+
+def test_same_seed_same_track_other_seed_other_track() -> None:
+    a, b, c = (
+        simulate(GpsNoise(), seed=3),
+        simulate(GpsNoise(), seed=3),
+        simulate(GpsNoise(), seed=4),
+    )
+    np.testing.assert_array_equal(a.lat, b.lat)
+    assert a.outlier_indices == b.outlier_indices
+    assert not np.array_equal(a.lat[:10], c.lat[:10])
+
+
+def test_gpx_round_trip(tmp_path: Path) -> None:
+    track = simulate(GpsNoise(), offset_s=-1.5)
+    path = write_gpx(tmp_path / "walk.gpx", track, name="walk")
+    gpx = gpxpy.parse(path.read_text(encoding="utf-8"))
+    points = gpx.tracks[0].segments[0].points
+    assert gpx.tracks[0].name == "walk"
+    assert len(points) == len(track)
+    np.testing.assert_allclose([p.latitude for p in points], track.lat, atol=1e-8)
+    np.testing.assert_allclose([p.longitude for p in points], track.lon, atol=1e-8)
+    assert [p.time for p in points] == list(track.time_utc)
+    assert all(p.elevation is not None for p in points)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("sigma_m", -1.0), ("correlated_share", 1.5), ("outlier_rate", 1.0), ("rate_hz", 0.0)],
+)
+def test_bad_noise_settings(field: str, value: float) -> None:
+    with pytest.raises(ConfigError, match=rf"GPS noise `{field}` is out of range: {value}"):
+        GpsNoise(**{field: value})
