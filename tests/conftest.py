@@ -10,4 +10,5 @@ pytest_plugins = [
     "tests.fixtures.cities",
     "tests.fixtures.data",
     "tests.fixtures.fake_llm_server",
+    "tests.fixtures.videos",
 ]
