@@ -1,0 +1,103 @@
+"""``city360 tasks generate`` and ``city360 tasks check``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+__all__ = ["register"]
+
+tasks_app = typer.Typer(help="Task suites: generate them for a city, check them against it.")
+
+
+@tasks_app.command("generate")
+def generate_command(
+    city_dir: Annotated[Path, typer.Argument(help="city directory (built: graph.json)")],
+    out: Annotated[Path, typer.Option("--out", help="suite folder to write")],
+    per_family: Annotated[int, typer.Option(help="tasks per family")] = 25,
+    seed: Annotated[int, typer.Option(help="random seed")] = 0,
+    grid: Annotated[int, typer.Option(help="N of the N x N localization grid")] = 5,
+    family: Annotated[
+        list[str] | None, typer.Option("--family", help="only these families (repeatable)")
+    ] = None,
+    overwrite: Annotated[bool, typer.Option(help="replace an existing suite folder")] = False,
+) -> None:
+    """Generate a task suite for CITY_DIR and print its statistics."""
+    from rich.table import Table
+
+    from city360.progress import console, make_progress
+    from city360.tasks.difficulty import difficulty_statistics
+    from city360.tasks.families import get_family
+    from city360.tasks.generate.run import generate_suite
+    from city360.tasks.suite import save_suite
+
+    families = [get_family(name).family for name in family] if family else None
+    total = len(families) if families else 7
+    with make_progress() as progress:
+        bar = progress.add_task("generating tasks", total=total)
+        suite, report = generate_suite(
+            city_dir,
+            per_family=per_family,
+            seed=seed,
+            grid_n=grid,
+            families=families,
+            on_family=lambda _family: progress.advance(bar),
+        )
+        progress.update(bar, completed=total)
+    save_suite(suite, out, overwrite=overwrite)
+    rows = difficulty_statistics(suite.tasks)
+    keys = [
+        "family",
+        "difficulty",
+        "n",
+        *sorted({k for row in rows for k in row} - {"family", "difficulty", "n"}),
+    ]
+    table = Table(title=f"{suite.name}: {len(suite)} tasks")
+    for key in keys:
+        table.add_column(key, justify="left" if key in ("family", "difficulty") else "right")
+    for row in rows:
+        table.add_row(*[str(row.get(key, "")) for key in keys])
+    console.print(table)
+    for note in report.notes:
+        console.print(f"note: {note}")
+    for fam, reasons in sorted(report.rejected.items()):
+        listed = ", ".join(f"{why}: {n}" for why, n in sorted(reasons.items()))
+        console.print(f"rejected candidates, {fam}: {listed}")
+    typer.echo(f"wrote {out} ({len(suite)} tasks, hash {suite.content_hash()})")
+
+
+@tasks_app.command("check")
+def check_command(
+    suite_dir: Annotated[Path, typer.Argument(help="suite folder (suite.json + assets/)")],
+    city: Annotated[Path, typer.Option("--city", help="the city directory the suite is for")],
+) -> None:
+    """Check every task of SUITE_DIR against its city; exit 1 if any fails."""
+    from city360.progress import console, make_progress
+    from city360.tasks.generate.run import check_suite
+    from city360.tasks.suite import load_suite
+
+    suite = load_suite(suite_dir)
+    with make_progress() as progress:
+        bar = progress.add_task("checking tasks", total=len(suite))
+        report = check_suite(suite, city, on_task=lambda _task: progress.advance(bar))
+    for note in report.skipped:
+        console.print(f"not checked: {note}")
+    for issue in report.issues:
+        console.print(f"[red]FAIL[/] {issue}", highlight=False)
+    steps = list(report.oracle_steps.values())
+    if steps:
+        console.print(
+            f"oracle: {len(steps)} navigation tasks solved in {min(steps)}..{max(steps)} steps "
+            f"(mean {sum(steps) / len(steps):.1f})"
+        )
+    if report.issues:
+        failing = report.failing_ids()
+        typer.echo(f"{len(failing)} of {report.checked} tasks fail: {', '.join(failing)}")
+        raise typer.Exit(1)
+    typer.echo(f"all {report.checked} tasks pass (suite hash {suite.content_hash()})")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(tasks_app, name="tasks")
