@@ -54,9 +54,14 @@ def generate_command(
         "n",
         *sorted({k for row in rows for k in row} - {"family", "difficulty", "n"}),
     ]
-    table = Table(title=f"{suite.name}: {len(suite)} tasks")
+    table = Table(title=f"{suite.name}: {len(suite)} tasks (feature means)", expand=False)
     for key in keys:
-        table.add_column(key, justify="left" if key in ("family", "difficulty") else "right")
+        table.add_column(
+            key.replace("_", " "),
+            justify="left" if key in ("family", "difficulty") else "right",
+            no_wrap=key in ("family", "difficulty"),
+            overflow="fold",
+        )
     for row in rows:
         table.add_row(*[str(row.get(key, "")) for key in keys])
     console.print(table)
