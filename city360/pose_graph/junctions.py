@@ -73,7 +73,7 @@ class JunctionParams:
     uturn_window_m: float = 6.0
     dead_end_merge_m: float = 15.0
     """Dead-end candidates closer than this are one dead end."""
-    junction_clearance_m: float = 12.0
+    junction_clearance_m: float = 8.0
     """A dead-end candidate closer than this to a junction belongs to the junction."""
 
 

@@ -88,15 +88,23 @@ def segment_polyline(track: Track, segment: Segment, samples: int) -> FloatArray
 
 
 def _passes(
-    dist: FloatArray, node: npt.NDArray[np.int64], inside: npt.NDArray[np.bool_], gap_frames: int
+    dist: FloatArray,
+    node: npt.NDArray[np.int64],
+    inside: npt.NDArray[np.bool_],
+    gap_frames: int,
+    dead_end_frames: Sequence[int],
 ) -> list[tuple[int, int]]:
-    """(frame of closest approach, node) for each run of frames near one node."""
+    """(frame of closest approach, node) for each run of frames near one node. A run never
+    spans a dead-end visit: going up a short dead end and back passes the junction twice."""
     cuts: list[tuple[int, int]] = []
     frames = np.flatnonzero(inside)
     if frames.size == 0:
         return cuts
-    # a new run starts where the node changes or the frames are not (nearly) contiguous
-    breaks = np.flatnonzero((np.diff(frames) > gap_frames) | (np.diff(node[frames]) != 0)) + 1
+    # a new run starts where the node changes, the frames are not (nearly) contiguous, or a
+    # dead end was reached in between
+    visits = np.searchsorted(np.sort(np.asarray(dead_end_frames, dtype=np.int64)), frames)
+    breaks = (np.diff(frames) > gap_frames) | (np.diff(node[frames]) != 0) | (np.diff(visits) != 0)
+    breaks = np.flatnonzero(breaks) + 1
     for run in np.split(frames, breaks):
         best = run[np.argmin(dist[run])]
         cuts.append((int(best), int(node[best])))
@@ -127,7 +135,7 @@ def cut_tracks(
             dist, node = tree.query(track.xy, distance_upper_bound=params.cut_radius_m)
             inside = np.isfinite(dist)
             gap = max(1, round(params.rejoin_gap_m / max(track.spacing_m, 1e-6)))
-            cuts += _passes(dist, node.astype(np.int64), inside, gap)
+            cuts += _passes(dist, node.astype(np.int64), inside, gap, [f for f, _ in cuts])
         cuts.sort()
         cleaned: list[tuple[int, int]] = []
         for frame, node_id in cuts:
