@@ -1,0 +1,134 @@
+"""Gymnasium face of :class:`~city360.simulator.env.CityEnv`, registered as
+``city360/City-v0``::
+
+    import gymnasium
+    env = gymnasium.make("city360.simulator.gym_env:city360/City-v0", city_dir="cities/x")
+
+(the ``module:`` prefix imports this module, which registers the id; after
+``import city360.simulator.gym_env`` plain ``"city360/City-v0"`` works too).
+
+Action: ``{"action": Discrete(10), "magnitude": Discrete(4), "answer": Text}``. ``action``
+indexes :class:`Action` in declaration order (W, S, A, D, Q, E, LEFT, RIGHT, UP, ANSWER);
+``magnitude`` 0 is the default amount, 1..3 SMALL, MEDIUM, LARGE; ``answer`` is read for
+ANSWER only. Observation: the ``CityEnv`` keys (``step`` as an int64 scalar array, ``feedback``
+as printable ASCII) plus ``action_mask`` (int8[10], 1 where the action can change something:
+branches only where offered, W not when it cannot move). Masked actions are accepted as no-ops.
+"""
+
+from __future__ import annotations
+
+import os
+import string
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from city360.simulator.actions import Action, Magnitude
+from city360.simulator.config import EnvConfig
+from city360.simulator.env import CityEnv
+from city360.simulator.observation import MULTIVIEW_FACES
+from city360.simulator.world import FrameSourceFactory
+
+__all__ = ["ENV_ID", "CityGymEnv", "register"]
+
+ENV_ID = "city360/City-v0"
+FEEDBACK_CHARSET = string.printable
+FEEDBACK_MAX_CHARS = 2048
+ANSWER_MAX_CHARS = 256
+_ACTIONS = list(Action)
+_MAGNITUDES: list[Magnitude | None] = [None, Magnitude.SMALL, Magnitude.MEDIUM, Magnitude.LARGE]
+
+
+class CityGymEnv(gymnasium.Env[dict[str, Any], dict[str, Any]]):
+    """A ``gymnasium.Env`` over a built city; keywords are :class:`EnvConfig` fields
+    (``frame_source`` as in :class:`CityEnv`)."""
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 4}  # noqa: RUF012 - gymnasium API
+
+    def __init__(
+        self,
+        city_dir: str | os.PathLike[str],
+        render_mode: str | None = None,
+        *,
+        frame_source: FrameSourceFactory | None = None,
+        **config: Any,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            from city360.errors import ConfigError
+
+            msg = f"render_mode must be None or 'rgb_array', got {render_mode!r}"
+            raise ConfigError(msg)
+        self.render_mode = render_mode
+        self.city_env = CityEnv(
+            city_dir, EnvConfig.from_kwargs(**config), frame_source=frame_source
+        )
+        cfg = self.city_env.config
+        limit = cfg.max_steps if cfg.max_steps is not None else np.iinfo(np.int32).max
+        obs: dict[str, spaces.Space[Any]] = {
+            "view": spaces.Box(0, 255, (cfg.view_height, cfg.view_width, 3), np.uint8),
+        }
+        if cfg.map:
+            obs["map"] = spaces.Box(0, 255, (cfg.map_size, cfg.map_size, 3), np.uint8)
+        if cfg.multiview:
+            size = cfg.multiview_size
+            obs["views"] = spaces.Box(0, 255, (len(MULTIVIEW_FACES), size, size, 3), np.uint8)
+        obs["branch_mask"] = spaces.MultiBinary(3)
+        obs["action_mask"] = spaces.MultiBinary(len(_ACTIONS))
+        obs["step"] = spaces.Box(0, limit, (), np.int64)
+        obs["feedback"] = spaces.Text(FEEDBACK_MAX_CHARS, min_length=0, charset=FEEDBACK_CHARSET)
+        self.observation_space = spaces.Dict(obs)
+        self.action_space = spaces.Dict(
+            {
+                "action": spaces.Discrete(len(_ACTIONS)),
+                "magnitude": spaces.Discrete(len(_MAGNITUDES)),
+                "answer": spaces.Text(ANSWER_MAX_CHARS, min_length=0, charset=FEEDBACK_CHARSET),
+            }
+        )
+
+    def _convert(self, obs: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+        out = dict(obs)
+        out["branch_mask"] = np.asarray(obs["branch_mask"], np.int8)
+        out["action_mask"] = np.asarray(info["action_mask"], np.int8)
+        out["step"] = np.asarray(obs["step"], np.int64)
+        text = "".join(c if c in FEEDBACK_CHARSET else "?" for c in obs["feedback"])
+        out["feedback"] = text[:FEEDBACK_MAX_CHARS]
+        return out
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        super().reset(seed=seed)
+        obs, info = self.city_env.reset(seed=seed, options=options)
+        return self._convert(obs, info), info
+
+    def step(
+        self, action: dict[str, Any]
+    ) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        index = int(action["action"])
+        magnitude = _MAGNITUDES[int(action.get("magnitude", 0))]
+        chosen = _ACTIONS[index]
+        answer = str(action.get("answer", "")) if chosen is Action.ANSWER else None
+        obs, reward, terminated, truncated, info = self.city_env.step(
+            chosen, magnitude, answer=answer
+        )
+        return self._convert(obs, info), reward, terminated, truncated, info
+
+    def render(self) -> Any:
+        if self.render_mode == "rgb_array":
+            return self.city_env.render()
+        return None
+
+    def close(self) -> None:
+        self.city_env.close()
+        super().close()
+
+
+def register() -> None:
+    """Register :data:`ENV_ID` with Gymnasium (idempotent)."""
+    if ENV_ID not in gymnasium.registry:
+        gymnasium.register(id=ENV_ID, entry_point="city360.simulator.gym_env:CityGymEnv")
+
+
+register()

@@ -1,0 +1,258 @@
+"""The controller walked on the hand-made plus city: junction stops, branches, rotations,
+reverse segments, absolute view across videos."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from city360.simulator.env import CityEnv
+from tests.simulator.conftest import EnvFactory
+from tests.simulator.handmade import ARM_M, EXPECTED_TURNS, ground_level
+
+STEP_LABELS = ("LEFT", "UP", "RIGHT")
+
+
+def view_bearing_from_pixels(view: np.ndarray) -> float:
+    """Absolute bearing painted in the sky at the view's centre column (degrees)."""
+    h, w = view.shape[:2]
+    pixel = view[h // 4, w // 2 - 1 : w // 2 + 1].reshape(-1, 1, 3)
+    angles = np.radians(cv2.cvtColor(pixel, cv2.COLOR_RGB2HSV)[:, 0, 0].astype(float) * 2.0)
+    return float(np.degrees(np.arctan2(np.sin(angles).mean(), np.cos(angles).mean()))) % 360.0
+
+
+def frame_from_pixels(view: np.ndarray) -> int:
+    """Frame index painted on the ground (bottom centre of a level view)."""
+    h, w = view.shape[:2]
+    grey = float(view[h - 3, w // 2].mean())
+    return round((grey - ground_level(0)) / 3.0)
+
+
+def bearing_close(a: float, b: float, tol: float = 4.0) -> bool:
+    return abs((a - b + 180.0) % 360.0 - 180.0) <= tol
+
+
+def test_w_runs_to_the_junction_and_stops(make_env: EnvFactory) -> None:
+    env = make_env()
+    obs, info = env.reset(options={"segment": "ns_a", "offset_m": 0.0})
+    assert obs["branch_mask"].tolist() == [0, 0, 0]
+    offsets = []
+    for _ in range(4):
+        obs, _, _, _, info = env.step("W", "LARGE")
+        offsets.append(info["offset_m"])
+    assert offsets == [10.0, 20.0, ARM_M, ARM_M]
+    assert info["moved_m"] == 0.0
+    assert info["segment"] == "ns_a"
+    assert "W does not move" in obs["feedback"]
+    assert "LEFT, UP, RIGHT" in obs["feedback"]
+    assert obs["branch_mask"].tolist() == [1, 1, 1]
+    assert info["at_junction"] is True
+
+
+def test_w_stops_at_the_junction_mid_stride(make_env: EnvFactory) -> None:
+    env = make_env()
+    env.reset(options={"segment": "ns_a", "offset_m": 27.0})
+    obs, _, _, _, info = env.step("W", "MEDIUM")
+    assert info["moved_m"] == pytest.approx(3.0)
+    assert info["offset_m"] == ARM_M
+    assert "reached a junction" in obs["feedback"]
+
+
+@pytest.mark.parametrize("arriving", sorted(EXPECTED_TURNS))
+def test_offered_branches_match_geometry_and_lead_to_the_right_segment(
+    make_env: EnvFactory, arriving: str
+) -> None:
+    env = make_env()
+    expected = EXPECTED_TURNS[arriving]
+    _, info = env.reset(options={"segment": arriving, "offset_m": ARM_M})
+    assert info["branches"] == [label for label in STEP_LABELS if label in expected]
+    for label, target in expected.items():
+        env.reset(options={"segment": arriving, "offset_m": ARM_M})
+        arrive_heading = info["pose"]["heading_deg"]
+        obs, _, _, _, after = env.step(label)
+        assert after["segment"] == target
+        assert after["offset_m"] == 0.0
+        _, _, _, _, walked = env.step("W", "SMALL")
+        assert walked["segment"] == target
+        assert walked["moved_m"] == pytest.approx(2.0)
+        turn = (walked["pose"]["heading_deg"] - arrive_heading + 180.0) % 360.0 - 180.0
+        want = {"LEFT": -90.0, "UP": 0.0, "RIGHT": 90.0}[label]
+        assert turn == pytest.approx(want)
+
+
+def test_branch_where_none_is_offered_is_a_noop_with_feedback(make_env: EnvFactory) -> None:
+    env = make_env()
+    env.reset(options={"segment": "ns_a", "offset_m": 12.0})
+    obs, _, terminated, _, info = env.step("left")
+    assert info["segment"] == "ns_a" and info["offset_m"] == 12.0
+    assert not terminated
+    assert "No branch here" in obs["feedback"]
+    env.reset(options={"segment": "ns_b", "offset_m": ARM_M})  # dead end
+    obs, _, _, _, info = env.step("UP")
+    assert "No UP branch" in obs["feedback"] and "None is offered" in obs["feedback"]
+    obs, _, _, _, info = env.step("W")
+    assert info["moved_m"] == 0.0 and "Dead end" in obs["feedback"]
+
+
+def test_rotations_compose(make_env: EnvFactory) -> None:
+    env = make_env()
+    obs0, info0 = env.reset(options={"segment": "ns_a", "offset_m": 5.0})
+    for _ in range(4):
+        obs, _, _, _, info = env.step("D", "LARGE")
+    assert info["pose"]["yaw_deg"] == 0.0
+    assert np.array_equal(obs["view"], obs0["view"])
+    env.step("A", "SMALL")
+    obs, _, _, _, info = env.step("D", "SMALL")
+    assert np.array_equal(obs["view"], obs0["view"])
+    obs, _, _, _, info = env.step("D")
+    assert info["pose"]["yaw_deg"] == pytest.approx(24.0)
+    assert bearing_close(view_bearing_from_pixels(obs["view"]), 180.0 + 24.0)
+    for magnitude, amount in (("SMALL", 30.0), ("MEDIUM", 60.0), ("LARGE", 90.0)):
+        before = info["pose"]["yaw_deg"]
+        _, _, _, _, info = env.step("A", magnitude)
+        assert (before - info["pose"]["yaw_deg"]) % 360.0 == pytest.approx(amount)
+
+
+def test_s_realigns_view_with_travel(make_env: EnvFactory) -> None:
+    env = make_env()
+    obs0, _ = env.reset(options={"segment": "ew_a", "offset_m": 3.0})
+    env.step("D", "MEDIUM")
+    env.step("Q", "SMALL")
+    obs, _, _, _, info = env.step("S")
+    assert info["pose"]["yaw_deg"] == 0.0 and info["pose"]["pitch_deg"] == 0.0
+    assert np.array_equal(obs["view"], obs0["view"])
+    assert "direction of travel" in obs["feedback"]
+
+
+def test_pitch_is_clamped(make_env: EnvFactory) -> None:
+    env = make_env()
+    env.reset(options={"segment": "ew_a", "offset_m": 3.0})
+    env.step("Q", "LARGE")
+    obs, _, _, _, info = env.step("Q", "LARGE")
+    assert info["pose"]["pitch_deg"] == 80.0
+    assert "stops at 80" in obs["feedback"]
+    for _ in range(3):
+        _, _, _, _, info = env.step("E", "LARGE")
+    assert info["pose"]["pitch_deg"] == -80.0
+
+
+def test_view_shows_absolute_bearing(make_env: EnvFactory) -> None:
+    env = make_env()
+    for segment, travel in (("ns_a", 180.0), ("ns_a_r", 0.0), ("ew_a", 90.0), ("ew_b_r", 270.0)):
+        obs, info = env.reset(options={"segment": segment, "offset_m": 10.0, "yaw_deg": 30.0})
+        assert info["pose"]["view_bearing_deg"] == pytest.approx((travel + 30.0) % 360.0)
+        assert bearing_close(view_bearing_from_pixels(obs["view"]), travel + 30.0)
+
+
+def test_up_across_videos_keeps_absolute_view(make_env: EnvFactory) -> None:
+    env = make_env()
+    env.reset(options={"segment": "ns_a", "offset_m": ARM_M, "yaw_deg": 40.0})
+    obs, _, _, _, info = env.step("LEFT")  # turns the body: yaw kept relative to travel
+    assert info["segment"] == "ew_b" and info["pose"]["yaw_deg"] == pytest.approx(40.0)
+    assert bearing_close(view_bearing_from_pixels(obs["view"]), 90.0 + 40.0)
+
+    absolute = make_env(turn_view_with_branch=False)
+    obs0, _ = absolute.reset(options={"segment": "ns_a", "offset_m": ARM_M, "yaw_deg": 40.0})
+    obs, _, _, _, info = absolute.step("LEFT")
+    assert info["frame"][0] == "ew"  # another video ...
+    assert info["pose"]["view_bearing_deg"] == pytest.approx(220.0)  # ... same direction
+    assert info["pose"]["yaw_deg"] == pytest.approx(130.0)
+    assert bearing_close(view_bearing_from_pixels(obs["view"]), 220.0)
+    assert bearing_close(view_bearing_from_pixels(obs0["view"]), 220.0)
+
+
+def test_facing_backwards_w_walks_the_twin_keeping_the_view(make_env: EnvFactory) -> None:
+    env = make_env()
+    env.reset(options={"segment": "ns_a", "offset_m": 10.0})
+    env.step("D", "LARGE")
+    env.step("D", "LARGE")
+    obs, _, _, _, info = env.step("W", "SMALL")
+    assert info["segment"] == "ns_a_r"
+    assert info["offset_m"] == pytest.approx(ARM_M - 10.0 + 2.0)
+    assert info["pose"]["view_bearing_deg"] == pytest.approx(0.0)
+    assert info["pose"]["yaw_deg"] == pytest.approx(0.0)
+    assert info["pose"]["y_m"] == pytest.approx(ARM_M - 10.0 + 2.0)
+    assert bearing_close(view_bearing_from_pixels(obs["view"]), 0.0)
+
+
+def test_reversed_segment_plays_time_backwards(make_env: EnvFactory) -> None:
+    env = make_env(arrows=False)  # the ground must show only the frame's own paint
+    forward, backward = [], []
+    obs, _ = env.reset(options={"segment": "ns_b", "offset_m": 0.0})
+    forward.append(frame_from_pixels(obs["view"]))
+    for _ in range(6):
+        obs, *_ = env.step("W", "MEDIUM")
+        forward.append(frame_from_pixels(obs["view"]))
+    obs, _ = env.reset(options={"segment": "ns_b_r", "offset_m": 0.0})
+    backward.append(frame_from_pixels(obs["view"]))
+    for _ in range(6):
+        obs, *_ = env.step("W", "MEDIUM")
+        backward.append(frame_from_pixels(obs["view"]))
+    assert forward == [30, 35, 40, 45, 50, 55, 60]
+    assert backward == forward[::-1]
+    # the reversed segment looks where it walks (north), not where the camera looked (south)
+    assert bearing_close(view_bearing_from_pixels(obs["view"]), 0.0)
+
+
+def test_same_seed_and_actions_give_identical_observations(make_env: EnvFactory) -> None:
+    actions = [("W", "LARGE"), ("D", None), ("W", "SMALL"), ("Q", "SMALL"), ("A", "LARGE"),
+               ("W", "MEDIUM"), ("UP", None), ("LEFT", None), ("S", None), ("W", "LARGE")]  # fmt: skip
+
+    def run(env: CityEnv) -> list[dict[str, object]]:
+        obs, _ = env.reset(seed=11)
+        seen = [obs]
+        for action, magnitude in actions:
+            obs, *_ = env.step(action, magnitude)
+            seen.append(obs)
+        return seen
+
+    first, second = run(make_env()), run(make_env())
+    for a, b in zip(first, second, strict=True):
+        assert np.array_equal(a["view"], b["view"])  # type: ignore[arg-type]
+        assert a["feedback"] == b["feedback"] and a["step"] == b["step"]
+        assert np.array_equal(a["branch_mask"], b["branch_mask"])  # type: ignore[arg-type]
+    other = make_env()
+    starts = {other.reset(seed=s)[1]["frame"] for s in range(8)}
+    assert len(starts) > 1  # the seed does choose the start
+
+
+def test_answer_ends_the_episode(make_env: EnvFactory) -> None:
+    env = make_env()
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step("ANSWER", answer="x:2 y:3")
+    assert terminated and not truncated and reward == 0.0
+    assert info["answer"] == "x:2 y:3"
+    assert "x:2 y:3" in obs["feedback"]
+    env.reset(seed=0)
+    _, _, terminated, _, info = env.step("answer", "x:1 y:4")
+    assert terminated and info["answer"] == "x:1 y:4"
+
+
+def test_step_limit_truncates(make_env: EnvFactory) -> None:
+    env = make_env(max_steps=2)
+    env.reset(seed=0)
+    assert env.step("D")[3] is False
+    obs, _, terminated, truncated, _ = env.step("D")
+    assert truncated and not terminated
+    assert "Step limit 2" in obs["feedback"]
+
+
+def test_privileged_info_only_when_allowed(make_env: EnvFactory) -> None:
+    env = make_env(privileged_info=False)
+    obs, info = env.reset(seed=0)
+    for key in ("pose", "segment", "offset_m", "frame"):
+        assert key not in info
+    assert set(obs) == {"view", "branch_mask", "step", "feedback"}
+    assert info["renderer"] == "cpu"
+
+
+def test_prefetch_requests_the_frames_of_the_next_moves(make_env: EnvFactory) -> None:
+    env = make_env()
+    env.reset(options={"segment": "ns_a", "offset_m": 0.0})
+    ns = env.world.store("ns")
+    assert {0, 2, 5, 10}.issubset(ns.prefetched)  # type: ignore[attr-defined]
+    env.reset(options={"segment": "ns_a", "offset_m": ARM_M})
+    ew = env.world.store("ew")
+    # at the junction: the first frames of the LEFT (ew_b) and RIGHT (ew_a_r) branches
+    assert {30, 32, 28, 35, 25}.issubset(ew.prefetched)  # type: ignore[attr-defined]
