@@ -89,7 +89,9 @@ def _check_image(caption: str, image: Image) -> Image:
     return array
 
 
-def encode_image(caption: str, image: Image, *, scale: float = 1.0, quality: int = 85) -> EncodedImage:
+def encode_image(
+    caption: str, image: Image, *, scale: float = 1.0, quality: int = 85
+) -> EncodedImage:
     """Resize ``image`` by ``scale`` (area interpolation) and JPEG-encode it."""
     import cv2
 
@@ -98,7 +100,9 @@ def encode_image(caption: str, image: Image, *, scale: float = 1.0, quality: int
     if scale < 1.0:
         new_w = max(1, round(width * scale))
         new_h = max(1, round(height * scale))
-        array = cv2.resize(array, (new_w, new_h), interpolation=cv2.INTER_AREA)
+        array = np.asarray(
+            cv2.resize(array, (new_w, new_h), interpolation=cv2.INTER_AREA), dtype=np.uint8
+        )
         height, width = new_h, new_w
     ok, buffer = cv2.imencode(
         ".jpg", np.ascontiguousarray(array[:, :, ::-1]), [cv2.IMWRITE_JPEG_QUALITY, quality]
@@ -124,9 +128,7 @@ def encode_images(
         )
         raise ProviderError(msg)
     checked = [(caption, _check_image(caption, image)) for caption, image in images]
-    scales = [
-        min(1.0, limits.max_side_px / max(image.shape[:2])) for _, image in checked
-    ]
+    scales = [min(1.0, limits.max_side_px / max(image.shape[:2])) for _, image in checked]
     while True:
         encoded = [
             encode_image(caption, image, scale=scale, quality=quality)

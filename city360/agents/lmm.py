@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from city360.agents._task import task_prompt, task_reference_images, task_step_limit
@@ -68,7 +68,7 @@ class LMMConfig:
     reference_every_step: bool = True
     json_mode: bool = True
     fallback_action: Action = Action.S
-    units: ControllerUnits = ControllerUnits()
+    units: ControllerUnits = field(default_factory=ControllerUnits)
 
     def __post_init__(self) -> None:
         if self.max_output_tokens < 16:

@@ -203,17 +203,19 @@ def parse_reply(text: str) -> ParsedReply:
         )
     raw_magnitude = glued_magnitude or _text(fields.get("magnitude"))
     magnitude: Magnitude | None = None
-    if action in MOVE_ACTIONS or (action in ROTATE_ACTIONS and action is not Action.S):
-        if raw_magnitude.strip().upper() not in _NO_MAGNITUDE:
-            try:
-                magnitude = parse_magnitude(raw_magnitude)
-            except UnknownActionError as exc:
-                return ParsedReply(
-                    status=ReplyStatus.INVALID_ACTION,
-                    thought=thought,
-                    memory=memory,
-                    problem=str(exc),
-                )
+    takes_magnitude = action in MOVE_ACTIONS or (
+        action in ROTATE_ACTIONS and action is not Action.S
+    )
+    if takes_magnitude and raw_magnitude.strip().upper() not in _NO_MAGNITUDE:
+        try:
+            magnitude = parse_magnitude(raw_magnitude)
+        except UnknownActionError as exc:
+            return ParsedReply(
+                status=ReplyStatus.INVALID_ACTION,
+                thought=thought,
+                memory=memory,
+                problem=str(exc),
+            )
     answer = _text(fields.get("answer")) if action is Action.ANSWER else None
     return ParsedReply(
         status=ReplyStatus.OK,

@@ -91,7 +91,7 @@ class AnthropicProvider(Provider):
         except sdk.APIError as exc:
             raise self._translate(exc) from exc
         text = "".join(
-            block.text for block in message.content if getattr(block, "type", "") == "text"
+            str(getattr(block, "text", "")) for block in message.content if block.type == "text"
         )
         usage = message.usage
         return ChatReply(

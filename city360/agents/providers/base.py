@@ -29,6 +29,7 @@ __all__ = [
     "Provider",
     "check_model_listed",
     "read_key",
+    "require_key",
 ]
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -90,7 +91,7 @@ class Provider(ABC):
         unknown (with the closest known name)."""
         check_model_listed(self.label, self.model, self.list_models())
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook; providers without resources skip it
         """Release the SDK client's connections (safe to call twice)."""
 
     def __enter__(self) -> Provider:
@@ -126,3 +127,12 @@ def read_key(env_vars: Sequence[str], *, provider: str, required: bool = True) -
         msg = f"{provider}: no API key found; set {names} in the environment"
         raise ProviderError(msg)
     return None
+
+
+def require_key(env_vars: Sequence[str], *, provider: str) -> str:
+    """Like :func:`read_key` for providers that cannot work without a key."""
+    key = read_key(env_vars, provider=provider, required=True)
+    if key is None:  # pragma: no cover - read_key raised already
+        msg = f"{provider}: no API key found"
+        raise ProviderError(msg)
+    return key

@@ -1,19 +1,21 @@
 """Make a provider by name, with its key from the environment, and check it before a run.
 
-| name | SDK | key (environment) | endpoint |
-| --- | --- | --- | --- |
-| ``openai`` | ``openai`` | ``OPENAI_API_KEY`` | api.openai.com, or ``base_url`` |
-| ``openai-compatible`` (``vllm``, ``ollama``) | ``openai`` | ``OPENAI_API_KEY`` if set (servers without auth need none) | ``base_url`` (vllm: localhost:8000/v1, ollama: localhost:11434/v1 by default) |
-| ``azure`` | ``openai`` (``AzureOpenAI``) | ``AZURE_OPENAI_API_KEY`` | ``base_url`` or ``AZURE_OPENAI_ENDPOINT``; ``OPENAI_API_VERSION`` |
-| ``anthropic`` | ``anthropic`` | ``ANTHROPIC_API_KEY`` | api.anthropic.com, or ``base_url`` |
-| ``gemini`` (``google``) | ``google-genai`` | ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY`` | Gemini API, or ``base_url`` |
+- ``openai``: SDK ``openai``; key ``OPENAI_API_KEY``; api.openai.com or ``base_url``.
+- ``openai-compatible`` (and ``vllm``, ``ollama``): SDK ``openai``; ``OPENAI_API_KEY`` if set
+  (servers without auth need none); ``base_url`` (vllm: localhost:8000/v1, ollama:
+  localhost:11434/v1 by default).
+- ``azure``: SDK ``openai`` (``AzureOpenAI``); key ``AZURE_OPENAI_API_KEY``; endpoint
+  ``base_url`` or ``AZURE_OPENAI_ENDPOINT``; ``api_version`` or ``OPENAI_API_VERSION``;
+  ``model`` is the deployment name.
+- ``anthropic`` (``claude``): SDK ``anthropic``; key ``ANTHROPIC_API_KEY``.
+- ``gemini`` (``google``): SDK ``google-genai``; key ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY``.
 """
 
 from __future__ import annotations
 
 import os
 
-from city360.agents.providers.base import DEFAULT_TIMEOUT_S, Provider, read_key
+from city360.agents.providers.base import DEFAULT_TIMEOUT_S, Provider, read_key, require_key
 from city360.errors import ConfigError, ProviderError, did_you_mean
 
 __all__ = ["PROVIDER_NAMES", "make_provider"]
@@ -77,10 +79,12 @@ def make_provider(
 
         endpoint = base_url or os.environ.get("AZURE_OPENAI_ENDPOINT")
         if not endpoint:
-            msg = "provider 'azure' needs base_url or AZURE_OPENAI_ENDPOINT (https://NAME.openai.azure.com)"
+            msg = (
+                "provider 'azure' needs base_url or AZURE_OPENAI_ENDPOINT "
+                "(https://NAME.openai.azure.com)"
+            )
             raise ProviderError(msg)
-        key = read_key(["AZURE_OPENAI_API_KEY"], provider=name)
-        assert key is not None  # read_key raised otherwise
+        key = require_key(["AZURE_OPENAI_API_KEY"], provider=name)
         built = OpenAIProvider(
             model,
             api_key=key,
@@ -94,14 +98,12 @@ def make_provider(
     elif name == "anthropic":
         from city360.agents.providers.anthropic_provider import AnthropicProvider
 
-        key = read_key(["ANTHROPIC_API_KEY"], provider=name)
-        assert key is not None
+        key = require_key(["ANTHROPIC_API_KEY"], provider=name)
         built = AnthropicProvider(model, api_key=key, base_url=base_url, timeout_s=timeout_s)
     else:
         from city360.agents.providers.gemini_provider import GeminiProvider
 
-        key = read_key(["GEMINI_API_KEY", "GOOGLE_API_KEY"], provider=name)
-        assert key is not None
+        key = require_key(["GEMINI_API_KEY", "GOOGLE_API_KEY"], provider=name)
         built = GeminiProvider(model, api_key=key, base_url=base_url, timeout_s=timeout_s)
     if preflight:
         try:
