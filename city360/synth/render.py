@@ -1,0 +1,437 @@
+"""Render a :class:`~city360.synth.scene.Scene` with moderngl: 360° equirect and perspective views.
+
+An equirect frame is made the way a 360° camera stitches one: six 90° cube faces (fixed to the
+world axes, so they do not depend on the heading) are rendered into one 3 x 2 texture, then a
+full-screen shader resamples them to longitude/latitude and the result is read back once.
+Conventions follow docs/contracts.md: the centre column looks along ``heading_deg``, longitude
+grows to the right, row 0 is straight up.
+
+Static geometry (ground, walls, signs, street objects) is uploaded once and drawn in one call
+per material; only the moving pedestrians and vehicles are re-uploaded, once per frame.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from functools import cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from city360.errors import ClosedResourceError, ConfigError, RenderError
+from city360.synth._meshes import expand_boxes
+from city360.types import Image
+
+if TYPE_CHECKING:
+    import moderngl
+
+    from city360.synth.scene import Scene
+
+__all__ = ["DEFAULT_EYE_HEIGHT_M", "EquirectRenderer"]
+
+DEFAULT_EYE_HEIGHT_M = 1.6
+"""Camera height above the street, metres (a 360° camera held or worn at head height)."""
+
+NEAR_M = 0.1
+FAR_M = 4000.0
+BAY_WIDTH_M = 3.0
+STOREY_M = 3.2
+
+# cube faces: (forward, up); right = forward x up. Order fixes the 3 x 2 packing.
+_FACES: tuple[tuple[tuple[float, float, float], tuple[float, float, float]], ...] = (
+    ((1.0, 0.0, 0.0), (0.0, 0.0, 1.0)),
+    ((-1.0, 0.0, 0.0), (0.0, 0.0, 1.0)),
+    ((0.0, 1.0, 0.0), (0.0, 0.0, 1.0)),
+    ((0.0, -1.0, 0.0), (0.0, 0.0, 1.0)),
+    ((0.0, 0.0, 1.0), (0.0, 1.0, 0.0)),
+    ((0.0, 0.0, -1.0), (0.0, 1.0, 0.0)),
+)
+
+F32 = npt.NDArray[np.float32]
+
+
+@cache
+def _shader(name: str) -> str:
+    source = resources.files("city360.synth").joinpath("shaders", name).read_text("utf-8")
+    if "//#include common" in source:
+        common = resources.files("city360.synth").joinpath("shaders", "common.glsl")
+        source = source.replace("//#include common", common.read_text("utf-8"))
+    return source
+
+
+def _u(prog: moderngl.Program, name: str) -> moderngl.Uniform:
+    """The uniform ``name`` of ``prog`` (typed access for mypy)."""
+    return cast("moderngl.Uniform", prog[name])
+
+
+def _camera_basis(forward: npt.ArrayLike, up_hint: npt.ArrayLike) -> tuple[F32, F32, F32]:
+    f = np.asarray(forward, np.float64)
+    f = f / np.linalg.norm(f)
+    r = np.cross(f, np.asarray(up_hint, np.float64))
+    r = r / np.linalg.norm(r)
+    u = np.cross(r, f)
+    return f.astype(np.float32), r.astype(np.float32), u.astype(np.float32)
+
+
+def _view_proj(
+    eye: npt.NDArray[np.float64],
+    basis: tuple[F32, F32, F32],
+    tan_half_x: float,
+    tan_half_y: float,
+) -> bytes:
+    f, r, u = (b.astype(np.float64) for b in basis)
+    view = np.eye(4)
+    view[0, :3], view[1, :3], view[2, :3] = r, u, -f
+    view[:3, 3] = -view[:3, :3] @ eye
+    proj = np.zeros((4, 4))
+    proj[0, 0] = 1.0 / tan_half_x
+    proj[1, 1] = 1.0 / tan_half_y
+    proj[2, 2] = (FAR_M + NEAR_M) / (NEAR_M - FAR_M)
+    proj[2, 3] = 2.0 * FAR_M * NEAR_M / (NEAR_M - FAR_M)
+    proj[3, 2] = -1.0
+    # GLSL reads matrices column by column
+    return np.ascontiguousarray((proj @ view).T, np.float32).tobytes()
+
+
+class EquirectRenderer:
+    """Draws a scene from any pose: ``render`` (equirect) and ``render_perspective``.
+
+    ``width`` is the equirect width (height is ``width // 2``, width must be even and >= 16);
+    cube faces are ``face_px`` square (default ``width // 4``, about one face pixel per output
+    pixel at the equator). ``samples`` > 0 multisamples the cube faces (slower, smoother
+    edges). ``ctx`` reuses a moderngl context, which ``close()`` then leaves open; otherwise
+    the renderer makes a headless one (:func:`city360._gl.create_context`) and releases it.
+
+    Use as a context manager; ``close()`` is safe to call twice and any other method raises
+    :class:`~city360.errors.ClosedResourceError` afterwards. Not thread-safe.
+    """
+
+    def __init__(
+        self,
+        scene: Scene,
+        *,
+        width: int,
+        ctx: moderngl.Context | None = None,
+        face_px: int | None = None,
+        samples: int = 0,
+    ) -> None:
+        if width < 16 or width % 2:
+            msg = f"`width` must be an even number >= 16, got {width}"
+            raise ConfigError(msg)
+        face = face_px if face_px is not None else max(16, width // 4)
+        if face < 16:
+            msg = f"`face_px` must be >= 16, got {face}"
+            raise ConfigError(msg)
+        if samples < 0:
+            msg = f"`samples` must be >= 0, got {samples}"
+            raise ConfigError(msg)
+        self._closed = True  # until everything below exists
+        self.scene = scene
+        self.width = width
+        self.height = width // 2
+        self.face_px = face
+        self.samples = samples
+        if ctx is None:
+            from city360._gl import create_context
+
+            ctx = create_context()
+            self._owns_ctx = True
+        else:
+            self._owns_ctx = False
+        self.ctx = ctx
+        self._objects: list[Any] = []
+        try:
+            self._setup()
+        except Exception as exc:
+            self._release()
+            if isinstance(exc, RenderError | ConfigError):
+                raise
+            msg = f"cannot set up the scene renderer on {ctx.info.get('GL_RENDERER')}: {exc}"
+            raise RenderError(msg) from exc
+        self._closed = False
+
+    # -- set-up ------------------------------------------------------------------------------
+    def _keep(self, obj: Any) -> Any:
+        self._objects.append(obj)
+        return obj
+
+    def _program(self, vertex: str, fragment: str) -> moderngl.Program:
+        return self._keep(
+            self.ctx.program(vertex_shader=_shader(vertex), fragment_shader=_shader(fragment))
+        )
+
+    def _setup(self) -> None:
+        ctx, scene = self.ctx, self.scene
+        self.prog_sky = self._program("sky.vert", "sky.frag")
+        self.prog_lit = self._program("lit.vert", "lit.frag")
+        self.prog_walls = self._program("walls.vert", "walls.frag")
+        self.prog_signs = self._program("signs.vert", "signs.frag")
+        self.prog_equirect = self._program("sky.vert", "equirect.frag")
+        self.vao_sky = self._keep(ctx.vertex_array(self.prog_sky, []))
+        self.vao_equirect = self._keep(ctx.vertex_array(self.prog_equirect, []))
+        lit = "in_pos in_normal in_color"
+        self.vao_ground = self._static(self.prog_lit, scene.ground, "3f 3f 3f", lit)
+        self.vao_walls = self._static(
+            self.prog_walls,
+            scene.walls,
+            "3f 2f 1f 1f 3f 1f",
+            "in_pos in_normal in_along in_height in_tint in_style",
+        )
+        self.vao_signs = self._static(
+            self.prog_signs, scene.signs, "3f 2f 1f", "in_pos in_uv in_page"
+        )
+        self.vao_static_boxes = self._static(
+            self.prog_lit, expand_boxes(scene.boxes), "3f 3f 3f", lit
+        )
+        self.dynamic_vertices = scene.dynamic_box_count * 36
+        self.vbo_dynamic = self._keep(ctx.buffer(reserve=max(1, self.dynamic_vertices) * 36))
+        self.vao_dynamic = self._keep(
+            ctx.vertex_array(self.prog_lit, [(self.vbo_dynamic, "3f 3f 3f", *lit.split())])
+        )
+        tiles = scene.window_tiles
+        self.tex_windows = self._keep(
+            ctx.texture((tiles.shape[1], tiles.shape[0]), 4, tiles.tobytes())
+        )
+        # mipmapped but not anisotropic: llvmpipe's anisotropic filtering costs ~10x per pixel
+        self.tex_windows.build_mipmaps()
+        pages = scene.sign_atlas.pages
+        self.tex_signs = self._keep(
+            ctx.texture_array(
+                (pages.shape[2], pages.shape[1], pages.shape[0]), 3, pages.tobytes(), alignment=1
+            )
+        )
+        self.tex_signs.build_mipmaps()
+        self.tex_signs.anisotropy = 8.0
+        for prog in (self.prog_sky, self.prog_lit, self.prog_walls, self.prog_signs):
+            if "u_sun" in prog:  # optimised away where a shader never lights anything
+                _u(prog, "u_sun").value = tuple(scene.sun_direction)
+        _u(self.prog_walls, "u_windows").value = 0
+        _u(self.prog_walls, "u_bay").value = (BAY_WIDTH_M, STOREY_M)
+        _u(self.prog_signs, "u_signs").value = 1
+        _u(self.prog_equirect, "u_faces").value = 2
+        # cube faces, packed 3 x 2
+        size = (3 * self.face_px, 2 * self.face_px)
+        self.tex_faces = self._keep(ctx.texture(size, 4))
+        self.tex_faces.repeat_x = self.tex_faces.repeat_y = False
+        depth = self._keep(ctx.depth_renderbuffer(size))
+        self.fbo_faces = self._keep(ctx.framebuffer([self.tex_faces], depth))
+        self.fbo_faces_ms = None
+        if self.samples:
+            colour_ms = self._keep(ctx.renderbuffer(size, 4, samples=self.samples))
+            depth_ms = self._keep(ctx.depth_renderbuffer(size, samples=self.samples))
+            self.fbo_faces_ms = self._keep(ctx.framebuffer([colour_ms], depth_ms))
+        self.fbo_equirect = self._keep(
+            ctx.framebuffer([self._keep(ctx.renderbuffer((self.width, self.height), 3))])
+        )
+        self.face_bases = [_camera_basis(f, u) for f, u in _FACES]
+        prog = self.prog_equirect
+        _u(prog, "u_size").value = (float(self.width), float(self.height))
+        _u(prog, "u_face_px").value = float(self.face_px)
+        for name, column in (("u_face_f", 0), ("u_face_r", 1), ("u_face_u", 2)):
+            _u(prog, name).write(
+                np.stack([b[column] for b in self.face_bases]).astype(np.float32).tobytes()
+            )
+        self._perspective_fbos: dict[tuple[int, int, int], tuple[Any, Any]] = {}
+
+    def _static(self, prog: moderngl.Program, rows: F32, fmt: str, names: str) -> Any:
+        if len(rows) == 0:
+            return None
+        vbo = self._keep(self.ctx.buffer(np.ascontiguousarray(rows, np.float32).tobytes()))
+        return self._keep(self.ctx.vertex_array(prog, [(vbo, fmt, *names.split())]))
+
+    # -- drawing -----------------------------------------------------------------------------
+    def _draw_view(
+        self, eye: npt.NDArray[np.float64], basis: tuple[F32, F32, F32], tan_x: float, tan_y: float
+    ) -> None:
+        """Draw the whole scene into the bound framebuffer and viewport."""
+        import moderngl
+
+        ctx = self.ctx
+        view_proj = _view_proj(eye, basis, tan_x, tan_y)
+        f, r, u = basis
+        eye32 = tuple(float(v) for v in eye)
+        for prog in (self.prog_lit, self.prog_walls, self.prog_signs):
+            _u(prog, "u_view_proj").write(view_proj)
+            if "u_eye" in prog:
+                _u(prog, "u_eye").value = eye32
+        ctx.disable(moderngl.CULL_FACE)
+        ctx.enable(moderngl.DEPTH_TEST)
+        # the ground is painted in layer order and writes depth whatever is there: from above
+        # the street nothing hides behind it, so later geometry still tests correctly against it
+        ctx.depth_func = "1"
+        if self.vao_ground is not None:
+            self.vao_ground.render(moderngl.TRIANGLES)
+        ctx.depth_func = "<"
+        if self.vao_walls is not None:
+            self.tex_windows.use(0)
+            self.vao_walls.render(moderngl.TRIANGLES)
+        if self.vao_signs is not None:
+            self.tex_signs.use(1)
+            self.vao_signs.render(moderngl.TRIANGLES)
+        if self.vao_static_boxes is not None:
+            self.vao_static_boxes.render(moderngl.TRIANGLES)
+        if self.dynamic_vertices:
+            self.vao_dynamic.render(moderngl.TRIANGLES, vertices=self.dynamic_vertices)
+        # the sky last, at the far plane: shaded only where nothing else was drawn
+        ctx.depth_func = "<="
+        sky = self.prog_sky
+        _u(sky, "u_cam_to_world").write(np.stack([r, u, -f]).astype(np.float32).tobytes())
+        _u(sky, "u_tan_half").value = (tan_x, tan_y)
+        self.vao_sky.render(moderngl.TRIANGLES, vertices=3)
+        ctx.depth_func = "<"
+
+    def _upload_movers(self, t_s: float) -> None:
+        if self.dynamic_vertices:
+            self.vbo_dynamic.write(expand_boxes(self.scene.dynamic_boxes(t_s)).tobytes())
+
+    def _check_open(self) -> None:
+        if self._closed:
+            msg = f"{self!r} is closed; create a new EquirectRenderer"
+            raise ClosedResourceError(msg)
+
+    def render(
+        self,
+        x_m: float,
+        y_m: float,
+        heading_deg: float,
+        t_s: float,
+        *,
+        eye_height_m: float = DEFAULT_EYE_HEIGHT_M,
+    ) -> Image:
+        """The equirect frame seen from (``x_m``, ``y_m``) at ``eye_height_m``, centre column
+        looking along ``heading_deg``, with movers at time ``t_s``: (height, width, 3) RGB."""
+        import moderngl
+
+        self._check_open()
+        ctx = self.ctx
+        eye = np.array([x_m, y_m, eye_height_m], np.float64)
+        self._upload_movers(t_s)
+        target = self.fbo_faces_ms or self.fbo_faces
+        target.use()
+        target.clear(0.0, 0.0, 0.0, 1.0, depth=1.0)
+        s = self.face_px
+        for index, basis in enumerate(self.face_bases):
+            ctx.viewport = ((index % 3) * s, (index // 3) * s, s, s)
+            self._draw_view(eye, basis, 1.0, 1.0)
+        if self.fbo_faces_ms is not None:
+            ctx.copy_framebuffer(self.fbo_faces, self.fbo_faces_ms)
+        self.fbo_equirect.use()
+        ctx.viewport = (0, 0, self.width, self.height)
+        ctx.disable(moderngl.DEPTH_TEST)
+        self.tex_faces.use(2)
+        _u(self.prog_equirect, "u_heading").value = math.radians(heading_deg)
+        self.vao_equirect.render(moderngl.TRIANGLES, vertices=3)
+        data = bytearray(self.width * self.height * 3)
+        self.fbo_equirect.read_into(data, components=3, alignment=1)
+        # GL rows run bottom-up and the shader put latitude +90 at GL row 0: no flip needed
+        return np.frombuffer(data, np.uint8).reshape(self.height, self.width, 3)
+
+    def render_perspective(
+        self,
+        x_m: float,
+        y_m: float,
+        *,
+        yaw_deg: float,
+        pitch_deg: float = 0.0,
+        fov_deg: float = 90.0,
+        width: int = 640,
+        height: int = 480,
+        t_s: float = 0.0,
+        eye_height_m: float = DEFAULT_EYE_HEIGHT_M,
+        samples: int = 4,
+    ) -> Image:
+        """A pinhole view looking at bearing ``yaw_deg`` (absolute, clockwise from north),
+        ``pitch_deg`` up, ``fov_deg`` horizontal field of view: (height, width, 3) RGB."""
+        import moderngl
+
+        self._check_open()
+        if not 1.0 <= fov_deg <= 170.0:
+            msg = f"`fov_deg` must be in [1, 170], got {fov_deg}"
+            raise ConfigError(msg)
+        if not -89.0 <= pitch_deg <= 89.0:
+            msg = f"`pitch_deg` must be in [-89, 89], got {pitch_deg}"
+            raise ConfigError(msg)
+        if width < 8 or height < 8:
+            msg = f"`width` and `height` must be >= 8, got {width}x{height}"
+            raise ConfigError(msg)
+        yaw, pitch = math.radians(yaw_deg), math.radians(pitch_deg)
+        forward = (
+            math.sin(yaw) * math.cos(pitch),
+            math.cos(yaw) * math.cos(pitch),
+            math.sin(pitch),
+        )
+        basis = _camera_basis(forward, (0.0, 0.0, 1.0))
+        tan_x = math.tan(math.radians(fov_deg) / 2)
+        tan_y = tan_x * height / width
+        eye = np.array([x_m, y_m, eye_height_m], np.float64)
+        self._upload_movers(t_s)
+        resolve, target = self._perspective_target(width, height, samples)
+        target.use()
+        target.clear(0.0, 0.0, 0.0, 1.0, depth=1.0)
+        self.ctx.viewport = (0, 0, width, height)
+        self._draw_view(eye, basis, tan_x, tan_y)
+        if target is not resolve:
+            self.ctx.copy_framebuffer(resolve, target)
+        data = bytearray(width * height * 3)
+        resolve.read_into(data, components=3, alignment=1)
+        self.ctx.disable(moderngl.DEPTH_TEST)
+        return np.frombuffer(data, np.uint8).reshape(height, width, 3)[::-1].copy()
+
+    def _perspective_target(self, width: int, height: int, samples: int) -> tuple[Any, Any]:
+        key = (width, height, samples)
+        if key not in self._perspective_fbos:
+            ctx = self.ctx
+            resolve = self._keep(
+                ctx.framebuffer(
+                    [self._keep(ctx.renderbuffer((width, height), 3))],
+                    self._keep(ctx.depth_renderbuffer((width, height))),
+                )
+            )
+            target = resolve
+            if samples:
+                target = self._keep(
+                    ctx.framebuffer(
+                        [self._keep(ctx.renderbuffer((width, height), 3, samples=samples))],
+                        self._keep(ctx.depth_renderbuffer((width, height), samples=samples)),
+                    )
+                )
+            self._perspective_fbos[key] = (resolve, target)
+        return self._perspective_fbos[key]
+
+    # -- lifetime ----------------------------------------------------------------------------
+    def _release(self) -> None:
+        for obj in reversed(self._objects):
+            obj.release()
+        self._objects.clear()
+        if self._owns_ctx:
+            self.ctx.release()
+
+    def close(self) -> None:
+        """Free the GPU resources (and the context if this renderer made it). Safe twice."""
+        if self._closed:
+            return
+        self._closed = True
+        self._release()
+
+    def __enter__(self) -> EquirectRenderer:
+        self._check_open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        # best effort only: GL objects must be released on the thread that owns the context
+        if not getattr(self, "_closed", True):
+            with contextlib.suppress(Exception):
+                self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if getattr(self, "_closed", True) else "open"
+        return (
+            f"EquirectRenderer({self.width}x{self.height}, face_px={self.face_px}, "
+            f"scene={self.scene!r}, {state})"
+        )

@@ -1,0 +1,21 @@
+#version 330
+//#include common
+uniform sampler2D u_windows;  // 4 styles across; ground-floor tiles in the lower half
+uniform vec2 u_bay;           // window bay width, storey height (metres)
+in vec3 v_world;
+in vec3 v_normal;
+in vec2 v_wall;
+in vec3 v_tint;
+flat in float v_style;
+out vec4 f_color;
+void main() {
+    vec2 uv = v_wall / u_bay;
+    // stay half a texel inside the tile so bilinear filtering never reads the next style
+    vec2 cell = clamp(fract(uv), 1.0 / 128.0, 127.0 / 128.0);
+    float upper = uv.y >= 1.0 ? 0.5 : 0.0;
+    vec2 tile = vec2((v_style + cell.x) * 0.25, upper + (1.0 - cell.y) * 0.5);
+    // gradients of the continuous coordinate, so mip selection ignores the fract() seams
+    vec4 texel = textureGrad(u_windows, tile, dFdx(uv) * vec2(0.25, 0.5), dFdy(uv) * vec2(0.25, 0.5));
+    vec3 col = mix(texel.rgb, v_tint * texel.rgb, texel.a) * shade(v_normal);
+    f_color = vec4(apply_fog(col, v_world), 1.0);
+}
