@@ -10,5 +10,6 @@ pytest_plugins = [
     "tests.fixtures.cities",
     "tests.fixtures.data",
     "tests.fixtures.fake_llm_server",
+    "tests.fixtures.scenes",
     "tests.fixtures.videos",
 ]
