@@ -70,7 +70,7 @@ def test_offered_branches_match_geometry_and_lead_to_the_right_segment(
     for label, target in expected.items():
         env.reset(options={"segment": arriving, "offset_m": ARM_M})
         arrive_heading = info["pose"]["heading_deg"]
-        obs, _, _, _, after = env.step(label)
+        _obs, _, _, _, after = env.step(label)
         assert after["segment"] == target
         assert after["offset_m"] == 0.0
         _, _, _, _, walked = env.step("W", "SMALL")
@@ -85,19 +85,22 @@ def test_branch_where_none_is_offered_is_a_noop_with_feedback(make_env: EnvFacto
     env = make_env()
     env.reset(options={"segment": "ns_a", "offset_m": 12.0})
     obs, _, terminated, _, info = env.step("left")
-    assert info["segment"] == "ns_a" and info["offset_m"] == 12.0
+    assert info["segment"] == "ns_a"
+    assert info["offset_m"] == 12.0
     assert not terminated
     assert "No branch here" in obs["feedback"]
     env.reset(options={"segment": "ns_b", "offset_m": ARM_M})  # dead end
     obs, _, _, _, info = env.step("UP")
-    assert "No UP branch" in obs["feedback"] and "None is offered" in obs["feedback"]
+    assert "No UP branch" in obs["feedback"]
+    assert "None is offered" in obs["feedback"]
     obs, _, _, _, info = env.step("W")
-    assert info["moved_m"] == 0.0 and "Dead end" in obs["feedback"]
+    assert info["moved_m"] == 0.0
+    assert "Dead end" in obs["feedback"]
 
 
 def test_rotations_compose(make_env: EnvFactory) -> None:
     env = make_env()
-    obs0, info0 = env.reset(options={"segment": "ns_a", "offset_m": 5.0})
+    obs0, _info0 = env.reset(options={"segment": "ns_a", "offset_m": 5.0})
     for _ in range(4):
         obs, _, _, _, info = env.step("D", "LARGE")
     assert info["pose"]["yaw_deg"] == 0.0
@@ -120,7 +123,8 @@ def test_s_realigns_view_with_travel(make_env: EnvFactory) -> None:
     env.step("D", "MEDIUM")
     env.step("Q", "SMALL")
     obs, _, _, _, info = env.step("S")
-    assert info["pose"]["yaw_deg"] == 0.0 and info["pose"]["pitch_deg"] == 0.0
+    assert info["pose"]["yaw_deg"] == 0.0
+    assert info["pose"]["pitch_deg"] == 0.0
     assert np.array_equal(obs["view"], obs0["view"])
     assert "direction of travel" in obs["feedback"]
 
@@ -149,7 +153,8 @@ def test_up_across_videos_keeps_absolute_view(make_env: EnvFactory) -> None:
     env = make_env()
     env.reset(options={"segment": "ns_a", "offset_m": ARM_M, "yaw_deg": 40.0})
     obs, _, _, _, info = env.step("LEFT")  # turns the body: yaw kept relative to travel
-    assert info["segment"] == "ew_b" and info["pose"]["yaw_deg"] == pytest.approx(40.0)
+    assert info["segment"] == "ew_b"
+    assert info["pose"]["yaw_deg"] == pytest.approx(40.0)
     assert bearing_close(view_bearing_from_pixels(obs["view"]), 90.0 + 40.0)
 
     absolute = make_env(turn_view_with_branch=False)
@@ -196,8 +201,10 @@ def test_reversed_segment_plays_time_backwards(make_env: EnvFactory) -> None:
 
 
 def test_same_seed_and_actions_give_identical_observations(make_env: EnvFactory) -> None:
-    actions = [("W", "LARGE"), ("D", None), ("W", "SMALL"), ("Q", "SMALL"), ("A", "LARGE"),
-               ("W", "MEDIUM"), ("UP", None), ("LEFT", None), ("S", None), ("W", "LARGE")]  # fmt: skip
+    actions = [
+        ("W", "LARGE"), ("D", None), ("W", "SMALL"), ("Q", "SMALL"), ("A", "LARGE"),
+        ("W", "MEDIUM"), ("UP", None), ("LEFT", None), ("S", None), ("W", "LARGE"),
+    ]  # fmt: skip
 
     def run(env: CityEnv) -> list[dict[str, object]]:
         obs, _ = env.reset(seed=11)
@@ -210,7 +217,8 @@ def test_same_seed_and_actions_give_identical_observations(make_env: EnvFactory)
     first, second = run(make_env()), run(make_env())
     for a, b in zip(first, second, strict=True):
         assert np.array_equal(a["view"], b["view"])  # type: ignore[arg-type]
-        assert a["feedback"] == b["feedback"] and a["step"] == b["step"]
+        assert a["feedback"] == b["feedback"]
+        assert a["step"] == b["step"]
         assert np.array_equal(a["branch_mask"], b["branch_mask"])  # type: ignore[arg-type]
     other = make_env()
     starts = {other.reset(seed=s)[1]["frame"] for s in range(8)}
@@ -221,12 +229,15 @@ def test_answer_ends_the_episode(make_env: EnvFactory) -> None:
     env = make_env()
     env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step("ANSWER", answer="x:2 y:3")
-    assert terminated and not truncated and reward == 0.0
+    assert terminated
+    assert not truncated
+    assert reward == 0.0
     assert info["answer"] == "x:2 y:3"
     assert "x:2 y:3" in obs["feedback"]
     env.reset(seed=0)
     _, _, terminated, _, info = env.step("answer", "x:1 y:4")
-    assert terminated and info["answer"] == "x:1 y:4"
+    assert terminated
+    assert info["answer"] == "x:1 y:4"
 
 
 def test_step_limit_truncates(make_env: EnvFactory) -> None:
@@ -234,7 +245,8 @@ def test_step_limit_truncates(make_env: EnvFactory) -> None:
     env.reset(seed=0)
     assert env.step("D")[3] is False
     obs, _, terminated, truncated, _ = env.step("D")
-    assert truncated and not terminated
+    assert truncated
+    assert not terminated
     assert "Step limit 2" in obs["feedback"]
 
 
