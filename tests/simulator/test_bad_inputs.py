@@ -17,7 +17,7 @@ from city360.errors import (
     ResetNeededError,
     UnknownActionError,
 )
-from city360.simulator.actions import ActionCommand, Magnitude, Action
+from city360.simulator.actions import Action, ActionCommand, Magnitude
 from city360.simulator.config import EnvConfig
 from city360.simulator.env import CityEnv
 from tests.simulator.conftest import EnvFactory
@@ -29,13 +29,15 @@ def test_unknown_action_names_allowed_values_and_close_match(make_env: EnvFactor
     env.reset(seed=0)
     with pytest.raises(
         UnknownActionError,
-        match=r"unknown action 'WW'; expected one of W, S, A, D, Q, E, LEFT, RIGHT, UP, ANSWER\. Did you mean 'W'\?",
-    ):  # noqa: E501
+        match=r"unknown action 'WW'; expected one of W, S, A, D, Q, E, LEFT, RIGHT, UP, "
+        r"ANSWER\. Did you mean 'W'\?",
+    ):
         env.step("WW")
     with pytest.raises(
         UnknownActionError,
-        match=r"unknown magnitude 'MEDUIM'; expected one of SMALL, MEDIUM, LARGE or none\. Did you mean 'MEDIUM'\?",
-    ):  # noqa: E501
+        match=r"unknown magnitude 'MEDUIM'; expected one of SMALL, MEDIUM, LARGE or none\. "
+        r"Did you mean 'MEDIUM'\?",
+    ):
         env.step("W", "MEDUIM")
     with pytest.raises(ValueError, match="action must be a string"):
         env.step(3)  # type: ignore[arg-type]
@@ -97,7 +99,7 @@ def test_bad_reset_options(make_env: EnvFactory) -> None:
         env.reset(options={"segment": "ns_x"})
     with pytest.raises(
         ConfigError, match=r"start offset_m 45.0 is outside segment 'ns_a' \(0 to 30.00 m\)"
-    ):  # noqa: E501
+    ):
         env.reset(options={"segment": "ns_a", "offset_m": 45.0})
     with pytest.raises(ConfigError, match="needs lat and lon"):
         env.reset(options={"lat": 60.17})
@@ -114,14 +116,14 @@ def test_missing_or_corrupt_city(tmp_path: Path, plus_city: Path) -> None:
     with pytest.raises(InputFileError, match="build the pose graph first"):
         CityEnv(broken, EnvConfig(map=False), frame_source=MemoryFrames)
     (broken / "graph.json").write_text("{not json", encoding="utf-8")
-    with pytest.raises(CityFormatError, match="graph.json: not valid JSON"):
+    with pytest.raises(CityFormatError, match=r"graph\.json: not valid JSON"):
         CityEnv(broken, EnvConfig(map=False), frame_source=MemoryFrames)
     data = json.loads((plus_city / "graph.json").read_text(encoding="utf-8"))
     data["edges"][0]["last_frame"] = 500
     (broken / "graph.json").write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(
         CityFormatError, match=r"edge '\w+': last_frame 500 but trajectory 'ns' has 61"
-    ):  # noqa: E501
+    ):
         CityEnv(broken, EnvConfig(map=False), frame_source=MemoryFrames)
     data = json.loads((plus_city / "graph.json").read_text(encoding="utf-8"))
     data["edges"][0]["transitions"] = [{"edge": "nowhere", "turn_deg": 0.0, "label": "UP"}]
