@@ -323,7 +323,12 @@ def oracle_walk(
     depth = 0
     best_dist = math.inf
     found: tuple[str, int] | None = None
+    longest_move = max(move_m)
     while frontier and depth + 1 <= step_limit:
+        # States that cannot close the gap in the moves left (even walking straight at the
+        # goal with LARGE steps) are dropped: this keeps unreachable searches short.
+        moves_left = step_limit - 1 - depth
+        alive: list[tuple[str, int]] = []
         for state in frontier:
             seg = graph.segments[state[0]]
             x, y = seg.position(state[1] * q)
@@ -332,10 +337,12 @@ def oracle_walk(
             if dist <= threshold_m:
                 found = state
                 break
+            if dist - threshold_m <= moves_left * longest_move:
+                alive.append(state)
         if found is not None or len(parent) > max_states:
             break
         next_frontier: list[tuple[str, int]] = []
-        for state in frontier:
+        for state in alive:
             seg = graph.segments[state[0]]
             offset = state[1] * q
             moves: list[tuple[tuple[str, int], tuple[str, str | None], float]] = []

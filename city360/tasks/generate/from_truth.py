@@ -144,9 +144,10 @@ def facade_neighbours(
             rel: dict[str, PoiTruth] = {}
             before = row[k - 1] if k > 0 else None
             after = row[k + 1] if k + 1 < len(row) else None
-            # Facing a right-side sign, "left" is towards the street's start (smaller offset).
-            towards_start = "left_of" if side == "right" else "right_of"
-            towards_end = "right_of" if side == "right" else "left_of"
+            # Facing a sign on the right of travel you have turned right, so your left points
+            # along travel, towards the street's end (larger offset); on the left, the reverse.
+            towards_start = "right_of" if side == "right" else "left_of"
+            towards_end = "left_of" if side == "right" else "right_of"
             if before and offset - before[0] <= max_gap_m:
                 rel[towards_start] = before[1]
             if after and after[0] - offset <= max_gap_m:
@@ -266,7 +267,11 @@ def _border_margin(ctx: GenerationContext, x: float, y: float, cell: tuple[int, 
     for probe in (5.0, 15.0):
         for k in range(8):
             a = math.radians(45 * k)
-            if ctx.grid.cell_of(x + probe * math.sin(a), y + probe * math.cos(a)) != cell:
+            try:
+                probed = ctx.grid.cell_of(x + probe * math.sin(a), y + probe * math.cos(a))
+            except ValueError:  # outside the grid area: the outer edge is a grid line too
+                return margin
+            if probed != cell:
                 return margin
         margin = probe
     return margin

@@ -1,0 +1,205 @@
+"""Each family's generator checked against the toy city's ground truth, independently of the
+code that generated it."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from city360.city import CityDir
+from city360.maps.grid import MapGrid
+from city360.synth.groundtruth import SceneTruth
+from city360.tasks.check import check_tasks
+from city360.tasks.generate.common import GenerationContext, GenerationReport
+from city360.tasks.generate.from_truth import facade_neighbours, generate_from_truth
+from city360.tasks.generate.vln_text import directions, Landmark
+from city360.tasks.schema import Difficulty, Family, TaskBase
+from city360.tasks.suite import Suite, load_suite, save_suite
+from city360.tasks.walk import WalkGraph
+from tests.tasks.helpers import PlainImages
+
+PER_FAMILY = 6
+
+
+@pytest.fixture(scope="module")
+def world(toy_city: Path) -> tuple[WalkGraph, SceneTruth, MapGrid]:
+    graph = WalkGraph.from_city(toy_city)
+    truth = SceneTruth.load(toy_city / "groundtruth" / "scene.json")
+    return graph, truth, MapGrid(-10.0, -170.0, 170.0, 10.0, 5)
+
+
+def _context(toy_city: Path, world, seed: int = 1) -> GenerationContext:  # type: ignore[no-untyped-def]
+    graph, _, grid = world
+    return GenerationContext(
+        city_name="toy",
+        projection=CityDir(toy_city).read_manifest().projection,
+        graph=graph,
+        grid=grid,
+        images=PlainImages(),
+        rng=np.random.default_rng(seed),
+    )
+
+
+@pytest.fixture(scope="module")
+def generated(toy_city: Path, world) -> tuple[list[TaskBase], GenerationContext]:  # type: ignore[no-untyped-def]
+    ctx = _context(toy_city, world)
+    report = GenerationReport()
+    tasks = generate_from_truth(ctx, world[1], per_family=PER_FAMILY, report=report)
+    return tasks, ctx
+
+
+def _of(tasks: list[TaskBase], family: Family) -> list[TaskBase]:
+    return [t for t in tasks if t.family is family]
+
+
+def test_all_families_and_difficulties(generated) -> None:  # type: ignore[no-untyped-def]
+    tasks, _ = generated
+    counts = Counter(t.family for t in tasks)
+    assert counts == {family: PER_FAMILY for family in Family}
+    for family in (Family.MAP_NAVIGATION, Family.VLN, Family.LANDMARK_TEXT, Family.LOCALIZATION):
+        assert {t.difficulty for t in _of(tasks, family)} == set(Difficulty), family
+    assert len({t.id for t in tasks}) == len(tasks)
+
+
+def test_generated_suite_checks_and_round_trips(toy_city: Path, world, generated, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    tasks, ctx = generated
+    graph, truth, grid = world
+    report = check_tasks(tasks, graph, projection=ctx.projection, grid=grid, truth=truth)
+    assert report.ok, [str(i) for i in report.issues]
+    assert len(report.oracle_steps) == 4 * PER_FAMILY
+    suite = Suite(name="toy", city="toy", tasks=tasks, assets=ctx.assets)
+    save_suite(suite, tmp_path / "suite")
+    assert load_suite(tmp_path / "suite") == suite
+
+
+def test_same_seed_same_suite(toy_city: Path, world, generated) -> None:  # type: ignore[no-untyped-def]
+    tasks, ctx = generated
+    again = _context(toy_city, world)
+    repeat = generate_from_truth(again, world[1], per_family=PER_FAMILY)
+    assert [t.model_dump() for t in repeat] == [t.model_dump() for t in tasks]
+    assert again.assets == ctx.assets
+
+
+def test_localization_answer_is_the_start_cell(world, generated) -> None:  # type: ignore[no-untyped-def]
+    graph, _, _ = world
+    for task in _of(generated[0], Family.LOCALIZATION):
+        x, y = graph.position(task.start.segment, task.start.offset_m)
+        # Independent cell arithmetic: 36 m cells from x=-10 (west) and y=10 (north).
+        expected = (math.floor((x + 10) / 36) + 1, math.floor((10 - y) / 36) + 1)
+        assert task.truth.cell == expected
+        assert task.told.grid_map == "assets/grid_map.png"
+
+
+def test_landmark_goals_stand_in_front_of_the_named_poi(world, generated) -> None:  # type: ignore[no-untyped-def]
+    _, truth, _ = world
+    pois = {p.id: p for p in truth.pois}
+    names = Counter(p.name for p in truth.pois)
+    for family in (Family.LANDMARK_TEXT, Family.LANDMARK_IMAGE):
+        for task in _of(generated[0], family):
+            poi = pois[task.truth.landmark_id]
+            assert names[poi.name] == 1
+            assert (task.truth.goal.x_m, task.truth.goal.y_m) == pytest.approx((poi.view.x_m, poi.view.y_m), abs=1e-3)
+            assert task.truth.goal.threshold_m == 10.0
+            if family is Family.LANDMARK_TEXT:
+                assert task.told.landmark == poi.name
+    image_tasks = _of(generated[0], Family.LANDMARK_IMAGE)
+    assert all(t.told.reference_image in generated[1].assets for t in image_tasks)
+
+
+def test_map_navigation_goals_are_junctions_with_20m_threshold(world, generated) -> None:  # type: ignore[no-untyped-def]
+    _, truth, _ = world
+    junctions = {(j.x_m, j.y_m) for j in truth.junctions}
+    for task in _of(generated[0], Family.MAP_NAVIGATION):
+        assert (task.truth.goal.x_m, task.truth.goal.y_m) in junctions
+        assert task.metric.threshold_m == 20.0
+        assert task.told.route_map in generated[1].assets
+
+
+def test_vln_directions_match_the_route(world, generated) -> None:  # type: ignore[no-untyped-def]
+    graph, truth, _ = world
+    pois = {p.id: p for p in truth.pois}
+    for task in _of(generated[0], Family.VLN):
+        lines = task.told.instructions
+        poi = pois[task.truth.goal_landmark_id]
+        assert lines[-1].endswith(f"Stop in front of {poi.name} on your {task.meta['goal_side']}.")
+        turns = [
+            tr.label
+            for here, there in zip(task.truth.route[:-1], task.truth.route[1:], strict=True)
+            for tr in graph.segment(here).choices
+            if tr.edge == there and graph.segment(here).is_intersection and tr.label != "UP"
+        ]
+        said = [w for line in lines for w in ("left", "right") if f"Turn {w} " in line]
+        assert said == [t.lower() for t in turns]
+
+
+def test_vln_text_names_corner_landmarks(world) -> None:  # type: ignore[no-untyped-def]
+    graph, _, _ = world
+    corner = Landmark("c", "Corner Cafe", 84.0, -6.0)  # by junction 1 at (80, 0)
+    goal = Landmark("g", "Goal Shop", 88.0, -40.0)
+    lines = directions(graph, ["s0-1", "s1-4"], goal, "left", landmarks=[corner, goal])
+    assert lines == [
+        "1. Go straight.",
+        "2. Turn right at the first intersection, where Corner Cafe is on the corner.",
+        "3. Stop in front of Goal Shop on your left.",
+    ]
+    lines = directions(graph, ["s3-4", "s4-5"], goal, "right")
+    assert lines == ["1. Go straight through 1 intersection.", "2. Stop in front of Goal Shop on your right."]
+
+
+def test_counts_match_ground_truth_objects(world, generated) -> None:  # type: ignore[no-untyped-def]
+    graph, truth, _ = world
+    for task in _of(generated[0], Family.OBJECT_COUNT):
+        stretch = task.truth.stretch
+        # Independent count: the toy city's streets are straight, so an object belongs to a
+        # segment's street when its ground-truth edge is that street and it lies between the
+        # walked offsets.
+        expected = set()
+        for k, seg_id in enumerate(stretch.segments):
+            seg = graph.segment(seg_id)
+            lo = stretch.start_offset_m if k == 0 else 0.0
+            hi = stretch.end_offset_m if k == len(stretch.segments) - 1 else seg.length_m
+            (x0, y0), (x1, y1) = seg.xy[0], seg.xy[-1]
+            for obj in truth.objects:
+                if obj.kind != task.told.object_kind or set(obj.edge or ()) != {seg.u, seg.v}:
+                    continue
+                along = ((obj.x_m - x0) * (x1 - x0) + (obj.y_m - y0) * (y1 - y0)) / seg.length_m
+                if lo <= along <= hi:
+                    expected.add(obj.id)
+        assert sorted(expected) == task.truth.object_ids
+        assert task.truth.count == len(expected)
+
+
+def test_relations_follow_facade_order(world, generated) -> None:  # type: ignore[no-untyped-def]
+    _, truth, _ = world
+    pois = {p.id: p for p in truth.pois}
+    for task in _of(generated[0], Family.RELATIONAL):
+        anchor, answer = pois[task.truth.anchor_id], pois[task.truth.answer_id]
+        assert task.truth.answer == answer.name
+        assert anchor.name in task.told.question
+        same_street = set(anchor.view.edge) == set(answer.view.edge)
+        assert same_street
+        if task.truth.relation == "across_from":
+            assert anchor.street_side != answer.street_side
+            continue
+        # Facing a sign, "left" is the viewer's left: rotate the facade's outward normal.
+        facing = (anchor.facade_normal_deg + 180.0) % 360.0
+        left = math.radians(facing - 90.0)
+        lx, ly = math.sin(left), math.cos(left)
+        towards = (answer.x_m - anchor.x_m) * lx + (answer.y_m - anchor.y_m) * ly
+        assert (towards > 0) == (task.truth.relation == "left_of")
+
+
+def test_facade_neighbours_on_a_known_street(world) -> None:  # type: ignore[no-untyped-def]
+    _, truth, _ = world
+    neighbours = facade_neighbours(truth)
+    # Street 0 -> 1 runs east; right-side POIs (south) at offsets 22 and 40 m.
+    right = sorted((p for p in truth.pois if p.view.edge == (0, 1) and p.street_side == "right"),
+                   key=lambda p: p.view.offset_m)  # fmt: skip
+    first, second = right[0], right[1]
+    # Facing a south-side sign you look south: your left is east, towards larger offsets.
+    assert neighbours[first.id]["left_of"].id == second.id
+    assert neighbours[second.id]["right_of"].id == first.id
