@@ -1,0 +1,147 @@
+"""The oracle: walks the shortest controller path to the goal with privileged ground truth.
+
+It is the upper bound of every navigation score and the proof that a task is solvable in the
+simulator (not only on the graph): it reads the task's hidden goal, plans with
+:func:`city360.tasks.walk.oracle_walk` (fewest W/LEFT/UP/RIGHT steps over the pose graph, with
+the controller's step sizes) and, each step, compares the simulator's privileged state
+(``observation["info"]["segment"]`` / ``["offset_m"]``, present because the oracle declares
+``privileged = True``) with where its plan expected to be; any difference re-plans from the
+true state. At the goal, or at once for families without one (localization, counting,
+relations), it answers with the task's expected answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from city360.agents.base import AgentDecision, Observation
+from city360.errors import ResetNeededError, TaskError
+from city360.simulator.actions import Action, ActionCommand, Magnitude, parse_action
+
+if TYPE_CHECKING:
+    from city360.tasks.walk import WalkGraph
+
+__all__ = ["OracleAgent"]
+
+_OFFSET_TOLERANCE_M = 0.5
+
+
+class OracleAgent:
+    """Shortest-path walker over the pose graph of ``city_dir``.
+
+    ``move_m`` are the simulator's W step sizes (SMALL, MEDIUM, LARGE, metres);
+    ``goal_margin`` shrinks the success radius the plan aims for (0.5 aims for half the
+    task's threshold) so that small differences between graph and simulator geometry do not
+    cost the episode; if the goal cannot be reached within the margin the full radius is used.
+    """
+
+    privileged: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        city_dir: str | Path | None = None,
+        *,
+        graph: WalkGraph | None = None,
+        move_m: Sequence[float] = (2.0, 5.0, 10.0),
+        goal_margin: float = 0.5,
+    ) -> None:
+        if graph is None:
+            if city_dir is None:
+                msg = "OracleAgent needs city_dir or graph"
+                raise TaskError(msg)
+            from city360.tasks.walk import WalkGraph
+
+            graph = WalkGraph.from_city(city_dir)
+        self.graph = graph
+        self.name = "oracle"
+        self.move_m = tuple(float(m) for m in move_m)
+        self.goal_margin = goal_margin
+        self.replans = 0
+        self._task: Any = None
+        self._goal: tuple[float, float, float] | None = None
+        self._answer = ""
+        self._plan: list[tuple[str, str | None]] = []
+        self._expected: tuple[str, float] | None = None
+        self._step_limit = 50
+
+    def __repr__(self) -> str:
+        return f"OracleAgent({self.graph!r})"
+
+    def reset(self, task: Any) -> None:
+        """Read the task's hidden truth and plan from its start pose."""
+        truth = getattr(task, "truth", None)
+        if truth is None:
+            msg = (
+                f"task {getattr(task, 'id', '?')!r}: the oracle needs the full task with its "
+                "hidden truth, not the agent's view of it"
+            )
+            raise TaskError(msg)
+        self._task = task
+        expected = getattr(task, "expected_answer", None)
+        self._answer = str(expected() if callable(expected) else "")
+        goal = getattr(truth, "goal", None)
+        self._goal = None if goal is None else (goal.x_m, goal.y_m, goal.threshold_m)
+        self._step_limit = int(getattr(task, "step_limit", 50) or 50)
+        self.replans = 0
+        self._plan = []
+        self._expected = None
+        if self._goal is not None:
+            start = task.start
+            self._replan((str(start.segment), float(start.offset_m)), steps_used=0)
+            self.replans = 0
+
+    def _replan(self, state: tuple[str, float], *, steps_used: int) -> None:
+        from city360.tasks.walk import oracle_walk
+
+        assert self._goal is not None  # only called for tasks with a goal
+        gx, gy, threshold = self._goal
+        budget = max(1, self._step_limit - steps_used)
+        result = None
+        for radius in (threshold * self.goal_margin, threshold):
+            result = oracle_walk(
+                self.graph, state, (gx, gy), radius, step_limit=budget, move_m=self.move_m
+            )
+            if result.reachable:
+                break
+        self.replans += 1
+        self._plan = list(result.actions) if result is not None and result.reachable else []
+        self._expected = state
+
+    def _advance(
+        self, state: tuple[str, float], action: str, magnitude: str | None
+    ) -> tuple[str, float]:
+        segment = self.graph.segment(state[0])
+        if action == "W":
+            index = ("SMALL", "MEDIUM", "LARGE").index(magnitude or "MEDIUM")
+            return state[0], min(segment.length_m, state[1] + self.move_m[index])
+        for transition in segment.transitions:
+            if transition.label == action:
+                return transition.edge, 0.0
+        return state
+
+    def act(self, observation: Observation) -> AgentDecision:
+        if self._task is None:
+            msg = "OracleAgent.act() called before reset(task); call reset(task) first"
+            raise ResetNeededError(msg)
+        info = observation.get("info") or {}
+        if self._goal is not None and "segment" in info and "offset_m" in info:
+            actual = (str(info["segment"]), float(info["offset_m"]))
+            expected = self._expected
+            if (
+                expected is None
+                or actual[0] != expected[0]
+                or abs(actual[1] - expected[1]) > _OFFSET_TOLERANCE_M
+            ):
+                self._replan(actual, steps_used=int(observation.get("step", 0)))
+        if not self._plan:
+            command = ActionCommand(Action.ANSWER, answer=self._answer)
+            return AgentDecision(command=command, thought="at the goal (privileged truth)")
+        action, magnitude = self._plan.pop(0)
+        if self._expected is not None:
+            self._expected = self._advance(self._expected, action, magnitude)
+        command = ActionCommand(parse_action(action), Magnitude(magnitude) if magnitude else None)
+        return AgentDecision(
+            command=command, thought=f"shortest path: {len(self._plan)} moves left"
+        )
