@@ -136,6 +136,11 @@ class CityEnv:
         self._closed = False
 
     @property
+    def route(self) -> list[str] | None:
+        """Segments of the route the guidance overlay follows (given or planned), if any."""
+        return None if self._route is None else list(self._route)
+
+    @property
     def renderer_name(self) -> str:
         """``gl`` or ``cpu``: which renderer draws the views."""
         return self.renderer.name
