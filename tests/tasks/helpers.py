@@ -38,7 +38,13 @@ def localization_task(**changes: Any) -> dict[str, Any]:
         "id": "loc-001",
         "family": "Localization",
         "difficulty": "Easy",
-        "start": {"segment": "s0-1", "offset_m": 10.0, "lat": 60.17, "lon": 24.94, "heading_deg": 90.0},
+        "start": {
+            "segment": "s0-1",
+            "offset_m": 10.0,
+            "lat": 60.17,
+            "lon": 24.94,
+            "heading_deg": 90.0,
+        },
         "told": {"grid_size": 5, "grid_map": "assets/grid_map.png"},
         "truth": {"cell": [1, 1], "x_m": 10.0, "y_m": 0.0},
     }
@@ -51,8 +57,16 @@ def vln_task(**changes: Any) -> dict[str, Any]:
         "id": "vln-001",
         "family": "VLN",
         "difficulty": "Medium",
-        "start": {"segment": "s0-1", "offset_m": 5.0, "lat": 60.17, "lon": 24.94, "heading_deg": 90.0},
-        "told": {"instructions": ["1. Go straight.", "2. Stop in front of Kahvila Aalto on your right."]},
+        "start": {
+            "segment": "s0-1",
+            "offset_m": 5.0,
+            "lat": 60.17,
+            "lon": 24.94,
+            "heading_deg": 90.0,
+        },
+        "told": {
+            "instructions": ["1. Go straight.", "2. Stop in front of Kahvila Aalto on your right."]
+        },
         "truth": {
             "goal": {"x_m": 22.0, "y_m": 0.0, "lat": 60.17, "lon": 24.94, "threshold_m": 10.0},
             "route": ["s0-1"],

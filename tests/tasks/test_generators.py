@@ -16,7 +16,7 @@ from city360.synth.groundtruth import SceneTruth
 from city360.tasks.check import check_tasks
 from city360.tasks.generate.common import GenerationContext, GenerationReport
 from city360.tasks.generate.from_truth import facade_neighbours, generate_from_truth
-from city360.tasks.generate.vln_text import directions, Landmark
+from city360.tasks.generate.vln_text import Landmark, directions
 from city360.tasks.schema import Difficulty, Family, TaskBase
 from city360.tasks.suite import Suite, load_suite, save_suite
 from city360.tasks.walk import WalkGraph
@@ -65,7 +65,9 @@ def test_all_families_and_difficulties(generated) -> None:  # type: ignore[no-un
     assert len({t.id for t in tasks}) == len(tasks)
 
 
-def test_generated_suite_checks_and_round_trips(toy_city: Path, world, generated, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_generated_suite_checks_and_round_trips(
+    toy_city: Path, world, generated, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
     tasks, ctx = generated
     graph, truth, grid = world
     report = check_tasks(tasks, graph, projection=ctx.projection, grid=grid, truth=truth)
@@ -102,7 +104,9 @@ def test_landmark_goals_stand_in_front_of_the_named_poi(world, generated) -> Non
         for task in _of(generated[0], family):
             poi = pois[task.truth.landmark_id]
             assert names[poi.name] == 1
-            assert (task.truth.goal.x_m, task.truth.goal.y_m) == pytest.approx((poi.view.x_m, poi.view.y_m), abs=1e-3)
+            assert (task.truth.goal.x_m, task.truth.goal.y_m) == pytest.approx(
+                (poi.view.x_m, poi.view.y_m), abs=1e-3
+            )
             assert task.truth.goal.threshold_m == 10.0
             if family is Family.LANDMARK_TEXT:
                 assert task.told.landmark == poi.name
@@ -147,7 +151,10 @@ def test_vln_text_names_corner_landmarks(world) -> None:  # type: ignore[no-unty
         "3. Stop in front of Goal Shop on your left.",
     ]
     lines = directions(graph, ["s3-4", "s4-5"], goal, "right")
-    assert lines == ["1. Go straight through 1 intersection.", "2. Stop in front of Goal Shop on your right."]
+    assert lines == [
+        "1. Go straight through 1 intersection.",
+        "2. Stop in front of Goal Shop on your right.",
+    ]
 
 
 def test_counts_match_ground_truth_objects(world, generated) -> None:  # type: ignore[no-untyped-def]

@@ -3,10 +3,10 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from city360.errors import TaskError
 from city360.tasks.families import all_families, get_family
 from city360.tasks.prompts import ANSWER_FORMATS, TEMPLATES, prompt_hash
 from city360.tasks.schema import Family, LocalizationTask, MetricName, VLNTask
-from city360.errors import TaskError
 from tests.tasks.helpers import as_task, localization_task, vln_task
 
 
@@ -65,5 +65,5 @@ def test_registry_has_seven_families_with_prompts() -> None:
 
 
 def test_unknown_family_name_suggests_a_close_match() -> None:
-    with pytest.raises(TaskError, match="unknown task family 'VLM'.*Did you mean 'VLN'"):
+    with pytest.raises(TaskError, match=r"unknown task family 'VLM'.*Did you mean 'VLN'"):
         get_family("VLM")

@@ -55,7 +55,7 @@ def test_select_by_family_and_id() -> None:
     suite = _suite()
     assert [t.id for t in suite.select("VLN")] == ["vln-001"]
     assert [t.id for t in suite.select("loc-001,vln-001")] == ["loc-001", "vln-001"]
-    with pytest.raises(TaskError, match="has no task 'vln-01'. Did you mean 'vln-001'"):
+    with pytest.raises(TaskError, match=r"has no task 'vln-01'\. Did you mean 'vln-001'"):
         suite.select("vln-01")
 
 
@@ -66,7 +66,7 @@ def test_save_refuses_to_overwrite(tmp_path: Path) -> None:
 
 
 def test_missing_suite_file(tmp_path: Path) -> None:
-    with pytest.raises(InputFileError, match="suite.json not found"):
+    with pytest.raises(InputFileError, match=r"suite\.json not found"):
         load_suite(tmp_path)
 
 
@@ -121,14 +121,12 @@ def test_reference_image_missing(tmp_path: Path) -> None:
 def test_asset_path_must_stay_inside(tmp_path: Path) -> None:
     raw = localization_task(told={"grid_size": 5, "grid_map": "../outside.png"})
     folder = _write(tmp_path, {"name": "s", "city": "c", "tasks": [raw]})
-    with pytest.raises(TaskError, match="'../outside.png' must be a relative path inside"):
+    with pytest.raises(TaskError, match=r"'\.\./outside\.png' must be a relative path inside"):
         load_suite(folder)
 
 
 def test_duplicate_ids(tmp_path: Path) -> None:
-    folder = _write(
-        tmp_path, {"name": "s", "city": "c", "tasks": [vln_task(), vln_task()]}
-    )
+    folder = _write(tmp_path, {"name": "s", "city": "c", "tasks": [vln_task(), vln_task()]})
     with pytest.raises(TaskError, match="task id 'vln-001' is used 2 times"):
         load_suite(folder)
 

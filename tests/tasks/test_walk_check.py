@@ -49,7 +49,8 @@ def test_oracle_counts_controller_steps(graph: WalkGraph) -> None:
 def test_oracle_respects_step_limit_and_direction(graph: WalkGraph) -> None:
     # Behind the start: W only goes forward, so the walk must loop round a block.
     behind = oracle_walk(graph, ("s0-1", 40.0), (30.0, 0.0), 1.0, step_limit=50)
-    assert behind.reachable and behind.path_m > 240
+    assert behind.reachable
+    assert behind.path_m > 240
     short = oracle_walk(graph, ("s0-1", 40.0), (30.0, 0.0), 1.0, step_limit=10)
     assert not short.reachable
     assert short.distance_m == pytest.approx(10.0)
@@ -60,7 +61,9 @@ def test_check_passes_good_tasks(toy_city: Path, graph: WalkGraph) -> None:
     start = _start_latlon(toy_city, graph, "s0-1", 10.0)
     loc = as_task(localization_task(start=start, truth={"cell": [1, 1], "x_m": 10, "y_m": 0}))
     vln = as_task(vln_task(start=start))
-    report = check_tasks([loc, vln], graph, projection=CityDir(toy_city).read_manifest().projection, grid=grid)
+    report = check_tasks(
+        [loc, vln], graph, projection=CityDir(toy_city).read_manifest().projection, grid=grid
+    )
     assert report.ok, report.issues
     assert report.oracle_steps == {"vln-001": 2}
 
@@ -71,9 +74,13 @@ def test_check_reports_each_failure_by_task_and_field(toy_city: Path, graph: Wal
     start = _start_latlon(toy_city, graph, "s0-1", 10.0)
     off_graph = as_task(localization_task(id="loc-a", start={**start, "segment": "s0-1x"}))
     too_far = as_task(localization_task(id="loc-b", start={**start, "offset_m": 95.0}))
-    wrong_cell = as_task(localization_task(id="loc-c", start=start, truth={"cell": [3, 3], "x_m": 10, "y_m": 0}))
+    wrong_cell = as_task(
+        localization_task(id="loc-c", start=start, truth={"cell": [3, 3], "x_m": 10, "y_m": 0})
+    )
     far_goal = {"x_m": 500.0, "y_m": 500.0, "lat": 60.17, "lon": 24.94, "threshold_m": 10.0}
-    unreachable = as_task(vln_task(id="vln-x", start=start, truth={"goal": far_goal, "route": ["s0-1"]}))
+    unreachable = as_task(
+        vln_task(id="vln-x", start=start, truth={"goal": far_goal, "route": ["s0-1"]})
+    )
     report = check_tasks(
         [off_graph, too_far, wrong_cell, unreachable], graph, projection=projection, grid=grid
     )
@@ -99,4 +106,6 @@ def test_check_flags_start_latlon_far_from_its_segment(toy_city: Path, graph: Wa
     task = as_task(vln_task(start={**start, "lat": start["lat"] + 0.001}))  # ~111 m north
     report = check_tasks([task], graph, projection=CityDir(toy_city).read_manifest().projection)
     assert [i.field for i in report.issues] == ["start.lat"]
-    assert math.isclose(float(str(report.issues[0]).split("lies ")[1].split(" m")[0]), 111.3, abs_tol=1)
+    assert math.isclose(
+        float(str(report.issues[0]).split("lies ")[1].split(" m")[0]), 111.3, abs_tol=1
+    )

@@ -49,9 +49,7 @@ def build_toy_city(root: Path, *, seed: int = 3) -> Path:
     rng = np.random.default_rng(seed)
     proj = LocalProjection(*ORIGIN)
     city = CityDir(root)
-    positions = {
-        r * 3 + c: (c * SPACING_M, -r * SPACING_M) for r in range(3) for c in range(3)
-    }
+    positions = {r * 3 + c: (c * SPACING_M, -r * SPACING_M) for r in range(3) for c in range(3)}
     streets_uv = [(n, n + 1) for n in positions if n % 3 != 2] + [
         (n, n + 3) for n in positions if n < 6
     ]
@@ -183,7 +181,7 @@ def build_toy_city(root: Path, *, seed: int = 3) -> Path:
             end_heading_deg=heading,
             twin=f"s{v}-{u}",
         )
-    for u, v, key, attrs in graph.edges(keys=True, data=True):
+    for u, v, _key, attrs in graph.edges(keys=True, data=True):
         transitions = []
         for _, w, out_key, out in graph.out_edges(v, keys=True, data=True):
             if w == u and graph.out_degree(v) > 1:
