@@ -1,0 +1,106 @@
+"""``city360 eval`` and ``city360 report``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from city360.progress import console
+
+__all__ = ["register"]
+
+
+def eval_command(
+    city_dir: Annotated[Path, typer.Argument(help="A built city (city.json + graph.json).")],
+    suite: Annotated[Path, typer.Option("--suite", help="Task suite folder (suite.json).")],
+    agent: Annotated[
+        str, typer.Option("--agent", help="lmm, random, oracle, map or signs.")
+    ] = "oracle",
+    provider: Annotated[
+        str | None,
+        typer.Option(help="lmm provider: openai, anthropic, gemini, vllm, ollama, azure, ..."),
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Model name for the lmm agent.")] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="Endpoint of an OpenAI-compatible server.")
+    ] = None,
+    tasks: Annotated[
+        str | None,
+        typer.Option("--tasks", help="Comma-separated task ids or family names (default: all)."),
+    ] = None,
+    no_map: Annotated[
+        bool, typer.Option("--no-map", help="Hide the location map (ablation).")
+    ] = False,
+    workers: Annotated[int, typer.Option(help="Episodes in parallel.")] = 1,
+    executor: Annotated[str, typer.Option(help="local or ray.")] = "local",
+    ray_address: Annotated[
+        str | None, typer.Option(help="Address of a running Ray cluster (default: start one).")
+    ] = None,
+    run_id: Annotated[str | None, typer.Option(help="Name of the run folder.")] = None,
+    output_root: Annotated[Path, typer.Option(help="Where run folders go.")] = Path("outputs"),
+    resume: Annotated[
+        str | None, typer.Option("--resume", help="Continue the run with this id.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Run seed (per-episode seeds derive from it).")] = 0,
+    save_frames: Annotated[
+        bool, typer.Option("--save-frames", help="Keep each step's view for replays.")
+    ] = False,
+    report: Annotated[
+        bool, typer.Option("--report/--no-report", help="Write the HTML report at the end.")
+    ] = True,
+) -> None:
+    """Run an agent on a task suite; write results.csv, run_metadata.json and step logs."""
+    from city360.eval.report import write_report
+    from city360.eval.runner import AgentSpec, EvalConfig, run_eval
+    from city360.eval.summary import print_summary
+
+    if resume and run_id and resume != run_id:
+        console.print(f"[red]error:[/] --resume {resume} and --run-id {run_id} disagree")
+        raise typer.Exit(2)
+    config = EvalConfig(
+        city_dir=city_dir,
+        suite_dir=suite,
+        agent=AgentSpec(kind=agent, provider=provider, model=model, base_url=base_url),
+        select=tasks,
+        use_map=not no_map,
+        workers=workers,
+        executor=executor,  # type: ignore[arg-type]
+        ray_address=ray_address,
+        run_id=resume or run_id,
+        output_root=output_root,
+        resume=resume is not None,
+        seed=seed,
+        save_frames=save_frames,
+    )
+    try:
+        outcome = run_eval(config)
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/]: finished episodes are saved; continue with --resume")
+        raise typer.Exit(130) from None
+    print_summary(outcome.summary, title=f"{agent} on {suite.name}")
+    console.print(
+        f"ran {outcome.ran} episode(s), {outcome.skipped} already done → {outcome.run_dir}"
+    )
+    if report:
+        page = write_report(outcome.run_dir, city_dir=city_dir)
+        console.print(f"report: {page}")
+
+
+def report_command(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder written by `city360 eval`.")],
+    city: Annotated[
+        Path | None, typer.Option("--city", help="City folder (default: from the run).")
+    ] = None,
+) -> None:
+    """Write RUN_DIR/report/index.html: scores, stop reasons, trajectories, replays."""
+    from city360.eval.report import write_report
+
+    page = write_report(run_dir, city_dir=city)
+    console.print(f"report: {page}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("eval")(eval_command)
+    app.command("report")(report_command)
