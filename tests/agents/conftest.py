@@ -78,3 +78,55 @@ def toy_env(toy_city_suite: tuple[Path, Any]) -> Iterator[Callable[..., Any]]:
     yield make
     for env in opened:
         env.close()
+
+
+class ArrowMapEnv:
+    """Wraps an env (with privileged info on) to add a stand-in location map: a blank north-up
+    square with the maps stage's red arrow at the centre along the view bearing. Agents see
+    only the arrow, which is all the map-reading agent reads from it."""
+
+    def __init__(self, env: Any, size_px: int = 96) -> None:
+        self.env = env
+        self.size_px = size_px
+
+    def _with_map(self, obs: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+        from city360.maps.draw import draw_arrow
+
+        image = np.full((self.size_px, self.size_px, 3), 235, np.uint8)
+        centre = self.size_px / 2
+        draw_arrow(image, centre, centre, float(info["pose"]["view_bearing_deg"]))
+        return {**obs, "map": image}
+
+    def reset(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        obs, info = self.env.reset(**kwargs)
+        return self._with_map(obs, info), info
+
+    def step(self, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        obs, reward, terminated, truncated, info = self.env.step(*args, **kwargs)
+        return self._with_map(obs, info), reward, terminated, truncated, info
+
+
+@pytest.fixture(scope="session")
+def route_map_suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Any], Path]:
+    """Map-navigation tasks on a fresh toy city with real route maps (BLUE start, RED goal),
+    saved to disk so agents read their reference maps from files."""
+    from city360.tasks.generate.images import CityImages, grid_for_graph
+    from city360.tasks.generate.run import generate_suite
+    from city360.tasks.schema import Family
+    from city360.tasks.suite import save_suite
+    from city360.tasks.walk import WalkGraph
+
+    root = build_toy_city(tmp_path_factory.mktemp("agents_map_city"))
+    graph = WalkGraph.from_city(root)
+    real = CityImages(root, graph, grid_for_graph(graph, 5))
+
+    class RouteImages(PlainImages):
+        def route_map(self, start_xy: tuple[float, float], goal_xy: tuple[float, float]) -> Any:
+            return real.route_map(start_xy, goal_xy)
+
+    suite, _ = generate_suite(
+        root, per_family=6, seed=11, images=RouteImages(), families=[Family.MAP_NAVIGATION]
+    )
+    folder = tmp_path_factory.mktemp("agents_map_suite")
+    save_suite(suite, folder, overwrite=True)
+    return root, list(suite), folder

@@ -1,0 +1,284 @@
+"""A map-reading agent: heads for the RED goal using only what an agent sees.
+
+Inputs, as for any agent: the task's reference map (BLUE start marker, RED goal marker, streets
+drawn white, north up), the location map of each observation (north up, a red arrow at the
+centre pointing where the agent looks) and the simulator's feedback text ("Walked 5.0 m").
+
+How it works, like a person with a paper map:
+1. Find the markers by colour; the goal's bearing and distance from the start are read in map
+   pixels.
+2. Look straight ahead (S), read its heading from the red arrow, and trace the street it
+   stands on in the reference map from the BLUE marker along that heading to the first
+   crossing street. Walking to the first junction and comparing the metres walked (summed from
+   the feedback) with those pixels gives the reference map's scale.
+3. Dead-reckon its position (heading from the arrow, distance from the feedback); at every
+   junction take the offered branch whose direction (LEFT -90°, UP 0°, RIGHT +90°) points
+   closest to the goal; ANSWER once within ``arrive_m`` of the estimated goal, or when the goal
+   falls behind it on a street that passes close by.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from city360.agents._task import task_reference_images
+from city360.agents.base import AgentDecision, Observation, offered_branches
+from city360.errors import ResetNeededError
+from city360.geo import angle_diff_deg
+from city360.simulator.actions import Action, ActionCommand, Magnitude
+from city360.types import Image
+
+__all__ = ["MapReaderAgent", "find_markers", "read_arrow_heading"]
+
+_WALKED = re.compile(r"Walked\s+([0-9.]+)\s*m", re.IGNORECASE)
+_BRANCH_TURN_DEG = {Action.LEFT: -90.0, Action.UP: 0.0, Action.RIGHT: 90.0}
+
+
+def _blob(mask: npt.NDArray[np.bool_]) -> tuple[float, float] | None:
+    """Centroid (col, row) of the largest connected blob of ``mask``."""
+    import cv2
+
+    count, _labels, stats, centroids = cv2.connectedComponentsWithStats(mask.astype(np.uint8))
+    if count <= 1:
+        return None
+    best = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    if stats[best, cv2.CC_STAT_AREA] < 4:
+        return None
+    col, row = centroids[best]
+    return float(col), float(row)
+
+
+def find_markers(image: Image) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """(BLUE start, RED goal) marker centres in pixels (col, row), or None."""
+    rgb = np.asarray(image).astype(np.int16)
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    blue = (b > 170) & (r < 80) & (g < 140)
+    red = (r > 170) & (g < 70) & (b < 70)
+    start, goal = _blob(blue), _blob(red)
+    if start is None or goal is None:
+        return None
+    return start, goal
+
+
+def _polygon_centroid(polygon: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Area centroid of a simple polygon (shoelace formula)."""
+    x, y = polygon[:, 0], polygon[:, 1]
+    x1, y1 = np.roll(x, -1), np.roll(y, -1)
+    cross = x * y1 - x1 * y
+    area = cross.sum() / 2.0
+    return np.array([((x + x1) * cross).sum(), ((y + y1) * cross).sum()]) / (6.0 * area)
+
+
+def read_arrow_heading(location_map: Image) -> float | None:
+    """Heading (degrees clockwise from north) of the red arrow near the map's centre.
+
+    The arrowhead's tip and back corners are almost equally far from its middle, so instead of
+    looking for the tip the red pixels are matched against the maps stage's arrow shape
+    (:func:`city360.maps.draw.arrow_polygon`) at every heading (3° steps, then 1°), sized to
+    the same area and centred on the same point; the best overlap wins.
+    """
+    import cv2
+
+    from city360.maps.draw import arrow_polygon
+
+    rgb = np.asarray(location_map).astype(np.int16)
+    h, w = rgb.shape[:2]
+    red = (rgb[..., 0] > 170) & (rgb[..., 1] < 80) & (rgb[..., 2] < 80)
+    rows, cols = np.nonzero(red)
+    near = (np.abs(rows - h / 2) < h * 0.25) & (np.abs(cols - w / 2) < w * 0.25)
+    rows, cols = rows[near], cols[near]
+    if len(rows) < 6:
+        return None
+    r0, r1 = int(rows.min()) - 4, int(rows.max()) + 5
+    c0, c1 = int(cols.min()) - 4, int(cols.max()) + 5
+    patch = np.zeros((r1 - r0, c1 - c0), np.uint8)
+    patch[rows - r0, cols - c0] = 1
+    centre_col, centre_row = float(cols.mean() - c0), float(rows.mean() - r0)
+    unit = arrow_polygon(0.0, 0.0, 0.0, 1.0)
+    unit_area = 0.5 * abs(
+        float(
+            np.dot(unit[:, 0], np.roll(unit[:, 1], 1)) - np.dot(unit[:, 1], np.roll(unit[:, 0], 1))
+        )
+    )
+    length = math.sqrt(len(rows) / unit_area)
+
+    def overlap(heading: float) -> float:
+        polygon = arrow_polygon(0.0, 0.0, heading, length)
+        shifted = polygon - _polygon_centroid(polygon) + (centre_col, centre_row)
+        template = np.zeros_like(patch)
+        cv2.fillPoly(template, [np.round(shifted * 16).astype(np.int32)], 1, cv2.LINE_8, 4)
+        inter = float(np.logical_and(template, patch).sum())
+        return inter / max(1.0, float(np.logical_or(template, patch).sum()))
+
+    coarse = max(np.arange(0.0, 360.0, 3.0), key=overlap)
+    fine = max(np.arange(coarse - 2.0, coarse + 2.01, 1.0), key=overlap)
+    return float(fine) % 360.0
+
+
+def _street_mask(image: Image) -> npt.NDArray[np.bool_]:
+    rgb = np.asarray(image)
+    return np.asarray((rgb >= 248).all(axis=2), dtype=np.bool_)
+
+
+def _width_across(
+    mask: npt.NDArray[np.bool_], col: float, row: float, heading_deg: float, limit: int
+) -> int:
+    """White pixels across the street (perpendicular to ``heading_deg``) through (col, row)."""
+    h = math.radians(heading_deg + 90.0)
+    dc, dr = math.sin(h), -math.cos(h)
+    total = 0
+    for sign in (1, -1):
+        for k in range(1, limit):
+            c, r = round(col + sign * k * dc), round(row + sign * k * dr)
+            if not (0 <= r < mask.shape[0] and 0 <= c < mask.shape[1]) or not mask[r, c]:
+                break
+            total += 1
+    return total + 1
+
+
+def trace_to_junction(
+    mask: npt.NDArray[np.bool_], start: tuple[float, float], heading_deg: float
+) -> float | None:
+    """Pixels from ``start`` along ``heading_deg`` to the first crossing street (where the
+    white street widens to over 2.5 times its width near the start), or to where it ends."""
+    h = math.radians(heading_deg)
+    dc, dr = math.sin(h), -math.cos(h)
+    limit = max(mask.shape) // 4
+    widths: list[int] = []
+    max_t = int(math.hypot(*mask.shape))
+    for t in range(14, max_t):
+        col, row = start[0] + t * dc, start[1] + t * dr
+        r, c = round(row), round(col)
+        if not (0 <= r < mask.shape[0] and 0 <= c < mask.shape[1]) or not mask[r, c]:
+            return float(t) if widths else None
+        width = _width_across(mask, col, row, heading_deg, limit)
+        if len(widths) >= 4 and width > 2.5 * float(np.median(widths)):
+            return float(t)
+        widths.append(width)
+    return None
+
+
+class MapReaderAgent:
+    """See the module docstring; ``arrive_m`` is how close (estimated metres) it answers."""
+
+    privileged: ClassVar[bool] = False
+
+    def __init__(self, *, arrive_m: float = 8.0) -> None:
+        self.name = "map"
+        self.arrive_m = arrive_m
+        self._active = False
+        self.markers: tuple[tuple[float, float], tuple[float, float]] | None = None
+        self.scale_m_per_px: float | None = None
+
+    def __repr__(self) -> str:
+        return f"MapReaderAgent(arrive_m={self.arrive_m})"
+
+    def reset(self, task: Any) -> None:
+        self._active = True
+        self.markers = None
+        self._mask: npt.NDArray[np.bool_] | None = None
+        for _, image in task_reference_images(task):
+            found = find_markers(image)
+            if found is not None:
+                self.markers = found
+                self._mask = _street_mask(image)
+                break
+        self.scale_m_per_px = None
+        self._heading: float | None = None
+        self._position = (0.0, 0.0)
+        self._walked_m = 0.0
+        self._first_leg_px: float | None = None
+        self._leg_traced = False
+        self._aligned = False
+        self._last_distance: float | None = None
+
+    # geometry ------------------------------------------------------------------------------
+    def _goal_m(self) -> tuple[float, float] | None:
+        if self.markers is None or self.scale_m_per_px is None:
+            return None
+        (sc, sr), (gc, gr) = self.markers
+        return (gc - sc) * self.scale_m_per_px, -(gr - sr) * self.scale_m_per_px
+
+    def _goal_bearing(self) -> float | None:
+        goal = self._goal_m()
+        if goal is not None:
+            return (
+                math.degrees(math.atan2(goal[0] - self._position[0], goal[1] - self._position[1]))
+                % 360.0
+            )
+        if self.markers is None:
+            return None
+        (sc, sr), (gc, gr) = self.markers
+        return math.degrees(math.atan2(gc - sc, -(gr - sr))) % 360.0
+
+    def _update(self, observation: Observation) -> None:
+        feedback = str(observation.get("feedback", "") or "")
+        walked = sum(float(m) for m in _WALKED.findall(feedback))
+        if walked and self._heading is not None:
+            h = math.radians(self._heading)
+            x, y = self._position
+            self._position = (x + walked * math.sin(h), y + walked * math.cos(h))
+            self._walked_m += walked
+        location_map = observation.get("map")
+        if location_map is not None:
+            heading = read_arrow_heading(location_map)
+            if heading is not None:
+                self._heading = heading
+
+    # decisions -----------------------------------------------------------------------------
+    def act(self, observation: Observation) -> AgentDecision:
+        if not self._active:
+            msg = "MapReaderAgent.act() called before reset(task); call reset(task) first"
+            raise ResetNeededError(msg)
+        self._update(observation)
+        if not self._aligned:
+            self._aligned = True
+            return AgentDecision(ActionCommand(Action.S), thought="look along the street")
+        if self.markers is None or self._heading is None:
+            return AgentDecision(ActionCommand(Action.W), thought="no map to read; walk on")
+        if not self._leg_traced and self._mask is not None:
+            self._leg_traced = True
+            self._first_leg_px = trace_to_junction(self._mask, self.markers[0], self._heading)
+        branches = offered_branches(observation)
+        feedback = str(observation.get("feedback", "") or "").lower()
+        if (
+            self.scale_m_per_px is None
+            and self._first_leg_px
+            and self._walked_m > 0
+            and (branches or "dead end" in feedback)
+        ):
+            self.scale_m_per_px = self._walked_m / self._first_leg_px
+        goal = self._goal_m()
+        distance = None
+        if goal is not None:
+            distance = math.hypot(goal[0] - self._position[0], goal[1] - self._position[1])
+            passing = (
+                self._last_distance is not None
+                and distance > self._last_distance
+                and distance < 2.0 * self.arrive_m
+            )
+            if distance <= self.arrive_m or passing:
+                return AgentDecision(
+                    ActionCommand(Action.ANSWER, answer="arrived"),
+                    thought=f"estimated {distance:.0f} m from the RED marker",
+                )
+            self._last_distance = distance
+        bearing = self._goal_bearing()
+        if branches and bearing is not None:
+            heading = self._heading
+            best = min(
+                branches,
+                key=lambda b: abs(angle_diff_deg(heading + _BRANCH_TURN_DEG[b], bearing)),
+            )
+            self._last_distance = None
+            return AgentDecision(ActionCommand(best), thought=f"goal bears {bearing:.0f}°")
+        if "dead end" in feedback:
+            return AgentDecision(ActionCommand(Action.D, Magnitude.LARGE), thought="dead end")
+        if distance is not None and distance < 12.0:
+            return AgentDecision(ActionCommand(Action.W, Magnitude.SMALL), thought="nearly there")
+        return AgentDecision(ActionCommand(Action.W, Magnitude.LARGE), thought="follow the street")
