@@ -43,6 +43,8 @@ SIGN_BOTTOM_M = 2.7
 _MIN_FOOTPRINT_M2 = 12.0
 _SIGN_GAP_M = 1.0
 _RAY_REACH_M = 25.0
+_SLIDES_M = tuple(sorted((float(d) for d in range(-20, 21)), key=abs))
+"""How far (metres) a sign may slide along its street to find a facade that backs it whole."""
 """How far behind the sidewalk a facade may stand and still carry a sign."""
 
 
@@ -258,9 +260,10 @@ def place_signs(
     """Snap each POI to its nearest street and hang its sign on the facade on that side.
 
     The board is centred where the POI projects onto the street (moved along the street as
-    little as needed to clear junction sidewalks and other signs on the same side), parallel to
-    the street and facing it, just in front of the nearest facade behind the sidewalk (probed
-    with three rays across the board's width). Where no facade stands within reach, a small
+    little as needed to clear junction sidewalks and other signs on the same side, and up to
+    20 m to find one flat facade behind the board's whole width), parallel to the street and
+    facing it, just in front of the nearest facade behind the sidewalk (probed with rays at
+    the board's ends and centre). Where no facade stands within reach, a small
     kiosk building is added behind the sidewalk to carry it. POIs that cannot be placed (a
     street side already full) are left out and logged.
     """
@@ -276,18 +279,35 @@ def place_signs(
         side = 1 if lateral > 0 else -1
         lo = clearance.get(street.u, 0.0)
         hi = street.length_m - clearance.get(street.v, 0.0)
-        slot = _free_offset(offset, width, lo, hi, taken[(street.index, side)])
-        if slot is None:
-            logger.debug("no room for sign %d on street %d side %d", index, street.index, side)
-            continue
         reach = street.building_line_m + _RAY_REACH_M
-        hits = [
-            _ray_hit(street, slot + along, side, reach, buildings, footprints)
-            for along in (-width / 2, 0.0, width / 2)
-        ]
-        found = [h for h in hits if h is not None]
-        if found:
-            wall = max(min(found) - 0.12, street.road_half_m + 0.5)
+        slot: float | None = None
+        wall: float | None = None
+        fallback: tuple[float, float] | None = None
+        tried: set[float] = set()
+        for delta in _SLIDES_M:
+            candidate = _free_offset(offset + delta, width, lo, hi, taken[(street.index, side)])
+            if candidate is None or round(candidate, 2) in tried:
+                continue
+            tried.add(round(candidate, 2))
+            hits = [
+                _ray_hit(street, candidate + along, side, reach, buildings, footprints)
+                for along in (-width / 2 - 0.2, 0.0, width / 2 + 0.2)
+            ]
+            found = [h for h in hits if h is not None]
+            if len(found) == 3 and max(found) - min(found) < 1.5:
+                slot, wall = candidate, min(found)  # one flat facade behind the whole board
+                break
+            if found and fallback is None:
+                fallback = (candidate, min(found))
+        if slot is None and fallback is not None:
+            slot, wall = fallback
+        if slot is None:
+            slot = _free_offset(offset, width, lo, hi, taken[(street.index, side)])
+            if slot is None:
+                logger.debug("no room for sign %d on street %d side %d", index, street.index, side)
+                continue
+        if wall is not None:
+            wall = max(wall - 0.12, street.road_half_m + 0.5)
         else:
             front = street.building_line_m + 0.5
             kiosk = _lot(street, slot, side, width + 2.0, 6.0, front)

@@ -183,7 +183,8 @@ def _font_and_text(
 def render_sign(
     text: str, *, height_px: int = 64, style: SignStyle = SIGN_STYLES[0], max_aspect: float = 8.0
 ) -> tuple[Image, str]:
-    """Render a signboard: ``text`` centred on a bordered board ``height_px`` tall.
+    """Render a signboard: ``text`` centred on a plain board ``height_px`` tall (no drawn frame:
+    lines next to letters make them harder to read, for OCR as for people).
 
     The font is as large as fits (cap height about 60% of the board) and shrinks for long names
     so that the board is at most ``max_aspect`` times as wide as tall. Returns the RGB image
@@ -207,12 +208,6 @@ def render_sign(
     width = int(max(2.5 * height_px, text_w + 2 * pad))
     board = PilImage.new("RGB", (width, height_px), style.board_rgb)
     draw = ImageDraw.Draw(board)
-    border = max(2, height_px // 20)
-    draw.rectangle(
-        (border, border, width - 1 - border, height_px - 1 - border),
-        outline=style.text_rgb,
-        width=border,
-    )
     x = (width - text_w) / 2 - left
     y = (height_px - text_h) / 2 - top
     draw.text((x, y), shown, font=font, fill=style.text_rgb)
