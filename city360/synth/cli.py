@@ -37,7 +37,7 @@ def synth_command(
         typer.Option(
             "--width",
             help=f"Equirect width in pixels, height = width/2 (default {_DEFAULT_WIDTH}; "
-            "1024 with --demo).",
+            "768 with --demo).",
             show_default=False,
         ),
     ] = None,

@@ -76,7 +76,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DEMO_WIDTH = 1024
+DEMO_WIDTH = 768
 """Equirect width for ``--demo``: small enough to film the demo city in a few minutes here."""
 DEMO_FPS = 2
 """Frame rate for ``--demo``; with :data:`DEMO_SPEED_MPS` that is 1.43 frames per metre."""
