@@ -50,7 +50,7 @@ FloatArray = npt.NDArray[np.float64]
 class JunctionParams:
     """Tuning of junction and dead-end detection (metres and degrees)."""
 
-    sample_step_m: float = 2.0
+    sample_step_m: float = 1.0
     """Track samples used for voting are taken every this many metres of travel."""
     pair_radius_m: float = 10.0
     """Samples of two passes closer than this may vote."""
@@ -64,13 +64,13 @@ class JunctionParams:
     """Neighbourhood radius of vote clustering."""
     cluster_min_votes: int = 6
     """Votes within ``cluster_eps_m`` that make a vote a core point."""
-    min_support: int = 12
+    min_support: int = 20
     """Votes a cluster needs to become a junction."""
     merge_m: float = 8.0
     """Junctions closer than this are one junction."""
-    uturn_deg: float = 150.0
+    uturn_deg: float = 120.0
     """Turning more than this within ``uturn_window_m`` either side is a U-turn."""
-    uturn_window_m: float = 6.0
+    uturn_window_m: float = 10.0
     dead_end_merge_m: float = 15.0
     """Dead-end candidates closer than this are one dead end."""
     junction_clearance_m: float = 8.0

@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from city360.city import CityDir, CityManifest, TrajectoryPoses
 from city360.errors import CityFormatError, GraphBuildError
+from city360.geo import LocalProjection
 
 __all__ = ["CRS_TOLERANCE_M", "OUTSIDE_BBOX_TOLERANCE_M", "Track", "load_tracks", "track_headings"]
 
@@ -87,10 +88,14 @@ def make_track(
     )
 
 
-def _check_crs(city: CityDir, manifest: CityManifest, track_id: str, poses: TrajectoryPoses) -> None:
-    lat = poses.lat
-    lon = poses.lon
-    x, y = manifest.projection.to_xy(lat, lon)
+def _check_crs(
+    city: CityDir,
+    manifest: CityManifest,
+    projection: LocalProjection,
+    track_id: str,
+    poses: TrajectoryPoses,
+) -> None:
+    x, y = projection.to_xy(poses.lat, poses.lon)
     gap = float(np.median(np.hypot(x - poses.x_m, y - poses.y_m)))
     if not np.isfinite(gap) or gap > CRS_TOLERANCE_M:
         msg = (
@@ -101,7 +106,9 @@ def _check_crs(city: CityDir, manifest: CityManifest, track_id: str, poses: Traj
         raise CityFormatError(msg)
 
 
-def _check_inside(city: CityDir, manifest: CityManifest, track_id: str, poses: TrajectoryPoses) -> None:
+def _check_inside(
+    city: CityDir, manifest: CityManifest, track_id: str, poses: TrajectoryPoses
+) -> None:
     south, west, north, east = manifest.bbox
     lat = np.asarray(poses.lat)
     lon = np.asarray(poses.lon)
@@ -134,6 +141,7 @@ def load_tracks(city: CityDir, *, require_frames: bool = True) -> tuple[CityMani
             "`city360 ingest VIDEO --gps TRACK --out {city.root}` before `city360 build`"
         )
         raise GraphBuildError(msg)
+    projection = manifest.projection  # one pyproj Transformer for all tracks
     tracks = []
     for track_id in ids:
         meta = city.read_trajectory_meta(track_id)
@@ -154,7 +162,7 @@ def load_tracks(city: CityDir, *, require_frames: bool = True) -> tuple[CityMani
         if not np.all(np.isfinite(xy)):
             msg = f"{city.poses_path(track_id)}: x_m/y_m contain NaN or infinity"
             raise CityFormatError(msg)
-        _check_crs(city, manifest, track_id, poses)
+        _check_crs(city, manifest, projection, track_id, poses)
         _check_inside(city, manifest, track_id, poses)
         tracks.append(
             make_track(track_id, xy, spacing_m=meta.spacing_m, frame_count=meta.frame_count)

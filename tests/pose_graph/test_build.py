@@ -1,0 +1,124 @@
+"""Building walk cities (pose-only): accuracy against their ground truth, and graph structure."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from city360.city import CityDir
+from city360.geo import angle_diff_deg
+from city360.pose_graph import PoseGraph, build_city, load_graph
+from city360.synth.groundtruth import SceneTruth
+from tests.pose_graph.scoring import score
+
+
+def _truth(city: Path) -> SceneTruth:
+    return SceneTruth.load(city / "groundtruth" / "scene.json")
+
+
+Built = dict[str, tuple[Path, PoseGraph]]
+
+
+@pytest.mark.parametrize("name", ["both", "one", "both+osm", "one+osm"])
+def test_graph_matches_the_true_street_graph(built_walks: Built, name: str) -> None:
+    city, pose_graph = built_walks[name]
+    result = score(pose_graph, _truth(city))
+    assert result.junction_precision >= 0.95
+    assert result.junction_recall >= 0.95
+    assert result.edge_f1 >= 0.95
+    assert result.turns_total > 100
+    assert result.wrong_turns == []
+    assert len(pose_graph.components()) == 1
+
+
+def test_stats_are_recorded_in_the_manifest(built_walks: Built, walk_templates: dict[str, Path]) -> None:
+    city, _ = built_walks["both+osm"]
+    manifest = CityDir(city).read_manifest()
+    stats = manifest.stats["pose_graph"]
+    assert stats["connected_components"] == 1
+    assert stats["junctions"] == 16
+    assert stats["osm_coverage"] > 0.95
+    assert stats["mean_branching_degree"] == pytest.approx(2 * stats["streets"] / stats["nodes"], abs=1e-3)
+    build = manifest.build["pose_graph"]
+    assert build["osm"] == str(walk_templates["osm"])
+    assert build["require_frames"] is False
+
+
+def test_each_street_has_one_primary_edge_per_direction_and_twins(
+    built_walks: Built,
+) -> None:
+    _, pose_graph = built_walks["both"]
+    for street, edges in pose_graph.streets().items():
+        primaries = [e for e in edges if e.primary]
+        assert len(primaries) == 2, street
+        a, b = primaries
+        assert (a.u, a.v) == (b.v, b.u)
+        assert a.twin == b.id
+        assert b.twin == a.id
+        assert not a.reverse
+        assert not b.reverse  # filmed both ways: no reverse edge needed
+
+
+def test_streets_filmed_one_way_get_reverse_edges(built_walks: Built) -> None:
+    _, pose_graph = built_walks["one"]
+    reverse = [e for e in pose_graph.edges() if e.reverse]
+    assert reverse
+    for edge in reverse:
+        twin = pose_graph.edge(edge.twin)  # type: ignore[arg-type]
+        assert not twin.reverse
+        assert (twin.first_frame, twin.last_frame, twin.trajectory) == (
+            edge.first_frame,
+            edge.last_frame,
+            edge.trajectory,
+        )
+        assert list(edge.frames()) == list(reversed(twin.frames()))
+        assert abs(((edge.start_heading_deg - twin.end_heading_deg) % 360) - 180) < 1e-6
+    # every street can be walked both ways
+    for edges in pose_graph.streets().values():
+        assert len([e for e in edges if e.primary]) == 2
+
+
+def test_up_continues_the_same_video_where_it_runs_straight_through(
+    built_walks: Built,
+) -> None:
+    _, pose_graph = built_walks["both"]
+    checked = 0
+    for edge in pose_graph.edges():
+        for nxt in pose_graph.out_edges(edge.v, primary_only=False):
+            same_video = nxt.trajectory == edge.trajectory and not nxt.reverse and not edge.reverse
+            if not same_video or nxt.first_frame != edge.last_frame or nxt.street == edge.street:
+                continue
+            if abs(angle_diff_deg(nxt.start_heading_deg, edge.end_heading_deg)) < 20:
+                checked += 1
+                offered = [t for t in edge.transitions if t.edge == nxt.id]
+                assert [(t.label, t.rank) for t in offered] == [("UP", 0)], edge.id
+    assert checked >= 8
+
+
+def test_uturn_offered_at_dead_ends_only(built_walks: Built) -> None:
+    _, pose_graph = built_walks["both"]
+    for edge in pose_graph.edges():
+        kind = pose_graph.node(edge.v).kind
+        uturns = [t for t in edge.transitions if t.uturn]
+        if kind == "dead_end":
+            assert [t.edge for t in edge.transitions] == [edge.twin]
+            assert uturns[0].label == "UP"
+        else:
+            assert not uturns
+            assert edge.transitions
+
+
+def test_round_trip_gives_the_same_graph(built_walks: Built) -> None:
+    city, pose_graph = built_walks["one"]
+    loaded = load_graph(city, require_frames=False)
+    assert loaded == pose_graph
+    assert loaded.to_node_link() == pose_graph.to_node_link()
+    assert list(loaded.edges()) == list(pose_graph.edges())
+    assert list(loaded.nodes()) == list(pose_graph.nodes())
+
+
+def test_rebuild_is_deterministic(walk_city: Callable[[str], Path], built_walks: Built) -> None:
+    city = walk_city("both")
+    assert build_city(city, require_frames=False) == built_walks["both"][1]

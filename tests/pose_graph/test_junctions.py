@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from city360.pose_graph.junctions import find_dead_ends, find_junctions
+from city360.pose_graph.segments import cut_tracks, group_streets
+from city360.pose_graph.tracks import make_track
+
+
+def _line(start: tuple[float, float], end: tuple[float, float], name: str, *, noise: float = 0.3):
+    rng = np.random.default_rng(sum(map(ord, name)))
+    a, b = np.asarray(start, float), np.asarray(end, float)
+    n = int(np.hypot(*(b - a))) + 1
+    xy = a + np.linspace(0.0, 1.0, n)[:, None] * (b - a) + rng.normal(0, noise, (n, 2))
+    return make_track(name, xy, spacing_m=1.0, frame_count=n)
+
+
+def test_crossing_tracks_make_one_junction_at_the_crossing() -> None:
+    tracks = [_line((-60, 0), (60, 0), "ew"), _line((3, -60), (3, 60), "sn")]
+    junctions, _ = find_junctions(tracks)
+    assert junctions.shape == (1, 2)
+    assert np.hypot(*(junctions[0] - [3.0, 0.0])) < 2.0
+
+
+def test_track_ending_short_of_another_is_a_t_junction() -> None:
+    # the stem stops 6 m before the bar: GPS never shows them touching
+    tracks = [_line((-60, 0), (60, 0), "bar"), _line((0, 70), (0, 6), "stem")]
+    junctions, _ = find_junctions(tracks)
+    assert junctions.shape == (1, 2)
+    assert np.hypot(*junctions[0]) < 3.0
+
+
+def test_same_street_both_directions_is_no_junction() -> None:
+    tracks = [_line((0, 0), (100, 10), "there"), _line((100, 12), (0, 2), "back")]
+    junctions, _ = find_junctions(tracks)
+    assert len(junctions) == 0
+
+
+def test_opposite_passes_merge_into_one_street_with_two_directions() -> None:
+    tracks = [
+        _line((-60, 0), (60, 0), "ew"),
+        _line((60, 2), (-60, 2), "we"),
+        _line((0, -60), (0, 60), "sn"),
+    ]
+    junctions, _ = find_junctions(tracks)
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    assert len(junctions) == 1
+    assert len(dead_xy) == 4  # the four open ends
+    segments = cut_tracks(tracks, junctions, events)
+    streets, _ = group_streets(tracks, segments)
+    assert len(streets) == 4
+    both_ways = [s for s in streets if s.forward and s.backward]
+    assert len(both_ways) == 2  # east and west arms were filmed both ways
+
+
+def test_uturn_is_a_dead_end() -> None:
+    there = _line((0, 0), (80, 0), "a", noise=0.0).xy
+    back = there[::-1][1:] + [0.0, 1.5]
+    xy = np.concatenate([there, back])
+    track = make_track("uturn", xy, spacing_m=1.0, frame_count=len(xy))
+    dead_xy, events = find_dead_ends([track], np.zeros((0, 2)))
+    far_end = [k for k, d in enumerate(dead_xy) if d[0] > 50]
+    assert len(far_end) == 1
+    (event,) = events[far_end[0]]
+    assert event.frame == pytest.approx(80, abs=3)
