@@ -137,33 +137,67 @@ def _components(n: int, pairs: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     return labels.astype(np.int64)
 
 
+def _weighted_median(values: FloatArray, weights: FloatArray) -> float:
+    order = np.argsort(values)
+    cumulative = np.cumsum(weights[order])
+    return float(values[order][np.searchsorted(cumulative, 0.5 * cumulative[-1])])
+
+
 def cluster_centres(
-    points: FloatArray, *, eps_m: float, min_votes: int, min_support: int
+    points: FloatArray,
+    *,
+    eps_m: float,
+    min_votes: int,
+    min_support: int,
+    cell_m: float = 0.5,
 ) -> tuple[FloatArray, npt.NDArray[np.int64]]:
     """DBSCAN-like clustering of ``points``: returns cluster medians (C, 2) and sizes (C,).
 
-    Core points have at least ``min_votes`` points within ``eps_m``; clusters are connected
-    components of core points; clusters with fewer than ``min_support`` core points are noise.
+    Votes pile up by the thousand at busy junctions, so they are first binned into
+    ``cell_m`` cells (weight = votes in the cell). Core cells have at least ``min_votes`` votes
+    within ``eps_m``; clusters are connected components of core cells; clusters with fewer than
+    ``min_support`` votes in core cells are noise. Centres are per-axis weighted medians.
     """
+    empty = (np.zeros((0, 2)), np.zeros(0, dtype=np.int64))
     if len(points) == 0:
-        return np.zeros((0, 2)), np.zeros(0, dtype=np.int64)
-    tree = cKDTree(points)
-    counts = tree.query_ball_point(points, eps_m, return_length=True)
-    core = np.flatnonzero(counts >= min_votes)
-    if core.size == 0:
-        return np.zeros((0, 2)), np.zeros(0, dtype=np.int64)
-    core_pts = points[core]
-    pairs = cKDTree(core_pts).query_pairs(eps_m, output_type="ndarray")
-    labels = _components(len(core_pts), pairs)
-    sizes = np.bincount(labels)
-    centres, support = [], []
-    for label in np.flatnonzero(sizes >= min_support):
-        members = core_pts[labels == label]
-        centres.append(np.median(members, axis=0))
-        support.append(len(members))
-    if not centres:
-        return np.zeros((0, 2)), np.zeros(0, dtype=np.int64)
-    return np.asarray(centres), np.asarray(support, dtype=np.int64)
+        return empty
+    cells, inverse, counts = np.unique(
+        np.floor(points / cell_m).astype(np.int64), axis=0, return_inverse=True, return_counts=True
+    )
+    inverse = inverse.reshape(-1)
+    weight = counts.astype(np.float64)
+    centres = np.column_stack(
+        [
+            np.bincount(inverse, weights=points[:, 0]) / weight,
+            np.bincount(inverse, weights=points[:, 1]) / weight,
+        ]
+    )
+    pairs = cKDTree(centres).query_pairs(eps_m, output_type="ndarray")
+    density = weight.copy()
+    if pairs.size:
+        np.add.at(density, pairs[:, 0], weight[pairs[:, 1]])
+        np.add.at(density, pairs[:, 1], weight[pairs[:, 0]])
+    core = density >= min_votes
+    if not core.any():
+        return empty
+    core_pairs = pairs[core[pairs[:, 0]] & core[pairs[:, 1]]] if pairs.size else pairs
+    labels = _components(len(centres), core_pairs)
+    found, support = [], []
+    for label in np.unique(labels[core]):
+        members = core & (labels == label)
+        total = float(weight[members].sum())
+        if total < min_support:
+            continue
+        found.append(
+            [
+                _weighted_median(centres[members, 0], weight[members]),
+                _weighted_median(centres[members, 1], weight[members]),
+            ]
+        )
+        support.append(int(total))
+    if not found:
+        return empty
+    return np.asarray(found), np.asarray(support, dtype=np.int64)
 
 
 def merge_close(
