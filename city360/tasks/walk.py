@@ -12,11 +12,12 @@ Offsets are metres along a segment in its traversal direction, in ``[0, length_m
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import networkx as nx
@@ -68,6 +69,16 @@ class Segment:
     """(K,) distance along the polyline, scaled so that ``arc_m[-1] == length_m``."""
     transitions: tuple[Transition, ...]
     twin: str | None
+    _arc: tuple[float, ...] = field(default=(), repr=False, compare=False)
+    _x: tuple[float, ...] = field(default=(), repr=False, compare=False)
+    _y: tuple[float, ...] = field(default=(), repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Plain tuples make the scalar interpolation below (the oracle's inner loop) several
+        # times faster than numpy on single values.
+        object.__setattr__(self, "_arc", tuple(float(a) for a in self.arc_m))
+        object.__setattr__(self, "_x", tuple(float(v) for v in self.xy[:, 0]))
+        object.__setattr__(self, "_y", tuple(float(v) for v in self.xy[:, 1]))
 
     @property
     def choices(self) -> tuple[Transition, ...]:
@@ -82,10 +93,16 @@ class Segment:
 
     def position(self, offset_m: float) -> tuple[float, float]:
         """(x_m, y_m) at ``offset_m`` along the segment (clamped to its ends)."""
+        arc, xs, ys = self._arc, self._x, self._y
         offset = min(max(offset_m, 0.0), self.length_m)
-        x = float(np.interp(offset, self.arc_m, self.xy[:, 0]))
-        y = float(np.interp(offset, self.arc_m, self.xy[:, 1]))
-        return x, y
+        k = bisect.bisect_right(arc, offset)
+        if k <= 0:
+            return xs[0], ys[0]
+        if k >= len(arc):
+            return xs[-1], ys[-1]
+        span = arc[k] - arc[k - 1]
+        t = (offset - arc[k - 1]) / span if span > 0 else 0.0
+        return xs[k - 1] + t * (xs[k] - xs[k - 1]), ys[k - 1] + t * (ys[k] - ys[k - 1])
 
     def heading(self, offset_m: float, *, probe_m: float = 3.0) -> float:
         """Travel heading (degrees clockwise from north) at ``offset_m``."""
@@ -123,6 +140,7 @@ class WalkGraph:
     def __init__(self, nodes: dict[int, tuple[float, float]], segments: dict[str, Segment]) -> None:
         self.nodes = nodes
         self.segments = segments
+        self._state_xy: dict[tuple[str, int], tuple[float, float]] = {}
         self._out: dict[int, list[str]] = {}
         for seg in segments.values():
             self._out.setdefault(seg.u, []).append(seg.id)
@@ -227,6 +245,15 @@ class WalkGraph:
     def position(self, segment_id: str, offset_m: float) -> tuple[float, float]:
         return self.segment(segment_id).position(offset_m)
 
+    def state_position(self, state: tuple[str, int]) -> tuple[float, float]:
+        """Position of an oracle state (segment, offset in centimetres), memoised: searches
+        from many starts revisit the same states."""
+        xy = self._state_xy.get(state)
+        if xy is None:
+            xy = self.segments[state[0]].position(state[1] * _OFFSET_QUANTUM_M)
+            self._state_xy[state] = xy
+        return xy
+
     def locate(
         self,
         x_m: float,
@@ -330,8 +357,7 @@ def oracle_walk(
         moves_left = step_limit - 1 - depth
         alive: list[tuple[str, int]] = []
         for state in frontier:
-            seg = graph.segments[state[0]]
-            x, y = seg.position(state[1] * q)
+            x, y = graph.state_position(state)
             dist = math.hypot(x - gx, y - gy)
             best_dist = min(best_dist, dist)
             if dist <= threshold_m:

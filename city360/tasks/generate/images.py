@@ -10,7 +10,6 @@ pose in front of it.
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -55,6 +54,7 @@ class CityImages:
         self.graph = graph
         self.grid = grid
         self._renderer: Any = None
+        self._base_map: tuple[Image, Any] | None = None
 
     def __repr__(self) -> str:
         return f"CityImages({str(self.city_dir)!r})"
@@ -76,7 +76,7 @@ class CityImages:
             self._renderer = None
 
     # maps --------------------------------------------------------------------------------
-    def _base(self) -> tuple[Any, Any]:
+    def _figure(self) -> tuple[Any, Any]:
         import matplotlib
 
         matplotlib.use("Agg", force=False)
@@ -87,10 +87,10 @@ class CityImages:
         width = grid.x_max_m - grid.x_min_m
         height = grid.y_max_m - grid.y_min_m
         scale = MAP_PX / max(width, height)
-        fig = Figure(figsize=(width * scale / 100, height * scale / 100 + 0.3), dpi=100)
-        ax = fig.add_axes(
-            (0.0, 0.3 / (height * scale / 100 + 0.3), 1.0, 1.0 - 0.3 / (height * scale / 100 + 0.3))
-        )
+        footer_in = 0.3
+        fig_w, fig_h = width * scale / 100, height * scale / 100 + footer_in
+        fig = Figure(figsize=(fig_w, fig_h), dpi=100)
+        ax = fig.add_axes((0.0, footer_in / fig_h, 1.0, 1.0 - footer_in / fig_h))
         ax.set_xlim(grid.x_min_m, grid.x_max_m)
         ax.set_ylim(grid.y_min_m, grid.y_max_m)
         ax.set_aspect("equal")
@@ -98,40 +98,43 @@ class CityImages:
         ax.add_patch(
             Rectangle((grid.x_min_m, grid.y_min_m), width, height, color="#f2efe9", zorder=0)
         )
-        for seg in self.graph.segments.values():
-            ax.plot(
-                seg.xy[:, 0],
-                seg.xy[:, 1],
-                color="#9a9a9a",
-                linewidth=6,
-                solid_capstyle="round",
-                zorder=1,
-            )
-        for seg in self.graph.segments.values():
-            ax.plot(
-                seg.xy[:, 0],
-                seg.xy[:, 1],
-                color="white",
-                linewidth=4,
-                solid_capstyle="round",
-                zorder=2,
-            )
+        # One collection per style: far faster than a plot() call per segment.
+        from matplotlib.collections import LineCollection
+
+        lines = [seg.xy for seg in self.graph.segments.values()]
+        ax.add_collection(LineCollection(lines, colors="#9a9a9a", linewidths=6, zorder=1))
+        ax.add_collection(LineCollection(lines, colors="white", linewidths=4, zorder=2))
         fig.text(0.99, 0.01, ATTRIBUTION, ha="right", va="bottom", fontsize=8, color="#333333")
         return fig, ax
 
+    def _base(self) -> tuple[Image, Any]:
+        """The street map (drawn once) and a function from metres to pixel (column, row)."""
+        if self._base_map is None:
+            fig, ax = self._figure()
+            image = self._to_image(fig)
+            transform = ax.transData
+            height = image.shape[0]
+
+            def to_px(x_m: float, y_m: float) -> tuple[int, int]:
+                col, row_up = transform.transform((x_m, y_m))
+                return round(float(col)), round(height - float(row_up))
+
+            self._base_map = (image, to_px)
+        return self._base_map
+
     @staticmethod
     def _to_image(fig: Any) -> Image:
-        from PIL import Image as PilImage
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
-        buffer.seek(0)
-        return np.asarray(PilImage.open(buffer).convert("RGB"), dtype=np.uint8)
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        rgba = np.asarray(canvas.buffer_rgba())
+        return np.ascontiguousarray(rgba[:, :, :3], dtype=np.uint8)
 
     def grid_map(self) -> Image:
         """The walkable area with the N x N grid, columns x:1.. from the west and rows y:1..
         from the north labelled in every cell."""
-        fig, ax = self._base()
+        fig, ax = self._figure()
         grid = self.grid
         for k in range(grid.n + 1):
             x = grid.x_min_m + k * grid.cell_width_m
@@ -156,10 +159,15 @@ class CityImages:
 
     def route_map(self, start_xy: tuple[float, float], goal_xy: tuple[float, float]) -> Image:
         """The walkable area with a BLUE start marker and a RED goal marker."""
-        fig, ax = self._base()
-        ax.scatter(*start_xy, s=160, color="#0050ff", edgecolors="white", linewidths=2, zorder=5)
-        ax.scatter(*goal_xy, s=160, color="#e00000", edgecolors="white", linewidths=2, zorder=5)
-        return self._to_image(fig)
+        import cv2
+
+        base, to_px = self._base()
+        image = base.copy()
+        for (x_m, y_m), colour in ((start_xy, (0, 80, 255)), (goal_xy, (224, 0, 0))):
+            centre = to_px(x_m, y_m)
+            cv2.circle(image, centre, 11, (255, 255, 255), -1, lineType=cv2.LINE_AA)
+            cv2.circle(image, centre, 9, colour, -1, lineType=cv2.LINE_AA)
+        return image
 
     # views -------------------------------------------------------------------------------
     def _scene_renderer(self) -> Any:
