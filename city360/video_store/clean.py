@@ -66,6 +66,10 @@ class SmoothTrack:
     speed_mps: FloatArray
     heading_deg: FloatArray
     dropped: int
+    meas_t_s: FloatArray
+    """The fixes that survived the speed gate: GPS time and metres (for later refinement)."""
+    meas_x_m: FloatArray
+    meas_y_m: FloatArray
 
     @property
     def start_s(self) -> float:
@@ -256,4 +260,14 @@ def clean_track(
     heading = np.degrees(np.arctan2(vx, vy))
     _collapse_stationary(grid, sx, sy, speed, heading, params)
     heading = np.degrees(np.unwrap(np.radians(heading)))
-    return SmoothTrack(grid, sx, sy, speed, heading, dropped=spikes + gated)
+    return SmoothTrack(
+        grid,
+        sx,
+        sy,
+        speed,
+        heading,
+        dropped=spikes + gated,
+        meas_t_s=t_meas,
+        meas_x_m=x,
+        meas_y_m=y,
+    )

@@ -24,8 +24,11 @@ from city360.geo import LocalProjection
 from city360.video_store.clean import CleanParams, clean_track
 from city360.video_store.decode import VideoInfo, iter_frames, probe_video
 from city360.video_store.gps import GpsTrack, read_embedded_track, read_track, validate_track
+from city360.video_store.heading import fuse_heading
+from city360.video_store.motion import MotionMeter, MotionSignal
+from city360.video_store.refine import heading_aided_smooth
 from city360.video_store.resample import frame_times, select_frames
-from city360.video_store.sync import measure_motion, resolve_sync
+from city360.video_store.sync import resolve_sync
 from city360.video_store.writer import FrameWriter, output_size
 
 __all__ = [
@@ -74,6 +77,7 @@ class IngestResult:
     sync_method: str
     sync_score: float | None
     dropped_fixes: int
+    visual_heading: bool
     video_duration_s: float
     elapsed_s: float
     lat_range: tuple[float, float]
@@ -149,18 +153,14 @@ def ingest_video(
     info = probe_video(video_path, projection=opts.projection)
     track = load_track(video_path, gps_path, info)
     smooth = clean_track(track, projection, params=opts.clean)
-    motion = None
-    if opts.offset == "auto":
-        total = info.frame_count
-        frames = iter_frames(info)
-
-        def counted() -> object:
-            for frame in frames:
-                if progress is not None and frame.index % 30 == 0:
-                    progress("motion", frame.index, total)
-                yield frame
-
-        motion = measure_motion(counted(), info)  # type: ignore[arg-type]
+    motion: MotionSignal | None = None
+    if opts.offset == "auto":  # the offset decides which frames to keep: measure motion first
+        meter = MotionMeter(info)
+        for frame in iter_frames(info):
+            if progress is not None and frame.index % 30 == 0:
+                progress("motion", frame.index, info.frame_count)
+            meter.add(frame)
+        motion = meter.result()
     sync = resolve_sync(
         track, info, opts.offset, smooth=smooth, motion=motion, search_s=opts.offset_search_s
     )
@@ -186,10 +186,13 @@ def ingest_video(
     try:
         with atomic_dir(target, replace=opts.overwrite) as tmp:
             written = 0
+            frame_meter = None if motion is not None else MotionMeter(info)
             with FrameWriter(tmp / "frames.mp4", out_w, out_h, crf=opts.crf) as writer:
                 for frame in iter_frames(info):
                     if progress is not None and frame.index % 30 == 0:
                         progress("frames", frame.index, info.frame_count)
+                    if frame_meter is not None:
+                        frame_meter.add(frame)
                     row = wanted.get(frame.pts)
                     if row is None:
                         continue
@@ -211,13 +214,29 @@ def ingest_video(
                     f"{len(selection)} selected frames decoded; re-copy it from the camera"
                 )
                 raise VideoError(msg)
-            lat, lon = projection.to_latlon(selection.x_m, selection.y_m)
+            if frame_meter is not None:
+                motion = frame_meter.result()
+            heading = fuse_heading(selection.t_s, motion, smooth, sync)
+            x_m, y_m = selection.x_m, selection.y_m
+            if heading.dense_t_s is not None and heading.dense_heading_deg is not None:
+                rx, ry, _ = heading_aided_smooth(
+                    sync.video_start_gps + heading.dense_t_s,
+                    heading.dense_heading_deg,
+                    smooth.meas_t_s,
+                    smooth.meas_x_m,
+                    smooth.meas_y_m,
+                    sigma_m=opts.clean.gps_sigma_m,
+                    gate_sigma=opts.clean.gate_sigma,
+                )
+                x_m = np.interp(selection.t_s, heading.dense_t_s, rx)
+                y_m = np.interp(selection.t_s, heading.dense_t_s, ry)
+            lat, lon = projection.to_latlon(x_m, y_m)
             poses = TrajectoryPoses(
-                x_m=selection.x_m,
-                y_m=selection.y_m,
+                x_m=x_m,
+                y_m=y_m,
                 lat=lat,
                 lon=lon,
-                heading_deg=selection.heading_deg,
+                heading_deg=heading.heading_deg,
                 t_s=selection.t_s,
                 source_pts=selection.source_pts,
             )
@@ -255,6 +274,7 @@ def ingest_video(
         sync_method=sync.method,
         sync_score=sync.score,
         dropped_fixes=smooth.dropped,
+        visual_heading=heading.visual,
         video_duration_s=info.duration_s,
         elapsed_s=time.perf_counter() - started,
         lat_range=(float(lat.min()), float(lat.max())),

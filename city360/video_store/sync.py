@@ -15,7 +15,6 @@ grows with speed. Both signals are cross-correlated with the track's and the bes
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -24,37 +23,19 @@ import numpy.typing as npt
 
 from city360.errors import ConfigError, GpsError
 from city360.video_store.clean import SmoothTrack
-from city360.video_store.decode import DecodedFrame, VideoInfo
+from city360.video_store.decode import VideoInfo
 from city360.video_store.gps.track import GpsTrack
+from city360.video_store.motion import MotionSignal
 
 __all__ = [
-    "MOTION_RATE_HZ",
-    "MotionSignal",
     "SyncResult",
     "estimate_offset",
-    "measure_motion",
     "resolve_sync",
-    "yaw_shift_deg",
 ]
 
-MOTION_RATE_HZ = 10.0
-"""Rate at which visual motion is measured, Hz."""
-_BAND_WIDTH = 256
-_BAND_HEIGHT = 128
 
 FloatArray = npt.NDArray[np.float64]
 SyncMethod = Literal["creation_time", "embedded", "given", "auto", "track_start"]
-
-
-@dataclass(frozen=True, slots=True)
-class MotionSignal:
-    """Visual motion of a video: ``t_s`` video seconds; ``yaw_rate_dps`` the camera's turn rate
-    (degrees/s, + clockwise); ``change`` the mean absolute picture change after undoing yaw
-    (grey levels per second)."""
-
-    t_s: FloatArray
-    yaw_rate_dps: FloatArray
-    change: FloatArray
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,66 +49,45 @@ class SyncResult:
     """Peak normalised cross-correlation of the auto estimate (1 = perfect), else None."""
 
 
-def _band(frame: DecodedFrame) -> FloatArray:
-    rgb = frame.to_rgb(width=_BAND_WIDTH)
-    grey = rgb.astype(np.float64).mean(axis=2)
-    h = grey.shape[0]
-    # the horizon band (latitude -45..+45): sky and ground say little about motion
-    return grey[h // 4 : 3 * h // 4]
-
-
-def yaw_shift_deg(previous: FloatArray, current: FloatArray) -> float:
-    """Camera yaw change in degrees (+ clockwise) from ``previous`` to ``current`` band.
-
-    Phase correlation along the (circular) longitude axis, pooled over rows, with a parabolic
-    sub-pixel peak. A camera turning right moves the scene left in the picture.
-    """
-    fa = np.fft.rfft(previous - previous.mean(axis=1, keepdims=True), axis=1)
-    fb = np.fft.rfft(current - current.mean(axis=1, keepdims=True), axis=1)
-    cross = (fb * np.conj(fa)).sum(axis=0)
-    cross /= np.abs(cross) + 1e-9
-    corr = np.fft.irfft(cross, n=previous.shape[1])
-    width = corr.shape[0]
-    peak = int(np.argmax(corr))
-    left, mid, right = corr[(peak - 1) % width], corr[peak], corr[(peak + 1) % width]
-    denom = left - 2 * mid + right
-    sub = 0.5 * (left - right) / denom if abs(denom) > 1e-12 else 0.0
-    shift = peak + sub
-    if shift > width / 2:
-        shift -= width
-    return float(-shift * 360.0 / width)
-
-
-def measure_motion(frames: Iterable[DecodedFrame], info: VideoInfo) -> MotionSignal:
-    """Yaw rate and picture change at about :data:`MOTION_RATE_HZ` over the whole video."""
-    step = max(1, round(info.fps / MOTION_RATE_HZ))
-    times: list[float] = []
-    yaw: list[float] = []
-    change: list[float] = []
-    previous: FloatArray | None = None
-    previous_t = 0.0
-    for frame in frames:
-        if frame.index % step:
-            continue
-        band = _band(frame)
-        if previous is not None:
-            dt = frame.t_s - previous_t
-            if dt > 0:
-                shift = yaw_shift_deg(previous, band)
-                columns = round(-shift * band.shape[1] / 360.0)
-                aligned = np.roll(previous, columns, axis=1)
-                times.append(0.5 * (frame.t_s + previous_t))
-                yaw.append(shift / dt)
-                change.append(float(np.abs(band - aligned).mean()) / dt)
-        previous, previous_t = band, frame.t_s
-    return MotionSignal(np.asarray(times), np.asarray(yaw), np.asarray(change))
-
-
 def _ncc(a: FloatArray, b: FloatArray) -> float:
     a = a - a.mean()
     b = b - b.mean()
     denom = math.sqrt(float((a * a).sum() * (b * b).sum()))
     return float((a * b).sum() / denom) if denom > 1e-12 else 0.0
+
+
+def _lag_score(
+    lag: float,
+    motion_t: FloatArray,
+    visual_yaw: FloatArray,
+    change: FloatArray,
+    smooth: SmoothTrack,
+    base_gps: float,
+    *,
+    use_speed: bool,
+    window_samples: float,
+) -> float:
+    """How well the track at ``lag`` explains the video's motion, in [-1, 1] (see below)."""
+    from scipy.ndimage import gaussian_filter1d
+
+    gps_t = base_gps + lag + motion_t
+    inside = (gps_t >= smooth.start_s) & (gps_t <= smooth.end_s)
+    if inside.sum() < max(10, 0.3 * motion_t.shape[0]):
+        return -math.inf
+    heading = np.interp(gps_t, smooth.t_s, smooth.heading_deg)
+    speed = np.interp(gps_t, smooth.t_s, smooth.speed_mps)
+    weight = np.clip(speed, 0.0, 1.0) * inside
+    if weight.sum() < 5:
+        return -math.inf
+    # heading = visual yaw + a slowly varying constant: remove that constant (a windowed
+    # circular mean) and score the agreement that is left
+    diff = np.radians(heading - visual_yaw)
+    real = gaussian_filter1d(weight * np.cos(diff), window_samples, mode="nearest")
+    imag = gaussian_filter1d(weight * np.sin(diff), window_samples, mode="nearest")
+    residual = diff - np.arctan2(imag, real)
+    if use_speed:
+        return _ncc(change[inside[1:]], speed[1:][inside[1:]])
+    return float((weight * np.cos(residual)).sum() / weight.sum())
 
 
 def estimate_offset(
@@ -136,50 +96,57 @@ def estimate_offset(
     base_gps: float,
     *,
     search_s: float = 30.0,
-    step_s: float = 0.05,
+    window_s: float = 20.0,
 ) -> tuple[float, float]:
     """``(offset_s, score)``: the lag in ``[-search_s, search_s]`` that best aligns the video's
-    motion with the track's (turn rate, and speed against picture change)."""
-    if motion.t_s.shape[0] < 10:
+    motion with the track.
+
+    The camera's yaw (from the pictures, precise but with an unknown zero) must follow the
+    track's heading: at the right lag every turn of the walk lines up, so the heading minus
+    the yaw is constant apart from a slow drift. A walk without turns is matched by speed
+    against picture change instead. A coarse scan (0.2 s) is refined around its best (0.02 s).
+    """
+    if motion.t_s.shape[0] < 11:
         msg = "video too short to estimate the clock offset from motion; pass --offset SECONDS"
         raise GpsError(msg)
-    dt = 1.0 / MOTION_RATE_HZ
-    grid = np.arange(smooth.start_s, smooth.end_s, dt)
-    heading = np.interp(grid, smooth.t_s, smooth.heading_deg)
-    turn_rate = np.gradient(heading, dt)
-    speed = np.interp(grid, smooth.t_s, smooth.speed_mps)
-    # turns at junctions carry the signal; clip the visual yaw so a spin in place or a
-    # mis-registered frame does not dominate
-    yaw = np.clip(motion.yaw_rate_dps, -120.0, 120.0)
-    change = motion.change
-    use_speed = float(np.std(speed)) > 0.1 and float(np.std(change)) > 1e-6
-    lags = np.arange(-search_s, search_s + step_s / 2, step_s)
-    scores = np.full(lags.shape[0], -np.inf)
-    for k, lag in enumerate(lags):
-        gps_t = base_gps + lag + motion.t_s
-        inside = (gps_t >= grid[0]) & (gps_t <= grid[-1])
-        if inside.sum() < max(10, 0.3 * motion.t_s.shape[0]):
-            continue
-        g_turn = np.interp(gps_t[inside], grid, turn_rate)
-        score = _ncc(yaw[inside], g_turn)
-        if use_speed:
-            g_speed = np.interp(gps_t[inside], grid, speed)
-            score = 0.5 * (score + _ncc(change[inside], g_speed))
-        scores[k] = score
-    best = int(np.argmax(scores))
-    if not math.isfinite(scores[best]):
+    t = motion.t_s
+    steps = np.diff(motion.yaw_deg)
+    steps = np.where(np.abs(steps) > 120.0 * np.diff(t), 0.0, steps)  # ambiguous matches
+    visual_yaw = np.concatenate([[0.0], np.cumsum(steps)])
+    change = motion.change_rate
+    # turns pin the offset far better than speed does; speed against picture change is the
+    # fallback for a straight walk whose speed varies
+    headings = np.interp(
+        np.arange(smooth.start_s, smooth.end_s, 0.5), smooth.t_s, smooth.heading_deg
+    )
+    use_speed = float(np.ptp(headings)) < 30.0 and float(np.std(change)) > 1e-6
+    window_samples = window_s * (t.shape[0] - 1) / max(float(t[-1] - t[0]), 1e-9)
+
+    def score(lag: float) -> float:
+        return _lag_score(
+            lag, t, visual_yaw, change, smooth, base_gps,
+            use_speed=use_speed, window_samples=window_samples,
+        )  # fmt: skip
+
+    coarse = np.arange(-search_s, search_s + 1e-9, 0.2)
+    coarse_scores = np.array([score(lag) for lag in coarse])
+    best = int(np.argmax(coarse_scores))
+    if not math.isfinite(coarse_scores[best]):
         msg = (
             "GPS track and video overlap too little to estimate the clock offset within "
             f"±{search_s:g} s; pass --offset SECONDS"
         )
         raise GpsError(msg)
-    offset = float(lags[best])
-    if 0 < best < lags.shape[0] - 1 and all(math.isfinite(s) for s in scores[best - 1 : best + 2]):
-        left, mid, right = scores[best - 1], scores[best], scores[best + 1]
+    fine = np.arange(coarse[best] - 0.3, coarse[best] + 0.3 + 1e-9, 0.02)
+    fine_scores = np.array([score(lag) for lag in fine])
+    k = int(np.argmax(fine_scores))
+    offset = float(fine[k])
+    if 0 < k < fine.shape[0] - 1:
+        left, mid, right = fine_scores[k - 1 : k + 2]
         denom = left - 2 * mid + right
         if abs(denom) > 1e-12:
-            offset += float(0.5 * (left - right) / denom) * step_s
-    return offset, float(scores[best])
+            offset += float(0.5 * (left - right) / denom) * 0.02
+    return offset, float(fine_scores[k])
 
 
 def resolve_sync(

@@ -1,0 +1,249 @@
+"""``city360 ingest VIDEO... --gps TRACK... --out CITY_DIR``.
+
+Videos and tracks pair by file stem when there are several (``a.mp4`` with ``a.gpx``); one
+video and one track pair whatever their names; a video without a track uses its embedded
+GPS (GoPro GPMF or CAMM). Files are ingested in parallel processes, each writing its own
+``trajectories/<id>/``; ``city.json`` is written once, by this process, at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import typer
+
+from city360.errors import City360Error, ConfigError, InputFileError
+
+if TYPE_CHECKING:
+    from city360.video_store.ingest import IngestOptions, IngestResult
+
+__all__ = ["pair_inputs", "parse_offset", "register", "run_ingest"]
+
+
+def parse_offset(value: str | None) -> float | Literal["auto"] | None:
+    """``None`` | ``"auto"`` | seconds (GPS time minus camera time)."""
+    if value is None:
+        return None
+    if value.strip().lower() == "auto":
+        return "auto"
+    try:
+        seconds = float(value)
+    except ValueError:
+        msg = f"--offset must be a number of seconds or 'auto', got {value!r}"
+        raise ConfigError(msg) from None
+    if seconds != seconds or abs(seconds) == float("inf"):
+        msg = f"--offset must be finite, got {value!r}"
+        raise ConfigError(msg)
+    return seconds
+
+
+def pair_inputs(videos: Sequence[Path], tracks: Sequence[Path]) -> list[tuple[Path, Path | None]]:
+    """Pair each video with its GPS track (see the module docstring)."""
+    if not videos:
+        msg = "no video given; pass one or more VIDEO files"
+        raise ConfigError(msg)
+    missing = [str(p) for p in [*videos, *tracks] if not p.is_file()]
+    if missing:
+        msg = f"not found: {', '.join(missing)}; check the paths"
+        raise InputFileError(msg)
+    stems = [v.stem for v in videos]
+    duplicates = sorted({s for s in stems if stems.count(s) > 1})
+    if duplicates:
+        msg = (
+            f"several videos share the name {duplicates[0]!r}; trajectories are named by "
+            "file stem, so rename them"
+        )
+        raise ConfigError(msg)
+    if len(videos) == 1 and len(tracks) == 1:
+        return [(videos[0], tracks[0])]
+    by_stem: dict[str, Path] = {}
+    for track in tracks:
+        if track.stem in by_stem:
+            msg = f"several GPS tracks are named {track.stem!r}: {by_stem[track.stem]}, {track}"
+            raise ConfigError(msg)
+        by_stem[track.stem] = track
+    unused = sorted(set(by_stem) - set(stems))
+    if unused:
+        msg = (
+            f"GPS track {by_stem[unused[0]]} matches no video by name; name each track like "
+            "its video (walk1.mp4 + walk1.gpx)"
+        )
+        raise ConfigError(msg)
+    return [(v, by_stem.get(v.stem)) for v in videos]
+
+
+def _worker(
+    video: Path,
+    gps: Path | None,
+    out: Path,
+    projection: tuple[float, float],
+    options: IngestOptions,
+    queue: Any,
+) -> IngestResult:
+    from city360.geo import LocalProjection
+    from city360.video_store.ingest import ingest_video
+
+    def report(phase: str, done: int, total: int) -> None:
+        if queue is not None:
+            queue.put((video.stem, phase, done, total))
+
+    return ingest_video(
+        video, gps, out, projection=LocalProjection(*projection), options=options, progress=report
+    )
+
+
+def run_ingest(
+    pairs: Sequence[tuple[Path, Path | None]],
+    out: Path,
+    options: IngestOptions,
+    *,
+    workers: int = 1,
+) -> tuple[list[IngestResult], list[tuple[Path, City360Error]]]:
+    """Ingest every pair (in ``workers`` processes), then write ``city.json`` once.
+
+    Returns the results and the failures; a failure leaves nothing of its trajectory behind.
+    """
+    from city360.city import CityDir
+    from city360.progress import make_progress
+    from city360.video_store.decode import probe_video
+    from city360.video_store.ingest import city_projection, load_track, update_manifest
+
+    city = CityDir(out)
+    failures: list[tuple[Path, City360Error]] = []
+    if city.exists():
+        projection = city.read_manifest().projection
+    else:  # a new city: centre its CRS on every track, read here once (tracks are small)
+        tracks = []
+        for video, gps in pairs:
+            info = probe_video(video, projection=options.projection) if gps is None else None
+            tracks.append(load_track(video, gps, info))
+        projection = city_projection(city, tracks)
+    results: list[IngestResult] = []
+    with make_progress() as progress:
+        bars = {
+            video.stem: progress.add_task(f"ingest {video.name}", total=None) for video, _ in pairs
+        }
+
+        def show(stem: str, phase: str, done: int, total: int) -> None:
+            label = "motion" if phase == "motion" else "frames"
+            progress.update(
+                bars[stem],
+                completed=done,
+                total=total or None,
+                description=f"{label} {stem}",
+            )
+
+        class _Direct:
+            def put(self, item: tuple[str, str, int, int]) -> None:
+                show(*item)
+
+        if workers <= 1 or len(pairs) == 1:
+            for video, gps in pairs:
+                try:
+                    result = _worker(
+                        video, gps, out, (projection.origin_lat, projection.origin_lon),
+                        options, _Direct(),
+                    )  # fmt: skip
+                except City360Error as exc:
+                    failures.append((video, exc))
+                    continue
+                show(video.stem, "frames", 1, 1)
+                results.append(result)
+        else:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            context = multiprocessing.get_context("spawn")
+            with (
+                context.Manager() as manager,
+                ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool,
+            ):
+                queue = manager.Queue()
+                futures = {
+                    pool.submit(
+                        _worker, video, gps, out,
+                        (projection.origin_lat, projection.origin_lon), options, queue,
+                    ): video
+                    for video, gps in pairs
+                }  # fmt: skip
+                pending = set(futures)
+                while pending:
+                    while not queue.empty():
+                        show(*queue.get())
+                    finished = {f for f in pending if f.done()}
+                    for future in finished:
+                        video = futures[future]
+                        try:
+                            results.append(future.result())
+                            show(video.stem, "frames", 1, 1)
+                        except City360Error as exc:
+                            failures.append((video, exc))
+                    pending -= finished
+                    time.sleep(0.1)
+    if results:
+        update_manifest(out, projection, results, options)
+    return results, failures
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``city360 ingest`` to the main CLI."""
+
+    @app.command("ingest")
+    def ingest(
+        videos: Annotated[list[Path], typer.Argument(help="360° equirect videos.")],
+        out: Annotated[Path, typer.Option("--out", help="City directory to add them to.")],
+        gps: Annotated[
+            list[Path] | None,
+            typer.Option("--gps", help="GPS tracks (.gpx, .csv, GoPro/CAMM .mp4), by stem."),
+        ] = None,
+        offset: Annotated[
+            str | None,
+            typer.Option(help="GPS minus camera clock, seconds, or 'auto' (from motion)."),
+        ] = None,
+        spacing_m: Annotated[float, typer.Option(help="Metres between kept frames.")] = 1.0,
+        max_width: Annotated[int, typer.Option(help="Widest stored frame, pixels.")] = 3840,
+        projection: Annotated[
+            str | None,
+            typer.Option(help="'equirect' to accept a video whose shape/metadata say otherwise."),
+        ] = None,
+        workers: Annotated[
+            int, typer.Option(help="Parallel ingest processes (default: CPU count).")
+        ] = 0,
+        overwrite: Annotated[bool, typer.Option(help="Replace existing trajectories.")] = False,
+    ) -> None:
+        """Ingest GPS-tagged 360° videos into a city directory (trajectories/<id>/)."""
+        from city360.progress import console
+        from city360.video_store.ingest import IngestOptions
+
+        if projection is not None and projection != "equirect":
+            msg = f"--projection must be 'equirect', got {projection!r}"
+            raise ConfigError(msg)
+        options = IngestOptions(
+            offset=parse_offset(offset),
+            spacing_m=spacing_m,
+            max_width=max_width,
+            projection="equirect" if projection else None,
+            overwrite=overwrite,
+        )
+        pairs = pair_inputs(videos, gps or [])
+        count = workers if workers > 0 else min(len(pairs), os.cpu_count() or 1)
+        results, failures = run_ingest(pairs, out, options, workers=count)
+        for r in results:
+            ratio = r.video_duration_s / r.elapsed_s if r.elapsed_s > 0 else float("inf")
+            score = f", match {r.sync_score:.2f}" if r.sync_score is not None else ""
+            console.print(
+                f"{r.trajectory_id}: {r.frame_count} frames {r.width}x{r.height}, "
+                f"{r.length_m:.0f} m, clock offset {r.offset_s:+.2f} s ({r.sync_method}{score}), "
+                f"{r.dropped_fixes} GPS fixes dropped, {ratio:.1f}x real time",
+                highlight=False,
+            )
+        if len(failures) == 1 and not results:
+            raise failures[0][1]
+        for video, exc in failures:
+            console.print(f"[bold red]error:[/] {video}: {exc}", highlight=False)
+        if failures:
+            raise typer.Exit(1)

@@ -1,0 +1,142 @@
+"""What the camera's own pictures say about its motion.
+
+In an equirectangular frame a turn of the camera is a horizontal circular shift of the whole
+picture, so phase correlation of a low-resolution horizon band between frames measures yaw
+(to a fraction of a degree), independently of GPS. The change left after undoing that shift
+grows with speed. Both feed the clock-offset estimate (:mod:`.sync`) and the heading fusion
+(:mod:`.heading`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from city360.video_store.decode import DecodedFrame, VideoInfo
+
+__all__ = ["MOTION_RATE_HZ", "MotionMeter", "MotionSignal", "yaw_shift_deg"]
+
+MOTION_RATE_HZ = 10.0
+"""Rate at which visual motion is measured, Hz."""
+BAND_WIDTH = 256
+"""Width of the downscaled equirect the motion is measured on, pixels (1.4° a pixel)."""
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class MotionSignal:
+    """Visual motion sampled at ``t_s`` (video seconds, N samples).
+
+    ``yaw_deg``: the camera's cumulative yaw since the first sample, degrees clockwise;
+    ``change``: mean absolute grey-level change between consecutive samples after undoing the
+    yaw (N-1); ``confidence``: phase-correlation peak of each step, 0..1 (N-1).
+    """
+
+    t_s: FloatArray
+    yaw_deg: FloatArray
+    change: FloatArray
+    confidence: FloatArray
+
+    @property
+    def mid_t_s(self) -> FloatArray:
+        return 0.5 * (self.t_s[1:] + self.t_s[:-1])
+
+    @property
+    def yaw_rate_dps(self) -> FloatArray:
+        return np.diff(self.yaw_deg) / np.diff(self.t_s)
+
+    @property
+    def change_rate(self) -> FloatArray:
+        return self.change / np.diff(self.t_s)
+
+
+def _phase_shift(previous: FloatArray, current: FloatArray) -> tuple[float, float]:
+    """Column shift (pixels, + to the right) of ``current`` against ``previous`` and the
+    correlation peak, by row-pooled 1-D phase correlation with a parabolic sub-pixel peak."""
+    fa = np.fft.rfft(previous - previous.mean(axis=1, keepdims=True), axis=1)
+    fb = np.fft.rfft(current - current.mean(axis=1, keepdims=True), axis=1)
+    cross = (fb * np.conj(fa)).sum(axis=0)
+    cross /= np.abs(cross) + 1e-9
+    corr = np.fft.irfft(cross, n=previous.shape[1])
+    width = corr.shape[0]
+    peak = int(np.argmax(corr))
+    left, mid, right = corr[(peak - 1) % width], corr[peak], corr[(peak + 1) % width]
+    denom = left - 2 * mid + right
+    sub = 0.5 * (left - right) / denom if abs(denom) > 1e-12 else 0.0
+    shift = peak + sub
+    if shift > width / 2:
+        shift -= width
+    return float(shift), float(max(0.0, min(1.0, mid)))
+
+
+def yaw_shift_deg(previous: FloatArray, current: FloatArray) -> tuple[float, float]:
+    """``(yaw change in degrees, + clockwise; peak 0..1)`` from ``previous`` to ``current``.
+
+    A camera turning right moves the scene left in the picture. First the whole circular band
+    gives a coarse shift; then, with that undone, the shifts of the front and back quarters are
+    averaged: walking forward spreads the front outwards and draws the back inwards
+    symmetrically, so these two views see pure rotation, while the sides see parallax that
+    would bias the estimate wherever one side of the street is nearer than the other.
+    """
+    width = previous.shape[1]
+    coarse, peak = _phase_shift(previous, current)
+    aligned = np.roll(previous, round(coarse), axis=1)
+    quarter = width // 4
+    taper = np.hanning(quarter)[None, :]
+    fine = []
+    for centre in (width // 2, 0):  # front (longitude 0), back (longitude 180)
+        a = np.roll(aligned, width // 2 - centre, axis=1)[:, width // 2 - quarter // 2 :][
+            :, :quarter
+        ]
+        b = np.roll(current, width // 2 - centre, axis=1)[:, width // 2 - quarter // 2 :][
+            :, :quarter
+        ]
+        residual, _ = _phase_shift(a * taper, b * taper)
+        if abs(residual) < quarter / 4:
+            fine.append(residual)
+    shift = round(coarse) + (float(np.mean(fine)) if fine else coarse - round(coarse))
+    return float(-shift * 360.0 / width), peak
+
+
+class MotionMeter:
+    """Feed decoded frames in order (:meth:`add`); read the :class:`MotionSignal` at the end.
+
+    Only about :data:`MOTION_RATE_HZ` frames a second are looked at, each scaled down to
+    :data:`BAND_WIDTH` pixels, so this costs little beside decoding.
+    """
+
+    def __init__(self, info: VideoInfo) -> None:
+        self._step = max(1, round(info.fps / MOTION_RATE_HZ))
+        self._times: list[float] = []
+        self._yaw: list[float] = [0.0]
+        self._change: list[float] = []
+        self._confidence: list[float] = []
+        self._previous: FloatArray | None = None
+
+    def add(self, frame: DecodedFrame) -> None:
+        if frame.index % self._step:
+            return
+        grey = frame.to_rgb(width=BAND_WIDTH).astype(np.float64).mean(axis=2)
+        h = grey.shape[0]
+        band = grey[h // 4 : 3 * h // 4]  # latitude -45..45: sky and ground say little
+        if self._previous is not None:
+            shift, peak = yaw_shift_deg(self._previous, band)
+            columns = round(-shift * band.shape[1] / 360.0)
+            aligned = np.roll(self._previous, columns, axis=1)
+            self._yaw.append(self._yaw[-1] + shift)
+            self._change.append(float(np.abs(band - aligned).mean()))
+            self._confidence.append(peak)
+        self._times.append(frame.t_s)
+        self._previous = band
+
+    def result(self) -> MotionSignal:
+        n = len(self._times)
+        return MotionSignal(
+            np.asarray(self._times, np.float64),
+            np.asarray(self._yaw[:n], np.float64),
+            np.asarray(self._change, np.float64),
+            np.asarray(self._confidence, np.float64),
+        )

@@ -1,0 +1,261 @@
+"""GPS readers: GPX, CSV, CAMM, GoPro GPMF, EXIF; and the track checks every reader shares."""
+
+from __future__ import annotations
+
+import re
+import struct
+from datetime import UTC, datetime
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from city360.errors import GpsError, InputFileError
+from city360.geo import haversine_m
+from city360.video_store.gps import read_embedded_track, read_track, validate_track
+from city360.video_store.gps.camm import (
+    GPS_EPOCH_POSIX,
+    GPS_LEAP_SECONDS,
+    camm_fixes_from_packets,
+    is_camm_packet,
+)
+from city360.video_store.gps.gpmf import parse_gpsu
+from tests.fixtures.videos import write_csv_track, write_gpx
+
+T0 = datetime(2024, 5, 1, 10, 0, 0, tzinfo=UTC).timestamp()
+
+
+def test_gpx_reads_times_and_positions(tmp_path: Path) -> None:
+    path = write_gpx(tmp_path / "a.gpx", [T0, T0 + 1], [60.0, 60.0001], [25.0, 25.0002])
+    track = read_track(path)
+    assert track.kind == "gpx"
+    np.testing.assert_allclose(track.t_s, [T0, T0 + 1])
+    np.testing.assert_allclose(track.lat, [60.0, 60.0001])
+    np.testing.assert_allclose(track.lon, [25.0, 25.0002])
+
+
+def test_gpx_fix_none_marks_point_fixless(tmp_path: Path) -> None:
+    path = write_gpx(tmp_path / "a.gpx", [T0, T0 + 1, T0 + 2], [60.0, 61.0, 60.0002], [25.0] * 3)
+    text = path.read_text().replace(
+        '<trkpt lat="61.0" lon="25.0">', '<trkpt lat="61.0" lon="25.0"><fix>none</fix>'
+    )
+    path.write_text(text)
+    track = read_track(path)
+    assert track.has_fix.tolist() == [True, False, True]
+    assert len(validate_track(track)) == 2
+
+
+def test_csv_iso_and_epoch_times(tmp_path: Path) -> None:
+    iso = tmp_path / "iso.csv"
+    iso.write_text(
+        "time,lat,lon,alt\n2024-05-01T10:00:00Z,60.0,25.0,12\n2024-05-01T10:00:01,60.0001,25.0,\n"
+    )
+    track = read_track(iso)
+    np.testing.assert_allclose(track.t_s, [T0, T0 + 1])
+    assert track.alt_m[0] == 12.0
+    assert np.isnan(track.alt_m[1])
+    epoch = write_csv_track(tmp_path / "epoch.csv", [T0, T0 + 1], [60, 60.0001], [25, 25])
+    np.testing.assert_allclose(read_track(epoch).t_s, [T0, T0 + 1])
+
+
+def test_csv_accepts_latitude_longitude_names(tmp_path: Path) -> None:
+    path = tmp_path / "b.csv"
+    path.write_text(f"Timestamp,Latitude,Longitude\n{T0},1.5,2.5\n{T0 + 1},1.6,2.5\n")
+    track = read_track(path)
+    assert track.lat.tolist() == [1.5, 1.6]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("empty.gpx", "", "is empty; export the track again"),
+        ("broken.gpx", "<gpx><trk><trkseg><trkpt lat=", "cannot be parsed"),
+        ("nopoints.gpx", '<gpx version="1.1" creator="x"></gpx>', "has no track, route or"),
+        ("empty.csv", "", "is empty; it needs a header 'time,lat,lon[,alt]'"),
+        ("header.csv", "time,lat,lon\n", "has a header but no rows"),
+        ("nolat.csv", "time,lon\n1,2\n", "lacks lat; expected 'time,lat,lon[,alt]'"),
+        ("bad.csv", "time,lat,lon\nyesterday,1,2\n", "line 2: cannot read"),
+        ("track.kml", "<kml/>", "unknown format '.kml'"),
+    ],
+)
+def test_unparseable_or_empty_tracks(tmp_path: Path, name: str, text: str, message: str) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(GpsError, match=re.escape(message)) as info:
+        read_track(path)
+    assert str(path) in str(info.value)
+
+
+def test_untimed_gpx_is_rejected(tmp_path: Path) -> None:
+    path = tmp_path / "untimed.gpx"
+    path.write_text(
+        '<gpx version="1.1" creator="x"><trk><trkseg><trkpt lat="1" lon="2"/></trkseg></trk></gpx>'
+    )
+    with pytest.raises(GpsError, match="has no time stamps"):
+        read_track(path)
+
+
+def test_missing_track_file(tmp_path: Path) -> None:
+    with pytest.raises(InputFileError, match=r"GPS track .*nope\.gpx not found"):
+        read_track(tmp_path / "nope.gpx")
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ([("nan", "nan", "nan"), ("nan", "1", "")], "no usable point among 2 .2 have NaN"),
+        ([(T0, 60.0, 25.0)], "has a single usable point"),
+        ([(T0, 60.0, 25.0), (T0 + 1, "nan", 25.0)], "has a single usable point"),
+        ([(T0 + k, 60.0, 25.0) for k in range(5)], r"all 5 points are identical"),
+        ([(T0, 60.0, 25.0), (T0, 60.1, 25.0)], "every usable point has the same time stamp"),
+    ],
+)
+def test_degenerate_tracks(tmp_path: Path, rows: list[tuple[object, ...]], message: str) -> None:
+    path = tmp_path / "d.csv"
+    path.write_text("time,lat,lon\n" + "".join(f"{a},{b},{c}\n" for a, b, c in rows))
+    with pytest.raises(GpsError, match=message):
+        validate_track(read_track(path))
+
+
+def test_validate_sorts_and_drops_repeated_times(tmp_path: Path) -> None:
+    path = write_csv_track(
+        tmp_path / "s.csv", [T0 + 2, T0, T0 + 1, T0 + 1], [3.0, 1.0, 2.0, 9.0], [0, 0, 0, 0]
+    )
+    track = validate_track(read_track(path))
+    assert track.lat.tolist() == [1.0, 2.0, 3.0]
+
+
+# CAMM -------------------------------------------------------------------------------------
+def _camm5(lat: float, lon: float, alt: float) -> bytes:
+    return struct.pack("<HH3d", 0, 5, lat, lon, alt)
+
+
+def _camm6(gps_time: float, fix: int, lat: float, lon: float, alt: float) -> bytes:
+    return struct.pack("<HHdi2d7f", 0, 6, gps_time, fix, lat, lon, alt, 1, 1, 0, 0, 0, 0)
+
+
+def test_camm_packet_layouts_follow_the_spec() -> None:
+    assert len(_camm5(1, 2, 3)) == 4 + 24
+    assert len(_camm6(0, 3, 1, 2, 3)) == 4 + 56
+    assert is_camm_packet(_camm5(1, 2, 3))
+    assert not is_camm_packet(b"DEVC" + bytes(24))
+    assert not is_camm_packet(_camm5(1, 2, 3)[:-1])
+
+
+def test_camm_type6_time_is_gps_epoch_minus_leap_seconds() -> None:
+    utc = T0
+    gps_time = utc - GPS_EPOCH_POSIX + GPS_LEAP_SECONDS
+    gyro = struct.pack("<HH3f", 0, 2, 0.1, 0.2, 0.3)  # not GPS: skipped
+    fixes = camm_fixes_from_packets(
+        [(0.5, _camm6(gps_time, 3, 52.1, 4.3, 7.0)), (0.6, gyro), (1.5, _camm6(0, 0, 0, 0, 0))]
+    )
+    assert len(fixes) == 2
+    assert fixes[0].t_utc == pytest.approx(utc)
+    assert (fixes[0].lat, fixes[0].lon, fixes[0].alt_m) == pytest.approx((52.1, 4.3, 7.0))
+    assert fixes[0].has_fix
+    assert not fixes[1].has_fix  # fix type 0: no fix
+
+
+def _write_camm_mp4(path: Path, packets: list[bytes], *, creation: str | None) -> Path:
+    """An MP4 with a CAMM metadata track: PyAV writes a data track as 'gpmd'; the sample
+    entry is renamed to 'camm' (same size), which is what a CAMM camera writes. A gyro packet
+    goes last: the muxer drops a data track's final sample."""
+    import av
+
+    packets = [*packets, struct.pack("<HH3f", 0, 2, 0.0, 0.0, 0.0)]
+
+    with av.open(str(path), "w", format="mp4") as container:
+        if creation:
+            container.metadata["creation_time"] = creation
+        video = container.add_stream("libx264", rate=10)
+        video.width, video.height, video.pix_fmt = 64, 32, "yuv420p"
+        data = container.add_data_stream("bin_data")
+        for i, payload in enumerate(packets):
+            frame = av.VideoFrame.from_ndarray(np.full((32, 64, 3), i * 10, np.uint8), "rgb24")
+            frame.pts = i
+            for packet in video.encode(frame):
+                container.mux(packet)
+            meta = av.Packet(payload)
+            meta.stream = data
+            meta.pts = meta.dts = i * 100
+            meta.time_base = Fraction(1, 1000)
+            container.mux(meta)
+        for packet in video.encode():
+            container.mux(packet)
+    raw = path.read_bytes()
+    assert b"gpmd" in raw
+    path.write_bytes(raw.replace(b"gpmd", b"camm"))
+    return path
+
+
+def test_camm_track_in_mp4_type6(tmp_path: Path) -> None:
+    start_gps = T0 - GPS_EPOCH_POSIX + GPS_LEAP_SECONDS
+    packets = [_camm6(start_gps + 0.1 * i, 3, 60 + 1e-5 * i, 25.0, 3.0) for i in range(10)]
+    path = _write_camm_mp4(tmp_path / "camm6.mp4", packets, creation=None)
+    track = read_track(path)
+    assert track.kind == "camm"
+    assert len(track) == 10
+    assert track.video_start_utc == pytest.approx(T0, abs=1e-3)
+    np.testing.assert_allclose(track.lat, 60 + 1e-5 * np.arange(10))
+
+
+def test_camm_track_in_mp4_type5_uses_creation_time(tmp_path: Path) -> None:
+    packets = [_camm5(60 + 1e-5 * i, 25.0, 3.0) for i in range(10)]
+    path = _write_camm_mp4(tmp_path / "camm5.mp4", packets, creation="2024-05-01T10:00:00Z")
+    track = read_track(path, creation_time_utc=T0)
+    np.testing.assert_allclose(track.t_s, T0 + 0.1 * np.arange(10), atol=1e-3)
+    with pytest.raises(GpsError, match=r"only untimed GPS \(type 5\) and the video has no"):
+        read_track(path)
+
+
+def test_video_without_embedded_gps(synthetic_walk: object, tmp_path: Path) -> None:
+    video = synthetic_walk.video  # type: ignore[attr-defined]
+    assert read_embedded_track(video) is None
+    with pytest.raises(GpsError, match=r"carries no GPS track \(neither GoPro GPMF nor CAMM"):
+        read_track(video)
+
+
+# GoPro GPMF -------------------------------------------------------------------------------
+def test_gpsu_parsing() -> None:
+    expected = datetime(2019, 11, 18, 23, 45, 14, 500000, tzinfo=UTC).timestamp()
+    assert parse_gpsu(b"191118234514.500") == pytest.approx(expected)
+    assert parse_gpsu(b"garbage") is None
+
+
+def test_gopro_gpmf_sample_yields_its_track(shared_data: Path) -> None:
+    path = shared_data / "gopro_gpmf" / "max-heromode.mp4"
+    track = read_track(path)
+    assert track.kind == "gpmf"
+    assert len(track) > 150  # GPS5 at 18 Hz over ~10.5 s
+    assert track.has_fix.all()
+    # a pedestrian walk at 33.1267N 117.3273W (SOURCES.md)
+    assert np.median(track.lat) == pytest.approx(33.1267, abs=1e-3)
+    assert np.median(track.lon) == pytest.approx(-117.3273, abs=1e-3)
+    duration = track.t_s[-1] - track.t_s[0]
+    assert 9.0 < duration < 11.0
+    walked = sum(
+        haversine_m(track.lat[i], track.lon[i], track.lat[i + 1], track.lon[i + 1])
+        for i in range(len(track) - 1)
+    )
+    assert 0.5 < walked / duration < 3.0  # walking pace
+    # GPS time (GPSU) of the first frame: 2019-11-18 23:45 UTC
+    assert track.video_start_utc is not None
+    start = datetime.fromtimestamp(track.video_start_utc, tz=UTC)
+    assert (start.year, start.month, start.day, start.hour) == (2019, 11, 18, 23)
+
+
+# EXIF -------------------------------------------------------------------------------------
+def test_exif_gps_of_gopro_max_panorama(shared_data: Path) -> None:
+    track = read_track(shared_data / "pano360" / "gopro_max_GSAG2002.JPG")
+    assert track.kind == "exif"
+    assert track.lat[0] == pytest.approx(52.4434, abs=1e-4)
+    assert track.lon[0] == pytest.approx(6.8899, abs=1e-4)
+    assert datetime.fromtimestamp(track.t_s[0], tz=UTC) == datetime(
+        2020, 5, 9, 12, 16, 30, tzinfo=UTC
+    )
+
+
+def test_photo_without_gps(shared_data: Path) -> None:
+    with pytest.raises(GpsError, match="has no EXIF GPS position"):
+        read_track(shared_data / "pano360" / "testRoom1_2kMono.jpg")
