@@ -1,0 +1,114 @@
+"""The sign-reading agent: OCR of rendered signs, fuzzy matching, and its scan-and-walk loop."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+
+from city360.agents.random_agent import RandomAgent
+from city360.agents.sign_reader import SignReaderAgent, landmark_from_prompt, read_text, text_match
+from city360.simulator.actions import Action, ActionCommand, Magnitude
+
+pytestmark = pytest.mark.ocr
+
+SHOPS = {
+    20.0: ("right", "Kahvila Aalto"),
+    40.0: ("left", "Leipomo Sola"),
+    60.0: ("right", "Kukka Puoti"),
+}
+
+
+def _sign(text: str | None) -> np.ndarray:
+    view = np.full((120, 320, 3), 90, np.uint8)
+    if text:
+        cv2.rectangle(view, (10, 30), (310, 90), (250, 250, 240), -1)
+        cv2.putText(
+            view, text, (20, 72), cv2.FONT_HERSHEY_SIMPLEX, 1.1, (20, 20, 20), 2, cv2.LINE_AA
+        )
+    return view
+
+
+class SignStreet:
+    """A straight 80 m street with shop signs on either side at fixed positions; the view shows
+    a sign when the agent looks at its side within 3 m of it."""
+
+    def __init__(self) -> None:
+        self.position_m = 0.0
+        self.yaw = 0
+        self.steps = 0
+
+    def _obs(self, feedback: str = "") -> dict[str, Any]:
+        side = {0: "ahead", 90: "right", 270: "left"}.get(self.yaw % 360)
+        text = None
+        for at, (where, name) in SHOPS.items():
+            if where == side and abs(self.position_m - at) <= 3.0:
+                text = name
+        return {
+            "view": _sign(text),
+            "branch_mask": np.zeros(3, np.int8),
+            "step": self.steps,
+            "feedback": feedback,
+        }
+
+    def reset(self) -> dict[str, Any]:
+        self.__init__()  # type: ignore[misc]
+        return self._obs()
+
+    def step(self, command: ActionCommand) -> tuple[dict[str, Any], bool]:
+        self.steps += 1
+        if command.action is Action.ANSWER:
+            return self._obs(), True
+        if command.action is Action.W:
+            step = {Magnitude.SMALL: 2.0, Magnitude.MEDIUM: 5.0, Magnitude.LARGE: 10.0, None: 5.0}
+            self.position_m = min(80.0, self.position_m + step[command.magnitude])
+        elif command.action is Action.D:
+            self.yaw += 90
+        elif command.action is Action.S:
+            self.yaw = 0
+        return self._obs(), False
+
+
+def _episode(agent: Any, target: str, seed: int) -> tuple[bool, float]:
+    class Task:
+        prompt_text = (
+            f"Find {target} in this city. Walk through the streets until you stand in front of it."
+        )
+        family = "LandmarkSearchText"
+
+    env = SignStreet()
+    obs = env.reset()
+    agent.reset(Task(), seed=seed)
+    for _ in range(50):
+        decision = agent.act(obs)
+        obs, done = env.step(decision.command)
+        if done:
+            at = next(k for k, (_, name) in SHOPS.items() if name == target)
+            return True, abs(env.position_m - at)
+    return False, float("inf")
+
+
+def test_prompt_name_and_fuzzy_match() -> None:
+    assert landmark_from_prompt("Find Kahvila Aalto in this city. Walk ...") == "Kahvila Aalto"
+    assert text_match("Kahvila Aalto", "OPEN\nKahvi1a Aalto\n") > 0.85
+    assert text_match("Kahvila Aalto", "Leipomo Sola") < 0.5
+    assert text_match("", "x") == 0.0
+
+
+def test_ocr_reads_a_rendered_sign() -> None:
+    assert text_match("Leipomo Sola", read_text(_sign("Leipomo Sola"))) > 0.8
+    assert read_text(_sign(None)).strip() == ""
+
+
+def test_sign_reader_finds_the_named_shop_and_beats_random() -> None:
+    target = "Leipomo Sola"
+    found, error_m = _episode(SignReaderAgent(seed=0), target, seed=0)
+    assert found
+    assert error_m <= 3.0
+    random_hits = 0
+    for seed in range(3):
+        answered, err = _episode(RandomAgent(seed=seed), target, seed=seed)
+        random_hits += answered and err <= 3.0
+    assert random_hits == 0
