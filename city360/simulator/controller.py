@@ -9,11 +9,12 @@ Rules, made deterministic:
 - Facing backwards (``|yaw| > 90``), ``W`` walks the opposite-direction twin of the segment
   (the same street, another video or the same frames played backwards), keeping the absolute
   view direction, so the agent walks where it looks. Without a twin it does not move.
-- A segment ending at a node that is not a junction (a bend or a cut) with one way on is
-  walked through without stopping.
-- ``LEFT``/``RIGHT``/``UP`` take the offered branch: the agent stays at the junction, now on the
-  chosen segment. ``UP`` keeps the absolute view direction (the picture does not jump);
-  ``LEFT``/``RIGHT`` turn the view with the body, keeping its yaw relative to travel
+- A segment ending at a node that is not a junction (a bend or a cut) with one way on that is
+  not a U-turn is walked through without stopping.
+- ``LEFT``/``RIGHT``/``UP`` take the offered branch (the graph's rank-0 choice for the label):
+  the agent stays at the junction, now on the chosen segment. ``UP`` straight on keeps the
+  absolute view direction (the picture does not jump); ``LEFT``/``RIGHT`` and a U-turn (offered
+  as ``UP`` at dead ends) turn the view with the body, keeping its yaw relative to travel
   (``EnvConfig.turn_view_with_branch``; with False they keep the absolute view too). A branch
   that is not offered is a no-op with feedback.
 - ``S`` turns the view back to the direction of travel (yaw 0, pitch 0).
@@ -150,6 +151,9 @@ def position_feedback(world: World, segment: Segment, state: AgentState, moved: 
     if not at_end(segment, state.offset_m):
         return f"{walked}You are on a street; keep walking with W or turn with A/D."
     labels = tuple(t.label for t in segment.transitions)
+    if labels and all(t.uturn for t in segment.transitions):
+        where = "You reached a dead end" if moved > 0 else "Dead end: W does not move"
+        return f"{walked}{where}. Turn back with {_branch_list(labels)} (shown as a red arrow)."
     if labels:
         stop = "You reached a junction" if moved > 0 else "You are at a junction: W does not move"
         return (
@@ -162,12 +166,13 @@ def position_feedback(world: World, segment: Segment, state: AgentState, moved: 
 
 
 def _passthrough(world: World, segment: Segment) -> Segment | None:
-    """The segment W continues onto without stopping: only at a non-junction node with exactly
-    one way on (a bend or a cut in the video)."""
+    """The segment W continues onto without stopping: only at a node that is not a junction
+    (a bend or a cut in the video) with exactly one way on that is not a U-turn."""
     node = world.nodes[segment.v]
     if node.kind == "junction" or len(segment.transitions) != 1:
         return None
-    return world.segment(segment.transitions[0].edge)
+    transition = segment.transitions[0]
+    return None if transition.uturn else world.segment(transition.edge)
 
 
 def _nearest_on(segment: Segment, x_m: float, y_m: float) -> tuple[int, float]:
@@ -189,7 +194,7 @@ def _branch(world: World, config: EnvConfig, state: AgentState, label: str) -> S
         offered = f"Offered: {_branch_list(labels)}." if labels else "None is offered here."
         return StepResult(state, f"No {label} branch at this junction. {offered}")
     target = world.segment(transition.edge)
-    if label != "UP" and config.turn_view_with_branch:
+    if (label != "UP" or transition.uturn) and config.turn_view_with_branch:
         new_state = replace(state, segment=target.id, offset_m=0.0)
     else:
         new_state = _cross(world, state, target, 0.0)

@@ -83,12 +83,16 @@ class Node:
 class Transition:
     """A choice offered on arriving at a segment's end: the next segment and its turn.
 
-    ``turn_deg`` is signed, + to the right; ``label`` is LEFT, UP or RIGHT.
+    ``turn_deg`` is signed, + to the right; ``label`` is LEFT, UP or RIGHT; ``rank`` 0 is the
+    choice the label's action takes (pose_graph keeps extra choices at ranks 1, 2, ...);
+    ``uturn`` marks turning back along the same street (offered where nothing else is).
     """
 
     edge: str
     turn_deg: float
     label: str
+    rank: int = 0
+    uturn: bool = False
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -156,22 +160,20 @@ def _num(raw: Mapping[str, Any], key: str, where: str) -> float:
 
 
 def _unique_labels(transitions: list[Transition], where: str) -> tuple[Transition, ...]:
-    """One transition per label: when the graph offers two with the same label (a five-way
-    junction), keep the one closest to the label's canonical turn, as the arrows can show one."""
+    """One transition per label, the one its action takes: the lowest ``rank``, then (for
+    graphs without ranks) the one closest to the label's canonical turn. The others are not
+    reachable by LEFT/UP/RIGHT, so they are not offered."""
     best: dict[str, Transition] = {}
     for transition in transitions:
         if transition.label not in _CANONICAL_TURN_DEG:
             msg = f"{where}: transition label must be LEFT, UP or RIGHT, got {transition.label!r}"
             raise CityFormatError(msg)
-        current = best.get(transition.label)
         canonical = _CANONICAL_TURN_DEG[transition.label]
-        if current is None or abs(transition.turn_deg - canonical) < abs(
-            current.turn_deg - canonical
+        current = best.get(transition.label)
+        if current is None or (transition.rank, abs(transition.turn_deg - canonical)) < (
+            current.rank,
+            abs(current.turn_deg - canonical),
         ):
-            if current is not None:
-                logger.warning(
-                    "%s: two %s branches; offering %s", where, transition.label, transition.edge
-                )
             best[transition.label] = transition
     return tuple(best[label] for label in BRANCH_LABELS if label in best)
 
@@ -317,6 +319,8 @@ class World:
                     edge=target,
                     turn_deg=_num(item, "turn_deg", f"{where} transitions[{i}]"),
                     label=str(item.get("label")),
+                    rank=int(item.get("rank", 0)),
+                    uturn=bool(item.get("uturn", False)),
                 )
             )
         twin = raw.get("twin")

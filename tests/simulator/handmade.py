@@ -3,7 +3,8 @@
 A plus-shaped crossing: junction 0 at the origin and four dead ends 30 m away (1 north,
 2 south, 3 west, 4 east). Two videos: ``ns`` filmed from the north end to the south end and
 ``ew`` from the west end to the east end, one frame a metre (61 frames each). Each street half
-is a forward segment plus a ``reverse=True`` twin, so every direction is walkable.
+is a forward segment plus a ``reverse=True`` twin, so every direction is walkable; dead ends
+offer the U-turn onto the twin as UP (pose_graph's policy).
 
 Frames are recognisable patterns painted in the world frame, so a correct renderer shows the
 same thing whichever video it uses: above the horizon the hue encodes the absolute bearing of
@@ -85,8 +86,8 @@ def _encode(path: Path, frames: list[np.ndarray]) -> None:
 
 def _transitions(segment_id: str) -> list[dict[str, object]]:
     trajectory, _, _, reverse, _, end = SEGMENTS[segment_id]
-    if NODES[end] != (0.0, 0.0):
-        return []
+    if NODES[end] != (0.0, 0.0):  # a dead end: only the U-turn, as pose_graph offers it
+        return [{"edge": TWINS[segment_id], "turn_deg": 180.0, "label": "UP", "uturn": True}]
     arrive = (HEADINGS[trajectory] + (180.0 if reverse else 0.0)) % 360.0
     out = []
     for other, (traj2, _, _, rev2, start2, _) in SEGMENTS.items():

@@ -90,12 +90,26 @@ def test_branch_where_none_is_offered_is_a_noop_with_feedback(make_env: EnvFacto
     assert not terminated
     assert "No branch here" in obs["feedback"]
     env.reset(options={"segment": "ns_b", "offset_m": ARM_M})  # dead end
-    obs, _, _, _, info = env.step("UP")
-    assert "No UP branch" in obs["feedback"]
-    assert "None is offered" in obs["feedback"]
+    obs, _, _, _, info = env.step("LEFT")
+    assert "No LEFT branch at this junction. Offered: UP." in obs["feedback"]
     obs, _, _, _, info = env.step("W")
     assert info["moved_m"] == 0.0
-    assert "Dead end" in obs["feedback"]
+    assert "Dead end: W does not move. Turn back with UP" in obs["feedback"]
+
+
+def test_dead_end_u_turn_turns_the_view_with_the_body(make_env: EnvFactory) -> None:
+    env = make_env()
+    env.reset(options={"segment": "ns_b", "offset_m": ARM_M - 1.0, "yaw_deg": 20.0})
+    obs, _, _, _, info = env.step("W", "SMALL")
+    assert obs["branch_mask"].tolist() == [0, 1, 0]
+    assert "You reached a dead end. Turn back with UP" in obs["feedback"]
+    obs, _, _, _, info = env.step("UP")
+    assert info["segment"] == "ns_b_r"
+    assert info["pose"]["yaw_deg"] == pytest.approx(20.0)
+    assert bearing_close(view_bearing_from_pixels(obs["view"]), 20.0)
+    _, _, _, _, info = env.step("W", "LARGE")
+    assert info["moved_m"] == pytest.approx(10.0)
+    assert info["pose"]["y_m"] == pytest.approx(-ARM_M + 10.0)
 
 
 def test_rotations_compose(make_env: EnvFactory) -> None:

@@ -77,7 +77,7 @@ def test_registered_id_makes_the_env(plus_city: Path) -> None:
     assert mask[actions.index(Action.LEFT)] == 1
     assert obs["branch_mask"].tolist() == [1, 1, 1]
     left = {"action": actions.index(Action.LEFT), "magnitude": 0, "answer": ""}
-    obs, reward, terminated, truncated, info = env.step(left)
+    obs, _reward, terminated, _truncated, info = env.step(left)
     assert obs["branch_mask"].tolist() == [0, 0, 0]
     assert obs["action_mask"][actions.index(Action.W)] == 1
     assert obs["step"] == np.int64(1)
