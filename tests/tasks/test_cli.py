@@ -1,0 +1,99 @@
+"""``city360 tasks generate`` / ``check`` end to end on a city made by ``city360 synth`` and
+built by the pose-graph builder."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from city360.cli import app
+from city360.tasks.schema import Family
+from city360.tasks.suite import load_suite
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def generated_suite(built_synth_city: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("suites") / "suite"
+    result = runner.invoke(
+        app,
+        ["tasks", "generate", str(built_synth_city), "--out", str(out), "--per-family", "3"],
+    )
+    assert result.exit_code == 0, result.output
+    assert "wrote" in result.output
+    return out
+
+
+def test_generate_makes_every_family(generated_suite: Path) -> None:
+    suite = load_suite(generated_suite)
+    assert {t.family for t in suite.tasks} == set(Family)
+    assert suite.created["generator"] == "city360.tasks (groundtruth)"
+    assert suite.grid_area_m is not None
+
+
+def test_reference_images_show_the_sign(generated_suite: Path) -> None:
+    from PIL import Image
+
+    suite = load_suite(generated_suite)
+    for task in suite.tasks:
+        if task.family is Family.LANDMARK_IMAGE:
+            image = np.asarray(Image.open(generated_suite / task.told.reference_image))
+            assert image.shape == (480, 640, 3)
+            assert image.std() > 10  # a rendered scene, not a blank frame
+
+
+def test_route_map_markers_are_at_start_and_goal(built_synth_city: Path) -> None:
+    from city360.tasks.generate.images import CityImages, grid_for_graph
+    from city360.tasks.walk import WalkGraph
+
+    graph = WalkGraph.from_city(built_synth_city)
+    with CityImages(built_synth_city, graph, grid_for_graph(graph, 5)) as images:
+        image = images.route_map((0.0, 0.0), (40.0, -40.0))
+        _, to_px = images._base()
+        col, row = to_px(0.0, 0.0)
+        assert tuple(image[row, col]) == pytest.approx((0, 80, 255), abs=30)
+        col, row = to_px(40.0, -40.0)
+        assert tuple(image[row, col]) == pytest.approx((224, 0, 0), abs=30)
+
+
+def test_check_passes_and_fails_with_task_ids(
+    generated_suite: Path, built_synth_city: Path, tmp_path: Path
+) -> None:
+    result = runner.invoke(
+        app, ["tasks", "check", str(generated_suite), "--city", str(built_synth_city)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "tasks pass" in result.output
+
+    broken = tmp_path / "broken"
+    shutil.copytree(generated_suite, broken)
+    data = json.loads((broken / "suite.json").read_text(encoding="utf-8"))
+    for task in data["tasks"]:
+        if task["family"] == "MapNavigation":
+            task["truth"]["goal"]["x_m"] += 5000.0
+            bad_id = task["id"]
+            break
+    (broken / "suite.json").write_text(json.dumps(data), encoding="utf-8")
+    result = runner.invoke(app, ["tasks", "check", str(broken), "--city", str(built_synth_city)])
+    assert result.exit_code == 1
+    assert f"1 of {len(data['tasks'])} tasks fail: {bad_id}" in result.output
+
+
+def test_real_city_gets_the_families_osm_can_carry(built_synth_city: Path, tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    shutil.copytree(built_synth_city, real)
+    shutil.rmtree(real / "groundtruth")
+    from city360.tasks.generate.run import check_suite, generate_suite
+
+    suite, report = generate_suite(real, per_family=3, seed=2)
+    made = {t.family for t in suite.tasks}
+    assert made == {Family.LOCALIZATION, Family.LANDMARK_TEXT, Family.MAP_NAVIGATION, Family.VLN}
+    assert any("ObjectCount: not generated for a real city" in n for n in report.notes)
+    assert suite.created["generator"] == "city360.tasks (osm)"
+    assert check_suite(suite, real).ok
