@@ -144,9 +144,14 @@ def _inputs_digest(city: CityDir, osm: Path | None, params: dict[str, Any]) -> d
         poses = city.poses_path(trajectory_id)
         if poses.is_file():
             digest.update(trajectory_id.encode() + file_sha256(poses).encode())
+    osm_name = None
+    if osm is not None:  # relative inside the city, so a moved city keeps its cache
+        resolved = osm.resolve()
+        root = city.root.resolve()
+        osm_name = str(resolved.relative_to(root)) if resolved.is_relative_to(root) else str(osm)
     return {
         "city_sha256": digest.hexdigest(),
-        "osm": str(osm) if osm else None,
+        "osm": osm_name,
         "osm_sha256": file_sha256(osm) if osm else None,
         **params,
         "render_version": RENDER_VERSION,
