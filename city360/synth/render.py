@@ -144,7 +144,8 @@ class EquirectRenderer:
         self.ctx = ctx
         self._objects: list[Any] = []
         try:
-            self._setup()
+            with ctx:
+                self._setup()
         except Exception as exc:
             self._release()
             if isinstance(exc, RenderError | ConfigError):
@@ -303,9 +304,17 @@ class EquirectRenderer:
     ) -> Image:
         """The equirect frame seen from (``x_m``, ``y_m``) at ``eye_height_m``, centre column
         looking along ``heading_deg``, with movers at time ``t_s``: (height, width, 3) RGB."""
+        self._check_open()
+        # another context (the simulator's, a probe's) may have been made current since the
+        # last call: entering ours makes it current and restores the previous one afterwards
+        with self.ctx:
+            return self._render(x_m, y_m, heading_deg, t_s, eye_height_m)
+
+    def _render(
+        self, x_m: float, y_m: float, heading_deg: float, t_s: float, eye_height_m: float
+    ) -> Image:
         import moderngl
 
-        self._check_open()
         ctx = self.ctx
         eye = np.array([x_m, y_m, eye_height_m], np.float64)
         self._upload_movers(t_s)
@@ -345,7 +354,6 @@ class EquirectRenderer:
     ) -> Image:
         """A pinhole view looking at bearing ``yaw_deg`` (absolute, clockwise from north),
         ``pitch_deg`` up, ``fov_deg`` horizontal field of view: (height, width, 3) RGB."""
-        import moderngl
 
         self._check_open()
         if not 1.0 <= fov_deg <= 170.0:
@@ -367,6 +375,22 @@ class EquirectRenderer:
         tan_x = math.tan(math.radians(fov_deg) / 2)
         tan_y = tan_x * height / width
         eye = np.array([x_m, y_m, eye_height_m], np.float64)
+        with self.ctx:
+            return self._render_perspective(eye, basis, tan_x, tan_y, width, height, samples, t_s)
+
+    def _render_perspective(
+        self,
+        eye: npt.NDArray[np.float64],
+        basis: tuple[F32, F32, F32],
+        tan_x: float,
+        tan_y: float,
+        width: int,
+        height: int,
+        samples: int,
+        t_s: float,
+    ) -> Image:
+        import moderngl
+
         self._upload_movers(t_s)
         resolve, target = self._perspective_target(width, height, samples)
         target.use()
@@ -403,8 +427,9 @@ class EquirectRenderer:
 
     # -- lifetime ----------------------------------------------------------------------------
     def _release(self) -> None:
-        for obj in reversed(self._objects):
-            obj.release()
+        with self.ctx:
+            for obj in reversed(self._objects):
+                obj.release()
         self._objects.clear()
         if self._owns_ctx:
             self.ctx.release()
