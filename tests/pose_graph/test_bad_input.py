@@ -1,0 +1,76 @@
+"""Inputs a build must refuse with a clear error, writing no graph.json."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from city360.city import CityDir
+from city360.errors import CityFormatError, GraphBuildError, InputFileError, OsmError
+from city360.geo import LocalProjection
+from city360.pose_graph import build_city
+from tests.pose_graph.walks import ORIGIN, grid_streets, write_city, write_osm, write_trajectory
+
+
+def _straight(x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
+    n = int(np.hypot(x1 - x0, y1 - y0)) + 1
+    return np.column_stack([np.linspace(x0, x1, n), np.linspace(y0, y1, n)])
+
+
+def _empty_city(root: Path) -> CityDir:
+    graph = grid_streets(columns=2, rows=2, block_m=200.0, jitter_m=0.0)
+    return write_city(root, graph, [])
+
+
+def test_no_trajectories(tmp_path: Path) -> None:
+    city = _empty_city(tmp_path / "c")
+    with pytest.raises(GraphBuildError, match=r"trajectories: no trajectories found; add some"):
+        build_city(city.root, require_frames=False)
+    assert not city.graph_path.exists()
+
+
+def test_trajectories_that_never_meet(tmp_path: Path) -> None:
+    city = _empty_city(tmp_path / "c")
+    projection = city.read_manifest().projection
+    write_trajectory(city, "north", _straight(0, 150, 200, 150), projection)
+    write_trajectory(city, "south", _straight(200, 20, 0, 20), projection)
+    with pytest.raises(GraphBuildError, match=r"the 2 trajectories never meet.*north \(200 m"):
+        build_city(city.root, require_frames=False)
+    assert not city.graph_path.exists()
+
+
+def test_trajectory_projected_with_another_crs(tmp_path: Path) -> None:
+    city = _empty_city(tmp_path / "c")
+    projection = city.read_manifest().projection
+    write_trajectory(city, "good", _straight(0, 100, 200, 100), projection)
+    elsewhere = LocalProjection(ORIGIN[0] + 0.01, ORIGIN[1] + 0.01)
+    # x/y in the city CRS but lat/lon computed with another origin: the two disagree
+    write_trajectory(city, "bad", _straight(100, 0, 100, 200), elsewhere)
+    with pytest.raises(CityFormatError, match=r"bad/poses.csv: x_m/y_m do not match lat/lon"):
+        build_city(city.root, require_frames=False)
+
+
+def test_trajectory_filmed_somewhere_else(tmp_path: Path) -> None:
+    city = _empty_city(tmp_path / "c")
+    projection = city.read_manifest().projection
+    write_trajectory(city, "here", _straight(0, 100, 200, 100), projection)
+    write_trajectory(city, "away", _straight(50_000, 0, 50_200, 0), projection)
+    with pytest.raises(GraphBuildError, match=r"trajectory 'away' lies up to 4\d\.\d km outside"):
+        build_city(city.root, require_frames=False)
+
+
+def test_osm_extract_of_another_place(walk_city: Callable[[str], Path], tmp_path: Path) -> None:
+    city = walk_city("both")
+    other = write_osm(grid_streets(), tmp_path / "other.osm", origin=(ORIGIN[0] + 0.05, ORIGIN[1]))
+    with pytest.raises(OsmError, match=r"other.osm does not cover the trajectories: only 0% of poses"):
+        build_city(city, osm_path=other, require_frames=False)
+    assert not (city / "graph.json").exists()
+
+
+def test_missing_osm_file(walk_city: Callable[[str], Path], tmp_path: Path) -> None:
+    city = walk_city("both")
+    with pytest.raises(InputFileError, match="nothing.osm"):
+        build_city(city, osm_path=tmp_path / "nothing.osm", require_frames=False)
