@@ -529,9 +529,15 @@ def relational_tasks(
         report.notes.append("RelationalSpatial: no pair of uniquely named neighbouring places")
         return []
     candidates = []
-    for _ in range(n * CANDIDATE_FACTOR):
+    for attempt in range(n * CANDIDATE_FACTOR):
         anchor, relation, other = pairs[int(ctx.rng.integers(len(pairs)))]
-        start = ctx.random_start()
+        if attempt % 3 == 0:
+            # Random starts rarely fall near an anchor; a third start a short walk before it,
+            # on its street, so the Easy level gets candidates too.
+            before = float(ctx.rng.uniform(5.0, 30.0))
+            start = (anchor.segment, round(max(0.5, anchor.offset_m - before), 1))
+        else:
+            start = ctx.random_start()
         goal = (anchor.poi.view.x_m, anchor.poi.view.y_m)
         result = ctx.oracle(start, goal, 5.0)
         if not result.reachable or (result.steps or 0) > ctx.step_limit * STEP_HEADROOM:
