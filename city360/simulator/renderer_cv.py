@@ -133,8 +133,8 @@ class CpuRenderer:
         self._closed = True
 
     def _grid(self, spec: ViewSpec, src_w: int, src_h: int) -> tuple[npt.NDArray[np.float32], ...]:
-        """Cached per (view size, FOV, pitch, source size): longitude in source pixels at yaw 0
-        for Y and for chroma, and the row maps for Y and chroma."""
+        """Cached per (view size, FOV, pitch, source size): the column maps at yaw 0 for Y and
+        chroma, and the row maps for Y and chroma."""
         key = (spec.width, spec.height, spec.fov_deg, spec.pitch_deg, src_w, src_h)
         grid = self._grids.get(key)
         if grid is not None:
@@ -142,10 +142,12 @@ class CpuRenderer:
             return grid
         lon, lat = view_rays(spec.width, spec.height, spec.fov_deg, spec.pitch_deg)
         col = (lon / 360.0 + 0.5) * src_w - 0.5
+        col_c = (col + 0.5) / 2 - 0.5
         row = np.clip((0.5 - lat / 180.0) * src_h - 0.5, 0.0, src_h - 1.0)
         row_c = np.clip((row + 0.5) / 2 - 0.5, 0.0, src_h // 2 - 1.0)
         grid = (
             col.astype(np.float32),
+            col_c.astype(np.float32),
             row.astype(np.float32),
             row_c.astype(np.float32),
         )
@@ -164,12 +166,12 @@ class CpuRenderer:
             raise ClosedResourceError(msg)
         y_plane, u_plane, v_plane = planes
         src_h, src_w = y_plane.shape
-        col, row, row_c = self._grid(spec, src_w, src_h)
-        shift = np.float32(spec.relative_yaw_deg / 360.0 * src_w)
-        map_x = np.mod(col + shift, np.float32(src_w))
-        map_xc = np.mod(
-            (map_x + np.float32(0.5)) * np.float32(0.5) - np.float32(0.5), np.float32(src_w // 2)
-        )
+        col, col_c, row, row_c = self._grid(spec, src_w, src_h)
+        # BORDER_WRAP wraps any column, so a yaw is one add (shifts stay within one turn, far
+        # inside the int16 range remap converts coordinates to)
+        turns = (spec.relative_yaw_deg / 360.0 + 0.5) % 1.0 - 0.5
+        map_x = col + np.float32(turns * src_w)
+        map_xc = col_c + np.float32(turns * src_w / 2)
         y = cv2.remap(y_plane, map_x, row, cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP)
         u = cv2.remap(u_plane, map_xc, row_c, cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP)
         v = cv2.remap(v_plane, map_xc, row_c, cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP)
