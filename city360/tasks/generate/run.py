@@ -155,7 +155,7 @@ def check_suite(
         projection=manifest.projection,
         grid=suite_grid(suite, graph),
         truth=truth,
-        move_m=_move_m(),
+        move_m=tuple(suite.created.get("move_m") or _move_m()),
         on_task=on_task,
     )
     recorded = suite.created.get("graph_sha256")
