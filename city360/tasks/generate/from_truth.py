@@ -534,7 +534,7 @@ def relational_tasks(
         if attempt % 3 == 0:
             # Random starts rarely fall near an anchor; a third start a short walk before it,
             # on its street, so the Easy level gets candidates too.
-            before = float(ctx.rng.uniform(5.0, 30.0))
+            before = float(ctx.rng.uniform(5.0, 90.0))
             start = (anchor.segment, round(max(0.5, anchor.offset_m - before), 1))
         else:
             start = ctx.random_start()
