@@ -13,10 +13,18 @@ __all__ = [
     # OSM layers
     "ATTRIBUTION",
     "Building",
+    # maps of a city
+    "CityMap",
+    "GeoTransform",
+    "MapGrid",
+    "MapMeta",
     "OsmData",
     "Poi",
     "edge_polyline",
+    "format_cell",
+    "load_map_meta",
     "load_osm",
+    "parse_cell",
     "write_osm_extract",
 ]
 
@@ -28,6 +36,13 @@ _LAZY = {
     "edge_polyline": "city360.maps.osm",
     "load_osm": "city360.maps.osm",
     "write_osm_extract": "city360.maps.osm",
+    "CityMap": "city360.maps.citymap",
+    "MapMeta": "city360.maps.citymap",
+    "load_map_meta": "city360.maps.citymap",
+    "GeoTransform": "city360.maps.geotransform",
+    "MapGrid": "city360.maps.grid",
+    "format_cell": "city360.maps.grid",
+    "parse_cell": "city360.maps.grid",
 }
 
 
@@ -37,3 +52,7 @@ def __getattr__(name: str) -> Any:
         msg = f"module 'city360.maps' has no attribute {name!r}"
         raise AttributeError(msg)
     return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

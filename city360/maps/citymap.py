@@ -77,7 +77,7 @@ DEFAULT_METRES_PER_PX = 0.5
 DEFAULT_PAD_M = 80.0
 """The base map extends this far beyond the exploration area, so a location map of an agent
 near the edge still shows real surroundings."""
-MAX_RASTER_PX = 8192
+MAX_RASTER_PX = 6144
 """Longest side of the base raster; larger areas get a coarser scale (recorded in map.json)."""
 OSM_NETWORK = "walk"
 """The base map draws footways and paths too: they are part of what a person sees."""
