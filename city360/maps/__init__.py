@@ -10,10 +10,8 @@ import importlib
 from typing import Any
 
 __all__ = [
-    # OSM layers
     "ATTRIBUTION",
     "Building",
-    # maps of a city
     "CityMap",
     "GeoTransform",
     "MapGrid",
