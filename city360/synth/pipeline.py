@@ -44,9 +44,7 @@ from city360.synth.film import (
 )
 from city360.synth.gps import GpsNoise, simulate_gps, write_gpx
 from city360.synth.groundtruth import (
-    Junction,
     SceneTruth,
-    StreetEdge,
     VideoTruth,
     write_true_poses,
 )
@@ -54,13 +52,11 @@ from city360.synth.routes import (
     DEFAULT_MAX_VIDEO_M,
     PathSampler,
     Route,
-    _oriented_polyline,
     plan_coverage_routes,
     route_from_gpx,
 )
 
 if TYPE_CHECKING:
-    import networkx as nx
     from rich.progress import Progress, TaskID
 
     from city360.geo import LocalProjection
@@ -269,8 +265,8 @@ def _synthesize_into(
 
     truth = SceneTruth(
         seed=options.seed,
-        junctions=_junctions(streets),
-        streets=_street_edges(streets),
+        junctions=scene.junction_truths(),
+        streets=scene.street_truths(),
         pois=list(scene.poi_truths()),
         objects=list(scene.object_truths()),
         videos=videos,
@@ -382,36 +378,3 @@ def _write_gps(
         gps_dropout_spans_s=list(track.dropout_spans_s),
         creation_time_utc=format_creation_time(start),
     )
-
-
-def _junctions(streets: nx.MultiGraph) -> list[Junction]:
-    return [
-        Junction(
-            id=int(node),
-            x_m=round(float(data["x_m"]), 4),
-            y_m=round(float(data["y_m"]), 4),
-            lat=float(data["lat"]),
-            lon=float(data["lon"]),
-            degree=int(streets.degree(node)),
-        )
-        for node, data in sorted(streets.nodes(data=True), key=lambda item: item[0])
-    ]
-
-
-def _street_edges(streets: nx.MultiGraph) -> list[StreetEdge]:
-    edges = []
-    for u, v, _key, data in sorted(
-        streets.edges(keys=True, data=True), key=lambda e: (min(e[0], e[1]), max(e[0], e[1]), e[2])
-    ):
-        a, b = (u, v) if u <= v else (v, u)
-        polyline = _oriented_polyline(streets, a, b, data)
-        edges.append(
-            StreetEdge(
-                u=int(a),
-                v=int(b),
-                length_m=round(float(data["length_m"]), 4),
-                name=str(data.get("name", "") or ""),
-                polyline_xy=[(round(float(x), 4), round(float(y), 4)) for x, y in polyline],
-            )
-        )
-    return edges
