@@ -65,6 +65,22 @@ def _load_image(value: Any, caption: str, task: Any) -> Image:
     return array
 
 
+_CAPTIONS = {
+    "mapnavigation": "route map (BLUE start, RED goal)",
+    "localization": "grid map",
+    "landmarksearchimage": "picture of the place to find",
+}
+
+
+def _default_caption(task: Any, index: int) -> str:
+    family = str(getattr(task, "family", "") or "")
+    family = family.replace(" ", "").replace("_", "").lower()
+    caption = _CAPTIONS.get(family)
+    if caption is None:
+        return f"reference image {index + 1}"
+    return caption if index == 0 else f"{caption} ({index + 1})"
+
+
 def task_reference_images(task: Any) -> list[tuple[str, Image]]:
     """``(caption, RGB image)`` for every reference image of the task, in order."""
     if task is None or isinstance(task, str):
@@ -80,7 +96,7 @@ def task_reference_images(task: Any) -> list[tuple[str, Image]]:
         if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
             caption, value = item
         else:
-            caption, value = f"reference image {index + 1}", item
+            caption, value = _default_caption(task, index), item
         images.append((caption, _load_image(value, caption, task)))
     return images
 

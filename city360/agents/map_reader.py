@@ -74,13 +74,15 @@ def _polygon_centroid(polygon: npt.NDArray[np.float64]) -> npt.NDArray[np.float6
     return np.array([((x + x1) * cross).sum(), ((y + y1) * cross).sum()]) / (6.0 * area)
 
 
-def read_arrow_heading(location_map: Image) -> float | None:
+def read_arrow_heading(location_map: Image, *, prior_deg: float | None = None) -> float | None:
     """Heading (degrees clockwise from north) of the red arrow near the map's centre.
 
     The arrowhead's tip and back corners are almost equally far from its middle, so instead of
     looking for the tip the red pixels are matched against the maps stage's arrow shape
     (:func:`city360.maps.draw.arrow_polygon`) at every heading (3° steps, then 1°), sized to
-    the same area and centred on the same point; the best overlap wins.
+    the same area and centred on the same point; the best overlap wins. With ``prior_deg``
+    (the last heading read) only ±30° around it are tried first, and the full circle only when
+    nothing there fits well.
     """
     import cv2
 
@@ -115,7 +117,14 @@ def read_arrow_heading(location_map: Image) -> float | None:
         inter = float(np.logical_and(template, patch).sum())
         return inter / max(1.0, float(np.logical_or(template, patch).sum()))
 
-    coarse = max(np.arange(0.0, 360.0, 3.0), key=overlap)
+    coarse: float | None = None
+    if prior_deg is not None:
+        near_prior = np.arange(prior_deg - 30.0, prior_deg + 30.01, 3.0)
+        candidate = float(max(near_prior, key=overlap))
+        if overlap(candidate) >= 0.75:
+            coarse = candidate
+    if coarse is None:
+        coarse = float(max(np.arange(0.0, 360.0, 3.0), key=overlap))
     fine = max(np.arange(coarse - 2.0, coarse + 2.01, 1.0), key=overlap)
     return float(fine) % 360.0
 
@@ -226,7 +235,7 @@ class MapReaderAgent:
             self._walked_m += walked
         location_map = observation.get("map")
         if location_map is not None:
-            heading = read_arrow_heading(location_map)
+            heading = read_arrow_heading(location_map, prior_deg=self._heading)
             if heading is not None:
                 self._heading = heading
 

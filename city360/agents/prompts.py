@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from city360.agents.memory import StepRecord
 from city360.simulator.actions import Action
@@ -35,6 +36,17 @@ class ControllerUnits:
     walk_m: tuple[float, float, float] = (2.0, 5.0, 10.0)
     turn_deg: tuple[float, float, float] = (30.0, 60.0, 90.0)
     default_turn_deg: float = 24.0
+    default_walk_m: float = 5.0
+
+    @classmethod
+    def from_env_config(cls, config: Any) -> ControllerUnits:
+        """The units of a simulator ``EnvConfig`` (``move_m``, ``turn_deg`` and defaults)."""
+        return cls(
+            walk_m=tuple(float(v) for v in config.move_m),  # type: ignore[arg-type]
+            turn_deg=tuple(float(v) for v in config.turn_deg),  # type: ignore[arg-type]
+            default_turn_deg=float(config.turn_default_deg),
+            default_walk_m=float(config.move_default_m),
+        )
 
 
 _SYSTEM_TEMPLATE = """\
@@ -45,7 +57,7 @@ of the ways offered.
 
 Actions
 - W: walk forward along the street. magnitude SMALL = {w0} m, MEDIUM = {w1} m, LARGE = {w2} m \
-(no magnitude = MEDIUM). Walking stops at the next intersection; there W does nothing and you \
+(no magnitude = {wd} m). Walking stops at the next intersection; there W does nothing and you \
 must pick a way.
 - LEFT / UP / RIGHT: at an intersection, take the way to the left, straight on (UP) or to the \
 right. The ways you can take are drawn as RED ARROWS on the ground in your view, and the step \
@@ -110,6 +122,7 @@ def render_system_prompt(units: ControllerUnits, *, with_map: bool) -> str:
         w0=f"{units.walk_m[0]:g}",
         w1=f"{units.walk_m[1]:g}",
         w2=f"{units.walk_m[2]:g}",
+        wd=f"{units.default_walk_m:g}",
         t0=f"{units.turn_deg[0]:g}",
         t1=f"{units.turn_deg[1]:g}",
         t2=f"{units.turn_deg[2]:g}",

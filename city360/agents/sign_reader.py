@@ -2,11 +2,11 @@
 with OCR (tesseract through pytesseract), and stop in front of the one named in the task.
 
 At each stop it turns to the right side (D LARGE), reads the view, turns to the left side
-(D LARGE twice), reads again, looks ahead (S) and reads the street ahead, then walks on
-(W LARGE). A sign whose OCR text fuzzily matches the landmark (``difflib`` ratio over the best
-window of words, ``match_threshold``) on a side view ends the episode with ANSWER; seen ahead,
-the agent walks on in smaller steps. At junctions it goes straight on when it can, else takes a
-seeded random branch. The landmark's name is read from the task prompt ("Find NAME in this
+(D LARGE twice), reads again, looks ahead (S) and walks on (W LARGE). A sign whose OCR text
+fuzzily matches the landmark (``difflib`` ratio over the best window of words,
+``match_threshold``) on a side view ends the episode with ANSWER; one that nearly matches
+(over ``near_threshold``, e.g. read from afar or at an angle) makes it walk on in small steps.
+At junctions it goes straight on when it can, else takes a seeded random branch. The landmark's name is read from the task prompt ("Find NAME in this
 city"), or from a ``landmark`` attribute when the task has one.
 """
 
@@ -85,12 +85,18 @@ class SignReaderAgent:
         ("look right", ActionCommand(Action.D, Magnitude.LARGE), "right"),
         ("look left", ActionCommand(Action.D, Magnitude.LARGE), None),
         ("look left", ActionCommand(Action.D, Magnitude.LARGE), "left"),
-        ("look ahead", ActionCommand(Action.S), "ahead"),
+        ("look ahead", ActionCommand(Action.S), None),
     )
 
     def __init__(
-        self, *, seed: int | None = None, match_threshold: float = 0.75, lang: str = "eng"
+        self,
+        *,
+        seed: int | None = None,
+        match_threshold: float = 0.75,
+        near_threshold: float = 0.5,
+        lang: str = "eng",
     ) -> None:
+        self.near_threshold = near_threshold
         self.name = "signs"
         self.seed = seed
         self.match_threshold = match_threshold
@@ -139,8 +145,7 @@ class SignReaderAgent:
                 return AgentDecision(
                     command, thought=f"{self.landmark} on the {side} ({score:.2f})"
                 )
-            if side == "ahead":
-                self._ahead_seen = score >= self.match_threshold
+            self._ahead_seen = self._ahead_seen or score >= self.near_threshold
         branches = offered_branches(observation)
         if self._phase < len(self._SCAN) and not branches:
             thought, command, reads = self._SCAN[self._phase]
@@ -148,6 +153,8 @@ class SignReaderAgent:
             self._pending_side = reads
             return AgentDecision(command, thought=thought)
         self._phase = 0
+        near = self._ahead_seen
+        self._ahead_seen = False
         if branches:
             choice = (
                 Action.UP
@@ -157,5 +164,5 @@ class SignReaderAgent:
             return AgentDecision(ActionCommand(choice), thought="junction")
         if "dead end" in str(observation.get("feedback", "")).lower():
             return AgentDecision(ActionCommand(Action.D, Magnitude.LARGE), thought="dead end")
-        magnitude = Magnitude.SMALL if self._ahead_seen else Magnitude.LARGE
+        magnitude = Magnitude.SMALL if near else Magnitude.LARGE
         return AgentDecision(ActionCommand(Action.W, magnitude), thought="walk on")

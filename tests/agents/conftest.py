@@ -130,3 +130,15 @@ def route_map_suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, lis
     folder = tmp_path_factory.mktemp("agents_map_suite")
     save_suite(suite, folder, overwrite=True)
     return root, list(suite), folder
+
+
+@pytest.fixture(scope="session")
+def toy_suite_dir(
+    toy_city_suite: tuple[Path, Any], tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """The toy suite saved to disk (tasks' reference images as files)."""
+    from city360.tasks.suite import save_suite
+
+    folder = tmp_path_factory.mktemp("agents_toy_suite")
+    save_suite(toy_city_suite[1], folder, overwrite=True)
+    return folder

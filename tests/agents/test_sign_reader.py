@@ -103,7 +103,7 @@ def test_ocr_reads_a_rendered_sign() -> None:
 
 
 def test_sign_reader_finds_the_named_shop_and_beats_random() -> None:
-    target = "Leipomo Sola"
+    target = "Kahvila Aalto"
     found, error_m = _episode(SignReaderAgent(seed=0), target, seed=0)
     assert found
     assert error_m <= 3.0
