@@ -19,16 +19,14 @@ from city360.pose_graph.graph import (
 from city360.pose_graph.transitions import Transition
 
 __all__ = [
-    # building
     "BuildParams",
-    "build_city",
-    "build_from_tracks",
-    # the graph
     "DisconnectedGraphWarning",
     "Edge",
     "Node",
     "PoseGraph",
     "Transition",
+    "build_city",
+    "build_from_tracks",
     "load_graph",
     "save_graph",
     "validate_graph",

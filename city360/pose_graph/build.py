@@ -103,12 +103,17 @@ def _geometry(track: Track, seg: Segment, params: BuildParams) -> tuple[float, f
     return length, start, end, profile
 
 
-def _choose_primary(segments: Sequence[Segment], members: Sequence[int], tracks: Sequence[Track]) -> int:
+def _choose_primary(
+    segments: Sequence[Segment], members: Sequence[int], tracks: Sequence[Track]
+) -> int:
     """The segment whose length is closest to the median of the street direction's lengths
     (a typical pass, not one that cut a corner or wandered), ties by id order."""
     lengths = np.array(
-        [tracks[segments[i].track].arc_m[segments[i].last_frame]
-         - tracks[segments[i].track].arc_m[segments[i].first_frame] for i in members]
+        [
+            tracks[segments[i].track].arc_m[segments[i].last_frame]
+            - tracks[segments[i].track].arc_m[segments[i].first_frame]
+            for i in members
+        ]
     )
     median = float(np.median(lengths))
     return members[int(np.argmin(np.abs(lengths - median)))]
@@ -128,7 +133,10 @@ def _edges(
 ) -> list[_EdgeSpec]:
     specs: list[_EdgeSpec] = []
     for street in streets:
-        directions = ((True, street.forward, street.backward), (False, street.backward, street.forward))
+        directions = (
+            (True, street.forward, street.backward),
+            (False, street.backward, street.forward),
+        )
         for forward, members, opposite in directions:
             if members:
                 primary = _choose_primary(segments, members, tracks)
@@ -138,8 +146,14 @@ def _edges(
                     specs.append(
                         _EdgeSpec(
                             _segment_id(track, seg.first_frame, seg.last_frame),
-                            seg.u, seg.v, seg.track, seg.first_frame, seg.last_frame,
-                            reverse=False, street=street.id, forward=forward,
+                            seg.u,
+                            seg.v,
+                            seg.track,
+                            seg.first_frame,
+                            seg.last_frame,
+                            reverse=False,
+                            street=street.id,
+                            forward=forward,
                             primary=i == primary,
                         )
                     )
@@ -149,8 +163,15 @@ def _edges(
                 specs.append(
                     _EdgeSpec(
                         _segment_id(track, seg.last_frame, seg.first_frame),
-                        seg.v, seg.u, seg.track, seg.first_frame, seg.last_frame,
-                        reverse=True, street=street.id, forward=forward, primary=True,
+                        seg.v,
+                        seg.u,
+                        seg.track,
+                        seg.first_frame,
+                        seg.last_frame,
+                        reverse=True,
+                        street=street.id,
+                        forward=forward,
+                        primary=True,
                     )
                 )
     return specs
@@ -176,11 +197,13 @@ def _check_meeting(tracks: Sequence[Track], segments: Sequence[Segment]) -> None
     lines = []
     for track in tracks[:10]:
         centre = track.xy.mean(axis=0)
-        lines.append(f"{track.id} ({track.length_m:.0f} m around x={centre[0]:.0f}, y={centre[1]:.0f})")
+        lines.append(
+            f"{track.id} ({track.length_m:.0f} m around x={centre[0]:.0f}, y={centre[1]:.0f})"
+        )
     msg = (
-        f"the {len(tracks)} trajectories never meet: no two of them cross, touch or share a street, "
-        "so no junction joins them. Film connecting streets, or build each area as its own city. "
-        "Trajectories: " + "; ".join(lines)
+        f"the {len(tracks)} trajectories never meet: no two of them cross, touch or share a "
+        "street, so no junction joins them. Film connecting streets, or build each area as its "
+        "own city. Trajectories: " + "; ".join(lines)
     )
     raise GraphBuildError(msg)
 
@@ -320,7 +343,8 @@ def _assemble(
         length, start, end, profile = geometry[spec.id]
         end_frame = spec.first_frame if spec.reverse else spec.last_frame
         same_video = {
-            (c.street, c.forward): c.id for c in continues.get((spec.track, end_frame, spec.reverse), [])
+            (c.street, c.forward): c.id
+            for c in continues.get((spec.track, end_frame, spec.reverse), [])
         }
         choices = []
         for key in leaving[spec.v]:
@@ -380,7 +404,9 @@ def build_city(
     pose_graph = build_from_tracks(
         tracks, projection, params=params, extra_junctions_xy=extra, build_info=info
     )
-    save_graph_path = save_graph(pose_graph, city, require_frames=require_frames)
+    save_graph_path = save_graph(
+        pose_graph, city, require_frames=require_frames, tracks={t.id: t for t in tracks}
+    )
     elapsed = time.perf_counter() - started
     stats = graph_stats(pose_graph, osm=osm, tracks=tracks)
     manifest = city.read_manifest()

@@ -20,8 +20,11 @@ def build_command(
     city_dir: Annotated[Path, typer.Argument(help="City directory with trajectories/.")],
     osm: Annotated[
         Path | None,
-        typer.Option("--osm", help="OSM extract (.osm, .osm.bz2, .osm.pbf) of the same area.",
-                     show_default=False),
+        typer.Option(
+            "--osm",
+            help="OSM extract (.osm, .osm.bz2, .osm.pbf) of the same area.",
+            show_default=False,
+        ),
     ] = None,
     pose_only: Annotated[
         bool,
@@ -56,13 +59,20 @@ def info_command(
     city_dir: Annotated[Path, typer.Argument(help="A built city directory.")],
     osm: Annotated[
         Path | None,
-        typer.Option("--osm", help="OSM extract for street coverage (default: the one the "
-                     "graph was built with, or map/extract.osm).", show_default=False),
+        typer.Option(
+            "--osm",
+            help="OSM extract for street coverage (default: the one the "
+            "graph was built with, or map/extract.osm).",
+            show_default=False,
+        ),
     ] = None,
     plot: Annotated[
         Path | None,
-        typer.Option("--plot", help="Also draw the graph over the map into this image file.",
-                     show_default=False),
+        typer.Option(
+            "--plot",
+            help="Also draw the graph over the map into this image file.",
+            show_default=False,
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
     pose_only: Annotated[

@@ -13,18 +13,20 @@ from __future__ import annotations
 import json
 import logging
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import networkx as nx
 import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from city360._atomic import atomic_write_json
 from city360.city import CityDir, format_validation_error
 from city360.errors import CityFormatError, InputFileError
+from city360.pose_graph.tracks import Track
 from city360.pose_graph.transitions import Transition
 
 __all__ = [
@@ -304,11 +306,15 @@ def _canonical(data: dict[str, Any]) -> str:
 
 # persistence -------------------------------------------------------------------------------
 def save_graph(
-    pose_graph: PoseGraph, city: CityDir | str | Path, *, require_frames: bool = True
+    pose_graph: PoseGraph,
+    city: CityDir | str | Path,
+    *,
+    require_frames: bool = True,
+    tracks: Mapping[str, Track] | None = None,
 ) -> Path:
     """Validate ``pose_graph`` against ``city`` and write ``graph.json`` atomically."""
     city = city if isinstance(city, CityDir) else CityDir(city)
-    validate_graph(pose_graph, city, require_frames=require_frames)
+    validate_graph(pose_graph, city, require_frames=require_frames, tracks=tracks)
     return atomic_write_json(city.graph_path, pose_graph.to_node_link())
 
 
@@ -351,6 +357,7 @@ def validate_graph(
     *,
     require_frames: bool = True,
     source: str | None = None,
+    tracks: Mapping[str, Track] | None = None,
 ) -> list[str]:
     """Check ``pose_graph`` against ``city``; raise :class:`CityFormatError` listing problems.
 
@@ -367,30 +374,35 @@ def validate_graph(
     if graph.number_of_edges() == 0:
         problems.append("the graph has no edges")
     known = set(city.trajectory_ids())
-    metas = {}
-    poses = {}
+    positions: dict[str, tuple[npt.NDArray[np.float64], int, float]] = {}
     for edge in pose_graph.edges():
         if edge.trajectory not in known:
             problems.append(f"edge {edge.id}: trajectory {edge.trajectory!r} does not exist")
             continue
-        if edge.trajectory not in metas:
-            metas[edge.trajectory] = city.read_trajectory_meta(edge.trajectory)
-            poses[edge.trajectory] = city.read_poses(edge.trajectory)
+        if edge.trajectory not in positions:
+            if tracks is not None and edge.trajectory in tracks:
+                track = tracks[edge.trajectory]
+                positions[edge.trajectory] = (track.xy, track.frame_count, track.spacing_m)
+            else:
+                meta = city.read_trajectory_meta(edge.trajectory)
+                poses = city.read_poses(edge.trajectory)
+                xy = np.column_stack([poses.x_m, poses.y_m])
+                positions[edge.trajectory] = (xy, meta.frame_count, meta.spacing_m)
             if require_frames and not city.frames_path(edge.trajectory).is_file():
                 problems.append(
                     f"trajectory {edge.trajectory!r} has no frames.mp4 "
                     "(use require_frames=False / --pose-only for pose-only cities)"
                 )
-        meta, track = metas[edge.trajectory], poses[edge.trajectory]
-        if not 0 <= edge.first_frame < edge.last_frame < meta.frame_count:
+        xy, frame_count, spacing_m = positions[edge.trajectory]
+        if not 0 <= edge.first_frame < edge.last_frame < min(frame_count, len(xy)):
             problems.append(
                 f"edge {edge.id}: frames {edge.first_frame}..{edge.last_frame} are not an "
-                f"increasing range within the {meta.frame_count} frames of {edge.trajectory!r}"
+                f"increasing range within the {frame_count} frames of {edge.trajectory!r}"
             )
             continue
         span = slice(edge.first_frame, edge.last_frame + 1)
-        steps = np.hypot(np.diff(track.x_m[span]), np.diff(track.y_m[span]))
-        limit = max(10.0, MAX_STEP_FACTOR * meta.spacing_m)
+        steps = np.hypot(*np.diff(xy[span], axis=0).T)
+        limit = max(10.0, MAX_STEP_FACTOR * spacing_m)
         if steps.size and float(steps.max()) > limit:
             problems.append(
                 f"edge {edge.id}: poses jump {float(steps.max()):.1f} m between consecutive frames "
@@ -400,7 +412,7 @@ def validate_graph(
         first, last = order[0], order[-1]
         for node_id, frame, which in ((edge.u, first, "start"), (edge.v, last, "end")):
             node = pose_graph.node(node_id)
-            gap = float(np.hypot(track.x_m[frame] - node.x_m, track.y_m[frame] - node.y_m))
+            gap = float(np.hypot(xy[frame, 0] - node.x_m, xy[frame, 1] - node.y_m))
             if gap > NODE_TOLERANCE_M:
                 problems.append(
                     f"edge {edge.id}: its {which} (frame {frame}) is {gap:.1f} m from node "

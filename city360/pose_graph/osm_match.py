@@ -91,7 +91,9 @@ def streets_from_graph(streets: nx.MultiGraph, *, source: str) -> OsmStreets:
         seg_len = np.hypot(*seg.T)
         arc = np.concatenate([[0.0], np.cumsum(seg_len)])
         marks = np.linspace(0.0, arc[-1], max(2, int(np.ceil(arc[-1] / SAMPLE_STEP_M)) + 1))
-        pts = np.column_stack([np.interp(marks, arc, line[:, 0]), np.interp(marks, arc, line[:, 1])])
+        pts = np.column_stack(
+            [np.interp(marks, arc, line[:, 0]), np.interp(marks, arc, line[:, 1])]
+        )
         which = np.clip(np.searchsorted(arc, marks, side="right") - 1, 0, len(seg) - 1)
         bearing = np.degrees(np.arctan2(seg[which, 0], seg[which, 1]))
         edge_nodes.append((index[u], index[v]))

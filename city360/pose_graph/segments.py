@@ -14,6 +14,7 @@ no branch points (bends, or false junctions): :func:`dissolve_pass_through` remo
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -147,9 +148,7 @@ def cut_tracks(
                 continue
             cleaned.append((frame, node_id))
         segments.extend(
-            Segment(t, u, v, f0, f1)
-            for (f0, u), (f1, v) in zip(cleaned[:-1], cleaned[1:], strict=True)
-            if f1 > f0
+            Segment(t, u, v, f0, f1) for (f0, u), (f1, v) in itertools.pairwise(cleaned) if f1 > f0
         )
     return segments
 
@@ -184,7 +183,8 @@ def group_streets(
                 groups.append([i])
                 anchors.append(line)
         for group, anchor in zip(groups, anchors, strict=True):
-            forward, backward = [], []
+            forward: list[int] = []
+            backward: list[int] = []
             for i in group:
                 seg = segments[i]
                 if a != b:

@@ -103,9 +103,13 @@ def assign_labels(turns_deg: Sequence[float]) -> list[tuple[Label, int]]:
     for size in range(min(3, len(order)), 0, -1):
         for subset in itertools.combinations(order, size):
             for slots in itertools.combinations(LABELS, size):
-                if not all(_admissible(turns_deg[i], s) for i, s in zip(subset, slots, strict=True)):
+                if not all(
+                    _admissible(turns_deg[i], s) for i, s in zip(subset, slots, strict=True)
+                ):
                     continue
-                cost = sum(abs(turns_deg[i] - _IDEAL[s]) for i, s in zip(subset, slots, strict=True))
+                cost = sum(
+                    abs(turns_deg[i] - _IDEAL[s]) for i, s in zip(subset, slots, strict=True)
+                )
                 if size > best[0] or (size == best[0] and cost < best[1]):
                     best = (size, cost, dict(zip(subset, slots, strict=True)))
         if best[0]:

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from city360.pose_graph import PoseGraph
-
 from tests.pose_graph.walks import (
     grid_streets,
     routes_both_ways,

@@ -131,7 +131,9 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
     e_r = hits / true_total if true_total else 1.0
     f1 = 2 * e_p * e_r / (e_p + e_r) if e_p + e_r else 0.0
 
-    turns_total, turns_right, wrong = _score_turns(pose_graph, truth, true_junctions, pairs, pred_junctions)
+    turns_total, turns_right, wrong = _score_turns(
+        pose_graph, truth, true_junctions, pairs, pred_junctions
+    )
     return Score(precision, recall, e_p, e_r, f1, turns_total, turns_right, wrong)
 
 
@@ -190,7 +192,8 @@ def _score_turns(
                     offered = [
                         tr
                         for tr in edge.transitions
-                        if abs(angle_diff_deg(pose_graph.edge(tr.edge).start_heading_deg, leave[m])) < 30
+                        if abs(angle_diff_deg(pose_graph.edge(tr.edge).start_heading_deg, leave[m]))
+                        < 30
                     ]
                     if not any(tr.label == label and tr.rank == 0 for tr in offered):
                         ok = False

@@ -65,12 +65,14 @@ def test_trajectory_filmed_somewhere_else(tmp_path: Path) -> None:
 def test_osm_extract_of_another_place(walk_city: Callable[[str], Path], tmp_path: Path) -> None:
     city = walk_city("both")
     other = write_osm(grid_streets(), tmp_path / "other.osm", origin=(ORIGIN[0] + 0.05, ORIGIN[1]))
-    with pytest.raises(OsmError, match=r"other.osm does not cover the trajectories: only 0% of poses"):
+    with pytest.raises(
+        OsmError, match=r"other.osm does not cover the trajectories: only 0% of poses"
+    ):
         build_city(city, osm_path=other, require_frames=False)
     assert not (city / "graph.json").exists()
 
 
 def test_missing_osm_file(walk_city: Callable[[str], Path], tmp_path: Path) -> None:
     city = walk_city("both")
-    with pytest.raises(InputFileError, match="nothing.osm"):
+    with pytest.raises(InputFileError, match=r"nothing\.osm"):
         build_city(city, osm_path=tmp_path / "nothing.osm", require_frames=False)

@@ -33,14 +33,18 @@ def test_graph_matches_the_true_street_graph(built_walks: Built, name: str) -> N
     assert len(pose_graph.components()) == 1
 
 
-def test_stats_are_recorded_in_the_manifest(built_walks: Built, walk_templates: dict[str, Path]) -> None:
+def test_stats_are_recorded_in_the_manifest(
+    built_walks: Built, walk_templates: dict[str, Path]
+) -> None:
     city, _ = built_walks["both+osm"]
     manifest = CityDir(city).read_manifest()
     stats = manifest.stats["pose_graph"]
     assert stats["connected_components"] == 1
     assert stats["junctions"] == 16
     assert stats["osm_coverage"] > 0.95
-    assert stats["mean_branching_degree"] == pytest.approx(2 * stats["streets"] / stats["nodes"], abs=1e-3)
+    assert stats["mean_branching_degree"] == pytest.approx(
+        2 * stats["streets"] / stats["nodes"], abs=1e-3
+    )
     build = manifest.build["pose_graph"]
     assert build["osm"] == str(walk_templates["osm"])
     assert build["require_frames"] is False

@@ -15,7 +15,9 @@ def test_build_then_info_with_plot(
 ) -> None:
     city = walk_city("one")
     runner = CliRunner()
-    built = runner.invoke(app, ["build", str(city), "--osm", str(walk_templates["osm"]), "--pose-only"])
+    built = runner.invoke(
+        app, ["build", str(city), "--osm", str(walk_templates["osm"]), "--pose-only"]
+    )
     assert built.exit_code == 0, built.output
     assert (city / "graph.json").is_file()
     info = runner.invoke(
@@ -32,7 +34,9 @@ def test_build_then_info_with_plot(
 
 
 def test_build_error_exits_non_zero_with_the_reason(
-    walk_city: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    walk_city: Callable[[str], Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     city = walk_city("both")
     monkeypatch.setattr("sys.argv", ["city360", "build", str(city)])

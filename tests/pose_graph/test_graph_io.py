@@ -34,7 +34,9 @@ def _edit(city: Path, change: Callable[[dict], None]) -> None:
 
 def test_missing_graph_says_how_to_build(tmp_path: Path, walk_city: Callable[[str], Path]) -> None:
     city = walk_city("both")
-    with pytest.raises(InputFileError, match=r"graph.json not found; build the graph with `city360 build"):
+    with pytest.raises(
+        InputFileError, match=r"graph.json not found; build the graph with `city360 build"
+    ):
         load_graph(city, require_frames=False)
 
 
@@ -103,7 +105,7 @@ def test_pose_only_city_needs_to_say_so(built_walks: Built) -> None:
 def test_failed_build_leaves_the_old_graph(built_walks: Built, tmp_path: Path) -> None:
     city = _copy(built_walks, tmp_path)
     before = (city / "graph.json").read_bytes()
-    with pytest.raises(CityFormatError, match="frames.mp4 is missing"):
+    with pytest.raises(CityFormatError, match=r"frames\.mp4 is missing"):
         build_city(city)  # frames required: nothing may be written
     assert (city / "graph.json").read_bytes() == before
 
@@ -123,7 +125,9 @@ def test_disconnected_pieces_are_listed(walk_city: Callable[[str], Path]) -> Non
     for k, route in enumerate(routes_both_ways(island, edges_per_route=4)):
         noisy, _ = walk_route(island, route, rng)
         write_trajectory(city, f"island{k}", noisy, projection)
-    with pytest.warns(DisconnectedGraphWarning, match=r"(?s)2 disconnected pieces.*piece 2: \d+ nodes") as record:
+    with pytest.warns(
+        DisconnectedGraphWarning, match=r"(?s)2 disconnected pieces.*piece 2: \d+ nodes"
+    ) as record:
         pose_graph = build_city(city_path, require_frames=False)
     assert "island0" in str(record[0].message)
     assert len(pose_graph.components()) == 2

@@ -56,7 +56,7 @@ def test_opposite_passes_merge_into_one_street_with_two_directions() -> None:
 
 def test_uturn_is_a_dead_end() -> None:
     there = _line((0, 0), (80, 0), "a", noise=0.0).xy
-    back = there[::-1][1:] + [0.0, 1.5]
+    back = np.add(there[::-1][1:], [0.0, 1.5])  # 1.5 m to the side on the way back
     xy = np.concatenate([there, back])
     track = make_track("uturn", xy, spacing_m=1.0, frame_count=len(xy))
     dead_xy, events = find_dead_ends([track], np.zeros((0, 2)))

@@ -9,6 +9,7 @@ as trajectories with :class:`city360.city.CityDir` plus ``groundtruth/scene.json
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 
@@ -37,7 +38,9 @@ def grid_streets(
     for c in range(columns):
         for r in range(rows):
             jitter = rng.uniform(-jitter_m, jitter_m, 2)
-            graph.add_node(r * columns + c, x_m=c * block_m + jitter[0], y_m=r * block_m + jitter[1])
+            graph.add_node(
+                r * columns + c, x_m=c * block_m + jitter[0], y_m=r * block_m + jitter[1]
+            )
     for c in range(columns):
         for r in range(rows):
             n = r * columns + c
@@ -110,12 +113,14 @@ def walk_route(
     """(noisy poses, true path) every ``spacing_m`` along ``route``: corners rounded by a few
     metres, ``keep_right_m`` to the right of the centreline, per-axis noise of std
     ``noise_sigma_m`` correlated over ``correlation_m``."""
-    parts = [_oriented(graph, u, v) for u, v in zip(route[:-1], route[1:], strict=True)]
+    parts = [_oriented(graph, u, v) for u, v in itertools.pairwise(route)]
     centre = np.concatenate([parts[0], *[p[1:] for p in parts[1:]]])
     steps = np.hypot(*np.diff(centre, axis=0).T)
     arc = np.concatenate([[0.0], np.cumsum(steps)])
     marks = np.arange(0.0, arc[-1], spacing_m)
-    path = np.column_stack([np.interp(marks, arc, centre[:, 0]), np.interp(marks, arc, centre[:, 1])])
+    path = np.column_stack(
+        [np.interp(marks, arc, centre[:, 0]), np.interp(marks, arc, centre[:, 1])]
+    )
     path = gaussian_filter1d(path, sigma=2.5 / spacing_m, axis=0, mode="nearest")
     direction = np.gradient(path, axis=0)
     direction /= np.maximum(np.hypot(*direction.T), 1e-9)[:, None]
@@ -245,7 +250,9 @@ def write_osm(graph: nx.Graph, path: Path, *, origin: tuple[float, float] = ORIG
     def node(x: float, y: float) -> int:
         nonlocal next_id
         lat, lon = projection.to_latlon(x, y)
-        lines.append(f'  <node id="{next_id}" version="1" lat="{float(lat):.9f}" lon="{float(lon):.9f}"/>')
+        lines.append(
+            f'  <node id="{next_id}" version="1" lat="{float(lat):.9f}" lon="{float(lon):.9f}"/>'
+        )
         next_id += 1
         return next_id - 1
 
@@ -281,7 +288,9 @@ def trajectories_from_gps(city: CityDir, *, spacing_m: float = 1.0) -> list[str]
         steps = np.hypot(*np.diff(xy, axis=0).T)
         arc = np.concatenate([[0.0], np.cumsum(steps)])
         marks = np.arange(0.0, arc[-1], spacing_m)
-        sampled = np.column_stack([np.interp(marks, arc, xy[:, 0]), np.interp(marks, arc, xy[:, 1])])
+        sampled = np.column_stack(
+            [np.interp(marks, arc, xy[:, 0]), np.interp(marks, arc, xy[:, 1])]
+        )
         write_trajectory(city, gpx.stem, sampled, projection, spacing_m=spacing_m)
         ids.append(gpx.stem)
     return ids
