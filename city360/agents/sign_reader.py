@@ -6,8 +6,9 @@ At each stop it turns to the right side (D LARGE), reads the view, turns to the 
 fuzzily matches the landmark (``difflib`` ratio over the best window of words,
 ``match_threshold``) on a side view ends the episode with ANSWER; one that nearly matches
 (over ``near_threshold``, e.g. read from afar or at an angle) makes it walk on in small steps.
-At junctions it goes straight on when it can, else takes a seeded random branch. The landmark's name is read from the task prompt ("Find NAME in this
-city"), or from a ``landmark`` attribute when the task has one.
+At junctions it goes straight on when it can, else takes a seeded random branch. The
+landmark's name is read from the task prompt ("Find NAME in this city"), or from a
+``landmark`` attribute when the task has one.
 """
 
 from __future__ import annotations
