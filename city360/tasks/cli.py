@@ -9,7 +9,10 @@ import typer
 
 __all__ = ["register"]
 
-tasks_app = typer.Typer(help="Task suites: generate them for a city, check them against it.")
+tasks_app = typer.Typer(
+    help="Task suites: generate them for a city, check them against it, show them.",
+    no_args_is_help=True,
+)
 
 
 @tasks_app.command("generate")
@@ -102,6 +105,30 @@ def check_command(
         typer.echo(f"{len(failing)} of {report.checked} tasks fail: {', '.join(failing)}")
         raise typer.Exit(1)
     typer.echo(f"all {report.checked} tasks pass (suite hash {suite.content_hash()})")
+
+
+@tasks_app.command("show")
+def show_command(
+    suite_dir: Annotated[Path, typer.Argument(help="suite folder (suite.json + assets/)")],
+    select: Annotated[
+        str | None, typer.Argument(help="task ids or family names, comma-separated")
+    ] = None,
+    truth: Annotated[bool, typer.Option(help="also print the hidden answer")] = False,
+) -> None:
+    """Print what an agent is told for each task (and, with --truth, the expected answer)."""
+    from city360.tasks.suite import load_suite
+
+    suite = load_suite(suite_dir)
+    tasks = suite.select(select) if select else list(suite.tasks)
+    for task in tasks:
+        view = task.agent_view(suite_root=str(Path(suite_dir).resolve()))
+        typer.echo(f"== {task.id} ({task.family.value}, {task.difficulty.value})")
+        typer.echo(view.prompt)
+        for image in view.reference_images:
+            typer.echo(f"[image] {image}")
+        if truth:
+            typer.echo(f"[expected] {task.expected_answer()}")
+    typer.echo(f"{len(tasks)} of {len(suite)} tasks; suite hash {suite.content_hash()}")
 
 
 def register(app: typer.Typer) -> None:

@@ -97,3 +97,27 @@ def test_real_city_gets_the_families_osm_can_carry(built_synth_city: Path, tmp_p
     assert any("ObjectCount: not generated for a real city" in n for n in report.notes)
     assert suite.created["generator"] == "city360.tasks (osm)"
     assert check_suite(suite, real).ok
+
+
+def test_show_prints_prompts_and_hides_truth(generated_suite: Path) -> None:
+    result = runner.invoke(app, ["tasks", "show", str(generated_suite), "Localization"])
+    assert result.exit_code == 0, result.output
+    assert "x:i y:j" in result.output
+    assert "[expected]" not in result.output
+    result = runner.invoke(app, ["tasks", "show", str(generated_suite), "loc-001", "--truth"])
+    assert "[expected] x:" in result.output
+
+
+def test_check_refuses_a_suite_of_another_city(
+    generated_suite: Path, built_synth_city: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(generated_suite, other)
+    data = json.loads((other / "suite.json").read_text(encoding="utf-8"))
+    data["city"] = "elsewhere"
+    (other / "suite.json").write_text(json.dumps(data), encoding="utf-8")
+    from city360.errors import TaskError
+    from city360.tasks.generate.run import check_suite
+
+    with pytest.raises(TaskError, match="is for city 'elsewhere'"):
+        check_suite(load_suite(other), built_synth_city)

@@ -142,6 +142,12 @@ def check_suite(
     """Check every task of ``suite`` against ``city_dir`` (see :mod:`city360.tasks.check`)."""
     city = CityDir(city_dir)
     manifest = city.read_manifest()
+    if suite.city != manifest.name:
+        msg = (
+            f"suite {suite.name!r} is for city {suite.city!r}, but {city.root} is "
+            f"{manifest.name!r}; pass the city the suite was generated for"
+        )
+        raise TaskError(msg)
     graph = WalkGraph.from_city(city.root)
     truth = None
     truth_path = city.groundtruth_dir / "scene.json"
