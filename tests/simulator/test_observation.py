@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
 
+from city360.geo import bearing_deg
 from city360.simulator.arrows import ROUTE_RGB
 from tests.simulator.conftest import EnvFactory
 from tests.simulator.handmade import ARM_M
@@ -115,3 +117,35 @@ def test_start_from_lat_lon_and_heading(make_env: EnvFactory) -> None:
     _, info = env.reset(options={"x_m": -7.0, "y_m": 0.4})
     assert info["segment"] in {"ew_a", "ew_a_r"}
     assert info["offset_m"] == pytest.approx(ARM_M - 7.0 if info["segment"] == "ew_a" else 7.0)
+
+
+def test_location_map_follows_the_agent(make_env: EnvFactory) -> None:
+    size = 256
+    env = make_env(map=True, map_size=size, map_scale_m_per_px=0.5)
+    obs, _ = env.reset(options={"segment": "ns_a", "offset_m": 10.0})
+    first = obs["map"]
+    assert first.shape == (size, size, 3)
+    assert first.dtype == np.uint8
+    centre = (size - 1) / 2
+
+    def arrow_points(image: np.ndarray) -> str:
+        """Which way the red arrowhead centred on the agent points: its tip reaches further
+        from the centre than its barbs and notch."""
+        ys, xs = np.nonzero((image[..., 0] > 200) & (image[..., 1] < 60) & (image[..., 2] < 60))
+        assert xs.size > 30
+        assert math.hypot(xs.mean() - centre, ys.mean() - centre) < 4
+        reach = {
+            "north": centre - ys.min(),
+            "south": ys.max() - centre,
+            "east": xs.max() - centre,
+            "west": centre - xs.min(),
+        }
+        return max(reach, key=lambda side: reach[side])
+
+    assert arrow_points(first) == "south"  # facing travel
+    obs, *_ = env.step("A", "LARGE")
+    assert arrow_points(obs["map"]) == "east"  # the view, not travel
+    # walking moves the map under the agent
+    before = obs["map"]
+    obs, *_ = env.step("W", "LARGE")
+    assert not np.array_equal(before, obs["map"])
