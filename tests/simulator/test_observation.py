@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from city360.geo import bearing_deg
 from city360.simulator.arrows import ROUTE_RGB
 from tests.simulator.conftest import EnvFactory
 from tests.simulator.handmade import ARM_M
