@@ -59,25 +59,39 @@ ArcId = tuple[Hashable, Hashable, Hashable]
 
 @dataclass(frozen=True, slots=True)
 class Arc:
-    """One street walked in one direction: ``polyline_xy`` runs from node ``u`` to ``v``."""
+    """One street walked in one direction: ``polyline_xy`` runs from node ``u`` to ``v``.
+
+    ``start_bearing_deg`` is the travel bearing leaving ``u``, ``end_bearing_deg`` arriving at
+    ``v``, both measured over the first/last few metres of the street.
+    """
 
     u: Hashable
     v: Hashable
     key: Hashable
     polyline_xy: npt.NDArray[np.float64] = field(repr=False)
     length_m: float
+    start_bearing_deg: float
+    end_bearing_deg: float
+
+    @classmethod
+    def along(
+        cls, u: Hashable, v: Hashable, key: Hashable, polyline_xy: npt.NDArray[np.float64]
+    ) -> Arc:
+        """The arc from u to v following ``polyline_xy`` (which must run from u to v)."""
+        length = float(np.sum(np.hypot(*np.diff(polyline_xy, axis=0).T)))
+        return cls(
+            u,
+            v,
+            key,
+            polyline_xy,
+            length,
+            _bearing_from(polyline_xy),
+            _bearing_from(polyline_xy[::-1], reverse=True),
+        )
 
     @property
     def id(self) -> ArcId:
         return (self.u, self.v, self.key)
-
-    @property
-    def start_bearing_deg(self) -> float:
-        return _bearing_from(self.polyline_xy)
-
-    @property
-    def end_bearing_deg(self) -> float:
-        return _bearing_from(self.polyline_xy[::-1], reverse=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,11 +192,10 @@ def _arcs_of(graph: nx.MultiGraph) -> list[Arc]:
     arcs: list[Arc] = []
     for u, v, key, data in sorted(graph.edges(keys=True, data=True), key=_edge_sort_key):
         forward = _oriented_polyline(graph, u, v, data)
-        length = float(np.sum(np.hypot(*np.diff(forward, axis=0).T)))
-        if length <= 0.0:
-            continue
-        arcs.append(Arc(u, v, key, forward, length))
-        arcs.append(Arc(v, u, key, np.ascontiguousarray(forward[::-1]), length))
+        if not np.any(np.diff(forward, axis=0)):
+            continue  # zero length: nothing to film
+        arcs.append(Arc.along(u, v, key, forward))
+        arcs.append(Arc.along(v, u, key, np.ascontiguousarray(forward[::-1])))
     return arcs
 
 
@@ -248,33 +261,53 @@ def _join_cycles(arcs: list[Arc], successor: dict[int, int], *, max_video_m: flo
     """Join closed walks that share a node while the joined walk stays under ``max_video_m``.
 
     Swapping the successors of two arriving arcs at a shared node turns two closed walks into
-    one; the swap that adds the least turning is taken first. ``successor`` is changed in place.
+    one; swaps that add the least turning go first (a heap, re-costed lazily when an earlier
+    swap changed a successor). Walks only ever merge, so a union-find tracks them.
+    ``successor`` is changed in place.
     """
-    while True:
-        cycles = _cycles(successor)
-        owner = {arc: n for n, cycle in enumerate(cycles) for arc in cycle}
-        lengths = [sum(arcs[a].length_m for a in cycle) for cycle in cycles]
-        best: tuple[float, int, int] | None = None
-        by_node: dict[Hashable, list[int]] = {}
-        for index in sorted(successor):
-            by_node.setdefault(arcs[index].v, []).append(index)
-        for ins in by_node.values():
-            for pos, a in enumerate(ins):
-                for b in ins[pos + 1 :]:
-                    ca, cb = owner[a], owner[b]
-                    if ca == cb or lengths[ca] + lengths[cb] > max_video_m:
-                        continue
-                    if _is_u_turn(arcs, a, successor[b]) or _is_u_turn(arcs, b, successor[a]):
-                        continue  # a person turns back at a dead end, not mid-street
-                    before = _turn_cost(arcs, a, successor[a]) + _turn_cost(arcs, b, successor[b])
-                    after = _turn_cost(arcs, a, successor[b]) + _turn_cost(arcs, b, successor[a])
-                    candidate = (after - before, a, b)
-                    if best is None or candidate < best:
-                        best = candidate
-        if best is None:
-            return
-        _, a, b = best
+    import heapq
+
+    cycles = _cycles(successor)
+    owner = {arc: n for n, cycle in enumerate(cycles) for arc in cycle}
+    parent = list(range(len(cycles)))
+    lengths = [sum(arcs[a].length_m for a in cycle) for cycle in cycles]
+
+    def find(walk: int) -> int:
+        while parent[walk] != walk:
+            parent[walk] = parent[parent[walk]]
+            walk = parent[walk]
+        return walk
+
+    def added_turning(a: int, b: int) -> float:
+        before = _turn_cost(arcs, a, successor[a]) + _turn_cost(arcs, b, successor[b])
+        after = _turn_cost(arcs, a, successor[b]) + _turn_cost(arcs, b, successor[a])
+        return after - before
+
+    by_node: dict[Hashable, list[int]] = {}
+    for index in sorted(successor):
+        by_node.setdefault(arcs[index].v, []).append(index)
+    heap = [
+        (added_turning(a, b), a, b)
+        for ins in by_node.values()
+        for pos, a in enumerate(ins)
+        for b in ins[pos + 1 :]
+        if owner[a] != owner[b]
+    ]
+    heapq.heapify(heap)
+    while heap:
+        cost, a, b = heapq.heappop(heap)
+        wa, wb = find(owner[a]), find(owner[b])
+        if wa == wb or lengths[wa] + lengths[wb] > max_video_m:
+            continue  # walks only grow and merge: this swap can never become possible again
+        if _is_u_turn(arcs, a, successor[b]) or _is_u_turn(arcs, b, successor[a]):
+            continue  # a person turns back at a dead end, not mid-street
+        fresh = added_turning(a, b)
+        if fresh > cost + 1e-9:
+            heapq.heappush(heap, (fresh, a, b))
+            continue
         successor[a], successor[b] = successor[b], successor[a]
+        parent[wb] = wa
+        lengths[wa] += lengths[wb]
 
 
 def _rotate_to_best_start(arcs: list[Arc], cycle: list[int]) -> list[int]:
