@@ -164,7 +164,8 @@ class Poi:
 
     ``kind`` is ``"key=value"`` of the first of :data:`POI_KEYS` present (``"shop=convenience"``,
     ``"amenity=cafe"``). ``lat``/``lon`` are WGS84 degrees; ``x_m``/``y_m`` metres in the city
-    CRS. ``tags`` holds every OSM tag of the element. ``element`` is ``"node"``, ``"way"`` or
+    CRS. ``tags`` holds every OSM tag of the element (a plain dict so that POIs pickle; treat it
+    as read-only; it takes no part in hashing). ``element`` is ``"node"``, ``"way"`` or
     ``"relation"``: OSM ids are unique only within one element type.
     """
 
@@ -175,7 +176,7 @@ class Poi:
     lon: float
     x_m: float
     y_m: float
-    tags: Mapping[str, str]
+    tags: Mapping[str, str] = field(hash=False)
     element: str = "node"
 
 
@@ -743,7 +744,7 @@ def _extract_layers(
                     lon=float(point.x),
                     x_m=float(x_m),
                     y_m=float(y_m),
-                    tags=MappingProxyType(tags),
+                    tags=tags,
                     element=str(element),
                 )
             )

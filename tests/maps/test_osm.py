@@ -307,3 +307,19 @@ def test_poi_point_inside_its_building(helsinki: OsmData) -> None:
             footprints = [b.footprint for b in helsinki.buildings if b.osm_id == poi.osm_id]
             for footprint in footprints:
                 assert footprint.buffer(0.5).contains(Point(poi.x_m, poi.y_m))
+
+
+def test_osm_data_pickles_for_worker_processes(tokyo: OsmData) -> None:
+    import pickle
+
+    again = pickle.loads(pickle.dumps(tokyo))
+    assert set(again.streets.nodes) == set(tokyo.streets.nodes)
+    assert again.pois == tokyo.pois
+    assert len({*tokyo.pois}) == len(tokyo.pois)  # hashable despite their tag dicts
+
+
+def test_extract_outside_the_source(shared_data: Path, tmp_path: Path) -> None:
+    path = shared_data / "osm" / "West-Oakland.osm.bz2"
+    with pytest.raises(OsmError, match=rf"OSM extract {path} does not overlap bbox 10,10,11,11"):
+        write_osm_extract(path, tmp_path / "x.osm", bbox=(10, 10, 11, 11))
+    assert list(tmp_path.iterdir()) == []
