@@ -338,3 +338,20 @@ def test_scripted_episode_on_the_real_simulator(
         "[task reference: route map (BLUE start, RED goal)]"
         in read_wire(fake_llm_server.generation_requests()[0]).texts
     )
+
+
+def test_large_views_are_downscaled_to_the_provider_limit(
+    fake_llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_llm_server.enqueue(_reply("W"))
+    big = np.random.default_rng(0).integers(0, 256, (1800, 3600, 3), dtype=np.uint8)
+    with _provider("anthropic", fake_llm_server, monkeypatch) as provider:
+        agent = LMMAgent(provider, retry=FAST_RETRY)
+        agent.reset(StandInTask(prompt_text="look", reference_images=[]))
+        agent.act({"view": big, "step": 0, "feedback": ""})
+    (image,) = read_wire(fake_llm_server.generation_requests()[0]).images
+    assert image.shape[:2] == (784, 1568)  # Anthropic's long-edge limit, aspect kept
+    assert agent.usage.images_downscaled == 1
+    body = fake_llm_server.generation_requests()[0].body
+    payload = body["messages"][0]["content"][2]["source"]["data"]
+    assert len(payload) <= provider.image_limits.max_request_bytes
