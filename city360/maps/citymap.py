@@ -68,7 +68,7 @@ __all__ = [
 ]
 
 MAP_SCHEMA_VERSION = 1
-RENDER_VERSION = 1
+RENDER_VERSION = 2
 """Bump when the drawing changes, so cached base maps are redrawn."""
 BASEMAP_NAME = "basemap.png"
 MAP_JSON_NAME = "map.json"
@@ -314,7 +314,11 @@ class CityMap:
             from city360.maps.osm import load_osm
 
             data = load_osm(
-                osm, bbox=_area_bbox_latlon(transform), projection=projection, network=OSM_NETWORK
+                osm,
+                bbox=_area_bbox_latlon(transform),
+                projection=projection,
+                network=OSM_NETWORK,
+                all_components=True,
             )
             layers = layers_from_osm(data)
             layer_info: dict[str, Any] = {"source": "osm", "osm": str(osm), "network": OSM_NETWORK}

@@ -530,6 +530,8 @@ def _load_streets(
     source: Path,
     bbox: tuple[float, float, float, float],
     projection: LocalProjection,
+    *,
+    all_components: bool = False,
 ) -> nx.MultiGraph:
     import osmnx as ox
     from osmnx._errors import InsufficientResponseError
@@ -552,6 +554,8 @@ def _load_streets(
     nx.set_node_attributes(raw, {n: street_counts.get(n, 0) for n in raw.nodes}, "street_count")
     raw = ox.simplify_graph(raw)
     undirected = ox.convert.to_undirected(raw)
+    if all_components:
+        return _canonical_graph(undirected, projection)
     largest = max(nx.connected_components(undirected), key=len)
     return _canonical_graph(undirected.subgraph(largest), projection)
 
@@ -768,6 +772,7 @@ def load_osm(
     bbox: str | Sequence[float] | None = None,
     projection: LocalProjection | None = None,
     network: Network | str = "street",
+    all_components: bool = False,
 ) -> OsmData:
     """Read a local OSM extract into streets, buildings, POIs, parks and water in metres.
 
@@ -778,7 +783,8 @@ def load_osm(
     roads a pedestrian with a 360° camera films along — trunk to residential, unclassified,
     living streets and pedestrian streets, no footways, steps or cycleways; ``"street+service"``
     adds service roads; ``"walk"`` adds footways, paths, steps and cycleways; ``"all"`` every
-    usable ``highway=*``.
+    usable ``highway=*``. ``all_components=True`` keeps every connected piece of the street
+    graph instead of only the largest (maps draw all streets; a walkable city needs one piece).
 
     Raises :class:`InputFileError` for a missing or empty file, :class:`OsmError` for a corrupt
     one, an extract that does not overlap ``bbox``, or no streets inside it.
@@ -807,7 +813,7 @@ def load_osm(
                 "another extract"
             )
             raise OsmError(msg)
-        streets = _load_streets(streets_xml, source, kept, proj)
+        streets = _load_streets(streets_xml, source, kept, proj, all_components=all_components)
         layers = _extract_layers(_read_features(crop.path), kept, proj)
     return OsmData(
         source=source,

@@ -323,3 +323,11 @@ def test_extract_outside_the_source(shared_data: Path, tmp_path: Path) -> None:
     with pytest.raises(OsmError, match=rf"OSM extract {path} does not overlap bbox 10,10,11,11"):
         write_osm_extract(path, tmp_path / "x.osm", bbox=(10, 10, 11, 11))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_all_components_keeps_disconnected_streets(shared_data: Path, tokyo: OsmData) -> None:
+    path = shared_data / "osm" / "tokyo_nerima.osm"
+    everything = load_osm(path, bbox=TOKYO_BBOX, all_components=True)
+    assert nx.number_connected_components(everything.streets) >= 2
+    assert set(tokyo.streets.nodes) < set(everything.streets.nodes)
+    assert nx.is_connected(tokyo.streets)
