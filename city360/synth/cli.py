@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -98,23 +100,44 @@ def synth_command(
         raise ConfigError(msg)
     source = demo_city_source() if demo or osm is None else osm
     started = time.perf_counter()
-    city_dir = synthesize(
-        source,
-        out=out,
-        bbox=bbox,
-        seed=seed,
-        width=width if width is not None else (DEMO_WIDTH if demo else _DEFAULT_WIDTH),
-        fps=fps if fps is not None else (DEMO_FPS if demo else _DEFAULT_FPS),
-        speed=speed,
-        gps_noise_m=gps_noise,
-        clock_offset_s=clock_offset,
-        route_gpx=route,
-        max_video_m=max_video_m,
-        network=network,
-        poses_only=poses_only,
-        replace=force,
-    )
+    with _exit_cleanly_on_sigterm():
+        city_dir = synthesize(
+            source,
+            out=out,
+            bbox=bbox,
+            seed=seed,
+            width=width if width is not None else (DEMO_WIDTH if demo else _DEFAULT_WIDTH),
+            fps=fps if fps is not None else (DEMO_FPS if demo else _DEFAULT_FPS),
+            speed=speed,
+            gps_noise_m=gps_noise,
+            clock_offset_s=clock_offset,
+            route_gpx=route,
+            max_video_m=max_video_m,
+            network=network,
+            poses_only=poses_only,
+            replace=force,
+        )
     _print_summary(city_dir, time.perf_counter() - started)
+
+
+@contextmanager
+def _exit_cleanly_on_sigterm() -> Iterator[None]:
+    """Turn SIGTERM into SystemExit so the temporary output folder is removed on the way out."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _print_summary(city_dir: Path, seconds: float) -> None:

@@ -120,3 +120,32 @@ def test_demo_extract_has_junctions_and_named_shops() -> None:
     assert sum(streets.degree(n) >= 3 for n in streets.nodes) >= 8
     assert sum(bool(p.name) for p in osm.pois) >= 50
     assert 500.0 < osm.street_length_m < 1500.0
+
+
+def test_sigterm_leaves_no_partial_output(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import time
+
+    osm = write_grid_osm(tmp_path / "grid.osm")
+    out = tmp_path / "city"
+    city360 = Path(sys.executable).with_name("city360")
+    process = subprocess.Popen(
+        [str(city360), "synth", "--osm", str(osm), "--out", str(out), "--width", "128"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not list(tmp_path.glob(".city.*.partial")) and time.monotonic() < deadline:
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            time.sleep(0.1)
+        assert list(tmp_path.glob(".city.*.partial")), "synth never started writing"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 128 + signal.SIGTERM
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert not out.exists()
+    assert not list(tmp_path.glob(".city.*"))
