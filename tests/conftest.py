@@ -7,6 +7,7 @@ import os
 os.environ.setdefault("CITY360_NO_PROGRESS", "1")
 
 pytest_plugins = [
+    "tests.fixtures.built",
     "tests.fixtures.cities",
     "tests.fixtures.data",
     "tests.fixtures.fake_llm_server",
