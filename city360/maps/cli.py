@@ -75,6 +75,18 @@ def map_command(
         str | None,
         typer.Option("--label", help="Text beside the landmark marker.", show_default=False),
     ] = None,
+    location: Annotated[
+        str | None,
+        typer.Option(
+            "--location",
+            help="Draw the agent's location map at this place (node id "
+            "or lat,lon), with --heading.",
+            show_default=False,
+        ),
+    ] = None,
+    heading: Annotated[
+        float, typer.Option("--heading", help="Heading for --location, degrees from north.")
+    ] = 0.0,
     osm: Annotated[
         Path | None,
         typer.Option(
@@ -99,8 +111,8 @@ def map_command(
     if suffix not in {".png", ".jpg", ".jpeg"}:
         msg = f"--out {out} must end in .png or .jpg"
         raise ConfigError(msg)
-    if sum(x is not None for x in (grid, route, landmark)) > 1:
-        msg = "choose one of --grid, --route and --landmark per image"
+    if sum(x is not None for x in (grid, route, landmark, location)) > 1:
+        msg = "choose one of --grid, --route, --landmark and --location per image"
         raise ConfigError(msg)
     with make_progress(transient=True) as progress:
         task = progress.add_task("drawing the base map", total=None)
@@ -113,6 +125,9 @@ def map_command(
     elif landmark is not None:
         x_m, y_m = parse_point(citymap, landmark, what="--landmark")
         image = citymap.landmark_map(x_m, y_m, size_px=size, label=label)
+    elif location is not None:
+        x_m, y_m = parse_point(citymap, location, what="--location")
+        image = citymap.location_map(x_m, y_m, heading, size_px=size)
     elif grid is not None:
         image = citymap.grid_map(n=grid, size_px=size)
     else:

@@ -88,6 +88,7 @@ def test_landmark_at_lat_lon(
         (["--route", "60.1,24.9", "abc"], "must be a graph node id or 'lat,lon'"),
         (["--landmark", "95,24"], "lat must be in"),
         (["--grid", "5", "--landmark", "60.1,24.9"], "choose one of --grid, --route"),
+        (["--location", "x"], "must be a graph node id or 'lat,lon'"),
         (["--osm", "/nonexistent/x.osm"], "OSM file /nonexistent/x.osm does not exist"),
     ],
 )
@@ -120,3 +121,20 @@ def test_not_a_city(
 ) -> None:
     assert _run(monkeypatch, "map", tmp_path, "--out", tmp_path / "x.png") == 1
     assert "is not a city directory" in " ".join(capsys.readouterr().err.split())
+
+
+def test_location_map_by_node(
+    monkeypatch: pytest.MonkeyPatch, plain_city: tuple[Path, OsmData], tmp_path: Path
+) -> None:
+    node = sorted(plain_city[1].streets.nodes)[3]
+    out = tmp_path / "here.png"
+    args = ["--location", str(node), "--heading", "90", "--size", "200"]
+    assert _run(monkeypatch, "map", plain_city[0], "--out", out, *args) == 0
+    image = np.asarray(Image.open(out).convert("RGB"))
+    assert image.shape == (200, 200, 3)
+    from city360.maps.draw import ARROW_RGB
+
+    rows, cols = np.nonzero(np.all(image == np.array(ARROW_RGB, np.uint8), axis=2))
+    assert cols.mean() == pytest.approx(99.5, abs=4)
+    assert cols.max() >= 99.5 + 0.6 * 200 / 12 - 2  # heading 90: the tip is right of centre
+    assert rows.mean() == pytest.approx(99.5, abs=1.5)
