@@ -292,14 +292,13 @@ class CityMap:
 
         projection = city.read_manifest().projection
         lines: list[StreetLine] = []
-        try:
-            lines, points, source = city_street_lines(city)
-            area = exploration_area(points, f"{source} positions")
-        except CityFormatError:
-            if osm is None:
-                raise
+        if osm is not None and not city.graph_path.is_file() and not city.trajectory_ids():
+            # a proto-city (synth output before ingest): the map covers its manifest bbox
             area = _area_from_manifest(city, projection)
             source = "osm"
+        else:  # a corrupt graph or poses file raises here rather than being papered over
+            lines, points, source = city_street_lines(city)
+            area = exploration_area(points, f"{source} positions")
         side_m = max(area.x_max_m - area.x_min_m, area.y_max_m - area.y_min_m) + 2 * pad_m
         scale = max(metres_per_px, side_m / MAX_RASTER_PX)
         transform = GeoTransform.covering(

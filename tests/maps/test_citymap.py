@@ -341,3 +341,13 @@ def test_osm_without_streets(tmp_path: Path, osm_city: tuple[Path, OsmData]) -> 
     )
     with pytest.raises(OsmError, match=rf"no streets inside bbox .* of {extract}; widen"):
         CityMap.open(root)
+
+
+def test_corrupt_graph_is_reported_even_with_osm(
+    tmp_path: Path, osm_city: tuple[Path, OsmData]
+) -> None:
+    root = tmp_path / "city"
+    shutil.copytree(osm_city[0], root)
+    (root / "graph.json").write_text('{"nodes": [{"id": 1}]}', encoding="utf-8")
+    with pytest.raises(CityFormatError, match=r"graph\.json: node #0 needs numeric 'id', 'x_m'"):
+        CityMap.open(root)
