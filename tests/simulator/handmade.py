@@ -63,23 +63,26 @@ def ground_level(frame_index: int) -> int:
     return 40 + 3 * frame_index
 
 
-def frame_image(camera_bearing_deg: float, frame_index: int) -> np.ndarray:
+def frame_image(
+    camera_bearing_deg: float, frame_index: int, width: int = FRAME_W, height: int = FRAME_H
+) -> np.ndarray:
     """RGB equirect frame whose centre column looks along ``camera_bearing_deg``."""
-    lon = ((np.arange(FRAME_W) + 0.5) / FRAME_W) * 360.0 - 180.0
+    lon = ((np.arange(width) + 0.5) / width) * 360.0 - 180.0
     bearing = (camera_bearing_deg + lon) % 360.0
-    hsv = np.zeros((FRAME_H // 2, FRAME_W, 3), np.uint8)
+    hsv = np.zeros((height // 2, width, 3), np.uint8)
     hsv[..., 0] = (bearing / 2.0).astype(np.uint8)[None, :] % 180
     hsv[..., 1] = 255
     hsv[..., 2] = 230
     sky = cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB)
-    ground = np.full((FRAME_H // 2, FRAME_W, 3), ground_level(frame_index), np.uint8)
+    ground = np.full((height // 2, width, 3), ground_level(frame_index), np.uint8)
     return np.concatenate([sky, ground], axis=0)
 
 
 def _encode(path: Path, frames: list[np.ndarray]) -> None:
     from city360.video_store.writer import FrameWriter
 
-    with FrameWriter(path, FRAME_W, FRAME_H, crf=8, slices=1) as writer:
+    height, width = frames[0].shape[:2]
+    with FrameWriter(path, width, height, crf=8, slices=1) as writer:
         for image in frames:
             writer.write(image)
 
@@ -102,8 +105,9 @@ def _transitions(segment_id: str) -> list[dict[str, object]]:
     return out
 
 
-def build_city(root: Path) -> Path:
-    """Write the city into ``root`` (created) and return it."""
+def build_city(root: Path, *, width: int = FRAME_W, height: int = FRAME_H) -> Path:
+    """Write the city into ``root`` (created) with frames of ``width`` x ``height`` and return
+    it (bigger frames are for measuring speed)."""
     root.mkdir(parents=True, exist_ok=True)
     projection = LocalProjection(*ORIGIN)
     city = CityDir(root)
@@ -130,10 +134,10 @@ def build_city(root: Path) -> Path:
         )  # fmt: skip
         folder = city.trajectory_dir(trajectory)
         folder.mkdir(parents=True, exist_ok=True)
-        _encode(folder / "frames.mp4", [frame_image(heading, i) for i in range(n)])
+        _encode(folder / "frames.mp4", [frame_image(heading, i, width, height) for i in range(n)])
         meta = TrajectoryMeta(
             id=trajectory, source_video=f"{trajectory}.mp4", source_sha256="0" * 64,
-            gps_source="handmade", width=FRAME_W, height=FRAME_H, frame_count=n,
+            gps_source="handmade", width=width, height=height, frame_count=n,
             spacing_m=1.0, length_m=60.0,
         )  # fmt: skip
         CityDir.write_trajectory_files(folder, meta, poses)
