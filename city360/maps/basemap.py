@@ -156,12 +156,15 @@ def _label_font(name: str) -> str | None:
 
 def _label_streets(axes: Any, streets: list[StreetLine], transform: GeoTransform) -> None:
     from matplotlib import patheffects
+    from shapely import affinity
+    from shapely.geometry import box
 
     size_px = 12
     placed: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    boxes: list[Any] = []
     by_length = sorted((s for s in streets if s.name), key=lambda s: -s.length_m)
     for street in by_length:
-        text_m = len(street.name) * size_px * 0.6 * transform.metres_per_px
+        text_m = _text_width_em(street.name) * size_px * transform.metres_per_px
         if street.length_m < max(text_m * 1.2, 30.0):
             continue
         family = _label_font(street.name)
@@ -170,6 +173,13 @@ def _label_streets(axes: Any, streets: list[StreetLine], transform: GeoTransform
         x, y, angle = _midpoint(street.points)
         if any(math.hypot(x - px, y - py) < LABEL_SPACING_M for px, py in placed[street.name]):
             continue
+        half_h = 0.7 * size_px * transform.metres_per_px
+        outline = affinity.rotate(
+            box(x - text_m / 2, y - half_h, x + text_m / 2, y + half_h), angle, origin=(x, y)
+        )
+        if any(outline.intersects(other) for other in boxes):
+            continue  # labels never overlap: the longer street keeps its place
+        boxes.append(outline)
         placed[street.name].append((x, y))
         axes.text(
             x,
@@ -186,6 +196,13 @@ def _label_streets(axes: Any, streets: list[StreetLine], transform: GeoTransform
             clip_on=True,
             path_effects=[patheffects.withStroke(linewidth=2.5, foreground="white")],
         )
+
+
+def _text_width_em(text: str) -> float:
+    """Approximate width of ``text`` in ems: CJK glyphs are square, Latin ones ~0.6 em."""
+    import unicodedata
+
+    return sum(1.0 if unicodedata.east_asian_width(ch) in "WF" else 0.6 for ch in text)
 
 
 def _midpoint(points: np.ndarray) -> tuple[float, float, float]:

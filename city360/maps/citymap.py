@@ -68,7 +68,7 @@ __all__ = [
 ]
 
 MAP_SCHEMA_VERSION = 1
-RENDER_VERSION = 2
+RENDER_VERSION = 3
 """Bump when the drawing changes, so cached base maps are redrawn."""
 BASEMAP_NAME = "basemap.png"
 MAP_JSON_NAME = "map.json"
