@@ -238,16 +238,32 @@ class _Grid:
 def _free_offset(
     wanted: float, width: float, lo: float, hi: float, taken: list[tuple[float, float]]
 ) -> float | None:
-    """The offset nearest ``wanted`` in [lo, hi] whose interval misses every taken one."""
+    """The offset nearest ``wanted`` in [lo, hi] whose interval misses every taken one.
+
+    Works on the free gaps between taken intervals, so a crowded street side costs one sort.
+    """
     half = width / 2 + _SIGN_GAP_M / 2
-    if hi - lo < 2 * half:
-        lo = hi = (lo + hi) / 2
-    for step in range(int(2 * (hi - lo)) + 2):
-        delta = (step + 1) // 2 * 0.5 * (1 if step % 2 else -1)
-        candidate = min(max(wanted + delta, lo + half), max(hi - half, lo + half))
-        if all(candidate + half <= a or candidate - half >= b for a, b in taken):
-            return candidate
-    return None
+    first, last = lo + half, hi - half  # admissible board centres
+    if first > last:
+        first = last = (lo + hi) / 2
+    free: list[tuple[float, float]] = []
+    cursor = first
+    for start, end in sorted((a - half, b + half) for a, b in taken):
+        if end <= cursor:
+            continue
+        if start > last:
+            break
+        if start >= cursor:
+            free.append((cursor, start))
+        cursor = end
+    if cursor <= last:
+        free.append((cursor, last))
+    best: float | None = None
+    for start, end in free:
+        candidate = min(max(wanted, start), min(end, last))
+        if best is None or abs(candidate - wanted) < abs(best - wanted):
+            best = candidate
+    return best
 
 
 def place_signs(
@@ -289,11 +305,14 @@ def place_signs(
             if candidate is None or round(candidate, 2) in tried:
                 continue
             tried.add(round(candidate, 2))
-            hits = [
+            middle = _ray_hit(street, candidate, side, reach, buildings, footprints)
+            if middle is None:
+                continue
+            ends = [
                 _ray_hit(street, candidate + along, side, reach, buildings, footprints)
-                for along in (-width / 2 - 0.2, 0.0, width / 2 + 0.2)
+                for along in (-width / 2 - 0.2, width / 2 + 0.2)
             ]
-            found = [h for h in hits if h is not None]
+            found = [middle, *(h for h in ends if h is not None)]
             if len(found) == 3 and max(found) - min(found) < 1.5:
                 slot, wall = candidate, min(found)  # one flat facade behind the whole board
                 break

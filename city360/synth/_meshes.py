@@ -94,25 +94,30 @@ def ground_mesh(
     parks: Sequence[Polygon],
     water: Sequence[Polygon],
     extent: tuple[float, float, float, float],
-) -> F32:
-    """Terrain, parks, water, sidewalks, roads and road markings, back to front."""
+) -> tuple[F32, npt.NDArray[np.uint8]]:
+    """Terrain, parks, water, sidewalks, roads and road markings, back to front.
+
+    Returns the rows and each triangle's paint layer (0 terrain ... 5 markings): a renderer
+    that reorders triangles must keep the layers in this order.
+    """
     x0, y0, x1, y1 = extent
     margin = 3000.0
     corners = np.array([[x0 - margin, y0 - margin], [x1 + margin, y0 - margin]])
     corners = np.vstack([corners, [[x1 + margin, y1 + margin], [x0 - margin, y1 + margin]]])
-    layers = [_triangles_xy(_quads(*[c[None] for c in corners]), 0.0, TERRAIN_RGB)]
-    for polygons, rgb in ((parks, PARK_RGB), (water, WATER_RGB)):
+    layers = [(0, _triangles_xy(_quads(*[c[None] for c in corners]), 0.0, TERRAIN_RGB))]
+    for layer, polygons, rgb in ((1, parks, PARK_RGB), (2, water, WATER_RGB)):
         for polygon in polygons:
             if isinstance(polygon, Polygon) and polygon.is_valid and not polygon.is_empty:
-                layers.append(_triangles_xy(_polygon_triangles(polygon), 0.0, rgb))
+                layers.append((layer, _triangles_xy(_polygon_triangles(polygon), 0.0, rgb)))
     for street in streets:
         if street.paved_only:
-            layers.append(_triangles_xy(_ribbon(street, street.road_half_m), 0.0, PAVING_RGB))
+            layers.append((3, _triangles_xy(_ribbon(street, street.road_half_m), 0, PAVING_RGB)))
         elif street.sidewalk_m > 0:
-            layers.append(_triangles_xy(_ribbon(street, street.building_line_m), 0, SIDEWALK_RGB))
+            ribbon = _ribbon(street, street.building_line_m)
+            layers.append((3, _triangles_xy(ribbon, 0.0, SIDEWALK_RGB)))
     for street in streets:
         if not street.paved_only:
-            layers.append(_triangles_xy(_ribbon(street, street.road_half_m), 0.0, ASPHALT_RGB))
+            layers.append((4, _triangles_xy(_ribbon(street, street.road_half_m), 0, ASPHALT_RGB)))
     for street in streets:
         if street.paved_only:
             continue
@@ -120,8 +125,12 @@ def ground_mesh(
         for node, at_start in ((street.u, True), (street.v, False)):
             if degree.get(node, 0) >= 3:
                 marks.append(_zebra(street, clearance.get(node, 0.0), at_start=at_start))
-        layers.append(_triangles_xy(np.concatenate(marks), 0.0, MARKING_RGB))
-    return np.concatenate(layers)
+        layers.append((5, _triangles_xy(np.concatenate(marks), 0.0, MARKING_RGB)))
+    rows = np.concatenate([array for _, array in layers])
+    layer_of = np.concatenate(
+        [np.full(len(array) // 3, layer, np.uint8) for layer, array in layers]
+    )
+    return rows, layer_of
 
 
 def _zebra(street: Street, clearance: float, *, at_start: bool) -> np.ndarray:

@@ -8,6 +8,7 @@ metres to the left (+) or right (-) of travel from ``u`` to ``v``.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -72,11 +73,16 @@ class Street:
     sidewalk_m: float
     cumlen: FloatArray = field(init=False, repr=False)
     line: LineString = field(init=False, repr=False)
+    _cum: list[float] = field(init=False, repr=False)
+    _xy: list[tuple[float, float]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         steps = np.hypot(*np.diff(self.polyline, axis=0).T)
         self.cumlen = np.concatenate([[0.0], np.cumsum(steps)])
         self.line = LineString(self.polyline)
+        # plain-Python copies: point_at is called per sign and object, on scalars
+        self._cum = [float(c) for c in self.cumlen]
+        self._xy = [(float(x), float(y)) for x, y in self.polyline]
 
     @property
     def length_m(self) -> float:
@@ -93,13 +99,13 @@ class Street:
 
     def point_at(self, offset_m: float) -> tuple[float, float, float]:
         """(x_m, y_m, heading_deg) at ``offset_m`` from ``u``; heading is travel u -> v."""
-        s = min(max(offset_m, 0.0), self.length_m)
-        i = int(np.clip(np.searchsorted(self.cumlen, s, side="right") - 1, 0, len(self.cumlen) - 2))
-        seg = self.cumlen[i + 1] - self.cumlen[i]
-        f = 0.0 if seg <= 0 else (s - self.cumlen[i]) / seg
-        p0, p1 = self.polyline[i], self.polyline[i + 1]
-        x, y = p0 + f * (p1 - p0)
-        return float(x), float(y), bearing_deg(float(p1[0] - p0[0]), float(p1[1] - p0[1]))
+        cum = self._cum
+        s = min(max(offset_m, 0.0), cum[-1])
+        i = min(max(bisect.bisect_right(cum, s) - 1, 0), len(cum) - 2)
+        seg = cum[i + 1] - cum[i]
+        f = 0.0 if seg <= 0 else (s - cum[i]) / seg
+        (x0, y0), (x1, y1) = self._xy[i], self._xy[i + 1]
+        return x0 + f * (x1 - x0), y0 + f * (y1 - y0), bearing_deg(x1 - x0, y1 - y0)
 
     def frame_at(self, offset_m: float) -> tuple[FloatArray, FloatArray]:
         """(point, unit tangent u->v) at ``offset_m``; the left normal is (-ty, tx)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, cast
@@ -22,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from city360.errors import ClosedResourceError, ConfigError, RenderError
+from city360.synth._chunks import RECORD_BYTES, Chunks, frustum_planes, make_chunks
 from city360.synth._meshes import expand_boxes
 from city360.types import Image
 
@@ -50,7 +52,31 @@ _FACES: tuple[tuple[tuple[float, float, float], tuple[float, float, float]], ...
     ((0.0, 0.0, -1.0), (0.0, 1.0, 0.0)),
 )
 
+SIGN_REACH_M = 400.0
+"""Signboards further than this are not drawn (under 2 pixels tall at 4K equirect)."""
+OBJECT_REACH_M = 250.0
+"""Street objects, people and vehicles further than this are not drawn (sub-pixel)."""
+
 F32 = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True, eq=False)
+class _StaticDraw:
+    """Geometry uploaded once, drawn per view as the chunks that view can see."""
+
+    vao: Any
+    commands: Any
+    chunks: Chunks
+    reach_m: float
+
+    def render(
+        self, planes: npt.NDArray[np.float64], eye: npt.NDArray[np.float64], slot: int
+    ) -> None:
+        records = self.chunks.commands(self.chunks.visible(planes, eye, self.reach_m))
+        if len(records):
+            first = slot * len(self.chunks)
+            self.commands.write(records.tobytes(), offset=first * RECORD_BYTES)
+            self.vao.render_indirect(self.commands, count=len(records), first=first)
 
 
 @cache
@@ -81,7 +107,8 @@ def _view_proj(
     basis: tuple[F32, F32, F32],
     tan_half_x: float,
     tan_half_y: float,
-) -> bytes:
+) -> npt.NDArray[np.float64]:
+    """The 4x4 view-projection matrix (row-major, acting on column vectors)."""
     f, r, u = (b.astype(np.float64) for b in basis)
     view = np.eye(4)
     view[0, :3], view[1, :3], view[2, :3] = r, u, -f
@@ -92,8 +119,7 @@ def _view_proj(
     proj[2, 2] = (FAR_M + NEAR_M) / (NEAR_M - FAR_M)
     proj[2, 3] = 2.0 * FAR_M * NEAR_M / (NEAR_M - FAR_M)
     proj[3, 2] = -1.0
-    # GLSL reads matrices column by column
-    return np.ascontiguousarray((proj @ view).T, np.float32).tobytes()
+    return proj @ view
 
 
 class EquirectRenderer:
@@ -174,21 +200,33 @@ class EquirectRenderer:
         self.vao_sky = self._keep(ctx.vertex_array(self.prog_sky, []))
         self.vao_equirect = self._keep(ctx.vertex_array(self.prog_equirect, []))
         lit = "in_pos in_normal in_color"
-        self.vao_ground = self._static(self.prog_lit, scene.ground, "3f 3f 3f", lit)
-        self.vao_walls = self._static(
+        self.draw_ground = self._static(
+            self.prog_lit,
+            make_chunks(scene.ground, group=scene.ground_layers),
+            "3f 3f 3f",
+            lit,
+            reach_m=FAR_M,
+        )
+        self.draw_walls = self._static(
             self.prog_walls,
-            scene.walls,
+            make_chunks(scene.walls),
             "3f 2f 1f 1f 3f 1f",
             "in_pos in_normal in_along in_height in_tint in_style",
+            reach_m=FAR_M,
         )
-        self.vao_signs = self._static(
-            self.prog_signs, scene.signs, "3f 2f 1f", "in_pos in_uv in_page"
+        self.draw_signs = self._static(
+            self.prog_signs,
+            make_chunks(scene.signs),
+            "3f 2f 1f",
+            "in_pos in_uv in_page",
+            reach_m=SIGN_REACH_M,
         )
-        self.vao_static_boxes = self._static(
-            self.prog_lit, expand_boxes(scene.boxes), "3f 3f 3f", lit
-        )
-        self.dynamic_vertices = scene.dynamic_box_count * 36
-        self.vbo_dynamic = self._keep(ctx.buffer(reserve=max(1, self.dynamic_vertices) * 36))
+        self.draw_boxes = self._static(
+            self.prog_lit, make_chunks(expand_boxes(scene.boxes)), "3f 3f 3f", lit,
+            reach_m=OBJECT_REACH_M,
+        )  # fmt: skip
+        self.dynamic_vertices = 0
+        self.vbo_dynamic = self._keep(ctx.buffer(reserve=max(1, scene.dynamic_box_count * 36) * 36))
         self.vao_dynamic = self._keep(
             ctx.vertex_array(self.prog_lit, [(self.vbo_dynamic, "3f 3f 3f", *lit.split())])
         )
@@ -231,27 +269,37 @@ class EquirectRenderer:
         prog = self.prog_equirect
         _u(prog, "u_size").value = (float(self.width), float(self.height))
         _u(prog, "u_face_px").value = float(self.face_px)
-        for name, column in (("u_face_f", 0), ("u_face_r", 1), ("u_face_u", 2)):
-            _u(prog, name).write(
-                np.stack([b[column] for b in self.face_bases]).astype(np.float32).tobytes()
-            )
         self._perspective_fbos: dict[tuple[int, int, int], tuple[Any, Any]] = {}
 
-    def _static(self, prog: moderngl.Program, rows: F32, fmt: str, names: str) -> Any:
-        if len(rows) == 0:
+    def _static(
+        self, prog: moderngl.Program, chunks: Chunks, fmt: str, names: str, *, reach_m: float
+    ) -> _StaticDraw | None:
+        if len(chunks) == 0:
             return None
-        vbo = self._keep(self.ctx.buffer(np.ascontiguousarray(rows, np.float32).tobytes()))
-        return self._keep(self.ctx.vertex_array(prog, [(vbo, fmt, *names.split())]))
+        vbo = self._keep(self.ctx.buffer(chunks.rows.tobytes()))
+        vao = self._keep(self.ctx.vertex_array(prog, [(vbo, fmt, *names.split())]))
+        # one slot of draw commands per view of a frame (6 cube faces), so writing the next
+        # face's commands never waits for the previous face's draw to finish reading them
+        commands = self._keep(self.ctx.buffer(reserve=len(_FACES) * len(chunks) * RECORD_BYTES))
+        return _StaticDraw(vao, commands, chunks, reach_m)
 
     # -- drawing -----------------------------------------------------------------------------
     def _draw_view(
-        self, eye: npt.NDArray[np.float64], basis: tuple[F32, F32, F32], tan_x: float, tan_y: float
+        self,
+        eye: npt.NDArray[np.float64],
+        basis: tuple[F32, F32, F32],
+        tan_x: float,
+        tan_y: float,
+        slot: int = 0,
     ) -> None:
-        """Draw the whole scene into the bound framebuffer and viewport."""
+        """Draw what this view can see into the bound framebuffer and viewport; ``slot``
+        (0-5) picks where the view's draw commands go (one per view of a frame)."""
         import moderngl
 
         ctx = self.ctx
-        view_proj = _view_proj(eye, basis, tan_x, tan_y)
+        matrix = _view_proj(eye, basis, tan_x, tan_y)
+        view_proj = np.ascontiguousarray(matrix.T, np.float32).tobytes()  # GLSL: column-major
+        planes = frustum_planes(matrix)
         f, r, u = basis
         eye32 = tuple(float(v) for v in eye)
         for prog in (self.prog_lit, self.prog_walls, self.prog_signs):
@@ -263,17 +311,17 @@ class EquirectRenderer:
         # the ground is painted in layer order and writes depth whatever is there: from above
         # the street nothing hides behind it, so later geometry still tests correctly against it
         ctx.depth_func = "1"
-        if self.vao_ground is not None:
-            self.vao_ground.render(moderngl.TRIANGLES)
+        if self.draw_ground is not None:
+            self.draw_ground.render(planes, eye, slot)
         ctx.depth_func = "<"
-        if self.vao_walls is not None:
+        if self.draw_walls is not None:
             self.tex_windows.use(0)
-            self.vao_walls.render(moderngl.TRIANGLES)
-        if self.vao_signs is not None:
+            self.draw_walls.render(planes, eye, slot)
+        if self.draw_signs is not None:
             self.tex_signs.use(1)
-            self.vao_signs.render(moderngl.TRIANGLES)
-        if self.vao_static_boxes is not None:
-            self.vao_static_boxes.render(moderngl.TRIANGLES)
+            self.draw_signs.render(planes, eye, slot)
+        if self.draw_boxes is not None:
+            self.draw_boxes.render(planes, eye, slot)
         if self.dynamic_vertices:
             self.vao_dynamic.render(moderngl.TRIANGLES, vertices=self.dynamic_vertices)
         # the sky last, at the far plane: shaded only where nothing else was drawn
@@ -284,9 +332,16 @@ class EquirectRenderer:
         self.vao_sky.render(moderngl.TRIANGLES, vertices=3)
         ctx.depth_func = "<"
 
-    def _upload_movers(self, t_s: float) -> None:
-        if self.dynamic_vertices:
-            self.vbo_dynamic.write(expand_boxes(self.scene.dynamic_boxes(t_s)).tobytes())
+    def _upload_movers(self, t_s: float, eye: npt.NDArray[np.float64]) -> None:
+        """Upload the pedestrians and vehicles near enough to be seen at time ``t_s``."""
+        self.dynamic_vertices = 0
+        if self.scene.dynamic_box_count:
+            boxes = self.scene.dynamic_boxes(t_s)
+            near = np.hypot(boxes[:, 0] - eye[0], boxes[:, 1] - eye[1]) < OBJECT_REACH_M
+            rows = expand_boxes(boxes[near])
+            if len(rows):
+                self.vbo_dynamic.write(rows.tobytes())
+            self.dynamic_vertices = len(rows)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -317,14 +372,14 @@ class EquirectRenderer:
 
         ctx = self.ctx
         eye = np.array([x_m, y_m, eye_height_m], np.float64)
-        self._upload_movers(t_s)
+        self._upload_movers(t_s, eye)
         target = self.fbo_faces_ms or self.fbo_faces
         target.use()
         target.clear(0.0, 0.0, 0.0, 1.0, depth=1.0)
         s = self.face_px
         for index, basis in enumerate(self.face_bases):
             ctx.viewport = ((index % 3) * s, (index // 3) * s, s, s)
-            self._draw_view(eye, basis, 1.0, 1.0)
+            self._draw_view(eye, basis, 1.0, 1.0, slot=index)
         if self.fbo_faces_ms is not None:
             ctx.copy_framebuffer(self.fbo_faces, self.fbo_faces_ms)
         self.fbo_equirect.use()
@@ -391,7 +446,7 @@ class EquirectRenderer:
     ) -> Image:
         import moderngl
 
-        self._upload_movers(t_s)
+        self._upload_movers(t_s, eye)
         resolve, target = self._perspective_target(width, height, samples)
         target.use()
         target.clear(0.0, 0.0, 0.0, 1.0, depth=1.0)

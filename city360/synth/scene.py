@@ -101,6 +101,8 @@ class Scene:
     extent: tuple[float, float, float, float]
     """(min x, min y, max x, max y) of the street network, metres."""
     ground: F32 = field(repr=False)
+    ground_layers: npt.NDArray[np.uint8] = field(repr=False)
+    """Paint layer of each ground triangle; layers are drawn in increasing order."""
     walls: F32 = field(repr=False)
     signs: F32 = field(repr=False)
     boxes: F32 = field(repr=False)
@@ -217,12 +219,16 @@ def build_scene(
     )
     clearance = _layout.junction_clearance(street_objs)
     degree = {node: int(d) for node, d in streets.degree()}
+    ground, ground_layers = _meshes.ground_mesh(
+        street_objs, clearance, degree, parks, water, extent
+    )
     return Scene(
         projection=projection,
         seed=seed,
         streets=streets,
         extent=extent,
-        ground=_meshes.ground_mesh(street_objs, clearance, degree, parks, water, extent),
+        ground=ground,
+        ground_layers=ground_layers,
         walls=_meshes.wall_mesh(plans),
         signs=_meshes.sign_mesh(sign_plans, atlas, [p.poi_index for p in sign_plans]),
         boxes=_meshes.box_instances(object_plans, sign_plans, rngs["boxes"]),

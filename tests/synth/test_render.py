@@ -11,7 +11,8 @@ import pytest
 
 from city360._gl import create_context, gl_available
 from city360.errors import ClosedResourceError, ConfigError
-from city360.geo import LocalProjection
+from city360.geo import LocalProjection, bearing_deg
+from city360.synth._chunks import Chunks, make_chunks
 from city360.synth.render import EquirectRenderer
 from city360.synth.scene import Scene, build_scene
 from tests.fixtures.scenes import grid_inputs
@@ -26,13 +27,29 @@ def _needs_gl() -> None:
         pytest.skip("no OpenGL context (install Mesa EGL: apt-get install libegl1 libegl-mesa0)")
 
 
+MARKERS = {  # colour -> (x, y, z): cubes 20 m along each arm of a crossing, one overhead
+    (255, 0, 255): (20.0, 0.0, 1.6),  # east
+    (255, 255, 0): (0.0, 20.0, 1.6),  # north
+    (0, 255, 255): (-20.0, 0.0, 1.6),  # west
+    (255, 0, 0): (0.0, -20.0, 1.6),  # south
+    (0, 0, 255): (0.0, 0.0, 40.0),  # overhead
+}
+
+
 @pytest.fixture(scope="module")
 def marker_scene() -> Scene:
-    """One straight east-west street through the origin with no objects but marker boxes."""
+    """Two straight streets crossing at the origin, no objects but coloured marker cubes."""
     graph = nx.MultiGraph()
     graph.add_node(1, x_m=-150.0, y_m=0.0)
     graph.add_node(2, x_m=150.0, y_m=0.0)
-    graph.add_edge(1, 2, highway="residential", polyline_xy=[(-150.0, 0.0), (150.0, 0.0)])
+    graph.add_node(3, x_m=0.0, y_m=-150.0)
+    graph.add_node(4, x_m=0.0, y_m=150.0)
+    graph.add_node(5, x_m=0.0, y_m=0.0)
+    for end in (1, 2, 3, 4):
+        data = graph.nodes[end]
+        graph.add_edge(
+            5, end, highway="residential", polyline_xy=[(0.0, 0.0), (data["x_m"], data["y_m"])]
+        )
     scene = build_scene(
         streets=graph,
         buildings=[],
@@ -41,12 +58,8 @@ def marker_scene() -> Scene:
         seed=1,
         min_pois_per_km=0.0,
     )
-    # a magenta cube on the centreline 20 m east at eye height, a cyan one 40 m overhead
     markers = np.array(
-        [
-            [20.0, 0.0, 1.6, 1.5, 1.5, 1.5, 0.0, 1.0, 0.0, 1.0],  # east, on the centreline
-            [0.0, 0.0, 40.0, 1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0],  # overhead, cyan
-        ],
+        [[*xyz, 1.5, 1.5, 1.5, 0.0, *(c / 255 for c in rgb)] for rgb, xyz in MARKERS.items()],
         np.float32,
     )
     return dataclasses.replace(scene, boxes=markers)
@@ -74,23 +87,34 @@ def test_frame_shape_and_type(marker_renderer: EquirectRenderer) -> None:
     assert frame.flags.writeable
 
 
+def _longitude(colour: tuple[int, int, int], heading_deg: float) -> float:
+    x, y, _ = MARKERS[colour]
+    return (bearing_deg(x, y) - heading_deg + 180.0) % 360.0 - 180.0
+
+
 @pytest.mark.parametrize(
-    ("heading_deg", "expected_column"),
-    [(0.0, 0.75 * WIDTH), (90.0, 0.5 * WIDTH), (180.0, 0.25 * WIDTH), (45.0, 0.625 * WIDTH)],
+    ("heading_deg", "colour"),
+    [  # every side face, at several headings; markers straddling the frame's seam left out
+        (heading, colour)
+        for heading in (0.0, 90.0, 180.0, 45.0, 300.0)
+        for colour in list(MARKERS)[:4]
+        if abs(_longitude(colour, heading)) < 170.0
+    ],
 )
 def test_equirect_longitude_convention(
-    marker_renderer: EquirectRenderer, heading_deg: float, expected_column: float
+    marker_renderer: EquirectRenderer, heading_deg: float, colour: tuple[int, int, int]
 ) -> None:
-    """A marker due east appears at longitude 90 - heading, to the right of the centre."""
+    """A marker at bearing b appears at longitude b - heading (positive to the right)."""
+    longitude = _longitude(colour, heading_deg)
     frame = marker_renderer.render(*CAMERA, heading_deg, 0.0)
-    row, column = _centroid(frame, (255, 0, 255))
-    assert column + 0.5 == pytest.approx(expected_column, abs=1.5)
+    row, column = _centroid(frame, colour)
+    assert column + 0.5 == pytest.approx((longitude + 180.0) / 360.0 * WIDTH, abs=1.5)
     assert row + 0.5 == pytest.approx(WIDTH / 4, abs=1.5)  # eye height: on the horizon
 
 
 def test_equirect_top_row_is_up(marker_renderer: EquirectRenderer) -> None:
     frame = marker_renderer.render(*CAMERA, 30.0, 0.0)
-    row, _ = _centroid(frame, (0, 255, 255))
+    row, _ = _centroid(frame, (0, 0, 255))
     assert row < 4
     assert frame[0].mean(axis=0)[2] > frame[-1].mean(axis=0)[2]  # sky above, street below
 
@@ -193,3 +217,32 @@ def test_other_contexts_do_not_disturb_rendering(marker_renderer: EquirectRender
     finally:
         other.release()
     assert after.tobytes() == before.tobytes()
+
+
+def test_culling_changes_no_pixel(small_scene: Scene, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Drawing only the chunks each view can see gives the same frame as drawing them all."""
+    with EquirectRenderer(small_scene, width=WIDTH) as renderer:
+        culled = renderer.render(40.0, 3.0, 200.0, 4.0)
+        perspective = renderer.render_perspective(40.0, 3.0, yaw_deg=30.0, width=96, height=64)
+        monkeypatch.setattr(
+            Chunks, "visible", lambda self, *_: np.ones(len(self.first), dtype=bool)
+        )
+        assert renderer.render(40.0, 3.0, 200.0, 4.0).tobytes() == culled.tobytes()
+        again = renderer.render_perspective(40.0, 3.0, yaw_deg=30.0, width=96, height=64)
+        assert again.tobytes() == perspective.tobytes()
+
+
+def test_chunks_keep_every_triangle_and_the_layer_order(small_scene: Scene) -> None:
+    chunks = make_chunks(small_scene.ground, group=small_scene.ground_layers)
+    assert len(chunks) > 1
+    assert int(chunks.count.sum()) == len(small_scene.ground)
+    original = {tuple(t) for t in small_scene.ground.reshape(-1, 27).tolist()}
+    assert {tuple(t) for t in chunks.rows.reshape(-1, 27).tolist()} == original
+    # every chunk's triangles belong to one layer, and layers never go backwards
+    triangles = small_scene.ground.reshape(-1, 27).tolist()
+    layer_of = {
+        tuple(t): layer for t, layer in zip(triangles, small_scene.ground_layers, strict=True)
+    }
+    rows = chunks.rows.reshape(-1, 27).tolist()
+    layers = [layer_of[tuple(t)] for t in rows]
+    assert layers == sorted(layers)
