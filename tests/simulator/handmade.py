@@ -39,6 +39,8 @@ SEGMENTS: dict[str, tuple[str, int, int, bool, int, int]] = {
     "ew_a_r": ("ew", 0, 30, True, 0, 3),
     "ew_b_r": ("ew", 30, 60, True, 4, 0),
 }
+STREETS = {seg: i for i, seg in enumerate(("ns_a", "ns_b", "ew_a", "ew_b"))}
+STREETS.update({f"{seg}_r": i for seg, i in list(STREETS.items())})
 TWINS = {"ns_a": "ns_a_r", "ns_b": "ns_b_r", "ew_a": "ew_a_r", "ew_b": "ew_b_r"}
 TWINS.update({v: k for k, v in TWINS.items()})
 HEADINGS = {"ns": 180.0, "ew": 90.0}
@@ -145,13 +147,15 @@ def build_city(root: Path, *, width: int = FRAME_W, height: int = FRAME_H) -> Pa
     for node, (x, y) in NODES.items():
         lat, lon = projection.to_latlon(x, y)
         kind = "junction" if node == 0 else "dead_end"
-        graph.add_node(node, kind=kind, x_m=x, y_m=y, lat=float(lat), lon=float(lon))
+        degree = 4 if node == 0 else 1
+        graph.add_node(node, kind=kind, x_m=x, y_m=y, lat=float(lat), lon=float(lon), degree=degree)
     for seg, (trajectory, first, last, reverse, u, v) in SEGMENTS.items():
         heading = (HEADINGS[trajectory] + (180.0 if reverse else 0.0)) % 360.0
         graph.add_edge(
             u, v, key=seg, id=seg, trajectory=trajectory, first_frame=first, last_frame=last,
             reverse=reverse, length_m=ARM_M, start_heading_deg=heading, end_heading_deg=heading,
-            twin=TWINS[seg], transitions=_transitions(seg),
+            heading_profile_deg=[heading] * 4, twin=TWINS[seg], transitions=_transitions(seg),
+            street=STREETS[seg], primary=not reverse,
         )  # fmt: skip
     data = nx.node_link_data(graph, edges="edges")
     city.graph_path.write_text(json.dumps(data), encoding="utf-8")
