@@ -87,6 +87,18 @@ class DecodedFrame:
     frame: av.video.frame.VideoFrame
     rotation_deg: int
 
+    def to_yuv420(self, *, width: int) -> av.video.frame.VideoFrame | None:
+        """The picture as a yuv420p frame ``width`` wide, or None when it must be rotated
+        (then use :meth:`to_rgb`). Staying in Y'CbCr skips two colour conversions, keeps
+        chroma as decoded, and is the fast path at 4K."""
+        if self.rotation_deg % 360:
+            return None
+        frame = self.frame
+        height = _even_height(frame.width, frame.height, width)
+        if frame.format.name == "yuv420p" and (frame.width, frame.height) == (width, height):
+            return frame
+        return frame.reformat(width=width, height=height, format="yuv420p", interpolation="AREA")
+
     def to_rgb(self, *, width: int | None = None) -> npt.NDArray[np.uint8]:
         """The picture as RGB uint8 (H, W, 3), upright, scaled to ``width`` when given."""
         rotated_sideways = self.rotation_deg % 180 != 0
@@ -94,7 +106,7 @@ class DecodedFrame:
         src_h = self.frame.width if rotated_sideways else self.frame.height
         image: npt.NDArray[np.uint8]
         if width is not None and width != src_w:
-            height = max(2, round(src_h * width / src_w / 2) * 2)
+            height = _even_height(src_w, src_h, width)
             # reformat scales before rotation: swap the target when the picture turns sideways
             scaled = (height, width) if rotated_sideways else (width, height)
             image = self.frame.to_ndarray(  # type: ignore[assignment]
@@ -103,6 +115,10 @@ class DecodedFrame:
         else:
             image = self.frame.to_ndarray(format="rgb24")  # type: ignore[assignment]
         return rotate_upright(image, self.rotation_deg)
+
+
+def _even_height(src_w: int, src_h: int, width: int) -> int:
+    return max(2, round(src_h * width / src_w / 2) * 2)
 
 
 def rotate_upright(image: npt.NDArray[np.uint8], rotation_deg: int) -> npt.NDArray[np.uint8]:

@@ -97,7 +97,13 @@ class FrameStore:
         try:
             with av.open(str(self.path)) as container:
                 stream = container.streams.video[0]
-                entries = sorted(stream.index_entries, key=lambda e: e.timestamp)
+                # copy the index out now: IndexEntry objects point into the open container
+                entries = sorted(
+                    (
+                        (int(e.timestamp), int(e.pos), int(e.size), bool(e.is_keyframe))
+                        for e in stream.index_entries
+                    ),
+                )
                 self._codec = stream.codec_context.name
                 extradata = stream.codec_context.extradata
                 width, height = stream.codec_context.width, stream.codec_context.height
@@ -107,15 +113,15 @@ class FrameStore:
         if not entries:
             msg = f"frame store {self.path} has no frames; re-run `city360 ingest`"
             raise CityFormatError(msg)
-        not_key = [k for k, e in enumerate(entries) if not e.is_keyframe]
+        not_key = [k for k, e in enumerate(entries) if not e[3]]
         if not_key:
             msg = (
                 f"frame store {self.path} is not all-intra (frame {not_key[0]} is not a "
                 "keyframe); re-run `city360 ingest` to rewrite it"
             )
             raise CityFormatError(msg)
-        self._pos = np.array([e.pos for e in entries], np.int64)
-        self._size = np.array([e.size for e in entries], np.int64)
+        self._pos = np.array([e[1] for e in entries], np.int64)
+        self._size = np.array([e[2] for e in entries], np.int64)
         self._width, self._height = int(width), int(height)
         self._extradata = extradata
         self._threads = threads

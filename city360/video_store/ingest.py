@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from city360._atomic import atomic_dir
 from city360.city import CityDir, CityManifest, SourceFile, TrajectoryMeta, TrajectoryPoses
@@ -25,11 +26,11 @@ from city360.video_store.clean import CleanParams, clean_track
 from city360.video_store.decode import VideoInfo, iter_frames, probe_video
 from city360.video_store.gps import GpsTrack, read_embedded_track, read_track, validate_track
 from city360.video_store.heading import fuse_heading
-from city360.video_store.motion import MotionMeter, MotionSignal
+from city360.video_store.motion import MotionMeter, MotionSignal, still_spans
 from city360.video_store.refine import heading_aided_smooth
 from city360.video_store.resample import frame_times, select_frames
 from city360.video_store.sync import resolve_sync
-from city360.video_store.writer import FrameWriter, output_size
+from city360.video_store.writer import FrameWriter, output_size, remux_subset
 
 __all__ = [
     "IngestOptions",
@@ -124,6 +125,24 @@ def _sha256(path: Path) -> str:
     return file_sha256(path)
 
 
+def _moving_frames(t_s: npt.NDArray[np.float64], motion: MotionSignal | None) -> list[int]:
+    """Indices of the kept frames to retain: all but the second and later ones inside a span
+    where the picture says the camera stood still."""
+    if motion is None:
+        return list(range(t_s.shape[0]))
+    keep = []
+    spans = still_spans(motion)
+    seen: set[int] = set()
+    for k, t in enumerate(t_s):
+        inside = [j for j, (a, b) in enumerate(spans) if a <= t <= b]
+        if inside:
+            if inside[0] in seen:
+                continue
+            seen.add(inside[0])
+        keep.append(k)
+    return keep
+
+
 def ingest_video(
     video: str | os.PathLike[str],
     gps: str | os.PathLike[str] | None,
@@ -199,14 +218,18 @@ def ingest_video(
                     if row != written:
                         msg = f"video {video_path}: frame pts {frame.pts} decoded out of order"
                         raise VideoError(msg)
-                    image = frame.to_rgb(width=out_w)
-                    if image.shape[:2] != (out_h, out_w):
-                        import cv2
+                    yuv = frame.to_yuv420(width=out_w)
+                    if yuv is not None and (yuv.width, yuv.height) == (out_w, out_h):
+                        writer.write_frame(yuv)
+                    else:
+                        image = frame.to_rgb(width=out_w)
+                        if image.shape[:2] != (out_h, out_w):
+                            import cv2
 
-                        image = cv2.resize(  # type: ignore[assignment]
-                            image, (out_w, out_h), interpolation=cv2.INTER_AREA
-                        )
-                    writer.write(image)
+                            image = cv2.resize(  # type: ignore[assignment]
+                                image, (out_w, out_h), interpolation=cv2.INTER_AREA
+                            )
+                        writer.write(image)
                     written += 1
             if written != len(selection):
                 msg = (
@@ -216,6 +239,12 @@ def ingest_video(
                 raise VideoError(msg)
             if frame_meter is not None:
                 motion = frame_meter.result()
+            keep = _moving_frames(selection.t_s, motion)
+            if len(keep) < written:  # standing still: keep one frame per stop
+                remux_subset(tmp / "frames.mp4", tmp / "frames.kept.mp4", keep)
+                os.replace(tmp / "frames.kept.mp4", tmp / "frames.mp4")
+                selection = selection.subset(keep)
+                written = len(keep)
             heading = fuse_heading(selection.t_s, motion, smooth, sync)
             x_m, y_m = selection.x_m, selection.y_m
             if heading.dense_t_s is not None and heading.dense_heading_deg is not None:
@@ -240,6 +269,8 @@ def ingest_video(
                 t_s=selection.t_s,
                 source_pts=selection.source_pts,
             )
+            steps = np.hypot(np.diff(x_m), np.diff(y_m))
+            length_m = float(steps.sum())
             meta = TrajectoryMeta(
                 id=tid,
                 source_video=str(video_path),
@@ -251,7 +282,7 @@ def ingest_video(
                 spacing_m=opts.spacing_m,
                 camera_yaw_offset_deg=0.0,
                 clock_offset_s=sync.offset_s,
-                length_m=selection.length_m,
+                length_m=length_m,
             )
             CityDir.write_trajectory_files(tmp, meta, poses)
     except BaseException:
@@ -269,7 +300,7 @@ def ingest_video(
         frame_count=written,
         width=out_w,
         height=out_h,
-        length_m=selection.length_m,
+        length_m=length_m,
         offset_s=sync.offset_s,
         sync_method=sync.method,
         sync_score=sync.score,

@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from city360.video_store.decode import DecodedFrame, VideoInfo
 
-__all__ = ["MOTION_RATE_HZ", "MotionMeter", "MotionSignal", "yaw_shift_deg"]
+__all__ = ["MOTION_RATE_HZ", "MotionMeter", "MotionSignal", "still_spans", "yaw_shift_deg"]
 
 MOTION_RATE_HZ = 10.0
 """Rate at which visual motion is measured, Hz."""
@@ -140,3 +140,35 @@ class MotionMeter:
             np.asarray(self._change, np.float64),
             np.asarray(self._confidence, np.float64),
         )
+
+
+def still_spans(
+    motion: MotionSignal, *, ratio: float = 0.25, min_s: float = 1.5
+) -> list[tuple[float, float]]:
+    """Video-time spans ``(start_s, end_s)`` where the picture (yaw undone) changes less than
+    ``ratio`` times its median rate for at least ``min_s``: the camera stands still.
+
+    The threshold is relative to the video itself, so noise, lighting and passers-by, which
+    are there all the time, do not count as motion; GPS at 1 Hz with metres of noise cannot
+    see a stop of a few seconds, the picture can.
+    """
+    rate = motion.change_rate
+    if rate.shape[0] < 3:
+        return []
+    threshold = ratio * float(np.median(rate))
+    still = rate < threshold
+    spans = []
+    k = 0
+    n = still.shape[0]
+    while k < n:
+        if not still[k]:
+            k += 1
+            continue
+        end = k
+        while end < n and still[end]:
+            end += 1
+        start_s, end_s = float(motion.t_s[k]), float(motion.t_s[end])
+        if end_s - start_s >= min_s:
+            spans.append((start_s, end_s))
+        k = end
+    return spans

@@ -42,8 +42,8 @@ def heading_aided_smooth(
     steps = np.where(nearer_before, before, steps)
     inside = (meas_t_s >= t_s[0] - 1.0) & (meas_t_s <= t_s[-1] + 1.0)
     meas_at: dict[int, FloatArray] = {}
-    for k in np.flatnonzero(inside).tolist():
-        meas_at.setdefault(int(steps[k]), np.array([meas_x[k], meas_y[k]]))
+    for row in np.flatnonzero(inside).tolist():
+        meas_at.setdefault(int(steps[row]), np.array([meas_x[row], meas_y[row]]))
     heading = np.radians(heading_deg)
     r = np.eye(2) * sigma_m**2
     h = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])

@@ -39,6 +39,19 @@ class FrameSelection:
     def __len__(self) -> int:
         return int(self.source_index.shape[0])
 
+    def subset(self, keep: list[int]) -> FrameSelection:
+        """The selection restricted to positions ``keep`` (increasing)."""
+        rows = np.asarray(keep, np.int64)
+        return FrameSelection(
+            source_index=self.source_index[rows],
+            source_pts=self.source_pts[rows],
+            t_s=self.t_s[rows],
+            x_m=self.x_m[rows],
+            y_m=self.y_m[rows],
+            heading_deg=self.heading_deg[rows],
+            distance_m=self.distance_m[rows],
+        )
+
     @property
     def length_m(self) -> float:
         return float(self.distance_m[-1]) if len(self) else 0.0

@@ -20,9 +20,10 @@ from city360.errors import ClosedResourceError, ConfigError
 
 if TYPE_CHECKING:
     import av.container
+    import av.video.frame
     import av.video.stream
 
-__all__ = ["FRAMES_RATE", "FrameWriter", "output_size"]
+__all__ = ["FRAMES_RATE", "FrameWriter", "output_size", "remux_subset"]
 
 FRAMES_RATE = 10
 """Nominal frame rate of frames.mp4 (frames are places, not times; 10 fps plays a 1 m
@@ -107,6 +108,21 @@ class FrameWriter:
         self.count += 1
         return self.count - 1
 
+    def write_frame(self, frame: av.video.frame.VideoFrame) -> int:
+        """Append one decoded yuv420p frame of the writer's size; return its index."""
+        if self._container is None:
+            msg = f"{self!r} is closed"
+            raise ClosedResourceError(msg)
+        if (frame.width, frame.height) != (self.width, self.height):
+            msg = f"frame size {frame.width}x{frame.height} != {self.width}x{self.height}"
+            raise ConfigError(msg)
+        frame.pts = self.count
+        frame.time_base = Fraction(1, FRAMES_RATE)
+        for packet in self._stream.encode(frame):
+            self._container.mux(packet)
+        self.count += 1
+        return self.count - 1
+
     def close(self) -> None:
         """Flush the encoder and finish the file. Safe to call twice."""
         if self._container is None:
@@ -128,3 +144,36 @@ class FrameWriter:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def remux_subset(
+    source: str | os.PathLike[str], target: str | os.PathLike[str], keep: list[int]
+) -> int:
+    """Copy frames ``keep`` (indices, increasing) of an all-intra ``source`` into ``target``
+    without re-encoding, renumbering them 0, 1, 2, ... (every packet is a keyframe, so any
+    subset is a valid stream). Returns the number of frames written."""
+    import av
+
+    wanted = set(keep)
+    written = 0
+    with (
+        av.open(str(source)) as src,
+        av.open(
+            str(target),
+            mode="w",
+            format="mp4",
+            options={"video_track_timescale": str(FRAMES_RATE), "movflags": "+faststart"},
+        ) as dst,
+    ):
+        in_stream = src.streams.video[0]
+        out_stream = dst.add_stream_from_template(in_stream)
+        out_stream.time_base = Fraction(1, FRAMES_RATE)
+        for packet in src.demux(in_stream):
+            if packet.pts is None or packet.size == 0 or packet.pts not in wanted:
+                continue
+            packet.stream = out_stream
+            packet.pts = packet.dts = written
+            packet.time_base = Fraction(1, FRAMES_RATE)
+            dst.mux(packet)
+            written += 1
+    return written

@@ -1,0 +1,327 @@
+"""Ingest end to end on tiny made-up walks: accuracy, round trip, CLI, and every bad input."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from city360.city import CityDir
+from city360.cli import app
+from city360.errors import ConfigError, GpsError, OutputError, VideoError
+from city360.video_store import FrameStore
+from city360.video_store.cli import pair_inputs, parse_offset
+from city360.video_store.ingest import IngestOptions, ingest_video
+from tests.fixtures.videos import (
+    CREATION,
+    SyntheticWalk,
+    angle_error_deg,
+    write_csv_track,
+    write_equirect_video,
+    write_gpx,
+)
+
+SMALL = IngestOptions(max_width=256)
+
+
+def _listing(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*")) if root.exists() else []
+
+
+def _psnr(a: np.ndarray, b: np.ndarray) -> float:
+    mse = float(np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2))
+    return float("inf") if mse == 0 else 10 * np.log10(255.0**2 / mse)
+
+
+@pytest.fixture(scope="module")
+def ingested(synthetic_walk: SyntheticWalk, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    city = tmp_path_factory.mktemp("ingested") / "city"
+    result = ingest_video(
+        synthetic_walk.video,
+        synthetic_walk.gpx,
+        city,
+        projection=synthetic_walk.projection,
+        options=SMALL,
+    )
+    assert result.trajectory_id == "walk"
+    assert result.sync_method == "creation_time"
+    assert result.visual_heading
+    return city
+
+
+def test_trajectory_files_follow_the_contract(ingested: Path) -> None:
+    city = CityDir(ingested)
+    assert city.trajectory_ids() == ["walk"]
+    meta = city.read_trajectory_meta("walk")
+    poses = city.read_poses("walk")
+    assert meta.frame_count == len(poses) > 50
+    assert (meta.width, meta.height) == (256, 128)
+    assert meta.spacing_m == 1.0
+    with FrameStore(city.frames_path("walk")) as store:
+        assert len(store) == meta.frame_count
+    # frames are ~1 m apart along the walk and in time order
+    steps = np.hypot(np.diff(poses.x_m), np.diff(poses.y_m))
+    assert np.median(steps) == pytest.approx(1.0, abs=0.15)
+    assert np.all(np.diff(poses.t_s) > 0)
+    assert np.all(np.diff(poses.source_pts) > 0)
+    assert meta.length_m == pytest.approx(89.6, rel=0.1)  # 64 s of walking at 1.4 m/s
+    assert not list((ingested / "trajectories").glob(".*"))  # no temporary folders left
+
+
+def test_positions_and_headings_match_the_truth(
+    ingested: Path, synthetic_walk: SyntheticWalk
+) -> None:
+    poses = CityDir(ingested).read_poses("walk")
+    truth = np.searchsorted(synthetic_walk.t_s, poses.t_s - 1e-6)
+    error = np.hypot(poses.x_m - synthetic_walk.x_m[truth], poses.y_m - synthetic_walk.y_m[truth])
+    assert float(np.sqrt(np.mean(error**2))) < 2.0  # 3 m GPS noise
+    heading_error = angle_error_deg(poses.heading_deg, synthetic_walk.heading_deg[truth])
+    assert float(np.median(heading_error)) < 5.0
+
+
+def test_stop_adds_no_frames(ingested: Path, synthetic_walk: SyntheticWalk) -> None:
+    poses = CityDir(ingested).read_poses("walk")
+    during_stop = (poses.t_s > 30.5) & (poses.t_s < 35.5)  # the walker stands 30..36 s
+    assert during_stop.sum() <= 1
+
+
+def test_frames_round_trip_at_35_db(ingested: Path, synthetic_walk: SyntheticWalk) -> None:
+    import av
+
+    poses = CityDir(ingested).read_poses("walk")
+    wanted = {int(p): i for i, p in enumerate(poses.source_pts)}
+    source: dict[int, np.ndarray] = {}
+    with av.open(str(synthetic_walk.video)) as container:
+        for frame in container.decode(video=0):
+            if frame.pts in wanted:
+                source[wanted[frame.pts]] = frame.to_ndarray(format="rgb24")
+    assert len(source) == len(poses)
+    with FrameStore(CityDir(ingested).frames_path("walk")) as store:
+        values = [_psnr(store.get(i), source[i]) for i in range(0, len(store), 7)]
+    assert min(values) >= 35.0
+
+
+def test_auto_offset_recovers_two_seconds(offset_walk: SyntheticWalk, tmp_path: Path) -> None:
+    result = ingest_video(
+        offset_walk.video,
+        offset_walk.csv,
+        tmp_path / "city",
+        projection=offset_walk.projection,
+        options=IngestOptions(max_width=128, offset="auto"),
+    )
+    assert result.sync_method == "auto"
+    assert result.offset_s == pytest.approx(2.0, abs=0.3)
+    meta = CityDir(tmp_path / "city").read_trajectory_meta("offset")
+    assert meta.clock_offset_s == pytest.approx(result.offset_s)
+
+
+def test_given_offset_is_recorded(offset_walk: SyntheticWalk, tmp_path: Path) -> None:
+    result = ingest_video(
+        offset_walk.video,
+        offset_walk.gpx,
+        tmp_path / "city",
+        projection=offset_walk.projection,
+        options=IngestOptions(max_width=128, offset=2.0, spacing_m=2.0),
+    )
+    assert (result.offset_s, result.sync_method) == (2.0, "given")
+    poses = CityDir(tmp_path / "city").read_poses("offset")
+    assert np.median(np.hypot(np.diff(poses.x_m), np.diff(poses.y_m))) == pytest.approx(
+        2.0, abs=0.2
+    )
+
+
+def test_existing_trajectory_needs_overwrite(ingested: Path, synthetic_walk: SyntheticWalk) -> None:
+    before = _listing(ingested)
+    with pytest.raises(OutputError, match="already exists; pass --overwrite to replace it"):
+        ingest_video(
+            synthetic_walk.video,
+            synthetic_walk.gpx,
+            ingested,
+            projection=synthetic_walk.projection,
+            options=SMALL,
+        )
+    assert _listing(ingested) == before
+
+
+# bad input: a clear error and nothing written -------------------------------------------------
+def _flat_video(path: Path) -> Path:
+    frames = [np.full((64, 96, 3), 10 * k, np.uint8) for k in range(5)]
+    return write_equirect_video(path, frames, 10)
+
+
+def _bad_inputs(walk: SyntheticWalk, folder: Path) -> dict[str, tuple[Path, Path, str, type]]:
+    folder.mkdir(parents=True, exist_ok=True)
+    data = walk.video.read_bytes()
+    truncated = folder / "truncated.mp4"
+    truncated.write_bytes(data[: len(data) // 3])
+    corrupt = folder / "corrupt.mp4"
+    corrupt.write_bytes(b"\x00\x00\x00\x18ftypmp42" + bytes(range(256)) * 20)
+    empty = folder / "empty.mp4"
+    empty.write_bytes(b"")
+    later = CREATION.timestamp() + 3600
+    lat, lon = walk.projection.to_latlon(walk.x_m[::10], walk.y_m[::10])
+    no_overlap = write_gpx(folder / "later.gpx", later + walk.t_s[::10], lat, lon)
+    broken_gpx = folder / "broken.gpx"
+    broken_gpx.write_text("<gpx><trk><trkseg><trkpt lat='1'")
+    empty_gpx = folder / "empty.gpx"
+    empty_gpx.write_text("")
+    empty_csv = folder / "empty.csv"
+    empty_csv.write_text("")
+    nan_csv = folder / "nan.csv"
+    nan_csv.write_text(
+        "time,lat,lon\n" + "".join(f"{CREATION.timestamp() + k},nan,nan\n" for k in range(5))
+    )
+    t0 = CREATION.timestamp()
+    single = write_csv_track(folder / "single.csv", [t0], [60.17], [24.94])
+    same = write_csv_track(folder / "same.csv", t0 + np.arange(10), [60.17] * 10, [24.94] * 10)
+    v, g = walk.video, walk.gpx
+    return {
+        "truncated": (truncated, g, r"truncated\.mp4 cannot be opened .*re-copy it", VideoError),
+        "corrupt": (
+            corrupt,
+            g,
+            r"corrupt\.mp4 cannot be opened .*corrupt or truncated",
+            VideoError,
+        ),
+        "zero-length": (empty, g, r"empty\.mp4 is empty \(0 bytes\)", VideoError),
+        "not 2:1": (_flat_video(folder / "flat.mp4"), g, r"is 96x64 .*not a 2:1", VideoError),
+        "no overlap": (v, no_overlap, r"later\.gpx .* does not overlap video", GpsError),
+        "broken gpx": (v, broken_gpx, r"broken\.gpx cannot be parsed", GpsError),
+        "empty gpx": (v, empty_gpx, r"empty\.gpx is empty", GpsError),
+        "empty csv": (v, empty_csv, r"empty\.csv is empty", GpsError),
+        "nan": (v, nan_csv, r"nan\.csv: no usable point among 5 \(5 have NaN", GpsError),
+        "single point": (v, single, r"single\.csv has a single usable point", GpsError),
+        "identical": (v, same, r"same\.csv: all 10 points are identical", GpsError),
+    }
+
+
+BAD = [
+    "truncated",
+    "corrupt",
+    "zero-length",
+    "not 2:1",
+    "no overlap",
+    "broken gpx",
+    "empty gpx",
+    "empty csv",
+    "nan",
+    "single point",
+    "identical",
+]
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_bad_input_leaves_no_city(synthetic_walk: SyntheticWalk, tmp_path: Path, case: str) -> None:
+    video, gps, message, error = _bad_inputs(synthetic_walk, tmp_path / "in")[case]
+    city = tmp_path / "city"
+    with pytest.raises(error, match=message):
+        ingest_video(video, gps, city, projection=synthetic_walk.projection, options=SMALL)
+    assert not city.exists()
+
+
+def test_bad_input_leaves_existing_city_untouched(
+    ingested: Path, synthetic_walk: SyntheticWalk, tmp_path: Path
+) -> None:
+    city = tmp_path / "city"
+    shutil.copytree(ingested, city)
+    before = _listing(city)
+    cases = _bad_inputs(synthetic_walk, tmp_path / "in")
+    for case in ("truncated", "no overlap", "identical"):
+        video, gps, message, error = cases[case]
+        with pytest.raises(error, match=message):
+            ingest_video(
+                video, gps, city, projection=synthetic_walk.projection,
+                options=IngestOptions(max_width=256, overwrite=True),
+            )  # fmt: skip
+        assert _listing(city) == before
+
+
+def test_truncated_mid_stream_leaves_nothing(synthetic_walk: SyntheticWalk, tmp_path: Path) -> None:
+    """A file whose index is whole but whose samples end early fails during encoding."""
+    import av
+
+    frames = []
+    with av.open(str(synthetic_walk.video)) as container:
+        frames = [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
+    full = write_equirect_video(tmp_path / "fast.mp4", frames, 10, faststart=True)
+    data = full.read_bytes()
+    cut = tmp_path / "in" / "cut.mp4"
+    cut.parent.mkdir()
+    cut.write_bytes(data[: int(len(data) * 0.7)])
+    city = tmp_path / "city"
+    with pytest.raises(VideoError, match=r"cut\.mp4 (is truncated|breaks off|is truncated or)"):
+        ingest_video(
+            cut, synthetic_walk.gpx, city, projection=synthetic_walk.projection, options=SMALL
+        )
+    assert not city.exists()
+
+
+# CLI ---------------------------------------------------------------------------------------
+def test_parse_offset() -> None:
+    assert parse_offset(None) is None
+    assert parse_offset("AUTO") == "auto"
+    assert parse_offset("-2.5") == -2.5
+    with pytest.raises(ConfigError, match="--offset must be a number of seconds or 'auto'"):
+        parse_offset("soon")
+
+
+def test_pairing_by_stem(tmp_path: Path) -> None:
+    files = {n: tmp_path / n for n in ["a.mp4", "b.mp4", "a.gpx", "b.csv", "x.gpx"]}
+    for path in files.values():
+        path.write_bytes(b"x")
+    pairs = pair_inputs([files["a.mp4"], files["b.mp4"]], [files["b.csv"], files["a.gpx"]])
+    assert pairs == [(files["a.mp4"], files["a.gpx"]), (files["b.mp4"], files["b.csv"])]
+    assert pair_inputs([files["a.mp4"]], [files["x.gpx"]]) == [(files["a.mp4"], files["x.gpx"])]
+    assert pair_inputs([files["a.mp4"], files["b.mp4"]], [files["a.gpx"]])[1] == (
+        files["b.mp4"],
+        None,
+    )
+    with pytest.raises(ConfigError, match=r"x\.gpx matches no video by name"):
+        pair_inputs([files["a.mp4"], files["b.mp4"]], [files["a.gpx"], files["x.gpx"]])
+
+
+def test_cli_ingests_two_videos_in_parallel(
+    synthetic_walk: SyntheticWalk, offset_walk: SyntheticWalk, tmp_path: Path
+) -> None:
+    city = tmp_path / "city"
+    args = [
+        "ingest", str(synthetic_walk.video), str(offset_walk.video),
+        "--gps", str(offset_walk.gpx), "--gps", str(synthetic_walk.gpx),
+        "--out", str(city), "--max-width", "128", "--spacing-m", "2", "--workers", "2",
+    ]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert re.search(r"walk: \d+ frames 128x64, \d+ m, clock offset \+0\.00 s", result.output)
+    assert CityDir(city).trajectory_ids() == ["offset", "walk"]
+    manifest = CityDir(city).read_manifest()
+    assert {s.kind for s in manifest.sources} == {"video", "gps"}
+    assert len(manifest.sources) == 4
+    assert manifest.build["ingest"]["spacing_m"] == 2.0
+    assert manifest.stats["trajectories"] == 2
+    south, west, north, east = manifest.bbox
+    assert south < 60.17 < north
+    assert west < 24.9385 < east
+    # a new city's CRS is centred on the tracks
+    assert manifest.origin_lat == pytest.approx(60.1700, abs=0.001)
+
+
+def test_cli_error_exit_code_and_message(synthetic_walk: SyntheticWalk, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.mp4"
+    empty.write_bytes(b"")
+    env = {**os.environ, "CITY360_NO_PROGRESS": "1"}
+    run = subprocess.run(
+        [sys.executable, "-m", "city360.cli", "ingest", str(empty), "--gps",
+         str(synthetic_walk.gpx), "--out", str(tmp_path / "city")],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert run.returncode == 1
+    assert "error:" in run.stderr
+    assert "is empty (0 bytes); re-copy it from the camera" in " ".join(run.stderr.split())
+    assert not (tmp_path / "city").exists()
