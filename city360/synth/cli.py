@@ -39,7 +39,7 @@ def synth_command(
         typer.Option(
             "--width",
             help=f"Equirect width in pixels, height = width/2 (default {_DEFAULT_WIDTH}; "
-            "768 with --demo).",
+            "512 with --demo).",
             show_default=False,
         ),
     ] = None,
@@ -52,8 +52,13 @@ def synth_command(
         ),
     ] = None,
     speed: Annotated[
-        float, typer.Option("--speed", help="Walking speed, m/s.")
-    ] = _DEFAULT_SPEED_MPS,
+        float | None,
+        typer.Option(
+            "--speed",
+            help=f"Walking speed, m/s (default {_DEFAULT_SPEED_MPS}; 2.0 with --demo).",
+            show_default=False,
+        ),
+    ] = None,
     gps_noise: Annotated[
         float, typer.Option("--gps-noise", help="RMS horizontal GPS error, metres.")
     ] = 3.0,
@@ -90,7 +95,13 @@ def synth_command(
 
     Map data © OpenStreetMap contributors (ODbL).
     """
-    from city360.synth.pipeline import DEMO_FPS, DEMO_WIDTH, demo_city_source, synthesize
+    from city360.synth.pipeline import (
+        DEMO_FPS,
+        DEMO_SPEED_MPS,
+        DEMO_WIDTH,
+        demo_city_source,
+        synthesize,
+    )
 
     if demo and osm is not None:
         msg = "pass either --osm FILE or --demo, not both"
@@ -108,7 +119,7 @@ def synth_command(
             seed=seed,
             width=width if width is not None else (DEMO_WIDTH if demo else _DEFAULT_WIDTH),
             fps=fps if fps is not None else (DEMO_FPS if demo else _DEFAULT_FPS),
-            speed=speed,
+            speed=speed if speed is not None else (DEMO_SPEED_MPS if demo else _DEFAULT_SPEED_MPS),
             gps_noise_m=gps_noise,
             clock_offset_s=clock_offset,
             route_gpx=route,

@@ -324,7 +324,10 @@ def _rotate_to_best_start(arcs: list[Arc], cycle: list[int]) -> list[int]:
 
 
 def _cut(arcs: list[Arc], cycle: list[int], *, max_video_m: float) -> list[list[int]]:
-    """Cut a walk at junctions into pieces of at most ``max_video_m`` (one arc may exceed it)."""
+    """Cut a walk at junctions into pieces of at most ``max_video_m`` (one arc may exceed it).
+
+    Aims at equal pieces (total / number needed); cuts earlier only to respect the bound.
+    """
     total = sum(arcs[a].length_m for a in cycle)
     pieces = max(1, math.ceil(total / max_video_m - 1e-9))
     if pieces == 1:
@@ -337,7 +340,7 @@ def _cut(arcs: list[Arc], cycle: list[int], *, max_video_m: float) -> list[list[
         length = arcs[arc].length_m
         over = walked + length > max_video_m
         near_target = walked + length / 2 > target
-        if current and (over or near_target) and len(out) < pieces - 1:
+        if current and (over or (near_target and len(out) < pieces - 1)):
             out.append(current)
             current, walked = [], 0.0
         current.append(arc)
