@@ -122,6 +122,11 @@ class GlRenderer:
 
             ctx = create_context()
         self.ctx = ctx
+        with ctx:  # GL contexts are per thread and per env: make ours current for every call
+            self._setup(ctx)
+        logger.info("simulator renderer: OpenGL %s", ctx.info.get("GL_RENDERER"))
+
+    def _setup(self, ctx: moderngl.Context) -> None:
         try:
             self._equirect = ctx.program(vertex_shader=_FULLSCREEN_VS, fragment_shader=_EQUIRECT_FS)
             self._overlay_prog = ctx.program(vertex_shader=_OVERLAY_VS, fragment_shader=_OVERLAY_FS)
@@ -145,7 +150,6 @@ class GlRenderer:
         self._loaded: dict[tuple[int, int], Hashable] = {}
         self._targets: dict[tuple[int, int], tuple[moderngl.Framebuffer, bytearray]] = {}
         self._closed = False
-        logger.info("simulator renderer: OpenGL %s", ctx.info.get("GL_RENDERER"))
 
     def __repr__(self) -> str:
         return f"GlRenderer({self.ctx.info.get('GL_RENDERER')!r})"
@@ -161,6 +165,11 @@ class GlRenderer:
         if self._closed:
             return
         self._closed = True
+        with self.ctx:
+            self._release_objects()
+        self.ctx.release()
+
+    def _release_objects(self) -> None:
         for textures in self._textures.values():
             for texture in textures:
                 texture.release()
@@ -174,7 +183,6 @@ class GlRenderer:
         self._overlay_prog.release()
         self._textures.clear()
         self._targets.clear()
-        self.ctx.release()
 
     def _upload(self, frame_key: Hashable, planes: Planes) -> None:
         size = (planes[0].shape[1], planes[0].shape[0])
@@ -214,6 +222,12 @@ class GlRenderer:
         if self._closed:
             msg = "GlRenderer is closed"
             raise ClosedResourceError(msg)
+        with self.ctx:
+            return self._render(frame_key, planes, spec, overlay)
+
+    def _render(
+        self, frame_key: Hashable, planes: Planes, spec: ViewSpec, overlay: Overlay | None
+    ) -> Image:
         self._upload(frame_key, planes)
         fbo, buffer = self._target(spec.width, spec.height)
         fbo.use()

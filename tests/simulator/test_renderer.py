@@ -195,3 +195,19 @@ def test_branch_arrows_lie_on_the_ground_at_branch_bearings(make_env: EnvFactory
     # mid-street there are no arrows
     env.reset(options={"segment": "ns_a", "offset_m": 10.0})
     assert red_centroid(env.render())[2] == 0
+
+
+@needs_gl
+def test_gl_renderers_coexist_across_threads(room: tuple[Planes, np.ndarray]) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    planes, _ = room
+    spec = ViewSpec(160, 120, 90.0, 33.0, 10.0)
+    reference = CpuRenderer().render(0, planes, spec)
+    with GlRenderer() as first, GlRenderer() as second:
+        # the first renders after the second made its own context (current) on this thread
+        assert psnr(first.render("a", planes, spec), reference) >= 40.0
+        assert psnr(second.render("b", planes, spec), reference) >= 40.0
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            other = pool.submit(first.render, "a", planes, spec).result()
+        assert psnr(other, reference) >= 40.0
