@@ -1,0 +1,73 @@
+"""Real third-party 360° clips (no GPS of their own) ingest with a track made here."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from city360.city import CityDir
+from city360.geo import LocalProjection
+from city360.video_store import FrameStore
+from city360.video_store.decode import probe_video
+from city360.video_store.ingest import IngestOptions, ingest_video
+from tests.fixtures.videos import write_csv_track, write_gpx
+
+ORIGIN = LocalProjection(35.6984, 139.7731)  # Akihabara, for the made-up tracks
+
+
+def _straight_track(duration_s: float, start_utc: float) -> tuple[np.ndarray, ...]:
+    """A walk north-east at 1.4 m/s, one fix a second."""
+    t = np.arange(0.0, duration_s + 1.0, 1.0)
+    distance = 1.4 * t
+    lat, lon = ORIGIN.to_latlon(
+        distance * np.sin(np.radians(45)), distance * np.cos(np.radians(45))
+    )
+    return start_utc + t, lat, lon
+
+
+def test_gvr_test_room_ingests_with_a_csv_track(shared_data: Path, tmp_path: Path) -> None:
+    video = shared_data / "video360" / "testRoom1_1920Mono.mp4"
+    info = probe_video(video)
+    assert (info.width, info.height) == (1920, 960)
+    assert info.creation_time_utc is None  # so the track's first fix is the video's start
+    start = datetime(2024, 1, 1, tzinfo=UTC).timestamp()
+    track = write_csv_track(tmp_path / "room.csv", *_straight_track(info.duration_s, start))
+    result = ingest_video(
+        video, track, tmp_path / "city", projection=ORIGIN, options=IngestOptions(max_width=512)
+    )
+    assert result.sync_method == "track_start"
+    assert (result.width, result.height) == (512, 256)
+    assert result.length_m == pytest.approx(1.4 * info.duration_s, rel=0.15)
+    poses = CityDir(tmp_path / "city").read_poses(result.trajectory_id)
+    assert np.median(np.abs(((poses.heading_deg - 45 + 180) % 360) - 180)) < 10
+    with FrameStore(CityDir(tmp_path / "city").frames_path(result.trajectory_id)) as store:
+        assert len(store) == result.frame_count >= 12
+        frame = store.get(0)
+    assert frame.shape == (256, 512, 3)
+    assert frame.std() > 20  # the grid room, not a blank picture
+
+
+def test_shaka_dash_vr_clip_ingests_with_a_gpx_track(shared_data: Path, tmp_path: Path) -> None:
+    folder = shared_data / "video360" / "shaka_dash_vr"
+    parts = [folder / "init.mp4", *sorted(folder.glob("segment_*.m4s"))]
+    video = tmp_path / "shaka_vr.mp4"  # DASH init + media segments concatenate to one MP4
+    video.write_bytes(b"".join(p.read_bytes() for p in parts))
+    info = probe_video(video)
+    assert (info.width, info.height) == (720, 360)
+    start = info.creation_time_utc or datetime(2024, 1, 1, tzinfo=UTC).timestamp()
+    t, lat, lon = _straight_track(info.duration_s or 24.0, start)
+    track = write_gpx(tmp_path / "shaka_vr.gpx", t, lat, lon)
+    result = ingest_video(
+        video, track, tmp_path / "city", projection=ORIGIN, options=IngestOptions(spacing_m=2.0)
+    )
+    assert (result.width, result.height) == (720, 360)
+    assert result.frame_count >= 10
+    meta = CityDir(tmp_path / "city").read_trajectory_meta("shaka_vr")
+    assert meta.spacing_m == 2.0
+    with FrameStore(CityDir(tmp_path / "city").frames_path("shaka_vr")) as store:
+        y, u, v = store.get_yuv(len(store) - 1)
+    assert y.shape == (360, 720)
+    assert u.shape == v.shape == (180, 360)
