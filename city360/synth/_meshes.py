@@ -3,7 +3,7 @@
 Formats (one row per vertex or instance, all float32):
 
 - ground: ``x y z nx ny nz r g b``; drawn in order with the depth test always passing (later
-  layers paint over earlier: terrain, parks, water, sidewalks, roads, markings), which is safe
+  layers paint over earlier: parks, water, sidewalks, roads, markings), which is safe
   because from above the street nothing hides behind the ground.
 - walls: ``x y z nx ny along_m height_m r g b style`` (non-indexed triangles).
 - signs: ``x y z s t page`` (non-indexed triangles; ``t`` counts atlas rows from the top).
@@ -40,7 +40,6 @@ __all__ = [
 F32 = npt.NDArray[np.float32]
 BOX_FLOATS = 10
 
-TERRAIN_RGB = (0.46, 0.45, 0.41)
 PARK_RGB = (0.33, 0.52, 0.27)
 WATER_RGB = (0.22, 0.38, 0.55)
 SIDEWALK_RGB = (0.66, 0.65, 0.62)
@@ -95,16 +94,15 @@ def ground_mesh(
     water: Sequence[Polygon],
     extent: tuple[float, float, float, float],
 ) -> tuple[F32, npt.NDArray[np.uint8]]:
-    """Terrain, parks, water, sidewalks, roads and road markings, back to front.
+    """Parks, water, sidewalks, roads and road markings, back to front.
 
-    Returns the rows and each triangle's paint layer (0 terrain ... 5 markings): a renderer
-    that reorders triangles must keep the layers in this order.
+    Returns the rows and each triangle's paint layer (1 parks ... 5 markings): a renderer
+    that reorders triangles must keep the layers in this order. ``extent`` is unused
+    (terrain comes from the sky shader) and kept for callers.
     """
-    x0, y0, x1, y1 = extent
-    margin = 3000.0
-    corners = np.array([[x0 - margin, y0 - margin], [x1 + margin, y0 - margin]])
-    corners = np.vstack([corners, [[x1 + margin, y1 + margin], [x0 - margin, y1 + margin]]])
-    layers = [(0, _triangles_xy(_quads(*[c[None] for c in corners]), 0.0, TERRAIN_RGB))]
+    # bare terrain is not drawn: the sky shader paints everything below the horizon that no
+    # surface covers in the terrain colour, which costs nothing where streets are drawn anyway
+    layers: list[tuple[int, F32]] = []
     for layer, polygons, rgb in ((1, parks, PARK_RGB), (2, water, WATER_RGB)):
         for polygon in polygons:
             if isinstance(polygon, Polygon) and polygon.is_valid and not polygon.is_empty:
@@ -126,6 +124,8 @@ def ground_mesh(
             if degree.get(node, 0) >= 3:
                 marks.append(_zebra(street, clearance.get(node, 0.0), at_start=at_start))
         layers.append((5, _triangles_xy(np.concatenate(marks), 0.0, MARKING_RGB)))
+    if not layers:
+        return np.empty((0, 9), np.float32), np.empty(0, np.uint8)
     rows = np.concatenate([array for _, array in layers])
     layer_of = np.concatenate(
         [np.full(len(array) // 3, layer, np.uint8) for layer, array in layers]

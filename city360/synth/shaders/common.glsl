@@ -5,13 +5,14 @@ uniform vec3 u_eye;    // camera position
 
 const vec3 SKY_ZENITH = vec3(0.30, 0.50, 0.82);
 const vec3 SKY_HORIZON = vec3(0.80, 0.86, 0.93);
-const vec3 GROUND_FAR = vec3(0.46, 0.45, 0.41);
+const vec3 GROUND_FAR = vec3(0.40, 0.39, 0.36);  // bare terrain, lit
 
 vec3 sky_color(vec3 d) {
     float h = d.z;
     vec3 col = mix(SKY_HORIZON, SKY_ZENITH, pow(clamp(h, 0.0, 1.0), 0.55));
     if (h < 0.0) {
-        col = mix(SKY_HORIZON, GROUND_FAR, clamp(-h * 6.0, 0.0, 1.0));
+        // below the horizon: terrain, hazed towards the horizon like distant geometry
+        col = mix(SKY_HORIZON, GROUND_FAR, clamp(-h * 12.0, 0.0, 1.0));
     }
     float facing = max(dot(d, u_sun), 0.0);
     col += vec3(1.0, 0.92, 0.75) * (0.35 * pow(facing, 64.0) + 0.5 * pow(facing, 800.0));
