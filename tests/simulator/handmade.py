@@ -143,6 +143,14 @@ def build_city(root: Path, *, width: int = FRAME_W, height: int = FRAME_H) -> Pa
             spacing_m=1.0, length_m=60.0,
         )  # fmt: skip
         CityDir.write_trajectory_files(folder, meta, poses)
+    write_graph(root)
+    return root
+
+
+def write_graph(root: Path) -> None:
+    """Write ``graph.json`` of the plus city into ``root`` (in pose_graph's schema)."""
+    projection = LocalProjection(*ORIGIN)
+    city = CityDir(root)
     graph = nx.MultiDiGraph(crs=projection.proj4, schema_version=1, build={})
     for node, (x, y) in NODES.items():
         lat, lon = projection.to_latlon(x, y)
@@ -159,7 +167,6 @@ def build_city(root: Path, *, width: int = FRAME_W, height: int = FRAME_H) -> Pa
         )  # fmt: skip
     data = nx.node_link_data(graph, edges="edges")
     city.graph_path.write_text(json.dumps(data), encoding="utf-8")
-    return root
 
 
 class MemoryFrames:
