@@ -187,8 +187,9 @@ def render_sign(
     lines next to letters make them harder to read, for OCR as for people).
 
     The font is as large as fits (cap height about 60% of the board) and shrinks for long names
-    so that the board is at most ``max_aspect`` times as wide as tall. Returns the RGB image
-    (height_px, width, 3) and the text actually drawn.
+    so that the board is at most ``max_aspect`` times as wide as tall; a name that would shrink
+    below 45% goes on two lines when that allows larger letters. Returns the RGB image
+    (height_px, width, 3) and the text actually drawn (lines joined by a space).
     """
     if height_px < 16:
         msg = f"`height_px` must be >= 16, got {height_px}"
@@ -196,22 +197,50 @@ def render_sign(
     label = " ".join(text.split()) or "?"
     pad = height_px // 3
     max_text_w = int(max_aspect * height_px) - 2 * pad
-    size = int(height_px * 0.62)
-    font, shown = _font_and_text(label, size)
-    while True:
-        left, top, right, bottom = font.getbbox(shown)
-        if right - left <= max_text_w or size <= 12:
-            break
-        size = max(12, int(size * max_text_w / (right - left)))
-        font, shown = _font_and_text(label, size)
-    text_w, text_h = right - left, bottom - top
+    size, font, shown = _fit(label, int(height_px * 0.62), max_text_w)
+    lines = [shown]
+    words = label.split(" ")
+    if size < 0.45 * height_px and len(words) >= 2:
+        # a long name reads better on two lines of larger letters than on one of tiny ones
+        split = min(
+            range(1, len(words)),
+            key=lambda i: abs(len(" ".join(words[:i])) - len(" ".join(words[i:]))),
+        )
+        halves = [" ".join(words[:split]), " ".join(words[split:])]
+        two = [_fit(half, int(height_px * 0.38), max_text_w) for half in halves]
+        two_size = min(t[0] for t in two)
+        if two_size > size:
+            size = two_size
+            fitted = [_font_and_text(half, size) for half in halves]
+            font = fitted[0][0]
+            lines = [f[1] for f in fitted]
+            shown = " ".join(lines)
+    boxes = [font.getbbox(line) for line in lines]
+    text_w = max(b[2] - b[0] for b in boxes)
+    line_h = max(b[3] - b[1] for b in boxes)
+    gap = int(0.22 * line_h) if len(lines) > 1 else 0
     width = int(max(2.5 * height_px, text_w + 2 * pad))
     board = PilImage.new("RGB", (width, height_px), style.board_rgb)
     draw = ImageDraw.Draw(board)
-    x = (width - text_w) / 2 - left
-    y = (height_px - text_h) / 2 - top
-    draw.text((x, y), shown, font=font, fill=style.text_rgb)
+    y0 = (height_px - len(lines) * line_h - gap * (len(lines) - 1)) / 2
+    for i, (line, (left, top, right, _)) in enumerate(zip(lines, boxes, strict=True)):
+        x = (width - (right - left)) / 2 - left
+        y = y0 + i * (line_h + gap) - top
+        draw.text((x, y), line, font=font, fill=style.text_rgb)
     return np.asarray(board, dtype=np.uint8), shown
+
+
+def _fit(
+    label: str, size: int, max_width: int
+) -> tuple[int, ImageFont.FreeTypeFont | ImageFont.ImageFont, str]:
+    """Largest font size <= ``size`` at which ``label`` fits ``max_width`` px (min 12)."""
+    font, shown = _font_and_text(label, size)
+    while True:
+        left, _, right, _ = font.getbbox(shown)
+        if right - left <= max_width or size <= 12:
+            return size, font, shown
+        size = max(12, int(size * max_width / (right - left)))
+        font, shown = _font_and_text(label, size)
 
 
 def build_sign_atlas(

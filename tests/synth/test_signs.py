@@ -40,8 +40,15 @@ def test_render_sign_draws_text_in_its_colours() -> None:
 
 
 def test_long_names_shrink_to_the_maximum_aspect() -> None:
-    board, _ = render_sign("Suomalainen Kirjakauppa Helsingin Keskusta Oy", height_px=64)
+    name = "Suomalainen Kirjakauppa Helsingin Keskusta Oy"
+    board, shown = render_sign(name, height_px=64)
     assert board.shape[1] <= 8 * 64
+    assert shown == name
+    # two lines of text: ink in the upper and lower halves, a clear band between them
+    ink_rows = np.flatnonzero(np.any(np.all(board < 80, axis=2), axis=1))
+    assert ink_rows.min() < 28 < 36 < ink_rows.max()
+    gaps = np.diff(ink_rows)
+    assert gaps.max() > 1
 
 
 def test_japanese_names_use_the_cjk_font() -> None:
