@@ -1,0 +1,91 @@
+"""``city360 view``: the web viewer (walk a city, author tasks, play them as a human)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from city360.progress import console
+
+__all__ = ["register", "view_command"]
+
+
+def view_command(
+    city_dir: Annotated[Path, typer.Argument(help="A built city (city.json + graph.json).")],
+    suite: Annotated[
+        Path | None,
+        typer.Option(
+            "--suite",
+            help="Suite folder to author and play (created on the first save). "
+            "Default: CITY_DIR/tasks/authored.",
+            show_default=False,
+        ),
+    ] = None,
+    host: Annotated[
+        str, typer.Option(help="Address to bind; anything but loopback needs --token.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (0 picks a free one).")] = 8360,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            help="Access token every request must carry (header X-City360-Token or ?token=).",
+            envvar="CITY360_VIEWER_TOKEN",
+            show_default=False,
+        ),
+    ] = None,
+    output_root: Annotated[
+        Path, typer.Option(help="Where human runs are written (eval results format).")
+    ] = Path("outputs"),
+    run_id: Annotated[
+        str | None,
+        typer.Option(help="Run folder name for played tasks (default human-<UTC time>)."),
+    ] = None,
+    player: Annotated[
+        str, typer.Option(help="Who plays; stored in the results' model column.")
+    ] = "",
+    no_map: Annotated[
+        bool, typer.Option("--no-map", help="Play without the location map (ablation).")
+    ] = False,
+    renderer: Annotated[str, typer.Option(help="auto, gl or cpu.")] = "auto",
+    max_sessions: Annotated[int, typer.Option(help="Browser sessions held at once.")] = 8,
+) -> None:
+    """Serve the viewer: walk CITY_DIR, author tasks for a suite, play them as a human."""
+    from city360.errors import DependencyMissingError
+
+    try:
+        import uvicorn
+    except ImportError:
+        msg = "fastapi and uvicorn are needed for the viewer: pip install 'city360[viewer]'"
+        raise DependencyMissingError(msg) from None
+    from city360.viewer.app import create_app, default_run_id
+    from city360.viewer.config import ViewerConfig
+
+    city = city_dir.resolve()
+    config = ViewerConfig(
+        city_dir=city,
+        suite_dir=(suite if suite is not None else city / "tasks" / "authored").resolve(),
+        output_root=output_root.resolve(),
+        run_id=run_id or default_run_id(),
+        host=host,
+        port=port,
+        token=token,
+        renderer=renderer,
+        player=player,
+        play_map=not no_map,
+        max_sessions=max_sessions,
+    )
+    app = create_app(config)
+    shown = f"[{host}]" if ":" in host else host
+    address = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
+    console.print(f"city360 viewer for {city.name}: open {address}", highlight=False)
+    console.print(
+        f"suite: {config.suite_dir}; human runs: {config.output_root / config.run_id}",
+        highlight=False,
+    )
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("view")(view_command)
