@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 import numpy as np
@@ -27,7 +27,12 @@ from city360.city import CityDir
 from city360.errors import GraphBuildError
 from city360.geo import LocalProjection, bearing_deg, wrap_deg
 from city360.pose_graph.graph import GRAPH_SCHEMA_VERSION, PoseGraph, save_graph
-from city360.pose_graph.junctions import JunctionParams, find_dead_ends, find_junctions
+from city360.pose_graph.junctions import (
+    JunctionParams,
+    find_dead_ends,
+    find_junctions,
+    merge_close,
+)
 from city360.pose_graph.segments import (
     Segment,
     SegmentParams,
@@ -37,6 +42,9 @@ from city360.pose_graph.segments import (
     group_streets,
 )
 from city360.pose_graph.tracks import Track, load_tracks
+
+if TYPE_CHECKING:
+    from city360.pose_graph.osm_match import OsmStreets
 from city360.pose_graph.transitions import Choice, transitions_for
 
 __all__ = ["BuildParams", "build_city", "build_from_tracks"]
@@ -212,7 +220,7 @@ def _cut(
     tracks: Sequence[Track], junctions_xy: FloatArray, params: BuildParams
 ) -> tuple[FloatArray, FloatArray, list[Segment], list[Street], list[int]]:
     dead_xy, events = find_dead_ends(tracks, junctions_xy, params.junctions)
-    segments = cut_tracks(tracks, junctions_xy, events, params.segments)
+    segments = cut_tracks(tracks, junctions_xy, events, params.segments, dead_end_xy=dead_xy)
     streets, street_of = group_streets(tracks, segments, params.segments)
     return dead_xy, np.asarray(junctions_xy), segments, streets, street_of
 
@@ -222,21 +230,28 @@ def build_from_tracks(
     projection: LocalProjection,
     *,
     params: BuildParams | None = None,
-    extra_junctions_xy: FloatArray | None = None,
+    osm: OsmStreets | None = None,
     build_info: dict[str, Any] | None = None,
 ) -> PoseGraph:
     """Build the pose graph of ``tracks`` (pure: reads and writes nothing).
 
-    ``extra_junctions_xy`` (K, 2) are junction candidates from elsewhere (OSM); pose-derived
-    junctions within ``osm_snap_m`` of one are replaced by it.
+    With ``osm`` (the city's OSM street network) OSM intersections the video passes through
+    become junctions, and pose-derived junctions are reconciled with them
+    (:func:`city360.pose_graph.osm_match.reconcile_junctions`).
     """
     params = params or BuildParams()
     if not tracks:
         msg = "no trajectories to build a graph from"
         raise GraphBuildError(msg)
     junctions_xy, _support = find_junctions(tracks, params.junctions)
-    if extra_junctions_xy is not None and len(extra_junctions_xy):
-        junctions_xy = _combine(junctions_xy, np.asarray(extra_junctions_xy), params.osm_snap_m)
+    if osm is not None:
+        from city360.pose_graph.osm_match import reconcile_junctions
+
+        junctions_xy = reconcile_junctions(junctions_xy, osm, tracks, snap_m=params.osm_snap_m)
+        # OSM draws some crossings as two nodes a few metres apart; video cannot tell them apart
+        junctions_xy, _ = merge_close(
+            junctions_xy, np.ones(len(junctions_xy), dtype=np.int64), params.junctions.merge_m
+        )
     dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params)
     dissolved = dissolve_pass_through(segments, streets, range(len(junctions_xy)))
     if dissolved:
@@ -251,15 +266,6 @@ def build_from_tracks(
     _check_meeting(tracks, segments)
     specs = _edges(tracks, segments, streets)
     return _assemble(tracks, projection, junctions_xy, dead_xy, streets, specs, params, build_info)
-
-
-def _combine(pose_xy: FloatArray, osm_xy: FloatArray, snap_m: float) -> FloatArray:
-    if len(pose_xy) == 0:
-        return osm_xy
-    from scipy.spatial import cKDTree
-
-    dist, _ = cKDTree(osm_xy).query(pose_xy)
-    return np.concatenate([osm_xy, pose_xy[dist > snap_m]])
 
 
 def _assemble(
@@ -393,17 +399,13 @@ def build_city(
     manifest, tracks = load_tracks(city, require_frames=require_frames)
     projection = manifest.projection
     info: dict[str, Any] = {"trajectories": [t.id for t in tracks], "osm": None}
-    extra = None
     osm = None
     if osm_path is not None:
-        from city360.pose_graph.osm_match import load_streets, osm_junction_candidates
+        from city360.pose_graph.osm_match import load_streets
 
         osm = load_streets(Path(osm_path), projection)
-        extra = osm_junction_candidates(osm, tracks)
         info["osm"] = str(osm_path)
-    pose_graph = build_from_tracks(
-        tracks, projection, params=params, extra_junctions_xy=extra, build_info=info
-    )
+    pose_graph = build_from_tracks(tracks, projection, params=params, osm=osm, build_info=info)
     save_graph_path = save_graph(
         pose_graph, city, require_frames=require_frames, tracks={t.id: t for t in tracks}
     )

@@ -11,7 +11,12 @@ last released 2022 and pure Python, hence slow at city scale) would add little a
 level; the pose-derived junctions remain the primary evidence and OSM only adds candidates.
 
 An OSM node where at least three streets have matched poses within ``JUNCTION_REACH_M`` of it is
-a junction the video passes through, and becomes a junction candidate at its OSM position.
+a junction the video passes through, and becomes a junction at its OSM position. Pose-derived
+junctions are then reconciled with OSM (:func:`reconcile_junctions`): near such a candidate they
+give way to it; near another OSM intersection they move onto it; on an OSM street far from any
+OSM intersection they are dropped (passes of two streets that part at a shallow angle vote
+where they separate, not where the streets meet: OSM knows better); away from every OSM street
+(a lane OSM lacks) they stay.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ __all__ = [
     "load_streets",
     "match_tracks",
     "osm_junction_candidates",
+    "reconcile_junctions",
     "streets_from_graph",
 ]
 
@@ -202,3 +208,33 @@ def coverage(
     per_edge_filmed = np.bincount(osm.sample_edge, weights=filmed, minlength=len(osm.edge_nodes))
     share = per_edge_filmed / np.maximum(per_edge_samples, 1)
     return float((share * osm.edge_length_m).sum()), osm.total_length_m
+
+
+def reconcile_junctions(
+    pose_xy: FloatArray, osm: OsmStreets, tracks: Sequence[Track], *, snap_m: float
+) -> FloatArray:
+    """Junction positions (K, 2) from OSM candidates and pose-derived junctions (see the module
+    docstring). Raises :class:`OsmError` if the extract does not cover the tracks."""
+    candidates = osm_junction_candidates(osm, tracks)
+    if len(pose_xy) == 0:
+        return candidates
+    degree = np.bincount(osm.edge_nodes.ravel(), minlength=len(osm.node_xy))
+    intersections = osm.node_xy[degree >= 3]
+    keep: list[FloatArray] = [candidates]
+    near_candidate = (
+        np.isfinite(cKDTree(candidates).query(pose_xy, distance_upper_bound=snap_m)[0])
+        if len(candidates)
+        else np.zeros(len(pose_xy), dtype=bool)
+    )
+    rest = pose_xy[~near_candidate]
+    if len(rest) and len(intersections):
+        dist, idx = cKDTree(intersections).query(rest, distance_upper_bound=snap_m)
+        moved = np.isfinite(dist)
+        keep.append(np.unique(intersections[idx[moved]], axis=0))
+        rest = rest[~moved]
+    if len(rest):
+        on_street = np.isfinite(
+            cKDTree(osm.samples_xy).query(rest, distance_upper_bound=MATCH_RADIUS_M)[0]
+        )
+        keep.append(rest[~on_street])
+    return np.concatenate(keep).reshape(-1, 2)

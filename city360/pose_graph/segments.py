@@ -47,6 +47,8 @@ class SegmentParams:
     """A trajectory passes a junction when it comes this close; it is cut at its closest point."""
     rejoin_gap_m: float = 4.0
     """Leaving a junction's radius for less than this and coming back is noise, not a new pass."""
+    dead_end_pass_m: float = 4.0
+    """A track passing this close to a dead-end node (one it does not end at) is cut there."""
     min_loop_m: float = 30.0
     """A piece from a node back to the same node shorter than this is a U-turn, not a street."""
     same_street_m: float = 8.0
@@ -117,14 +119,24 @@ def cut_tracks(
     junctions_xy: FloatArray,
     dead_ends: Sequence[Sequence[DeadEndEvent]],
     params: SegmentParams | None = None,
+    *,
+    dead_end_xy: FloatArray | None = None,
 ) -> list[Segment]:
     """Cut every track at the junctions it passes and the dead ends it reaches.
 
     Node ids: junctions are ``0 .. J-1`` in ``junctions_xy`` order, dead end ``k`` is ``J + k``.
+    With ``dead_end_xy`` (positions of the dead ends), a track that runs past a "dead end" within
+    ``dead_end_pass_m`` is cut there too: such a node is where another video starts or stops in
+    the middle of a street, and every video of that street must share it.
     """
     params = params or SegmentParams()
     n_junctions = len(junctions_xy)
-    tree = cKDTree(junctions_xy) if n_junctions else None
+    nodes_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
+    radius = np.full(n_junctions, params.cut_radius_m)
+    if dead_end_xy is not None and len(dead_end_xy):
+        nodes_xy = np.concatenate([nodes_xy, np.asarray(dead_end_xy).reshape(-1, 2)])
+        radius = np.concatenate([radius, np.full(len(dead_end_xy), params.dead_end_pass_m)])
+    tree = cKDTree(nodes_xy) if len(nodes_xy) else None
     end_cuts: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for k, events in enumerate(dead_ends):
         for event in events:
@@ -135,6 +147,7 @@ def cut_tracks(
         if tree is not None:
             dist, node = tree.query(track.xy, distance_upper_bound=params.cut_radius_m)
             inside = np.isfinite(dist)
+            inside[inside] = dist[inside] <= radius[node[inside]]
             gap = max(1, round(params.rejoin_gap_m / max(track.spacing_m, 1e-6)))
             cuts += _passes(dist, node.astype(np.int64), inside, gap, [f for f, _ in cuts])
         cuts.sort()

@@ -1,7 +1,10 @@
 """Scoring a built pose graph against a synthetic city's ground truth (``SceneTruth``).
 
 Junctions are true nodes where three or more streets meet; streets through degree-2 nodes
-(bends) are joined into one, in the truth and in the built graph alike. Turns are judged by
+(bends) are joined into one, in the truth and in the built graph alike. The truth is first
+reduced to what a camera can tell apart: OSM ways drawn twice between the same nodes along the
+same line count once, and streets shorter than the 8 m matching tolerance are contracted into
+their end node (a 1.5 m stub next to a junction is not a separate branch). Turns are judged by
 geometry: the built edge arriving at the matched junction along a true street, and its
 transition leaving along another true street, must carry the label the same policy gives the
 true angles.
@@ -34,6 +37,8 @@ class Score:
     turns_total: int
     turns_right: int
     wrong_turns: list[str] = field(default_factory=list)
+    missing_streets: list[str] = field(default_factory=list)
+    extra_streets: list[str] = field(default_factory=list)
 
     @property
     def turn_accuracy(self) -> float:
@@ -78,12 +83,70 @@ def _chord(line: np.ndarray, near: float, far: float) -> float:
     return bearing_deg(float(d[0]), float(d[1]))
 
 
-def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
-    true_graph = nx.MultiGraph()
-    for j in truth.junctions:
-        true_graph.add_node(j.id, xy=(j.x_m, j.y_m))
+def _resolvable(truth: SceneTruth) -> tuple[nx.MultiGraph, list[np.ndarray], list[tuple[int, int]]]:
+    """The true street graph as a camera can resolve it (see the module docstring): graph,
+    and the kept streets' polylines with their (u, v) after contraction."""
+    kept: list[tuple[int, int, np.ndarray]] = []
     for s in truth.streets:
-        true_graph.add_edge(s.u, s.v)
+        line = np.asarray(s.polyline_xy, dtype=np.float64)
+        duplicate = False
+        for u, v, other in kept:
+            if (u, v) == (s.u, s.v) and len(other) and _mean_gap(line, other) < 5.0:
+                duplicate = True
+                break
+        if not duplicate:
+            kept.append((s.u, s.v, line))
+    position = {j.id: (j.x_m, j.y_m) for j in truth.junctions}
+    parent = {j.id: j.id for j in truth.junctions}
+
+    def root(n: int) -> int:
+        while parent[n] != n:
+            n = parent[n]
+        return n
+
+    degree: dict[int, int] = {}
+    for u, v, _ in kept:
+        degree[u] = degree.get(u, 0) + 1
+        degree[v] = degree.get(v, 0) + 1
+    for u, v, line in kept:
+        length = float(np.hypot(*np.diff(line, axis=0).T).sum())
+        if length < MATCH_M and root(u) != root(v):
+            a, b = root(u), root(v)
+            if degree.get(b, 0) > degree.get(a, 0):
+                a, b = b, a
+            parent[b] = a
+    graph = nx.MultiGraph()
+    for j in truth.junctions:
+        if root(j.id) == j.id:
+            graph.add_node(j.id, xy=position[j.id])
+    lines, ends = [], []
+    for u, v, line in kept:
+        a, b = root(u), root(v)
+        if a == b and float(np.hypot(*np.diff(line, axis=0).T).sum()) < MATCH_M:
+            continue
+        graph.add_edge(a, b)
+        lines.append(line)
+        ends.append((a, b))
+    return graph, lines, ends
+
+
+def _xy(graph: nx.MultiDiGraph, node: int) -> tuple[int, int]:
+    return round(graph.nodes[node]["x_m"]), round(graph.nodes[node]["y_m"])
+
+
+def _mean_gap(a: np.ndarray, b: np.ndarray) -> float:
+    def resample(line: np.ndarray) -> np.ndarray:
+        arc = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(line, axis=0).T))])
+        marks = np.linspace(0.0, arc[-1], 10)
+        return np.column_stack(
+            [np.interp(marks, arc, line[:, 0]), np.interp(marks, arc, line[:, 1])]
+        )
+
+    return float(np.mean(np.hypot(*(resample(a) - resample(b)).T)))
+
+
+def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
+    true_graph, true_lines, true_ends = _resolvable(truth)
     true_contracted = _contract(true_graph)
     true_junctions = [n for n in true_graph if true_graph.degree[n] >= 3]
     true_xy = np.array([true_graph.nodes[n]["xy"] for n in true_junctions])
@@ -118,6 +181,7 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
         true_set[key] = true_set.get(key, 0) + 1
     hits = 0
     pred_total = 0
+    extra: list[str] = []
     remaining = dict(true_set)
     for u, v in pred_contracted.edges():
         pred_total += 1
@@ -126,15 +190,22 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
             if remaining.get(key, 0) > 0:
                 remaining[key] -= 1
                 hits += 1
+                continue
+        extra.append(f"built street {u}-{v} at {_xy(graph, u)}-{_xy(graph, v)}")
+    missing = [
+        f"true street {a}-{b} at {true_graph.nodes[a]['xy']}-{true_graph.nodes[b]['xy']}"
+        for (a, b), left in remaining.items()
+        for _ in range(left)
+    ]
     true_total = sum(true_set.values())
     e_p = hits / pred_total if pred_total else 0.0
     e_r = hits / true_total if true_total else 1.0
     f1 = 2 * e_p * e_r / (e_p + e_r) if e_p + e_r else 0.0
 
     turns_total, turns_right, wrong = _score_turns(
-        pose_graph, truth, true_junctions, pairs, pred_junctions
+        pose_graph, true_lines, true_ends, true_junctions, pairs, pred_junctions
     )
-    return Score(precision, recall, e_p, e_r, f1, turns_total, turns_right, wrong)
+    return Score(precision, recall, e_p, e_r, f1, turns_total, turns_right, wrong, missing, extra)
 
 
 def _stable(turns: list[float], labels: list[tuple[str, int]]) -> list[bool]:
@@ -153,16 +224,16 @@ def _stable(turns: list[float], labels: list[tuple[str, int]]) -> list[bool]:
 
 def _score_turns(
     pose_graph: PoseGraph,
-    truth: SceneTruth,
+    true_lines: list[np.ndarray],
+    true_ends: list[tuple[int, int]],
     true_junctions: list[int],
     pairs: list[tuple[int, int]],
     pred_junctions: list[int],
 ) -> tuple[int, int, list[str]]:
     by_node: dict[int, list[np.ndarray]] = {}
-    for s in truth.streets:
-        line = np.asarray(s.polyline_xy)
-        by_node.setdefault(s.u, []).append(line)  # starting at u
-        by_node.setdefault(s.v, []).append(line[::-1])
+    for line, (u, v) in zip(true_lines, true_ends, strict=True):
+        by_node.setdefault(u, []).append(line)  # starting at u
+        by_node.setdefault(v, []).append(line[::-1])
     total = right = 0
     wrong: list[str] = []
     for p, t in pairs:
