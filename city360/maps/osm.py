@@ -12,7 +12,9 @@ a member inside, with all its member ways; a park that straddles the edge is the
 then clipped to the bbox in metres. The street graph is cut hard at the bbox (osmnx
 ``truncate_graph_bbox``), so every street node lies inside it.
 
-All OSM data is © OpenStreetMap contributors, ODbL 1.0; credit it wherever it is shown.
+The pyosmium side lives in :mod:`city360.maps._osm_extract`, the feature layers in
+:mod:`city360.maps._osm_features`. All OSM data is © OpenStreetMap contributors, ODbL 1.0;
+credit it wherever it is shown.
 """
 
 from __future__ import annotations
@@ -26,19 +28,21 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import networkx as nx
 import numpy as np
-import numpy.typing as npt
-import shapely
-from shapely.geometry import MultiPolygon, Polygon, box
+from shapely.geometry import Polygon
 
-from city360.errors import ConfigError, InputFileError, OsmError, did_you_mean
+from city360.errors import ConfigError, OsmError, did_you_mean
 from city360.geo import LocalProjection
-
-if TYPE_CHECKING:
-    import geopandas as gpd
+from city360.maps._osm_extract import (
+    _check_source,
+    _crop_to_xml,
+    _fmt_bbox,
+    _no_overlap,
+    _write_streets_xml,
+)
 
 __all__ = [
     "ATTRIBUTION",
@@ -57,7 +61,6 @@ __all__ = [
 ATTRIBUTION = "© OpenStreetMap contributors"
 """The credit OSM's licence (ODbL) asks for wherever OSM-derived data is shown."""
 
-OSM_SUFFIXES = (".osm", ".osm.bz2", ".osm.pbf", ".pbf", ".xml", ".osm.xml")
 
 Network = Literal["street", "street+service", "walk", "all"]
 
@@ -76,25 +79,6 @@ _STREET_HIGHWAYS = frozenset(
         "living_street",
         "pedestrian",
         "road",
-    }
-)
-_NOT_A_STREET = frozenset(
-    {
-        "proposed",
-        "construction",
-        "abandoned",
-        "disused",
-        "planned",
-        "razed",
-        "platform",
-        "raceway",
-        "bus_stop",
-        "elevator",
-        "escape",
-        "emergency_bay",
-        "rest_area",
-        "services",
-        "no",
     }
 )
 
@@ -126,35 +110,6 @@ POI_KEYS = (
 )
 """Keys that make a named node or building a point of interest, in the order that picks its
 ``kind`` when several are present (``shop`` before ``amenity``, ...)."""
-
-_PARK_TAGS: Mapping[str, frozenset[str]] = MappingProxyType(
-    {
-        "leisure": frozenset(
-            {"park", "garden", "playground", "pitch", "nature_reserve", "common", "dog_park"}
-        ),
-        "landuse": frozenset(
-            {
-                "grass",
-                "recreation_ground",
-                "forest",
-                "meadow",
-                "village_green",
-                "cemetery",
-                "allotments",
-            }
-        ),
-        "natural": frozenset({"wood", "scrub", "grassland", "heath"}),
-    }
-)
-_WATER_TAGS: Mapping[str, frozenset[str]] = MappingProxyType(
-    {
-        "natural": frozenset({"water", "bay"}),
-        "waterway": frozenset({"riverbank", "dock", "canal"}),
-        "landuse": frozenset({"reservoir", "basin"}),
-        "water": frozenset(),  # any value
-    }
-)
-_FEATURE_KEYS = ("building", *POI_KEYS, "landuse", "natural", "waterway", "water")
 
 
 # values --------------------------------------------------------------------------------------
@@ -283,192 +238,6 @@ def parse_bbox(value: str | Sequence[float]) -> tuple[float, float, float, float
     return south, west, north, east
 
 
-def _fmt_bbox(bbox: Sequence[float]) -> str:
-    return ",".join(f"{v:.6f}".rstrip("0").rstrip(".") for v in bbox)
-
-
-def _check_source(path: str | os.PathLike[str]) -> Path:
-    source = Path(path)
-    if not source.exists():
-        msg = f"OSM file {source} does not exist; pass a local .osm, .osm.bz2 or .osm.pbf extract"
-        raise InputFileError(msg)
-    if not source.is_file():
-        msg = f"OSM file {source} is not a file; pass a local .osm, .osm.bz2 or .osm.pbf extract"
-        raise InputFileError(msg)
-    if source.stat().st_size == 0:
-        msg = f"OSM file {source} is empty; export the area again (.osm, .osm.bz2 or .osm.pbf)"
-        raise InputFileError(msg)
-    name = source.name.lower()
-    if not name.endswith(OSM_SUFFIXES):
-        msg = (
-            f"OSM file {source} has an unknown extension; expected one of {', '.join(OSM_SUFFIXES)}"
-        )
-        raise OsmError(msg)
-    return source
-
-
-def _corrupt(source: Path, exc: BaseException) -> OsmError:
-    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    msg = (
-        f"OSM file {source} cannot be read ({detail}); it is corrupt or truncated: "
-        "download or export the extract again"
-    )
-    return OsmError(msg)
-
-
-# cropping with pyosmium ----------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class _Crop:
-    path: Path
-    bbox: tuple[float, float, float, float]
-    nodes_inside: int
-    file_extent: tuple[float, float, float, float] | None
-
-
-def _objects(path: Path, entities: Any = None) -> Iterator[Any]:
-    """Iterate the OSM objects of ``path`` (pyosmium's union type is too wide for mypy)."""
-    import osmium
-
-    processor = (
-        osmium.FileProcessor(path) if entities is None else osmium.FileProcessor(path, entities)
-    )
-    return iter(processor)
-
-
-def _crop_to_xml(source: Path, dst: Path, bbox: tuple[float, float, float, float] | None) -> _Crop:
-    """Write the complete ways/multipolygons of ``source`` touching ``bbox`` to OSM XML ``dst``.
-
-    ``bbox=None`` keeps the whole file (and reports the extent of its nodes as its bbox).
-    Plain Python sets track the ids: pyosmium's IdTracker costs ~0.3 ms per ``add_*`` call.
-    """
-    import osmium
-
-    everything = bbox is None
-    try:
-        south = west = math.inf
-        north = east = -math.inf
-        inside: set[int] = set()
-        located = 0
-        for node in _objects(source, osmium.osm.NODE):
-            loc = node.location
-            if not loc.valid():
-                continue
-            located += 1
-            lat, lon = loc.lat, loc.lon
-            south, north = min(south, lat), max(north, lat)
-            west, east = min(west, lon), max(east, lon)
-            if bbox is not None and bbox[0] <= lat <= bbox[2] and bbox[1] <= lon <= bbox[3]:
-                inside.add(node.id)
-        extent = (south, west, north, east) if math.isfinite(south) else None
-        ways: set[int] = set()
-        relations: set[int] = set()
-        needed_nodes = set(inside)
-        if not everything and inside:
-            for way in _objects(source, osmium.osm.WAY):
-                refs = [n.ref for n in way.nodes]
-                if any(ref in inside for ref in refs):
-                    ways.add(way.id)
-                    needed_nodes.update(refs)
-            member_ways: set[int] = set()
-            for relation in _objects(source, osmium.osm.RELATION):
-                if relation.tags.get("type") != "multipolygon":
-                    continue
-                members = [(m.type, m.ref) for m in relation.members]
-                if any(
-                    (kind == "w" and ref in ways) or (kind == "n" and ref in inside)
-                    for kind, ref in members
-                ):
-                    relations.add(relation.id)
-                    member_ways.update(ref for kind, ref in members if kind == "w")
-            member_ways -= ways
-            if member_ways:  # multipolygons stay whole: fetch their outside members too
-                for way in _objects(source, osmium.osm.WAY):
-                    if way.id in member_ways:
-                        ways.add(way.id)
-                        needed_nodes.update(n.ref for n in way.nodes)
-
-        def wanted(obj: Any) -> bool:
-            if everything:
-                return True
-            if obj.is_node():
-                return obj.id in needed_nodes
-            if obj.is_way():
-                return obj.id in ways
-            return obj.id in relations
-
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        with osmium.SimpleWriter(dst, overwrite=True) as writer:
-            if everything or inside:
-                _write_complete((o for o in _objects(source) if wanted(o)), writer)
-    except (RuntimeError, ValueError, OSError) as exc:
-        raise _corrupt(source, exc) from None
-    keep = bbox if bbox is not None else extent
-    return _Crop(
-        path=dst,
-        bbox=keep if keep is not None else (0.0, 0.0, 0.0, 0.0),
-        nodes_inside=located if everything else len(inside),
-        file_extent=extent,
-    )
-
-
-def _write_complete(objects: Any, writer: Any) -> None:
-    """Write OSM objects (sorted: nodes, ways, relations) so every reference resolves.
-
-    Extracts clipped by their producer (Helsinki.osm.pbf is one) reference nodes and ways they
-    do not contain; osmnx fails on those, so such references are dropped here, and a way left
-    with fewer than two nodes is dropped with them.
-    """
-    nodes: set[int] = set()
-    ways: set[int] = set()
-    for obj in objects:
-        if obj.is_node():
-            nodes.add(obj.id)
-            writer.add_node(obj)
-        elif obj.is_way():
-            refs = [n.ref for n in obj.nodes]
-            kept = [ref for ref in refs if ref in nodes]
-            if len(kept) >= 2:
-                writer.add_way(obj if len(kept) == len(refs) else obj.replace(nodes=kept))
-                ways.add(obj.id)
-        elif obj.is_relation():
-            members = [
-                (m.type, m.ref, m.role)
-                for m in obj.members
-                if (m.type == "n" and m.ref in nodes) or (m.type == "w" and m.ref in ways)
-            ]
-            if members:
-                writer.add_relation(obj.replace(members=members))
-
-
-def _is_street_way(tags: Any, highways: frozenset[str] | None) -> bool:
-    highway = tags.get("highway")
-    if highway is None or tags.get("area") == "yes":
-        return False
-    if highways is None:
-        return highway not in _NOT_A_STREET
-    return highway in highways
-
-
-def _write_streets_xml(crop_xml: Path, dst: Path, network: str) -> int:
-    """Write the street ways of ``crop_xml`` (and their nodes) to ``dst``; return how many."""
-    import osmium
-
-    highways = NETWORK_HIGHWAYS[network]
-    ways: set[int] = set()
-    nodes: set[int] = set()
-    for way in _objects(crop_xml, osmium.osm.WAY):
-        if _is_street_way(way.tags, highways) and len(way.nodes) >= 2:
-            ways.add(way.id)
-            nodes.update(n.ref for n in way.nodes)
-    with osmium.SimpleWriter(dst, overwrite=True) as writer:
-        if ways:
-            objects = _objects(crop_xml, osmium.osm.NODE | osmium.osm.WAY)
-            _write_complete(
-                (o for o in objects if o.id in (nodes if o.is_node() else ways)), writer
-            )
-    return len(ways)
-
-
 def write_osm_extract(
     src: str | os.PathLike[str],
     dst: str | os.PathLike[str],
@@ -495,19 +264,6 @@ def write_osm_extract(
             raise _no_overlap(source, box_, crop.file_extent)
         os.replace(crop.path, target)
     return target
-
-
-def _no_overlap(
-    source: Path,
-    bbox: tuple[float, float, float, float],
-    extent: tuple[float, float, float, float] | None,
-) -> OsmError:
-    covers = f"it covers {_fmt_bbox(extent)}" if extent else "it has no nodes"
-    msg = (
-        f"OSM extract {source} does not overlap bbox {_fmt_bbox(bbox)} ({covers}); "
-        "pick an extract of that area or a bbox inside the extract"
-    )
-    return OsmError(msg)
 
 
 # streets -------------------------------------------------------------------------------------
@@ -606,165 +362,6 @@ def _canonical_graph(osmnx_graph: nx.MultiGraph, projection: LocalProjection) ->
     return graph
 
 
-# features ------------------------------------------------------------------------------------
-def _tags_of(row: Mapping[str, Any]) -> dict[str, str]:
-    return {
-        str(k): v
-        for k, v in row.items()
-        if k != "geometry" and isinstance(v, str) and not k.startswith("_")
-    }
-
-
-def _parse_height_m(value: str | None) -> float | None:
-    if not value:
-        return None
-    text = value.strip().lower().replace(",", ".")
-    try:
-        if text.endswith("'") or text.endswith("ft"):
-            return float(text.rstrip("'ft ").strip()) * 0.3048
-        return float(text.removesuffix("m").strip())
-    except ValueError:
-        return None
-
-
-def _parse_levels(value: str | None) -> int | None:
-    if not value:
-        return None
-    try:
-        levels = round(float(value.replace(",", ".").split(";")[0]))
-    except ValueError:
-        return None
-    return levels if levels >= 0 else None
-
-
-def _poi_kind(tags: Mapping[str, str]) -> str | None:
-    for key in POI_KEYS:
-        value = tags.get(key)
-        if value and value != "no":
-            return f"{key}={value}"
-    return None
-
-
-def _matches(tags: Mapping[str, str], table: Mapping[str, frozenset[str]]) -> bool:
-    for key, values in table.items():
-        value = tags.get(key)
-        if value is not None and (not values or value in values):
-            return True
-    return False
-
-
-def _polygons(geometry: Any) -> Iterator[Polygon]:
-    if isinstance(geometry, Polygon):
-        if not geometry.is_empty:
-            yield geometry
-    elif isinstance(geometry, MultiPolygon):
-        yield from (g for g in geometry.geoms if not g.is_empty)
-    elif hasattr(geometry, "geoms"):
-        for part in geometry.geoms:
-            yield from _polygons(part)
-
-
-def _to_local(geometry: Any, projection: LocalProjection) -> Any:
-    def forward(coords: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        x, y = projection.to_xy(coords[:, 1], coords[:, 0])
-        return np.column_stack([x, y])
-
-    return shapely.transform(geometry, forward)
-
-
-def _read_features(crop_xml: Path) -> gpd.GeoDataFrame | None:
-    import osmnx as ox
-    from osmnx._errors import InsufficientResponseError
-
-    try:
-        return ox.features_from_xml(crop_xml, tags=dict.fromkeys(_FEATURE_KEYS, True))
-    except InsufficientResponseError:
-        return None
-
-
-@dataclass
-class _Layers:
-    buildings: list[Building] = field(default_factory=list)
-    pois: list[Poi] = field(default_factory=list)
-    parks: list[Polygon] = field(default_factory=list)
-    water: list[Polygon] = field(default_factory=list)
-
-
-def _extract_layers(
-    features: gpd.GeoDataFrame | None,
-    bbox: tuple[float, float, float, float],
-    projection: LocalProjection,
-) -> _Layers:
-    layers = _Layers()
-    if features is None or len(features) == 0:
-        return layers
-    south, west, north, east = bbox
-    area_lonlat = box(west, south, east, north)
-    corners_x, corners_y = projection.to_xy([south, south, north, north], [west, east, east, west])
-    area_m = Polygon(zip(corners_x, corners_y, strict=True))
-    rows = features.to_dict(orient="records")
-    for (element, osm_id), row in zip(features.index, rows, strict=True):
-        geometry = row["geometry"]
-        if geometry is None or geometry.is_empty:
-            continue
-        tags = _tags_of(row)
-        polygons = list(_polygons(geometry))
-        if "building" in tags and tags["building"] != "no" and polygons:
-            if not area_lonlat.contains(geometry.centroid):
-                pass
-            else:
-                for polygon in polygons:
-                    footprint = _to_local(polygon, projection)
-                    if footprint.is_valid and footprint.area > 1.0:
-                        layers.buildings.append(
-                            Building(
-                                footprint=footprint,
-                                height_m=_parse_height_m(tags.get("height")),
-                                levels=_parse_levels(tags.get("building:levels")),
-                                name=tags.get("name", ""),
-                                osm_id=int(osm_id),
-                            )
-                        )
-        if polygons and _matches(tags, _PARK_TAGS):
-            layers.parks.extend(_clipped(polygons, projection, area_m))
-        elif polygons and _matches(tags, _WATER_TAGS):
-            layers.water.extend(_clipped(polygons, projection, area_m))
-        name = tags.get("name", "").strip()
-        kind = _poi_kind(tags)
-        if name and kind:
-            point = geometry if geometry.geom_type == "Point" else geometry.representative_point()
-            if geometry.geom_type != "Point" and polygons:
-                centroid = geometry.centroid
-                point = centroid if geometry.contains(centroid) else point
-            if not area_lonlat.contains(point):
-                continue
-            x_m, y_m = projection.to_xy(point.y, point.x)
-            layers.pois.append(
-                Poi(
-                    osm_id=int(osm_id),
-                    name=name,
-                    kind=kind,
-                    lat=float(point.y),
-                    lon=float(point.x),
-                    x_m=float(x_m),
-                    y_m=float(y_m),
-                    tags=tags,
-                    element=str(element),
-                )
-            )
-    return layers
-
-
-def _clipped(
-    polygons: list[Polygon], projection: LocalProjection, area_m: Polygon
-) -> Iterator[Polygon]:
-    for polygon in polygons:
-        local = _to_local(polygon, projection)
-        if not local.is_valid:
-            local = shapely.make_valid(local)
-        yield from _polygons(local.intersection(area_m))
-
-
 # entry point ---------------------------------------------------------------------------------
 def load_osm(
     path: str | os.PathLike[str],
@@ -807,14 +404,16 @@ def load_osm(
         kept = crop.bbox
         proj = projection or LocalProjection((kept[0] + kept[2]) / 2, (kept[1] + kept[3]) / 2)
         streets_xml = tmp / "streets.osm"
-        if _write_streets_xml(crop.path, streets_xml, str(network)) == 0:
+        if _write_streets_xml(crop.path, streets_xml, NETWORK_HIGHWAYS[str(network)]) == 0:
             msg = (
                 f"no streets inside bbox {_fmt_bbox(kept)} of {source}; widen --bbox or pick "
                 "another extract"
             )
             raise OsmError(msg)
         streets = _load_streets(streets_xml, source, kept, proj, all_components=all_components)
-        layers = _extract_layers(_read_features(crop.path), kept, proj)
+        from city360.maps._osm_features import extract_layers, read_features
+
+        layers = extract_layers(read_features(crop.path), kept, proj)
     return OsmData(
         source=source,
         bbox=kept,
