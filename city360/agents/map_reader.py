@@ -134,42 +134,74 @@ def _street_mask(image: Image) -> npt.NDArray[np.bool_]:
     return np.asarray((rgb >= 248).all(axis=2), dtype=np.bool_)
 
 
-def _width_across(
+def _run_lengths(
     mask: npt.NDArray[np.bool_], col: float, row: float, heading_deg: float, limit: int
-) -> int:
-    """White pixels across the street (perpendicular to ``heading_deg``) through (col, row)."""
+) -> tuple[int, int]:
+    """White pixels to the left and to the right of (col, row), across ``heading_deg``."""
     h = math.radians(heading_deg + 90.0)
     dc, dr = math.sin(h), -math.cos(h)
-    total = 0
-    for sign in (1, -1):
+    runs = []
+    for sign in (-1, 1):
+        count = 0
         for k in range(1, limit):
             c, r = round(col + sign * k * dc), round(row + sign * k * dr)
             if not (0 <= r < mask.shape[0] and 0 <= c < mask.shape[1]) or not mask[r, c]:
                 break
-            total += 1
-    return total + 1
+            count += 1
+        runs.append(count)
+    return runs[0], runs[1]
+
+
+def _half_crossing(
+    mask: npt.NDArray[np.bool_], entry: tuple[float, float], heading_deg: float, width: float
+) -> float:
+    """Half the width of the crossing street entered at ``entry`` (pixels), so a trace ends at
+    the junction's middle, where the simulator stops, not at its near edge."""
+    h = math.radians(heading_deg)
+    dc, dr = math.sin(h), -math.cos(h)
+    limit = max(mask.shape) // 4
+    for k in range(1, 4 * int(width) + 8):
+        col, row = entry[0] + k * dc, entry[1] + k * dr
+        r, c = round(row), round(col)
+        if not (0 <= r < mask.shape[0] and 0 <= c < mask.shape[1]) or not mask[r, c]:
+            return k / 2.0
+        left, right = _run_lengths(mask, col, row, heading_deg, limit)
+        if left + right + 1 < 1.5 * width:
+            return k / 2.0
+    return 0.0
 
 
 def trace_to_junction(
     mask: npt.NDArray[np.bool_], start: tuple[float, float], heading_deg: float
 ) -> float | None:
-    """Pixels from ``start`` along ``heading_deg`` to the first crossing street (where the
-    white street widens to over 2.5 times its width near the start), or to where it ends."""
+    """Pixels from ``start`` along the street heading ``heading_deg`` to the first crossing
+    street, or to where the street ends; None if no street is found.
+
+    The tracer walks one pixel at a time, re-centring itself between the street's white edges
+    (so a heading a few degrees off or a gently curving street does not make it leave the
+    street), and stops where the street widens to over 2.5 times its usual width: a crossing.
+    """
     h = math.radians(heading_deg)
     dc, dr = math.sin(h), -math.cos(h)
+    pc, pr = math.cos(h), math.sin(h)  # unit vector to the right, across the street
     limit = max(mask.shape) // 4
+    col, row = start
     widths: list[int] = []
     max_t = int(math.hypot(*mask.shape))
-    for t in range(14, max_t):
-        col, row = start[0] + t * dc, start[1] + t * dr
+    for t in range(1, max_t):
+        col, row = col + dc, row + dr
+        if t < 14:  # still inside the start marker and its white ring
+            continue
         r, c = round(row), round(col)
         if not (0 <= r < mask.shape[0] and 0 <= c < mask.shape[1]) or not mask[r, c]:
-            return float(t) if widths else None
-        width = _width_across(mask, col, row, heading_deg, limit)
+            return float(t) if len(widths) >= 4 else None
+        left, right = _run_lengths(mask, col, row, heading_deg, limit)
+        width = left + right + 1
         if len(widths) >= 4 and width > 2.5 * float(np.median(widths)):
-            return float(t)
+            return float(t) + _half_crossing(mask, (col, row), heading_deg, np.median(widths))
         widths.append(width)
-    return None
+        shift = (right - left) / 2.0
+        col, row = col + shift * pc, row + shift * pr
 
 
 class MapReaderAgent:
@@ -226,18 +258,25 @@ class MapReaderAgent:
         return math.degrees(math.atan2(gc - sc, -(gr - sr))) % 360.0
 
     def _update(self, observation: Observation) -> None:
-        feedback = str(observation.get("feedback", "") or "")
-        walked = sum(float(m) for m in _WALKED.findall(feedback))
-        if walked and self._heading is not None:
-            h = math.radians(self._heading)
-            x, y = self._position
-            self._position = (x + walked * math.sin(h), y + walked * math.cos(h))
-            self._walked_m += walked
+        """Dead reckoning. A walk is credited along the heading read after it, since a new
+        segment's first metres can bend away from the direction it leaves a junction in;
+        except a walk that ends at a junction, credited along the heading before it, since a
+        street's last metres bend into the junction."""
+        previous = self._heading
         location_map = observation.get("map")
         if location_map is not None:
             heading = read_arrow_heading(location_map, prior_deg=self._heading)
             if heading is not None:
                 self._heading = heading
+        feedback = str(observation.get("feedback", "") or "")
+        walked = sum(float(m) for m in _WALKED.findall(feedback))
+        at_junction = bool(offered_branches(observation))
+        along = previous if at_junction or self._heading is None else self._heading
+        if walked and along is not None:
+            h = math.radians(along)
+            x, y = self._position
+            self._position = (x + walked * math.sin(h), y + walked * math.cos(h))
+            self._walked_m += walked
 
     # decisions -----------------------------------------------------------------------------
     def act(self, observation: Observation) -> AgentDecision:
