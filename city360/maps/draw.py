@@ -154,7 +154,10 @@ def stamp_attribution(image: Image, *, text: str = ATTRIBUTION) -> Image:
     """Write "© OpenStreetMap contributors" in the bottom-right corner of ``image`` (in place,
     returned for chaining). Every map image city360 makes goes through here."""
     h, w = image.shape[:2]
-    stamp = text_stamp(text, attribution_size_px(h, w))
+    size = attribution_size_px(h, w)
+    stamp = text_stamp(text, size)
+    if stamp.width > w and size > 6:  # a small map: shrink the credit until it fits
+        stamp = text_stamp(text, max(6, int(size * w / stamp.width)))
     stamp_text(image, stamp, w - stamp.width, h - stamp.height)
     return image
 

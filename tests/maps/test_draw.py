@@ -69,3 +69,11 @@ def test_text_stamp_blends_where_drawn() -> None:
     stamp = text_stamp("x:1 y:1", 14)
     assert stamp.height >= 10
     assert stamp.width > stamp.height
+
+
+def test_attribution_fits_small_maps() -> None:
+    image = stamp_attribution(_blank(120))
+    changed = np.any(image != 128, axis=2)
+    cols = np.nonzero(changed.any(axis=0))[0]
+    assert cols.min() > 0  # the whole credit is inside the image, not cut on the left
+    assert changed[-3:].any()
