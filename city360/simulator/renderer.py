@@ -58,7 +58,8 @@ void main() {
     float lon = atan(ray.x, ray.z);
     float lat = atan(ray.y, length(ray.xz));
     vec2 tc = vec2(lon / (2.0 * PI) + 0.5, 0.5 - lat / PI);
-    vec3 yuv = vec3(texture(tex_y, tc).r, texture(tex_u, tc).r, texture(tex_v, tc).r) * 255.0;
+    vec3 yuv = vec3(textureLod(tex_y, tc, 0.0).r, textureLod(tex_u, tc, 0.0).r,
+                    textureLod(tex_v, tc, 0.0).r) * 255.0;
     color = vec4(clamp((yuv_m * yuv + yuv_b) / 255.0, 0.0, 1.0), 1.0);
 }
 """
