@@ -198,10 +198,13 @@ def trace_to_junction(
         left, right = _run_lengths(mask, col, row, heading_deg, limit)
         width = left + right + 1
         if len(widths) >= 4 and width > 2.5 * float(np.median(widths)):
-            return float(t) + _half_crossing(mask, (col, row), heading_deg, np.median(widths))
+            return float(t) + _half_crossing(
+                mask, (col, row), heading_deg, float(np.median(widths))
+            )
         widths.append(width)
         shift = (right - left) / 2.0
         col, row = col + shift * pc, row + shift * pr
+    return None
 
 
 class MapReaderAgent:
