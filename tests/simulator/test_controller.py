@@ -3,13 +3,18 @@ reverse segments, absolute view across videos."""
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+
 import cv2
 import numpy as np
 import pytest
 
+from city360.simulator.config import EnvConfig
 from city360.simulator.env import CityEnv
 from tests.simulator.conftest import EnvFactory
-from tests.simulator.handmade import ARM_M, EXPECTED_TURNS, ground_level
+from tests.simulator.handmade import ARM_M, EXPECTED_TURNS, MemoryFrames, ground_level
 
 STEP_LABELS = ("LEFT", "UP", "RIGHT")
 
@@ -163,7 +168,7 @@ def test_view_shows_absolute_bearing(make_env: EnvFactory) -> None:
         assert bearing_close(view_bearing_from_pixels(obs["view"]), travel + 30.0)
 
 
-def test_up_across_videos_keeps_absolute_view(make_env: EnvFactory) -> None:
+def test_branches_turn_the_body_or_keep_the_absolute_view(make_env: EnvFactory) -> None:
     env = make_env()
     env.reset(options={"segment": "ns_a", "offset_m": ARM_M, "yaw_deg": 40.0})
     obs, _, _, _, info = env.step("LEFT")  # turns the body: yaw kept relative to travel
@@ -282,3 +287,33 @@ def test_prefetch_requests_the_frames_of_the_next_moves(make_env: EnvFactory) ->
     ew = env.world.store("ew")
     # at the junction: the first frames of the LEFT (ew_b) and RIGHT (ew_a_r) branches
     assert {30, 32, 28, 35, 25}.issubset(ew.prefetched)  # type: ignore[attr-defined]
+
+
+def test_w_walks_through_a_link_node_keeping_the_view(plus_city: Path, tmp_path: Path) -> None:
+    """A node that is not a junction (a cut between two segments of a street) is walked
+    through: W goes on without stopping and the absolute view carries over."""
+    city = tmp_path / "line"
+    shutil.copytree(plus_city, city)
+    data = json.loads((city / "graph.json").read_text(encoding="utf-8"))
+    data["nodes"] = [n for n in data["nodes"] if n["id"] in (0, 1, 2)]
+    for node in data["nodes"]:
+        if node["id"] == 0:
+            node.update(kind="link", degree=2)
+    data["edges"] = [e for e in data["edges"] if e["id"].startswith("ns")]
+    for edge in data["edges"]:
+        if edge["id"] == "ns_a":
+            edge["transitions"] = [{"edge": "ns_b", "turn_deg": 0.0, "label": "UP"}]
+        if edge["id"] == "ns_b_r":
+            edge["transitions"] = [{"edge": "ns_a_r", "turn_deg": 0.0, "label": "UP"}]
+    (city / "graph.json").write_text(json.dumps(data), encoding="utf-8")
+    with CityEnv(
+        city, EnvConfig(map=False, privileged_info=True, renderer="cpu", view_width=32,
+                        view_height=24), frame_source=MemoryFrames,
+    ) as env:  # fmt: skip
+        env.reset(options={"segment": "ns_a", "offset_m": 25.0, "yaw_deg": 15.0})
+        obs, _, _, _, info = env.step("W", "LARGE")
+        assert info["segment"] == "ns_b"
+        assert info["offset_m"] == pytest.approx(5.0)
+        assert info["moved_m"] == pytest.approx(10.0)
+        assert info["pose"]["view_bearing_deg"] == pytest.approx(195.0)
+        assert obs["branch_mask"].tolist() == [0, 0, 0]
