@@ -18,6 +18,7 @@ shapes and a cached attribution stamp: no matplotlib per step.
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import os
 from collections.abc import Sequence
@@ -32,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from city360._atomic import atomic_write_bytes, atomic_write_json
 from city360.city import CityDir, file_sha256, format_validation_error
-from city360.errors import CityFormatError, ConfigError, InputFileError
+from city360.errors import CityFormatError, ConfigError, InputFileError, OutputError
 from city360.geo import LocalProjection
 from city360.maps.draw import (
     GOAL_RGB,
@@ -66,6 +67,8 @@ __all__ = [
     "MapMeta",
     "load_map_meta",
 ]
+
+logger = logging.getLogger(__name__)
 
 MAP_SCHEMA_VERSION = 1
 RENDER_VERSION = 3
@@ -275,8 +278,11 @@ class CityMap:
                 citymap = cls(image, meta, root=city.root)
                 return citymap.with_grid(grid_n) if grid_n != citymap.grid.n else citymap
         image, meta = cls._draw(city, osm_path, inputs, metres_per_px, pad_m)
-        atomic_write_bytes(image_path, _png(image))
-        atomic_write_json(meta_path, meta.model_dump(mode="json"))
+        try:
+            atomic_write_bytes(image_path, _png(image))
+            atomic_write_json(meta_path, meta.model_dump(mode="json"))
+        except OutputError as exc:  # a read-only city still gets its maps, just not cached
+            logger.warning("base map not cached: %s", exc)
         citymap = cls(image, meta, root=city.root)
         return citymap.with_grid(grid_n) if grid_n != citymap.grid.n else citymap
 

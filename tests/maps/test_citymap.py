@@ -351,3 +351,25 @@ def test_corrupt_graph_is_reported_even_with_osm(
     (root / "graph.json").write_text('{"nodes": [{"id": 1}]}', encoding="utf-8")
     with pytest.raises(CityFormatError, match=r"graph\.json: node #0 needs numeric 'id', 'x_m'"):
         CityMap.open(root)
+
+
+def test_read_only_city_gets_maps_without_a_cache(
+    tmp_path: Path,
+    plain_city: tuple[Path, OsmData],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import city360.maps.citymap as citymap_module
+    from city360.errors import OutputError
+
+    root = tmp_path / "city"
+    shutil.copytree(plain_city[0], root, ignore=shutil.ignore_patterns("map"))
+
+    def refuse(path: object, data: object) -> None:
+        raise OutputError(f"output folder {root / 'map'} is not writable; choose a writable path")
+
+    monkeypatch.setattr(citymap_module, "atomic_write_bytes", refuse)
+    citymap = CityMap.open(root)
+    assert citymap.image.shape[2] == 3
+    assert not (root / "map" / MAP_JSON_NAME).exists()
+    assert "base map not cached" in caplog.text
