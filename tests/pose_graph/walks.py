@@ -294,3 +294,22 @@ def trajectories_from_gps(city: CityDir, *, spacing_m: float = 1.0) -> list[str]
         write_trajectory(city, gpx.stem, sampled, projection, spacing_m=spacing_m)
         ids.append(gpx.stem)
     return ids
+
+
+def street_graph_from_osm(streets: nx.MultiGraph) -> nx.Graph:
+    """A walkable street graph (the walker's format) from ``OsmData.streets``: parallel ways and
+    self-loops dropped (a camera cannot tell two ways along one line apart)."""
+    graph = nx.Graph()
+    for node, data in streets.nodes(data=True):
+        graph.add_node(node, x_m=float(data["x_m"]), y_m=float(data["y_m"]))
+    for u, v, data in streets.edges(data=True):
+        if u == v or graph.has_edge(u, v):
+            continue
+        line = np.asarray(data["polyline_xy"], dtype=np.float64)
+        start = np.array([graph.nodes[u]["x_m"], graph.nodes[u]["y_m"]])
+        if np.hypot(*(line[0] - start)) > np.hypot(*(line[-1] - start)):
+            line = line[::-1]  # now runs u -> v
+        graph.add_edge(u, v, polyline=line if u < v else line[::-1])
+    graph.remove_nodes_from([n for n in list(graph.nodes) if graph.degree[n] == 0])
+    largest = max(nx.connected_components(graph), key=len)
+    return graph.subgraph(largest).copy()
