@@ -113,16 +113,20 @@ class CityEnv:
             cache_bytes=int(self.config.frame_cache_mb * 1024 * 1024),
             frame_source=frame_source,
         )
+        made: Renderer | None = None
         try:
-            self.renderer: Renderer = renderer or make_renderer(self.config.renderer)
+            made = renderer or make_renderer(self.config.renderer)
             self._map = None
             if self.config.map:
                 from city360.simulator.locmap import LocationMapper
 
                 self._map = LocationMapper(self.world, self.config)
         except BaseException:
+            if made is not None and renderer is None:
+                made.close()
             self.world.close()
             raise
+        self.renderer: Renderer = made
         self._planner = RoutePlanner(self.world)
         self._segment_ids = sorted(self.world.segments)
         self._rng: np.random.Generator | None = None
