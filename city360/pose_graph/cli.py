@@ -12,6 +12,7 @@ from city360.progress import console
 
 if TYPE_CHECKING:
     from city360.city import CityDir
+    from city360.types import Image
 
 __all__ = ["build_command", "info_command", "register"]
 
@@ -103,7 +104,14 @@ def info_command(
     if plot is not None:
         from city360.pose_graph.plot import plot_graph
 
-        plot_graph(pose_graph, plot, tracks=tracks, osm=streets, title=manifest.name)
+        plot_graph(
+            pose_graph,
+            plot,
+            tracks=tracks,
+            osm=streets,
+            basemap=_basemap(city, osm_path),
+            title=manifest.name,
+        )
         console.print(f"wrote {plot}")
 
 
@@ -113,6 +121,21 @@ def _default_osm(city: CityDir, build_params: dict[str, object]) -> Path | None:
         return Path(recorded)
     extract = city.map_dir / "extract.osm"
     return extract if extract.is_file() else None
+
+
+def _basemap(
+    city: CityDir, osm_path: Path | None
+) -> tuple[Image, tuple[float, float, float, float]] | None:
+    """The city's base map and its extent in metres, or None (then plain streets are drawn)."""
+    from city360.errors import City360Error
+    from city360.maps.citymap import CityMap
+
+    try:
+        citymap = CityMap.open(city.root, osm=osm_path)
+    except City360Error as exc:
+        console.print(f"no base map ({exc}); drawing streets only")
+        return None
+    return citymap.image, citymap.transform.extent_m
 
 
 def register(app: typer.Typer) -> None:

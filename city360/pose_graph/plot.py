@@ -1,7 +1,7 @@
 """A picture of a pose graph over its map (matplotlib, headless).
 
-Streets of the OSM extract (when given) in light grey underneath, every pose as a faint trace,
-filmed edges in blue, streets that exist only as ``reverse`` edges (filmed one way) in orange,
+The city's base map (``city360.maps``, which carries its own OSM credit) or else the streets of
+the OSM extract underneath, every pose as a faint trace, filmed edges in blue, streets that exist only as ``reverse`` edges (filmed one way) in orange,
 junctions as red dots, dead ends as black squares, links as small grey dots. Axes are metres in
 the city CRS. OSM data is credited as its licence asks.
 """
@@ -18,6 +18,7 @@ from city360._atomic import atomic_write_bytes
 from city360.pose_graph.graph import PoseGraph
 from city360.pose_graph.osm_match import OsmStreets
 from city360.pose_graph.tracks import Track
+from city360.types import Image
 
 __all__ = ["plot_graph"]
 
@@ -30,10 +31,15 @@ def plot_graph(
     *,
     tracks: Sequence[Track] = (),
     osm: OsmStreets | None = None,
+    basemap: tuple[Image, tuple[float, float, float, float]] | None = None,
     title: str = "",
     dpi: int = 150,
 ) -> Path:
-    """Draw ``pose_graph`` to an image file (PNG/SVG/PDF by suffix), written atomically."""
+    """Draw ``pose_graph`` to an image file (PNG/SVG/PDF by suffix), written atomically.
+
+    ``basemap`` is an RGB raster with its extent ``(x_min, y_min, x_max, y_max)`` in metres
+    (``city360.maps.CityMap``), drawn underneath; without it the OSM streets (if given) are.
+    """
     import io
 
     import matplotlib
@@ -44,7 +50,10 @@ def plot_graph(
 
     fig = Figure(figsize=(8, 8))
     ax = fig.add_subplot(1, 1, 1)
-    if osm is not None:
+    if basemap is not None:
+        image, (x_min, y_min, x_max, y_max) = basemap
+        ax.imshow(image, extent=(x_min, x_max, y_min, y_max), origin="upper", zorder=0)
+    elif osm is not None:
         lines = [osm.samples_xy[osm.sample_edge == k] for k in range(len(osm.edge_nodes))]
         ax.add_collection(LineCollection(lines, colors="#cccccc", linewidths=3.0, zorder=1))
     for track in tracks:
@@ -113,7 +122,7 @@ def plot_graph(
     ax.set_ylabel("y (m, north)")
     ax.set_title(title or f"pose graph: {graph.number_of_nodes()} nodes, {len(drawn)} streets")
     ax.legend(loc="upper right", fontsize=7)
-    if osm is not None:
+    if osm is not None and basemap is None:
         ax.text(
             0.99,
             0.01,
