@@ -1,9 +1,10 @@
 """A picture of a pose graph over its map (matplotlib, headless).
 
 The city's base map (``city360.maps``, which carries its own OSM credit) or else the streets of
-the OSM extract underneath, every pose as a faint trace, filmed edges in blue, streets that exist only as ``reverse`` edges (filmed one way) in orange,
-junctions as red dots, dead ends as black squares, links as small grey dots. Axes are metres in
-the city CRS. OSM data is credited as its licence asks.
+the OSM extract underneath, every pose as a faint trace, filmed edges in blue, streets that
+exist only as ``reverse`` edges (filmed one way) in orange, junctions as red dots, dead ends as
+black squares, links as small grey dots. Axes are metres in the city CRS. OSM data is credited
+as its licence asks.
 """
 
 from __future__ import annotations
