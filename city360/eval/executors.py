@@ -9,6 +9,7 @@ only writer of ``results.csv``, so workers never contend for it.
 from __future__ import annotations
 
 import multiprocessing
+import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -92,10 +93,7 @@ def _run_ray(
 
     started_here = not ray.is_initialized()
     if started_here:
-        if address:
-            ray.init(address=address, log_to_driver=False)
-        else:
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        _start_ray(ray, address, workers)
     try:
         remote_worker = ray.remote(num_cpus=1)(EpisodeWorker)
         actors = [remote_worker.remote(spec) for _ in range(workers)]
@@ -104,6 +102,29 @@ def _run_ray(
     finally:
         if started_here:
             ray.shutdown()
+
+
+_RAY_START_ATTEMPTS = 3
+
+
+def _start_ray(ray: Any, address: str | None, workers: int) -> None:
+    """Connect to ``address`` or start a local Ray node for ``workers`` CPUs.
+
+    Usage statistics stay off (this runs offline). Ray gives its raylet a fixed 30 s to
+    register; on a loaded machine that can pass, so a local start is retried.
+    """
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if address:
+        ray.init(address=address, log_to_driver=False)
+        return
+    for attempt in range(1, _RAY_START_ATTEMPTS + 1):
+        try:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+            return
+        except Exception as exc:  # ray raises a bare Exception on a startup time-out
+            ray.shutdown()
+            if attempt == _RAY_START_ATTEMPTS or "timed out during startup" not in str(exc):
+                raise
 
 
 def run_jobs(
