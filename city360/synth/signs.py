@@ -248,39 +248,44 @@ def build_sign_atlas(
     *,
     styles: Sequence[SignStyle] | None = None,
     height_px: int = 64,
-    page_size: int = 2048,
+    page_size: int | None = None,
     max_aspect: float = 8.0,
 ) -> SignAtlas:
     """Render every text to a board and shelf-pack the boards into square atlas pages.
 
-    ``styles`` gives one style per text (default: the first style for all). Boards are
-    separated by a 2-pixel gutter of their own edge colour so mipmaps do not bleed.
+    ``styles`` gives one style per text (default: the first style for all). ``page_size``
+    defaults to the smallest power of two from 1024 to 4096 that holds every board on one page
+    (several 4096 pages beyond that). Boards are separated by a 2-pixel gutter of their own
+    edge colour so mipmaps do not bleed.
     """
     if styles is not None and len(styles) != len(texts):
         msg = f"`styles` must have one entry per text ({len(texts)}), got {len(styles)}"
         raise ConfigError(msg)
-    if page_size < height_px * max_aspect + 8:
-        msg = f"`page_size` {page_size} cannot hold a {height_px}px board of aspect {max_aspect}"
-        raise ConfigError(msg)
-    gutter = 2
-    pages: list[np.ndarray] = []
-    entries: list[AtlasEntry] = []
-    x = y = page_size  # forces a new page for the first board
+    boards: list[tuple[Image, str, SignStyle]] = []
     for i, text in enumerate(texts):
         style = styles[i] if styles is not None else SIGN_STYLES[0]
         board, shown = render_sign(text, height_px=height_px, style=style, max_aspect=max_aspect)
+        boards.append((board, shown, style))
+    widths = [b.shape[1] for b, _, _ in boards]
+    if page_size is None:
+        page_size = next(
+            (size for size in (1024, 2048) if len(_shelf_pack(widths, height_px, size)[1]) <= 1),
+            4096,
+        )
+    if page_size < height_px * max_aspect + 8:
+        msg = f"`page_size` {page_size} cannot hold a {height_px}px board of aspect {max_aspect}"
+        raise ConfigError(msg)
+    places, per_page = _shelf_pack(widths, height_px, page_size)
+    pages = np.full((max(1, len(per_page)), page_size, page_size, 3), 128, np.uint8)
+    entries: list[AtlasEntry] = []
+    gutter = _GUTTER
+    for (board, shown, style), (page, x, y) in zip(boards, places, strict=True):
         h, w = board.shape[:2]
-        if x + w + gutter > page_size:
-            x, y = gutter, y + h + 2 * gutter
-        if y + h + gutter > page_size:
-            pages.append(np.full((page_size, page_size, 3), 128, np.uint8))
-            x, y = gutter, gutter
-        page = pages[-1]
-        page[y - gutter : y + h + gutter, x - gutter : x + w + gutter] = board[0, 0]
-        page[y : y + h, x : x + w] = board
+        pages[page, y - gutter : y + h + gutter, x - gutter : x + w + gutter] = board[0, 0]
+        pages[page, y : y + h, x : x + w] = board
         entries.append(
             AtlasEntry(
-                page=len(pages) - 1,
+                page=page,
                 u0=x / page_size,
                 v0=y / page_size,
                 u1=(x + w) / page_size,
@@ -290,7 +295,27 @@ def build_sign_atlas(
                 style=style,
             )
         )
+    return SignAtlas(pages=pages, entries=tuple(entries))
+
+
+_GUTTER = 2
+
+
+def _shelf_pack(
+    widths: Sequence[int], height: int, page_size: int
+) -> tuple[list[tuple[int, int, int]], list[int]]:
+    """(page, x, y) of each board packed in rows ("shelves"), and boards per page."""
+    gutter = _GUTTER
+    places: list[tuple[int, int, int]] = []
+    per_page: list[int] = []
+    x = y = page_size  # forces a new page for the first board
+    for w in widths:
+        if x + w + gutter > page_size:
+            x, y = gutter, y + height + 2 * gutter
+        if y + height + gutter > page_size:
+            per_page.append(0)
+            x, y = gutter, gutter
+        places.append((len(per_page) - 1, x, y))
+        per_page[-1] += 1
         x += w + 2 * gutter
-    if not pages:
-        pages.append(np.full((page_size, page_size, 3), 128, np.uint8))
-    return SignAtlas(pages=np.stack(pages), entries=tuple(entries))
+    return places, per_page
