@@ -373,6 +373,12 @@ def validate_graph(
     problems: list[str] = []
     if graph.number_of_edges() == 0:
         problems.append("the graph has no edges")
+    city_crs = city.read_manifest().crs
+    if pose_graph.crs != city_crs:
+        problems.append(
+            f"graph CRS {pose_graph.crs!r} is not the city's ({city_crs!r} in "
+            f"{city.manifest_path}); the graph belongs to another city or predates a re-ingest"
+        )
     known = set(city.trajectory_ids())
     positions: dict[str, tuple[npt.NDArray[np.float64], int, float]] = {}
     for edge in pose_graph.edges():

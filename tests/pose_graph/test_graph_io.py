@@ -73,6 +73,13 @@ def test_edge_must_end_at_its_node(built_walks: Built, tmp_path: Path) -> None:
         load_graph(city, require_frames=False)
 
 
+def test_graph_of_another_crs(built_walks: Built, tmp_path: Path) -> None:
+    city = _copy(built_walks, tmp_path)
+    _edit(city, lambda d: d["graph"].update(crs=LocalProjection(10.0, 10.0).proj4))
+    with pytest.raises(CityFormatError, match=r"graph CRS .* is not the city's"):
+        load_graph(city, require_frames=False)
+
+
 def test_transition_to_a_missing_edge(built_walks: Built, tmp_path: Path) -> None:
     city = _copy(built_walks, tmp_path)
 
