@@ -3,11 +3,17 @@
 API (used by ``film``/``pipeline``; changes are listed here first):
 
 - :func:`build_scene` ``(*, streets, buildings, pois, projection, seed, parks=(), water=(),
-  min_pois_per_km=10.0) -> Scene`` — deterministic for a seed.
-- :class:`Scene`: ``poi_truths()``, ``object_truths()``, ``junction_truths()``,
-  ``street_truths()`` return :mod:`city360.synth.groundtruth` models; ``dynamic_boxes(t_s)``
-  gives the moving pedestrians and vehicles at time ``t_s``; the vertex arrays and textures
-  are what :class:`city360.synth.render.EquirectRenderer` draws.
+  min_pois_per_km=10.0) -> Scene`` — deterministic for a seed. Additions to the agreed
+  signature (all optional): ``parks``/``water`` (``OsmData.parks``/``.water``, drawn on the
+  ground and kept free of procedural buildings) and ``min_pois_per_km``.
+- :class:`Scene`: ``poi_truths()``, ``object_truths()`` as agreed; also ``junction_truths()``
+  and ``street_truths()`` (the street graph as :mod:`city360.synth.groundtruth` models, edges
+  named ``(u, v)`` with ``u <= v``), ``dynamic_boxes(t_s)`` (moving pedestrians and vehicles
+  at time ``t_s``), and the vertex arrays and textures that
+  :class:`city360.synth.render.EquirectRenderer` draws. A scene pickles (for worker
+  processes).
+- Street node ids must be integers (they are the junction ids); a :class:`ConfigError` says
+  so otherwise.
 
 Frames: metres in the city CRS, x east, y north, z up from the street surface; bearings in
 degrees clockwise from north. Street edges are named ``(u, v)`` with ``u <= v`` (the street

@@ -209,3 +209,26 @@ def test_repr_counts_contents(small_scene: Scene) -> None:
     text = repr(small_scene)
     assert text.startswith("Scene(seed=7, streets=12, ")
     assert f"pois={len(small_scene.poi_truths())}" in text
+
+
+def test_scene_pickles_for_worker_processes(small_scene: Scene) -> None:
+    import pickle
+
+    copy = pickle.loads(pickle.dumps(small_scene))
+    assert copy.poi_truths() == small_scene.poi_truths()
+    np.testing.assert_array_equal(copy.dynamic_boxes(2.0), small_scene.dynamic_boxes(2.0))
+
+
+def test_parks_are_drawn_and_kept_free_of_buildings() -> None:
+    from shapely.geometry import box
+
+    from city360.synth._meshes import PARK_RGB
+
+    park = box(100.0, 100.0, 140.0, 140.0)  # the middle of the north-east block
+    inputs = grid_inputs()
+    scene = build_scene(**inputs, seed=7, parks=[park])
+    park_rows = np.all(np.isclose(scene.ground[:, 6:9], PARK_RGB), axis=1)
+    assert park_rows.sum() >= 3
+    streets = street_list(inputs["streets"])
+    plans = _layout.plan_buildings(streets, inputs["buildings"], [park], np.random.default_rng(0))
+    assert not any(p.footprint.intersects(park) for p in plans if p.procedural)
