@@ -114,14 +114,16 @@ async function verify() {
   }
 }
 
-async function save(event) {
+async function save(event, asNew = false) {
   event.preventDefault();
   if (!form.start) {
     showProblems([{ field: "start", message: "pick a start: walk there and press 'use this pose as start'" }]);
     return;
   }
   try {
-    const result = await api("POST", "/api/suite/tasks", draft());
+    const request = draft();
+    if (asNew) request.replacing = null;
+    const result = await api("POST", "/api/suite/tasks", request);
     showVerdict(result);
     showError(null);
     form.replacing = result.saved;
@@ -246,7 +248,8 @@ export function initAuthor(info) {
     }
   });
   $("verify").addEventListener("click", verify);
-  $("author-form").addEventListener("submit", save);
+  $("author-form").addEventListener("submit", (event) => save(event));
+  $("save-new").addEventListener("click", (event) => save(event, true));
   $("new-task").addEventListener("click", reset);
   showFields();
 }

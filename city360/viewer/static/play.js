@@ -67,7 +67,7 @@ async function call(path, body, after) {
 
 export function act(action, magnitude) {
   if (!play.active) return;
-  call("/api/play/step", { action, magnitude: magnitude ?? play.magnitude.value ?? null }, renderObs);
+  call("/api/play/step", { action, magnitude: magnitude ?? (play.magnitude.value || null) }, renderObs);
 }
 
 export async function showList() {

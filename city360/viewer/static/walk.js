@@ -49,7 +49,7 @@ async function call(method, path, body) {
 }
 
 export function act(action, magnitude) {
-  return call("POST", "/api/walk/step", { action, magnitude: magnitude ?? walk.magnitude.value ?? null });
+  return call("POST", "/api/walk/step", { action, magnitude: magnitude ?? (walk.magnitude.value || null) });
 }
 
 export function goto(target) {
