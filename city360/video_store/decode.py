@@ -99,6 +99,18 @@ class DecodedFrame:
             return frame
         return frame.reformat(width=width, height=height, format="yuv420p", interpolation="AREA")
 
+    def to_gray(self, *, width: int) -> npt.NDArray[np.uint8]:
+        """The upright picture's luma, ``width`` wide (area-averaged): cheap motion analysis."""
+        rotated_sideways = self.rotation_deg % 180 != 0
+        src_w = self.frame.height if rotated_sideways else self.frame.width
+        src_h = self.frame.width if rotated_sideways else self.frame.height
+        height = _even_height(src_w, src_h, width)
+        scaled = (height, width) if rotated_sideways else (width, height)
+        image: npt.NDArray[np.uint8] = self.frame.to_ndarray(  # type: ignore[assignment]
+            format="gray", width=scaled[0], height=scaled[1], interpolation="AREA"
+        )
+        return rotate_upright(image, self.rotation_deg)
+
     def to_rgb(self, *, width: int | None = None) -> npt.NDArray[np.uint8]:
         """The picture as RGB uint8 (H, W, 3), upright, scaled to ``width`` when given."""
         rotated_sideways = self.rotation_deg % 180 != 0

@@ -119,7 +119,7 @@ class MotionMeter:
     def add(self, frame: DecodedFrame) -> None:
         if frame.index % self._step:
             return
-        grey = frame.to_rgb(width=BAND_WIDTH).astype(np.float64).mean(axis=2)
+        grey = frame.to_gray(width=BAND_WIDTH).astype(np.float64)
         h = grey.shape[0]
         band = grey[h // 4 : 3 * h // 4]  # latitude -45..45: sky and ground say little
         if self._previous is not None:

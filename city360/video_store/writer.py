@@ -45,7 +45,10 @@ class FrameWriter:
     """Encode RGB frames in order into ``path`` (an all-intra H.264 MP4).
 
     ``crf``: x264 constant rate factor (lower is better quality; 16 keeps synthetic and real
-    street frames above 40 dB PSNR). ``slices``: slices per frame for parallel decoding.
+    street frames above 40 dB PSNR). ``preset``/``tune``: ``ultrafast`` + ``fastdecode``
+    (CAVLC, no deblocking) encode and, above all, decode fastest, at about 40% more bytes than
+    ``veryfast`` for the same PSNR: random access is what this file is for. ``slices``: slices
+    per frame, so a reader may decode one picture on several cores.
     """
 
     def __init__(
@@ -55,7 +58,8 @@ class FrameWriter:
         height: int,
         *,
         crf: int = 16,
-        preset: str = "veryfast",
+        preset: str = "ultrafast",
+        tune: str | None = "fastdecode",
         slices: int = 4,
         threads: int = 0,
     ) -> None:
@@ -86,6 +90,8 @@ class FrameWriter:
             "slices": str(slices),
             "sc_threshold": "0",
         }
+        if tune:
+            stream.options = {**stream.options, "tune": tune}
         self._stream = stream
 
     def __repr__(self) -> str:
