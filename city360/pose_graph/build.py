@@ -97,7 +97,9 @@ def _chord_heading(track: Track, from_arc: float, to_arc: float) -> float:
     return bearing_deg(float(d[0]), float(d[1]))
 
 
-def _geometry(track: Track, seg: Segment, params: BuildParams) -> tuple[float, float, float, list]:
+def _geometry(
+    track: Track, seg: Segment, params: BuildParams
+) -> tuple[float, float, float, list[float]]:
     """(length_m, start heading, end heading, heading profile) of a segment played forward."""
     s0, s1 = float(track.arc_m[seg.first_frame]), float(track.arc_m[seg.last_frame])
     length = max(s1 - s0, 1e-3)
@@ -302,7 +304,7 @@ def _assemble(
             lon=round(float(np.atleast_1d(lon)[k]), 9),
             degree=degree[old],
         )
-    geometry: dict[str, tuple[float, float, float, list]] = {}
+    geometry: dict[str, tuple[float, float, float, list[float]]] = {}
     for spec in specs:
         track = tracks[spec.track]
         seg = Segment(spec.track, spec.u, spec.v, spec.first_frame, spec.last_frame)
