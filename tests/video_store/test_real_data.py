@@ -71,3 +71,21 @@ def test_shaka_dash_vr_clip_ingests_with_a_gpx_track(shared_data: Path, tmp_path
         y, u, v = store.get_yuv(len(store) - 1)
     assert y.shape == (360, 720)
     assert u.shape == v.shape == (180, 360)
+
+
+def test_gopro_video_ingests_with_its_own_gpmf_track(shared_data: Path, tmp_path: Path) -> None:
+    """No --gps: the GPMF track inside the file is used, on the video's own clock (the MP4's
+    creation_time is the camera's local time, 8 h off UTC, and must not be trusted)."""
+    video = shared_data / "gopro_gpmf" / "max-heromode.mp4"
+    result = ingest_video(
+        video,
+        None,
+        tmp_path / "city",
+        projection=LocalProjection(33.1267, -117.3273),
+        options=IngestOptions(projection="equirect", spacing_m=1.0),  # HERO mode: 848x480
+    )
+    assert result.sync_method == "embedded"
+    assert result.offset_s == 0.0
+    assert 5 <= result.frame_count <= 25  # ~10 s of walking at ~1.3 m/s
+    poses = CityDir(tmp_path / "city").read_poses(result.trajectory_id)
+    assert np.all(np.abs(poses.lat - 33.1267) < 1e-3)
