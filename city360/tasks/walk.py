@@ -137,9 +137,17 @@ class WalkGraph:
     """Nodes and segments of a pose graph with geometry; built by :meth:`from_city` or
     :meth:`from_networkx` (a ``MultiDiGraph`` with the contract's attributes)."""
 
-    def __init__(self, nodes: dict[int, tuple[float, float]], segments: dict[str, Segment]) -> None:
+    def __init__(
+        self,
+        nodes: dict[int, tuple[float, float]],
+        segments: dict[str, Segment],
+        *,
+        city_dir: Path | None = None,
+    ) -> None:
         self.nodes = nodes
         self.segments = segments
+        self.city_dir = city_dir
+        """The city folder the graph was read from (None for a hand-made graph)."""
         self._state_xy: dict[tuple[str, int], tuple[float, float]] = {}
         self._out: dict[int, list[str]] = {}
         for seg in segments.values():
@@ -187,7 +195,9 @@ class WalkGraph:
                 raise CityFormatError(msg)
             part = xy[first : last + 1]
             polylines[str(key)] = part[::-1] if attrs.get("reverse") else part
-        return cls.from_networkx(graph, polylines=polylines)
+        walk = cls.from_networkx(graph, polylines=polylines)
+        walk.city_dir = city.root
+        return walk
 
     @classmethod
     def from_networkx(

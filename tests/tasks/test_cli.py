@@ -49,17 +49,24 @@ def test_reference_images_show_the_sign(generated_suite: Path) -> None:
 
 
 def test_route_map_markers_are_at_start_and_goal(built_synth_city: Path) -> None:
-    from city360.tasks.generate.images import CityImages, grid_for_graph
+    from city360.maps.citymap import CityMap
+    from city360.tasks.generate.images import MAP_PX, CityImages, grid_for_graph
     from city360.tasks.walk import WalkGraph
 
     graph = WalkGraph.from_city(built_synth_city)
-    with CityImages(built_synth_city, graph, grid_for_graph(graph, 5)) as images:
+    grid = grid_for_graph(graph, 5)
+    assert grid == CityMap.open(built_synth_city).grid  # one grid for maps and tasks
+    with CityImages(built_synth_city, graph, grid) as images:
         image = images.route_map((0.0, 0.0), (40.0, -40.0))
-        _, to_px = images._base()
-        col, row = to_px(0.0, 0.0)
-        assert tuple(image[row, col]) == pytest.approx((0, 80, 255), abs=30)
-        col, row = to_px(40.0, -40.0)
-        assert tuple(image[row, col]) == pytest.approx((224, 0, 0), abs=30)
+    _, transform = CityMap.open(built_synth_city).route_map_with_transform(
+        (0.0, 0.0), (40.0, -40.0), size_px=MAP_PX
+    )
+    for (x_m, y_m), colour in (((0.0, 0.0), "blue"), ((40.0, -40.0), "red")):
+        col, row = (round(float(v)) for v in transform.xy_to_px(x_m, y_m))
+        r, _g, b = (int(v) for v in image[row, col])
+        strong, weak = (b, r) if colour == "blue" else (r, b)
+        assert strong > 150, image[row, col]
+        assert weak < 100, image[row, col]
 
 
 def test_check_passes_and_fails_with_task_ids(
