@@ -329,8 +329,12 @@ def place_signs(
             wall = max(wall - 0.12, street.road_half_m + 0.5)
         else:
             front = street.building_line_m + 0.5
-            kiosk = _lot(street, slot, side, width + 2.0, 6.0, front)
-            if kiosk is None or corridor.intersects(kiosk):
+            kiosk = _lot(street, slot, side, width + 0.5, 6.0, front)
+            if (
+                kiosk is None
+                or corridor.intersects(kiosk)
+                or _overlaps(kiosk, buildings, footprints)
+            ):
                 logger.debug("no facade for sign %d on street %d", index, street.index)
                 continue
             buildings.append(_plan(kiosk, 2 * FLOOR_HEIGHT_M + 0.6, rng, procedural=True))
@@ -363,22 +367,37 @@ def _ray_hit(
     buildings: list[BuildingPlan],
     tree: STRtree | None,
 ) -> float | None:
-    """Distance from the centreline to the first building wall across the street side."""
-    if tree is None:
-        return None
+    """Distance from the centreline to the first building wall across the street side.
+
+    ``tree`` indexes the first buildings; any appended after it was built (kiosks) are
+    tested one by one.
+    """
+    indexed = 0 if tree is None else len(tree.geometries)
     point, tangent = street.frame_at(offset)
     normal = side * np.array([-tangent[1], tangent[0]])
     start = point + normal * (street.road_half_m + 0.3)
     ray = LineString([start, point + normal * reach])
     best: float | None = None
-    for i in tree.query(ray):
-        hit = buildings[int(i)].footprint.exterior.intersection(ray)
+    candidates = [] if tree is None else [int(i) for i in tree.query(ray)]
+    for i in [*candidates, *range(indexed, len(buildings))]:
+        hit = buildings[i].footprint.exterior.intersection(ray)
         if hit.is_empty:
             continue
         for coords in _points(hit):
             distance = float(np.dot(np.asarray(coords) - point, normal))
             best = distance if best is None else min(best, distance)
     return best
+
+
+def _overlaps(polygon: Polygon, buildings: list[BuildingPlan], tree: STRtree | None) -> bool:
+    """True when ``polygon`` shares area with any building (indexed ones through ``tree``);
+    touching walls are fine, as in a row of shops."""
+    indexed = 0 if tree is None else len(tree.geometries)
+    near = [] if tree is None else [int(i) for i in tree.query(polygon)]
+    return any(
+        buildings[i].footprint.intersection(polygon).area > 0.01
+        for i in [*near, *range(indexed, len(buildings))]
+    )
 
 
 def _points(geom: BaseGeometry) -> list[tuple[float, float]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 
@@ -232,3 +233,20 @@ def test_parks_are_drawn_and_kept_free_of_buildings() -> None:
     streets = street_list(inputs["streets"])
     plans = _layout.plan_buildings(streets, inputs["buildings"], [park], np.random.default_rng(0))
     assert not any(p.footprint.intersects(park) for p in plans if p.procedural)
+
+
+def test_signs_without_facades_get_kiosks_that_do_not_overlap() -> None:
+    streets = street_list(grid_inputs()["streets"])
+    street = streets[0]
+    spots = [tuple(street.offset_point(offset, 9.0)) for offset in (30.0, 31.0, 33.0, 50.0)]
+    buildings: list[_layout.BuildingPlan] = []
+    signs = _layout.place_signs(
+        streets, spots, [4.0] * len(spots), buildings, np.random.default_rng(0)
+    )
+    assert len(signs) == len(spots)
+    assert len(buildings) >= 2
+    for i, a in enumerate(buildings):
+        for b in buildings[i + 1 :]:
+            assert a.footprint.intersection(b.footprint).area < 1e-6
+    spans = sorted((s.offset_m - s.width_m / 2, s.offset_m + s.width_m / 2) for s in signs)
+    assert all(left[1] <= right[0] for left, right in itertools.pairwise(spans))
