@@ -1,0 +1,247 @@
+"""Run every benchmark in one process, one after the other, and collect the figures.
+
+``run_benchmarks(quick=False)`` measures at 3840x1920 with enough repetitions for stable
+percentiles; ``quick=True`` uses 512x256 cities, a short clip, a smaller pose-only grid and a
+few repetitions, so it finishes in well under two minutes (for tests and smoke runs; its
+figures are not comparable with a full run's).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.cities import (
+    SUITE_NAME,
+    ClipSpec,
+    PoseCitySpec,
+    ViewCitySpec,
+    clip_video,
+    pose_only_city,
+    view_city,
+)
+from benchmarks.common import Timing, machine_info
+from benchmarks.report import evaluate_targets
+from city360.progress import console, make_progress
+
+__all__ = ["FULL", "QUICK", "BenchPlan", "run_benchmarks"]
+
+
+@dataclass(frozen=True, slots=True)
+class BenchPlan:
+    """Sizes and repetitions of one run."""
+
+    mode: str
+    view: ViewCitySpec
+    clip: ClipSpec
+    poses: PoseCitySpec
+    step_repeats: int
+    naive_repeats: int
+    map_repeats: int
+    build_repeats: int
+    ingest_repeats: int
+    rss_steps: int
+
+
+FULL = BenchPlan(
+    mode="full",
+    view=ViewCitySpec(),
+    clip=ClipSpec(),
+    poses=PoseCitySpec(),
+    step_repeats=30,
+    naive_repeats=20,
+    map_repeats=300,
+    build_repeats=3,
+    ingest_repeats=2,
+    rss_steps=60,
+)
+QUICK = BenchPlan(
+    mode="quick",
+    view=ViewCitySpec(width=512, per_family=1),
+    clip=ClipSpec(width=512, length_m=6.0),
+    poses=PoseCitySpec(cols=5, rows=5),
+    step_repeats=5,
+    naive_repeats=4,
+    map_repeats=30,
+    build_repeats=1,
+    ingest_repeats=1,
+    rss_steps=10,
+)
+
+
+def _row(figure: str, timing: Timing) -> dict[str, Any]:
+    return {"figure": figure, "p50": timing.p50_ms, "p95": timing.p95_ms, "n": timing.n, "unit": "ms"}
+
+
+def _value_row(figure: str, value: float, unit: str) -> dict[str, Any]:
+    return {"figure": figure, "p50": value, "p95": None, "n": 1, "unit": unit}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Timing):
+        return value.to_json()
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0) -> dict[str, Any]:
+    """Build (or reuse) the benchmark cities and measure everything; the JSON-ready result."""
+    from benchmarks.build import measure_build
+    from benchmarks.episodes import measure_episodes
+    from benchmarks.ingest import measure_ingest
+    from benchmarks.maps import measure_location_map
+    from benchmarks.memory import measure_env_rss
+    from benchmarks.steps import VIEW, measure_naive, measure_steps
+
+    plan = QUICK if quick else FULL
+    started = time.perf_counter()
+    machine = machine_info()
+    detail: dict[str, Any] = {}
+    stages = (
+        "cities",
+        "env.step",
+        "naive pipeline",
+        "ingest",
+        "pose-graph build",
+        "location map",
+        "episodes",
+        "peak RSS",
+    )
+    with make_progress() as progress:
+        bar = progress.add_task("benchmarks", total=len(stages))
+
+        def stage(name: str) -> None:
+            progress.update(bar, description=f"bench: {name}")
+            console.log(f"bench: {name}")
+
+        stage("cities")
+        city = view_city(plan.view, rebuild=rebuild)
+        video, gps = clip_video(plan.clip, rebuild=rebuild)
+        poses = pose_only_city(plan.poses, rebuild=rebuild)
+        progress.advance(bar)
+
+        stage("env.step")
+        steps = measure_steps(city, repeats=plan.step_repeats, seed=seed)
+        progress.advance(bar)
+
+        stage("naive pipeline")
+        naive = measure_naive(video, repeats=plan.naive_repeats, seed=seed)
+        progress.advance(bar)
+
+        stage("ingest")
+        ingest = measure_ingest(video, gps, repeats=plan.ingest_repeats)
+        progress.advance(bar)
+
+        stage("pose-graph build")
+        build = measure_build(poses, repeats=plan.build_repeats)
+        progress.advance(bar)
+
+        stage("location map")
+        location = measure_location_map(city, repeats=plan.map_repeats, seed=seed)
+        progress.advance(bar)
+
+        stage("episodes")
+        episodes = measure_episodes(city, city / "tasks" / SUITE_NAME)
+        progress.advance(bar)
+
+        stage("peak RSS")
+        rss = measure_env_rss(city, steps=plan.rss_steps, view=VIEW)
+        progress.advance(bar)
+
+    detail = {
+        "steps": steps,
+        "naive": naive,
+        "ingest": ingest,
+        "build": build,
+        "location_map": location,
+        "episodes": episodes,
+        "memory": rss,
+    }
+    rotate: Timing = steps["rotate"]
+    figures: dict[str, Any] = {
+        "rotate_p50_ms": rotate.p50_ms,
+        "rotate_p95_ms": rotate.p95_ms,
+        "e2p_p50_ms": steps["e2p"].p50_ms,
+        "e2p_p95_ms": steps["e2p"].p95_ms,
+        "move_warm_p50_ms": steps["move_warm"].p50_ms,
+        "move_warm_p95_ms": steps["move_warm"].p95_ms,
+        "move_cold_p50_ms": steps["move_cold"].p50_ms,
+        "move_cold_p95_ms": steps["move_cold"].p95_ms,
+        "intra_decode_ms": steps["intra_decode"].p50_ms,
+        "intra_decode_p95_ms": steps["intra_decode"].p95_ms,
+        "naive_move_p50_ms": naive["naive_move"].p50_ms,
+        "naive_move_p95_ms": naive["naive_move"].p95_ms,
+        "branch_p50_ms": steps["branch"].p50_ms if "branch" in steps else None,
+        "branch_p95_ms": steps["branch"].p95_ms if "branch" in steps else None,
+        "ingest_realtime_factor": ingest["ingest_realtime_factor"],
+        "ingest_vs_decode_only": ingest["ingest_vs_decode"],
+        "decode_only_realtime_factor": ingest["decode_realtime_factor"],
+        "build_600_segments_s": build["build_s"],
+        "build_segments": build["segments"],
+        "map_render_p50_ms": location["location_map"].p50_ms,
+        "map_render_p95_ms": location["location_map"].p95_ms,
+        "episodes_per_s_1_worker": episodes["workers_1"]["episodes_per_s"],
+        "episodes_per_s_2_workers": episodes["workers_2"]["episodes_per_s"],
+        "env_peak_rss_mb": rss["peak_rss_mb"],
+    }
+    rows = [
+        *(_row(f"rotate {a}", t) for a, t in steps["rotate_by_action"].items()),
+        _row("rotate (all A/D/Q/E/S)", rotate),
+        _row("py360convert e2p, same frame", steps["e2p"]),
+        _row("W, prefetch warm", steps["move_warm"]),
+        _row("W, cold (never decoded)", steps["move_cold"]),
+        _row("intra-frame decode (floor)", steps["intra_decode"]),
+        _row("naive seek+decode+e2p", naive["naive_move"]),
+    ]
+    if "branch" in steps:
+        rows.append(_row("branch LEFT/UP/RIGHT, warm", steps["branch"]))
+    rows += [
+        _value_row("ingest speed vs real time", ingest["ingest_realtime_factor"], "x"),
+        _value_row("decode-only speed vs real time", ingest["decode_realtime_factor"], "x"),
+        _value_row(f"pose-graph build ({build['segments']} segments)", build["build_s"], "s"),
+        _row("location map", location["location_map"]),
+        _value_row("oracle episodes/s, 1 worker", figures["episodes_per_s_1_worker"], "1/s"),
+        _value_row("oracle episodes/s, 2 workers", figures["episodes_per_s_2_workers"], "1/s"),
+        _value_row("peak RSS of one Env", rss["peak_rss_mb"], "MiB"),
+    ]
+    result: dict[str, Any] = {
+        **figures,
+        "mode": plan.mode,
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "elapsed_s": round(time.perf_counter() - started, 1),
+        "machine": machine,
+        "load_average_end": list(_loadavg()),
+        "frame_size": steps["frame_size"],
+        "view": VIEW,
+        "renderer": steps["renderer"],
+        "cities": {"view": str(city), "clip": str(video), "poses": str(poses)},
+        "targets": evaluate_targets(figures),
+        "rows": rows,
+        "detail": detail,
+    }
+    return _jsonable(result)  # type: ignore[no-any-return]
+
+
+def _loadavg() -> tuple[float, ...]:
+    import os
+
+    try:
+        return tuple(round(x, 2) for x in os.getloadavg())
+    except OSError:
+        return ()
+
+
+def write_result(result: dict[str, Any], out: Path) -> Path:
+    """Write ``result`` as indented JSON to ``out`` (atomically)."""
+    from city360._atomic import atomic_write_json
+
+    return atomic_write_json(out, result)

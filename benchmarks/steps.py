@@ -1,0 +1,270 @@
+"""``env.step`` latency by action type, side by side with what it replaces.
+
+On one built city and one 640x480, 90° view:
+
+- rotate (A/D/Q/E/S): the frame is decoded and on the GPU; only the view is re-rendered;
+- W with the prefetch warm (the background decoder had time to fetch what W can reach);
+- W cold: an env whose frame cache is smaller than one frame and has no prefetch, so every W
+  shows a frame that was never decoded;
+- a branch (LEFT/UP/RIGHT) at a junction, prefetch warm;
+- py360convert ``e2p`` of the same frames (RGB in memory) — what rotate replaces;
+- one intra-frame decode of the same frames from the all-intra store — the floor for W cold;
+- the naive pipeline on a long-GOP source clip: seek to the frame's time, decode forward to
+  it, convert to RGB and run ``e2p`` — what W replaces.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.common import Timing, time_calls
+
+__all__ = ["VIEW", "measure_naive", "measure_steps"]
+
+VIEW: dict[str, Any] = {"view_width": 640, "view_height": 480, "fov_deg": 90.0}
+"""The view every latency is measured for."""
+
+ROTATIONS = ("A", "D", "Q", "E", "S")
+
+
+def _wait_prefetch(env: Any) -> None:
+    """Block until every open frame store's background prefetch is idle."""
+    for trajectory in env.world.trajectories:
+        store = env.world.store(trajectory)
+        wait = getattr(store, "wait_prefetch", None)
+        if wait is not None:
+            wait(10.0)
+
+
+def _renderer() -> str:
+    """``gl`` when an OpenGL context can be made here, else ``cpu`` (reported)."""
+    try:
+        from city360._gl import create_context  # type: ignore[attr-defined]
+
+        create_context().release()
+    except Exception:
+        return "auto"
+    return "gl"
+
+
+def _long_segments(env: Any, min_m: float) -> list[str]:
+    return sorted(s.id for s in env.world.iter_segments() if s.walk_m >= min_m)
+
+
+def _junction_segments(env: Any) -> list[str]:
+    return sorted(s.id for s in env.world.iter_segments() if s.transitions)
+
+
+def measure_steps(city: Path, *, repeats: int, seed: int = 0) -> dict[str, Any]:
+    """Step latencies (see the module docstring) on ``city``; a dict of :class:`Timing` and
+    facts (frame size, renderer)."""
+    import city360
+
+    rng = np.random.default_rng(seed)
+    results: dict[str, Any] = {}
+    shown: list[tuple[str, int, float, float]] = []  # (trajectory, frame, yaw, pitch)
+
+    with city360.make(city, privileged_info=True, prefetch=True, **VIEW) as env:
+        results["renderer"] = env.renderer_name
+        segments = _long_segments(env, 3 * env.config.move_default_m) or sorted(env.world.segments)
+        info: dict[str, Any] = {}
+
+        def start_somewhere(offset_m: float | None = None) -> None:
+            nonlocal info
+            segment = env.world.segment(segments[int(rng.integers(len(segments)))])
+            offset = float(rng.uniform(0, segment.walk_m / 2)) if offset_m is None else offset_m
+            _, info = env.reset(seed=seed, options={"segment": segment.id, "offset_m": offset})
+            _wait_prefetch(env)
+
+        # rotate --------------------------------------------------------------------------
+        start_somewhere()
+        per_action: dict[str, list[float]] = {a: [] for a in ROTATIONS}
+
+        def rotate(k: int) -> None:
+            action = ROTATIONS[k % len(ROTATIONS)]
+            env.step(action)
+
+        # time each action type separately, interleaved so load spikes hit all alike
+        import time
+
+        for k in range(-len(ROTATIONS), repeats * len(ROTATIONS)):
+            action = ROTATIONS[k % len(ROTATIONS)]
+            _wait_prefetch(env)
+            began = time.perf_counter()
+            _, _, _, _, info = env.step(action)
+            if k >= 0:
+                per_action[action].append(time.perf_counter() - began)
+        from benchmarks.common import timing_of
+
+        by_action = {a: timing_of(v) for a, v in per_action.items()}
+        results["rotate_by_action"] = by_action
+        results["rotate"] = timing_of([s for v in per_action.values() for s in v])
+        frame = info["frame"]
+        shown.append(
+            (str(frame[0]), int(frame[1]), float(info["pose"]["yaw_deg"]), 0.0)
+        )
+
+        # W, prefetch warm ----------------------------------------------------------------
+        move = env.config.move_default_m
+
+        def before_move(_: int) -> None:
+            segment = env.world.segment(info["segment"])
+            if info["offset_m"] + move > segment.walk_m - 0.5:
+                start_somewhere(0.0)
+            _wait_prefetch(env)
+
+        def walk(_: int) -> None:
+            nonlocal info
+            _, _, _, _, info = env.step("W")
+            frame = info["frame"]
+            shown.append((str(frame[0]), int(frame[1]), float(info["pose"]["yaw_deg"]), 0.0))
+
+        start_somewhere(0.0)
+        results["move_warm"] = time_calls(walk, repeats, before=before_move)
+
+        # branch, prefetch warm -------------------------------------------------------------
+        junctions = _junction_segments(env)
+        if junctions:
+
+            def before_branch(_: int) -> None:
+                nonlocal info
+                segment = env.world.segment(junctions[int(rng.integers(len(junctions)))])
+                _, info = env.reset(
+                    seed=seed, options={"segment": segment.id, "offset_m": segment.walk_m}
+                )
+                _wait_prefetch(env)
+
+            def branch(_: int) -> None:
+                label = info["branches"][0] if info.get("branches") else "UP"
+                env.step(_branch_action(label))
+
+            results["branch"] = time_calls(branch, repeats, before=before_branch)
+
+    # W cold: no prefetch, a frame cache too small to hold one frame ----------------------
+    with city360.make(
+        city, privileged_info=True, prefetch=False, frame_cache_mb=0.5, **VIEW
+    ) as cold:
+        _, info = cold.reset(seed=seed, options={"segment": segments[0], "offset_m": 0.0})
+        cold_segments = segments
+
+        def before_cold(_: int) -> None:
+            nonlocal info
+            segment = cold.world.segment(info["segment"])
+            if info["offset_m"] + move > segment.walk_m - 0.5:
+                chosen = cold_segments[int(rng.integers(len(cold_segments)))]
+                _, info = cold.reset(seed=seed, options={"segment": chosen, "offset_m": 0.0})
+
+        def cold_walk(_: int) -> None:
+            nonlocal info
+            _, _, _, _, info = cold.step("W")
+
+        results["move_cold"] = time_calls(cold_walk, repeats, before=before_cold)
+
+    # the same frames: intra decode (the floor) and py360convert e2p ------------------------
+    results.update(_decode_and_e2p(city, shown, repeats))
+    return results
+
+
+def _branch_action(label: Any) -> str:
+    text = str(label).upper()
+    for name in ("LEFT", "UP", "RIGHT"):
+        if name in text:
+            return name
+    return "UP"
+
+
+def _decode_and_e2p(
+    city: Path, shown: list[tuple[str, int, float, float]], repeats: int
+) -> dict[str, Timing | int | list[int]]:
+    import py360convert
+
+    from city360.city import CityDir
+    from city360.video_store import FrameStore
+
+    city_dir = CityDir(city)
+    picks = [shown[k % len(shown)] for k in range(repeats)]
+    stores: dict[str, Any] = {}
+    try:
+        for trajectory, _, _, _ in picks:
+            if trajectory not in stores:
+                stores[trajectory] = FrameStore(city_dir.frames_path(trajectory), cache_bytes=0)
+        decode = time_calls(lambda k: stores[picks[k][0]].get_yuv(picks[k][1]), repeats)
+        first = stores[picks[0][0]]
+        frame_size = [first.width, first.height]
+        images = {(t, i): stores[t].get(i) for t, i, _, _ in dict.fromkeys(picks)}
+    finally:
+        for store in stores.values():
+            store.close()
+    vfov = math.degrees(
+        2 * math.atan(math.tan(math.radians(VIEW["fov_deg"]) / 2) * VIEW["view_height"]
+        / VIEW["view_width"])
+    )
+
+    def convert(k: int) -> None:
+        trajectory, index, yaw, pitch = picks[k]
+        py360convert.e2p(
+            images[(trajectory, index)],
+            fov_deg=(VIEW["fov_deg"], vfov),
+            u_deg=yaw,
+            v_deg=pitch,
+            out_hw=(VIEW["view_height"], VIEW["view_width"]),
+        )
+
+    return {"intra_decode": decode, "e2p": time_calls(convert, repeats), "frame_size": frame_size}
+
+
+def measure_naive(video: Path, *, repeats: int, seed: int = 0) -> dict[str, Any]:
+    """The do-it-yourself pipeline on a long-GOP video: for random frames, seek (lands on the
+    keyframe before), decode forward to the frame, convert it to RGB, ``e2p`` a 640x480 view.
+    Also reports the clip's GOP (mean frames between keyframes)."""
+    import av
+    import py360convert
+
+    rng = np.random.default_rng(seed)
+    vfov = math.degrees(
+        2 * math.atan(math.tan(math.radians(VIEW["fov_deg"]) / 2) * VIEW["view_height"]
+        / VIEW["view_width"])
+    )
+    with av.open(str(video)) as probe:
+        stream = probe.streams.video[0]
+        pts_all = sorted(int(e.timestamp) for e in stream.index_entries)
+        keys = sum(1 for e in stream.index_entries if e.is_keyframe)
+        size = [stream.codec_context.width, stream.codec_context.height]
+    targets = [pts_all[int(i)] for i in rng.integers(len(pts_all) // 10, len(pts_all), repeats + 1)]
+    container = av.open(str(video))
+    try:
+        stream = container.streams.video[0]
+        stream.thread_type = "AUTO"
+        decoded: list[int] = []
+
+        def naive(k: int) -> None:
+            target = targets[k]
+            container.seek(target, stream=stream, backward=True, any_frame=False)
+            count = 0
+            for frame in container.decode(stream):
+                count += 1
+                if frame.pts is not None and frame.pts >= target:
+                    break
+            decoded.append(count)
+            rgb = frame.to_ndarray(format="rgb24")
+            py360convert.e2p(
+                rgb,
+                fov_deg=(VIEW["fov_deg"], vfov),
+                u_deg=float(rng.uniform(-180, 180)),
+                v_deg=0.0,
+                out_hw=(VIEW["view_height"], VIEW["view_width"]),
+            )
+
+        timing = time_calls(naive, repeats)
+    finally:
+        container.close()
+    return {
+        "naive_move": timing,
+        "naive_frames_decoded_mean": float(np.mean(decoded)),
+        "clip_gop_frames": len(pts_all) / max(keys, 1),
+        "clip_frame_size": size,
+    }
