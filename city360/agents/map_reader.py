@@ -29,11 +29,17 @@ import numpy.typing as npt
 from city360.agents._task import task_reference_images
 from city360.agents.base import AgentDecision, Observation, offered_branches
 from city360.errors import ResetNeededError
-from city360.geo import angle_diff_deg
 from city360.simulator.actions import Action, ActionCommand, Magnitude
 from city360.types import Image
 
 __all__ = ["MapReaderAgent", "find_markers", "read_arrow_heading"]
+
+
+def angle_diff_deg(a_deg: float, b_deg: float) -> float:
+    """Signed smallest difference ``a - b`` in degrees, in [-180, 180). (Kept here rather than
+    imported from ``city360.geo`` so that importing the agents does not load pyproj.)"""
+    return (a_deg - b_deg + 180.0) % 360.0 - 180.0
+
 
 _WALKED = re.compile(r"Walked\s+([0-9.]+)\s*m", re.IGNORECASE)
 _BRANCH_TURN_DEG = {Action.LEFT: -90.0, Action.UP: 0.0, Action.RIGHT: 90.0}
