@@ -10,7 +10,7 @@ import pytest
 
 from city360.simulator.config import EnvConfig
 from city360.simulator.env import CityEnv
-from tests.simulator.handmade import MemoryFrames, build_city
+from tests.simulator.handmade import build_city
 
 EnvFactory = Callable[..., CityEnv]
 
@@ -36,7 +36,7 @@ def make_env(plus_city: Path) -> Iterator[EnvFactory]:
             "renderer": "cpu",
         }
         options.update(overrides)
-        env = CityEnv(plus_city, EnvConfig.from_kwargs(**options), frame_source=MemoryFrames)
+        env = CityEnv(plus_city, EnvConfig.from_kwargs(**options))
         made.append(env)
         return env
 

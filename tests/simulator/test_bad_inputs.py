@@ -21,7 +21,6 @@ from city360.simulator.actions import Action, ActionCommand, Magnitude
 from city360.simulator.config import EnvConfig
 from city360.simulator.env import CityEnv
 from tests.simulator.conftest import EnvFactory
-from tests.simulator.handmade import MemoryFrames
 
 
 def test_unknown_action_names_allowed_values_and_close_match(make_env: EnvFactory) -> None:
@@ -114,10 +113,10 @@ def test_missing_or_corrupt_city(tmp_path: Path, plus_city: Path) -> None:
     shutil.copytree(plus_city, broken)
     (broken / "graph.json").unlink()
     with pytest.raises(InputFileError, match=r"graph\.json not found; build the graph with"):
-        CityEnv(broken, EnvConfig(map=False), frame_source=MemoryFrames)
+        CityEnv(broken, EnvConfig(map=False))
     (broken / "graph.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(CityFormatError, match=r"graph\.json: not valid JSON"):
-        CityEnv(broken, EnvConfig(map=False), frame_source=MemoryFrames)
+        CityEnv(broken, EnvConfig(map=False))
     data = json.loads((plus_city / "graph.json").read_text(encoding="utf-8"))
     data["edges"][0]["last_frame"] = 500
     (broken / "graph.json").write_text(json.dumps(data), encoding="utf-8")
@@ -125,12 +124,12 @@ def test_missing_or_corrupt_city(tmp_path: Path, plus_city: Path) -> None:
         CityFormatError,
         match=r"frames \d+\.\.500 are not an increasing range within the 61 frames of .ns.",
     ):
-        CityEnv(broken, EnvConfig(map=False), frame_source=MemoryFrames)
+        CityEnv(broken, EnvConfig(map=False))
     data = json.loads((plus_city / "graph.json").read_text(encoding="utf-8"))
     data["edges"][0]["transitions"] = [{"edge": "nowhere", "turn_deg": 0.0, "label": "UP"}]
     (broken / "graph.json").write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(CityFormatError, match="transition to missing edge 'nowhere'"):
-        CityEnv(broken, EnvConfig(map=False), frame_source=MemoryFrames)
+        CityEnv(broken, EnvConfig(map=False))
 
 
 def test_closed_env_refuses_work(make_env: EnvFactory) -> None:

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from city360.cli import app
 from city360.errors import UnknownActionError
-from city360.simulator import world
 from city360.simulator.cli import parse_script
-from tests.simulator.handmade import MemoryFrames
 
 
 def test_parse_script() -> None:
@@ -23,10 +20,7 @@ def test_parse_script() -> None:
     ]
 
 
-def test_walk_saves_views_and_prints_feedback(
-    plus_city: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(world, "_default_frame_source", MemoryFrames)
+def test_walk_saves_views_and_prints_feedback(plus_city: Path, tmp_path: Path) -> None:
     out = tmp_path / "walk"
     result = CliRunner().invoke(
         app,
@@ -47,10 +41,7 @@ def test_walk_saves_views_and_prints_feedback(
     )
 
 
-def test_walk_reports_bad_actions(
-    plus_city: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(world, "_default_frame_source", MemoryFrames)
+def test_walk_reports_bad_actions(plus_city: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(
         app,
         ["walk", str(plus_city), "--renderer", "cpu", "--no-map", "--width", "32", "--height",

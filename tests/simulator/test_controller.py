@@ -14,7 +14,7 @@ import pytest
 from city360.simulator.config import EnvConfig
 from city360.simulator.env import CityEnv
 from tests.simulator.conftest import EnvFactory
-from tests.simulator.handmade import ARM_M, EXPECTED_TURNS, MemoryFrames, ground_level
+from tests.simulator.handmade import ARM_M, EXPECTED_TURNS, ground_level
 
 STEP_LABELS = ("LEFT", "UP", "RIGHT")
 
@@ -278,15 +278,26 @@ def test_privileged_info_only_when_allowed(make_env: EnvFactory) -> None:
     assert info["renderer"] == "cpu"
 
 
-def test_prefetch_requests_the_frames_of_the_next_moves(make_env: EnvFactory) -> None:
+def test_prefetch_decodes_the_frames_of_the_next_moves(make_env: EnvFactory) -> None:
+    """With the real frame store: after a step has prefetched, the next move's frame is a
+    cache hit (no decode on the caller's thread)."""
     env = make_env()
     env.reset(options={"segment": "ns_a", "offset_m": 0.0})
     ns = env.world.store("ns")
-    assert {0, 2, 5, 10}.issubset(ns.prefetched)  # type: ignore[attr-defined]
+    for magnitude in ("SMALL", "MEDIUM", "LARGE"):
+        assert ns.wait_prefetch(timeout=30)  # type: ignore[attr-defined]
+        misses = ns.misses  # type: ignore[attr-defined]
+        env.step("W", magnitude)
+        assert ns.misses == misses  # type: ignore[attr-defined]
+    # at a junction the branches' first frames (another video) are prefetched too
     env.reset(options={"segment": "ns_a", "offset_m": ARM_M})
     ew = env.world.store("ew")
-    # at the junction: the first frames of the LEFT (ew_b) and RIGHT (ew_a_r) branches
-    assert {30, 32, 28, 35, 25}.issubset(ew.prefetched)  # type: ignore[attr-defined]
+    assert ew.wait_prefetch(timeout=30)  # type: ignore[attr-defined]
+    misses = ew.misses  # type: ignore[attr-defined]
+    _, _, _, _, info = env.step("LEFT")
+    env.step("W", "SMALL")
+    assert info["frame"] == ("ew", 30)
+    assert ew.misses == misses  # type: ignore[attr-defined]
 
 
 def test_w_walks_through_a_link_node_keeping_the_view(plus_city: Path, tmp_path: Path) -> None:
@@ -308,7 +319,7 @@ def test_w_walks_through_a_link_node_keeping_the_view(plus_city: Path, tmp_path:
     (city / "graph.json").write_text(json.dumps(data), encoding="utf-8")
     with CityEnv(
         city, EnvConfig(map=False, privileged_info=True, renderer="cpu", view_width=32,
-                        view_height=24), frame_source=MemoryFrames,
+                        view_height=24),
     ) as env:  # fmt: skip
         env.reset(options={"segment": "ns_a", "offset_m": 25.0, "yaw_deg": 15.0})
         obs, _, _, _, info = env.step("W", "LARGE")

@@ -12,16 +12,14 @@ from gymnasium.utils.env_checker import check_env
 from city360._gl import gl_available
 from city360.simulator.actions import Action
 from city360.simulator.gym_env import ENV_ID, CityGymEnv
-from tests.simulator.handmade import ARM_M, MemoryFrames
+from tests.simulator.handmade import ARM_M
 
 SMALL = {"view_width": 48, "view_height": 32, "map": False}
 
 
 def make(city: Path, **config: object) -> CityGymEnv:
     """Through gymnasium.make (check_env wants a spec), unwrapped to the env itself."""
-    env = gymnasium.make(
-        f"city360.simulator.gym_env:{ENV_ID}", city_dir=city, frame_source=MemoryFrames, **config
-    )
+    env = gymnasium.make(f"city360.simulator.gym_env:{ENV_ID}", city_dir=city, **config)
     assert isinstance(env.unwrapped, CityGymEnv)
     return env.unwrapped
 
@@ -65,7 +63,6 @@ def test_registered_id_makes_the_env(plus_city: Path) -> None:
     env = gymnasium.make(
         f"city360.simulator.gym_env:{ENV_ID}",
         city_dir=plus_city,
-        frame_source=MemoryFrames,
         renderer="cpu",
         **SMALL,
     )
@@ -89,7 +86,7 @@ def test_registered_id_makes_the_env(plus_city: Path) -> None:
 
 
 def test_feedback_outside_the_charset_is_made_printable(plus_city: Path) -> None:
-    env = CityGymEnv(plus_city, frame_source=MemoryFrames, renderer="cpu", **SMALL)
+    env = CityGymEnv(plus_city, renderer="cpu", **SMALL)
     env.reset(seed=0)
     answer = {"action": list(Action).index(Action.ANSWER), "magnitude": 0, "answer": "東京"}
     obs, *_ = env.step(answer)
