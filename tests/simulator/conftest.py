@@ -23,7 +23,7 @@ def plus_city(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def make_env(plus_city: Path) -> Iterator[EnvFactory]:
-    """``make_env(**config)``: a CityEnv on the plus city with in-memory frames, no map,
+    """``make_env(**config)``: a CityEnv on the plus city (real frame store), no map,
     privileged info on, a small CPU-rendered view unless overridden; closed after the test."""
     made: list[CityEnv] = []
 
