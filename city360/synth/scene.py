@@ -368,6 +368,7 @@ def _object_truths(
 
 
 _SAMPLE_M = 0.5
+_TURN_M = 4.0
 _SHIRTS = ((0.75, 0.15, 0.15), (0.15, 0.30, 0.65), (0.90, 0.85, 0.70), (0.20, 0.20, 0.22),
            (0.25, 0.55, 0.35), (0.85, 0.55, 0.15), (0.55, 0.35, 0.60))  # fmt: skip
 _CARS = ((0.85, 0.85, 0.86), (0.12, 0.12, 0.14), (0.60, 0.08, 0.08), (0.15, 0.25, 0.50),
@@ -479,13 +480,26 @@ class _Movers:
         at = self.first + i
         centre = self.points[at] * (1 - frac) + self.points[at + 1] * frac
         tangent = self.tangents[at]
-        direction = np.where(outbound, 1.0, -1.0)[:, None] * tangent
-        # vehicles keep right: right of travel u->v is -left; coming back it is +left
-        lateral = np.where(self.is_vehicle, np.where(outbound, -1.0, 1.0) * self.lateral,
-                           self.lateral)  # fmt: skip
+        # vehicles keep right: right of travel u->v is -left; coming back it is +left. Within
+        # _TURN_M of either end they swing across through the centreline (a U-turn), so the
+        # path stays continuous.
+        to_turn = np.minimum(along, self.span - along)
+        swing = np.clip(to_turn / _TURN_M, 0.0, 1.0)
+        lane = np.where(outbound, -1.0, 1.0) * self.lateral * swing
+        lateral = np.where(self.is_vehicle, lane, self.lateral)
         left = np.stack([-tangent[:, 1], tangent[:, 0]], axis=1)
         base = centre + lateral[:, None] * left
-        yaw = np.arctan2(direction[:, 0], direction[:, 1])
+        # heading: pedestrians turn on the spot; vehicles turn left through 180 degrees over
+        # the U-turn (bearing falls by 90 degrees at its middle)
+        street_yaw = np.arctan2(tangent[:, 0], tangent[:, 1])
+        turned = 0.5 * np.pi * (1.0 - swing) * self.is_vehicle
+        near_end = self.span - along < along
+        yaw = np.where(
+            outbound,
+            street_yaw + np.where(near_end, -turned, turned),
+            street_yaw - np.pi + np.where(near_end, turned, -turned),
+        )
+        direction = np.stack([np.sin(yaw), np.cos(yaw)], axis=1)
         for part in range(3):
             rows = out[part::3]
             for kind_is_vehicle, parts in ((False, _PED_PARTS), (True, _CAR_PARTS)):

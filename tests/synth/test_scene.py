@@ -250,3 +250,10 @@ def test_signs_without_facades_get_kiosks_that_do_not_overlap() -> None:
             assert a.footprint.intersection(b.footprint).area < 1e-6
     spans = sorted((s.offset_m - s.width_m / 2, s.offset_m + s.width_m / 2) for s in signs)
     assert all(left[1] <= right[0] for left, right in itertools.pairwise(spans))
+
+
+def test_vehicles_turn_round_without_jumping(small_scene: Scene) -> None:
+    times = np.arange(0.0, 120.0, 0.05)
+    tracks = np.stack([small_scene.dynamic_boxes(t)[:, :2] for t in times])
+    steps = np.hypot(*np.diff(tracks, axis=0).transpose(2, 0, 1))
+    assert steps.max() < 8.0 * 0.05 + 0.25  # no box moves faster than 8 m/s, ever
