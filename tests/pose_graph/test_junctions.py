@@ -64,3 +64,20 @@ def test_uturn_is_a_dead_end() -> None:
     assert len(far_end) == 1
     (event,) = events[far_end[0]]
     assert event.frame == pytest.approx(80, abs=3)
+
+
+def test_two_videos_the_same_way_are_one_street_direction() -> None:
+    tracks = [
+        _line((-60, 0), (60, 0), "first"),
+        _line((-60, 1.5), (60, 1.0), "second"),
+        _line((0, -60), (0, 60), "cross"),
+    ]
+    junctions, _ = find_junctions(tracks)
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
+    streets, _ = group_streets(tracks, segments)
+    assert len(streets) == 4
+    east_west = [s for s in streets if len(s.forward) + len(s.backward) == 2]
+    assert len(east_west) == 2  # both videos of each arm share one street, one direction
+    for street in east_west:
+        assert sorted((len(street.forward), len(street.backward))) == [0, 2]
