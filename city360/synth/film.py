@@ -55,7 +55,7 @@ DEFAULT_SPEED_MPS = 1.4
 DEFAULT_TURN_SMOOTHING_M = 3.0
 """Half-width of the window over which the heading is averaged, metres along the path."""
 DEFAULT_GOP_S = 1.0
-"""Seconds between keyframes (x264 ``g``), clamped to 30..60 frames when the rate allows."""
+"""Seconds between keyframes (x264 ``g``), clamped to 30..60 frames."""
 ENCODER_THREADS = 2
 """x264 threads. Fixed so the bitstream does not depend on the machine's core count."""
 
@@ -165,7 +165,9 @@ def format_creation_time(when: dt.datetime) -> str:
 
 
 def _gop_frames(fps: int) -> int:
-    return int(min(max(round(fps * DEFAULT_GOP_S), 30), 60)) if fps >= 15 else max(1, 2 * fps)
+    """Keyframe interval: about a second of video, but 30..60 frames whatever the rate, as a
+    camera's encoder does (so low test frame rates still give a long GOP to decode through)."""
+    return int(min(max(round(fps * DEFAULT_GOP_S), 30), 60))
 
 
 class Mp4Writer:
@@ -208,8 +210,13 @@ class Mp4Writer:
         stream.height = self.height
         stream.pix_fmt = "yuv420p"
         stream.time_base = Fraction(1, self.fps)
+        keyint = str(gop if gop is not None else _gop_frames(self.fps))
+        # A fixed GOP as camera encoders use: a keyframe exactly every `keyint` frames
+        # (no scene-cut keyframes), so every GOP is long and its length is known.
         stream.codec_context.options = {
-            "g": str(gop if gop is not None else _gop_frames(self.fps)),
+            "g": keyint,
+            "keyint_min": keyint,
+            "sc_threshold": "0",
             "crf": str(crf),
             "preset": preset,
             "threads": str(ENCODER_THREADS),

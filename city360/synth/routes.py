@@ -399,6 +399,9 @@ def route_from_gpx(
 ) -> Route:
     """A route along the track in the GPX file ``path`` (all tracks, segments and routes).
 
+    Only the track's path is used: the camera walks it at the filming speed, whatever times the
+    file records.
+
     Raises :class:`GpsError` when the file cannot be parsed, has fewer than two distinct points
     or lies outside the street network of the extract (more than 30 m beyond its extent).
     """

@@ -152,3 +152,16 @@ def test_width_must_make_an_encodable_2to1_frame(tmp_path: Path, width: int) -> 
 def test_creation_time_must_be_aware(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="must be timezone-aware"):
         Mp4Writer(tmp_path / "x.mp4", width=128, fps=30, creation_time=dt.datetime(2024, 1, 1))
+
+
+@pytest.mark.parametrize(("fps", "gop"), [(2, 30), (30, 30), (50, 50), (120, 60)])
+def test_gop_is_fixed_and_long_at_any_frame_rate(tmp_path: Path, fps: int, gop: int) -> None:
+    frames = gop + 3
+    with Mp4Writer(tmp_path / "g.mp4", width=64, fps=fps, creation_time=START) as writer:
+        for i in range(frames):
+            frame = np.full((32, 64, 3), 90, np.uint8)
+            frame[:, i % 56 : i % 56 + 8] = 230  # a moving bar, with a jump (a scene cut) at 56
+            writer.write(frame)
+    with av.open(str(tmp_path / "g.mp4")) as container:
+        keys = [i for i, f in enumerate(container.decode(video=0)) if f.key_frame]
+    assert keys == [0, gop]
