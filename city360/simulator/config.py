@@ -17,7 +17,9 @@ from city360.errors import ConfigError, did_you_mean
 __all__ = ["EnvConfig", "RendererChoice"]
 
 RendererChoice = Literal["auto", "gl", "cpu"]
-"""``auto``: moderngl through EGL when a context can be made, else the OpenCV fallback."""
+"""``auto``: moderngl through EGL on a GPU; the OpenCV renderer when no GL context can be made
+or the only OpenGL is a software rasterizer (Mesa llvmpipe), where OpenCV is faster. ``gl``
+and ``cpu`` force one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +71,7 @@ class EnvConfig:
     seed: int | None = None
     """Default seed for the first ``reset`` when none is given."""
     renderer: RendererChoice = "auto"
-    """Which renderer to use; ``auto`` falls back to OpenCV when no GL context can be made."""
+    """Which renderer to use (see :data:`RendererChoice`); the choice is in every ``info``."""
     frame_cache_mb: float = 256.0
     """Decoded-frame cache per environment, shared over its trajectories."""
     prefetch: bool = True

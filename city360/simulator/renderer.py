@@ -6,7 +6,9 @@ triangles on the ground in a second pass. GL objects (textures per source size, 
 per view size, the overlay vertex buffer) are made once and reused, so a step allocates none;
 a frame already on the GPU is not uploaded again (rotations only re-render).
 
-:func:`make_renderer` picks this path when a context can be made, else the OpenCV fallback.
+:func:`make_renderer` picks this path on a GPU; where no context can be made, or the only
+OpenGL is a software rasterizer (slower than OpenCV's remap on the same CPU), it picks the
+OpenCV renderer, which draws the same picture (PSNR >= 40 dB, tested).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from city360.types import Image
 if TYPE_CHECKING:
     import moderngl
 
-__all__ = ["GlRenderer", "Renderer", "make_renderer"]
+__all__ = ["SOFTWARE_GL_NAMES", "GlRenderer", "Renderer", "is_software_gl", "make_renderer"]
 
 logger = logging.getLogger(__name__)
 
@@ -258,15 +260,33 @@ class GlRenderer:
         self._overlay_vao.render(mode=self.ctx.TRIANGLES, vertices=count - count % 3)
 
 
+SOFTWARE_GL_NAMES = ("llvmpipe", "softpipe", "swrast", "swiftshader")
+"""Substrings of ``GL_RENDERER`` that mark a software rasterizer."""
+
+
+def is_software_gl(ctx: moderngl.Context) -> bool:
+    """True when the context rasterizes on the CPU (Mesa llvmpipe and the like)."""
+    name = str(ctx.info.get("GL_RENDERER", "")).lower()
+    return any(software in name for software in SOFTWARE_GL_NAMES)
+
+
 def make_renderer(choice: str = "auto") -> Renderer:
-    """``gl``: the GL renderer or RenderError; ``cpu``: the OpenCV one; ``auto``: GL when a
-    context can be made, else OpenCV, logged at WARNING with the reason."""
+    """``gl``: the GL renderer or RenderError; ``cpu``: the OpenCV one; ``auto``: GL on a GPU,
+    else OpenCV — when no context can be made (logged at WARNING with the reason) or when the
+    only OpenGL is a software rasterizer such as Mesa's llvmpipe, where the OpenCV path is
+    measured 2-3x faster for the same picture (logged at INFO; ``gl`` forces it)."""
     if choice == "cpu":
         return CpuRenderer()
     try:
-        return GlRenderer()
+        renderer = GlRenderer()
     except RenderError as exc:
         if choice == "gl":
             raise
         logger.warning("OpenGL unavailable, using the OpenCV renderer: %s", exc)
         return CpuRenderer()
+    if choice == "auto" and is_software_gl(renderer.ctx):
+        name = renderer.ctx.info.get("GL_RENDERER")
+        renderer.close()
+        logger.info("OpenGL is software (%s): using the faster OpenCV renderer", name)
+        return CpuRenderer()
+    return renderer

@@ -211,3 +211,42 @@ def test_gl_renderers_coexist_across_threads(room: tuple[Planes, np.ndarray]) ->
         with ThreadPoolExecutor(max_workers=1) as pool:
             other = pool.submit(first.render, "a", planes, spec).result()
         assert psnr(other, reference) >= 40.0
+
+
+class _FakeGl:
+    """Stands in for GlRenderer with a given GL_RENDERER string."""
+
+    name = "gl"
+    renderer_string = ""
+
+    def __init__(self) -> None:
+        self.ctx = type("Ctx", (), {"info": {"GL_RENDERER": self.renderer_string}})()
+        self.closed = False
+        _FakeGl.made.append(self)
+
+    def close(self) -> None:
+        self.closed = True
+
+    made: list[_FakeGl] = []  # noqa: RUF012 - test bookkeeping
+
+
+@pytest.mark.parametrize(
+    ("gl_renderer", "expected"),
+    [("llvmpipe (LLVM 15.0.6, 256 bits)", "cpu"), ("NVIDIA GeForce RTX 4090/PCIe/SSE2", "gl")],
+)
+def test_auto_prefers_opencv_over_software_gl(
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    gl_renderer: str,
+    expected: str,
+) -> None:
+    fake = type("Fake", (_FakeGl,), {"renderer_string": gl_renderer})
+    _FakeGl.made.clear()
+    monkeypatch.setattr(renderer_module, "GlRenderer", fake)
+    with caplog.at_level(logging.INFO, logger="city360.simulator.renderer"):
+        chosen = make_renderer("auto")
+    assert chosen.name == expected
+    assert _FakeGl.made[0].closed is (expected == "cpu")
+    if expected == "cpu":
+        assert "OpenGL is software (llvmpipe" in caplog.text
+    assert make_renderer("gl").name == "gl"  # forcing GL still gives GL
