@@ -23,7 +23,8 @@ from city360.errors import CityFormatError, ClosedResourceError, ConfigError, di
 from city360.geo import LocalProjection
 
 if TYPE_CHECKING:
-    from city360.pose_graph import Edge, Node, Transition
+    from city360.pose_graph.graph import Edge, Node
+    from city360.pose_graph.transitions import Transition
 
 __all__ = [
     "FrameSource",
@@ -174,7 +175,7 @@ class World:
 
     # loading ------------------------------------------------------------------------------
     def _load_graph(self) -> None:
-        from city360.pose_graph import load_graph
+        from city360.pose_graph.graph import load_graph
 
         self.graph = load_graph(self.city)
         self.nodes.update((node.id, node) for node in self.graph.nodes())
