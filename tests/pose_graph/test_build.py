@@ -126,3 +126,22 @@ def test_round_trip_gives_the_same_graph(built_walks: Built) -> None:
 def test_rebuild_is_deterministic(walk_city: Callable[[str], Path], built_walks: Built) -> None:
     city = walk_city("both")
     assert build_city(city, require_frames=False) == built_walks["both"][1]
+
+
+def test_a_lone_loop_around_a_block_is_one_node_and_a_loop(tmp_path: Path) -> None:
+    # the corners are bends, not junctions: only the corner where the video starts and ends
+    # stays, as a link with a loop street
+    from tests.pose_graph.walks import grid_streets, write_city
+
+    square = grid_streets(columns=2, rows=2, block_m=80.0, jitter_m=0.0)
+    city = write_city(tmp_path / "loop", square, [[0, 1, 3, 2, 0]])
+    pose_graph = build_city(city.root, require_frames=False)
+    assert pose_graph.graph.number_of_nodes() == 1
+    (node,) = pose_graph.nodes()
+    assert node.kind == "link"
+    forward = [e for e in pose_graph.edges() if not e.reverse]
+    assert forward
+    assert all(e.u == e.v == node.id for e in pose_graph.edges())
+    # each direction can go round again
+    for edge in pose_graph.edges():
+        assert [t.edge for t in edge.transitions if not t.uturn] == [edge.id]
