@@ -52,6 +52,9 @@ _FACES: tuple[tuple[tuple[float, float, float], tuple[float, float, float]], ...
     ((0.0, 0.0, -1.0), (0.0, 1.0, 0.0)),
 )
 
+_SOFTWARE_GL = ("llvmpipe", "softpipe", "swrast", "lavapipe")
+"""Renderers whose shader resampling is slower than OpenCV's remap on the same CPU."""
+
 SIGN_REACH_M = 400.0
 """Signboards further than this are not drawn (under 2 pixels tall at 4K equirect)."""
 OBJECT_REACH_M = 250.0
@@ -122,6 +125,53 @@ def _view_proj(
     return proj @ view
 
 
+def _turn(bases: list[tuple[F32, F32, F32]], heading_deg: float) -> list[tuple[F32, F32, F32]]:
+    """Camera-frame axes (x right, y forward, z up) -> world axes for ``heading_deg``."""
+    h = math.radians(heading_deg)
+    right = np.array([math.cos(h), -math.sin(h), 0.0])
+    forward = np.array([math.sin(h), math.cos(h), 0.0])
+    up = np.array([0.0, 0.0, 1.0])
+    rotation = np.stack([right, forward, up], axis=1).astype(np.float32)
+    return [(rotation @ f, rotation @ r, rotation @ u) for f, r, u in bases]
+
+
+def _remap_maps(width: int, face_px: int) -> tuple[Any, Any]:
+    """OpenCV remap maps from equirect pixels to the read-back 3 x 2 face atlas.
+
+    Mirrors ``shaders/equirect.frag`` exactly (same face choice and clamping); the atlas is
+    read bottom row first, so atlas row = GL y and no flip is needed.
+    """
+    import cv2
+
+    height = width // 2
+    lon = ((np.arange(width) + 0.5) / width * 2.0 - 1.0) * math.pi
+    lat = 0.5 * math.pi - (np.arange(height) + 0.5) / height * math.pi
+    lon, lat = np.meshgrid(lon, lat)
+    d = np.stack([np.cos(lat) * np.sin(lon), np.cos(lat) * np.cos(lon), np.sin(lat)])
+    a = np.abs(d)
+    x_major = (a[0] >= a[1]) & (a[0] >= a[2])
+    y_major = ~x_major & (a[1] >= a[2])
+    positive = np.select([x_major, y_major], [d[0] > 0, d[1] > 0], d[2] > 0)
+    axis = np.select([x_major, y_major], [0, 1], 2)
+    face = 2 * axis + np.where(positive, 0, 1)
+    major = np.take_along_axis(a, axis[None], axis=0)[0]
+    # face coordinates along each face's right and up axes (see the shader)
+    right = np.select(
+        [x_major, y_major],
+        [np.where(positive, -d[1], d[1]), np.where(positive, d[0], -d[0])],
+        np.where(positive, -d[0], d[0]),
+    )
+    up = np.where(x_major | y_major, d[2], d[1])
+    s = right / major
+    t = up / major
+    half = 0.5 / face_px
+    s = np.clip(0.5 * s + 0.5, half, 1.0 - half)
+    t = np.clip(0.5 * t + 0.5, half, 1.0 - half)
+    map_x = ((face % 3) + s) * face_px - 0.5
+    map_y = ((face // 3) + t) * face_px - 0.5
+    return cv2.convertMaps(map_x.astype(np.float32), map_y.astype(np.float32), cv2.CV_16SC2)
+
+
 class EquirectRenderer:
     """Draws a scene from any pose: ``render`` (equirect) and ``render_perspective``.
 
@@ -143,6 +193,7 @@ class EquirectRenderer:
         ctx: moderngl.Context | None = None,
         face_px: int | None = None,
         samples: int = 0,
+        resample: str = "auto",
     ) -> None:
         if width < 16 or width % 2:
             msg = f"`width` must be an even number >= 16, got {width}"
@@ -153,6 +204,9 @@ class EquirectRenderer:
             raise ConfigError(msg)
         if samples < 0:
             msg = f"`samples` must be >= 0, got {samples}"
+            raise ConfigError(msg)
+        if resample not in ("auto", "gpu", "cpu"):
+            msg = f"`resample` must be 'auto', 'gpu' or 'cpu', got {resample!r}"
             raise ConfigError(msg)
         self._closed = True  # until everything below exists
         self.scene = scene
@@ -168,6 +222,10 @@ class EquirectRenderer:
         else:
             self._owns_ctx = False
         self.ctx = ctx
+        if resample == "auto":
+            renderer = str(ctx.info.get("GL_RENDERER", "")).lower()
+            resample = "cpu" if any(sw in renderer for sw in _SOFTWARE_GL) else "gpu"
+        self.resample = resample
         self._objects: list[Any] = []
         try:
             with ctx:
@@ -265,7 +323,9 @@ class EquirectRenderer:
         self.fbo_equirect = self._keep(
             ctx.framebuffer([self._keep(ctx.renderbuffer((self.width, self.height), 3))])
         )
+        # faces in the camera frame (x right, y forward, z up), turned to the heading per frame
         self.face_bases = [_camera_basis(f, u) for f, u in _FACES]
+        self._remap = _remap_maps(self.width, self.face_px) if self.resample == "cpu" else None
         prog = self.prog_equirect
         _u(prog, "u_size").value = (float(self.width), float(self.height))
         _u(prog, "u_face_px").value = float(self.face_px)
@@ -377,16 +437,24 @@ class EquirectRenderer:
         target.use()
         target.clear(0.0, 0.0, 0.0, 1.0, depth=1.0)
         s = self.face_px
-        for index, basis in enumerate(self.face_bases):
+        for index, basis in enumerate(_turn(self.face_bases, heading_deg)):
             ctx.viewport = ((index % 3) * s, (index // 3) * s, s, s)
             self._draw_view(eye, basis, 1.0, 1.0, slot=index)
         if self.fbo_faces_ms is not None:
             ctx.copy_framebuffer(self.fbo_faces, self.fbo_faces_ms)
+        if self._remap is not None:
+            # read the faces once and resample on the CPU (faster than llvmpipe's shader)
+            faces = bytearray(6 * s * s * 3)
+            self.fbo_faces.read_into(faces, components=3, alignment=1)
+            atlas = np.frombuffer(faces, np.uint8).reshape(2 * s, 3 * s, 3)
+            import cv2
+
+            frame = cv2.remap(atlas, *self._remap, interpolation=cv2.INTER_LINEAR)
+            return np.asarray(frame, np.uint8)
         self.fbo_equirect.use()
         ctx.viewport = (0, 0, self.width, self.height)
         ctx.disable(moderngl.DEPTH_TEST)
         self.tex_faces.use(2)
-        _u(self.prog_equirect, "u_heading").value = math.radians(heading_deg)
         self.vao_equirect.render(moderngl.TRIANGLES, vertices=3)
         data = bytearray(self.width * self.height * 3)
         self.fbo_equirect.read_into(data, components=3, alignment=1)

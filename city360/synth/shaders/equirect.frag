@@ -1,17 +1,17 @@
 #version 330
-// Resample six world-aligned cube faces (packed 3 x 2 in u_faces) to an equirectangular image.
+// Resample six camera-aligned cube faces (packed 3 x 2 in u_faces) to an equirectangular image.
 // Column u has longitude ((u + 0.5) / W) * 360 - 180 degrees from the heading, positive to the
 // right; read-back row v has latitude 90 - ((v + 0.5) / H) * 180 (row 0 = straight up).
-// Face order and axes must match render.py's _FACES: +X, -X, +Y, -Y, +Z, -Z, where a face's
-// right axis is forward x up (up = +Z for the four side faces, +Y for the top and bottom).
+// Camera frame: x right, y forward, z up. Face order and axes must match render.py's _FACES
+// (+X, -X, +Y, -Y, +Z, -Z, a face's right axis = forward x up, up = +Z for the four side
+// faces, +Y for the top and bottom) and its CPU twin _remap_maps.
 uniform sampler2D u_faces;
 uniform vec2 u_size;          // output width, height (pixels)
-uniform float u_heading;      // radians clockwise from north
 uniform float u_face_px;      // face edge length (pixels)
 out vec4 f_color;
 const float PI = 3.14159265358979;
 void main() {
-    float lon = gl_FragCoord.x / u_size.x * 2.0 * PI - PI + u_heading;  // absolute bearing
+    float lon = gl_FragCoord.x / u_size.x * 2.0 * PI - PI;  // from the forward axis
     float lat = 0.5 * PI - gl_FragCoord.y / u_size.y * PI;
     float c = cos(lat);
     vec3 d = vec3(c * sin(lon), c * cos(lon), sin(lat));
