@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -391,13 +391,19 @@ def build_city(
     osm_path: str | Path | None = None,
     require_frames: bool = True,
     params: BuildParams | None = None,
+    on_step: Callable[[str], None] | None = None,
 ) -> PoseGraph:
-    """Build, validate and write ``graph.json`` for a city; record stats in ``city.json``."""
+    """Build, validate and write ``graph.json`` for a city; record stats in ``city.json``.
+
+    ``on_step(name)`` is called as each step starts (for progress display).
+    """
     from city360.pose_graph.stats import graph_stats
 
+    step = on_step or (lambda _name: None)
     city = city_dir if isinstance(city_dir, CityDir) else CityDir(city_dir)
     params = params or BuildParams()
     started = time.perf_counter()
+    step("reading trajectories")
     manifest, tracks = load_tracks(city, require_frames=require_frames)
     projection = manifest.projection
     info: dict[str, Any] = {"trajectories": [t.id for t in tracks], "osm": None}
@@ -405,13 +411,17 @@ def build_city(
     if osm_path is not None:
         from city360.pose_graph.osm_match import load_streets
 
+        step("reading the OSM extract")
         osm = load_streets(Path(osm_path), projection)
         info["osm"] = str(osm_path)
+    step("finding junctions, cutting segments")
     pose_graph = build_from_tracks(tracks, projection, params=params, osm=osm, build_info=info)
+    step("validating and writing graph.json")
     save_graph_path = save_graph(
         pose_graph, city, require_frames=require_frames, tracks={t.id: t for t in tracks}
     )
     elapsed = time.perf_counter() - started
+    step("statistics")
     stats = graph_stats(pose_graph, osm=osm, tracks=tracks)
     manifest = city.read_manifest()
     manifest.stats["pose_graph"] = stats

@@ -36,10 +36,19 @@ def build_command(
     from city360.pose_graph.build import build_city
     from city360.progress import make_progress
 
+    steps = 5 if osm is not None else 4
     with make_progress(transient=True) as progress:
-        task = progress.add_task("building pose graph", total=None)
-        pose_graph = build_city(city_dir, osm_path=osm, require_frames=not pose_only)
-        progress.update(task, total=1, completed=1)
+        task = progress.add_task("building pose graph", total=steps)
+        done = [-1]
+
+        def on_step(name: str) -> None:
+            done[0] += 1
+            progress.update(task, description=name, completed=done[0])
+
+        pose_graph = build_city(
+            city_dir, osm_path=osm, require_frames=not pose_only, on_step=on_step
+        )
+        progress.update(task, completed=steps)
     from city360.city import CityDir
 
     stats = CityDir(city_dir).read_manifest().stats.get("pose_graph", {})
