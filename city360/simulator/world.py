@@ -1,34 +1,37 @@
-"""The walkable world of one built city: its pose graph, trajectories and frame stores.
+"""The walkable world of one built city: graph.json, trajectories and their frame stores.
 
-The graph is read and validated by :func:`city360.pose_graph.load_graph` (docs/contracts.md,
-``pose_graph -> graph.json``); its nodes and transitions are used as they are. Each edge becomes
-a :class:`Segment` that also carries, in traversal order, the trajectory frames it plays, their
-distance along the segment, their positions and the travel heading at each (a ``reverse``
-segment plays frames backwards, so its travel heading is the filmed heading + 180 degrees).
+The pose graph is read as docs/contracts.md defines it (``pose_graph -> graph.json``), tolerant
+of extra fields, into small frozen values: :class:`Node`, :class:`Segment` with its
+:class:`Transition` choices. (``pose_graph.load_graph`` is stricter than the contract: it also
+requires fields only the builder writes, so hand-made and other contract-conforming cities would
+not load through it.) Each segment also
+carries, in traversal order, the trajectory frames it plays, their cumulative distance and
+positions, and the travel heading at each (a ``reverse`` segment plays frames backwards, so its
+travel heading is the filmed heading + 180 degrees).
 """
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Callable, Iterator
+import math
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from city360.city import CityDir, CityManifest, TrajectoryMeta, TrajectoryPoses
-from city360.errors import CityFormatError, ClosedResourceError, ConfigError, did_you_mean
+from city360.errors import CityFormatError, ClosedResourceError, ConfigError, InputFileError
 from city360.geo import LocalProjection
-
-if TYPE_CHECKING:
-    from city360.pose_graph.graph import Edge, Node
-    from city360.pose_graph.transitions import Transition
 
 __all__ = [
     "FrameSource",
+    "Node",
     "Segment",
+    "Transition",
     "World",
 ]
 
@@ -67,6 +70,34 @@ def _default_frame_source(path: Path, cache_bytes: int) -> FrameSource:
     return store
 
 
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A junction or dead end; metres in the city CRS and WGS84 degrees."""
+
+    id: int
+    kind: str
+    x_m: float
+    y_m: float
+    lat: float
+    lon: float
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """A choice offered on arriving at a segment's end: the next segment and its turn.
+
+    ``turn_deg`` is signed, + to the right; ``label`` is LEFT, UP or RIGHT; ``rank`` 0 is the
+    choice the label's action takes (pose_graph keeps extra choices at ranks 1, 2, ...);
+    ``uturn`` marks turning back along the same street (offered where nothing else is).
+    """
+
+    edge: str
+    turn_deg: float
+    label: str
+    rank: int = 0
+    uturn: bool = False
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Segment:
     """A directed segment (graph edge) with its frames in traversal order.
@@ -81,6 +112,8 @@ class Segment:
     trajectory: str
     u: int
     v: int
+    first_frame: int
+    last_frame: int
     reverse: bool
     length_m: float
     twin: str | None
@@ -114,12 +147,30 @@ class Segment:
         return None
 
 
-def _unique_labels(transitions: tuple[Transition, ...]) -> tuple[Transition, ...]:
+def _num(raw: Mapping[str, Any], key: str, where: str) -> float:
+    try:
+        value = float(raw[key])
+    except KeyError:
+        msg = f"{where}: field {key!r} is missing"
+        raise CityFormatError(msg) from None
+    except (TypeError, ValueError):
+        msg = f"{where}: field {key!r} must be a number, got {raw[key]!r}"
+        raise CityFormatError(msg) from None
+    if not math.isfinite(value):
+        msg = f"{where}: field {key!r} must be finite, got {value}"
+        raise CityFormatError(msg)
+    return value
+
+
+def _unique_labels(transitions: list[Transition], where: str) -> tuple[Transition, ...]:
     """One transition per label, the one its action takes: the lowest ``rank``, then (for
     graphs without ranks) the one closest to the label's canonical turn. The others are not
     reachable by LEFT/UP/RIGHT, so they are not offered."""
     best: dict[str, Transition] = {}
     for transition in transitions:
+        if transition.label not in _CANONICAL_TURN_DEG:
+            msg = f"{where}: transition label must be LEFT, UP or RIGHT, got {transition.label!r}"
+            raise CityFormatError(msg)
         canonical = _CANONICAL_TURN_DEG[transition.label]
         current = best.get(transition.label)
         if current is None or (transition.rank, abs(transition.turn_deg - canonical)) < (
@@ -175,44 +226,134 @@ class World:
 
     # loading ------------------------------------------------------------------------------
     def _load_graph(self) -> None:
-        from city360.pose_graph.graph import load_graph
-
-        self.graph = load_graph(self.city)
-        self.nodes.update((node.id, node) for node in self.graph.nodes())
-        for edge in self.graph.edges():
-            self.segments[edge.id] = self._segment(edge)
+        path = self.city.graph_path
+        if not path.is_file():
+            msg = f"{path} not found; build the pose graph first: `city360 build {self.city.root}`"
+            raise InputFileError(msg)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            msg = f"{path}: not valid JSON (line {exc.lineno}: {exc.msg}); rebuild the graph"
+            raise CityFormatError(msg) from None
+        if not isinstance(data, dict) or not isinstance(data.get("nodes"), list):
+            msg = f"{path}: not networkx node-link data (no 'nodes' list); rebuild the graph"
+            raise CityFormatError(msg)
+        edges = data.get("edges", data.get("links"))
+        if not isinstance(edges, list):
+            msg = f"{path}: not networkx node-link data (no 'edges' list); rebuild the graph"
+            raise CityFormatError(msg)
+        for raw in data["nodes"]:
+            where = f"{path}: node {raw.get('id')!r}"
+            node = Node(
+                id=int(raw["id"]),
+                kind=str(raw.get("kind", "junction")),
+                x_m=_num(raw, "x_m", where),
+                y_m=_num(raw, "y_m", where),
+                lat=_num(raw, "lat", where),
+                lon=_num(raw, "lon", where),
+            )
+            self.nodes[node.id] = node
+        raw_edges = {}
+        for raw in edges:
+            edge_id = str(raw.get("id", raw.get("key")))
+            if edge_id in raw_edges:
+                msg = f"{path}: edge id {edge_id!r} appears twice"
+                raise CityFormatError(msg)
+            raw_edges[edge_id] = raw
+        for edge_id, raw in raw_edges.items():
+            self.segments[edge_id] = self._segment(path, edge_id, raw, raw_edges)
+        if not self.segments:
+            msg = f"{path} has no segments; there is nothing to walk"
+            raise CityFormatError(msg)
 
     def _trajectory(self, trajectory_id: str) -> tuple[TrajectoryMeta, TrajectoryPoses]:
         if trajectory_id not in self.trajectories:
-            self.trajectories[trajectory_id] = self.city.read_trajectory_meta(trajectory_id)
-            self._poses[trajectory_id] = self.city.read_poses(trajectory_id)
+            meta = self.city.read_trajectory_meta(trajectory_id)
+            poses = self.city.read_poses(trajectory_id)
+            if len(poses) != meta.frame_count:
+                msg = (
+                    f"{self.city.poses_path(trajectory_id)}: {len(poses)} poses for "
+                    f"{meta.frame_count} frames; re-run `city360 ingest`"
+                )
+                raise CityFormatError(msg)
+            self.trajectories[trajectory_id] = meta
+            self._poses[trajectory_id] = poses
         return self.trajectories[trajectory_id], self._poses[trajectory_id]
 
-    def _segment(self, edge: Edge) -> Segment:
-        meta, poses = self._trajectory(edge.trajectory)
-        frames = np.asarray(edge.frames(), dtype=np.int64)
+    def _segment(
+        self, path: Path, edge_id: str, raw: Mapping[str, Any], raw_edges: Mapping[str, Any]
+    ) -> Segment:
+        where = f"{path}: edge {edge_id!r}"
+        try:
+            u, v = int(raw["source"]), int(raw["target"])
+            trajectory = str(raw["trajectory"])
+            first, last = int(raw["first_frame"]), int(raw["last_frame"])
+        except KeyError as exc:
+            msg = f"{where}: field {exc.args[0]!r} is missing"
+            raise CityFormatError(msg) from None
+        if u not in self.nodes or v not in self.nodes:
+            msg = f"{where}: node {u if u not in self.nodes else v} is not in the graph"
+            raise CityFormatError(msg)
+        if not 0 <= first < last:
+            msg = f"{where}: needs 0 <= first_frame < last_frame, got {first}, {last}"
+            raise CityFormatError(msg)
+        meta, poses = self._trajectory(trajectory)
+        if last >= len(poses):
+            msg = f"{where}: last_frame {last} but trajectory {trajectory!r} has {len(poses)}"
+            raise CityFormatError(msg)
+        reverse = bool(raw.get("reverse", False))
+        frames = np.arange(first, last + 1, dtype=np.int64)
+        if reverse:
+            frames = frames[::-1].copy()
         x, y = poses.x_m[frames], poses.y_m[frames]
-        cum = np.concatenate([[0.0], np.cumsum(np.hypot(np.diff(x), np.diff(y)))])
+        step = np.hypot(np.diff(x), np.diff(y))
+        cum = np.concatenate([[0.0], np.cumsum(step)])
+        filmed = poses.heading_deg[frames]
+        travel = np.mod(filmed + (180.0 if reverse else 0.0), 360.0)
+        camera = np.mod(filmed + meta.camera_yaw_offset_deg, 360.0)
+        transitions = []
+        for i, item in enumerate(raw.get("transitions") or []):
+            target = str(item.get("edge"))
+            if target not in raw_edges:
+                msg = f"{where}: transitions[{i}] names unknown edge {target!r}"
+                raise CityFormatError(msg)
+            transitions.append(
+                Transition(
+                    edge=target,
+                    turn_deg=_num(item, "turn_deg", f"{where} transitions[{i}]"),
+                    label=str(item.get("label")),
+                    rank=int(item.get("rank", 0)),
+                    uturn=bool(item.get("uturn", False)),
+                )
+            )
+        twin = raw.get("twin")
+        if twin is not None and str(twin) not in raw_edges:
+            msg = f"{where}: twin {twin!r} is not an edge of the graph"
+            raise CityFormatError(msg)
+        length = _num(raw, "length_m", where) if "length_m" in raw else float(cum[-1])
+        if length <= 0:
+            msg = f"{where}: length_m must be > 0, got {length}"
+            raise CityFormatError(msg)
         # offsets are metres of the graph's length_m (what tasks give as start offsets);
         # frames are placed along it in proportion to the distance between their poses
-        length = float(edge.length_m)
         cum = cum * (length / cum[-1]) if cum[-1] > 0 else np.linspace(0.0, length, len(cum))
-        filmed = poses.heading_deg[frames]
         return Segment(
-            id=edge.id,
-            trajectory=edge.trajectory,
-            u=edge.u,
-            v=edge.v,
-            reverse=edge.reverse,
+            id=edge_id,
+            trajectory=trajectory,
+            u=u,
+            v=v,
+            first_frame=first,
+            last_frame=last,
+            reverse=reverse,
             length_m=length,
-            twin=edge.twin,
-            transitions=_unique_labels(edge.transitions),
+            twin=None if twin is None else str(twin),
+            transitions=_unique_labels(transitions, where),
             frames=frames,
             cum_m=cum,
             x_m=np.asarray(x, np.float64),
             y_m=np.asarray(y, np.float64),
-            travel_deg=np.mod(filmed + (180.0 if edge.reverse else 0.0), 360.0),
-            camera_deg=np.mod(filmed + meta.camera_yaw_offset_deg, 360.0),
+            travel_deg=travel,
+            camera_deg=camera,
         )
 
     # queries ------------------------------------------------------------------------------
@@ -221,6 +362,8 @@ class World:
         try:
             return self.segments[segment_id]
         except KeyError:
+            from city360.errors import did_you_mean
+
             msg = f"unknown segment {segment_id!r} in {self.city.graph_path}."
             msg += did_you_mean(str(segment_id), self.segments)
             raise ConfigError(msg) from None

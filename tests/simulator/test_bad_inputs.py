@@ -21,6 +21,7 @@ from city360.simulator.actions import Action, ActionCommand, Magnitude
 from city360.simulator.config import EnvConfig
 from city360.simulator.env import CityEnv
 from tests.simulator.conftest import EnvFactory
+from tests.simulator.handmade import ARM_M
 
 
 def test_unknown_action_names_allowed_values_and_close_match(make_env: EnvFactory) -> None:
@@ -112,7 +113,7 @@ def test_missing_or_corrupt_city(tmp_path: Path, plus_city: Path) -> None:
     broken = tmp_path / "broken"
     shutil.copytree(plus_city, broken)
     (broken / "graph.json").unlink()
-    with pytest.raises(InputFileError, match=r"graph\.json not found; build the graph with"):
+    with pytest.raises(InputFileError, match="build the pose graph first"):
         CityEnv(broken, EnvConfig(map=False))
     (broken / "graph.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(CityFormatError, match=r"graph\.json: not valid JSON"):
@@ -121,14 +122,13 @@ def test_missing_or_corrupt_city(tmp_path: Path, plus_city: Path) -> None:
     data["edges"][0]["last_frame"] = 500
     (broken / "graph.json").write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(
-        CityFormatError,
-        match=r"frames \d+\.\.500 are not an increasing range within the 61 frames of .ns.",
+        CityFormatError, match=r"edge '\w+': last_frame 500 but trajectory 'ns' has 61"
     ):
         CityEnv(broken, EnvConfig(map=False))
     data = json.loads((plus_city / "graph.json").read_text(encoding="utf-8"))
     data["edges"][0]["transitions"] = [{"edge": "nowhere", "turn_deg": 0.0, "label": "UP"}]
     (broken / "graph.json").write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(CityFormatError, match="transition to missing edge 'nowhere'"):
+    with pytest.raises(CityFormatError, match=r"transitions\[0\] names unknown edge 'nowhere'"):
         CityEnv(broken, EnvConfig(map=False))
 
 
@@ -139,3 +139,22 @@ def test_closed_env_refuses_work(make_env: EnvFactory) -> None:
     env.close()  # twice is fine
     with pytest.raises(City360Error, match="is closed"):
         env.step("W")
+
+
+def test_a_graph_with_only_the_contract_fields_loads(plus_city: Path, tmp_path: Path) -> None:
+    """graph.json as docs/contracts.md defines it (no builder-only fields) is walkable."""
+    city = tmp_path / "contract"
+    shutil.copytree(plus_city, city)
+    data = json.loads((city / "graph.json").read_text(encoding="utf-8"))
+    for node in data["nodes"]:
+        node.pop("degree", None)
+    for edge in data["edges"]:
+        for key in ("heading_profile_deg", "street", "primary"):
+            edge.pop(key, None)
+        for transition in edge["transitions"]:
+            transition.pop("uturn", None)
+    (city / "graph.json").write_text(json.dumps(data), encoding="utf-8")
+    with CityEnv(city, EnvConfig(map=False, privileged_info=True, renderer="cpu")) as env:
+        env.reset(options={"segment": "ns_a", "offset_m": ARM_M})
+        _, _, _, _, info = env.step("RIGHT")
+        assert info["segment"] == "ew_a_r"
