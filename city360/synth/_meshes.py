@@ -70,7 +70,12 @@ def _ribbon(street: Street, half_width: float) -> np.ndarray:
     length = np.maximum(np.hypot(seg[:, 0], seg[:, 1]), 1e-9)
     normal = np.stack([-seg[:, 1], seg[:, 0]], axis=1) / length[:, None] * half_width
     tris = [_quads(p[:-1] - normal, p[1:] - normal, p[1:] + normal, p[:-1] + normal)]
-    tris.extend(_disc(point, half_width) for point in p)
+    # round joints at both ends (they fill the junction) and where the street bends; a
+    # nearly straight joint needs none
+    unit = seg / length[:, None]
+    bends = np.flatnonzero(np.einsum("ij,ij->i", unit[:-1], unit[1:]) < math.cos(math.radians(4)))
+    joints = [0, *(bends + 1).tolist(), len(p) - 1]
+    tris.extend(_disc(p[i], half_width) for i in joints)
     return np.concatenate(tris)
 
 
