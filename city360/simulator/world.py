@@ -4,10 +4,9 @@ The pose graph is read as docs/contracts.md defines it (``pose_graph -> graph.js
 of extra fields, into small frozen values: :class:`Node`, :class:`Segment` with its
 :class:`Transition` choices. (``pose_graph.load_graph`` is stricter than the contract: it also
 requires fields only the builder writes, so hand-made and other contract-conforming cities would
-not load through it.) Each segment also
-carries, in traversal order, the trajectory frames it plays, their cumulative distance and
-positions, and the travel heading at each (a ``reverse`` segment plays frames backwards, so its
-travel heading is the filmed heading + 180 degrees).
+not load through it.) Each segment also carries, in traversal order, the trajectory frames it
+plays, their distance along it, their positions and the travel heading at each (a ``reverse``
+segment plays frames backwards, so its travel heading is the filmed heading + 180 degrees).
 """
 
 from __future__ import annotations
@@ -61,10 +60,7 @@ FrameSourceFactory = Callable[[Path, int], FrameSource]
 
 
 def _default_frame_source(path: Path, cache_bytes: int) -> FrameSource:
-    try:
-        from city360.video_store import FrameStore
-    except ImportError:  # the package may not re-export it yet
-        from city360.video_store.frame_store import FrameStore
+    from city360.video_store import FrameStore
 
     store: FrameSource = FrameStore(path, cache_bytes=cache_bytes)
     return store
