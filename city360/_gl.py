@@ -1,5 +1,10 @@
 """Headless OpenGL contexts for the synth renderer and the simulator.
 
+A process may hold several contexts (a synth renderer, a simulator renderer, a probe); only
+one is current per thread, and creating one makes it current. Users of a context therefore
+enter it around their GL work (``with ctx: ...``), which makes it current and restores the
+previous one afterwards.
+
 On a server there is no display, so the context must come from EGL (Mesa's llvmpipe on a
 CPU-only machine, the vendor driver where there is a GPU). :func:`create_context` tries EGL
 first, then moderngl's default backend (X11/GLX or WGL/CGL on a desktop), and raises
@@ -83,7 +88,12 @@ def create_context(
 
 @functools.cache
 def gl_available() -> bool:
-    """True when :func:`create_context` works on this machine (probed once, then cached)."""
+    """True when :func:`create_context` works on this machine (probed once, then cached).
+
+    The probe creates and releases a context, which leaves no context current: code that
+    keeps its own context should make it current around its GL calls (``with ctx: ...``),
+    as :class:`city360.synth.render.EquirectRenderer` does.
+    """
     try:
         ctx = create_context()
     except RenderError as exc:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -10,8 +12,8 @@ from city360 import _gl
 from city360.errors import RenderError
 
 
-def _fail(message: str):  # type: ignore[no-untyped-def]
-    def factory():  # type: ignore[no-untyped-def]
+def _fail(message: str) -> Callable[[], Any]:
+    def factory() -> Any:
         raise RuntimeError(message)
 
     return factory
