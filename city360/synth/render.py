@@ -1,13 +1,22 @@
 """Render a :class:`~city360.synth.scene.Scene` with moderngl: 360° equirect and perspective views.
 
-An equirect frame is made the way a 360° camera stitches one: six 90° cube faces (fixed to the
-world axes, so they do not depend on the heading) are rendered into one 3 x 2 texture, then a
-full-screen shader resamples them to longitude/latitude and the result is read back once.
-Conventions follow docs/contracts.md: the centre column looks along ``heading_deg``, longitude
-grows to the right, row 0 is straight up.
+An equirect frame is made the way a 360° camera stitches one: six 90° cube faces (turned
+with the camera) are rendered into one 3 x 2 texture, then resampled to longitude/latitude
+and read back once. The resampling runs in a full-screen shader (``resample="gpu"``), or, on
+a software rasterizer such as Mesa's llvmpipe, with OpenCV's ``remap`` on the read-back
+faces (``"cpu"``; fixed maps, since the faces turn with the camera), which costs about half
+the CPU time there. ``"auto"`` (the default) picks by ``GL_RENDERER``. Both paths share one
+mapping and agree to within interpolation rounding. Conventions follow docs/contracts.md: the
+centre column looks along ``heading_deg``, longitude grows to the right, row 0 is straight up.
 
-Static geometry (ground, walls, signs, street objects) is uploaded once and drawn in one call
-per material; only the moving pedestrians and vehicles are re-uploaded, once per frame.
+Static geometry (ground, walls, signs, street objects) is uploaded once, sorted into 40 m
+chunks; each view draws the chunks inside its frustum and the material's draw distance with
+one indirect multi-draw per material. Only the moving pedestrians and vehicles near the
+camera are re-uploaded, once per frame.
+
+Measured on the 2-core llvmpipe machine while ~8 other jobs shared it (process CPU time per
+frame, all threads): a 3 x 3 block grid 39 ms at 1024 x 512 and 103 ms at 2048 x 1024; a
+Helsinki centre crop (385 buildings, 863 signs, 1,013 objects) 83 ms and 137-171 ms.
 """
 
 from __future__ import annotations
@@ -178,8 +187,11 @@ class EquirectRenderer:
     ``width`` is the equirect width (height is ``width // 2``, width must be even and >= 16);
     cube faces are ``face_px`` square (default ``width // 4``, about one face pixel per output
     pixel at the equator). ``samples`` > 0 multisamples the cube faces (slower, smoother
-    edges). ``ctx`` reuses a moderngl context, which ``close()`` then leaves open; otherwise
-    the renderer makes a headless one (:func:`city360._gl.create_context`) and releases it.
+    edges). ``resample`` is ``"auto"``, ``"gpu"`` or ``"cpu"`` (see the module docstring);
+    :attr:`resample` tells which was chosen. ``ctx`` reuses a moderngl context, which
+    ``close()`` then leaves open; otherwise the renderer makes a headless one
+    (:func:`city360._gl.create_context`) and releases it. Each call makes the renderer's
+    context current and restores the caller's afterwards.
 
     Use as a context manager; ``close()`` is safe to call twice and any other method raises
     :class:`~city360.errors.ClosedResourceError` afterwards. Not thread-safe.
