@@ -79,6 +79,11 @@ def atomic_dir(path: str | os.PathLike[str], *, replace: bool = False) -> Iterat
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    if target.exists() and any(target.iterdir()) and not replace:
+        # Someone else filled ``path`` while we worked: never clobber it.
+        shutil.rmtree(tmp, ignore_errors=True)
+        msg = f"output folder {target} was created by someone else meanwhile; nothing replaced"
+        raise OutputError(msg)
     if target.exists():
         old = target.with_name(f".{target.name}.old")
         shutil.rmtree(old, ignore_errors=True)

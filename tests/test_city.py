@@ -103,3 +103,18 @@ def test_atomic_dir_leaves_nothing_on_failure(tmp_path: Path) -> None:
         atomic_dir(tmp_path / "full"),
     ):
         pass
+
+
+def test_atomic_dir_never_clobbers_a_folder_filled_meanwhile(tmp_path: Path) -> None:
+    target = tmp_path / "out"
+
+    def race() -> None:
+        with atomic_dir(target) as folder:
+            (folder / "mine.txt").write_text("x")
+            target.mkdir()
+            (target / "theirs.txt").write_text("y")
+
+    with pytest.raises(OutputError, match="was created by someone else meanwhile"):
+        race()
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+    assert (target / "theirs.txt").read_text() == "y"

@@ -125,8 +125,12 @@ class VideoTruth(BaseModel):
     height: int
     clock_offset_s: float = Field(description="GPS time minus camera (MP4 creation) time")
     gps_noise_sigma_m: float
-    gps_outlier_indices: list[int] = Field(default_factory=list)
-    gps_dropout_spans_s: list[tuple[float, float]] = Field(default_factory=list)
+    gps_outlier_indices: list[int] = Field(
+        default_factory=list, description="indices into the GPX's written track points"
+    )
+    gps_dropout_spans_s: list[tuple[float, float]] = Field(
+        default_factory=list, description="(start, end) of each GPS gap, in video seconds"
+    )
     creation_time_utc: str
 
 
