@@ -137,6 +137,8 @@ async function save(event, asNew = false) {
 }
 
 function reset() {
+  delete $("author-form").dataset.status;
+  delete $("author-form").dataset.loaded;
   form.start = form.goal = form.capture = form.referenceImage = form.replacing = null;
   for (const id of ["f-threshold", "f-landmark", "f-instructions", "f-object-kind", "f-stretch",
     "f-question", "f-anchor", "f-answer"]) $(id).value = "";
@@ -181,6 +183,7 @@ async function edit(taskId) {
     }
     $("prompt-preview").textContent = data.prompt;
     await goto(d.start);
+    $("author-form").dataset.loaded = d.id;
   } catch (error) {
     showError(error);
   }
