@@ -237,6 +237,8 @@ def _pose_only_trajectories(city_dir: Path, *, spacing_m: float = 1.0) -> int:
             height=1920,
             frame_count=x.shape[0],
             spacing_m=spacing_m,
+            camera_yaw_offset_deg=0.0,
+            clock_offset_s=0.0,
             length_m=float(np.hypot(np.diff(x), np.diff(y)).sum()),
         )
         with atomic_dir(city.trajectory_dir(gpx.stem)) as tmp:

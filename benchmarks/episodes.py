@@ -24,7 +24,7 @@ def measure_episodes(
     scratch = Path(tempfile.mkdtemp(prefix="city360-bench-eval-"))
     try:
         for count in workers:
-            best: float | None = None
+            best = float("inf")
             episodes = 0
             status = ""
             for attempt in range(max(1, repeats)):
@@ -41,8 +41,7 @@ def measure_episodes(
                 )
                 elapsed = time.perf_counter() - started
                 episodes, status = outcome.ran, outcome.status
-                best = elapsed if best is None else min(best, elapsed)
-            assert best is not None
+                best = min(best, elapsed)
             out[f"workers_{count}"] = {
                 "episodes": episodes,
                 "wall_s": round(best, 3),

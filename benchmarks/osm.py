@@ -94,7 +94,9 @@ def write_grid_osm(
             node(cx + size, cy + size),
             node(cx - size, cy + size),
         ]
-        ways.append(([*corners, corners[0]], {"building": "yes", "building:levels": str(3 + k % 3)}))
+        ways.append(
+            ([*corners, corners[0]], {"building": "yes", "building:levels": str(3 + k % 3)})
+        )
         for fx, fy in [(0.0, -size), (size, 0.0), (0.0, size), (-size, 0.0)]:
             key, value, name = _SHOPS[shop % len(_SHOPS)]
             shop += 1

@@ -145,13 +145,14 @@ def render_table(result: dict[str, Any]) -> Any:
     from rich.table import Table
 
     figures = Table(title=f"city360 bench ({result['mode']})", show_lines=False)
-    for column in ("figure", "p50", "p95", "n", "unit"):
+    for column in ("figure", "p50", "p95", "cpu p50", "n", "unit"):
         figures.add_column(column, justify="left" if column == "figure" else "right")
     for row in result["rows"]:
         figures.add_row(
             row["figure"],
             _fmt(row.get("p50")),
             _fmt(row.get("p95")),
+            _fmt(row.get("cpu_p50")),
             _fmt(row.get("n")),
             row.get("unit", ""),
         )

@@ -16,12 +16,13 @@ On one built city and one 640x480, 90° view:
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmarks.common import Timing, time_calls
+from benchmarks.common import Timing, time_calls, timing_of
 
 __all__ = ["VIEW", "measure_naive", "measure_steps"]
 
@@ -38,17 +39,6 @@ def _wait_prefetch(env: Any) -> None:
         wait = getattr(store, "wait_prefetch", None)
         if wait is not None:
             wait(10.0)
-
-
-def _renderer() -> str:
-    """``gl`` when an OpenGL context can be made here, else ``cpu`` (reported)."""
-    try:
-        from city360._gl import create_context  # type: ignore[attr-defined]
-
-        create_context().release()
-    except Exception:
-        return "auto"
-    return "gl"
 
 
 def _long_segments(env: Any, min_m: float) -> list[str]:
@@ -77,36 +67,28 @@ def measure_steps(city: Path, *, repeats: int, seed: int = 0) -> dict[str, Any]:
             nonlocal info
             segment = env.world.segment(segments[int(rng.integers(len(segments)))])
             offset = float(rng.uniform(0, segment.walk_m / 2)) if offset_m is None else offset_m
-            _, info = env.reset(seed=seed, options={"segment": segment.id, "offset_m": offset})
+            info = env.reset(seed=seed, options={"segment": segment.id, "offset_m": offset})[1]
             _wait_prefetch(env)
 
         # rotate --------------------------------------------------------------------------
         start_somewhere()
-        per_action: dict[str, list[float]] = {a: [] for a in ROTATIONS}
-
-        def rotate(k: int) -> None:
-            action = ROTATIONS[k % len(ROTATIONS)]
-            env.step(action)
-
-        # time each action type separately, interleaved so load spikes hit all alike
-        import time
-
+        # each action type timed separately, interleaved so load spikes hit all alike
+        per_action: dict[str, tuple[list[float], list[float]]] = {a: ([], []) for a in ROTATIONS}
         for k in range(-len(ROTATIONS), repeats * len(ROTATIONS)):
             action = ROTATIONS[k % len(ROTATIONS)]
             _wait_prefetch(env)
-            began = time.perf_counter()
-            _, _, _, _, info = env.step(action)
+            cpu_began, began = time.process_time(), time.perf_counter()
+            info = env.step(action)[4]
             if k >= 0:
-                per_action[action].append(time.perf_counter() - began)
-        from benchmarks.common import timing_of
-
-        by_action = {a: timing_of(v) for a, v in per_action.items()}
-        results["rotate_by_action"] = by_action
-        results["rotate"] = timing_of([s for v in per_action.values() for s in v])
-        frame = info["frame"]
-        shown.append(
-            (str(frame[0]), int(frame[1]), float(info["pose"]["yaw_deg"]), 0.0)
+                per_action[action][0].append(time.perf_counter() - began)
+                per_action[action][1].append(time.process_time() - cpu_began)
+        results["rotate_by_action"] = {a: timing_of(*v) for a, v in per_action.items()}
+        results["rotate"] = timing_of(
+            [s for v in per_action.values() for s in v[0]],
+            [s for v in per_action.values() for s in v[1]],
         )
+        frame = info["frame"]
+        shown.append((str(frame[0]), int(frame[1]), float(info["pose"]["yaw_deg"]), 0.0))
 
         # W, prefetch warm ----------------------------------------------------------------
         move = env.config.move_default_m
@@ -119,7 +101,7 @@ def measure_steps(city: Path, *, repeats: int, seed: int = 0) -> dict[str, Any]:
 
         def walk(_: int) -> None:
             nonlocal info
-            _, _, _, _, info = env.step("W")
+            info = env.step("W")[4]
             frame = info["frame"]
             shown.append((str(frame[0]), int(frame[1]), float(info["pose"]["yaw_deg"]), 0.0))
 
@@ -133,9 +115,9 @@ def measure_steps(city: Path, *, repeats: int, seed: int = 0) -> dict[str, Any]:
             def before_branch(_: int) -> None:
                 nonlocal info
                 segment = env.world.segment(junctions[int(rng.integers(len(junctions)))])
-                _, info = env.reset(
+                info = env.reset(
                     seed=seed, options={"segment": segment.id, "offset_m": segment.walk_m}
-                )
+                )[1]
                 _wait_prefetch(env)
 
             def branch(_: int) -> None:
@@ -148,7 +130,7 @@ def measure_steps(city: Path, *, repeats: int, seed: int = 0) -> dict[str, Any]:
     with city360.make(
         city, privileged_info=True, prefetch=False, frame_cache_mb=0.5, **VIEW
     ) as cold:
-        _, info = cold.reset(seed=seed, options={"segment": segments[0], "offset_m": 0.0})
+        info = cold.reset(seed=seed, options={"segment": segments[0], "offset_m": 0.0})[1]
         cold_segments = segments
 
         def before_cold(_: int) -> None:
@@ -156,11 +138,11 @@ def measure_steps(city: Path, *, repeats: int, seed: int = 0) -> dict[str, Any]:
             segment = cold.world.segment(info["segment"])
             if info["offset_m"] + move > segment.walk_m - 0.5:
                 chosen = cold_segments[int(rng.integers(len(cold_segments)))]
-                _, info = cold.reset(seed=seed, options={"segment": chosen, "offset_m": 0.0})
+                info = cold.reset(seed=seed, options={"segment": chosen, "offset_m": 0.0})[1]
 
         def cold_walk(_: int) -> None:
             nonlocal info
-            _, _, _, _, info = cold.step("W")
+            info = cold.step("W")[4]
 
         results["move_cold"] = time_calls(cold_walk, repeats, before=before_cold)
 
@@ -200,8 +182,10 @@ def _decode_and_e2p(
         for store in stores.values():
             store.close()
     vfov = math.degrees(
-        2 * math.atan(math.tan(math.radians(VIEW["fov_deg"]) / 2) * VIEW["view_height"]
-        / VIEW["view_width"])
+        2
+        * math.atan(
+            math.tan(math.radians(VIEW["fov_deg"]) / 2) * VIEW["view_height"] / VIEW["view_width"]
+        )
     )
 
     def convert(k: int) -> None:
@@ -226,8 +210,10 @@ def measure_naive(video: Path, *, repeats: int, seed: int = 0) -> dict[str, Any]
 
     rng = np.random.default_rng(seed)
     vfov = math.degrees(
-        2 * math.atan(math.tan(math.radians(VIEW["fov_deg"]) / 2) * VIEW["view_height"]
-        / VIEW["view_width"])
+        2
+        * math.atan(
+            math.tan(math.radians(VIEW["fov_deg"]) / 2) * VIEW["view_height"] / VIEW["view_width"]
+        )
     )
     with av.open(str(video)) as probe:
         stream = probe.streams.video[0]
