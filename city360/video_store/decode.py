@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -270,12 +270,17 @@ def probe_video(path: str | os.PathLike[str], *, projection: Projection | None =
     )
 
 
-def iter_frames(info: VideoInfo, *, threads: int = 0) -> Iterator[DecodedFrame]:
+def iter_frames(
+    info: VideoInfo, *, threads: int = 0, deblock: bool = True
+) -> Generator[DecodedFrame, None, None]:
     """Decode every frame of ``info.path`` in order.
 
     A long-GOP video can only be decoded front to back, so this is the one pass ingest makes.
-    Frame threading is used (fast for sequential decode). Raises :class:`VideoError` when the
-    stream breaks off or stops well short of the frame count in its header (a truncated file).
+    Frame threading is used (fast for sequential decode). ``deblock=False`` skips the codec's
+    in-loop deblocking filter: about a third less decoding work for H.264, but pictures drift
+    slightly from the true decode until the next keyframe, so use it only for analysis (visual
+    motion), never for frames that are stored. Raises :class:`VideoError` when the stream
+    breaks off or stops well short of the frame count in its header (a truncated file).
     """
     import av
 
@@ -283,6 +288,8 @@ def iter_frames(info: VideoInfo, *, threads: int = 0) -> Iterator[DecodedFrame]:
         stream = container.streams.video[0]
         stream.thread_type = "FRAME"
         stream.thread_count = threads
+        if not deblock:
+            stream.codec_context.options = {"skip_loop_filter": "all"}
         start = stream.start_time or 0
         index = -1
         try:

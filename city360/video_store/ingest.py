@@ -12,8 +12,9 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -23,14 +24,22 @@ from city360.city import CityDir, CityManifest, SourceFile, TrajectoryMeta, Traj
 from city360.errors import GpsError, OutputError, VideoError
 from city360.geo import LocalProjection
 from city360.video_store.clean import CleanParams, clean_track
-from city360.video_store.decode import VideoInfo, iter_frames, probe_video
+from city360.video_store.decode import DecodedFrame, VideoInfo, iter_frames, probe_video
 from city360.video_store.gps import GpsTrack, read_embedded_track, read_track, validate_track
 from city360.video_store.heading import fuse_heading
 from city360.video_store.motion import MotionMeter, MotionSignal, still_spans
 from city360.video_store.refine import heading_aided_smooth
 from city360.video_store.resample import frame_times, select_frames
 from city360.video_store.sync import resolve_sync
-from city360.video_store.writer import FrameWriter, output_size, remux_subset
+from city360.video_store.writer import (
+    BackgroundWriter,
+    FrameWriter,
+    output_size,
+    remux_subset,
+)
+
+if TYPE_CHECKING:
+    import av.video.frame
 
 __all__ = [
     "IngestOptions",
@@ -143,6 +152,24 @@ def _moving_frames(t_s: npt.NDArray[np.float64], motion: MotionSignal | None) ->
     return keep
 
 
+def _stored_picture(
+    frame: DecodedFrame, width: int, height: int
+) -> av.video.frame.VideoFrame | npt.NDArray[np.uint8]:
+    """Frame ``frame`` as it is stored, ``width`` x ``height``: yuv420p straight from the
+    decoder (scaled by FFmpeg when needed) when it is upright, else rotated RGB."""
+    yuv = frame.to_yuv420(width=width)
+    if yuv is not None and (yuv.width, yuv.height) == (width, height):
+        return yuv
+    image = frame.to_rgb(width=width)
+    if image.shape[:2] != (height, width):
+        import cv2
+
+        image = cv2.resize(  # type: ignore[assignment]
+            image, (width, height), interpolation=cv2.INTER_AREA
+        )
+    return image
+
+
 def ingest_video(
     video: str | os.PathLike[str],
     gps: str | os.PathLike[str] | None,
@@ -175,7 +202,7 @@ def ingest_video(
     motion: MotionSignal | None = None
     if opts.offset == "auto":  # the offset decides which frames to keep: measure motion first
         meter = MotionMeter(info)
-        for frame in iter_frames(info):
+        for frame in iter_frames(info, deblock=False):  # motion needs no exact pictures
             if progress is not None and frame.index % 30 == 0:
                 progress("motion", frame.index, info.frame_count)
             meter.add(frame)
@@ -206,31 +233,28 @@ def ingest_video(
         with atomic_dir(target, replace=opts.overwrite) as tmp:
             written = 0
             frame_meter = None if motion is not None else MotionMeter(info)
-            with FrameWriter(tmp / "frames.mp4", out_w, out_h, crf=opts.crf) as writer:
-                for frame in iter_frames(info):
-                    if progress is not None and frame.index % 30 == 0:
-                        progress("frames", frame.index, info.frame_count)
-                    if frame_meter is not None:
-                        frame_meter.add(frame)
-                    row = wanted.get(frame.pts)
-                    if row is None:
-                        continue
-                    if row != written:
-                        msg = f"video {video_path}: frame pts {frame.pts} decoded out of order"
-                        raise VideoError(msg)
-                    yuv = frame.to_yuv420(width=out_w)
-                    if yuv is not None and (yuv.width, yuv.height) == (out_w, out_h):
-                        writer.write_frame(yuv)
-                    else:
-                        image = frame.to_rgb(width=out_w)
-                        if image.shape[:2] != (out_h, out_w):
-                            import cv2
-
-                            image = cv2.resize(  # type: ignore[assignment]
-                                image, (out_w, out_h), interpolation=cv2.INTER_AREA
-                            )
-                        writer.write(image)
-                    written += 1
+            frames = iter_frames(info)
+            try:
+                with BackgroundWriter(
+                    FrameWriter(tmp / "frames.mp4", out_w, out_h, crf=opts.crf)
+                ) as writer:
+                    for frame in frames:
+                        if progress is not None and frame.index % 30 == 0:
+                            progress("frames", frame.index, info.frame_count)
+                        if frame_meter is not None:
+                            frame_meter.add(frame)
+                        row = wanted.get(frame.pts)
+                        if row is None:
+                            continue
+                        if row != written:
+                            msg = f"video {video_path}: frame pts {frame.pts} decoded out of order"
+                            raise VideoError(msg)
+                        writer.submit(partial(_stored_picture, frame, out_w, out_h))
+                        written += 1
+                        if written == len(selection) and frame_meter is None:
+                            break  # motion is measured already: the rest adds nothing
+            finally:
+                frames.close()
             if written != len(selection):
                 msg = (
                     f"video {video_path} is truncated or corrupt: {written} of "

@@ -8,6 +8,9 @@ Frames are cut into slices so a reader may decode one picture on several cores.
 from __future__ import annotations
 
 import os
+import queue
+import threading
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 from types import TracebackType
@@ -23,7 +26,7 @@ if TYPE_CHECKING:
     import av.video.frame
     import av.video.stream
 
-__all__ = ["FRAMES_RATE", "FrameWriter", "output_size", "remux_subset"]
+__all__ = ["FRAMES_RATE", "BackgroundWriter", "FrameWriter", "output_size", "remux_subset"]
 
 FRAMES_RATE = 10
 """Nominal frame rate of frames.mp4 (frames are places, not times; 10 fps plays a 1 m
@@ -150,6 +153,98 @@ class FrameWriter:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+class BackgroundWriter:
+    """Encode on a worker thread while the caller keeps decoding; owns ``writer``.
+
+    :meth:`submit` queues a job returning the next picture (a yuv420p ``VideoFrame`` of the
+    writer's size, or an RGB array): the worker runs it (so scaling and colour conversion also
+    leave the decoding thread), then encodes the result, in submission order. FFmpeg releases
+    the GIL while it scales and encodes, so this overlaps encoding with the caller's decoding
+    instead of adding to it. At most ``depth`` jobs wait (each may hold a decoded frame), so
+    memory stays bounded and a slow encoder throttles the caller.
+
+    An error in the worker is raised again by the next :meth:`submit` or by :meth:`close`.
+    Leaving the ``with`` block on an exception drops queued jobs and closes the file.
+    """
+
+    def __init__(self, writer: FrameWriter, *, depth: int = 4) -> None:
+        if depth < 1:
+            msg = f"`depth` must be >= 1, got {depth}"
+            raise ConfigError(msg)
+        self.writer = writer
+        self._jobs: queue.Queue[Callable[[], object] | None] = queue.Queue(maxsize=depth)
+        self._error: BaseException | None = None
+        self._cancelled = False
+        self._closed = False
+        self._thread = threading.Thread(
+            target=self._run, name=f"encode:{writer.path.name}", daemon=True
+        )
+        self._thread.start()
+
+    def __repr__(self) -> str:
+        return f"BackgroundWriter({self.writer!r})"
+
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            if self._error is not None or self._cancelled:
+                continue  # keep draining so a blocked submit() can return
+            try:
+                picture = job()
+                if isinstance(picture, np.ndarray):
+                    self.writer.write(picture)
+                else:
+                    self.writer.write_frame(picture)  # type: ignore[arg-type]
+            except BaseException as exc:  # handed to the caller's thread
+                self._error = exc
+
+    def _raise_error(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def submit(self, job: Callable[[], object]) -> None:
+        """Queue ``job`` (blocks while ``depth`` jobs wait). Raises a failed job's error."""
+        if self._closed:
+            msg = f"{self!r} is closed"
+            raise ClosedResourceError(msg)
+        self._raise_error()
+        self._jobs.put(job)
+
+    def close(self, *, cancel: bool = False) -> None:
+        """Finish the queued jobs (``cancel``: drop them), stop the worker and close the
+        writer; raise a job's error if one failed. Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        self._cancelled = cancel
+        while cancel:  # drop what waits, so the worker stops after its current job
+            try:
+                self._jobs.get_nowait()
+            except queue.Empty:
+                break
+        self._jobs.put(None)
+        self._thread.join()
+        try:
+            if not cancel:
+                self._raise_error()
+        finally:
+            self.writer.close()
+
+    def __enter__(self) -> BackgroundWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close(cancel=exc is not None)
 
 
 def remux_subset(

@@ -43,6 +43,18 @@ def test_probe_synthetic_walk(synthetic_walk: SyntheticWalk) -> None:
     assert frames[0].to_rgb(width=64).shape == (32, 64, 3)
 
 
+def test_decoding_without_deblocking_is_for_analysis_only(synthetic_walk: SyntheticWalk) -> None:
+    info = probe_video(synthetic_walk.video)
+    exact = [f.to_gray(width=64) for f in iter_frames(info)]
+    rough = [f.to_gray(width=64) for f in iter_frames(info, deblock=False)]
+    assert len(rough) == len(exact)
+    # the same pictures to within a few grey levels (motion analysis cannot tell them apart)
+    assert (
+        max(np.abs(a.astype(int) - b.astype(int)).mean() for a, b in zip(exact, rough, strict=True))
+        < 3
+    )
+
+
 @pytest.mark.parametrize("codec", ["libx265", "libvpx-vp9", "libsvtav1"])
 def test_other_codecs_decode(tmp_path: Path, codec: str) -> None:
     suffix = ".mp4"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 
 from city360.errors import CityFormatError, ClosedResourceError, FrameIndexError
 from city360.video_store import FrameStore
-from city360.video_store.writer import FrameWriter, output_size
+from city360.video_store.writer import BackgroundWriter, FrameWriter, output_size
 from tests.fixtures.videos import write_equirect_video
 
 WIDTH, HEIGHT, COUNT = 128, 64, 12
@@ -174,3 +175,61 @@ def test_writer_checks_frame_shape(tmp_path: Path) -> None:
         pytest.raises(ValueError, match=r"frame shape \(32, 32, 3\) != \(32, 64, 3\)"),
     ):
         writer.write(np.zeros((32, 32, 3), np.uint8))
+
+
+def _as_yuv(image: np.ndarray) -> object:
+    import av
+
+    return av.VideoFrame.from_ndarray(image, format="rgb24").reformat(format="yuv420p")
+
+
+def _as_is(image: np.ndarray) -> np.ndarray:
+    return image
+
+
+def test_background_writer_keeps_order_and_mixes_rgb_and_yuv(tmp_path: Path) -> None:
+    path = tmp_path / "bg.mp4"
+    with BackgroundWriter(FrameWriter(path, WIDTH, HEIGHT), depth=2) as writer:
+        for k in range(COUNT):
+            # odd frames as decoded-style yuv420p frames, made on the worker thread
+            writer.submit(partial(_as_yuv if k % 2 else _as_is, _frame(k)))
+    assert writer.writer.count == COUNT
+    with FrameStore(path) as store:
+        assert len(store) == COUNT
+        for k in range(COUNT):
+            # each frame matches its own source better than its neighbour's: order kept
+            own = psnr(store.get(k), _frame(k))
+            other = psnr(store.get(k), _frame((k + 1) % COUNT))
+            assert own > 30 > other
+
+
+def test_background_writer_raises_a_worker_error(tmp_path: Path) -> None:
+    writer = BackgroundWriter(FrameWriter(tmp_path / "bad.mp4", 64, 32))
+    writer.submit(partial(_as_is, np.zeros((32, 32, 3), np.uint8)))
+    with pytest.raises(ValueError, match=r"frame shape \(32, 32, 3\) != \(32, 64, 3\)"):
+        writer.close()
+    writer.close()  # closed already: a no-op
+    with pytest.raises(ClosedResourceError, match="is closed"):
+        writer.submit(partial(_as_is, np.zeros((32, 64, 3), np.uint8)))
+
+
+def test_background_writer_drops_queued_jobs_on_an_exception(tmp_path: Path) -> None:
+    ran: list[int] = []
+    started = threading.Event()
+
+    def job(k: int) -> np.ndarray:
+        started.set()
+        threading.Event().wait(0.3)  # still encoding when the caller fails
+        ran.append(k)
+        return _frame(k)
+
+    def fail_while_encoding() -> None:
+        with BackgroundWriter(FrameWriter(tmp_path / "x.mp4", WIDTH, HEIGHT), depth=4) as writer:
+            for k in range(3):
+                writer.submit(partial(job, k))
+            assert started.wait(5)
+            raise RuntimeError("caller failed")
+
+    with pytest.raises(RuntimeError, match="caller failed"):
+        fail_while_encoding()
+    assert ran == [0]  # the running job finishes; the queued ones are dropped

@@ -247,9 +247,10 @@ def test_truncated_mid_stream_leaves_nothing(synthetic_walk: SyntheticWalk, tmp_
     """A file whose index is whole but whose samples end early fails during encoding."""
     import av
 
-    frames = []
     with av.open(str(synthetic_walk.video)) as container:
-        frames = [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
+        frames = [
+            np.asarray(f.to_ndarray(format="rgb24"), np.uint8) for f in container.decode(video=0)
+        ]
     full = write_equirect_video(tmp_path / "fast.mp4", frames, 10, faststart=True)
     data = full.read_bytes()
     cut = tmp_path / "in" / "cut.mp4"
