@@ -17,6 +17,7 @@ from typing import Any
 from city360.agents.base import AgentDecision
 from city360.errors import City360Error, ProviderUnavailableError
 from city360.eval.agent_factory import build_agent
+from city360.eval.distance import StreetDistance
 from city360.eval.executors import WorkerSpec
 from city360.eval.metrics import (
     MetricResult,
@@ -195,8 +196,13 @@ class EpisodeWorker:
         )
         log.write({"step": 0, **_pose_fields(pose), "distance_to_goal_m": distance(pose)})
         self._save_frame(frames_dir, 0, obs)
+        street = StreetDistance(self.walk, (goal.x_m, goal.y_m)) if goal is not None else None
+
+        def street_distance(info: dict[str, Any]) -> float | None:
+            return None if street is None else street(info["segment"], info["offset_m"])
+
         monitor = StopMonitor(stop)
-        monitor.start(pose["x_m"], pose["y_m"], distance(pose))
+        monitor.start(pose["x_m"], pose["y_m"], street_distance(info))
         while True:
             agent_obs = {**obs, "info": info} if self.agent.privileged else obs
             asked = time.perf_counter()
@@ -241,7 +247,9 @@ class EpisodeWorker:
             if think_s > stop.step_timeout_s:
                 result.status = StopReason.STEP_TIMEOUT.value
                 return
-            reason = monitor.update(decision.action.value, pose["x_m"], pose["y_m"], dist)
+            reason = monitor.update(
+                decision.action.value, pose["x_m"], pose["y_m"], street_distance(info)
+            )
             if reason is None and truncated:
                 reason = StopReason.STEP_LIMIT
             if reason is not None:

@@ -6,7 +6,9 @@ An episode ends when the agent answers, or when one of these fires first:
 - ``STAGNATION``: the same action ``stagnation_steps`` times in a row (default 20) without the
   agent's position changing;
 - ``AWAY_FROM_GOAL``: ``away_steps`` consecutive moves (default 5) that each increased the
-  distance to the goal (map navigation only);
+  distance to the goal (map navigation only). The runner feeds the walking distance along the
+  streets (:mod:`city360.eval.distance`), not the straight line, so a shortest route that
+  first leads away from the goal is not stopped;
 - ``STEP_TIMEOUT``: the agent took longer than ``step_timeout_s`` to decide (checked by the
   runner, recorded here for one vocabulary).
 """
