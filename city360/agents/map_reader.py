@@ -7,7 +7,8 @@ centre pointing where the agent looks) and the simulator's feedback text ("Walke
 How it works, like a person with a paper map:
 1. Find the markers by colour; the goal's bearing and distance from the start are read in map
    pixels.
-2. Look straight ahead (S), read its heading from the red arrow, and trace the street it
+2. Look straight ahead (S; again after every branch, since the arrow shows the view, not the
+   direction of travel), read its heading from the red arrow, and trace the street it
    stands on in the reference map from the BLUE marker along that heading to the first
    crossing street. Walking to the first junction and comparing the metres walked (summed from
    the feedback) with those pixels gives the reference map's scale.
@@ -135,9 +136,22 @@ def read_arrow_heading(location_map: Image, *, prior_deg: float | None = None) -
     return float(fine) % 360.0
 
 
-def _street_mask(image: Image) -> npt.NDArray[np.bool_]:
+def _street_mask(image: Image, start: tuple[float, float]) -> npt.NDArray[np.bool_]:
+    """Streets of a reference map: the white region the BLUE start marker stands on (streets
+    are drawn white; the background, blocks and the attribution box are not part of it)."""
+    import cv2
+
     rgb = np.asarray(image)
-    return np.asarray((rgb >= 248).all(axis=2), dtype=np.bool_)
+    white: npt.NDArray[np.bool_] = np.asarray((rgb >= 248).all(axis=2), dtype=np.bool_)
+    _, labels = cv2.connectedComponents(np.asarray(white, dtype=np.uint8), connectivity=8)
+    col, row = round(start[0]), round(start[1])
+    r0, r1 = max(0, row - 25), min(white.shape[0], row + 26)
+    c0, c1 = max(0, col - 25), min(white.shape[1], col + 26)
+    around = labels[r0:r1, c0:c1][white[r0:r1, c0:c1]]
+    if around.size == 0:
+        return np.zeros_like(white)
+    values, counts = np.unique(around, return_counts=True)
+    return np.asarray(labels == values[int(np.argmax(counts))], dtype=np.bool_)
 
 
 def _run_lengths(
@@ -161,20 +175,39 @@ def _run_lengths(
 def _half_crossing(
     mask: npt.NDArray[np.bool_], entry: tuple[float, float], heading_deg: float, width: float
 ) -> float:
-    """Half the width of the crossing street entered at ``entry`` (pixels), so a trace ends at
-    the junction's middle, where the simulator stops, not at its near edge."""
+    """Pixels from ``entry`` (the near edge of a crossing) to the crossing's middle, where the
+    simulator stops: the middle of the stretch where the white across the ray is widest
+    (the crossing street's centre line), so side streets merging into the junction do not
+    drag it off."""
     h = math.radians(heading_deg)
     dc, dr = math.sin(h), -math.cos(h)
     limit = max(mask.shape) // 4
-    for k in range(1, 4 * int(width) + 8):
+    spans: list[tuple[int, int]] = []
+    for k in range(0, 6 * int(width) + 8):
         col, row = entry[0] + k * dc, entry[1] + k * dr
         r, c = round(row), round(col)
         if not (0 <= r < mask.shape[0] and 0 <= c < mask.shape[1]) or not mask[r, c]:
-            return k / 2.0
+            break
         left, right = _run_lengths(mask, col, row, heading_deg, limit)
-        if left + right + 1 < 1.5 * width:
-            return k / 2.0
-    return 0.0
+        if k > 0 and left + right + 1 < 1.5 * width:
+            break
+        spans.append((k, left + right + 1))
+    if not spans:
+        return 0.0
+    widest = max(w for _, w in spans)
+    plateau = [k for k, w in spans if w >= 0.9 * widest]
+    return float(np.mean(plateau))
+
+
+def street_width_px(mask: npt.NDArray[np.bool_]) -> float:
+    """Typical width of the drawn streets: inside a strip of half-width h the distance to the
+    nearest non-street pixel is spread evenly over 0..h, so its 95th percentile is ~h."""
+    import cv2
+
+    if not mask.any():
+        return 0.0
+    distance = cv2.distanceTransform(mask.astype(np.uint8), cv2.DIST_L2, 3)
+    return 2.0 * float(np.percentile(distance[mask], 95)) + 1.0
 
 
 def trace_to_junction(
@@ -185,13 +218,15 @@ def trace_to_junction(
 
     The tracer walks one pixel at a time, re-centring itself between the street's white edges
     (so a heading a few degrees off or a gently curving street does not make it leave the
-    street), and stops where the street widens to over 2.5 times its usual width: a crossing.
+    street), and stops where the street widens to over twice the map's usual street width
+    (:func:`street_width_px`): a crossing.
     """
     h = math.radians(heading_deg)
     dc, dr = math.sin(h), -math.cos(h)
     pc, pr = math.cos(h), math.sin(h)  # unit vector to the right, across the street
     limit = max(mask.shape) // 4
     col, row = start
+    usual = street_width_px(mask)
     widths: list[int] = []
     max_t = int(math.hypot(*mask.shape))
     for t in range(1, max_t):
@@ -200,13 +235,11 @@ def trace_to_junction(
             continue
         r, c = round(row), round(col)
         if not (0 <= r < mask.shape[0] and 0 <= c < mask.shape[1]) or not mask[r, c]:
-            return float(t) if len(widths) >= 4 else None
+            return float(t) if widths else None
         left, right = _run_lengths(mask, col, row, heading_deg, limit)
         width = left + right + 1
-        if len(widths) >= 4 and width > 2.5 * float(np.median(widths)):
-            return float(t) + _half_crossing(
-                mask, (col, row), heading_deg, float(np.median(widths))
-            )
+        if width > 2.0 * usual:
+            return float(t) + _half_crossing(mask, (col, row), heading_deg, usual)
         widths.append(width)
         shift = (right - left) / 2.0
         col, row = col + shift * pc, row + shift * pr
@@ -236,7 +269,7 @@ class MapReaderAgent:
             found = find_markers(image)
             if found is not None:
                 self.markers = found
-                self._mask = _street_mask(image)
+                self._mask = _street_mask(image, found[0])
                 break
         self.scale_m_per_px = None
         self._heading: float | None = None
@@ -293,7 +326,7 @@ class MapReaderAgent:
             msg = "MapReaderAgent.act() called before reset(task); call reset(task) first"
             raise ResetNeededError(msg)
         self._update(observation)
-        if not self._aligned:
+        if not self._aligned:  # S: the arrow then shows the direction of travel
             self._aligned = True
             return AgentDecision(ActionCommand(Action.S), thought="look along the street")
         if self.markers is None or self._heading is None:
@@ -333,8 +366,11 @@ class MapReaderAgent:
                 key=lambda b: abs(angle_diff_deg(heading + _BRANCH_TURN_DEG[b], bearing)),
             )
             self._last_distance = None
+            # the arrow shows the view, which a branch may leave turned from the new street
+            self._aligned = False
             return AgentDecision(ActionCommand(best), thought=f"goal bears {bearing:.0f}°")
         if "dead end" in feedback:
+            self._aligned = False
             return AgentDecision(ActionCommand(Action.D, Magnitude.LARGE), thought="dead end")
         if distance is not None and distance < 12.0:
             return AgentDecision(ActionCommand(Action.W, Magnitude.SMALL), thought="nearly there")

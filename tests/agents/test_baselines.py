@@ -1,60 +1,26 @@
-"""Baselines on the real simulator over the tasks stage's toy city and generated suite."""
+"""Random and oracle baselines, on the city built by the real pipeline (synth -> ingest ->
+build -> tasks generate) in the real simulator."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
+import numpy as np
 import pytest
 
 from city360.agents.oracle import OracleAgent
 from city360.agents.random_agent import RandomAgent
 from city360.errors import ConfigError, ResetNeededError, TaskError
 from city360.simulator.actions import Action
+from tests.agents.conftest import AgentView, BuiltWorld
 from tests.agents.episodes import run_episode
 
 
-def _navigation(suite: Any) -> list[Any]:
-    return [t for t in suite if getattr(t.truth, "goal", None) is not None]
-
-
-def test_oracle_solves_every_task(toy_city_suite: tuple[Path, Any], toy_env: Any) -> None:
-    city, suite = toy_city_suite
-    env = toy_env(privileged_info=True)
-    oracle = OracleAgent(city)
-    navigation = _navigation(suite)
-    assert len(navigation) >= 12
-    for task in suite:
-        episode = run_episode(env, oracle, task)
-        assert episode.success, (task.id, episode)
-        if task in navigation:
-            assert episode.steps >= 1
-        else:
-            assert episode.steps == 1  # answers the hidden truth at once
-
-
-def test_random_agent_does_not_solve_navigation(
-    toy_city_suite: tuple[Path, Any], toy_env: Any
-) -> None:
-    _, suite = toy_city_suite
-    env = toy_env(privileged_info=True)
-    agent = RandomAgent(seed=0)
-    results = [run_episode(env, agent, task, seed=k) for k, task in enumerate(_navigation(suite))]
-    successes = sum(r.success for r in results)
-    assert successes <= len(results) // 4
-    assert any(r.answered for r in results)
-
-
 def test_random_agent_is_seeded_and_uses_offered_branches() -> None:
-    import numpy as np
-
     obs = {"branch_mask": np.array([1, 0, 0], np.int8), "step": 0, "feedback": ""}
-    first = [RandomAgent(seed=7).act(obs).command for _ in range(1)]
     a, b = RandomAgent(seed=7), RandomAgent(seed=7)
     seq_a = [a.act(obs).command for _ in range(200)]
     seq_b = [b.act(obs).command for _ in range(200)]
     assert seq_a == seq_b
-    assert seq_a[0] == first[0]
+    assert seq_a != [RandomAgent(seed=8).act(obs).command for _ in range(200)]
     actions = {c.action for c in seq_a}
     assert Action.LEFT in actions
     assert not actions & {Action.UP, Action.RIGHT}
@@ -63,23 +29,45 @@ def test_random_agent_is_seeded_and_uses_offered_branches() -> None:
         RandomAgent(answer_probability=2)
 
 
-def test_oracle_needs_the_full_task(toy_city_suite: tuple[Path, Any]) -> None:
-    city, suite = toy_city_suite
-    oracle = OracleAgent(city)
+@pytest.mark.slow
+def test_oracle_solves_every_task(built_world: BuiltWorld) -> None:
+    world = built_world
+    oracle = OracleAgent(world.city, move_m=world.env.config.move_m)
+    assert len(world.navigation()) >= 8
+    for task in world.tasks:
+        episode = run_episode(world.env, oracle, task)
+        assert episode.success, (task.id, episode)
+        if getattr(task.truth, "goal", None) is None:
+            assert episode.steps == 1  # answers the hidden truth at once
+
+
+@pytest.mark.slow
+def test_random_agent_does_not_solve_navigation(built_world: BuiltWorld) -> None:
+    world = built_world
+    results = [
+        run_episode(world.env, AgentView(RandomAgent(), world.suite_dir), task, seed=k)
+        for k, task in enumerate(world.navigation())
+    ]
+    assert sum(r.success for r in results) <= len(results) // 4
+    assert any(r.answered for r in results)
+
+
+@pytest.mark.slow
+def test_oracle_needs_the_full_task(built_world: BuiltWorld) -> None:
+    oracle = OracleAgent(built_world.city)
     with pytest.raises(ResetNeededError, match="before reset"):
         oracle.act({})
-    task = _navigation(suite)[0]
+    task = built_world.navigation()[0]
     with pytest.raises(TaskError, match="needs the full task with its hidden truth"):
         oracle.reset(task.agent_view())
 
 
-def test_oracle_replans_when_pushed_off_its_plan(
-    toy_city_suite: tuple[Path, Any], toy_env: Any
-) -> None:
-    city, suite = toy_city_suite
-    env = toy_env(privileged_info=True)
-    task = max(_navigation(suite), key=lambda t: len(t.meta.get("route", [])) or 0)
-    oracle = OracleAgent(city)
+@pytest.mark.slow
+def test_oracle_replans_when_pushed_off_its_plan(built_world: BuiltWorld) -> None:
+    world = built_world
+    env = world.env
+    task = world.family("MapNavigation")[0]
+    oracle = OracleAgent(world.city, move_m=env.config.move_m)
     obs, info = env.reset(options={"task": task})
     oracle.reset(task)
     obs, _, _, _, info = env.step("D", "LARGE")  # a detour the plan did not expect ...

@@ -287,21 +287,18 @@ def test_keys_never_reach_logs_reprs_or_results(
     assert SECRET not in str(info.value)
 
 
+@pytest.mark.slow
 def test_scripted_episode_on_the_real_simulator(
-    fake_llm_server: FakeLLMServer,
-    monkeypatch: pytest.MonkeyPatch,
-    toy_city_suite: tuple[Any, Any],
-    toy_suite_dir: Any,
-    toy_env: Any,
+    fake_llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch, built_world: Any
 ) -> None:
     """The model's replies replay the oracle's shortest path; the LMM agent, through the real
-    OpenAI SDK, walks the real simulator to the goal and answers there."""
+    OpenAI SDK, walks the real simulator of a built city to the goal and answers there."""
     from city360.agents.oracle import OracleAgent
     from city360.agents.prompts import ControllerUnits
 
-    city, suite = toy_city_suite
-    task = next(t for t in suite if t.family.value == "MapNavigation")
-    oracle = OracleAgent(city)
+    env = built_world.env
+    task = built_world.family("MapNavigation")[0]
+    oracle = OracleAgent(built_world.city, move_m=env.config.move_m)
     oracle.reset(task)
     plan = list(oracle._plan)
     assert plan
@@ -310,12 +307,11 @@ def test_scripted_episode_on_the_real_simulator(
             _reply(action, magnitude=magnitude, memory=f"step {k} of the route")
         )
     fake_llm_server.enqueue(_reply("ANSWER", answer="here"))
-    env = toy_env(privileged_info=True)
     obs, info = env.reset(options={"task": task})
     with _provider("openai", fake_llm_server, monkeypatch) as provider:
         units = ControllerUnits.from_env_config(env.config)
         agent = LMMAgent(provider, config=LMMConfig(units=units), retry=FAST_RETRY)
-        agent.reset(task.agent_view(suite_root=str(toy_suite_dir)))
+        agent.reset(task.agent_view(suite_root=str(built_world.suite_dir)))
         for _ in range(task.step_limit):
             decision = agent.act(obs)
             obs, _, terminated, truncated, info = env.step(decision.command)
@@ -330,14 +326,14 @@ def test_scripted_episode_on_the_real_simulator(
     assert distance <= goal.threshold_m
     assert agent.usage.requests == len(plan) + 1
     assert agent.usage.parse_errors == agent.usage.invalid_actions == 0
-    texts = [read_wire(r).texts[0] for r in fake_llm_server.generation_requests()]
+    requests = fake_llm_server.generation_requests()
+    texts = [read_wire(r).texts[0] for r in requests]
     assert "The attached map shows where you start (BLUE marker)" in texts[0]
     assert f"step {len(plan) - 1} of the route" in texts[-1]
     assert "Walked" in texts[1]  # the simulator's feedback reaches the model
-    assert (
-        "[task reference: route map (BLUE start, RED goal)]"
-        in read_wire(fake_llm_server.generation_requests()[0]).texts
-    )
+    first = read_wire(requests[0])
+    assert "[task reference: route map (BLUE start, RED goal)]" in first.texts
+    assert len(first.images) == 3  # route map, view, location map
 
 
 def test_large_views_are_downscaled_to_the_provider_limit(
