@@ -607,13 +607,17 @@ def _install_play(app: FastAPI, state: _State) -> None:
 
         suite = editor.load()
         task = _find(editor, body.task_id)
-        if task.id in run.played:
-            msg = (
-                f"task {task.id!r} was already played in run {state.config.run_id!r}; each task "
-                "is played once per run (start the viewer with another --run-id to replay it)"
-            )
-            raise _Refused(409, msg)
         with store.use(sid) as session:
+            current = session.episode
+            if current is not None and not current.done and current.task.id == task.id:
+                return {**_prompt_of(task), **_play_payload(state, current)}  # already on it
+            if task.id in run.played or task.id in run.active:
+                when = "was already played" if task.id in run.played else "is being played"
+                msg = (
+                    f"task {task.id!r} {when} in run {state.config.run_id!r}; each task is "
+                    "played once per run (start the viewer with another --run-id to replay it)"
+                )
+                raise _Refused(409, msg)
             if session.episode is not None and not session.episode.done:
                 session.episode.abandon()
             _remember_pose(session)

@@ -79,10 +79,14 @@ def view_command(
     app = create_app(config)
     shown = f"[{host}]" if ":" in host else host
     address = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
-    console.print(f"city360 viewer for {city.name}: open {address}", highlight=False)
+    # soft_wrap: a wrapped address could not be copied in one piece
+    console.print(
+        f"city360 viewer for {city.name}: open {address}", highlight=False, soft_wrap=True
+    )
     console.print(
         f"suite: {config.suite_dir}; human runs: {config.output_root / config.run_id}",
         highlight=False,
+        soft_wrap=True,
     )
     uvicorn.run(app, host=host, port=port, log_level="warning")
 

@@ -76,6 +76,8 @@ class HumanRun:
         self.played: dict[str, EpisodeResult] = (
             {r.task_id: r for r in read_results(results)} if results.is_file() else {}
         )
+        self.active: set[str] = set()
+        """Tasks being played right now (in some browser session)."""
 
     def __repr__(self) -> str:
         return f"HumanRun({str(self.run_dir)!r}, episodes={len(self.played)})"
@@ -162,10 +164,11 @@ class HumanEpisode:
         graph: WalkGraph,
         seed: int,
     ) -> None:
-        if task.id in run.played:
+        if task.id in run.played or task.id in run.active:
+            when = "was already played" if task.id in run.played else "is being played"
             msg = (
-                f"task {task.id!r} was already played in run {run.run_dir.name!r}; each task is "
-                "played once per run (start the viewer with another --run-id to play it again)"
+                f"task {task.id!r} {when} in run {run.run_dir.name!r}; each task is played "
+                "once per run (start the viewer with another --run-id to play it again)"
             )
             raise ConfigError(msg)
         self.env = env
@@ -230,6 +233,7 @@ class HumanEpisode:
         """Reset the environment on the task and open the step log; the first observation."""
         task = self.task
         self.run.begin(self.suite)
+        self.run.active.add(task.id)
         obs, info = self.env.reset(seed=self.seed, options={"task": task})
         oracle_xy, shortest_m = self._oracle_path()
         self.result.shortest_path_m = shortest_m
@@ -344,6 +348,7 @@ class HumanEpisode:
         if self._log is not None:
             self._log.close()
         self.run.record(self.result, self.suite)
+        self.run.active.discard(self.task.id)
 
     def close(self) -> None:
         self.abandon()

@@ -365,6 +365,22 @@ def test_play_navigation_scores_by_position_and_stops(
     assert gave_up["outcome"]["status"] == "interrupted"
 
 
+def test_a_task_is_played_by_one_session_at_a_time(client: Any) -> None:
+    first, second = headers("first-player"), headers("second-player")
+    started = client.post("/api/play/start", headers=first, json={"task_id": "rel-002"})
+    assert started.status_code == 200
+    client.post("/api/play/step", headers=first, json={"action": "D"})
+    again = client.post("/api/play/start", headers=first, json={"task_id": "rel-002"}).json()
+    assert again["step"] == 1  # the same episode, not a new one
+    taken = client.post("/api/play/start", headers=second, json={"task_id": "rel-002"})
+    assert taken.status_code == 409
+    assert "is being played" in taken.json()["error"]
+    client.post("/api/play/step", headers=first, json={"action": "ANSWER", "answer": "?"})
+    after = client.post("/api/play/start", headers=second, json={"task_id": "rel-002"})
+    assert after.status_code == 409
+    assert "already played" in after.json()["error"]
+
+
 def test_play_unknown_task(client: Any) -> None:
     missing = client.post("/api/play/start", headers=headers("x1"), json={"task_id": "nope"})
     assert missing.status_code == 404
