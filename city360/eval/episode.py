@@ -91,7 +91,7 @@ class EpisodeWorker:
     # ------------------------------------------------------------------------------------
     def _oracle_path(self, task: Any, goal: Any) -> tuple[list[list[float]], float | None]:
         """The oracle's path (metres) and its length, for SPL and the report."""
-        from city360.tasks.walk import oracle_walk, route_points
+        from city360.tasks.walk import oracle_walk
 
         if goal is None:
             return [], None
@@ -105,10 +105,9 @@ class EpisodeWorker:
         )
         if not result.reachable or result.final is None:
             return [], None
-        points = [list(p) for p in route_points(self.walk, result.segments)]
-        start_xy = self.walk.position(task.start.segment, task.start.offset_m)
-        end_xy = self.walk.position(*result.final)
-        return [list(start_xy), *points[1:-1], list(end_xy)], result.path_m
+        return _walked_polyline(self.walk, result.segments, task.start.offset_m, result.final), (
+            result.path_m
+        )
 
     def run(self, task_id: str, seed: int) -> EpisodeResult:
         task = self.suite.task(task_id)
@@ -279,3 +278,18 @@ class EpisodeWorker:
 def _pose_fields(pose: dict[str, float]) -> dict[str, float]:
     keys = ("x_m", "y_m", "lat", "lon", "heading_deg", "view_bearing_deg", "yaw_deg", "pitch_deg")
     return {k: round(float(pose[k]), 6) for k in keys if k in pose}
+
+
+def _walked_polyline(
+    walk: Any, segments: Any, start_offset_m: float, final: tuple[str, float]
+) -> list[list[float]]:
+    """The positions (metres) of a walk over ``segments``: from ``start_offset_m`` on the
+    first to the final offset on the last, following each segment's polyline."""
+    points: list[list[float]] = []
+    for k, segment_id in enumerate(segments):
+        seg = walk.segment(segment_id)
+        lo = start_offset_m if k == 0 else 0.0
+        hi = final[1] if k == len(segments) - 1 else seg.length_m
+        inner = [(x, y) for (x, y), arc in zip(seg.xy, seg.arc_m, strict=True) if lo < arc < hi]
+        points.extend([list(seg.position(lo)), *map(list, inner), list(seg.position(hi))])
+    return [[round(float(x), 3), round(float(y), 3)] for x, y in points]

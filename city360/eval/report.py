@@ -12,15 +12,17 @@ import html
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from city360._atomic import atomic_write_text
-from city360.errors import InputFileError
+from city360.errors import City360Error, InputFileError
 from city360.eval.results import EpisodeResult, read_results
 from city360.eval.summary import DIFFICULTIES, RunSummary, summarize
+from city360.types import Image
 
 __all__ = ["read_step_log", "write_report"]
 
@@ -36,9 +38,32 @@ def read_step_log(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def _street_lines(city_dir: Path | None) -> list[tuple[list[float], list[float]]]:
+@dataclass(frozen=True, slots=True)
+class _Background:
+    """What trajectories are drawn over: the city's base map (``city360.maps``) with its extent
+    in metres, or, failing that, the pose graph's node-to-node lines."""
+
+    image: Image | None
+    extent_m: tuple[float, float, float, float] | None
+    lines: list[tuple[list[float], list[float]]]
+
+
+def _background(city_dir: Path | None) -> _Background:
+    if city_dir is None:
+        return _Background(None, None, [])
+    try:
+        from city360.maps.citymap import CityMap
+
+        city_map = CityMap.open(city_dir)
+        x_min, y_min, x_max, y_max = city_map.transform.extent_m
+        return _Background(city_map.image, (x_min, x_max, y_min, y_max), [])
+    except City360Error:
+        return _Background(None, None, _street_lines(city_dir))
+
+
+def _street_lines(city_dir: Path) -> list[tuple[list[float], list[float]]]:
     """Node-to-node lines of the city's pose graph (metres), for a light background."""
-    if city_dir is None or not (city_dir / "graph.json").is_file():
+    if not (city_dir / "graph.json").is_file():
         return []
     data = json.loads((city_dir / "graph.json").read_text(encoding="utf-8"))
     nodes = {n["id"]: (n["x_m"], n["y_m"]) for n in data.get("nodes", []) if "x_m" in n}
@@ -96,7 +121,7 @@ def _plot_stop_reasons(summary: RunSummary, out: Path) -> None:
 
 def _plot_trajectory(
     records: Sequence[dict[str, Any]],
-    streets: Sequence[tuple[list[float], list[float]]],
+    background: _Background,
     out: Path,
     title: str,
 ) -> bool:
@@ -110,7 +135,9 @@ def _plot_trajectory(
     if not path:
         return False
     fig, ax = plt.subplots(figsize=(4.5, 4.5), dpi=100)
-    for xs, ys in streets:
+    if background.image is not None:
+        ax.imshow(background.image, extent=background.extent_m, zorder=0)
+    for xs, ys in background.lines:
         ax.plot(xs, ys, color="#cccccc", linewidth=1.5, zorder=1)
     oracle = header.get("oracle_path_xy") or []
     if oracle:
@@ -235,7 +262,7 @@ def write_report(run_dir: str | Path, *, city_dir: str | Path | None = None) -> 
     summary = summarize(results)
     _plot_heatmap(summary, out / "scores.png")
     _plot_stop_reasons(summary, out / "stop_reasons.png")
-    streets = _street_lines(city)
+    background = _background(city)
 
     cards = []
     for result in results:
@@ -244,7 +271,7 @@ def write_report(run_dir: str | Path, *, city_dir: str | Path | None = None) -> 
         if log_path.is_file():
             records = read_step_log(log_path)
             png = out / "episodes" / f"{result.task_id}.png"
-            if _plot_trajectory(records, streets, png, f"{result.task_id} ({result.status})"):
+            if _plot_trajectory(records, background, png, f"{result.task_id} ({result.status})"):
                 image = f"episodes/{png.name}"
         frames_dir = run_dir / "episodes" / result.task_id
         if frames_dir.is_dir():
