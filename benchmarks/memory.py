@@ -1,7 +1,8 @@
 """Peak resident memory of one environment, measured in a fresh Python process (so nothing
 the harness itself loaded counts): open the city, reset, take a mix of rotate, W and branch
-steps, then read the process's peak RSS (``resource.getrusage``; ``ru_maxrss`` is KiB on
-Linux, bytes on macOS)."""
+steps, then read the process's peak RSS. On Linux that is ``VmHWM`` of ``/proc/self/status``
+(``getrusage``'s ``ru_maxrss`` carries the parent's peak over fork and exec, so it would report
+the harness's own size); elsewhere ``ru_maxrss`` (bytes on macOS)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,22 @@ __all__ = ["measure_env_rss"]
 
 _CHILD = r"""
 import json, resource, sys
+
+def peak_mb():
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
+
 import city360
 
 city, steps, view = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = peak_mb()
 with city360.make(city, **view) as env:
     obs, info = env.reset(seed=0)
     for k in range(steps):
@@ -29,9 +42,7 @@ with city360.make(city, **view) as env:
             obs, info = env.reset()
     renderer = env.renderer_name
     frame = [env.world.store(t).width for t in env.world.trajectories][:1]
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-scale = 1 if sys.platform == "darwin" else 1024
-print(json.dumps({"peak_rss_mb": peak * scale / 2**20, "import_rss_mb": before * scale / 2**20,
+print(json.dumps({"peak_rss_mb": peak_mb(), "import_rss_mb": before,
                   "renderer": renderer, "frame_width": frame[0] if frame else None}))
 """
 

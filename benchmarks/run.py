@@ -56,7 +56,7 @@ FULL = BenchPlan(
     naive_repeats=20,
     map_repeats=300,
     build_repeats=3,
-    ingest_repeats=2,
+    ingest_repeats=1,
     rss_steps=60,
 )
 QUICK = BenchPlan(

@@ -67,7 +67,8 @@ def bench_command(
     path = run.write_result(result, out)
     from benchmarks.report import render_table
 
-    Console().print(render_table(result))
+    # a pipe or log gets a wide table instead of rich's 80-column default
+    Console(width=None if sys.stdout.isatty() else 132).print(render_table(result))
     load = result["machine"]["load_average_1_5_15"]
     console.print(
         f"load average at start {load}, cpus {result['machine']['cpu_count']}; "
