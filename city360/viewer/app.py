@@ -12,16 +12,18 @@ import contextlib
 import datetime as dt
 import html
 import json
+import logging
 import secrets
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Request
+from fastapi import Depends, FastAPI, Header, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from city360.errors import City360Error, TaskError
 from city360.simulator.actions import BRANCH_ACTIONS, Action, parse_action
@@ -40,6 +42,8 @@ from city360.viewer.security import (
 from city360.viewer.sessions import Session, SessionStore
 
 __all__ = ["create_app", "default_run_id"]
+
+logger = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).parent / "static"
 _STATIC_TYPES = {
@@ -241,13 +245,15 @@ def _install_guards(app: FastAPI, config: ViewerConfig) -> None:
     async def city360_error(_request: Request, exc: City360Error) -> JSONResponse:
         return _error(400, str(exc))
 
-    @app.exception_handler(HTTPException)
-    async def http_error(_request: Request, exc: HTTPException) -> JSONResponse:
-        return _error(exc.status_code, str(exc.detail))
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        message = "not found" if exc.status_code == 404 else str(exc.detail)
+        return _error(exc.status_code, message)
 
-    @app.exception_handler(404)
-    async def not_found(_request: Request, _exc: Exception) -> JSONResponse:
-        return _error(404, "not found")
+    @app.exception_handler(Exception)
+    async def unexpected(_request: Request, exc: Exception) -> JSONResponse:
+        logger.exception("viewer request failed")
+        return _error(500, f"internal error ({type(exc).__name__}: {exc}); see the server log")
 
 
 def _session_id(

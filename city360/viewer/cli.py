@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Annotated
 
@@ -77,6 +78,8 @@ def view_command(
         max_sessions=max_sessions,
     )
     app = create_app(config)
+    sock = _listen(host, port)
+    port = int(sock.getsockname()[1])  # the real one when --port 0
     shown = f"[{host}]" if ":" in host else host
     address = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
     # soft_wrap: a wrapped address could not be copied in one piece
@@ -88,7 +91,30 @@ def view_command(
         highlight=False,
         soft_wrap=True,
     )
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port, or a clear error (port taken, address not local)."""
+    from city360.errors import ConfigError
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        msg = (
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}; pick another --port or --host"
+        )
+        raise ConfigError(msg) from None
+    return sock
 
 
 def register(app: typer.Typer) -> None:

@@ -58,6 +58,10 @@ def test_page_static_and_security_headers(client: Any) -> None:
     assert script.status_code == 200
     assert script.headers["content-type"].startswith("text/javascript")
     assert client.get("/static/nope.js").status_code == 404
+    assert client.get("/no/such/page").json() == {"error": "not found"}
+    wrong_method = client.put("/api/walk/step", json={})
+    assert wrong_method.status_code == 405
+    assert wrong_method.json() == {"error": "Method Not Allowed"}
     assert client.get("/api/basemap.png").headers["content-type"] == "image/png"
 
 
@@ -387,3 +391,40 @@ def test_play_unknown_task(client: Any) -> None:
     assert "has no task 'nope'" in missing.json()["error"]
     idle = client.post("/api/play/step", headers=headers("x2"), json={"action": "W"})
     assert idle.status_code == 409
+
+
+def test_a_missing_suite_is_created_on_the_first_save(
+    viewer_paths: ViewerPaths, tmp_path: Path
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from city360.tasks.suite import load_suite
+    from city360.viewer.app import create_app
+    from tests.viewer.conftest import make_config
+
+    fresh = ViewerPaths(city=viewer_paths.city, suite=tmp_path / "new-suite", outputs=tmp_path)
+    template = load_suite(viewer_paths.suite).task("loc-001")
+    with TestClient(create_app(make_config(fresh))) as new_client:  # type: ignore[arg-type]
+        info = new_client.get("/api/suite").json()
+        assert (info["exists"], info["tasks"], info["name"]) == (False, [], "new-suite")
+        h = headers("creator")
+        here = new_client.post(
+            "/api/walk/goto",
+            headers=h,
+            json={"segment": template.start.segment, "offset_m": template.start.offset_m},
+        ).json()["pose"]
+        draft = {
+            "id": "first",
+            "family": "Localization",
+            "difficulty": "Easy",
+            "start": {"segment": here["segment"], "offset_m": here["offset_m"]},
+            "answer": here["cell"],
+        }
+        saved = new_client.post("/api/suite/tasks", headers=h, json={"draft": draft})
+        assert saved.status_code == 201, saved.json()
+    suite = load_suite(fresh.suite)
+    assert [t.id for t in suite.tasks] == ["first"]
+    assert suite.grid_area_m is not None
+    assert suite.created["generator"] == "city360.viewer (authored)"
+    assert "assets/grid_map.png" in suite.assets
+    assert suite.task("first").expected_answer() == here["cell"]
