@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import av
     import av.container
     import av.video.frame
+    import av.video.reformatter
 
 __all__ = [
     "EQUIRECT_ASPECT_TOLERANCE",
@@ -87,28 +88,49 @@ class DecodedFrame:
     frame: av.video.frame.VideoFrame
     rotation_deg: int
 
-    def to_yuv420(self, *, width: int) -> av.video.frame.VideoFrame | None:
+    def to_yuv420(
+        self, *, width: int, scaler: av.video.reformatter.VideoReformatter | None = None
+    ) -> av.video.frame.VideoFrame | None:
         """The picture as a yuv420p frame ``width`` wide, or None when it must be rotated
         (then use :meth:`to_rgb`). Staying in Y'CbCr skips two colour conversions, keeps
-        chroma as decoded, and is the fast path at 4K."""
+        chroma as decoded, and is the fast path at 4K. ``scaler``: see :meth:`to_gray`."""
         if self.rotation_deg % 360:
             return None
         frame = self.frame
         height = _even_height(frame.width, frame.height, width)
         if frame.format.name == "yuv420p" and (frame.width, frame.height) == (width, height):
             return frame
-        return frame.reformat(width=width, height=height, format="yuv420p", interpolation="AREA")
+        if scaler is None:
+            return frame.reformat(
+                width=width, height=height, format="yuv420p", interpolation="AREA"
+            )
+        return scaler.reformat(
+            frame, width=width, height=height, format="yuv420p", interpolation="AREA"
+        )
 
-    def to_gray(self, *, width: int) -> npt.NDArray[np.uint8]:
-        """The upright picture's luma, ``width`` wide (area-averaged): cheap motion analysis."""
+    def to_gray(
+        self, *, width: int, scaler: av.video.reformatter.VideoReformatter | None = None
+    ) -> npt.NDArray[np.uint8]:
+        """The upright picture's luma, ``width`` wide (area-averaged): cheap motion analysis.
+
+        ``scaler``: a reformatter kept by the caller for a run of frames of one size (one
+        thread at a time). Setting up FFmpeg's area scaler from 4K costs several times the
+        scaling itself, and every decoded frame would otherwise set up its own.
+        """
         rotated_sideways = self.rotation_deg % 180 != 0
         src_w = self.frame.height if rotated_sideways else self.frame.width
         src_h = self.frame.width if rotated_sideways else self.frame.height
         height = _even_height(src_w, src_h, width)
         scaled = (height, width) if rotated_sideways else (width, height)
-        image: npt.NDArray[np.uint8] = self.frame.to_ndarray(  # type: ignore[assignment]
-            format="gray", width=scaled[0], height=scaled[1], interpolation="AREA"
-        )
+        image: npt.NDArray[np.uint8]
+        if scaler is None:
+            image = self.frame.to_ndarray(  # type: ignore[assignment]
+                format="gray", width=scaled[0], height=scaled[1], interpolation="AREA"
+            )
+        else:
+            image = scaler.reformat(  # type: ignore[assignment]
+                self.frame, width=scaled[0], height=scaled[1], format="gray", interpolation="AREA"
+            ).to_ndarray()
         return rotate_upright(image, self.rotation_deg)
 
     def to_rgb(self, *, width: int | None = None) -> npt.NDArray[np.uint8]:

@@ -40,6 +40,7 @@ from city360.video_store.writer import (
 
 if TYPE_CHECKING:
     import av.video.frame
+    import av.video.reformatter
 
 __all__ = [
     "IngestOptions",
@@ -153,11 +154,15 @@ def _moving_frames(t_s: npt.NDArray[np.float64], motion: MotionSignal | None) ->
 
 
 def _stored_picture(
-    frame: DecodedFrame, width: int, height: int
+    frame: DecodedFrame,
+    width: int,
+    height: int,
+    scaler: av.video.reformatter.VideoReformatter,
 ) -> av.video.frame.VideoFrame | npt.NDArray[np.uint8]:
     """Frame ``frame`` as it is stored, ``width`` x ``height``: yuv420p straight from the
-    decoder (scaled by FFmpeg when needed) when it is upright, else rotated RGB."""
-    yuv = frame.to_yuv420(width=width)
+    decoder (scaled by FFmpeg with ``scaler`` when needed) when it is upright, else rotated
+    RGB."""
+    yuv = frame.to_yuv420(width=width, scaler=scaler)
     if yuv is not None and (yuv.width, yuv.height) == (width, height):
         return yuv
     image = frame.to_rgb(width=width)
@@ -185,6 +190,8 @@ def ingest_video(
     Writes ``trajectories/<id>/{frames.mp4,poses.csv,trajectory.json}`` atomically; does not
     touch ``city.json`` (see :func:`update_manifest`, called once for a batch).
     """
+    from av.video.reformatter import VideoReformatter
+
     started = time.perf_counter()
     opts = options or IngestOptions()
     video_path = Path(video)
@@ -233,6 +240,7 @@ def ingest_video(
         with atomic_dir(target, replace=opts.overwrite) as tmp:
             written = 0
             frame_meter = None if motion is not None else MotionMeter(info)
+            scaler = VideoReformatter()  # used by the writer's thread alone
             frames = iter_frames(info)
             try:
                 with BackgroundWriter(
@@ -249,7 +257,7 @@ def ingest_video(
                         if row != written:
                             msg = f"video {video_path}: frame pts {frame.pts} decoded out of order"
                             raise VideoError(msg)
-                        writer.submit(partial(_stored_picture, frame, out_w, out_h))
+                        writer.submit(partial(_stored_picture, frame, out_w, out_h, scaler))
                         written += 1
                         if written == len(selection) and frame_meter is None:
                             break  # motion is measured already: the rest adds nothing

@@ -10,6 +10,7 @@ grows with speed. Both feed the clock-offset estimate (:mod:`.sync`) and the hea
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -115,11 +116,16 @@ class MotionMeter:
         self._change: list[float] = []
         self._confidence: list[float] = []
         self._previous: FloatArray | None = None
+        self._scaler: Any = None
 
     def add(self, frame: DecodedFrame) -> None:
         if frame.index % self._step:
             return
-        grey = frame.to_gray(width=BAND_WIDTH).astype(np.float64)
+        if self._scaler is None:
+            from av.video.reformatter import VideoReformatter
+
+            self._scaler = VideoReformatter()
+        grey = frame.to_gray(width=BAND_WIDTH, scaler=self._scaler).astype(np.float64)
         h = grey.shape[0]
         band = grey[h // 4 : 3 * h // 4]  # latitude -45..45: sky and ground say little
         if self._previous is not None:
