@@ -1,13 +1,16 @@
 """The oracle: walks the shortest controller path to the goal with privileged ground truth.
 
 It is the upper bound of every navigation score and the proof that a task is solvable in the
-simulator (not only on the graph): it reads the task's hidden goal, plans with
+simulator (not only on the graph). It reads the task's hidden goal and plans with
 :func:`city360.tasks.walk.oracle_walk` (fewest W/LEFT/UP/RIGHT steps over the pose graph, with
-the controller's step sizes) and, each step, compares the simulator's privileged state
-(``observation["info"]["segment"]`` / ``["offset_m"]``, present because the oracle declares
-``privileged = True``) with where its plan expected to be; any difference re-plans from the
-true state. At the goal, or at once for families without one (localization, counting,
-relations), it answers with the task's expected answer.
+the controller's step sizes) twice: from where it stands, and from the street's twin after
+turning round (two D LARGE; facing backwards, W walks the opposite direction); the shorter
+wins, so a start facing away from the goal does not send it round the block. Each step it
+compares the simulator's privileged state (``observation["info"]["segment"]`` /
+``["offset_m"]``, present because the oracle declares ``privileged = True``) with where its
+plan expected to be; any difference re-plans from the true state. At the goal, or at once for
+families without one (localization, counting, relations), it answers with the task's expected
+answer.
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ class OracleAgent:
         self._goal: tuple[float, float, float] | None = None
         self._answer = ""
         self._plan: list[tuple[str, str | None]] = []
+        self._plan_states: list[tuple[str, float]] = []
         self._expected: tuple[str, float] | None = None
         self._step_limit = 50
 
@@ -86,32 +90,68 @@ class OracleAgent:
         self._step_limit = int(getattr(task, "step_limit", 50) or 50)
         self.replans = 0
         self._plan = []
+        self._plan_states = []
         self._expected = None
         if self._goal is not None:
             start = task.start
-            self._replan((str(start.segment), float(start.offset_m)), steps_used=0)
+            self._replan(
+                (str(start.segment), float(start.offset_m)),
+                steps_used=0,
+                yaw_deg=float(getattr(start, "yaw_deg", 0.0) or 0.0),
+            )
             self.replans = 0
 
-    def _replan(self, state: tuple[str, float], *, steps_used: int) -> None:
+    def _walk(self, state: tuple[str, float], budget: int) -> list[tuple[str, str | None]] | None:
+        """Fewest moves from ``state`` to the goal (aiming inside the margin first)."""
         from city360.tasks.walk import oracle_walk
 
         assert self._goal is not None  # only called for tasks with a goal
         gx, gy, threshold = self._goal
-        budget = max(1, self._step_limit - steps_used)
-        result = None
+        if budget < 1:
+            return None
         for radius in (threshold * self.goal_margin, threshold):
             result = oracle_walk(
                 self.graph, state, (gx, gy), radius, step_limit=budget, move_m=self.move_m
             )
             if result.reachable:
-                break
+                return list(result.actions)
+        return None
+
+    def _replan(self, state: tuple[str, float], *, steps_used: int, yaw_deg: float = 0.0) -> None:
+        """Plan from ``state`` both ways: on along the street, or turned around onto its twin
+        (the simulator walks the twin when the view faces backwards, ``|yaw| > 90``); the
+        shorter wins. Looking back first costs an S; turning round costs two D LARGE."""
+        budget = max(1, self._step_limit - steps_used - 1)  # keep a step for ANSWER
+        options: list[tuple[int, list[tuple[str, str | None]], tuple[str, float], list[Any]]] = []
+        facing_back = abs(yaw_deg) > 90.0
+        prefix: list[tuple[str, str | None]] = [("S", None)] if facing_back else []
+        moves = self._walk(state, budget - len(prefix))
+        if moves is not None:
+            options.append((len(prefix) + len(moves), prefix, state, moves))
+        twin_id = self.graph.segment(state[0]).twin
+        if twin_id is not None and twin_id in self.graph.segments:
+            x, y = self.graph.position(*state)
+            twin_offset, _ = self.graph.segment(twin_id).project(x, y)
+            prefix = [] if facing_back else [("D", "LARGE"), ("D", "LARGE")]
+            moves = self._walk((twin_id, twin_offset), budget - len(prefix))
+            if moves is not None:
+                options.append((len(prefix) + len(moves), prefix, (twin_id, twin_offset), moves))
         self.replans += 1
-        self._plan = list(result.actions) if result is not None and result.reachable else []
+        self._plan, self._plan_states = [], []
+        if options:
+            _, prefix, start, moves = min(options, key=lambda option: option[0])
+            self._plan = prefix + moves
+            self._plan_states = [state] * len(prefix)
+            cursor = start
+            for action, magnitude in moves:
+                cursor = self._advance(cursor, action, magnitude)
+                self._plan_states.append(cursor)
         self._expected = state
 
     def _advance(
         self, state: tuple[str, float], action: str, magnitude: str | None
     ) -> tuple[str, float]:
+        """Where a planned move leads on the graph (W stops at the segment's end)."""
         segment = self.graph.segment(state[0])
         if action == "W":
             index = ("SMALL", "MEDIUM", "LARGE").index(magnitude or "MEDIUM")
@@ -134,13 +174,17 @@ class OracleAgent:
                 or actual[0] != expected[0]
                 or abs(actual[1] - expected[1]) > _OFFSET_TOLERANCE_M
             ):
-                self._replan(actual, steps_used=int(observation.get("step", 0)))
+                pose = info.get("pose") or {}
+                self._replan(
+                    actual,
+                    steps_used=int(observation.get("step", 0)),
+                    yaw_deg=float(pose.get("yaw_deg", 0.0)),
+                )
         if not self._plan:
             command = ActionCommand(Action.ANSWER, answer=self._answer)
             return AgentDecision(command=command, thought="at the goal (privileged truth)")
         action, magnitude = self._plan.pop(0)
-        if self._expected is not None:
-            self._expected = self._advance(self._expected, action, magnitude)
+        self._expected = self._plan_states.pop(0) if self._plan_states else None
         command = ActionCommand(parse_action(action), Magnitude(magnitude) if magnitude else None)
         return AgentDecision(
             command=command, thought=f"shortest path: {len(self._plan)} moves left"
