@@ -12,10 +12,11 @@ How it works, like a person with a paper map:
    stands on in the reference map from the BLUE marker along that heading to the first
    crossing street. Walking to the first junction and comparing the metres walked (summed from
    the feedback) with those pixels gives the reference map's scale.
-3. Dead-reckon its position (heading from the arrow, distance from the feedback); at every
-   junction take the offered branch whose direction (LEFT -90°, UP 0°, RIGHT +90°) points
-   closest to the goal; ANSWER once within ``arrive_m`` of the estimated goal, or when the goal
-   falls behind it on a street that passes close by.
+3. Dead-reckon its position (heading from the arrow, distance from the feedback); turn round
+   (two D LARGE) when the goal lies behind it at the start or it keeps walking away from it;
+   at every junction take the offered branch whose direction (LEFT -90°, UP 0°, RIGHT +90°)
+   points closest to the goal; ANSWER once within ``arrive_m`` of the estimated goal, or when
+   the goal falls behind it on a street that passes close by.
 """
 
 from __future__ import annotations
@@ -279,6 +280,10 @@ class MapReaderAgent:
         self._leg_traced = False
         self._aligned = False
         self._last_distance: float | None = None
+        self._turns_left = 0
+        self._start_checked = False
+        self._turnarounds = 0
+        self._receding = 0
 
     # geometry ------------------------------------------------------------------------------
     def _goal_m(self) -> tuple[float, float] | None:
@@ -321,6 +326,12 @@ class MapReaderAgent:
             self._walked_m += walked
 
     # decisions -----------------------------------------------------------------------------
+    def _turn_round(self, why: str) -> AgentDecision:
+        """First of two D LARGE (90° each): facing backwards, the next W walks the street the
+        other way, and the arrow then shows the new direction of travel."""
+        self._turns_left = 1
+        return AgentDecision(ActionCommand(Action.D, Magnitude.LARGE), thought=f"turn round: {why}")
+
     def act(self, observation: Observation) -> AgentDecision:
         if not self._active:
             msg = "MapReaderAgent.act() called before reset(task); call reset(task) first"
@@ -331,6 +342,14 @@ class MapReaderAgent:
             return AgentDecision(ActionCommand(Action.S), thought="look along the street")
         if self.markers is None or self._heading is None:
             return AgentDecision(ActionCommand(Action.W), thought="no map to read; walk on")
+        if self._turns_left:  # turning round: two D LARGE face backwards, then W walks back
+            self._turns_left -= 1
+            return AgentDecision(ActionCommand(Action.D, Magnitude.LARGE), thought="turn round")
+        if not self._start_checked:
+            self._start_checked = True
+            bearing = self._goal_bearing()
+            if bearing is not None and abs(angle_diff_deg(self._heading, bearing)) > 100.0:
+                return self._turn_round("the RED marker is behind me")
         if not self._leg_traced and self._mask is not None:
             self._leg_traced = True
             self._first_leg_px = trace_to_junction(self._mask, self.markers[0], self._heading)
@@ -357,7 +376,21 @@ class MapReaderAgent:
                     ActionCommand(Action.ANSWER, answer="arrived"),
                     thought=f"estimated {distance:.0f} m from the RED marker",
                 )
+            receding = self._last_distance is not None and distance > self._last_distance + 1.0
+            self._receding = self._receding + 1 if receding else 0
             self._last_distance = distance
+            bearing_now = self._goal_bearing()
+            if (
+                self._receding >= 2
+                and self._turnarounds < 2
+                and not branches
+                and bearing_now is not None
+                and abs(angle_diff_deg(self._heading, bearing_now)) > 120.0
+            ):
+                self._turnarounds += 1
+                self._receding = 0
+                self._last_distance = None
+                return self._turn_round("walking away from the RED marker")
         bearing = self._goal_bearing()
         if branches and bearing is not None:
             heading = self._heading
