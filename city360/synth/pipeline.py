@@ -60,6 +60,8 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
     from city360.geo import LocalProjection
+    from city360.maps.osm import OsmData
+    from city360.synth.scene import Scene
 
 __all__ = [
     "DEMO_FPS",
@@ -67,6 +69,7 @@ __all__ = [
     "DEMO_WIDTH",
     "SynthOptions",
     "demo_city_source",
+    "scene_from_osm",
     "synthesize",
 ]
 
@@ -86,6 +89,22 @@ _CAMERA_EPOCH = dt.datetime(2024, 6, 1, 8, 0, 0, tzinfo=dt.UTC)
 """Camera clocks start on this day, at a seeded time of day, so output never reads the clock."""
 _PAUSE_BETWEEN_VIDEOS_S = (30, 120)
 """Seconds the filming person pauses between two videos (seeded)."""
+
+
+def scene_from_osm(osm: OsmData, *, seed: int) -> Scene:
+    """The 3D scene of a synthetic city: every caller (filming, task reference images) builds
+    it through here, so the same extract and seed always give the same scene."""
+    from city360.synth.scene import build_scene
+
+    return build_scene(
+        streets=osm.streets,
+        buildings=osm.buildings,
+        pois=osm.pois,
+        projection=osm.projection,
+        seed=seed,
+        parks=osm.parks,
+        water=osm.water,
+    )
 
 
 def demo_city_source() -> Path:
@@ -244,15 +263,7 @@ def _synthesize_into(
     poses = [sample_route(r, fps=options.fps, speed_mps=options.speed_mps) for r in routes]
 
     with _step(progress, "building the 3D scene"):
-        from city360.synth.scene import build_scene
-
-        scene = build_scene(
-            streets=streets,
-            buildings=osm.buildings,
-            pois=osm.pois,
-            projection=projection,
-            seed=options.seed,
-        )
+        scene = scene_from_osm(osm, seed=options.seed)
 
     starts = _camera_start_times(options.seed, [p.duration_s for p in poses])
     if not options.poses_only:

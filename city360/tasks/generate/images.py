@@ -109,8 +109,8 @@ class CityImages:
         if self._renderer is None:
             from city360.city import CityDir
             from city360.maps.osm import load_osm
+            from city360.synth.pipeline import scene_from_osm
             from city360.synth.render import EquirectRenderer
-            from city360.synth.scene import build_scene
 
             city = CityDir(self.city_dir)
             manifest = city.read_manifest()
@@ -124,13 +124,7 @@ class CityImages:
                 projection=manifest.projection,
                 network=str(synth.get("network", "street")),
             )
-            scene = build_scene(
-                streets=osm.streets,
-                buildings=osm.buildings,
-                pois=osm.pois,
-                projection=manifest.projection,
-                seed=int(synth.get("seed", 0)),
-            )
+            scene = scene_from_osm(osm, seed=int(synth.get("seed", 0)))
             self._renderer = EquirectRenderer(scene, width=1024)
         return self._renderer
 
