@@ -10,18 +10,23 @@ Rules, made deterministic:
   (the same street, another video or the same frames played backwards), keeping the absolute
   view direction, so the agent walks where it looks. Without a twin it does not move.
 - A segment ending at a node that is not a junction (a bend or a cut) with one way on that is
-  not a U-turn is walked through without stopping.
+  not a U-turn is walked through without stopping; the view turns with the body round the
+  bend (yaw kept), so W keeps walking forwards.
 - ``LEFT``/``RIGHT``/``UP`` take the offered branch (the graph's rank-0 choice for the label):
   the agent stays at the junction, now on the chosen segment. ``UP`` straight on keeps the
-  absolute view direction (the picture does not jump); ``LEFT``/``RIGHT`` and a U-turn (offered
-  as ``UP`` at dead ends) turn the view with the body, keeping its yaw relative to travel
+  absolute view direction; ``LEFT``/``RIGHT`` and a U-turn (offered as ``UP`` at dead ends)
+  turn the view with the body, keeping its yaw relative to travel
   (``EnvConfig.turn_view_with_branch``; with False they keep the absolute view too). A branch
   that is not offered is a no-op with feedback.
+- How far the body turns at a crossing is the graph's ``turn_deg`` (measured on the streets
+  away from the node), not the difference of the frames' headings at the segments' ends, where
+  a filmed walker is often mid-turn (:func:`city360.simulator.moves.branch_yaw_deg`). The
+  movement rules shared with the task oracle live in :mod:`city360.simulator.moves`.
 - ``S`` turns the view back to the direction of travel (yaw 0, pitch 0).
 - ``A``/``D`` yaw left/right, ``Q``/``E`` pitch up/down (clamped), by the magnitude's degrees.
 - ``ANSWER`` ends the episode (handled by the env, which owns the episode).
 
-Every crossing from one video to another carries the absolute view bearing over.
+Walking onto the twin (facing backwards) carries the absolute view bearing over.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import numpy as np
 
 from city360.simulator.actions import Action, Magnitude
 from city360.simulator.config import EnvConfig
+from city360.simulator.moves import END_EPS_M, branch_yaw_deg, passthrough
 from city360.simulator.state import AgentState, wrap180
 from city360.simulator.world import Segment, World
 
@@ -46,9 +52,6 @@ __all__ = [
     "turn_amount_deg",
     "view_bearing_deg",
 ]
-
-END_EPS_M = 1e-6
-"""An offset within this of a segment's walked length counts as its end."""
 
 _MAGNITUDE_INDEX = {Magnitude.SMALL: 0, Magnitude.MEDIUM: 1, Magnitude.LARGE: 2}
 
@@ -129,11 +132,12 @@ def _walk(world: World, config: EnvConfig, state: AgentState, distance_m: float)
     moved = 0.0
     for _ in range(len(world.segments) + 1):  # pass-through chains are finite
         if at_end(segment, state.offset_m):
-            passthrough = _passthrough(world, segment)
-            if passthrough is None or remaining <= 0:
+            onward = _passthrough(world, segment)
+            if onward is None or remaining <= END_EPS_M:
                 break
-            state = _cross(world, state, passthrough, 0.0)
-            segment = passthrough
+            # round a bend the view turns with the body: W goes on walking forwards
+            state = replace(state, segment=onward.id, offset_m=0.0)
+            segment = onward
             changed = True
         new_offset = min(state.offset_m + remaining, segment.walk_m)
         step = new_offset - state.offset_m
@@ -168,11 +172,8 @@ def position_feedback(world: World, segment: Segment, state: AgentState, moved: 
 def _passthrough(world: World, segment: Segment) -> Segment | None:
     """The segment W continues onto without stopping: only at a node that is not a junction
     (a bend or a cut in the video) with exactly one way on that is not a U-turn."""
-    node = world.nodes[segment.v]
-    if node.kind == "junction" or len(segment.transitions) != 1:
-        return None
-    transition = segment.transitions[0]
-    return None if transition.uturn else world.segment(transition.edge)
+    transition = passthrough(world.nodes[segment.v].kind, segment.transitions)
+    return None if transition is None else world.segment(transition.edge)
 
 
 def _nearest_on(segment: Segment, x_m: float, y_m: float) -> tuple[int, float]:
@@ -194,10 +195,9 @@ def _branch(world: World, config: EnvConfig, state: AgentState, label: str) -> S
         offered = f"Offered: {_branch_list(labels)}." if labels else "None is offered here."
         return StepResult(state, f"No {label} branch at this junction. {offered}")
     target = world.segment(transition.edge)
-    if (label != "UP" or transition.uturn) and config.turn_view_with_branch:
-        new_state = replace(state, segment=target.id, offset_m=0.0)
-    else:
-        new_state = _cross(world, state, target, 0.0)
+    turn_view = (label != "UP" or transition.uturn) and config.turn_view_with_branch
+    yaw = branch_yaw_deg(state.yaw_deg, transition, turn_view=turn_view)
+    new_state = replace(state, segment=target.id, offset_m=0.0, yaw_deg=yaw)
     return StepResult(
         new_state,
         f"Took the {label} branch (turn {transition.turn_deg:+.0f} deg). Walk on with W.",

@@ -25,6 +25,7 @@ import numpy.typing as npt
 from city360.city import CityDir, CityManifest, TrajectoryMeta, TrajectoryPoses
 from city360.errors import CityFormatError, ClosedResourceError, ConfigError, InputFileError
 from city360.geo import LocalProjection
+from city360.simulator.moves import offered
 
 __all__ = [
     "FrameSource",
@@ -35,9 +36,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-BRANCH_LABELS = ("LEFT", "UP", "RIGHT")
-_CANONICAL_TURN_DEG = {"LEFT": -90.0, "UP": 0.0, "RIGHT": 90.0}
 
 
 class FrameSource(Protocol):
@@ -159,22 +157,14 @@ def _num(raw: Mapping[str, Any], key: str, where: str) -> float:
 
 
 def _unique_labels(transitions: list[Transition], where: str) -> tuple[Transition, ...]:
-    """One transition per label, the one its action takes: the lowest ``rank``, then (for
-    graphs without ranks) the one closest to the label's canonical turn. The others are not
+    """One transition per label, the one its action takes (:func:`moves.offered`: the lowest
+    ``rank``, then the one closest to the label's canonical turn). The others are not
     reachable by LEFT/UP/RIGHT, so they are not offered."""
-    best: dict[str, Transition] = {}
-    for transition in transitions:
-        if transition.label not in _CANONICAL_TURN_DEG:
-            msg = f"{where}: transition label must be LEFT, UP or RIGHT, got {transition.label!r}"
-            raise CityFormatError(msg)
-        canonical = _CANONICAL_TURN_DEG[transition.label]
-        current = best.get(transition.label)
-        if current is None or (transition.rank, abs(transition.turn_deg - canonical)) < (
-            current.rank,
-            abs(current.turn_deg - canonical),
-        ):
-            best[transition.label] = transition
-    return tuple(best[label] for label in BRANCH_LABELS if label in best)
+    try:
+        return offered(transitions)
+    except ValueError as exc:
+        msg = f"{where}: {exc}"
+        raise CityFormatError(msg) from None
 
 
 class World:

@@ -3,8 +3,11 @@
 This reads ``graph.json`` (the contract in docs/contracts.md) and each trajectory's
 ``poses.csv`` so that a pose given as (segment, offset along it) has a position in metres, and a
 position can be located on the graph. :func:`oracle_walk` searches the controller's own moves on
-the graph — W by the SMALL/MEDIUM/LARGE step sizes, stopping at the segment's end, and the
-offered branches at a junction — so solvability is proven without rendering a frame.
+the graph — W by the SMALL/MEDIUM/LARGE step sizes, stopping at the segment's end unless the
+end node is walked through, and the offered branches at a junction — so solvability is proven
+without rendering a frame. The rules (which branches an action takes, where W walks through,
+the end of a segment) are the simulator's own, read from :mod:`city360.simulator.moves`, and
+segment lengths and geometry come from the same frame positions scaled to ``length_m``.
 
 Frames of the city CRS: ``x_m`` east, ``y_m`` north, metres; headings clockwise from north.
 Offsets are metres along a segment in its traversal direction, in ``[0, length_m]``.
@@ -27,6 +30,7 @@ import numpy.typing as npt
 from city360.city import CityDir
 from city360.errors import CityFormatError, InputFileError, TaskError, did_you_mean
 from city360.geo import angle_diff_deg, bearing_deg
+from city360.simulator.moves import END_EPS_M, offered, passthrough
 
 __all__ = [
     "OracleResult",
@@ -82,8 +86,9 @@ class Segment:
 
     @property
     def choices(self) -> tuple[Transition, ...]:
-        """Transitions an action can take (rank 0)."""
-        return tuple(t for t in self.transitions if t.rank == 0)
+        """Transitions an action can take: per label the lowest rank (the simulator's rule,
+        :func:`city360.simulator.moves.offered`)."""
+        return offered(self.transitions)
 
     @property
     def is_intersection(self) -> bool:
@@ -143,15 +148,23 @@ class WalkGraph:
         segments: dict[str, Segment],
         *,
         city_dir: Path | None = None,
+        node_kinds: dict[int, str] | None = None,
     ) -> None:
         self.nodes = nodes
         self.segments = segments
+        self.node_kinds = dict(node_kinds or {})
+        """Node id -> ``kind`` (junction, dead_end, link); a node not listed is a junction."""
         self.city_dir = city_dir
         """The city folder the graph was read from (None for a hand-made graph)."""
         self._state_xy: dict[tuple[str, int], tuple[float, float]] = {}
         self._out: dict[int, list[str]] = {}
         for seg in segments.values():
             self._out.setdefault(seg.u, []).append(seg.id)
+        self._onward: dict[str, str | None] = {}
+        for seg in segments.values():
+            kind = self.node_kinds.get(seg.v, "junction")
+            tr = passthrough(kind, seg.choices)
+            self._onward[seg.id] = tr.edge if tr is not None and tr.edge in segments else None
 
     def __repr__(self) -> str:
         return f"WalkGraph(nodes={len(self.nodes)}, segments={len(self.segments)})"
@@ -212,6 +225,7 @@ class WalkGraph:
             int(n): (float(attrs["x_m"]), float(attrs["y_m"]))
             for n, attrs in graph.nodes(data=True)
         }
+        kinds = {int(n): str(attrs.get("kind", "junction")) for n, attrs in graph.nodes(data=True)}
         segments: dict[str, Segment] = {}
         for u, v, key, attrs in graph.edges(keys=True, data=True):
             seg_id = str(attrs.get("id", key))
@@ -238,7 +252,7 @@ class WalkGraph:
                 ),
                 twin=attrs.get("twin"),
             )
-        return cls(nodes, segments)
+        return cls(nodes, segments, node_kinds=kinds)
 
     # queries -----------------------------------------------------------------------------
     def segment(self, segment_id: str) -> Segment:
@@ -254,6 +268,44 @@ class WalkGraph:
 
     def position(self, segment_id: str, offset_m: float) -> tuple[float, float]:
         return self.segment(segment_id).position(offset_m)
+
+    def onward(self, segment_id: str) -> str | None:
+        """The segment W walks onto without stopping at the end of ``segment_id`` (its end
+        node is not a junction and offers one way on that is not a U-turn), else None."""
+        return self._onward.get(segment_id)
+
+    def forward(
+        self,
+        segment_id: str,
+        offset_m: float,
+        distance_m: float,
+        *,
+        end_eps_m: float = END_EPS_M,
+        visited: list[str] | None = None,
+    ) -> tuple[str, float, float]:
+        """Where W of ``distance_m`` metres from (``segment_id``, ``offset_m``) ends, as the
+        simulator's controller walks: (segment, offset_m, metres walked). It stops at the
+        segment's end unless :meth:`onward` walks through; an offset within ``end_eps_m`` of
+        the length is the end. Segments walked onto are appended to ``visited`` when given."""
+        seg = self.segment(segment_id)
+        offset = offset_m
+        remaining = distance_m
+        walked = 0.0
+        for _ in range(len(self.segments) + 1):  # pass-through chains are finite
+            if offset >= seg.length_m - end_eps_m:
+                onward = self._onward.get(seg.id)
+                if onward is None or remaining <= END_EPS_M:
+                    break
+                seg, offset = self.segments[onward], 0.0
+                if visited is not None:
+                    visited.append(seg.id)
+            new = min(offset + remaining, seg.length_m)
+            walked += new - offset
+            remaining -= new - offset
+            offset = new
+            if remaining <= END_EPS_M:
+                break
+        return seg.id, offset, walked
 
     def state_position(self, state: tuple[str, int]) -> tuple[float, float]:
         """Position of an oracle state (segment, offset in centimetres), memoised: searches
@@ -342,9 +394,10 @@ def oracle_walk(
     """Fewest controller steps from ``start`` to a pose within ``threshold_m`` of ``goal_xy``.
 
     Breadth-first over (segment, offset) states with the controller's rules: W moves
-    ``move_m[k]`` metres forward and stops at the segment's end; at the end every offered
-    transition (LEFT/UP/RIGHT) enters its segment at offset 0. The final ANSWER is one more step,
-    so a goal counts as reachable when ``moves + 1 <= step_limit``.
+    ``move_m[k]`` metres forward and stops at the segment's end, except where the end node is
+    walked through (:meth:`WalkGraph.forward`); at the end every offered transition
+    (LEFT/UP/RIGHT) enters its segment at offset 0. The final ANSWER is one more step, so a
+    goal counts as reachable when ``moves + 1 <= step_limit``.
     """
     names = ("SMALL", "MEDIUM", "LARGE")
     gx, gy = goal_xy
@@ -382,11 +435,12 @@ def oracle_walk(
             seg = graph.segments[state[0]]
             offset = state[1] * q
             moves: list[tuple[tuple[str, int], tuple[str, str | None], float]] = []
-            if offset < seg.length_m - q / 2:
+            at_end = offset >= seg.length_m - q / 2
+            if not at_end or graph.onward(seg.id) is not None:
                 for name, step in zip(names, move_m, strict=True):
-                    new = min(seg.length_m, offset + step)
-                    moves.append((state_of(seg.id, new), ("W", name), new - offset))
-            else:
+                    to_seg, to_offset, walked = graph.forward(seg.id, offset, step, end_eps_m=q / 2)
+                    moves.append((state_of(to_seg, to_offset), ("W", name), walked))
+            if at_end:
                 for tr in seg.choices:
                     if tr.edge in graph.segments:
                         moves.append((state_of(tr.edge, 0.0), (tr.label, None), 0.0))
@@ -399,17 +453,27 @@ def oracle_walk(
     if found is None:
         return OracleResult(False, None, None, best_dist, (), 0.0)
     actions: list[tuple[str, str | None]] = []
-    segments = [found[0]]
     walked_m = 0.0
     cursor = found
     while (link := parent[cursor]) is not None:
         cursor, action, walked = link
         actions.append(action)
         walked_m += walked
-        if cursor[0] != segments[-1]:
-            segments.append(cursor[0])
     actions.reverse()
-    segments.reverse()
+    # replay the moves to list every segment passed, including ones W walks through whole
+    segments = [first[0]]
+    seg_id, offset = first[0], first[1] * q
+    for action in actions:
+        if action[0] == "W":
+            step = move_m[names.index(str(action[1]))]
+            seg_id, offset, _ = graph.forward(
+                seg_id, offset, step, end_eps_m=q / 2, visited=segments
+            )
+            offset = round(offset / q) * q
+        else:
+            seg_id = next(t.edge for t in graph.segments[seg_id].choices if t.label == action[0])
+            offset = 0.0
+            segments.append(seg_id)
     x, y = graph.segments[found[0]].position(found[1] * q)
     return OracleResult(
         True,
