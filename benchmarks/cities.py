@@ -6,8 +6,9 @@ depends on (city360 version, grid, synth options), so changing an input builds a
 an unchanged one is reused. A city is built in ``<name>.building`` and renamed when complete.
 
 - the *view city*: a 2 x 2 grid (four junctions, four dead ends) filmed at ``width`` px,
-  2 fps, 2 m/s, ingested, built with its OSM, its maps drawn and a task suite generated —
-  what ``env.step``, the location map and episode throughput are measured on;
+  1 fps, 2 m/s (a frame every 2 m: rendering 3840 px frames is what building costs),
+  ingested, built with its OSM, its maps drawn and a task suite generated — what
+  ``env.step``, the location map and episode throughput are measured on;
 - the *clip*: one straight street filmed at 30 fps (long-GOP H.264, a consumer camera's
   format), for ingest speed and the naive seek-decode-convert pipeline;
 - the *pose-only city*: a large grid synthesized without video (GPS tracks only), turned into
@@ -60,7 +61,7 @@ class ViewCitySpec:
     rows: int = 2
     spacing_m: float = 30.0
     stub_m: float = 10.0
-    fps: int = 2
+    fps: int = 1
     speed_mps: float = 2.0
     per_family: int = 2
     seed: int = 0

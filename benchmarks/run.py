@@ -61,7 +61,7 @@ FULL = BenchPlan(
 )
 QUICK = BenchPlan(
     mode="quick",
-    view=ViewCitySpec(width=256, fps=1, per_family=1),
+    view=ViewCitySpec(width=256, per_family=1),
     clip=ClipSpec(width=256, length_m=4.0, speed_mps=4.0),
     poses=PoseCitySpec(cols=5, rows=5),
     step_repeats=5,
