@@ -155,7 +155,14 @@ def create_app(config: ViewerConfig) -> FastAPI:
         move_m=move_m,
     )
     if editor.exists():
-        recorded = editor.load().created.get("move_m")
+        existing = editor.load()  # a broken suite stops the server here, with every problem
+        if existing.city != manifest.name:
+            msg = (
+                f"suite {existing.name!r} ({config.suite_dir}) is for city {existing.city!r}, "
+                f"but {city.root} is {manifest.name!r}; pass the suite of this city or a new folder"
+            )
+            raise TaskError(msg)
+        recorded = existing.created.get("move_m")
         if recorded:
             editor.move_m = (float(recorded[0]), float(recorded[1]), float(recorded[2]))
     run = HumanRun(
@@ -529,6 +536,10 @@ def _install_author(app: FastAPI, state: _State) -> None:
         if result.task is not None:
             out["task"] = result.task.model_dump(mode="json")
             out["prompt"] = result.task.agent_view().prompt
+            out["images"] = [
+                _image_preview(editor, result.assets, p)
+                for p in (result.task.reference_image_paths())
+            ]
         return out
 
     @app.post("/api/author/verify")
@@ -551,6 +562,18 @@ def _install_author(app: FastAPI, state: _State) -> None:
         _find(editor, task_id)
         suite = editor.delete(task_id)
         return {"deleted": task_id, "tasks": len(suite.tasks)}
+
+
+def _image_preview(editor: SuiteEditor, new_assets: dict[str, bytes], path: str) -> str:
+    """A reference image of a verified task as the page can show it: a new asset inline (it is
+    not on disk yet), a saved one by its URL."""
+    import base64
+
+    data = new_assets.get(path)
+    if data is not None:
+        return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+    editor.asset(path)
+    return f"/api/suite/asset?path={path}"
 
 
 def _find(editor: SuiteEditor, task_id: str) -> Any:

@@ -174,6 +174,12 @@ def test_author_saves_each_family(client: Any, viewer_paths: ViewerPaths, family
     checked = client.post("/api/author/verify", headers=h, json={"draft": draft}).json()
     assert checked["ok"], checked["problems"]
     assert checked["prompt"].splitlines()[-1].startswith("Answer format:")
+    if family in ("MapNavigation", "LandmarkSearchImage"):  # drawn / captured for this draft
+        assert [i[:22] for i in checked["images"]] == ["data:image/png;base64,"]
+    elif family == "Localization":
+        assert checked["images"] == ["/api/suite/asset?path=assets/grid_map.png"]
+    else:
+        assert checked["images"] == []
     saved = client.post("/api/suite/tasks", headers=h, json={"draft": draft})
     assert saved.status_code == 201, saved.json()
     suite = load_suite(viewer_paths.suite)  # validates the written suite
@@ -428,3 +434,20 @@ def test_a_missing_suite_is_created_on_the_first_save(
     assert suite.created["generator"] == "city360.viewer (authored)"
     assert "assets/grid_map.png" in suite.assets
     assert suite.task("first").expected_answer() == here["cell"]
+
+
+def test_a_suite_of_another_city_is_refused(viewer_paths: ViewerPaths, tmp_path: Path) -> None:
+    import shutil
+
+    from city360.errors import TaskError
+    from city360.viewer.app import create_app
+    from tests.viewer.conftest import make_config
+
+    other = tmp_path / "other"
+    shutil.copytree(viewer_paths.suite, other)
+    data = json.loads((other / "suite.json").read_text(encoding="utf-8"))
+    data["city"] = "elsewhere"
+    (other / "suite.json").write_text(json.dumps(data), encoding="utf-8")
+    paths = ViewerPaths(city=viewer_paths.city, suite=other, outputs=tmp_path)
+    with pytest.raises(TaskError, match="is for city 'elsewhere'"):
+        create_app(make_config(paths))  # type: ignore[arg-type]

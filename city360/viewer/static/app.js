@@ -36,9 +36,11 @@ function onKey(event) {
   const action = KEYS[event.key.length === 1 ? event.key.toLowerCase() : event.key];
   if (!action) return;
   event.preventDefault();
+  const branch = ["LEFT", "UP", "RIGHT"].includes(action);
   if (screen === "play") {
-    if (playing()) playAct(action, null);
-  } else if (!["LEFT", "UP", "RIGHT"].includes(action) || !$(`walk-${action}`).disabled) {
+    // like the buttons: a branch that is not offered is not sent (it would cost a step)
+    if (playing() && (!branch || !$(`play-${action}`).disabled)) playAct(action, null);
+  } else if (!branch || !$(`walk-${action}`).disabled) {
     walkAct(action, null);
   }
 }

@@ -93,6 +93,9 @@ function showProblems(problems) {
 function showVerdict(result) {
   showProblems(result.problems || []);
   $("prompt-preview").textContent = result.prompt || "";
+  $("prompt-images").replaceChildren(...(result.images || []).map((src) => el("img", {
+    src: src.startsWith("data:") ? src : withToken(src), alt: "image the agent gets", class: "reference",
+  })));
   const status = result.ok
     ? `verified${result.oracle_steps ? `: the oracle reaches the goal in ${result.oracle_steps} steps` : ""}`
     : "";
@@ -148,6 +151,7 @@ function reset() {
   $("capture-preview").hidden = true;
   $("problems").replaceChildren();
   $("prompt-preview").textContent = "";
+  $("prompt-images").replaceChildren();
   showFields();
   $("f-id").value = suggestId();
 }
