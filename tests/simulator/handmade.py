@@ -140,7 +140,7 @@ def build_city(root: Path, *, width: int = FRAME_W, height: int = FRAME_H) -> Pa
         meta = TrajectoryMeta(
             id=trajectory, source_video=f"{trajectory}.mp4", source_sha256="0" * 64,
             gps_source="handmade", width=width, height=height, frame_count=n,
-            spacing_m=1.0, length_m=60.0,
+            spacing_m=1.0, length_m=60.0, camera_yaw_offset_deg=0.0, clock_offset_s=0.0,
         )  # fmt: skip
         CityDir.write_trajectory_files(folder, meta, poses)
     write_graph(root)
