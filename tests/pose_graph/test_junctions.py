@@ -81,3 +81,17 @@ def test_two_videos_the_same_way_are_one_street_direction() -> None:
     assert len(east_west) == 2  # both videos of each arm share one street, one direction
     for street in east_west:
         assert sorted((len(street.forward), len(street.backward))) == [0, 2]
+
+
+@pytest.mark.parametrize("gap_m", [3.0, 6.0])
+def test_staggered_crossing_a_few_metres_apart_is_one_junction(gap_m: float) -> None:
+    """Side streets meeting a main street a few metres apart make one node, never a walkable
+    segment of a few metres between two junctions (shorter than a W step)."""
+    tracks = [
+        _line((-60, 0), (60, 0), "main"),
+        _line((0, 60), (0, 1), "north"),
+        _line((gap_m, -60), (gap_m, -1), "south"),
+    ]
+    junctions, _ = find_junctions(tracks)
+    assert junctions.shape == (1, 2)
+    assert -1.0 < junctions[0][0] < gap_m + 1.0
