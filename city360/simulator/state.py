@@ -21,8 +21,9 @@ class AgentState:
     start (in traversal direction). ``yaw_deg`` is the view yaw relative to the direction of
     travel at the current frame, positive to the right, in (-180, 180]; ``pitch_deg`` positive
     up. Keeping yaw relative to travel means a person walking a curving street keeps looking
-    along it; when a step crosses to another video the absolute view bearing is carried over
-    and the yaw recomputed (see ``controller``).
+    along it; at a crossing the yaw changes by the graph's turn where the view keeps its
+    absolute direction (UP, walking onto the twin) and is kept where it turns with the body
+    (see ``controller`` and ``moves``).
     """
 
     segment: str
