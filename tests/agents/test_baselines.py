@@ -82,3 +82,27 @@ def test_oracle_replans_when_pushed_off_its_plan(built_world: BuiltWorld) -> Non
     goal = task.truth.goal
     x, y = info["pose"]["x_m"], info["pose"]["y_m"]
     assert ((x - goal.x_m) ** 2 + (y - goal.y_m) ** 2) ** 0.5 <= goal.threshold_m
+
+
+@pytest.mark.slow
+def test_oracle_turns_round_when_the_goal_is_behind(built_world: BuiltWorld) -> None:
+    """Start each map task on the twin of its start street (same place, facing the other
+    way): the oracle's best plan then often begins by turning round, and it still arrives."""
+    world = built_world
+    oracle = OracleAgent(world.city, move_m=world.env.config.move_m)
+    turned = 0
+    for task in world.family("MapNavigation"):
+        start = task.start
+        twin = oracle.graph.segment(start.segment).twin
+        if twin is None:
+            continue
+        x, y = oracle.graph.position(start.segment, start.offset_m)
+        offset, _ = oracle.graph.segment(twin).project(x, y)
+        flipped = task.model_copy(
+            update={"start": start.model_copy(update={"segment": twin, "offset_m": offset})}
+        )
+        oracle.reset(flipped)
+        turned += oracle._plan[:2] == [("D", "LARGE"), ("D", "LARGE")]
+        episode = run_episode(world.env, oracle, flipped)
+        assert episode.success, (task.id, episode)
+    assert turned >= 1
