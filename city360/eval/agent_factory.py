@@ -17,9 +17,10 @@ if TYPE_CHECKING:
     from city360.agents.base import Agent
     from city360.eval.runner import AgentSpec
 
-__all__ = ["AGENT_KINDS", "build_agent", "preflight_agent"]
+__all__ = ["AGENT_KINDS", "agent_prompt_hash", "build_agent", "preflight_agent"]
 
 AGENT_KINDS = ("lmm", "random", "oracle", "map", "signs")
+_PROVIDER_OPTIONS = ("timeout_s", "api_version")
 
 
 def _check_kind(kind: str) -> str:
@@ -44,28 +45,52 @@ def _make_provider(spec: AgentSpec, *, preflight: bool) -> Any:
         spec.model,
         base_url=spec.base_url,
         preflight=preflight,
-        **{k: v for k, v in spec.options.items() if k in ("timeout_s", "api_version")},
+        **{k: v for k, v in spec.options.items() if k in _PROVIDER_OPTIONS},
     )
 
 
 def preflight_agent(spec: AgentSpec, *, city_dir: Path) -> None:
     """Fail now if the agent cannot work: unknown kind, provider, model, missing key,
-    unreachable endpoint."""
+    unreachable endpoint, options the agent does not take."""
     kind = _check_kind(spec.kind)
     if kind == "lmm":
+        from city360.agents.lmm import LMMConfig
+
+        options = {k: v for k, v in spec.options.items() if k not in _PROVIDER_OPTIONS}
+        try:
+            LMMConfig(**options)
+        except TypeError as exc:
+            msg = f"bad lmm agent option: {exc}"
+            raise ConfigError(msg) from None
         _make_provider(spec, preflight=True).close()
 
 
-def build_agent(
-    spec: AgentSpec, *, city_dir: Path, move_m: tuple[float, float, float], seed: int = 0
-) -> Agent:
-    """The agent for one worker. ``move_m`` are the simulator's W step sizes."""
+def agent_prompt_hash(spec: AgentSpec, env_config: Any) -> str | None:
+    """Fingerprint of the LMM agent's own prompts with the run's controller units."""
+    if _check_kind(spec.kind) != "lmm":
+        return None
+    from city360.agents.prompts import ControllerUnits, prompt_hash
+
+    return prompt_hash(ControllerUnits.from_env_config(env_config))
+
+
+def build_agent(spec: AgentSpec, *, city_dir: Path, env_config: Any, seed: int = 0) -> Agent:
+    """The agent for one worker; ``env_config`` is the simulator's ``EnvConfig`` (its step
+    sizes go into the oracle's plans and the LMM's system prompt). ``spec.options`` are passed
+    to the agent's constructor (for ``lmm``: fields of ``LMMConfig``)."""
     kind = _check_kind(spec.kind)
-    options = dict(spec.options)
+    options = {k: v for k, v in spec.options.items() if k not in _PROVIDER_OPTIONS}
+    move_m = tuple(float(m) for m in env_config.move_m)
     if kind == "lmm":
         from city360.agents.lmm import LMMAgent, LMMConfig
+        from city360.agents.prompts import ControllerUnits
 
-        return LMMAgent(_make_provider(spec, preflight=False), config=LMMConfig(), seed=seed)
+        config = LMMConfig(
+            units=ControllerUnits.from_env_config(env_config),
+            use_map=bool(env_config.map),
+            **options,
+        )
+        return LMMAgent(_make_provider(spec, preflight=False), config=config, seed=seed)
     if kind == "random":
         from city360.agents.random_agent import RandomAgent
 

@@ -66,12 +66,9 @@ class EpisodeWorker:
         self.suite = load_suite(self.suite_dir)
         self.env = city360.make(spec.city_dir, privileged_info=True, **spec.env_options)
         self.walk = WalkGraph.from_city(spec.city_dir)
-        move_m = tuple(float(m) for m in self.env.config.move_m)
         self.agent_spec = AgentSpec(**spec.agent)
         self.agent = build_agent(
-            self.agent_spec,
-            city_dir=Path(spec.city_dir),
-            move_m=(move_m[0], move_m[1], move_m[2]),
+            self.agent_spec, city_dir=Path(spec.city_dir), env_config=self.env.config
         )
         self.stop_base = StopConfig(**spec.stop)
         self._reset_takes_seed = "seed" in inspect.signature(self.agent.reset).parameters

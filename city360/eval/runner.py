@@ -121,7 +121,8 @@ def run_eval(config: EvalConfig) -> RunOutcome:
     agent's preflight checks provider, model, key and endpoint). Ctrl-C stops after marking
     the run ``interrupted``; every finished episode is already on disk.
     """
-    from city360.eval.agent_factory import preflight_agent
+    from city360.eval.agent_factory import agent_prompt_hash, preflight_agent
+    from city360.simulator.config import EnvConfig
     from city360.tasks.prompts import prompt_hash
     from city360.tasks.suite import load_suite
 
@@ -177,6 +178,9 @@ def run_eval(config: EvalConfig) -> RunOutcome:
         "suite_name": suite.name,
         "suite_hash": suite_hash,
         "prompt_hash": prompt_hash(),
+        "agent_prompt_hash": agent_prompt_hash(
+            config.agent, EnvConfig.from_kwargs(**env_options)
+        ),
         "agent": scrub_secrets(dataclasses.asdict(config.agent)),
         "config": scrub_secrets(
             {

@@ -205,3 +205,47 @@ def test_bad_inputs_fail_before_any_episode(
     with pytest.raises(ConfigError, match="unknown executor 'dask'"):
         run_eval(_config(built_city, built_suite, tmp_path, "oracle", executor="dask"))
     assert not any(tmp_path.iterdir())
+
+
+def test_lmm_agent_runs_through_a_provider_and_keeps_keys_out(
+    built_city: Path, built_suite: Path, tmp_path: Path, fake_llm_server, monkeypatch
+) -> None:
+    secret = "sk-test-SECRET-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    suite = load_suite(built_suite)
+    task = next(t for t in suite.tasks if t.family.value == "Localization")
+    fake_llm_server.enqueue(
+        '{"thought": "look around", "action": "D", "magnitude": "LARGE", "memory": "turned"}',
+        "not json at all",
+        '```json\n{"thought": "done", "action": "ANSWER", "answer": "'
+        + task.expected_answer()
+        + '", "memory": "answered"}\n```',
+    )
+    outcome = run_eval(
+        EvalConfig(
+            city_dir=built_city,
+            suite_dir=built_suite,
+            output_root=tmp_path,
+            select=task.id,
+            agent=AgentSpec(
+                kind="lmm",
+                provider="openai-compatible",
+                model="fake-model",
+                base_url=fake_llm_server.openai_base_url,
+            ),
+        )
+    )
+    [row] = outcome.results
+    assert row.status == "answered"
+    assert row.scored_success
+    assert row.steps == 3
+    assert row.parse_errors == 1
+    assert row.requests >= 3
+    assert row.input_tokens == 300
+    for path in outcome.run_dir.rglob("*"):
+        if path.is_file():
+            assert secret not in path.read_text(encoding="utf-8", errors="ignore"), path
+    metadata = json.loads((outcome.run_dir / "run_metadata.json").read_text("utf-8"))
+    assert metadata["agent_prompt_hash"]
+    images = [r for r in fake_llm_server.generation_requests() if "image" in json.dumps(r.body)]
+    assert images, "the view must reach the model"
