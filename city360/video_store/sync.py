@@ -144,7 +144,8 @@ def estimate_offset(
     if 0 < k < fine.shape[0] - 1:
         left, mid, right = fine_scores[k - 1 : k + 2]
         denom = left - 2 * mid + right
-        if abs(denom) > 1e-12:
+        # a neighbour outside the overlap scores -inf: no parabola through it (inf/inf = NaN)
+        if math.isfinite(left) and math.isfinite(right) and abs(denom) > 1e-12:
             offset += float(0.5 * (left - right) / denom) * 0.02
     return offset, float(fine_scores[k])
 

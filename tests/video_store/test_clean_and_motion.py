@@ -77,3 +77,26 @@ def test_still_spans_are_relative_to_the_video() -> None:
     assert len(spans) == 1
     assert spans[0][0] == pytest.approx(10.0)
     assert spans[0][1] == pytest.approx(14.0)
+
+
+def test_auto_offset_at_the_edge_of_the_overlap_stays_finite(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When the best lag is the last one with enough overlap, its outer neighbour scores
+    -inf: the sub-step refinement must not turn that into NaN (inf/inf = NaN)."""
+    from city360.video_store import sync
+
+    edge = 5.71  # a straight walk at constant speed: the score just grows up to the edge
+
+    def ramp(lag: float, *args: object, **kwargs: object) -> float:
+        return 0.3 + 0.01 * lag if lag <= edge else -np.inf
+
+    monkeypatch.setattr(sync, "_lag_score", ramp)
+    t = np.arange(0.0, 9.0)
+    smooth = clean_track(_track(1.4 * t, np.zeros_like(t), t), PROJECTION)
+    motion_t = np.arange(0.0, 8.0, 0.1)
+    change = np.ones(motion_t.shape[0] - 1)
+    motion = MotionSignal(motion_t, np.zeros_like(motion_t), change, np.ones_like(change))
+    offset, score = sync.estimate_offset(motion, smooth, 1.7e9)
+    assert offset == pytest.approx(5.70)
+    assert score == pytest.approx(0.357)
