@@ -47,6 +47,8 @@ __all__ = ["PoseRef", "Problem", "SuiteEditor", "TaskDraft", "VerifiedTask", "dr
 GRID_MAP_ASSET = f"{ASSETS_DIR}/grid_map.png"
 """The suite's shared localization map (the name the generators use too)."""
 COUNT_LATERAL_RANGE_M = 12.0
+_NO_FILE = (-1, -1, -1)
+"""Cache key of a suite that is not on disk yet."""
 _TEXT = 500
 
 
@@ -142,20 +144,32 @@ class SuiteEditor:
         self.move_m = move_m
         self._lock = threading.RLock()
         self._images: Any = None
+        self._cache: tuple[tuple[int, int, int], Suite] | None = None
+        self._grid: tuple[Suite, Any] | None = None
 
     # suite ------------------------------------------------------------------------------
     def exists(self) -> bool:
         return (self.suite_dir / "suite.json").is_file()
 
     def load(self) -> Suite:
-        """The suite on disk, or a new empty one for this city when there is none yet."""
+        """The suite on disk, or a new empty one for this city when there is none yet.
+
+        Cached until ``suite.json`` changes (every walk step asks for the grid, and a suite with
+        many reference images is megabytes to read).
+        """
         with self._lock:
             if self.exists():
-                return load_suite(self.suite_dir)
+                stat = (self.suite_dir / "suite.json").stat()
+                key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+                if self._cache is None or self._cache[0] != key:
+                    self._cache = (key, load_suite(self.suite_dir))
+                return self._cache[1]
+            if self._cache is not None and self._cache[0] == _NO_FILE:
+                return self._cache[1]
             from city360.tasks.generate.images import grid_for_graph
 
             grid = grid_for_graph(self.graph, 5)
-            return Suite(
+            empty = Suite(
                 name=self.suite_dir.name,
                 city=self.city_name,
                 tasks=[],
@@ -167,12 +181,17 @@ class SuiteEditor:
                     "graph_sha256": file_sha256(CityDir(self.city_dir).graph_path),
                 },
             )
+            self._cache = (_NO_FILE, empty)
+            return empty
 
     def grid(self, suite: Suite | None = None) -> Any:
         """The suite's localization grid (``MapGrid``)."""
         from city360.tasks.generate.run import suite_grid
 
-        return suite_grid(suite or self.load(), self.graph)
+        suite = suite or self.load()
+        if self._grid is None or self._grid[0] is not suite:
+            self._grid = (suite, suite_grid(suite, self.graph))
+        return self._grid[1]
 
     def asset(self, relative: str) -> Path:
         """An asset file of the suite, confined to the suite folder (see ``safe_path``)."""
