@@ -3,6 +3,14 @@
 probe video -> read GPS -> clean + project -> sync clocks (maybe from motion) -> pose every
 frame -> keep one per ``spacing_m`` -> encode all-intra + write poses, in a temporary folder
 renamed into place only when complete. Inputs are checked before anything is written.
+
+Speed: decoding the long-GOP source front to back is the floor (every frame is a reference
+for the next). On top of it, only the kept frames (about one a metre) are touched at full
+resolution, and they stay yuv420p as decoded (no RGB round trip); visual motion is measured
+on ~10 frames a second scaled to 256 px grey by FFmpeg with one reused scaler; the kept
+frames are encoded on a worker thread while decoding goes on. With ``--offset auto`` the
+motion-only pass skips deblocking (~1/3 less decoding) and the second pass stops after the
+last kept frame.
 """
 
 from __future__ import annotations
