@@ -53,24 +53,13 @@ _register_stages()
 
 
 def main() -> None:
-    """Entry point: run the app; turn a City360Error into a clear message and exit code 1."""
+    """Entry point: click handles usage errors and exit codes; a City360Error becomes one clear
+    line on stderr and exit code 1 (no traceback: the message says what to fix)."""
     try:
-        app(standalone_mode=False)
+        app()
     except City360Error as exc:
-        console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+        console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False, soft_wrap=True)
         raise SystemExit(1) from None
-    except typer.Exit as exc:
-        raise SystemExit(exc.exit_code) from None
-    except typer.Abort:
-        console.print("aborted")
-        raise SystemExit(130) from None
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            raise SystemExit(exc.exit_code) from None
-        raise
 
 
 if __name__ == "__main__":
