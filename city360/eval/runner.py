@@ -178,9 +178,7 @@ def run_eval(config: EvalConfig) -> RunOutcome:
         "suite_name": suite.name,
         "suite_hash": suite_hash,
         "prompt_hash": prompt_hash(),
-        "agent_prompt_hash": agent_prompt_hash(
-            config.agent, EnvConfig.from_kwargs(**env_options)
-        ),
+        "agent_prompt_hash": agent_prompt_hash(config.agent, EnvConfig.from_kwargs(**env_options)),
         "agent": scrub_secrets(dataclasses.asdict(config.agent)),
         "config": scrub_secrets(
             {
