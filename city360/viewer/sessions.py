@@ -4,9 +4,10 @@ Each browser tab makes a random session id and sends it with every API call. A s
 one :class:`~city360.simulator.env.CityEnv` (walking, authoring and playing share it, one mode
 at a time), the reference-image captures it has taken, and the episode it is playing.
 
-Environments are driven under one process-wide lock: an OpenGL context may be current on one
-thread only, and uvicorn answers requests from a thread pool. Entering the renderer's context
-for each call makes it current on whichever thread holds the lock.
+Environments are driven under one process-wide lock: uvicorn answers requests from a thread
+pool, an environment is not thread-safe, and a page may send a key press while the previous one
+is still rendering. (The GL renderer makes its own context current for every call, so an
+environment may be used from whichever thread holds the lock.)
 """
 
 from __future__ import annotations
@@ -83,8 +84,7 @@ class SessionStore:
 
     @contextlib.contextmanager
     def use(self, session_id: str) -> Iterator[Session]:
-        """The session ``session_id`` (made when new), held under the simulation lock with
-        its renderer's GL context current."""
+        """The session ``session_id`` (made when new), held under the simulation lock."""
         with self._lock:
             now = self._clock()
             self._expire(now)
@@ -96,9 +96,7 @@ class SessionStore:
                 session = Session(id=session_id, env=self._factory(), last_used=now)
                 self._sessions[session_id] = session
             session.last_used = now
-            ctx = getattr(session.env.renderer, "ctx", None)
-            with ctx if ctx is not None else contextlib.nullcontext():
-                yield session
+            yield session
 
     def _expire(self, now: float) -> None:
         for sid in [s.id for s in self._sessions.values() if now - s.last_used > self._idle_s]:
@@ -107,11 +105,6 @@ class SessionStore:
     def _drop(self, session_id: str) -> None:
         session = self._sessions.pop(session_id, None)
         if session is not None:
-            ctx = getattr(session.env.renderer, "ctx", None)
-            if ctx is not None:
-                # Its GL objects must be released with its context current; no __exit__ after,
-                # as the context itself is gone by then (the next use makes another current).
-                ctx.__enter__()
             session.close()
 
     def close(self) -> None:

@@ -451,3 +451,49 @@ def test_a_suite_of_another_city_is_refused(viewer_paths: ViewerPaths, tmp_path:
     paths = ViewerPaths(city=viewer_paths.city, suite=other, outputs=tmp_path)
     with pytest.raises(TaskError, match="is for city 'elsewhere'"):
         create_app(make_config(paths))  # type: ignore[arg-type]
+
+
+def test_gl_sessions_keep_their_own_views(viewer_paths: ViewerPaths, tmp_path: Path) -> None:
+    """Two sessions, two GL contexts, requests on whichever worker thread: each session's view
+    is still rendered from its own frame (the store makes the session's context current)."""
+    from fastapi.testclient import TestClient
+
+    from city360.errors import RenderError
+    from city360.simulator.renderer import make_renderer
+    from city360.tasks.suite import load_suite
+    from city360.viewer.app import create_app
+    from tests.viewer.conftest import make_config
+
+    try:
+        make_renderer("gl").close()
+    except RenderError as exc:
+        pytest.skip(f"no OpenGL context here: {exc}")
+    suite = load_suite(viewer_paths.suite)
+    here, there = suite.task("map-001").start, suite.task("vln-002").start
+    paths = ViewerPaths(city=viewer_paths.city, suite=viewer_paths.suite, outputs=tmp_path)
+    with TestClient(create_app(make_config(paths, renderer="gl"))) as gl_client:
+        a, b = headers("gl-a"), headers("gl-b")
+        pose_a = {"segment": here.segment, "offset_m": here.offset_m}
+        pose_b = {"segment": there.segment, "offset_m": there.offset_m, "yaw_deg": 90.0}
+        view_a = pixels(gl_client.post("/api/walk/goto", headers=a, json=pose_a).json()["view"])
+        view_b = pixels(gl_client.post("/api/walk/goto", headers=b, json=pose_b).json()["view"])
+        assert np.abs(view_a - view_b).mean() > 5
+        # interleaved turns away and back: every response is a fresh render
+        for action in ("D", "A"):
+            for h in (a, b):
+                gl_client.post("/api/walk/step", headers=h, json={"action": action})
+        again_a = pixels(
+            gl_client.post("/api/walk/step", headers=a, json={"action": "Q"}).json()["view"]
+        )
+        again_b = pixels(
+            gl_client.post("/api/walk/step", headers=b, json={"action": "Q"}).json()["view"]
+        )
+        assert np.abs(again_a - view_a).mean() > 1  # looked up: a new picture ...
+        again_a = pixels(
+            gl_client.post("/api/walk/step", headers=a, json={"action": "E"}).json()["view"]
+        )
+        again_b = pixels(
+            gl_client.post("/api/walk/step", headers=b, json={"action": "E"}).json()["view"]
+        )
+    assert np.abs(again_a - view_a).mean() < 1.0  # ... and back: each session's own frame
+    assert np.abs(again_b - view_b).mean() < 1.0
