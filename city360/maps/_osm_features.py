@@ -155,22 +155,24 @@ def extract_layers(
             continue
         tags = _tags_of(row)
         polygons = list(_polygons(geometry))
-        if "building" in tags and tags["building"] != "no" and polygons:
-            if not area_lonlat.contains(geometry.centroid):
-                pass
-            else:
-                for polygon in polygons:
-                    footprint = _to_local(polygon, projection)
-                    if footprint.is_valid and footprint.area > 1.0:
-                        layers.buildings.append(
-                            Building(
-                                footprint=footprint,
-                                height_m=_parse_height_m(tags.get("height")),
-                                levels=_parse_levels(tags.get("building:levels")),
-                                name=tags.get("name", ""),
-                                osm_id=int(osm_id),
-                            )
+        if (
+            "building" in tags
+            and tags["building"] != "no"
+            and polygons
+            and area_lonlat.contains(geometry.centroid)
+        ):
+            for polygon in polygons:
+                footprint = _to_local(polygon, projection)
+                if footprint.is_valid and footprint.area > 1.0:
+                    layers.buildings.append(
+                        Building(
+                            footprint=footprint,
+                            height_m=_parse_height_m(tags.get("height")),
+                            levels=_parse_levels(tags.get("building:levels")),
+                            name=tags.get("name", ""),
+                            osm_id=int(osm_id),
                         )
+                    )
         if polygons and _matches(tags, _PARK_TAGS):
             layers.parks.extend(_clipped(polygons, projection, area_m))
         elif polygons and _matches(tags, _WATER_TAGS):
