@@ -70,6 +70,15 @@ TARGETS: tuple[Target, ...] = (
         "x",
     ),
     Target(
+        "cold_get_vs_intra",
+        "FrameStore cold get p50",
+        "<= 1.5x one intra-frame decode",
+        lambda f: f["cold_get_p50_ms"] / f["intra_decode_ms"],
+        1.5,
+        False,
+        "x",
+    ),
+    Target(
         "move_vs_naive",
         "W step p50 (warm) vs the naive pipeline",
         ">= 10x faster",

@@ -187,6 +187,8 @@ def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0)
         "move_cold_p95_ms": steps["move_cold"].p95_ms,
         "intra_decode_ms": steps["intra_decode"].p50_ms,
         "intra_decode_p95_ms": steps["intra_decode"].p95_ms,
+        "cold_get_p50_ms": steps["cold_get"].p50_ms,
+        "cold_get_p95_ms": steps["cold_get"].p95_ms,
         "naive_move_p50_ms": naive["naive_move"].p50_ms,
         "naive_move_p95_ms": naive["naive_move"].p95_ms,
         "branch_p50_ms": steps["branch"].p50_ms if "branch" in steps else None,
@@ -210,6 +212,7 @@ def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0)
         _row("W, prefetch warm", steps["move_warm"]),
         _row("W, cold (never decoded)", steps["move_cold"]),
         _row("intra-frame decode (floor)", steps["intra_decode"]),
+        _row("FrameStore cold get_yuv", steps["cold_get"]),
         _row("naive seek+decode+e2p", naive["naive_move"]),
     ]
     if "branch" in steps:
