@@ -9,9 +9,9 @@ single row or column is one straight street with buildings on both sides.
 from __future__ import annotations
 
 from pathlib import Path
-from xml.sax.saxutils import quoteattr
 
 from city360.geo import LocalProjection
+from city360.maps.osm_xml import osm_xml
 
 __all__ = ["GRID_ORIGIN", "write_grid_osm"]
 
@@ -102,21 +102,7 @@ def write_grid_osm(
             shop += 1
             node(cx + fx, cy + fy, {key: value, "name": name})
 
-    lines = ['<?xml version="1.0" encoding="UTF-8"?>', '<osm version="0.6" generator="city360">']
-    for node_id, lat, lon, tags in nodes:
-        head = f'  <node id="{node_id}" version="1" lat="{lat:.9f}" lon="{lon:.9f}"'
-        if not tags:
-            lines.append(head + "/>")
-            continue
-        lines.append(head + ">")
-        lines += [f"    <tag k={quoteattr(k)} v={quoteattr(v)}/>" for k, v in tags.items()]
-        lines.append("  </node>")
-    for way_id, (refs, tags) in enumerate(ways, start=1):
-        lines.append(f'  <way id="{way_id}" version="1">')
-        lines += [f'    <nd ref="{ref}"/>' for ref in refs]
-        lines += [f"    <tag k={quoteattr(k)} v={quoteattr(v)}/>" for k, v in tags.items()]
-        lines.append("  </way>")
-    lines.append("</osm>")
+    numbered = [(way_id, refs, tags) for way_id, (refs, tags) in enumerate(ways, start=1)]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.write_text(osm_xml(nodes, numbered), encoding="utf-8")
     return path
