@@ -137,6 +137,10 @@ class CityEnv:
         self._route: list[str] | None = None
         self._goal_xy: tuple[float, float] | None = None
         self._trail: list[tuple[float, float]] = []
+        # what the last step already did for this position: a rotate does not move, so it
+        # need not ask for the same prefetch or project the same point to lat/lon again
+        self._prefetched_at: tuple[str, float] | None = None
+        self._latlon_at: tuple[tuple[float, float], tuple[float, float]] | None = None
         self._closed = False
 
     @property
@@ -194,6 +198,7 @@ class CityEnv:
         self._state = state
         self._steps = 0
         self._done = False
+        self._prefetched_at = None
         self._trail = [self._position()]
         feedback = "Episode started. " + controller.position_feedback(
             self.world, self.world.segment(state.segment), state, 0.0
@@ -388,7 +393,7 @@ class CityEnv:
             segment = self.world.segment(state.segment)
             k = segment.index_at(state.offset_m)
             x, y = float(segment.x_m[k]), float(segment.y_m[k])
-            lat, lon = self.world.latlon(x, y)
+            lat, lon = self._latlon(x, y)
             info.update(
                 segment=state.segment,
                 offset_m=state.offset_m,
@@ -408,11 +413,22 @@ class CityEnv:
             )
         return info
 
+    def _latlon(self, x_m: float, y_m: float) -> tuple[float, float]:
+        """``world.latlon``, remembering the last point (rotations ask for it again)."""
+        if self._latlon_at is None or self._latlon_at[0] != (x_m, y_m):
+            self._latlon_at = ((x_m, y_m), self.world.latlon(x_m, y_m))
+        return self._latlon_at[1]
+
     def _prefetch(self) -> None:
         """Ask the frame stores for every frame the next move can show: W by each magnitude
-        here, on the twin, and on each offered branch."""
+        here, on the twin, and on each offered branch. What it asks depends only on the
+        position, so a step that did not move (a rotate) leaves the earlier request running."""
         assert self._state is not None
         state = self._state
+        position = (state.segment, state.offset_m)
+        if position == self._prefetched_at:
+            return
+        self._prefetched_at = position
         distances = sorted({0.0, *self.config.move_m, self.config.move_default_m})
         wanted: dict[str, list[int]] = {}
 

@@ -2,13 +2,26 @@
 can be made (or when asked for, e.g. for bit-identical observations across machines).
 
 Per view it remaps the Y plane at full resolution and U/V at half, then converts to RGB with the
-same matrix as the GL shader, so both paths agree. Remap maps are cached: turning about the
+same matrix as the GL shader, so both paths agree. U and V are remapped together: OpenCV's
+bilinear remap of a four-channel image costs about what one channel does (two- and
+three-channel images take slower paths), so a frame rendered a second time (a rotation) has
+its chroma interleaved once as (U, U, V, V) and one remap gives both, bit-identical to two.
+A frame seen once (a move) is remapped plane by plane: interleaving costs about the remap it
+saves. Remap maps are cached: turning about the
 vertical axis only shifts longitude, so the (longitude, row) grid depends on size, FOV and pitch
-but not on yaw, and a yaw is one add and one modulo on it.
+but not on yaw, and a yaw is one add on it. The shifted column maps are cached too, per exact
+yaw: the controller turns in fixed steps, so an agent looking around one frame meets the same
+few yaws again and a rotate does no map arithmetic. The planes are remapped into buffers kept
+per view size (a fresh array per plane costs page faults on every step); only the RGB image
+handed out is new.
+
+Maps stay ``float32``: OpenCV's vectorised bilinear remap takes float maps directly and was
+measured faster than the same remap from ``convertMaps`` fixed-point (``CV_16SC2``) maps.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Hashable
 
@@ -39,12 +52,19 @@ what FFmpeg's swscale (and so PyAV's ``to_ndarray('rgb24')``) uses for untagged 
 
 _NEAR_M = 0.05
 _MAX_GRIDS = 32
+_MAX_YAW_MAPS = 16
+"""Shifted column maps kept (2.4 MB each for a 640x480 view): a few turns around one frame."""
 
 
 def yuv_to_rgb(yuv: npt.NDArray[np.uint8]) -> Image:
-    """Per-pixel (H, W, 3) Y, U, V -> RGB with :data:`YUV_TO_RGB`, rounded and saturated."""
+    """Per-pixel (H, W, 3) Y, U, V -> RGB with :data:`YUV_TO_RGB`, rounded and saturated; a new
+    array."""
     rgb = cv2.transform(yuv, YUV_TO_RGB)
     return np.asarray(rgb, np.uint8)
+
+
+_Maps = tuple[npt.NDArray[np.float32], ...]
+_Scratch = tuple[npt.NDArray[np.uint8], ...]
 
 
 def _clip_near(polygon: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -111,16 +131,25 @@ def draw_overlay(image: Image, overlay: Overlay, spec: ViewSpec) -> None:
 
 
 class CpuRenderer:
-    """Equirect YUV planes -> perspective RGB view with ``cv2.remap``; a context manager."""
+    """Equirect YUV planes -> perspective RGB view with ``cv2.remap``; a context manager.
+
+    Calls are serialised (the remap buffers are shared), so one renderer may be used from
+    several threads."""
 
     name = "cpu"
 
     def __init__(self) -> None:
-        self._grids: OrderedDict[Hashable, tuple[npt.NDArray[np.float32], ...]] = OrderedDict()
+        self._grids: OrderedDict[Hashable, _Maps] = OrderedDict()
+        self._yaw_maps: OrderedDict[Hashable, _Maps] = OrderedDict()
+        self._buffers: dict[tuple[int, int], _Scratch] = {}
+        # the last frame's interleaved chroma, with what identifies it and its planes (held so
+        # their memory, which the identity includes, cannot be reused by another frame)
+        self._chroma: tuple[Hashable, npt.NDArray[np.uint8] | None, Planes, bool] | None = None
+        self._lock = threading.Lock()
         self._closed = False
 
     def __repr__(self) -> str:
-        return f"CpuRenderer(cached_grids={len(self._grids)})"
+        return f"CpuRenderer(cached_grids={len(self._grids)}, cached_yaws={len(self._yaw_maps)})"
 
     def __enter__(self) -> CpuRenderer:
         return self
@@ -129,10 +158,14 @@ class CpuRenderer:
         self.close()
 
     def close(self) -> None:
-        self._grids.clear()
-        self._closed = True
+        with self._lock:
+            self._grids.clear()
+            self._yaw_maps.clear()
+            self._buffers.clear()
+            self._chroma = None
+            self._closed = True
 
-    def _grid(self, spec: ViewSpec, src_w: int, src_h: int) -> tuple[npt.NDArray[np.float32], ...]:
+    def _grid(self, spec: ViewSpec, src_w: int, src_h: int) -> _Maps:
         """Cached per (view size, FOV, pitch, source size): the column maps at yaw 0 for Y and
         chroma, and the row maps for Y and chroma."""
         key = (spec.width, spec.height, spec.fov_deg, spec.pitch_deg, src_w, src_h)
@@ -156,26 +189,87 @@ class CpuRenderer:
             self._grids.popitem(last=False)
         return grid
 
-    def render(
-        self, frame_key: Hashable, planes: Planes, spec: ViewSpec, overlay: Overlay | None = None
-    ) -> Image:
-        """Render one view of the frame ``planes`` (``frame_key`` is unused here; the GL path
-        uses it to skip re-uploading a frame it already holds)."""
-        if self._closed:
-            msg = "CpuRenderer is closed"
-            raise ClosedResourceError(msg)
-        y_plane, u_plane, v_plane = planes
-        src_h, src_w = y_plane.shape
+    def _maps(self, spec: ViewSpec, src_w: int, src_h: int) -> _Maps:
+        """``(map_x, map_xc, row, row_c)`` for this view: the grid's column maps shifted by the
+        view's yaw in the frame, cached per exact yaw."""
+        turns = (spec.relative_yaw_deg / 360.0 + 0.5) % 1.0 - 0.5
+        key = (spec.width, spec.height, spec.fov_deg, spec.pitch_deg, src_w, src_h, turns)
+        maps = self._yaw_maps.get(key)
+        if maps is not None:
+            self._yaw_maps.move_to_end(key)
+            return maps
         col, col_c, row, row_c = self._grid(spec, src_w, src_h)
         # BORDER_WRAP wraps any column, so a yaw is one add (shifts stay within one turn, far
         # inside the int16 range remap converts coordinates to)
-        turns = (spec.relative_yaw_deg / 360.0 + 0.5) % 1.0 - 0.5
-        map_x = col + np.float32(turns * src_w)
-        map_xc = col_c + np.float32(turns * src_w / 2)
-        y = cv2.remap(y_plane, map_x, row, cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP)
-        u = cv2.remap(u_plane, map_xc, row_c, cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP)
-        v = cv2.remap(v_plane, map_xc, row_c, cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP)
-        image = yuv_to_rgb(np.asarray(cv2.merge([y, u, v]), np.uint8))
+        maps = (col + np.float32(turns * src_w), col_c + np.float32(turns * src_w / 2), row, row_c)
+        self._yaw_maps[key] = maps
+        if len(self._yaw_maps) > _MAX_YAW_MAPS:
+            self._yaw_maps.popitem(last=False)
+        return maps
+
+    def _scratch(self, width: int, height: int) -> _Scratch:
+        """Reused buffers for one view size: the remapped Y, U, V (H, W), the remapped
+        interleaved chroma (H, W, 4) and the (H, W, 3) Y, U, V image made of them."""
+        scratch = self._buffers.get((width, height))
+        if scratch is None:
+            y, u, v = (np.empty((height, width), np.uint8) for _ in range(3))
+            yuuv = np.empty((height, width, 4), np.uint8)
+            scratch = (y, u, v, yuuv, np.empty((height, width, 3), np.uint8))
+            self._buffers[(width, height)] = scratch
+        return scratch
+
+    def _interleaved_chroma(
+        self, frame_key: Hashable, planes: Planes
+    ) -> npt.NDArray[np.uint8] | None:
+        """The frame's U and V as one (H/2, W/2, 4) image (U, U, V, V) when this frame was
+        rendered before (made on its second render, then reused); None on its first."""
+        _, u_plane, v_plane = planes
+        identity = (
+            frame_key,
+            u_plane.shape,
+            u_plane.__array_interface__["data"][0],
+            v_plane.__array_interface__["data"][0],
+        )
+        last = self._chroma
+        if last is None or last[0] != identity:
+            # keep the buffer for the next frame; hold the planes so that their memory, which
+            # the identity includes, cannot be reused by another frame
+            self._chroma = (identity, None if last is None else last[1], planes, False)
+            return None
+        buffer, ready = last[1], last[3]
+        if not ready:
+            if buffer is None or buffer.shape[:2] != u_plane.shape:
+                buffer = np.empty((*u_plane.shape, 4), np.uint8)
+            cv2.merge([u_plane, u_plane, v_plane, v_plane], dst=buffer)
+            self._chroma = (identity, buffer, planes, True)
+        return buffer
+
+    def render(
+        self, frame_key: Hashable, planes: Planes, spec: ViewSpec, overlay: Overlay | None = None
+    ) -> Image:
+        """Render one view of the frame ``planes``; ``frame_key`` identifies them, so a frame
+        rendered again (a rotation) reuses its interleaved chroma, as the GL path reuses the
+        textures it uploaded."""
+        with self._lock:
+            if self._closed:
+                msg = "CpuRenderer is closed"
+                raise ClosedResourceError(msg)
+            y_plane = planes[0]
+            src_h, src_w = y_plane.shape
+            map_x, map_xc, row, row_c = self._maps(spec, src_w, src_h)
+            chroma = self._interleaved_chroma(frame_key, planes)
+            y, u, v, yuuv, yuv = self._scratch(spec.width, spec.height)
+            linear, wrap = cv2.INTER_LINEAR, cv2.BORDER_WRAP
+            cv2.remap(y_plane, map_x, row, linear, dst=y, borderMode=wrap)
+            if chroma is None:
+                cv2.remap(planes[1], map_xc, row_c, linear, dst=u, borderMode=wrap)
+                cv2.remap(planes[2], map_xc, row_c, linear, dst=v, borderMode=wrap)
+                cv2.merge([y, u, v], dst=yuv)
+            else:
+                cv2.remap(chroma, map_xc, row_c, linear, dst=yuuv, borderMode=wrap)
+                yuuv[..., 0] = y  # (Y, U, V, V): dropping the last channel leaves Y, U, V
+                cv2.cvtColor(yuuv, cv2.COLOR_RGBA2RGB, dst=yuv)
+            image = yuv_to_rgb(yuv)
         if overlay is not None:
             draw_overlay(image, overlay, spec)
         return image

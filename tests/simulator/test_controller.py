@@ -300,6 +300,29 @@ def test_prefetch_decodes_the_frames_of_the_next_moves(make_env: EnvFactory) -> 
     assert ew.misses == misses  # type: ignore[attr-defined]
 
 
+def test_rotations_do_not_repeat_the_prefetch_request(make_env: EnvFactory) -> None:
+    """What a step prefetches depends only on where the agent stands: a rotate leaves the
+    earlier request running, a move or a new episode asks again."""
+    env = make_env()
+    env.reset(options={"segment": "ns_a", "offset_m": 0.0})
+    ns = env.world.store("ns")
+    asked: list[list[int]] = []
+    original = ns.prefetch
+
+    def record(indices: list[int]) -> None:
+        asked.append(list(indices))
+        original(indices)
+
+    ns.prefetch = record  # type: ignore[method-assign]
+    for action in ("A", "D", "Q", "E", "S"):
+        env.step(action)
+    assert asked == []
+    env.step("W", "SMALL")
+    assert len(asked) == 1
+    env.reset(options={"segment": "ns_a", "offset_m": 0.0})
+    assert len(asked) == 2
+
+
 def test_w_walks_through_a_link_node_keeping_the_view(plus_city: Path, tmp_path: Path) -> None:
     """A node that is not a junction (a cut between two segments of a street) is walked
     through: W goes on without stopping and the absolute view carries over."""

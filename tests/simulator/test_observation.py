@@ -142,6 +142,14 @@ def test_location_map_follows_the_agent(make_env: EnvFactory) -> None:
         return max(reach, key=lambda side: reach[side])
 
     assert arrow_points(first) == "south"  # facing travel
+    # looking up and down changes nothing on the map; each observation has its own copy
+    for action in ("Q", "E"):
+        first[:8, :8] = 0
+        obs, *_ = env.step(action, "SMALL")
+        assert obs["map"] is not first
+        assert arrow_points(obs["map"]) == "south"
+        assert obs["map"][:8, :8].any()
+        first = obs["map"]
     obs, *_ = env.step("A", "LARGE")
     assert arrow_points(obs["map"]) == "east"  # the view, not travel
     # walking moves the map under the agent

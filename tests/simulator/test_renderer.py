@@ -197,6 +197,37 @@ def test_branch_arrows_lie_on_the_ground_at_branch_bearings(make_env: EnvFactory
     assert red_centroid(env.render())[2] == 0
 
 
+def test_cpu_rerenders_equal_a_first_render(room: tuple[Planes, np.ndarray]) -> None:
+    """Turning on one frame reuses cached yaw maps and, from the frame's second render, its
+    interleaved chroma: every view equals what a renderer new to the frame draws."""
+    planes, _ = room
+    reused = CpuRenderer()
+    turns = [(0.0, 0.0), (24.0, 0.0), (0.0, 0.0), (0.0, 30.0), (0.0, 0.0), (24.0, 0.0)]
+    for yaw, pitch in turns:
+        spec = ViewSpec(160, 120, 90.0, yaw, pitch, frame_bearing_deg=12.5)
+        expected = CpuRenderer().render(("room", 0), planes, spec)
+        assert np.array_equal(reused.render(("room", 0), planes, spec), expected)
+
+
+def test_cpu_takes_new_planes_under_a_reused_key(room: tuple[Planes, np.ndarray]) -> None:
+    """The interleaved chroma of a frame is not reused for other planes, even when a caller
+    passes the same ``frame_key``."""
+    planes, _ = room
+    mirrored = (
+        np.ascontiguousarray(planes[0][:, ::-1]),
+        np.ascontiguousarray(planes[1][:, ::-1]),
+        np.ascontiguousarray(planes[2][:, ::-1]),
+    )
+    spec = ViewSpec(160, 120, 90.0, 40.0, 0.0)
+    renderer = CpuRenderer()
+    for _ in range(2):
+        renderer.render(0, planes, spec)
+    expected = CpuRenderer().render(0, mirrored, spec)
+    assert not np.array_equal(expected, renderer.render(0, planes, spec))
+    for _ in range(2):
+        assert np.array_equal(renderer.render(0, mirrored, spec), expected)
+
+
 @needs_gl
 def test_gl_renderers_coexist_across_threads(room: tuple[Planes, np.ndarray]) -> None:
     from concurrent.futures import ThreadPoolExecutor
