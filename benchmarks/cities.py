@@ -8,7 +8,8 @@ an unchanged one is reused. A city is built in ``<name>.building`` and renamed w
 - the *view city*: a 2 x 2 grid (four junctions, four dead ends) filmed at ``width`` px,
   1 fps, 2 m/s (a frame every 2 m: rendering 3840 px frames is what building costs),
   ingested, built with its OSM, its maps drawn and a task suite generated — what
-  ``env.step``, the location map and episode throughput are measured on;
+  ``env.step`` and the location map are measured on; episode throughput runs a larger suite
+  generated on it (:func:`throughput_suite`);
 - the *clip*: one straight street filmed at 30 fps (long-GOP H.264, a consumer camera's
   format), for ingest speed and the naive seek-decode-convert pipeline;
 - the *pose-only city*: a large grid synthesized without video (GPS tracks only), turned into
@@ -39,6 +40,7 @@ __all__ = [
     "bench_cache_dir",
     "clip_video",
     "pose_only_city",
+    "throughput_suite",
     "view_city",
 ]
 
@@ -165,6 +167,39 @@ def view_city(spec: ViewCitySpec, *, rebuild: bool = False) -> Path:
         )
 
     return _cached("view", spec, make, rebuild=rebuild) / "city"
+
+
+def throughput_suite(city: Path, *, per_family: int, seed: int = 0) -> Path:
+    """A task suite on the view ``city`` with up to ``per_family`` tasks per family, generated
+    once into ``<city>/tasks/throughput-<per_family>-<seed>``.
+
+    The view city's own suite (two per family, 11 tasks) is too small to measure throughput:
+    worker processes start (imports, opening the environment) in about the time they need
+    for it. The small grid rejects most candidates of some families, so the count is below
+    ``per_family`` times the families (``per_family=150``: 234 tasks).
+    """
+    suite = city / "tasks" / f"throughput-{per_family}-{seed}"
+    if (suite / "suite.json").is_file():
+        return suite
+    building = suite.with_name(suite.name + ".building")
+    shutil.rmtree(building, ignore_errors=True)
+    try:
+        _run_cli(
+            "tasks",
+            "generate",
+            str(city),
+            "--out",
+            str(building),
+            "--per-family",
+            str(per_family),
+            "--seed",
+            str(seed),
+        )
+        os.replace(building, suite)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    return suite
 
 
 def clip_video(spec: ClipSpec, *, rebuild: bool = False) -> tuple[Path, Path]:

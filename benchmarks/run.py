@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.cities import (
-    SUITE_NAME,
     ClipSpec,
     PoseCitySpec,
     ViewCitySpec,
     clip_video,
     pose_only_city,
+    throughput_suite,
     view_city,
 )
 from benchmarks.common import Timing, machine_info
@@ -45,6 +45,8 @@ class BenchPlan:
     build_repeats: int
     ingest_repeats: int
     rss_steps: int
+    throughput_per_family: int
+    """Tasks per family of the episode-throughput suite (fewer where the grid has no room)."""
 
 
 FULL = BenchPlan(
@@ -58,6 +60,7 @@ FULL = BenchPlan(
     build_repeats=3,
     ingest_repeats=1,
     rss_steps=60,
+    throughput_per_family=150,
 )
 QUICK = BenchPlan(
     mode="quick",
@@ -70,6 +73,7 @@ QUICK = BenchPlan(
     build_repeats=1,
     ingest_repeats=1,
     rss_steps=10,
+    throughput_per_family=6,
 )
 
 
@@ -159,7 +163,8 @@ def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0)
         progress.advance(bar)
 
         stage("episodes")
-        episodes = measure_episodes(city, city / "tasks" / SUITE_NAME)
+        suite = throughput_suite(city, per_family=plan.throughput_per_family, seed=seed)
+        episodes = measure_episodes(city, suite)
         progress.advance(bar)
 
         stage("peak RSS")
@@ -203,6 +208,8 @@ def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0)
         "map_render_p95_ms": location["location_map"].p95_ms,
         "episodes_per_s_1_worker": episodes["workers_1"]["episodes_per_s"],
         "episodes_per_s_2_workers": episodes["workers_2"]["episodes_per_s"],
+        "episodes_run": episodes["workers_1"]["episodes"],
+        "episode_worker_start_s": episodes["worker_start_s"],
         "env_peak_rss_mb": rss["peak_rss_mb"],
     }
     rows = [
@@ -230,6 +237,11 @@ def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0)
         _row("location map", location["location_map"]),
         _value_row("oracle episodes/s, 1 worker", figures["episodes_per_s_1_worker"], "1/s"),
         _value_row("oracle episodes/s, 2 workers", figures["episodes_per_s_2_workers"], "1/s"),
+        _value_row(
+            f"episode worker start-up ({figures['episodes_run']} episodes a run)",
+            episodes["worker_start_s"],
+            "s",
+        ),
         _value_row("peak RSS of one Env", rss["peak_rss_mb"], "MiB"),
     ]
     result: dict[str, Any] = {

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from city360.errors import ConfigError, DependencyMissingError
 from city360.eval.results import EpisodeResult
 
-__all__ = ["EXECUTORS", "Job", "WorkerSpec", "run_jobs"]
+__all__ = ["EXECUTORS", "Job", "WorkerSpec", "run_jobs", "threads_per_worker", "usable_cores"]
 
 EXECUTORS = ("local", "ray")
 Job = tuple[str, int]
@@ -42,10 +42,27 @@ class WorkerSpec:
 _WORKER: Any = None
 
 
-def _init_process_worker(spec: WorkerSpec) -> None:
+def usable_cores() -> int:
+    """CPU cores this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - macOS and Windows
+        return os.cpu_count() or 1
+
+
+def threads_per_worker(workers: int) -> int:
+    """OpenCV threads for each of ``workers`` processes: the usable cores shared out, at least
+    one. More would oversubscribe the cores, and OpenCV's pool spins while it waits."""
+    return max(1, usable_cores() // max(1, workers))
+
+
+def _init_process_worker(spec: WorkerSpec, threads: int) -> None:
     global _WORKER
+    import cv2
+
     from city360.eval.episode import EpisodeWorker
 
+    cv2.setNumThreads(threads)
     _WORKER = EpisodeWorker(spec)
 
 
@@ -62,10 +79,16 @@ def _run_serial(spec: WorkerSpec, jobs: Sequence[Job]) -> Iterator[EpisodeResult
 
 
 def _run_processes(spec: WorkerSpec, jobs: Sequence[Job], workers: int) -> Iterator[EpisodeResult]:
+    """Persistent worker processes: each builds its environment and agent once (in the pool's
+    initializer) and then runs one episode per job it takes; the parent only waits for
+    results and writes them."""
     # "spawn": a forked child would inherit the parent's GL context and decoder threads.
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=_init_process_worker, initargs=(spec,)
+        max_workers=workers,
+        mp_context=context,
+        initializer=_init_process_worker,
+        initargs=(spec, threads_per_worker(workers)),
     ) as pool:
         pending: set[Future[EpisodeResult]] = {pool.submit(_run_in_process_worker, j) for j in jobs}
         try:

@@ -48,6 +48,7 @@ def test_oracle_solves_every_task_and_writes_every_output(oracle_run, built_suit
     assert len(rows) == len(suite.tasks)
     metadata = json.loads((run_dir / "run_metadata.json").read_text(encoding="utf-8"))
     assert metadata["status"] == "complete"
+    assert metadata["config"]["env_options"] == {"map": True, "prefetch": False}
     assert metadata["suite_hash"] == suite.content_hash()
     assert metadata["code"]["commit"]
     for row in rows:
@@ -100,7 +101,20 @@ def test_process_workers_and_ray_match_the_local_run(
         for r in oracle_run.results
         if r.task_type in select.split(",")
     }
-    two = run_eval(_config(built_city, built_suite, tmp_path, "oracle", select=select, workers=2))
+    # prefetching (off by default for the oracle) changes how fast, never what happens
+    two = run_eval(
+        _config(
+            built_city,
+            built_suite,
+            tmp_path,
+            "oracle",
+            select=select,
+            workers=2,
+            env_options={"prefetch": True},
+        )
+    )
+    metadata = json.loads((two.run_dir / "run_metadata.json").read_text(encoding="utf-8"))
+    assert metadata["config"]["env_options"]["prefetch"] is True
     ray = run_eval(
         _config(
             built_city, built_suite, tmp_path, "oracle", select=select, workers=2, executor="ray"
