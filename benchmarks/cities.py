@@ -169,37 +169,87 @@ def view_city(spec: ViewCitySpec, *, rebuild: bool = False) -> Path:
     return _cached("view", spec, make, rebuild=rebuild) / "city"
 
 
-def throughput_suite(city: Path, *, per_family: int, seed: int = 0) -> Path:
-    """A task suite on the view ``city`` with up to ``per_family`` tasks per family, generated
-    once into ``<city>/tasks/throughput-<per_family>-<seed>``.
+_ASSET_FIELDS = ("grid_map", "reference_image", "route_map")
+
+
+def throughput_suite(city: Path, *, per_family: int, seeds: int = 1) -> Path:
+    """A task suite on the view ``city`` for episode throughput: the suites generated with
+    ``per_family`` tasks per family for seeds ``0 .. seeds - 1``, merged (ids and assets
+    prefixed ``s<seed>-``), made once into ``<city>/tasks/throughput-<per_family>x<seeds>``.
 
     The view city's own suite (two per family, 11 tasks) is too small to measure throughput:
     worker processes start (imports, opening the environment) in about the time they need
-    for it. The small grid rejects most candidates of some families, so the count is below
-    ``per_family`` times the families (``per_family=150``: 234 tasks).
+    for it. One seed cannot give more: the 2x2 grid rejects most candidates of some families
+    (``per_family=150``: 234 tasks, 400: 271), so other seeds add other starts and goals
+    (three seeds of 150: 697 tasks).
     """
-    suite = city / "tasks" / f"throughput-{per_family}-{seed}"
-    if (suite / "suite.json").is_file():
-        return suite
-    building = suite.with_name(suite.name + ".building")
-    shutil.rmtree(building, ignore_errors=True)
+    from city360.tasks.suite import load_suite, save_suite
+
+    target = city / "tasks" / f"throughput-{per_family}x{seeds}"
+    if (target / "suite.json").is_file():
+        return target
+    scratch = target.with_name(target.name + ".parts")
+    shutil.rmtree(scratch, ignore_errors=True)
     try:
-        _run_cli(
-            "tasks",
-            "generate",
-            str(city),
-            "--out",
-            str(building),
-            "--per-family",
-            str(per_family),
-            "--seed",
-            str(seed),
-        )
-        os.replace(building, suite)
-    except BaseException:
-        shutil.rmtree(building, ignore_errors=True)
-        raise
-    return suite
+        parts = []
+        for seed in range(seeds):
+            out = scratch / f"seed-{seed}"
+            _run_cli(
+                "tasks",
+                "generate",
+                str(city),
+                "--out",
+                str(out),
+                "--per-family",
+                str(per_family),
+                "--seed",
+                str(seed),
+            )
+            parts.append(load_suite(out))
+        save_suite(_merge_suites(parts), target)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return target
+
+
+def _merge_suites(parts: list[Any]) -> Any:
+    """One suite holding every task of ``parts`` (suites of one city and grid), the tasks and
+    assets of part ``k`` renamed with the prefix ``s<k>-`` so that none collide."""
+    from city360.tasks.suite import ASSETS_DIR, Suite
+
+    first = parts[0]
+    tasks, assets = [], {}
+    for k, part in enumerate(parts):
+        if (part.city, part.grid_size, part.grid_area_m) != (
+            first.city,
+            first.grid_size,
+            first.grid_area_m,
+        ):
+            msg = f"suite part {k} has another city or grid than part 0; cannot merge"
+            raise ValueError(msg)
+        prefix = f"s{k}-"
+
+        def renamed(path: str, prefix: str = prefix) -> str:
+            return f"{ASSETS_DIR}/{prefix}{path.removeprefix(ASSETS_DIR + '/')}"
+
+        assets.update({renamed(path): data for path, data in part.assets.items()})
+        for task in part.tasks:
+            told_update = {
+                name: renamed(value)
+                for name, value in task.told
+                if name in _ASSET_FIELDS and isinstance(value, str)
+            }
+            told = task.told.model_copy(update=told_update)
+            tasks.append(task.model_copy(update={"id": prefix + task.id, "told": told}))
+    return Suite(
+        name=f"{first.name}-throughput",
+        city=first.city,
+        tasks=tasks,
+        assets=assets,
+        grid_size=first.grid_size,
+        created={"merged": [part.created for part in parts]},
+        grid_area_m=first.grid_area_m,
+    )
 
 
 def clip_video(spec: ClipSpec, *, rebuild: bool = False) -> tuple[Path, Path]:

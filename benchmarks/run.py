@@ -47,6 +47,8 @@ class BenchPlan:
     rss_steps: int
     throughput_per_family: int
     """Tasks per family of the episode-throughput suite (fewer where the grid has no room)."""
+    throughput_seeds: int
+    """Suites generated (one per seed) and merged into the episode-throughput suite."""
 
 
 FULL = BenchPlan(
@@ -61,6 +63,7 @@ FULL = BenchPlan(
     ingest_repeats=1,
     rss_steps=60,
     throughput_per_family=150,
+    throughput_seeds=3,
 )
 QUICK = BenchPlan(
     mode="quick",
@@ -74,6 +77,7 @@ QUICK = BenchPlan(
     ingest_repeats=1,
     rss_steps=10,
     throughput_per_family=6,
+    throughput_seeds=1,
 )
 
 
@@ -163,7 +167,9 @@ def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0)
         progress.advance(bar)
 
         stage("episodes")
-        suite = throughput_suite(city, per_family=plan.throughput_per_family, seed=seed)
+        suite = throughput_suite(
+            city, per_family=plan.throughput_per_family, seeds=plan.throughput_seeds
+        )
         episodes = measure_episodes(city, suite)
         progress.advance(bar)
 

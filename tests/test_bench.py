@@ -129,3 +129,23 @@ def test_grid_osm_has_the_streets_asked_for(tmp_path: Path) -> None:
     assert street.read_text(encoding="utf-8").count('k="highway"') == 1
     with pytest.raises(ValueError, match="at least two junctions"):
         write_grid_osm(tmp_path / "x.osm", cols=1, rows=1)
+
+
+def test_merged_throughput_suite_keeps_every_task_and_asset(built_suite: Path) -> None:
+    from benchmarks.cities import _merge_suites
+    from city360.tasks.suite import load_suite
+
+    part = load_suite(built_suite)
+    merged = _merge_suites([part, part])  # validates: unique ids, every asset found
+    assert len(merged) == 2 * len(part)
+    assert [t.id for t in merged.tasks[: len(part)]] == [f"s0-{t.id}" for t in part.tasks]
+    assert len(merged.assets) == 2 * len(part.assets) > 0
+    referenced = {
+        value
+        for task in merged.tasks
+        for name, value in task.told
+        if name in ("grid_map", "reference_image", "route_map")
+    }
+    assert referenced
+    assert referenced <= set(merged.assets)
+    assert merged.assets[f"assets/s1-{next(iter(part.assets)).removeprefix('assets/')}"]
