@@ -26,3 +26,23 @@ def test_workers_share_the_usable_cores(
 def test_only_agents_that_wait_on_a_model_prefetch_by_default(kind: str, prefetch: bool) -> None:
     assert default_env_options(AgentSpec(kind=kind)) == {"map": True, "prefetch": prefetch}
     assert default_env_options(AgentSpec(kind=kind), use_map=False)["map"] is False
+
+
+def test_a_worker_process_closes_its_worker_at_exit(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    class FakeWorker:
+        closed = 0
+
+        def close(self) -> None:
+            self.closed += 1
+
+    fake = FakeWorker()
+    monkeypatch.setattr(executors, "_WORKER", fake)
+    try:
+        executors._close_process_worker()
+        executors._close_process_worker()  # atexit may run it after an explicit call
+    finally:
+        gc.unfreeze()
+    assert fake.closed == 1
+    assert executors._WORKER is None
