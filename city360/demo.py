@@ -30,13 +30,15 @@ DEMO_PER_FAMILY = 25
 
 
 def demo_city_dir() -> Path:
-    """Where the demo city is cached: depends on the package version and the demo extract."""
+    """Where the demo city is cached: depends on the package version, the demo extract and the
+    demo's filming options (so a change of resolution never reuses an old city)."""
     from city360 import __version__
     from city360.settings import cache_dir
-    from city360.synth.pipeline import demo_city_source
+    from city360.synth.pipeline import DEMO_FPS, DEMO_SPEED_MPS, DEMO_WIDTH, demo_city_source
 
     digest = hashlib.sha256(demo_city_source().read_bytes())
     digest.update(__version__.encode())
+    digest.update(f"{DEMO_WIDTH}/{DEMO_FPS}/{DEMO_SPEED_MPS}".encode())
     return cache_dir() / f"demo-helsinki-{digest.hexdigest()[:12]}"
 
 

@@ -1,14 +1,23 @@
-"""A sign-reading agent for landmark search by name: look left and right, read the shop signs
-with OCR (tesseract through pytesseract), and stop in front of the one named in the task.
+"""A sign-reading agent for landmark search: walk the streets looking at the shop fronts, read
+the signs with OCR (:mod:`city360.agents.ocr`), and answer in front of the named one.
 
-At each stop it turns to the right side (D LARGE), reads the view, turns to the left side
-(D LARGE twice), reads again, looks ahead (S) and walks on (W LARGE). A sign whose OCR text
-fuzzily matches the landmark (``difflib`` ratio over the best window of words,
-``match_threshold``) on a side view ends the episode with ANSWER; one that nearly matches
-(over ``near_threshold``, e.g. read from afar or at an angle) makes it walk on in small steps.
-At junctions it goes straight on when it can, else takes a seeded random branch. The
-landmark's name is read from the task prompt ("Find NAME in this city"), or from a
-``landmark`` attribute when the task has one.
+What it is told: the landmark's name, from the task prompt ("Find NAME in this city") or a
+``landmark`` attribute; for a search by image, the name is read off the reference picture (the
+sign nearest the picture's centre, where the task's camera looked).
+
+How it walks, in the view frame of the controller (yaw 0 = the direction of travel, positive to
+the right): signs face the street, so they read best square on, at yaw +90 or -90, and barely
+at an angle. At every stop it reads the side it is looking at, turns 180 degrees (two LARGE
+turns) and reads the other side, then walks on (``W`` LARGE, 10 m) still looking sideways;
+W walks along the street whatever the yaw within 90 degrees, so the first side of the next stop
+costs no turn. Three steps per 10 m of street, both sides read.
+
+A sign whose text matches the landmark (``difflib`` ratio over the best window of words, at
+least ``match_threshold``) ends the episode with ANSWER; one that nearly matches (at least
+``near_threshold``: read at an angle or cut by the view's edge) makes the next walk a SMALL
+step, for a square-on look. At a junction (the observation offers branches) it takes a seeded
+random branch; at a dead end the U-turn offered there. It uses only the view, the branch mask
+and the feedback text: nothing privileged.
 """
 
 from __future__ import annotations
@@ -20,15 +29,24 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from city360.agents._task import task_prompt
+from city360.agents._task import task_prompt, task_reference_images
 from city360.agents.base import AgentDecision, Observation, offered_branches
-from city360.errors import DependencyMissingError, ResetNeededError
+from city360.agents.ocr import SignText, read_signs, read_text
+from city360.errors import ResetNeededError
 from city360.simulator.actions import Action, ActionCommand, Magnitude
 from city360.types import Image
 
-__all__ = ["SignReaderAgent", "landmark_from_prompt", "read_text", "text_match"]
+__all__ = [
+    "SignReaderAgent",
+    "landmark_from_prompt",
+    "landmark_from_reference",
+    "read_text",
+    "text_match",
+]
 
 _PROMPT_NAME = re.compile(r"Find (.+?) in this city", re.IGNORECASE | re.DOTALL)
+_SIDE_YAW = 90
+"""Yaw (degrees) of a side view: square on to the shop fronts. LARGE turns are 90 degrees."""
 
 
 def landmark_from_prompt(prompt: str) -> str:
@@ -38,6 +56,16 @@ def landmark_from_prompt(prompt: str) -> str:
         return match.group(1).strip().strip("\"'“”")
     quoted = re.search(r"[\"“']([^\"”']{2,})[\"”']", prompt)
     return quoted.group(1).strip() if quoted else ""
+
+
+def landmark_from_reference(image: Image, *, lang: str = "eng") -> str:
+    """The text of the sign nearest the centre of a reference picture, or "" when none reads."""
+    signs = read_signs(image, lang=lang)
+    if not signs:
+        return ""
+    centre = image.shape[1] / 2
+    nearest = min(signs, key=lambda s: abs(s.centre_x - centre))
+    return nearest.text
 
 
 def _normalise(text: str) -> str:
@@ -60,34 +88,10 @@ def text_match(target: str, text: str) -> float:
     return best
 
 
-def read_text(image: Image, *, lang: str = "eng") -> str:
-    """OCR of an RGB view (upscaled 2x, grey) with tesseract; "" when nothing is read."""
-    try:
-        import pytesseract
-    except ImportError as exc:  # pragma: no cover - a core dependency
-        msg = "pytesseract is needed for the sign-reading agent: pip install pytesseract"
-        raise DependencyMissingError(msg) from exc
-    import cv2
-
-    grey = cv2.cvtColor(np.asarray(image), cv2.COLOR_RGB2GRAY)
-    grey = cv2.resize(grey, None, fx=2.0, fy=2.0, interpolation=cv2.INTER_CUBIC)
-    try:
-        return str(pytesseract.image_to_string(grey, lang=lang, config="--psm 3"))
-    except pytesseract.TesseractNotFoundError as exc:
-        msg = "tesseract is not installed: apt-get install tesseract-ocr (Debian/Ubuntu)"
-        raise DependencyMissingError(msg) from exc
-
-
 class SignReaderAgent:
     """See the module docstring."""
 
     privileged: ClassVar[bool] = False
-    _SCAN = (
-        ("look right", ActionCommand(Action.D, Magnitude.LARGE), "right"),
-        ("look left", ActionCommand(Action.D, Magnitude.LARGE), None),
-        ("look left", ActionCommand(Action.D, Magnitude.LARGE), "left"),
-        ("look ahead", ActionCommand(Action.S), None),
-    )
 
     def __init__(
         self,
@@ -97,17 +101,20 @@ class SignReaderAgent:
         near_threshold: float = 0.5,
         lang: str = "eng",
     ) -> None:
-        self.near_threshold = near_threshold
         self.name = "signs"
         self.seed = seed
         self.match_threshold = match_threshold
+        self.near_threshold = near_threshold
         self.lang = lang
         self.landmark = ""
         self._rng = np.random.default_rng(seed)
         self._active = False
-        self._phase = 0
-        self._pending_side: str | None = None
-        self.readings: list[tuple[str, float]] = []
+        self._yaw = 0
+        self._sides_read: set[int] = set()
+        self._turning: Action | None = None
+        self._near = False
+        self.readings: list[tuple[int, str, float]] = []
+        """Every side read: (yaw, text read, best match score), for reports and debugging."""
 
     def __repr__(self) -> str:
         return f"SignReaderAgent(landmark={self.landmark!r}, seed={self.seed})"
@@ -118,52 +125,75 @@ class SignReaderAgent:
         self.landmark = str(getattr(task, "landmark", "") or "") or landmark_from_prompt(
             task_prompt(task)
         )
+        if not self.landmark:
+            for _, image in task_reference_images(task):
+                self.landmark = landmark_from_reference(image, lang=self.lang)
+                if self.landmark:
+                    break
         self._active = True
-        self._phase = 0
-        self._pending_side = None
-        self._ahead_seen = False
+        self._yaw = 0
+        self._sides_read = set()
+        self._turning = None
+        self._near = False
         self.readings = []
 
-    def _score(self, observation: Observation) -> float:
-        view = observation.get("view")
-        if view is None or not self.landmark:
+    # -- reading -----------------------------------------------------------------------------
+    def _score(self, signs: list[SignText]) -> float:
+        if not self.landmark:
             return 0.0
-        text = read_text(view, lang=self.lang)
-        score = text_match(self.landmark, text)
-        self.readings.append((text.strip().replace("\n", " ")[:80], score))
+        return max((text_match(self.landmark, sign.text) for sign in signs), default=0.0)
+
+    def _read_side(self, observation: Observation) -> float:
+        """Read the side the view looks at; the best match score of its signs."""
+        view = observation.get("view")
+        if view is None:
+            return 0.0
+        signs = read_signs(view, lang=self.lang)
+        score = self._score(signs)
+        text = " | ".join(sign.text for sign in signs)
+        self.readings.append((self._yaw, text[:120], round(score, 3)))
+        self._sides_read.add(self._yaw)
         return score
+
+    # -- acting ------------------------------------------------------------------------------
+    def _turn(self, action: Action, thought: str) -> AgentDecision:
+        self._yaw += _SIDE_YAW if action is Action.D else -_SIDE_YAW
+        self._yaw = (self._yaw + 180) % 360 - 180
+        if abs(self._yaw) == _SIDE_YAW:
+            self._turning = None
+        return AgentDecision(ActionCommand(action, Magnitude.LARGE), thought=thought)
 
     def act(self, observation: Observation) -> AgentDecision:
         if not self._active:
             msg = "SignReaderAgent.act() called before reset(task); call reset(task) first"
             raise ResetNeededError(msg)
-        side = self._pending_side
-        self._pending_side = None
-        if side is not None:
-            score = self._score(observation)
-            if score >= self.match_threshold and side in ("right", "left"):
+        if abs(self._yaw) == _SIDE_YAW and self._yaw not in self._sides_read:
+            score = self._read_side(observation)
+            side = "right" if self._yaw > 0 else "left"
+            if score >= self.match_threshold:
                 command = ActionCommand(Action.ANSWER, answer=self.landmark)
                 return AgentDecision(
                     command, thought=f"{self.landmark} on the {side} ({score:.2f})"
                 )
-            self._ahead_seen = self._ahead_seen or score >= self.near_threshold
+            self._near = self._near or score >= self.near_threshold
+        if len(self._sides_read) < 2:
+            if self._turning is None:
+                # at the start look right first; from one side, turn round to the other
+                self._turning = Action.A if self._yaw == _SIDE_YAW else Action.D
+            thought = "look at the shops" if not self._sides_read else "look at the other side"
+            return self._turn(self._turning, thought)
+        return self._move_on(observation)
+
+    def _move_on(self, observation: Observation) -> AgentDecision:
+        """Both sides read here: take a branch at a junction, else walk on."""
+        self._sides_read = set()
+        near, self._near = self._near, False
         branches = offered_branches(observation)
-        if self._phase < len(self._SCAN) and not branches:
-            thought, command, reads = self._SCAN[self._phase]
-            self._phase += 1
-            self._pending_side = reads
-            return AgentDecision(command, thought=thought)
-        self._phase = 0
-        near = self._ahead_seen
-        self._ahead_seen = False
         if branches:
-            choice = (
-                Action.UP
-                if Action.UP in branches
-                else branches[int(self._rng.integers(len(branches)))]
-            )
-            return AgentDecision(ActionCommand(choice), thought="junction")
-        if "dead end" in str(observation.get("feedback", "")).lower():
-            return AgentDecision(ActionCommand(Action.D, Magnitude.LARGE), thought="dead end")
+            # the junction's shop fronts were read on arrival: the first stop is down the street
+            self._sides_read = {-_SIDE_YAW, _SIDE_YAW}
+            choice = branches[int(self._rng.integers(len(branches)))]
+            return AgentDecision(ActionCommand(choice), thought="junction: take a branch")
         magnitude = Magnitude.SMALL if near else Magnitude.LARGE
-        return AgentDecision(ActionCommand(Action.W, magnitude), thought="walk on")
+        thought = "almost read it: a closer look" if near else "walk on"
+        return AgentDecision(ActionCommand(Action.W, magnitude), thought=thought)

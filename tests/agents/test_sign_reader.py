@@ -8,8 +8,15 @@ import cv2
 import numpy as np
 import pytest
 
+from city360.agents.ocr import read_signs
 from city360.agents.random_agent import RandomAgent
-from city360.agents.sign_reader import SignReaderAgent, landmark_from_prompt, read_text, text_match
+from city360.agents.sign_reader import (
+    SignReaderAgent,
+    landmark_from_prompt,
+    landmark_from_reference,
+    read_text,
+    text_match,
+)
 from city360.simulator.actions import Action, ActionCommand, Magnitude
 
 pytestmark = pytest.mark.ocr
@@ -21,13 +28,18 @@ SHOPS = {
 }
 
 
-def _sign(text: str | None) -> np.ndarray:
-    view = np.full((120, 320, 3), 90, np.uint8)
+def _sign(text: str | None, *, light_on_dark: bool = False) -> np.ndarray:
+    """A 640x480 view of a grey facade with a row of windows and, when ``text`` is given, a
+    signboard: dark letters on a light board, or light letters on a dark one."""
+    view = np.full((480, 640, 3), 120, np.uint8)
+    for x in range(20, 640, 120):
+        cv2.rectangle(view, (x, 60), (x + 90, 150), (60, 70, 90), -1)
     if text:
-        cv2.rectangle(view, (10, 30), (310, 90), (250, 250, 240), -1)
-        cv2.putText(
-            view, text, (20, 72), cv2.FONT_HERSHEY_SIMPLEX, 1.1, (20, 20, 20), 2, cv2.LINE_AA
+        board, ink = (
+            ((40, 60, 30), (240, 230, 120)) if light_on_dark else ((250, 250, 240), (20, 20, 20))
         )
+        cv2.rectangle(view, (150, 200), (490, 250), board, -1)
+        cv2.putText(view, text, (165, 236), cv2.FONT_HERSHEY_SIMPLEX, 1.0, ink, 2, cv2.LINE_AA)
     return view
 
 
@@ -41,7 +53,7 @@ class SignStreet:
         self.steps = 0
 
     def _obs(self, feedback: str = "") -> dict[str, Any]:
-        side = {0: "ahead", 90: "right", 270: "left"}.get(self.yaw % 360)
+        side = {0: "ahead", 90: "right", 180: "behind", 270: "left"}.get(self.yaw % 360)
         text = None
         for at, (where, name) in SHOPS.items():
             if where == side and abs(self.position_m - at) <= 3.0:
@@ -64,8 +76,10 @@ class SignStreet:
         if command.action is Action.W:
             step = {Magnitude.SMALL: 2.0, Magnitude.MEDIUM: 5.0, Magnitude.LARGE: 10.0, None: 5.0}
             self.position_m = min(80.0, self.position_m + step[command.magnitude])
-        elif command.action is Action.D:
-            self.yaw += 90
+        elif command.action in (Action.A, Action.D):
+            turn = {Magnitude.SMALL: 30, Magnitude.MEDIUM: 60, Magnitude.LARGE: 90, None: 24}
+            sign = 1 if command.action is Action.D else -1
+            self.yaw += sign * turn[command.magnitude]
         elif command.action is Action.S:
             self.yaw = 0
         return self._obs(), False
@@ -97,9 +111,36 @@ def test_prompt_name_and_fuzzy_match() -> None:
     assert text_match("", "x") == 0.0
 
 
-def test_ocr_reads_a_rendered_sign() -> None:
+def test_ocr_reads_a_rendered_sign_of_either_polarity() -> None:
     assert text_match("Leipomo Sola", read_text(_sign("Leipomo Sola"))) > 0.8
-    assert read_text(_sign(None)).strip() == ""
+    assert text_match("Kukka Puoti", read_text(_sign("Kukka Puoti", light_on_dark=True))) > 0.8
+    assert text_match("Leipomo Sola", read_text(_sign(None))) < 0.5
+
+
+def test_read_signs_says_where_each_sign_is() -> None:
+    signs = read_signs(_sign("Kahvila Aalto"))
+    best = max(signs, key=lambda s: text_match("Kahvila Aalto", s.text))
+    assert text_match("Kahvila Aalto", best.text) > 0.8
+    x, y, w, h = best.box
+    assert x >= 140
+    assert x + w <= 500
+    assert y >= 190
+    assert y + h <= 260
+    assert 250 < best.centre_x < 390
+
+
+def test_the_name_of_a_search_by_image_is_read_off_the_reference_picture() -> None:
+    picture = _sign("Leipomo Sola")
+    assert text_match("Leipomo Sola", landmark_from_reference(picture)) > 0.8
+
+    class ImageTask:
+        prompt_text = "Find the place in the picture. Walk there and answer."
+        family = "LandmarkSearchImage"
+        reference_images = (("picture of the place to find", picture),)
+
+    agent = SignReaderAgent(seed=0)
+    agent.reset(ImageTask())
+    assert text_match("Leipomo Sola", agent.landmark) > 0.8
 
 
 def test_sign_reader_finds_the_named_shop_and_beats_random() -> None:
