@@ -124,6 +124,45 @@ def measure_episodes(
                         "status": outcome.status,
                     }
             out[f"workers_{count}"] = figures
+        out["workers_1_single_thread"] = _single_thread_run(city, suite, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return out
+
+
+def _single_thread_run(city: Path, suite: Path, scratch: Path) -> dict[str, Any]:
+    """One worker held to one core: OpenCV and the frame decoder single-threaded. What one
+    worker process does on a core of its own, against which two workers show how the
+    processes scale; the default one-worker run also spreads its decode and remaps over the
+    second core (1.5 cores on the benchmark city), which caps what a second worker can add."""
+    import cv2
+
+    from city360.eval.runner import AgentSpec, EvalConfig, run_eval
+
+    before = cv2.getNumThreads()
+    cv2.setNumThreads(1)
+    try:
+        cpu_started = time.process_time()
+        started = time.perf_counter()
+        outcome = run_eval(
+            EvalConfig(
+                city_dir=city,
+                suite_dir=suite,
+                agent=AgentSpec(kind="oracle"),
+                workers=1,
+                output_root=scratch,
+                run_id="bench-w1-single-thread",
+                env_options={"decode_threads": 1},
+            )
+        )
+        elapsed = time.perf_counter() - started
+        cpu = time.process_time() - cpu_started
+    finally:
+        cv2.setNumThreads(before)
+    return {
+        "episodes": outcome.ran,
+        "wall_s": round(elapsed, 3),
+        "episodes_per_s": outcome.ran / elapsed if elapsed > 0 else 0.0,
+        "cpu_s": round(cpu, 3),
+        "status": outcome.status,
+    }

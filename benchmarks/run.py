@@ -214,6 +214,7 @@ def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0)
         "map_render_p95_ms": location["location_map"].p95_ms,
         "episodes_per_s_1_worker": episodes["workers_1"]["episodes_per_s"],
         "episodes_per_s_2_workers": episodes["workers_2"]["episodes_per_s"],
+        "episodes_per_s_1_worker_1_thread": episodes["workers_1_single_thread"]["episodes_per_s"],
         "episodes_run": episodes["workers_1"]["episodes"],
         "episode_worker_start_s": episodes["worker_start_s"],
         "env_peak_rss_mb": rss["peak_rss_mb"],
@@ -243,6 +244,11 @@ def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0)
         _row("location map", location["location_map"]),
         _value_row("oracle episodes/s, 1 worker", figures["episodes_per_s_1_worker"], "1/s"),
         _value_row("oracle episodes/s, 2 workers", figures["episodes_per_s_2_workers"], "1/s"),
+        _value_row(
+            "oracle episodes/s, 1 worker on 1 thread",
+            figures["episodes_per_s_1_worker_1_thread"],
+            "1/s",
+        ),
         _value_row(
             f"episode worker start-up ({figures['episodes_run']} episodes a run)",
             episodes["worker_start_s"],

@@ -76,6 +76,9 @@ class EnvConfig:
     """Decoded-frame cache per environment, shared over its trajectories."""
     prefetch: bool = True
     """After each step decode the frames the next move can reach in the background."""
+    decode_threads: int = 2
+    """FFmpeg slice threads decoding one frame. Evaluation worker processes share the cores
+    out (one each with two workers on two cores) so that they do not oversubscribe them."""
 
     def __post_init__(self) -> None:
         if self.view_width < 8 or self.view_height < 8:
@@ -111,6 +114,9 @@ class EnvConfig:
             raise ConfigError(msg)
         if self.renderer not in ("auto", "gl", "cpu"):
             msg = f"`renderer` must be 'auto', 'gl' or 'cpu', got {self.renderer!r}"
+            raise ConfigError(msg)
+        if not 1 <= self.decode_threads <= 64:
+            msg = f"`decode_threads` must be in 1..64, got {self.decode_threads}"
             raise ConfigError(msg)
         if not self.frame_cache_mb > 0:
             msg = f"`frame_cache_mb` must be > 0, got {self.frame_cache_mb}"

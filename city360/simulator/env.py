@@ -33,6 +33,7 @@ episode's seeded generator.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Mapping
@@ -64,7 +65,7 @@ from city360.simulator.observation import (
 from city360.simulator.renderer import Renderer, make_renderer
 from city360.simulator.routing import RoutePlanner
 from city360.simulator.state import AgentState, wrap180
-from city360.simulator.world import FrameSourceFactory, World
+from city360.simulator.world import FrameSourceFactory, World, default_frame_source
 
 __all__ = ["CityEnv", "make"]
 
@@ -111,7 +112,8 @@ class CityEnv:
         self.world = World(
             Path(city_dir),
             cache_bytes=int(self.config.frame_cache_mb * 1024 * 1024),
-            frame_source=frame_source,
+            frame_source=frame_source
+            or functools.partial(default_frame_source, threads=self.config.decode_threads),
         )
         made: Renderer | None = None
         try:

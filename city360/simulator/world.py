@@ -57,10 +57,11 @@ FrameSourceFactory = Callable[[Path, int], FrameSource]
 """``(frames_mp4_path, cache_bytes) -> FrameSource``."""
 
 
-def _default_frame_source(path: Path, cache_bytes: int) -> FrameSource:
+def default_frame_source(path: Path, cache_bytes: int, *, threads: int = 2) -> FrameSource:
+    """A :class:`~city360.video_store.FrameStore` decoding with ``threads`` slice threads."""
     from city360.video_store import FrameStore
 
-    store: FrameSource = FrameStore(path, cache_bytes=cache_bytes)
+    store: FrameSource = FrameStore(path, cache_bytes=cache_bytes, threads=threads)
     return store
 
 
@@ -184,7 +185,7 @@ class World:
         self.city = CityDir(city_dir)
         self.manifest: CityManifest = self.city.read_manifest()
         self.projection: LocalProjection = self.manifest.projection
-        self._open_frames = frame_source or _default_frame_source
+        self._open_frames = frame_source or default_frame_source
         self._cache_bytes = int(cache_bytes)
         self.nodes: dict[int, Node] = {}
         self.segments: dict[str, Segment] = {}

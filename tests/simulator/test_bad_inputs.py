@@ -87,6 +87,17 @@ def test_bad_config(plus_city: Path) -> None:
         EnvConfig(renderer="vulkan")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="`pitch_limit_deg` must be in"):
         EnvConfig(pitch_limit_deg=95)
+    with pytest.raises(ConfigError, match=r"`decode_threads` must be in 1\.\.64, got 0"):
+        EnvConfig(decode_threads=0)
+
+
+def test_decode_threads_reach_the_frame_stores(plus_city: Path) -> None:
+    with city360.make(plus_city, decode_threads=1, map=False) as env:
+        env.reset(seed=0)
+        env.step("W", "SMALL")
+        stores = [env.world.store(t) for t in env.world.trajectories]
+        assert stores
+        assert {store._threads for store in stores} == {1}  # type: ignore[attr-defined]
 
 
 def test_bad_reset_options(make_env: EnvFactory) -> None:
