@@ -233,3 +233,19 @@ def test_background_writer_drops_queued_jobs_on_an_exception(tmp_path: Path) -> 
     with pytest.raises(RuntimeError, match="caller failed"):
         fail_while_encoding()
     assert ran == [0]  # the running job finishes; the queued ones are dropped
+
+
+@pytest.mark.parametrize(("width", "height"), [(66, 100), (64, 32), (3840, 1920)])
+def test_packed_i420_is_pyav_layout_without_row_padding(width: int, height: int) -> None:
+    import av
+
+    from city360.video_store.frame_store import packed_i420
+
+    rng = np.random.default_rng(width * height)
+    rgb = rng.integers(0, 256, (height, width, 3), dtype=np.uint8)
+    frame = av.VideoFrame.from_ndarray(rgb, format="rgb24").reformat(format="yuv420p")
+    packed = packed_i420(frame)
+    assert packed.shape == (height * 3 // 2, width)
+    assert np.array_equal(packed, frame.to_ndarray(format="yuv420p"))
+    if width == 66:
+        assert frame.planes[1].line_size > frame.planes[1].width  # padded rows dropped
