@@ -69,6 +69,41 @@ def measure_worker_start(city: Path, suite: Path, *, repeats: int = 1) -> float:
     return best
 
 
+def _timed_oracle_run(
+    city: Path,
+    suite: Path,
+    scratch: Path,
+    run_id: str,
+    *,
+    workers: int,
+    env_options: dict[str, Any] | None = None,
+) -> tuple[Any, float, float, float]:
+    """Run the suite with the oracle; ``(outcome, wall s, parent CPU s, workers' CPU s)``."""
+    from city360.eval.runner import AgentSpec, EvalConfig, run_eval
+
+    cpu_started = time.process_time()
+    children_started = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    outcome = run_eval(
+        EvalConfig(
+            city_dir=city,
+            suite_dir=suite,
+            agent=AgentSpec(kind="oracle"),
+            workers=workers,
+            output_root=scratch,
+            run_id=run_id,
+            env_options=env_options or {},
+        )
+    )
+    elapsed = time.perf_counter() - started
+    parent_cpu = time.process_time() - cpu_started
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the pool is joined
+    workers_cpu = (children.ru_utime - children_started.ru_utime) + (
+        children.ru_stime - children_started.ru_stime
+    )
+    return outcome, elapsed, parent_cpu, workers_cpu
+
+
 def measure_episodes(
     city: Path, suite: Path, *, workers: tuple[int, ...] = (1, 2), repeats: int = 1
 ) -> dict[str, Any]:
@@ -76,7 +111,6 @@ def measure_episodes(
     fastest counts); episodes per second, the run's status and what the module docstring
     lists."""
     from city360.eval.executors import threads_per_worker
-    from city360.eval.runner import AgentSpec, EvalConfig, run_eval
 
     out: dict[str, Any] = {
         "suite": str(suite),
@@ -88,24 +122,8 @@ def measure_episodes(
             best = float("inf")
             figures: dict[str, Any] = {}
             for attempt in range(max(1, repeats)):
-                cpu_started = time.process_time()
-                children_started = resource.getrusage(resource.RUSAGE_CHILDREN)
-                started = time.perf_counter()
-                outcome = run_eval(
-                    EvalConfig(
-                        city_dir=city,
-                        suite_dir=suite,
-                        agent=AgentSpec(kind="oracle"),
-                        workers=count,
-                        output_root=scratch,
-                        run_id=f"bench-w{count}-{attempt}",
-                    )
-                )
-                elapsed = time.perf_counter() - started
-                parent_cpu = time.process_time() - cpu_started
-                children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the pool is joined
-                workers_cpu = (children.ru_utime - children_started.ru_utime) + (
-                    children.ru_stime - children_started.ru_stime
+                outcome, elapsed, parent_cpu, workers_cpu = _timed_oracle_run(
+                    city, suite, scratch, f"bench-w{count}-{attempt}", workers=count
                 )
                 if elapsed < best:
                     best = elapsed
@@ -137,26 +155,17 @@ def _single_thread_run(city: Path, suite: Path, scratch: Path) -> dict[str, Any]
     second core (1.5 cores on the benchmark city), which caps what a second worker can add."""
     import cv2
 
-    from city360.eval.runner import AgentSpec, EvalConfig, run_eval
-
     before = cv2.getNumThreads()
     cv2.setNumThreads(1)
     try:
-        cpu_started = time.process_time()
-        started = time.perf_counter()
-        outcome = run_eval(
-            EvalConfig(
-                city_dir=city,
-                suite_dir=suite,
-                agent=AgentSpec(kind="oracle"),
-                workers=1,
-                output_root=scratch,
-                run_id="bench-w1-single-thread",
-                env_options={"decode_threads": 1},
-            )
+        outcome, elapsed, cpu, _ = _timed_oracle_run(
+            city,
+            suite,
+            scratch,
+            "bench-w1-single-thread",
+            workers=1,
+            env_options={"decode_threads": 1},
         )
-        elapsed = time.perf_counter() - started
-        cpu = time.process_time() - cpu_started
     finally:
         cv2.setNumThreads(before)
     return {
