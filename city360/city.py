@@ -38,6 +38,8 @@ from city360.errors import CityFormatError, InputFileError
 from city360.geo import LocalProjection
 
 __all__ = [
+    "OSM_ATTRIBUTION",
+    "OSM_EXTRACT",
     "POSE_COLUMNS",
     "SCHEMA_VERSION",
     "CityDir",
@@ -50,6 +52,11 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+
+OSM_EXTRACT = "map/extract.osm"
+"""Where a city keeps its OSM data, relative to the city root: written by ``synth`` and by
+``build --osm`` (cropped to the city), so a city directory is self-contained and movable."""
+OSM_ATTRIBUTION = "© OpenStreetMap contributors, ODbL 1.0 (https://www.openstreetmap.org/copyright)"
 
 POSE_COLUMNS = ("index", "x_m", "y_m", "lat", "lon", "heading_deg", "t_s", "source_pts")
 """Columns of ``poses.csv``: frame index in frames.mp4; metres in the city CRS; WGS84 degrees;
@@ -82,6 +89,9 @@ class SourceFile(BaseModel):
     kind: str = Field(description="video | gps | osm | route | other")
     path: str
     sha256: str
+    attribution: str | None = Field(
+        default=None, description="who must be credited for the data (ODbL for OSM)"
+    )
 
 
 class CityManifest(BaseModel):
@@ -227,6 +237,11 @@ class CityDir:
         return self.root / "tasks"
 
     @property
+    def osm_extract_path(self) -> Path:
+        """``map/extract.osm``: the OSM data kept inside the city (may not exist)."""
+        return self.root / OSM_EXTRACT
+
+    @property
     def videos_dir(self) -> Path:
         return self.root / "videos"
 
@@ -277,6 +292,27 @@ class CityDir:
 
     def write_manifest(self, manifest: CityManifest) -> Path:
         return atomic_write_json(self.manifest_path, manifest.model_dump(mode="json"))
+
+    # data sources ------------------------------------------------------------------------
+    def osm_source(self) -> Path | None:
+        """The OSM extract of this city, or None when it has none.
+
+        The one answer to "where is this city's OSM data" for maps, tasks, ``info`` and the
+        viewer: ``map/extract.osm`` inside the city. Cities built before the extract was kept
+        inside may name an OSM file in ``city.json`` ``sources`` instead; such a file is used
+        while it still exists (relative paths are taken from the city root).
+        """
+        if self.osm_extract_path.is_file():
+            return self.osm_extract_path
+        if not self.exists():
+            return None
+        for source in self.read_manifest().sources:
+            if source.kind == "osm":
+                path = Path(source.path)
+                path = path if path.is_absolute() else self.root / path
+                if path.is_file():
+                    return path
+        return None
 
     # trajectories ------------------------------------------------------------------------
     def trajectory_ids(self) -> list[str]:

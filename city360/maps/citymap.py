@@ -124,21 +124,6 @@ def load_map_meta(city_dir: str | os.PathLike[str]) -> MapMeta:
 
 
 # inputs and cache ----------------------------------------------------------------------------
-def _default_osm(city: CityDir) -> Path | None:
-    """``map/extract.osm`` (what synth writes), else an OSM source the manifest names."""
-    extract = city.map_dir / "extract.osm"
-    if extract.is_file():
-        return extract
-    if city.exists():
-        for source in city.read_manifest().sources:
-            if source.kind == "osm":
-                path = Path(source.path)
-                path = path if path.is_absolute() else city.root / path
-                if path.is_file():
-                    return path
-    return None
-
-
 def _inputs_digest(city: CityDir, osm: Path | None, params: dict[str, Any]) -> dict[str, Any]:
     digest = hashlib.sha256()
     if city.graph_path.is_file():
@@ -260,7 +245,7 @@ class CityMap:
         if not metres_per_px > 0:
             msg = f"`metres_per_px` must be > 0, got {metres_per_px}"
             raise ConfigError(msg)
-        osm_path = Path(osm) if osm is not None else _default_osm(city)
+        osm_path = Path(osm) if osm is not None else city.osm_source()
         if osm_path is not None and not osm_path.is_file():
             msg = f"OSM file {osm_path} does not exist; pass a local .osm, .osm.bz2 or .osm.pbf"
             raise InputFileError(msg)

@@ -34,7 +34,7 @@ def write_examples(osm: Path, bbox: tuple[float, float, float, float], out_dir: 
     projection = LocalProjection((south + north) / 2, (west + east) / 2)
     with tempfile.TemporaryDirectory(prefix="city360-map-examples-") as tmp:
         city = CityDir(Path(tmp) / "city")
-        extract = write_osm_extract(osm, city.map_dir / "extract.osm", bbox=bbox)
+        extract = write_osm_extract(osm, city.osm_extract_path, bbox=bbox)
         city.write_manifest(
             CityManifest(
                 name=f"{osm.name} example",

@@ -15,6 +15,7 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,7 @@ import networkx as nx
 import numpy as np
 import numpy.typing as npt
 
-from city360.city import CityDir
+from city360.city import OSM_EXTRACT, CityDir
 from city360.errors import GraphBuildError
 from city360.geo import LocalProjection, bearing_deg, wrap_deg
 from city360.pose_graph.graph import GRAPH_SCHEMA_VERSION, PoseGraph, save_graph
@@ -408,18 +409,22 @@ def build_city(
     projection = manifest.projection
     info: dict[str, Any] = {"trajectories": [t.id for t in tracks], "osm": None}
     osm = None
-    if osm_path is not None:
-        from city360.pose_graph.osm_match import load_streets
+    with ExitStack() as keep:
+        if osm_path is not None:
+            from city360.maps.city_extract import city_extract
+            from city360.pose_graph.osm_match import load_streets
 
-        step("reading the OSM extract")
-        osm = load_streets(Path(osm_path), projection)
-        info["osm"] = str(osm_path)
-    step("finding junctions, cutting segments")
-    pose_graph = build_from_tracks(tracks, projection, params=params, osm=osm, build_info=info)
-    step("validating and writing graph.json")
-    save_graph_path = save_graph(
-        pose_graph, city, require_frames=require_frames, tracks={t.id: t for t in tracks}
-    )
+            step("cropping the OSM extract to the city")
+            crop = keep.enter_context(city_extract(city, osm_path))
+            step("reading the OSM extract")
+            osm = load_streets(crop, projection)
+            info["osm"] = OSM_EXTRACT
+        step("finding junctions, cutting segments")
+        pose_graph = build_from_tracks(tracks, projection, params=params, osm=osm, build_info=info)
+        step("validating and writing graph.json")
+        save_graph_path = save_graph(
+            pose_graph, city, require_frames=require_frames, tracks={t.id: t for t in tracks}
+        )
     elapsed = time.perf_counter() - started
     step("statistics")
     stats = graph_stats(pose_graph, osm=osm, tracks=tracks)
@@ -427,7 +432,8 @@ def build_city(
     manifest.stats["pose_graph"] = stats
     manifest.build["pose_graph"] = {
         "params": params.to_json(),
-        "osm": str(osm_path) if osm_path else None,
+        "osm": OSM_EXTRACT if osm_path else None,
+        "osm_original": str(Path(osm_path).resolve()) if osm_path else None,
         "require_frames": require_frames,
         "seconds": round(elapsed, 3),
         "graph": save_graph_path.name,

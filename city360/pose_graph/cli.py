@@ -23,7 +23,8 @@ def build_command(
         Path | None,
         typer.Option(
             "--osm",
-            help="OSM extract (.osm, .osm.bz2, .osm.pbf) of the same area.",
+            help="OSM extract (.osm, .osm.bz2, .osm.pbf) of the same area; its crop to the "
+            "city is kept in the city as map/extract.osm for maps, tasks and info.",
             show_default=False,
         ),
     ] = None,
@@ -36,7 +37,7 @@ def build_command(
     from city360.pose_graph.build import build_city
     from city360.progress import make_progress
 
-    steps = 5 if osm is not None else 4
+    steps = 6 if osm is not None else 4
     with make_progress(transient=True) as progress:
         task = progress.add_task("building pose graph", total=steps)
         done = [-1]
@@ -71,8 +72,8 @@ def info_command(
         Path | None,
         typer.Option(
             "--osm",
-            help="OSM extract for street coverage (default: the one the "
-            "graph was built with, or map/extract.osm).",
+            help="OSM extract for street coverage (default: the city's own, map/extract.osm, "
+            "kept there by `build --osm`).",
             show_default=False,
         ),
     ] = None,
@@ -98,7 +99,7 @@ def info_command(
     city = CityDir(city_dir)
     pose_graph = load_graph(city, require_frames=not pose_only)
     manifest, tracks = load_tracks(city, require_frames=not pose_only)
-    osm_path = osm or _default_osm(city, pose_graph.build_params)
+    osm_path = osm or city.osm_source()
     streets = None
     if osm_path is not None:
         from city360.pose_graph.osm_match import load_streets
@@ -122,14 +123,6 @@ def info_command(
             title=manifest.name,
         )
         console.print(f"wrote {plot}")
-
-
-def _default_osm(city: CityDir, build_params: dict[str, object]) -> Path | None:
-    recorded = build_params.get("osm")
-    if isinstance(recorded, str) and Path(recorded).is_file():
-        return Path(recorded)
-    extract = city.map_dir / "extract.osm"
-    return extract if extract.is_file() else None
 
 
 def _basemap(

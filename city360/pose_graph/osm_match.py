@@ -197,17 +197,38 @@ def osm_junction_candidates(osm: OsmStreets, tracks: Sequence[Track]) -> FloatAr
 def coverage(
     osm: OsmStreets, tracks: Sequence[Track], *, radius_m: float = 10.0
 ) -> tuple[float, float]:
-    """(filmed length, total length) of the OSM streets, metres: a street sample counts as
-    filmed when a pose lies within ``radius_m``."""
+    """(filmed length, total length) of the OSM streets within the city's own area, metres.
+
+    The city's area is the convex hull of every pose widened by ``radius_m``: an extract that
+    reaches far beyond the filmed district does not count its other streets as missed. A street
+    sample counts as filmed when a pose lies within ``radius_m``.
+    """
     if not tracks:
         return 0.0, osm.total_length_m
-    poses = cKDTree(np.concatenate([t.xy for t in tracks]))
+    pose_xy = np.concatenate([t.xy for t in tracks])
+    poses = cKDTree(pose_xy)
     dist, _ = poses.query(osm.samples_xy, distance_upper_bound=radius_m)
     filmed = np.isfinite(dist)
+    inside = _inside_area(pose_xy, osm.samples_xy, margin_m=radius_m)
     per_edge_samples = np.bincount(osm.sample_edge, minlength=len(osm.edge_nodes))
-    per_edge_filmed = np.bincount(osm.sample_edge, weights=filmed, minlength=len(osm.edge_nodes))
-    share = per_edge_filmed / np.maximum(per_edge_samples, 1)
-    return float((share * osm.edge_length_m).sum()), osm.total_length_m
+    per_edge_inside = np.bincount(osm.sample_edge, weights=inside, minlength=len(osm.edge_nodes))
+    per_edge_filmed = np.bincount(
+        osm.sample_edge, weights=filmed & inside, minlength=len(osm.edge_nodes)
+    )
+    denominator = np.maximum(per_edge_samples, 1)
+    covered = float((per_edge_filmed / denominator * osm.edge_length_m).sum())
+    total = float((per_edge_inside / denominator * osm.edge_length_m).sum())
+    return covered, total
+
+
+def _inside_area(
+    pose_xy: FloatArray, points_xy: FloatArray, *, margin_m: float
+) -> npt.NDArray[np.bool_]:
+    """Which of ``points_xy`` lie in the convex hull of ``pose_xy`` widened by ``margin_m``."""
+    import shapely
+
+    hull = shapely.MultiPoint(pose_xy).convex_hull.buffer(margin_m)
+    return np.asarray(shapely.contains_xy(hull, points_xy[:, 0], points_xy[:, 1]), dtype=bool)
 
 
 def reconcile_junctions(

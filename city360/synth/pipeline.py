@@ -29,7 +29,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from city360._atomic import atomic_dir
-from city360.city import CityDir, CityManifest, SourceFile, file_sha256
+from city360.city import (
+    OSM_ATTRIBUTION,
+    OSM_EXTRACT,
+    CityDir,
+    CityManifest,
+    SourceFile,
+    file_sha256,
+)
 from city360.errors import ConfigError
 from city360.progress import make_progress
 from city360.synth.film import (
@@ -255,7 +262,7 @@ def _synthesize_into(
     city = CityDir(root)
     with _step(progress, f"reading {osm_path.name}"):
         osm = load_osm(osm_path, bbox=bbox, network=options.network)
-        extract = write_osm_extract(osm_path, city.map_dir / "extract.osm", bbox=osm.bbox)
+        extract = write_osm_extract(osm_path, city.osm_extract_path, bbox=osm.bbox)
     streets, projection = osm.streets, osm.projection
 
     if route_gpx is not None:
@@ -289,10 +296,21 @@ def _synthesize_into(
         videos=videos,
     )
     truth.save(city.groundtruth_dir / "scene.json")
-    sources = [SourceFile(kind="osm", path=str(osm_path), sha256=file_sha256(osm_path))]
+    sources = [
+        SourceFile(
+            kind="osm",
+            path=str(osm_path),
+            sha256=file_sha256(osm_path),
+            attribution=OSM_ATTRIBUTION,
+        )
+    ]
     if route_gpx is not None:
         sources.append(SourceFile(kind="route", path=str(route_gpx), sha256=file_sha256(route_gpx)))
-    sources.append(SourceFile(kind="osm", path="map/extract.osm", sha256=file_sha256(extract)))
+    sources.append(
+        SourceFile(
+            kind="osm", path=OSM_EXTRACT, sha256=file_sha256(extract), attribution=OSM_ATTRIBUTION
+        )
+    )
     origin = projection
     city.write_manifest(
         CityManifest(

@@ -65,11 +65,16 @@ def test_trajectory_filmed_somewhere_else(tmp_path: Path) -> None:
 def test_osm_extract_of_another_place(walk_city: Callable[[str], Path], tmp_path: Path) -> None:
     city = walk_city("both")
     other = write_osm(grid_streets(), tmp_path / "other.osm", origin=(ORIGIN[0] + 0.05, ORIGIN[1]))
+    manifest_before = (city / "city.json").read_bytes()
     with pytest.raises(
-        OsmError, match=r"other.osm does not cover the trajectories: only 0% of poses"
+        OsmError,
+        match=r"other.osm does not cover the city .*: the city lies in .* \(S,W,N,E\) and the "
+        r"extract covers .*; pass the extract of this city's area",
     ):
         build_city(city, osm_path=other, require_frames=False)
     assert not (city / "graph.json").exists()
+    assert not (city / "map" / "extract.osm").exists()  # a failed build changes nothing
+    assert (city / "city.json").read_bytes() == manifest_before
 
 
 def test_missing_osm_file(walk_city: Callable[[str], Path], tmp_path: Path) -> None:

@@ -46,7 +46,8 @@ def test_stats_are_recorded_in_the_manifest(
         2 * stats["streets"] / stats["nodes"], abs=1e-3
     )
     build = manifest.build["pose_graph"]
-    assert build["osm"] == str(walk_templates["osm"])
+    assert build["osm"] == "map/extract.osm"  # kept inside the city, cropped
+    assert build["osm_original"] == str(walk_templates["osm"].resolve())
     assert build["require_frames"] is False
 
 

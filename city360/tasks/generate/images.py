@@ -119,7 +119,7 @@ class CityImages:
                 raise TaskError(msg)
             synth = manifest.build.get("synth", {})
             osm = load_osm(
-                city.map_dir / "extract.osm",
+                city.osm_extract_path,
                 bbox=manifest.bbox,
                 projection=manifest.projection,
                 network=str(synth.get("network", "street")),

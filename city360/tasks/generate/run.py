@@ -1,8 +1,9 @@
 """Make and check a whole suite for a city directory (what the CLI calls).
 
 A synthetic city (``groundtruth/scene.json``) gets all seven families from its ground truth; a
-real city gets the families its graph and OSM extract (``map/extract.osm``) can carry; a city
-with neither gets the graph-only ones (localization, map navigation).
+real city gets the families its graph and OSM extract (:meth:`CityDir.osm_source`, kept in the
+city by ``build --osm``) can carry; a city with neither gets the graph-only ones (localization,
+map navigation).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def generate_suite(
         step_limit=step_limit,
     )
     truth_path = city.groundtruth_dir / "scene.json"
-    osm_path = city.map_dir / "extract.osm"
+    osm_path = city.osm_source()
     try:
         tasks: list[TaskBase]
         if truth_path.is_file():
@@ -95,14 +96,17 @@ def generate_suite(
             from city360.tasks.generate.from_osm import generate_from_osm
 
             pois: list[Any] = []
-            if osm_path.is_file():
+            if osm_path is not None:
                 from city360.maps.osm import load_osm
 
                 pois = list(load_osm(osm_path, projection=manifest.projection).pois)
                 kind = "osm"
             else:
                 kind = "graph"
-                report.notes.append(f"{osm_path} not found: no named places, so no landmarks")
+                report.notes.append(
+                    f"{city.root} has no OSM extract ({city.osm_extract_path}): no named places, "
+                    "so no landmarks; build it with `city360 build CITY --osm FILE`"
+                )
             tasks = generate_from_osm(
                 ctx, pois, per_family=per_family, families=families, report=report
             )

@@ -1,0 +1,140 @@
+"""Keep a city's OSM data inside the city: ``map/extract.osm``, cropped to the city's area.
+
+``city360 build CITY --osm district.osm.pbf`` names a file that may lie anywhere and may cover
+far more than the city. Later stages (maps, tasks, ``info``, the viewer) need the same data, and
+a city directory must still work after it is moved or copied, so the extract is cropped to the
+city's bounding box plus :data:`CROP_MARGIN_M` and written into the city as OSM XML, and
+``city.json`` records both the original file and the kept extract with their SHA-256 and the
+ODbL attribution. :meth:`city360.city.CityDir.osm_source` is then the one answer to "where is
+this city's OSM data".
+
+The crop is staged beside the city's files and only takes the place of ``map/extract.osm`` when
+the caller's block succeeds (:func:`city_extract`), so a build that fails leaves the city as it
+was.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from city360.city import OSM_ATTRIBUTION, OSM_EXTRACT, CityDir, SourceFile, file_sha256
+from city360.errors import CityFormatError, OsmError
+
+__all__ = ["CROP_MARGIN_M", "city_extract", "keep_city_extract"]
+
+CROP_MARGIN_M = 250.0
+"""Metres of OSM data kept around the city's bounding box (streets and shops just beyond the
+last filmed frame still belong on its maps)."""
+
+_METRES_PER_DEG_LAT = 111_320.0
+
+
+def _crop_bbox(
+    bbox: tuple[float, float, float, float], margin_m: float
+) -> tuple[float, float, float, float]:
+    """``bbox`` (south, west, north, east; degrees) widened by ``margin_m`` metres each way."""
+    south, west, north, east = bbox
+    d_lat = margin_m / _METRES_PER_DEG_LAT
+    mid = math.radians((south + north) / 2.0)
+    d_lon = margin_m / (_METRES_PER_DEG_LAT * max(math.cos(mid), 1e-6))
+    return (
+        max(-90.0, south - d_lat),
+        max(-180.0, west - d_lon),
+        min(90.0, north + d_lat),
+        min(180.0, east + d_lon),
+    )
+
+
+def _fmt(bbox: tuple[float, float, float, float] | None) -> str:
+    return "nothing" if bbox is None else ",".join(f"{v:.5f}" for v in bbox)
+
+
+def _record(city: CityDir, original: Path | None) -> None:
+    """Name the kept extract (and the file it came from) in ``city.json`` ``sources``."""
+    manifest = city.read_manifest()
+    entries = [
+        SourceFile(
+            kind="osm",
+            path=OSM_EXTRACT,
+            sha256=file_sha256(city.osm_extract_path),
+            attribution=OSM_ATTRIBUTION,
+        )
+    ]
+    if original is not None:
+        entries.insert(
+            0,
+            SourceFile(
+                kind="osm",
+                path=str(original.resolve()),
+                sha256=file_sha256(original),
+                attribution=OSM_ATTRIBUTION,
+            ),
+        )
+    replaced = {entry.path for entry in entries}
+    sources = [s for s in manifest.sources if not (s.kind == "osm" and s.path in replaced)]
+    city.write_manifest(manifest.model_copy(update={"sources": [*sources, *entries]}))
+
+
+@contextmanager
+def city_extract(
+    city: CityDir, source: str | os.PathLike[str], *, margin_m: float = CROP_MARGIN_M
+) -> Iterator[Path]:
+    """Crop ``source`` (``.osm``, ``.osm.bz2`` or ``.osm.pbf``) to the city; yield the crop.
+
+    The crop is the manifest's bbox (south, west, north, east; degrees) widened by
+    ``margin_m`` metres. When the ``with`` block ends without an error the crop becomes
+    ``map/extract.osm`` and ``city.json`` names it; on an error nothing in the city changes.
+    When ``source`` already is the city's own extract, or the city is a synthetic one that has
+    its extract (its 3D scene was made from it, and task images rebuild the scene from it),
+    the extract is yielded as it is and never replaced. Raises
+    :class:`~city360.errors.OsmError` when ``source`` has no data in the city's area.
+    """
+    from city360.maps._osm_extract import _check_source, _crop_to_xml
+
+    if margin_m < 0 or not math.isfinite(margin_m):
+        msg = f"`margin_m` must be a finite number >= 0, got {margin_m}"
+        raise ValueError(msg)
+    src = _check_source(source)
+    target = city.osm_extract_path
+    manifest = city.read_manifest()
+    if target.is_file() and (manifest.synthetic or src.resolve() == target.resolve()):
+        yield target
+        if not any(s.kind == "osm" and s.path == OSM_EXTRACT for s in manifest.sources):
+            _record(city, None)
+        return
+    south, west, north, east = manifest.bbox
+    if not (south <= north and west <= east):
+        msg = (
+            f"{city.manifest_path}: bbox {manifest.bbox} is empty, so there is no area to crop "
+            f"{src} to; ingest videos into the city first (`city360 ingest ... --out CITY`)"
+        )
+        raise CityFormatError(msg)
+    area = _crop_bbox(manifest.bbox, margin_m)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".osm-crop-", dir=target.parent) as tmp:
+        crop = _crop_to_xml(src, Path(tmp) / "extract.osm", area)
+        if crop.nodes_inside == 0:
+            msg = (
+                f"OSM extract {src} does not cover the city {city.root}: the city lies in "
+                f"{_fmt(manifest.bbox)} (S,W,N,E) and the extract covers "
+                f"{_fmt(crop.file_extent)}; pass the extract of this city's area"
+            )
+            raise OsmError(msg)
+        yield crop.path
+        os.replace(crop.path, target)
+    _record(city, src)
+
+
+def keep_city_extract(
+    city: CityDir, source: str | os.PathLike[str], *, margin_m: float = CROP_MARGIN_M
+) -> Path:
+    """Crop ``source`` to the city and keep it as ``map/extract.osm`` at once (see
+    :func:`city_extract`); returns the kept extract's path."""
+    with city_extract(city, source, margin_m=margin_m):
+        pass
+    return city.osm_extract_path
