@@ -18,7 +18,7 @@ import shapely
 from shapely.geometry import MultiPolygon, Polygon, box
 
 from city360.geo import LocalProjection
-from city360.maps.osm import POI_KEYS, Building, Poi
+from city360.maps.osm_types import POI_KEYS, Building, Poi
 
 if TYPE_CHECKING:
     import geopandas as gpd
