@@ -29,6 +29,7 @@ __all__ = [
     "ResetNeededError",
     "TaskError",
     "UnknownActionError",
+    "UnknownSegmentError",
     "VideoError",
     "did_you_mean",
 ]
@@ -92,6 +93,11 @@ class FrameIndexError(City360Error, IndexError):
 
 class TaskError(City360Error, ValueError):
     """A task or task suite is malformed, inconsistent with its city, or unsolvable."""
+
+
+class UnknownSegmentError(ConfigError, TaskError):
+    """A segment id is not in the pose graph (a bad start or route option, or a task off the
+    graph: both ``ConfigError`` and ``TaskError`` catch it)."""
 
 
 class ProviderError(City360Error, RuntimeError):

@@ -24,7 +24,7 @@ from city360.errors import ResetNeededError, TaskError
 from city360.simulator.actions import Action, ActionCommand, Magnitude, parse_action
 
 if TYPE_CHECKING:
-    from city360.tasks.walk import WalkGraph
+    from city360.streets import StreetGraph
 
 __all__ = ["OracleAgent"]
 
@@ -46,7 +46,7 @@ class OracleAgent:
         self,
         city_dir: str | Path | None = None,
         *,
-        graph: WalkGraph | None = None,
+        graph: StreetGraph | None = None,
         move_m: Sequence[float] = (2.0, 5.0, 10.0),
         goal_margin: float = 0.5,
     ) -> None:
@@ -54,9 +54,9 @@ class OracleAgent:
             if city_dir is None:
                 msg = "OracleAgent needs city_dir or graph"
                 raise TaskError(msg)
-            from city360.tasks.walk import WalkGraph
+            from city360.streets import StreetGraph
 
-            graph = WalkGraph.from_city(city_dir)
+            graph = StreetGraph.open(city_dir)
         self.graph = graph
         self.name = "oracle"
         self.move_m = tuple(float(m) for m in move_m)

@@ -12,7 +12,7 @@ import math
 
 import networkx as nx
 
-from city360.tasks.walk import WalkGraph
+from city360.streets import StreetGraph
 
 __all__ = ["StreetDistance"]
 
@@ -20,7 +20,7 @@ __all__ = ["StreetDistance"]
 class StreetDistance:
     """Walking distance in metres from any pose-graph position to one goal point."""
 
-    def __init__(self, graph: WalkGraph, goal_xy: tuple[float, float]) -> None:
+    def __init__(self, graph: StreetGraph, goal_xy: tuple[float, float]) -> None:
         self.graph = graph
         segment_id, offset, _ = graph.locate(*goal_xy)
         goal_segment = graph.segment(segment_id)

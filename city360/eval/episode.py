@@ -57,15 +57,15 @@ class EpisodeWorker:
     def __init__(self, spec: WorkerSpec) -> None:
         import city360
         from city360.eval.runner import AgentSpec
+        from city360.streets import StreetGraph
         from city360.tasks.suite import load_suite
-        from city360.tasks.walk import WalkGraph
 
         self.spec = spec
         self.run_dir = Path(spec.run_dir)
         self.suite_dir = Path(spec.suite_dir)
         self.suite = load_suite(self.suite_dir)
         self.env = city360.make(spec.city_dir, privileged_info=True, **spec.env_options)
-        self.walk = WalkGraph.from_city(spec.city_dir)
+        self.walk = StreetGraph.open(spec.city_dir)
         self.agent_spec = AgentSpec(**spec.agent)
         self.agent = build_agent(
             self.agent_spec, city_dir=Path(spec.city_dir), env_config=self.env.config
@@ -287,6 +287,6 @@ def _walked_polyline(
         seg = walk.segment(segment_id)
         lo = start_offset_m if k == 0 else 0.0
         hi = final[1] if k == len(segments) - 1 else seg.length_m
-        inner = [(x, y) for (x, y), arc in zip(seg.xy, seg.arc_m, strict=True) if lo < arc < hi]
+        inner = [(x, y) for (x, y), arc in zip(seg.xy, seg.cum_m, strict=True) if lo < arc < hi]
         points.extend([list(seg.position(lo)), *map(list, inner), list(seg.position(hi))])
     return [[round(float(x), 3), round(float(y), 3)] for x, y in points]

@@ -63,15 +63,19 @@ def _background(city_dir: Path | None) -> _Background:
 
 def _street_lines(city_dir: Path) -> list[tuple[list[float], list[float]]]:
     """Node-to-node lines of the city's pose graph (metres), for a light background."""
+    from city360.streets import StreetGraph
+
     if not (city_dir / "graph.json").is_file():
         return []
-    data = json.loads((city_dir / "graph.json").read_text(encoding="utf-8"))
-    nodes = {n["id"]: (n["x_m"], n["y_m"]) for n in data.get("nodes", []) if "x_m" in n}
+    try:
+        graph = StreetGraph.open(city_dir)
+    except City360Error:
+        return []
+    nodes = graph.node_xy
     lines = []
-    for edge in data.get("edges", data.get("links", [])):
-        a, b = nodes.get(edge["source"]), nodes.get(edge["target"])
-        if a and b:
-            lines.append(([a[0], b[0]], [a[1], b[1]]))
+    for segment in graph.iter_segments():
+        a, b = nodes[segment.u], nodes[segment.v]
+        lines.append(([a[0], b[0]], [a[1], b[1]]))
     return lines
 
 

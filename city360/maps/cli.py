@@ -18,7 +18,7 @@ __all__ = ["map_command", "parse_point", "register"]
 def parse_point(citymap: CityMap, text: str, *, what: str) -> tuple[float, float]:
     """``"lat,lon"`` (degrees) or a ``graph.json`` node id -> city metres ``(x_m, y_m)``."""
     from city360.errors import ConfigError
-    from city360.maps.layers import read_graph_json
+    from city360.streets import StreetGraph
 
     if "," in text:
         try:
@@ -39,7 +39,7 @@ def parse_point(citymap: CityMap, text: str, *, what: str) -> tuple[float, float
     if citymap.root is None or not (citymap.root / "graph.json").is_file():
         msg = f"{what} {text!r} is a node id but the city has no graph.json; give 'lat,lon'"
         raise ConfigError(msg)
-    nodes, _ = read_graph_json(citymap.root / "graph.json")
+    nodes = StreetGraph.open(citymap.root).node_xy
     if node_id not in nodes:
         known = sorted(nodes)
         msg = (

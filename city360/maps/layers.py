@@ -12,18 +12,16 @@ no graph), grown by a margin: ``max(MIN_MARGIN_M, MARGIN_FRACTION * longer side)
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from city360.city import CityDir, TrajectoryPoses
-from city360.errors import CityFormatError, InputFileError
+from city360.errors import CityFormatError
 
 if TYPE_CHECKING:
     from shapely.geometry import Polygon
@@ -39,7 +37,6 @@ __all__ = [
     "city_street_lines",
     "exploration_area",
     "layers_from_osm",
-    "read_graph_json",
 ]
 
 MIN_MARGIN_M = 20.0
@@ -132,36 +129,6 @@ def layers_from_osm(data: OsmData) -> MapLayers:
 
 
 # the city's own graph and trajectories ------------------------------------------------------
-def read_graph_json(path: Path) -> tuple[dict[int, tuple[float, float]], list[dict[str, Any]]]:
-    """Node positions and edge records of a ``graph.json`` (docs/contracts.md).
-
-    Only what maps need is read, so this works on any graph that follows the contract.
-    """
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        msg = f"{path} not found; build the graph with `city360 build`"
-        raise InputFileError(msg) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        msg = f"{path}: not valid JSON ({exc}); rebuild it with `city360 build`"
-        raise CityFormatError(msg) from None
-    if not isinstance(raw, dict) or not isinstance(raw.get("nodes"), list):
-        msg = f"{path}: not networkx node-link data (no 'nodes' list); rebuild the graph"
-        raise CityFormatError(msg)
-    nodes: dict[int, tuple[float, float]] = {}
-    for i, node in enumerate(raw["nodes"]):
-        try:
-            nodes[int(node["id"])] = (float(node["x_m"]), float(node["y_m"]))
-        except (KeyError, TypeError, ValueError):
-            msg = f"{path}: node #{i} needs numeric 'id', 'x_m' and 'y_m'; rebuild the graph"
-            raise CityFormatError(msg) from None
-    edges = raw.get("edges", raw.get("links", []))
-    if not isinstance(edges, list):
-        msg = f"{path}: 'edges' must be a list; rebuild the graph"
-        raise CityFormatError(msg)
-    return nodes, [e for e in edges if isinstance(e, dict)]
-
-
 def _poses_by_trajectory(city: CityDir, ids: Iterable[str]) -> dict[str, TrajectoryPoses]:
     poses: dict[str, TrajectoryPoses] = {}
     for trajectory_id in sorted(set(ids)):
@@ -174,29 +141,24 @@ def city_street_lines(city: CityDir) -> tuple[list[StreetLine], npt.NDArray[np.f
     """Street lines drawn from the city itself, every point they use, and their source.
 
     With ``graph.json``: one line per street (an edge and its ``twin`` are drawn once) along
-    the poses of its frames, or straight between its nodes when the poses are missing. Without
-    a graph: each trajectory's poses. Raises :class:`CityFormatError` when there is neither.
+    the poses of its frames (the city's :class:`~city360.streets.StreetGraph`). Without a
+    graph: each trajectory's poses. Raises :class:`CityFormatError` when there is neither.
     """
     if city.graph_path.is_file():
-        nodes, edges = read_graph_json(city.graph_path)
-        poses = _poses_by_trajectory(city, (str(e.get("trajectory", "")) for e in edges))
+        from city360.streets import StreetGraph
+
+        graph = StreetGraph.open(city)
         lines: list[StreetLine] = []
         seen: set[str] = set()
-        for edge in edges:
-            edge_id = str(edge.get("id", edge.get("key", "")))
-            if edge_id in seen:
+        for segment in graph.iter_segments():
+            if segment.id in seen:
                 continue
-            seen.add(edge_id)
-            if edge.get("twin") is not None:
-                seen.add(str(edge["twin"]))
-            points = _edge_points(edge, nodes, poses)
-            if points is not None and len(points) >= 2:
-                lines.append(StreetLine(points=points))
-        node_points = np.array(list(nodes.values()), dtype=np.float64).reshape(-1, 2)
+            seen.add(segment.id)
+            if segment.twin is not None:
+                seen.add(segment.twin)
+            lines.append(StreetLine(points=segment.xy))
+        node_points = np.array(list(graph.node_xy.values()), dtype=np.float64).reshape(-1, 2)
         all_points = np.vstack([node_points, *(line.points for line in lines)])
-        if len(all_points) == 0:
-            msg = f"{city.graph_path} has no nodes; rebuild the graph with `city360 build`"
-            raise CityFormatError(msg)
         return lines, all_points, "graph"
     ids = city.trajectory_ids()
     poses = _poses_by_trajectory(city, ids)
@@ -211,27 +173,6 @@ def city_street_lines(city: CityDir) -> tuple[list[StreetLine], npt.NDArray[np.f
     ]
     all_points = np.vstack([np.column_stack([p.x_m, p.y_m]) for p in poses.values()])
     return lines, all_points, "trajectories"
-
-
-def _edge_points(
-    edge: dict[str, Any],
-    nodes: dict[int, tuple[float, float]],
-    poses: dict[str, TrajectoryPoses],
-) -> npt.NDArray[np.float64] | None:
-    try:
-        source, target = int(edge["source"]), int(edge["target"])
-    except (KeyError, TypeError, ValueError):
-        return None
-    track = poses.get(str(edge.get("trajectory", "")))
-    first, last = edge.get("first_frame"), edge.get("last_frame")
-    if track is not None and isinstance(first, int) and isinstance(last, int):
-        lo, hi = sorted((first, last))
-        if lo >= 0 and hi < len(track):
-            points = np.column_stack([track.x_m[lo : hi + 1], track.y_m[lo : hi + 1]])
-            return points[::-1] if edge.get("reverse") else points
-    if source in nodes and target in nodes:
-        return np.array([nodes[source], nodes[target]], dtype=np.float64)
-    return None
 
 
 def exploration_area(points: npt.NDArray[np.float64], source: str) -> ExplorationArea:

@@ -16,18 +16,24 @@ import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import networkx as nx
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from city360._atomic import atomic_write_json
-from city360.city import CityDir, format_validation_error
-from city360.errors import CityFormatError, InputFileError
+from city360.city import CityDir
+from city360.errors import CityFormatError
 from city360.pose_graph.tracks import Track
-from city360.pose_graph.transitions import Transition
+from city360.streets.schema import (
+    GRAPH_SCHEMA_VERSION,
+    GraphFile,
+    parse_graph,
+    read_graph_file,
+    require_builder_fields,
+)
+from city360.streets.values import Node, Transition
 
 __all__ = [
     "GRAPH_SCHEMA_VERSION",
@@ -43,91 +49,17 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-GRAPH_SCHEMA_VERSION = 1
 NODE_TOLERANCE_M = 15.0
 """An edge's first/last pose must lie this close to its start/end node."""
 MAX_STEP_FACTOR = 10.0
 """Consecutive poses inside an edge may be at most this many ``spacing_m`` (and 10 m) apart."""
-
-NodeKind = Literal["junction", "dead_end", "link"]
 
 
 class DisconnectedGraphWarning(UserWarning):
     """The pose graph falls apart into several pieces that cannot reach each other."""
 
 
-# file schema -------------------------------------------------------------------------------
-class _TransitionModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    edge: str
-    turn_deg: float = Field(ge=-180.0, le=180.0)
-    label: Literal["LEFT", "UP", "RIGHT"]
-    rank: int = Field(0, ge=0)
-    uturn: bool = False
-
-
-class _NodeModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    id: int
-    kind: NodeKind
-    x_m: float
-    y_m: float
-    lat: float = Field(ge=-90.0, le=90.0)
-    lon: float = Field(ge=-180.0, le=180.0)
-    degree: int = Field(ge=0)
-
-
-class _EdgeModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    source: int
-    target: int
-    key: str
-    id: str
-    trajectory: str
-    first_frame: int = Field(ge=0)
-    last_frame: int = Field(ge=1)
-    reverse: bool
-    length_m: float = Field(gt=0.0)
-    start_heading_deg: float = Field(ge=0.0, lt=360.0)
-    end_heading_deg: float = Field(ge=0.0, lt=360.0)
-    heading_profile_deg: list[float]
-    twin: str | None
-    street: int = Field(ge=0)
-    primary: bool
-    transitions: list[_TransitionModel]
-
-
-class _GraphAttrs(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    crs: str
-    schema_version: int
-    build: dict[str, Any] = Field(default_factory=dict)
-
-
-class _GraphFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    directed: Literal[True]
-    multigraph: Literal[True]
-    graph: _GraphAttrs
-    nodes: list[_NodeModel]
-    edges: list[_EdgeModel]
-
-
 # values ------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Node:
-    """A junction, dead end or link at ``x_m``/``y_m`` (city CRS metres), ``lat``/``lon``."""
-
-    id: int
-    kind: NodeKind
-    x_m: float
-    y_m: float
-    lat: float
-    lon: float
-    degree: int
-    """Number of streets meeting here (the branching degree)."""
-
-
 @dataclass(frozen=True, slots=True)
 class Edge:
     """A directed segment: frames of ``trajectory`` from node ``u`` to node ``v``.
@@ -260,37 +192,30 @@ class PoseGraph:
 
     @classmethod
     def from_node_link(cls, data: Any, *, source: str = "<memory>") -> PoseGraph:
-        """Parse node-link data, raising :class:`CityFormatError` naming the bad field."""
-        try:
-            parsed = _GraphFile.model_validate(data)
-        except ValidationError as exc:
-            raise CityFormatError(format_validation_error(Path(source), exc)) from None
-        if parsed.graph.schema_version != GRAPH_SCHEMA_VERSION:
-            msg = (
-                f"{source}: graph schema_version {parsed.graph.schema_version} is not supported "
-                f"(this city360 reads {GRAPH_SCHEMA_VERSION}); rebuild with `city360 build`"
-            )
-            raise CityFormatError(msg)
+        """Parse node-link data with the one graph schema (:mod:`city360.streets.schema`),
+        requiring the fields the builder writes; :class:`CityFormatError` names the field."""
+        return cls._from_parsed(parse_graph(data, source=source), source=source)
+
+    @classmethod
+    def _from_parsed(cls, parsed: GraphFile, *, source: str) -> PoseGraph:
+        require_builder_fields(parsed, source=source)
         graph = nx.MultiDiGraph(**parsed.graph.model_dump())
         for node in parsed.nodes:
             attrs = node.model_dump()
             graph.add_node(attrs.pop("id"), **attrs)
         for edge in parsed.edges:
             attrs = edge.model_dump()
-            source_id, target_id, key = attrs.pop("source"), attrs.pop("target"), attrs.pop("key")
-            if key != attrs["id"]:
-                msg = f"{source}: edge key {key!r} differs from its id {attrs['id']!r}"
-                raise CityFormatError(msg)
-            for end in (source_id, target_id):
-                if end not in graph:
-                    msg = f"{source}: edge {key!r} refers to missing node {end}"
-                    raise CityFormatError(msg)
-            graph.add_edge(source_id, target_id, key=key, **attrs)
-        pg = cls(graph)
-        if len(pg._edge_ends) != len(parsed.edges):
-            msg = f"{source}: edge ids are not unique"
-            raise CityFormatError(msg)
-        return pg
+            source_id, target_id = attrs.pop("source"), attrs.pop("target")
+            attrs.pop("key")
+            attrs["id"] = edge.segment_id
+            graph.add_edge(source_id, target_id, key=edge.segment_id, **attrs)
+        return cls(graph)
+
+    @classmethod
+    def from_file(cls, path: Path, *, city_root: Path | None = None) -> PoseGraph:
+        """Read ``graph.json`` at ``path`` (:func:`city360.streets.read_graph_file`) without
+        checking it against a city (see :func:`load_graph` for that)."""
+        return cls._from_parsed(read_graph_file(path, city_root=city_root), source=str(path))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PoseGraph):
@@ -325,20 +250,7 @@ def load_graph(city: CityDir | str | Path, *, require_frames: bool = True) -> Po
     """
     city = city if isinstance(city, CityDir) else CityDir(city)
     path = city.graph_path
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        msg = f"{path} not found; build the graph with `city360 build {city.root}`"
-        raise InputFileError(msg) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        msg = (
-            f"{path}: not valid JSON (line {exc.lineno}: {exc.msg}); the file is corrupt, "
-            f"rebuild it with `city360 build {city.root}`"
-        )
-        raise CityFormatError(msg) from None
-    pose_graph = PoseGraph.from_node_link(data, source=str(path))
+    pose_graph = PoseGraph.from_file(path, city_root=city.root)
     validate_graph(pose_graph, city, require_frames=require_frames, source=str(path))
     return pose_graph
 

@@ -27,9 +27,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from city360.geo import angle_diff_deg
+from city360.streets.values import LABELS, Label, Transition
 
 __all__ = [
     "LABELS",
@@ -41,34 +41,11 @@ __all__ = [
     "transitions_for",
 ]
 
-Label = Literal["LEFT", "UP", "RIGHT"]
-LABELS: tuple[Label, ...] = ("LEFT", "UP", "RIGHT")
 UP_HALF_ANGLE_DEG = 30.0
 """Turns within this many degrees of straight on are naturally UP."""
 _IDEAL = {"LEFT": -90.0, "UP": 0.0, "RIGHT": 90.0}
 _SIDE_MIN_DEG = 15.0
 _UP_MAX_DEG = 60.0
-
-
-@dataclass(frozen=True, slots=True)
-class Transition:
-    """One offered choice: take edge ``edge`` turning ``turn_deg`` (+ right), labelled
-    ``label``; ``rank`` 0 is what the label's action takes; ``uturn`` marks turning back."""
-
-    edge: str
-    turn_deg: float
-    label: Label
-    rank: int = 0
-    uturn: bool = False
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "edge": self.edge,
-            "turn_deg": round(self.turn_deg, 2),
-            "label": self.label,
-            "rank": self.rank,
-            "uturn": self.uturn,
-        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,8 +20,8 @@ Rules, made deterministic:
   that is not offered is a no-op with feedback.
 - How far the body turns at a crossing is the graph's ``turn_deg`` (measured on the streets
   away from the node), not the difference of the frames' headings at the segments' ends, where
-  a filmed walker is often mid-turn (:func:`city360.simulator.moves.branch_yaw_deg`). The
-  movement rules shared with the task oracle live in :mod:`city360.simulator.moves`.
+  a filmed walker is often mid-turn (:func:`city360.streets.moves.branch_yaw_deg`). The
+  movement rules shared with the task oracle live in :mod:`city360.streets.moves`.
 - ``S`` turns the view back to the direction of travel (yaw 0, pitch 0).
 - ``A``/``D`` yaw left/right, ``Q``/``E`` pitch up/down (clamped), by the magnitude's degrees.
 - ``ANSWER`` ends the episode (handled by the env, which owns the episode).
@@ -37,9 +37,10 @@ import numpy as np
 
 from city360.simulator.actions import Action, Magnitude
 from city360.simulator.config import EnvConfig
-from city360.simulator.moves import END_EPS_M, branch_yaw_deg, passthrough
 from city360.simulator.state import AgentState, wrap180
-from city360.simulator.world import Segment, World
+from city360.simulator.world import World
+from city360.streets import Segment
+from city360.streets.moves import END_EPS_M, branch_yaw_deg, passthrough
 
 __all__ = [
     "END_EPS_M",
@@ -90,7 +91,7 @@ def offered_branches(world: World, state: AgentState) -> tuple[str, ...]:
     segment = world.segment(state.segment)
     if not at_end(segment, state.offset_m):
         return ()
-    return tuple(t.label for t in segment.transitions)
+    return tuple(t.label for t in segment.choices)
 
 
 def view_bearing_deg(world: World, state: AgentState) -> float:
@@ -154,8 +155,8 @@ def position_feedback(world: World, segment: Segment, state: AgentState, moved: 
     walked = f"Walked {moved:.1f} m. " if moved > 0 else ""
     if not at_end(segment, state.offset_m):
         return f"{walked}You are on a street; keep walking with W or turn with A/D."
-    labels = tuple(t.label for t in segment.transitions)
-    if labels and all(t.uturn for t in segment.transitions):
+    labels = tuple(t.label for t in segment.choices)
+    if labels and all(t.uturn for t in segment.choices):
         where = "You reached a dead end" if moved > 0 else "Dead end: W does not move"
         return f"{walked}{where}. Turn back with {_branch_list(labels)} (shown as a red arrow)."
     if labels:
@@ -172,7 +173,7 @@ def position_feedback(world: World, segment: Segment, state: AgentState, moved: 
 def _passthrough(world: World, segment: Segment) -> Segment | None:
     """The segment W continues onto without stopping: only at a node that is not a junction
     (a bend or a cut in the video) with exactly one way on that is not a U-turn."""
-    transition = passthrough(world.nodes[segment.v].kind, segment.transitions)
+    transition = passthrough(world.nodes[segment.v].kind, segment.choices)
     return None if transition is None else world.segment(transition.edge)
 
 
@@ -191,7 +192,7 @@ def _branch(world: World, config: EnvConfig, state: AgentState, label: str) -> S
         )
     transition = segment.branch(label)
     if transition is None:
-        labels = tuple(t.label for t in segment.transitions)
+        labels = tuple(t.label for t in segment.choices)
         offered = f"Offered: {_branch_list(labels)}." if labels else "None is offered here."
         return StepResult(state, f"No {label} branch at this junction. {offered}")
     target = world.segment(transition.edge)

@@ -410,8 +410,7 @@ class CityEnv:
                     "yaw_deg": state.yaw_deg,
                     "pitch_deg": state.pitch_deg,
                 },
-                at_junction=controller.at_end(segment, state.offset_m)
-                and bool(segment.transitions),
+                at_junction=controller.at_end(segment, state.offset_m) and bool(segment.choices),
             )
         return info
 
@@ -448,7 +447,7 @@ class CityEnv:
             j = int(np.argmin(np.hypot(twin.x_m - segment.x_m[k], twin.y_m - segment.y_m[k])))
             add(twin.id, float(twin.cum_m[j]))
         if controller.at_end(segment, state.offset_m):
-            for transition in segment.transitions:
+            for transition in segment.choices:
                 add(transition.edge, 0.0)
         for trajectory, indices in wanted.items():
             self.world.store(trajectory).prefetch(list(dict.fromkeys(indices)))

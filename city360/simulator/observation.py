@@ -19,7 +19,8 @@ from city360.simulator.config import EnvConfig
 from city360.simulator.controller import at_end, view_bearing_deg
 from city360.simulator.renderer import Renderer
 from city360.simulator.state import AgentState
-from city360.simulator.world import Segment, World
+from city360.simulator.world import World
+from city360.streets import Segment
 from city360.types import Image
 
 __all__ = [
@@ -77,7 +78,7 @@ def action_mask(world: World, state: AgentState) -> npt.NDArray[np.int8]:
 
 def _stops_at_end(world: World, segment: Segment) -> bool:
     node = world.nodes[segment.v]
-    return node.kind == "junction" or len(segment.transitions) != 1
+    return node.kind == "junction" or len(segment.choices) != 1
 
 
 def route_ahead(
@@ -119,8 +120,8 @@ def build_overlay(
         east = route_points[:, 0] - segment.x_m[k]
         north = route_points[:, 1] - segment.y_m[k]
         overlay = overlay + route_triangles(east, north, camera_height_m=config.camera_height_m)
-    if config.arrows and at_end(segment, state.offset_m) and segment.transitions:
-        bearings = [float(world.segment(t.edge).travel_deg[0]) for t in segment.transitions]
+    if config.arrows and at_end(segment, state.offset_m) and segment.choices:
+        bearings = [float(world.segment(t.edge).travel_deg[0]) for t in segment.choices]
         overlay = overlay + arrow_triangles(bearings, camera_height_m=config.camera_height_m)
     return overlay
 

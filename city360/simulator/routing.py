@@ -23,7 +23,7 @@ class RoutePlanner:
         graph: nx.DiGraph = nx.DiGraph()
         for segment in world.iter_segments():
             graph.add_node(segment.id)
-            for transition in segment.transitions:
+            for transition in segment.choices:
                 target = world.segment(transition.edge)
                 graph.add_edge(segment.id, target.id, weight=target.walk_m)
             if segment.twin is not None:

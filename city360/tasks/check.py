@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from city360.errors import TaskError
 from city360.geo import LocalProjection
+from city360.streets import StreetGraph
 from city360.synth.groundtruth import PoiTruth, SceneTruth
 from city360.tasks.families import get_family
 from city360.tasks.generate.common import Grid
@@ -33,7 +34,7 @@ from city360.tasks.schema import (
     TaskBase,
 )
 from city360.tasks.stretch import CountableObject, StretchIndex, objects_in_stretch
-from city360.tasks.walk import OracleResult, WalkGraph, oracle_walk
+from city360.tasks.walk import OracleResult, oracle_walk
 
 __all__ = ["START_TOLERANCE_M", "CheckIssue", "CheckReport", "check_tasks"]
 
@@ -74,7 +75,7 @@ class CheckReport:
 
 
 def _check_start(
-    task: TaskBase, graph: WalkGraph, projection: LocalProjection | None
+    task: TaskBase, graph: StreetGraph, projection: LocalProjection | None
 ) -> list[CheckIssue]:
     start = task.start
     if start.segment not in graph.segments:
@@ -110,7 +111,7 @@ def _check_start(
 
 def check_tasks(
     tasks: Sequence[TaskBase],
-    graph: WalkGraph,
+    graph: StreetGraph,
     *,
     projection: LocalProjection | None = None,
     grid: Grid | None = None,
@@ -165,7 +166,7 @@ def check_tasks(
 
 
 def _check_navigation(
-    task: TaskBase, graph: WalkGraph, move_m: Sequence[float], report: CheckReport
+    task: TaskBase, graph: StreetGraph, move_m: Sequence[float], report: CheckReport
 ) -> list[CheckIssue]:
     goal = getattr(task.truth, "goal")  # noqa: B009 - every navigation truth has a goal
     result: OracleResult = oracle_walk(
@@ -210,7 +211,7 @@ def _check_landmark(
 
 
 def _check_localization(
-    task: TaskBase, truth: LocalizationTruth, graph: WalkGraph, grid: Grid
+    task: TaskBase, truth: LocalizationTruth, graph: StreetGraph, grid: Grid
 ) -> list[CheckIssue]:
     x, y = graph.position(task.start.segment, task.start.offset_m)
     cell = grid.cell_of(x, y)
@@ -226,7 +227,7 @@ def _check_localization(
     return []
 
 
-def _check_stretch(task: TaskBase, truth: ObjectCountTruth, graph: WalkGraph) -> list[CheckIssue]:
+def _check_stretch(task: TaskBase, truth: ObjectCountTruth, graph: StreetGraph) -> list[CheckIssue]:
     stretch = truth.stretch
     for seg_id in stretch.segments:
         if seg_id not in graph.segments:
@@ -247,7 +248,7 @@ def _check_stretch(task: TaskBase, truth: ObjectCountTruth, graph: WalkGraph) ->
 def _check_count(
     task: TaskBase,
     truth: ObjectCountTruth,
-    graph: WalkGraph,
+    graph: StreetGraph,
     objects: list[CountableObject],
     index: StretchIndex,
 ) -> list[CheckIssue]:

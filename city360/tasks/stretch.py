@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from city360.errors import TaskError
+from city360.streets import StreetGraph
 from city360.tasks.generate.vln_text import ordinal
 from city360.tasks.schema import CountStretch
-from city360.tasks.walk import WalkGraph
 
 __all__ = [
     "CountableObject",
@@ -47,7 +47,7 @@ class CountableObject:
 
 
 def walk_stretch(
-    graph: WalkGraph,
+    graph: StreetGraph,
     segment: str,
     offset_m: float,
     *,
@@ -86,14 +86,14 @@ def walk_stretch(
     )
 
 
-def stretch_length_m(graph: WalkGraph, stretch: CountStretch) -> float:
+def stretch_length_m(graph: StreetGraph, stretch: CountStretch) -> float:
     """Metres walked along the stretch."""
     total = sum(graph.segment(s).length_m for s in stretch.segments)
     last = graph.segment(stretch.segments[-1]).length_m
     return total - stretch.start_offset_m - (last - stretch.end_offset_m)
 
 
-def describe_stretch(graph: WalkGraph, stretch: CountStretch) -> str:
+def describe_stretch(graph: StreetGraph, stretch: CountStretch) -> str:
     """The stretch in words, as the agent reads it after "Count every tree you can see ..."."""
     crossings = 0
     for here in stretch.segments[:-1]:
@@ -114,7 +114,7 @@ def describe_stretch(graph: WalkGraph, stretch: CountStretch) -> str:
 class StretchIndex:
     """Spatial index of the graph's segments for fast in-range tests (shapely STRtree)."""
 
-    def __init__(self, graph: WalkGraph) -> None:
+    def __init__(self, graph: StreetGraph) -> None:
         from shapely import STRtree
         from shapely.geometry import LineString
 
@@ -152,7 +152,7 @@ class StretchIndex:
 
 
 def objects_in_stretch(
-    graph: WalkGraph,
+    graph: StreetGraph,
     stretch: CountStretch,
     objects: Iterable[CountableObject],
     *,

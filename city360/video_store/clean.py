@@ -11,9 +11,7 @@ Steps, each because real receivers do it to us:
    ``stationary_min_s`` are collapsed to one point holding the heading they were entered with,
    so standing still neither adds distance nor spins the view.
 
-The smoother is ~80 lines of numpy rather than filterpy: the constant-velocity model has the
-same covariance on both axes, so one 2x2 covariance serves x and y and the loop runs on
-Python floats, several times faster than filterpy's general matrices, with no new dependency.
+The smoother lives in :mod:`.smooth` with the heading-aided one ingest uses later.
 """
 
 from __future__ import annotations
@@ -27,8 +25,9 @@ import numpy.typing as npt
 from city360.errors import GpsError
 from city360.geo import LocalProjection
 from city360.video_store.gps.track import GpsTrack, validate_track
+from city360.video_store.smooth import rts_smooth
 
-__all__ = ["CleanParams", "SmoothTrack", "clean_track", "drop_speed_spikes", "rts_smooth"]
+__all__ = ["CleanParams", "SmoothTrack", "clean_track", "drop_speed_spikes"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -107,94 +106,6 @@ def drop_speed_spikes(
         else:
             prev = i
     return keep
-
-
-def rts_smooth(
-    t_s: FloatArray,
-    meas_t_s: FloatArray,
-    meas_x: FloatArray,
-    meas_y: FloatArray,
-    *,
-    sigma_m: float,
-    accel_sigma: float,
-    gate_sigma: float,
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, int]:
-    """Constant-velocity Kalman filter + RTS smoother evaluated at ``t_s`` (sorted, covering
-    the measurement times; measurements are applied at the grid step nearest in time).
-
-    Returns smoothed ``x, y, vx, vy`` (metres, m/s) and the number of gated-out measurements.
-    """
-    n = t_s.shape[0]
-    steps = np.clip(np.searchsorted(t_s, meas_t_s), 0, n - 1)
-    before = np.clip(steps - 1, 0, n - 1)
-    nearer_before = np.abs(t_s[before] - meas_t_s) < np.abs(t_s[steps] - meas_t_s)
-    steps = np.where(nearer_before, before, steps)
-    meas_at: dict[int, tuple[float, float]] = {}
-    for k, step in enumerate(steps):
-        meas_at.setdefault(int(step), (float(meas_x[k]), float(meas_y[k])))
-    r = sigma_m**2
-    q = accel_sigma
-    gate2 = gate_sigma**2
-    # forward pass: state per axis (p, v); shared covariance [[a, b], [b, c]]
-    fx = np.zeros((n, 2))
-    fy = np.zeros((n, 2))
-    fcov = np.zeros((n, 3))
-    pcov = np.zeros((n, 3))  # predicted covariance at step k (prior), for the RTS gain
-    first = meas_at.get(int(steps[0]), (float(meas_x[0]), float(meas_y[0])))
-    px, vx, py, vy = first[0], 0.0, first[1], 0.0
-    a, b, c = r, 0.0, 4.0  # 2 m/s velocity uncertainty at the start
-    rejected = 0
-    misses = 0
-    for k in range(n):
-        if k > 0:
-            dt = t_s[k] - t_s[k - 1]
-            px, py = px + vx * dt, py + vy * dt
-            a, b, c = (
-                a + 2 * b * dt + c * dt * dt + q * dt**3 / 3,
-                b + c * dt + q * dt * dt / 2,
-                c + q * dt,
-            )
-        pcov[k] = (a, b, c)
-        meas = meas_at.get(k)
-        if meas is not None:
-            s = a + r
-            ix, iy = meas[0] - px, meas[1] - py
-            if (ix * ix + iy * iy) / s > 2 * gate2 and misses < 3:
-                rejected += 1
-                misses += 1
-            else:
-                misses = 0
-                kp, kv = a / s, b / s
-                px, vx = px + kp * ix, vx + kv * ix
-                py, vy = py + kp * iy, vy + kv * iy
-                a, b, c = (1 - kp) * a, (1 - kp) * b, c - kv * b
-        fx[k] = (px, vx)
-        fy[k] = (py, vy)
-        fcov[k] = (a, b, c)
-    # backward pass (Rauch–Tung–Striebel)
-    sx = fx.copy()
-    sy = fy.copy()
-    for k in range(n - 2, -1, -1):
-        dt = t_s[k + 1] - t_s[k]
-        a, b, c = fcov[k]
-        pa, pb, pc = pcov[k + 1]
-        # gain G = P_k F^T (P_{k+1|k})^-1, F = [[1, dt], [0, 1]]
-        m00, m01, m10, m11 = a + b * dt, b, b + c * dt, c
-        det = pa * pc - pb * pb
-        if det <= 1e-12:
-            continue
-        i00, i01, i11 = pc / det, -pb / det, pa / det
-        g00 = m00 * i00 + m01 * i01
-        g01 = m00 * i01 + m01 * i11
-        g10 = m10 * i00 + m11 * i01
-        g11 = m10 * i01 + m11 * i11
-        for f, s_ in ((fx, sx), (fy, sy)):
-            pred_p = f[k, 0] + f[k, 1] * dt
-            pred_v = f[k, 1]
-            dp, dv = s_[k + 1, 0] - pred_p, s_[k + 1, 1] - pred_v
-            s_[k, 0] = f[k, 0] + g00 * dp + g01 * dv
-            s_[k, 1] = f[k, 1] + g10 * dp + g11 * dv
-    return sx[:, 0], sy[:, 0], sx[:, 1], sy[:, 1], rejected
 
 
 def _collapse_stationary(

@@ -36,8 +36,8 @@ from city360.video_store.decode import DecodedFrame, VideoInfo, iter_frames, pro
 from city360.video_store.gps import GpsTrack, read_embedded_track, read_track, validate_track
 from city360.video_store.heading import fuse_heading
 from city360.video_store.motion import MotionMeter, MotionSignal, still_spans
-from city360.video_store.refine import heading_aided_smooth
 from city360.video_store.resample import frame_times, select_frames
+from city360.video_store.smooth import heading_aided_smooth
 from city360.video_store.sync import resolve_sync
 from city360.video_store.writer import (
     BackgroundWriter,

@@ -60,11 +60,11 @@ def create_app(config: ViewerConfig) -> FastAPI:
     import city360
     from city360.city import CityDir
     from city360.maps.citymap import CityMap
-    from city360.tasks.walk import WalkGraph
+    from city360.streets import StreetGraph
 
     city = CityDir(config.city_dir)
     manifest = city.read_manifest()
-    graph = WalkGraph.from_city(city.root)
+    graph = StreetGraph.open(city.root)
     citymap = CityMap.open(city.root)
     from city360.simulator.config import EnvConfig
 

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from city360.city import CityDir, file_sha256
 from city360.geo import LocalProjection, wrap_deg
+from city360.streets import StreetGraph
 from city360.tasks.families import get_family
 from city360.tasks.schema import (
     DEFAULT_STEP_LIMIT,
@@ -39,7 +40,7 @@ from city360.tasks.schema import (
     TaskBase,
 )
 from city360.tasks.suite import ASSETS_DIR, Suite, load_suite, save_suite
-from city360.tasks.walk import WalkGraph, oracle_walk
+from city360.tasks.walk import oracle_walk
 from city360.viewer.security import safe_path
 
 __all__ = ["PoseRef", "Problem", "SuiteEditor", "TaskDraft", "VerifiedTask", "draft_of"]
@@ -131,7 +132,7 @@ class SuiteEditor:
         suite_dir: Path,
         city_dir: Path,
         *,
-        graph: WalkGraph,
+        graph: StreetGraph,
         projection: LocalProjection,
         city_name: str,
         move_m: tuple[float, float, float],
@@ -561,7 +562,7 @@ def _form_field(check_field: str) -> str:
     return mapping.get(check_field, check_field)
 
 
-def draft_of(task: TaskBase, graph: WalkGraph) -> dict[str, Any]:
+def draft_of(task: TaskBase, graph: StreetGraph) -> dict[str, Any]:
     """The form fields of a saved task (to edit it)."""
     told = task.told.model_dump()
     truth = task.truth.model_dump()

@@ -32,9 +32,9 @@ from city360.simulator.actions import Action, parse_action, parse_magnitude
 
 if TYPE_CHECKING:
     from city360.simulator.env import CityEnv
+    from city360.streets import StreetGraph
     from city360.tasks.schema import TaskBase
     from city360.tasks.suite import Suite
-    from city360.tasks.walk import WalkGraph
 
 __all__ = ["HumanEpisode", "HumanRun"]
 
@@ -161,7 +161,7 @@ class HumanEpisode:
         suite: Suite,
         *,
         run: HumanRun,
-        graph: WalkGraph,
+        graph: StreetGraph,
         seed: int,
     ) -> None:
         if task.id in run.played or task.id in run.active:

@@ -6,10 +6,10 @@ import networkx as nx
 import pytest
 
 from city360.eval.distance import StreetDistance
-from city360.tasks.walk import WalkGraph
+from city360.streets import StreetGraph
 
 
-def _u_street() -> WalkGraph:
+def _u_street() -> StreetGraph:
     """A(0,0) -> B(0,100) -> C(50,100) -> D(50,0): a U whose ends are 50 m apart."""
     graph = nx.MultiDiGraph()
     for node, (x, y) in enumerate([(0, 0), (0, 100), (50, 100), (50, 0)]):
@@ -18,7 +18,7 @@ def _u_street() -> WalkGraph:
         a, b = graph.nodes[u], graph.nodes[v]
         length = math.dist((a["x_m"], a["y_m"]), (b["x_m"], b["y_m"]))
         graph.add_edge(u, v, key=f"e{k}", id=f"e{k}", length_m=length, transitions=[], twin=None)
-    return WalkGraph.from_networkx(graph)
+    return StreetGraph.from_networkx(graph)
 
 
 def test_walking_distance_falls_where_the_straight_line_rises() -> None:

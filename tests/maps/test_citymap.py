@@ -349,7 +349,9 @@ def test_corrupt_graph_is_reported_even_with_osm(
     root = tmp_path / "city"
     shutil.copytree(osm_city[0], root)
     (root / "graph.json").write_text('{"nodes": [{"id": 1}]}', encoding="utf-8")
-    with pytest.raises(CityFormatError, match=r"graph\.json: node #0 needs numeric 'id', 'x_m'"):
+    with pytest.raises(
+        CityFormatError, match=r"graph\.json: field 'nodes\.0\.x_m': Field required"
+    ):
         CityMap.open(root)
 
 

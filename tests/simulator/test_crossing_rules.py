@@ -16,7 +16,8 @@ import pytest
 
 from city360.simulator.config import EnvConfig
 from city360.simulator.env import CityEnv
-from city360.tasks.walk import WalkGraph, oracle_walk
+from city360.streets import StreetGraph
+from city360.tasks.walk import oracle_walk
 from tests.simulator.hook import build_hook_city
 
 
@@ -88,7 +89,7 @@ def test_w_through_a_sharp_bend_keeps_walking_forwards(bend_env: CityEnv) -> Non
 
 
 def _graph_state(
-    graph: WalkGraph, state: tuple[str, float], action: str, magnitude: str | None
+    graph: StreetGraph, state: tuple[str, float], action: str, magnitude: str | None
 ) -> tuple[str, float]:
     if action == "W":
         step = {"SMALL": 2.0, "MEDIUM": 5.0, "LARGE": 10.0}[str(magnitude)]
@@ -106,7 +107,7 @@ def test_oracle_plan_moves_identically_in_the_simulator(
 ) -> None:
     """Every move of the graph oracle's plan lands the simulator where the graph says."""
     root: Path = request.getfixturevalue(city)
-    graph = WalkGraph.from_city(root)
+    graph = StreetGraph.open(root)
     result = oracle_walk(graph, ("a1", 3.0), goal, 2.0, step_limit=30)
     assert result.reachable
     assert result.segments[0] == "a1"

@@ -50,10 +50,10 @@ def test_reference_images_show_the_sign(generated_suite: Path) -> None:
 
 def test_route_map_markers_are_at_start_and_goal(built_synth_city: Path) -> None:
     from city360.maps.citymap import CityMap
+    from city360.streets import StreetGraph
     from city360.tasks.generate.images import MAP_PX, CityImages, grid_for_graph
-    from city360.tasks.walk import WalkGraph
 
-    graph = WalkGraph.from_city(built_synth_city)
+    graph = StreetGraph.open(built_synth_city)
     grid = grid_for_graph(graph, 5)
     assert grid == CityMap.open(built_synth_city).grid  # one grid for maps and tasks
     with CityImages(built_synth_city, graph, grid) as images:

@@ -12,6 +12,7 @@ import pytest
 
 from city360.city import CityDir
 from city360.maps.grid import MapGrid
+from city360.streets import StreetGraph
 from city360.synth.groundtruth import SceneTruth
 from city360.tasks.check import check_tasks
 from city360.tasks.generate.common import GenerationContext, GenerationReport
@@ -19,15 +20,14 @@ from city360.tasks.generate.from_truth import facade_neighbours, generate_from_t
 from city360.tasks.generate.vln_text import Landmark, directions
 from city360.tasks.schema import Difficulty, Family, TaskBase
 from city360.tasks.suite import Suite, load_suite, save_suite
-from city360.tasks.walk import WalkGraph
 from tests.tasks.helpers import PlainImages
 
 PER_FAMILY = 6
 
 
 @pytest.fixture(scope="module")
-def world(toy_city: Path) -> tuple[WalkGraph, SceneTruth, MapGrid]:
-    graph = WalkGraph.from_city(toy_city)
+def world(toy_city: Path) -> tuple[StreetGraph, SceneTruth, MapGrid]:
+    graph = StreetGraph.open(toy_city)
     truth = SceneTruth.load(toy_city / "groundtruth" / "scene.json")
     return graph, truth, MapGrid(-10.0, -170.0, 170.0, 10.0, 5)
 

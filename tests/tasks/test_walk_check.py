@@ -7,24 +7,25 @@ import pytest
 
 from city360.city import CityDir
 from city360.maps.grid import MapGrid
+from city360.streets import StreetGraph
 from city360.tasks.check import check_tasks
-from city360.tasks.walk import WalkGraph, oracle_walk
+from city360.tasks.walk import oracle_walk
 from tests.tasks.helpers import as_task, localization_task, vln_task
 
 
 @pytest.fixture(scope="module")
-def graph(toy_city: Path) -> WalkGraph:
-    return WalkGraph.from_city(toy_city)
+def graph(toy_city: Path) -> StreetGraph:
+    return StreetGraph.open(toy_city)
 
 
-def _start_latlon(toy_city: Path, graph: WalkGraph, segment: str, offset: float) -> dict:
+def _start_latlon(toy_city: Path, graph: StreetGraph, segment: str, offset: float) -> dict:
     x, y = graph.position(segment, offset)
     lat, lon = CityDir(toy_city).read_manifest().projection.to_latlon(x, y)
     return {"segment": segment, "offset_m": offset, "lat": float(lat), "lon": float(lon),
             "heading_deg": graph.segment(segment).heading(offset)}  # fmt: skip
 
 
-def test_positions_follow_the_trajectory(graph: WalkGraph) -> None:
+def test_positions_follow_the_trajectory(graph: StreetGraph) -> None:
     # s0-1 runs east from (0, 0) to (80, 0); s1-0 back west.
     assert graph.position("s0-1", 30.0) == pytest.approx((30.0, 0.0))
     assert graph.position("s1-0", 30.0) == pytest.approx((50.0, 0.0))
@@ -33,7 +34,7 @@ def test_positions_follow_the_trajectory(graph: WalkGraph) -> None:
     assert (seg, offset, dist) == ("s1-0", pytest.approx(30.0), pytest.approx(1.0))
 
 
-def test_oracle_counts_controller_steps(graph: WalkGraph) -> None:
+def test_oracle_counts_controller_steps(graph: StreetGraph) -> None:
     # 75 m ahead on the same street: 7 LARGE + 1 MEDIUM, then ANSWER = 9 steps.
     result = oracle_walk(graph, ("s0-1", 0.0), (75.0, 0.0), 0.5, step_limit=50)
     assert result.reachable
@@ -46,7 +47,7 @@ def test_oracle_counts_controller_steps(graph: WalkGraph) -> None:
     assert result.segments == ("s0-1", "s1-4")
 
 
-def test_oracle_respects_step_limit_and_direction(graph: WalkGraph) -> None:
+def test_oracle_respects_step_limit_and_direction(graph: StreetGraph) -> None:
     # Behind the start: W only goes forward, so the walk must loop round a block.
     behind = oracle_walk(graph, ("s0-1", 40.0), (30.0, 0.0), 1.0, step_limit=50)
     assert behind.reachable
@@ -56,7 +57,7 @@ def test_oracle_respects_step_limit_and_direction(graph: WalkGraph) -> None:
     assert short.distance_m == pytest.approx(10.0)
 
 
-def test_check_passes_good_tasks(toy_city: Path, graph: WalkGraph) -> None:
+def test_check_passes_good_tasks(toy_city: Path, graph: StreetGraph) -> None:
     grid = MapGrid(-10.0, -170.0, 170.0, 10.0, 5)
     start = _start_latlon(toy_city, graph, "s0-1", 10.0)
     loc = as_task(localization_task(start=start, truth={"cell": [1, 1], "x_m": 10, "y_m": 0}))
@@ -68,7 +69,7 @@ def test_check_passes_good_tasks(toy_city: Path, graph: WalkGraph) -> None:
     assert report.oracle_steps == {"vln-001": 2}
 
 
-def test_check_reports_each_failure_by_task_and_field(toy_city: Path, graph: WalkGraph) -> None:
+def test_check_reports_each_failure_by_task_and_field(toy_city: Path, graph: StreetGraph) -> None:
     projection = CityDir(toy_city).read_manifest().projection
     grid = MapGrid(-10.0, -170.0, 170.0, 10.0, 5)
     start = _start_latlon(toy_city, graph, "s0-1", 10.0)
@@ -101,7 +102,7 @@ def test_check_reports_each_failure_by_task_and_field(toy_city: Path, graph: Wal
     assert "(threshold 10 m) within 50 steps" in messages[3]
 
 
-def test_check_flags_start_latlon_far_from_its_segment(toy_city: Path, graph: WalkGraph) -> None:
+def test_check_flags_start_latlon_far_from_its_segment(toy_city: Path, graph: StreetGraph) -> None:
     start = _start_latlon(toy_city, graph, "s0-1", 10.0)
     task = as_task(vln_task(start={**start, "lat": start["lat"] + 0.001}))  # ~111 m north
     report = check_tasks([task], graph, projection=CityDir(toy_city).read_manifest().projection)

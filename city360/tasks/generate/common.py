@@ -16,9 +16,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from city360.geo import LocalProjection, wrap_deg
+from city360.streets import StreetGraph
 from city360.tasks.difficulty import RouteFeatures
 from city360.tasks.schema import Difficulty, GoalTruth, StartPose
-from city360.tasks.walk import OracleResult, WalkGraph, oracle_walk
+from city360.tasks.walk import OracleResult, oracle_walk
 from city360.types import Image
 
 __all__ = [
@@ -92,7 +93,7 @@ class GenerationContext:
 
     city_name: str
     projection: LocalProjection
-    graph: WalkGraph
+    graph: StreetGraph
     grid: Grid
     images: ImageSource
     rng: np.random.Generator
@@ -167,7 +168,7 @@ class GenerationContext:
         return path
 
 
-def route_features(graph: WalkGraph, result: OracleResult) -> RouteFeatures:
+def route_features(graph: StreetGraph, result: OracleResult) -> RouteFeatures:
     """Length, decision points and turns of the oracle's walk.
 
     A decision point is a junction the walk crosses where more than one branch is offered; a

@@ -110,7 +110,7 @@ def generate_from_osm(
     placed = place_osm_pois(ctx, pois)
     signs = [(p.poi.x_m, p.poi.y_m) for p in placed]
     junctions = [
-        (ctx.graph.nodes[node], node)
+        (ctx.graph.node_xy[node], node)
         for node in sorted(ctx.graph.nodes)
         if len(ctx.graph.out_segments(node)) >= 3
     ]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from city360.errors import TaskError
-from city360.tasks.walk import WalkGraph
+from city360.streets import StreetGraph
 from city360.types import Image
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ VIEW_SIZE = (640, 480)
 VIEW_FOV_DEG = 90.0
 
 
-def grid_for_graph(graph: WalkGraph, n: int) -> MapGrid:
+def grid_for_graph(graph: StreetGraph, n: int) -> MapGrid:
     """The localization grid: the one ``city360.maps`` records in ``map/map.json`` for the
     graph's city (so maps, tasks and the simulator share one grid), with ``n`` cells a side.
 
@@ -47,7 +47,7 @@ def grid_for_graph(graph: WalkGraph, n: int) -> MapGrid:
     from city360.maps.layers import exploration_area
 
     points = np.vstack(
-        [np.asarray(list(graph.nodes.values()), np.float64).reshape(-1, 2)]
+        [np.asarray(list(graph.node_xy.values()), np.float64).reshape(-1, 2)]
         + [seg.xy for seg in graph.segments.values()]
     )
     area = exploration_area(points, "pose graph")
@@ -60,7 +60,7 @@ class CityImages:
     A context manager: the scene renderer (synthetic cities) holds a GL context until closed.
     """
 
-    def __init__(self, city_dir: str | Path, graph: WalkGraph, grid: MapGrid) -> None:
+    def __init__(self, city_dir: str | Path, graph: StreetGraph, grid: MapGrid) -> None:
         self.city_dir = Path(city_dir)
         self.graph = graph
         self.grid = grid

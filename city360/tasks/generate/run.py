@@ -17,11 +17,11 @@ import numpy as np
 
 from city360.city import CityDir, file_sha256
 from city360.errors import TaskError
+from city360.streets import StreetGraph
 from city360.tasks.check import CheckReport, check_tasks
 from city360.tasks.generate.common import GenerationContext, GenerationReport, ImageSource
 from city360.tasks.schema import Family, TaskBase
 from city360.tasks.suite import Suite
-from city360.tasks.walk import WalkGraph
 
 __all__ = ["check_suite", "generate_suite", "suite_grid"]
 
@@ -32,7 +32,7 @@ def _move_m() -> tuple[float, float, float]:
     return EnvConfig().move_m
 
 
-def suite_grid(suite: Suite, graph: WalkGraph) -> Any:
+def suite_grid(suite: Suite, graph: StreetGraph) -> Any:
     """The suite's localization grid (its recorded area, else the graph's)."""
     from city360.maps.grid import MapGrid
     from city360.tasks.generate.images import grid_for_graph
@@ -60,7 +60,7 @@ def generate_suite(
     started = time.perf_counter()
     city = CityDir(city_dir)
     manifest = city.read_manifest()
-    graph = WalkGraph.from_city(city.root)
+    graph = StreetGraph.open(city.root)
     grid = grid_for_graph(graph, grid_n)
     report = GenerationReport()
     own_images = images is None
@@ -152,7 +152,7 @@ def check_suite(
             f"{manifest.name!r}; pass the city the suite was generated for"
         )
         raise TaskError(msg)
-    graph = WalkGraph.from_city(city.root)
+    graph = StreetGraph.open(city.root)
     truth = None
     truth_path = city.groundtruth_dir / "scene.json"
     if truth_path.is_file():

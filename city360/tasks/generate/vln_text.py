@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from city360.errors import TaskError
-from city360.tasks.walk import WalkGraph
+from city360.streets import StreetGraph
 
 __all__ = ["Landmark", "directions", "ordinal", "side_of"]
 
@@ -53,7 +53,7 @@ def side_of(heading_deg: float, dx_m: float, dy_m: float) -> Literal["left", "ri
     return "left" if cross > 0 else "right"
 
 
-def _transition_label(graph: WalkGraph, from_seg: str, to_seg: str) -> str:
+def _transition_label(graph: StreetGraph, from_seg: str, to_seg: str) -> str:
     for tr in graph.segment(from_seg).choices:
         if tr.edge == to_seg:
             return tr.label
@@ -62,9 +62,9 @@ def _transition_label(graph: WalkGraph, from_seg: str, to_seg: str) -> str:
 
 
 def _corner(
-    graph: WalkGraph, node: int, landmarks: Sequence[Landmark], radius_m: float, used: set[str]
+    graph: StreetGraph, node: int, landmarks: Sequence[Landmark], radius_m: float, used: set[str]
 ) -> Landmark | None:
-    nx_, ny_ = graph.nodes[node]
+    nx_, ny_ = graph.node_xy[node]
     best: tuple[float, Landmark] | None = None
     for mark in landmarks:
         if mark.id in used:
@@ -76,7 +76,7 @@ def _corner(
 
 
 def directions(
-    graph: WalkGraph,
+    graph: StreetGraph,
     route: Sequence[str],
     goal: Landmark,
     goal_side: Literal["left", "right"],

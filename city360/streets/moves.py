@@ -1,9 +1,10 @@
 """The movement rules the controller applies and the task oracle plans with, defined once.
 
-The simulator's controller (:mod:`city360.simulator.controller`) and the graph walker of the
-tasks (:mod:`city360.tasks.walk`, whose :func:`~city360.tasks.walk.oracle_walk` proves tasks
-solvable) must move identically, or a task solvable on the graph is not solvable in the
-simulator. Both read these rules:
+The simulator's controller (:mod:`city360.simulator.controller`) and the street graph the task
+oracle walks (:class:`city360.streets.StreetGraph`, whose moves
+:func:`~city360.tasks.walk.oracle_walk` searches to prove tasks solvable) must move
+identically, or a task solvable on the graph is not solvable in the simulator. Both read these
+rules:
 
 - :func:`offered`: which transitions LEFT/UP/RIGHT can take at a segment's end (one per label,
   the lowest ``rank``);
@@ -24,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol, TypeVar
 
-from city360.simulator.state import wrap180
+from city360.geo import angle_diff_deg
 
 __all__ = [
     "BRANCH_LABELS",
@@ -43,7 +44,7 @@ _CANONICAL_TURN_DEG = {"LEFT": -90.0, "UP": 0.0, "RIGHT": 90.0}
 
 
 class TransitionLike(Protocol):
-    """What the rules read of a transition (both readers' ``Transition`` values fit)."""
+    """What the rules read of a transition (:class:`city360.streets.Transition` fits)."""
 
     @property
     def edge(self) -> str: ...
@@ -97,4 +98,4 @@ def branch_yaw_deg(yaw_deg: float, transition: TransitionLike, *, turn_view: boo
     (yaw 0) that goes straight on (|turn| <= 60 for UP) therefore still looks ahead enough for
     W to walk forwards.
     """
-    return wrap180(yaw_deg if turn_view else yaw_deg - float(transition.turn_deg))
+    return angle_diff_deg(yaw_deg if turn_view else yaw_deg - float(transition.turn_deg), 0.0) + 0.0
