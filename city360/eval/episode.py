@@ -52,6 +52,9 @@ class EpisodeWorker:
         )
         self.stop_base = StopConfig(**spec.stop)
         self._reset_takes_seed = "seed" in inspect.signature(self.agent.reset).parameters
+        # A user's own agent (--agent mypkg.mod:MyAgent) may leave out the protocol's optional
+        # ``privileged`` flag; it then sees only what an agent may see.
+        self._privileged = bool(getattr(self.agent, "privileged", False))
 
     def close(self) -> None:
         closer = getattr(self.agent, "close", None)
@@ -143,7 +146,7 @@ class EpisodeWorker:
         result: EpisodeResult,
     ) -> None:
         obs, info = self.env.reset(seed=seed, options={"task": task})
-        told = task if self.agent.privileged else task.agent_view(suite_root=str(self.suite_dir))
+        told = task if self._privileged else task.agent_view(suite_root=str(self.suite_dir))
         if self._reset_takes_seed:
             # Seeded per episode, so results do not depend on which worker ran what before.
             self.agent.reset(told, seed=seed)  # type: ignore[call-arg]
@@ -180,7 +183,7 @@ class EpisodeWorker:
         monitor = StopMonitor(stop)
         monitor.start(pose["x_m"], pose["y_m"], street_distance(info))
         while True:
-            agent_obs = {**obs, "info": info} if self.agent.privileged else obs
+            agent_obs = {**obs, "info": info} if self._privileged else obs
             asked = time.perf_counter()
             decision: AgentDecision = self.agent.act(agent_obs)
             think_s = time.perf_counter() - asked

@@ -14,8 +14,8 @@ from city360.city import CityDir
 from city360.maps.grid import MapGrid
 from city360.synth.groundtruth import SceneTruth
 from city360.tasks.check import check_tasks
-from city360.tasks.generate.common import GenerationContext, GenerationReport
 from city360.tasks.families.relational import facade_neighbours
+from city360.tasks.generate.common import GenerationContext, GenerationReport
 from city360.tasks.generate.from_truth import generate_from_truth
 from city360.tasks.generate.vln_text import Landmark, directions
 from city360.tasks.schema import Difficulty, Family, TaskBase
