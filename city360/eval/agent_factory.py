@@ -151,4 +151,5 @@ def build_agent(spec: AgentSpec, *, city_dir: Path, env_config: Any, seed: int =
     if is_agent_path(spec.kind):
         agent: Agent = build_agent_from_path(spec.kind, spec.options)
         return agent
-    return get_agent_kind(spec.kind).build(spec, city_dir, env_config, seed)  # type: ignore[no-any-return]
+    built: Agent = get_agent_kind(spec.kind).build(spec, city_dir, env_config, seed)
+    return built
