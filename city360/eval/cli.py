@@ -16,8 +16,19 @@ def eval_command(
     city_dir: Annotated[Path, typer.Argument(help="A built city (city.json + graph.json).")],
     suite: Annotated[Path, typer.Option("--suite", help="Task suite folder (suite.json).")],
     agent: Annotated[
-        str, typer.Option("--agent", help="lmm, random, oracle, map or signs.")
+        str,
+        typer.Option(
+            "--agent",
+            help="lmm, random, oracle, map or signs, or your own class: mypkg.mod:MyAgent.",
+        ),
     ] = "oracle",
+    agent_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--agent-option",
+            help="KEY=VALUE keyword for the agent's constructor (repeatable; JSON values).",
+        ),
+    ] = None,
     provider: Annotated[
         str | None,
         typer.Option(help="lmm provider: openai, anthropic, gemini, vllm, ollama, azure, ..."),
@@ -52,6 +63,7 @@ def eval_command(
     ] = True,
 ) -> None:
     """Run an agent on a task suite; write results.csv, run_metadata.json and step logs."""
+    from city360.agents.registry import parse_agent_options
     from city360.eval.report import write_report
     from city360.eval.runner import AgentSpec, EvalConfig, run_eval
     from city360.eval.summary import print_summary
@@ -62,7 +74,13 @@ def eval_command(
     config = EvalConfig(
         city_dir=city_dir,
         suite_dir=suite,
-        agent=AgentSpec(kind=agent, provider=provider, model=model, base_url=base_url),
+        agent=AgentSpec(
+            kind=agent,
+            provider=provider,
+            model=model,
+            base_url=base_url,
+            options=parse_agent_options(agent_option or []),
+        ),
         select=tasks,
         use_map=not no_map,
         workers=workers,

@@ -19,33 +19,13 @@ from city360.errors import City360Error, ProviderUnavailableError
 from city360.eval.agent_factory import build_agent
 from city360.eval.distance import StreetDistance
 from city360.eval.executors import WorkerSpec
-from city360.eval.metrics import (
-    MetricResult,
-    coordinate_match,
-    count_mean_relative_accuracy,
-    exact_match_grid,
-    fuzzy_match,
-)
+from city360.eval.metrics import score_answer
 from city360.eval.results import EpisodeResult, StepLogWriter
 from city360.eval.stopping import StopConfig, StopMonitor, StopReason
 from city360.simulator.actions import Action
+from city360.tasks.families import get_family
 
 __all__ = ["EpisodeWorker", "score_answer"]
-
-
-def score_answer(task: Any, answer: str, distance_to_goal_m: float | None) -> MetricResult:
-    """Score an ANSWER against the task's hidden truth with the task's metric."""
-    metric = task.metric.name.value
-    truth = task.truth
-    if metric == "coordinate_match":
-        distance = math.inf if distance_to_goal_m is None else distance_to_goal_m
-        return coordinate_match(distance, float(task.metric.threshold_m))
-    if metric == "exact_match":
-        return exact_match_grid(answer, tuple(truth.cell))
-    if metric == "count_mra":
-        return count_mean_relative_accuracy(answer, int(truth.count))
-    question = getattr(task.told, "question", "")
-    return fuzzy_match(answer, truth.answer, question=question)
 
 
 class EpisodeWorker:
@@ -72,6 +52,9 @@ class EpisodeWorker:
         )
         self.stop_base = StopConfig(**spec.stop)
         self._reset_takes_seed = "seed" in inspect.signature(self.agent.reset).parameters
+        # A user's own agent (--agent mypkg.mod:MyAgent) may leave out the protocol's optional
+        # ``privileged`` flag; it then sees only what an agent may see.
+        self._privileged = bool(getattr(self.agent, "privileged", False))
 
     def close(self) -> None:
         closer = getattr(self.agent, "close", None)
@@ -108,7 +91,7 @@ class EpisodeWorker:
 
     def run(self, task_id: str, seed: int) -> EpisodeResult:
         task = self.suite.task(task_id)
-        family = task.family.value
+        family = str(task.family)
         goal = getattr(task.truth, "goal", None)
         started = time.perf_counter()
         result = EpisodeResult(
@@ -116,7 +99,7 @@ class EpisodeWorker:
             task_type=family,
             difficulty=task.difficulty.value,
             status="running",
-            evaluation_metric=task.metric.name.value,
+            evaluation_metric=str(task.metric.name),
             expected=task.expected_answer(),
             agent=self.agent_spec.kind,
             model=self.agent_spec.model or "",
@@ -127,7 +110,7 @@ class EpisodeWorker:
             step_limit=task.step_limit,
             stagnation_steps=self.stop_base.stagnation_steps,
             away_steps=self.stop_base.away_steps,
-            away_from_goal=family == "MapNavigation",
+            away_from_goal=get_family(family).away_from_goal,
             step_timeout_s=self.stop_base.step_timeout_s,
         )
         frames_dir = self.run_dir / "episodes" / task.id
@@ -163,7 +146,7 @@ class EpisodeWorker:
         result: EpisodeResult,
     ) -> None:
         obs, info = self.env.reset(seed=seed, options={"task": task})
-        told = task if self.agent.privileged else task.agent_view(suite_root=str(self.suite_dir))
+        told = task if self._privileged else task.agent_view(suite_root=str(self.suite_dir))
         if self._reset_takes_seed:
             # Seeded per episode, so results do not depend on which worker ran what before.
             self.agent.reset(told, seed=seed)  # type: ignore[call-arg]
@@ -183,7 +166,7 @@ class EpisodeWorker:
             {
                 "type": "episode",
                 "task_id": task.id,
-                "family": task.family.value,
+                "family": str(task.family),
                 "difficulty": task.difficulty.value,
                 "goal_xy": [goal.x_m, goal.y_m] if goal is not None else None,
                 "oracle_path_xy": oracle_xy,
@@ -200,7 +183,7 @@ class EpisodeWorker:
         monitor = StopMonitor(stop)
         monitor.start(pose["x_m"], pose["y_m"], street_distance(info))
         while True:
-            agent_obs = {**obs, "info": info} if self.agent.privileged else obs
+            agent_obs = {**obs, "info": info} if self._privileged else obs
             asked = time.perf_counter()
             decision: AgentDecision = self.agent.act(agent_obs)
             think_s = time.perf_counter() - asked

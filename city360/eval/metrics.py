@@ -1,8 +1,11 @@
 """Scoring of one episode's answer (DESIGN.md "Tasks and results").
 
-Each metric is a small object with a ``name``, what it depends on, and a ``score(...)`` that
-returns a value in [0, 1]. Only an episode that ends with ANSWER is scored; the runner enforces
-that, not the metrics.
+Each metric is registered by name as a :class:`MetricSpec`: what it depends on, and a
+``score(task, answer, distance_to_goal_m)`` that returns a :class:`MetricResult` (a value in
+[0, 1]). A task names its metric; :func:`score_answer` looks it up, so a new metric is one
+:func:`register_metric` call and no edit elsewhere. This module is a leaf (stdlib only).
+
+Only an episode that ends with ANSWER is scored; the runner enforces that, not the metrics.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from city360.errors import ConfigError, did_you_mean
 
@@ -23,13 +26,21 @@ __all__ = [
     "METRIC_NAMES",
     "Judge",
     "MetricResult",
+    "MetricSpec",
+    "ScoreFunction",
+    "all_metrics",
+    "check_metric_name",
     "coordinate_match",
     "count_mean_relative_accuracy",
     "exact_match_grid",
     "fuzzy_match",
+    "get_metric",
     "normalise_text",
     "parse_count",
     "parse_grid_cell",
+    "register_metric",
+    "score_answer",
+    "unregister_metric",
 ]
 
 COUNT_THRESHOLDS: tuple[float, ...] = tuple(round(0.50 + 0.05 * k, 2) for k in range(10))
@@ -37,8 +48,6 @@ COUNT_THRESHOLDS: tuple[float, ...] = tuple(round(0.50 + 0.05 * k, 2) for k in r
 
 FUZZY_OFFLINE_THRESHOLD = 0.8
 """Similarity at or above which the offline fuzzy fallback calls two names the same."""
-
-METRIC_NAMES = ("exact_match", "coordinate_match", "count_mra", "fuzzy_match")
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,12 +188,101 @@ def fuzzy_match(
     return MetricResult("fuzzy_match", 1.0 if correct else 0.0, correct, "offline-similarity")
 
 
+# --- the registry ---------------------------------------------------------------------------
+
+ScoreFunction = Callable[[Any, str, float | None], MetricResult]
+"""``(task, answer, distance_to_goal_m) -> MetricResult``; the distance is the street distance
+from where the agent answered to the goal (None when the task has no goal)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MetricSpec:
+    """A metric as tasks name it: ``score`` reads what it needs from the task's truth."""
+
+    name: str
+    score: ScoreFunction
+    needs_threshold: bool = False
+    """True when a task's ``metric.threshold_m`` (metres) is required, else it is refused."""
+    depends_on: str = ""
+    """What the score reads, for people (``"truth.cell"``, ``"distance to the goal"``)."""
+
+
+_METRICS: dict[str, MetricSpec] = {}
+
+
+def register_metric(spec: MetricSpec, *, replace: bool = False) -> MetricSpec:
+    """Register ``spec`` under its name; an existing name needs ``replace=True``."""
+    if spec.name in _METRICS and not replace:
+        msg = f"metric {spec.name!r} is already registered; pass replace=True to replace it"
+        raise ConfigError(msg)
+    _METRICS[spec.name] = spec
+    return spec
+
+
+def unregister_metric(name: str) -> None:
+    """Remove a metric (tests that register their own clean up with this)."""
+    _METRICS.pop(name, None)
+
+
+def get_metric(name: str) -> MetricSpec:
+    """The metric registered as ``name``; unknown names raise :class:`ConfigError` with the
+    known names and a close match."""
+    try:
+        return _METRICS[str(name)]
+    except KeyError:
+        known = list(_METRICS)
+        msg = (
+            f"unknown metric {name!r}; expected one of {', '.join(known)}."
+            f"{did_you_mean(str(name), known)}"
+        )
+        raise ConfigError(msg) from None
+
+
+def all_metrics() -> list[MetricSpec]:
+    """Every registered metric, in registration order."""
+    return list(_METRICS.values())
+
+
 def check_metric_name(name: str) -> str:
     """Validate a metric name from a task file."""
-    if name not in METRIC_NAMES:
-        msg = (
-            f"unknown metric {name!r}; expected one of {', '.join(METRIC_NAMES)}."
-            f"{did_you_mean(name, METRIC_NAMES)}"
-        )
-        raise ConfigError(msg)
-    return name
+    return get_metric(name).name
+
+
+def score_answer(task: Any, answer: str, distance_to_goal_m: float | None) -> MetricResult:
+    """Score an ANSWER against the task's hidden truth with the task's metric."""
+    return get_metric(task.metric.name).score(task, answer, distance_to_goal_m)
+
+
+def _score_coordinates(task: Any, answer: str, distance_to_goal_m: float | None) -> MetricResult:
+    distance = math.inf if distance_to_goal_m is None else distance_to_goal_m
+    return coordinate_match(distance, float(task.metric.threshold_m))
+
+
+def _score_grid(task: Any, answer: str, distance_to_goal_m: float | None) -> MetricResult:
+    return exact_match_grid(answer, tuple(task.truth.cell))
+
+
+def _score_count(task: Any, answer: str, distance_to_goal_m: float | None) -> MetricResult:
+    return count_mean_relative_accuracy(answer, int(task.truth.count))
+
+
+def _score_name(task: Any, answer: str, distance_to_goal_m: float | None) -> MetricResult:
+    expected = getattr(task.truth, "answer", None) or task.expected_answer()
+    return fuzzy_match(answer, str(expected), question=getattr(task.told, "question", ""))
+
+
+for _spec in (
+    MetricSpec("exact_match", _score_grid, depends_on="truth.cell"),
+    MetricSpec(
+        "coordinate_match",
+        _score_coordinates,
+        needs_threshold=True,
+        depends_on="street distance to the goal",
+    ),
+    MetricSpec("count_mra", _score_count, depends_on="truth.count"),
+    MetricSpec("fuzzy_match", _score_name, depends_on="truth.answer (else expected_answer())"),
+):
+    register_metric(_spec)
+
+METRIC_NAMES = tuple(_METRICS)
+"""The built-in metric names (the registry may hold more)."""

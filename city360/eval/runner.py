@@ -48,8 +48,10 @@ _RUN_ID_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
 @dataclass(frozen=True, slots=True)
 class AgentSpec:
     """Which agent to build in each worker. ``kind`` is one of the registered agent names
-    (``lmm``, ``random``, ``oracle``, ``map``, ``signs``); provider, model and base_url only
-    matter for ``lmm``. Keys are read from the environment by the provider, never stored here."""
+    (``lmm``, ``random``, ``oracle``, ``map``, ``signs``) or the import path of a user's own
+    agent class (``mypkg.mod:MyAgent``, imported in each worker; ``options`` are its keyword
+    arguments). Provider, model and base_url only matter for ``lmm``. Keys are read from the
+    environment by the provider, never stored here."""
 
     kind: str
     provider: str | None = None
@@ -147,6 +149,7 @@ def run_eval(config: EvalConfig) -> RunOutcome:
     agent's preflight checks provider, model, key and endpoint). Ctrl-C stops after marking
     the run ``interrupted``; every finished episode is already on disk.
     """
+    from city360.agents.registry import agent_metadata
     from city360.eval.agent_factory import agent_prompt_hash, preflight_agent
     from city360.simulator.config import EnvConfig
     from city360.tasks.prompts import prompt_hash
@@ -208,7 +211,7 @@ def run_eval(config: EvalConfig) -> RunOutcome:
         "suite_hash": suite_hash,
         "prompt_hash": prompt_hash(),
         "agent_prompt_hash": agent_prompt_hash(config.agent, EnvConfig.from_kwargs(**env_options)),
-        "agent": scrub_secrets(dataclasses.asdict(config.agent)),
+        "agent": scrub_secrets(agent_metadata(config.agent)),
         "config": scrub_secrets(
             {
                 "select": config.select,

@@ -12,6 +12,9 @@ Every task is checked, and every failure is reported by task id and field, never
   (a synthetic city's ground truth), the count equals the objects in range of the stretch;
 - relational: where the city has ground truth, the answer is the anchor's neighbour in the
   stated relation; landmark goals stand in front of the named POI.
+
+The family-specific rules (all but the start and the navigation reachability) live in each
+family's module as ``FamilySpec.check`` and run with a :class:`CheckContext`.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from city360.errors import TaskError
 from city360.geo import LocalProjection
@@ -26,23 +30,23 @@ from city360.streets import StreetGraph
 from city360.synth.groundtruth import PoiTruth, SceneTruth
 from city360.tasks.families import get_family
 from city360.tasks.generate.common import Grid
-from city360.tasks.schema import (
-    LandmarkTruth,
-    LocalizationTruth,
-    ObjectCountTruth,
-    RelationalTruth,
-    TaskBase,
-)
-from city360.tasks.stretch import CountableObject, StretchIndex, objects_in_stretch
+from city360.tasks.schema import TaskBase
 from city360.tasks.walk import OracleResult, oracle_walk
 
-__all__ = ["START_TOLERANCE_M", "CheckIssue", "CheckReport", "check_tasks"]
+__all__ = [
+    "OFFSET_TOLERANCE_M",
+    "START_TOLERANCE_M",
+    "CheckContext",
+    "CheckIssue",
+    "CheckReport",
+    "check_tasks",
+]
 
 START_TOLERANCE_M = 5.0
 """A start's lat/lon may differ this much from the graph's position at its segment/offset."""
 
 OFFSET_TOLERANCE_M = 0.5
-LANDMARK_TOLERANCE_M = 2.0
+"""A stretch or start offset may differ this much (metres) from where it should be."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +113,34 @@ def _check_start(
     return []
 
 
+@dataclass
+class CheckContext:
+    """What a family's checker (``FamilySpec.check``) may read: the city's graph, its grid, its
+    ground truth (None for a real city), the controller's step sizes; and where to note a
+    check that could not run. :meth:`cached` keeps derived truth (facade order, objects) for
+    the whole suite."""
+
+    graph: StreetGraph
+    grid: Grid | None = None
+    truth: SceneTruth | None = None
+    move_m: Sequence[float] = (2.0, 5.0, 10.0)
+    skipped: set[str] = field(default_factory=set)
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def skip(self, reason: str) -> None:
+        """Note a check that could not run (shown once per suite)."""
+        self.skipped.add(reason)
+
+    def cached(self, key: str, make: Callable[[], Any]) -> Any:
+        """``make()`` once per suite under ``key``."""
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
+    def truth_pois(self) -> list[PoiTruth]:
+        return [] if self.truth is None else list(self.truth.pois)
+
+
 def check_tasks(
     tasks: Sequence[TaskBase],
     graph: StreetGraph,
@@ -119,19 +151,10 @@ def check_tasks(
     move_m: Sequence[float] = (2.0, 5.0, 10.0),
     on_task: Callable[[TaskBase], None] | None = None,
 ) -> CheckReport:
-    """Check every task (rules in the module docstring) and collect every issue."""
+    """Check every task (rules in the module docstring and in each family's ``check``) and
+    collect every issue."""
     report = CheckReport()
-    index: StretchIndex | None = None
-    objects: list[CountableObject] | None = None
-    neighbours = None
-    poi_views: dict[str, tuple[float, float]] = {}
-    if truth is not None:
-        from city360.tasks.generate.from_truth import countable_objects, facade_neighbours
-
-        objects = countable_objects(truth)
-        neighbours = facade_neighbours(truth)
-        poi_views = {p.id: (p.view.x_m, p.view.y_m) for p in truth.pois}
-    skipped: set[str] = set()
+    checker = CheckContext(graph=graph, grid=grid, truth=truth, move_m=move_m)
     for task in tasks:
         report.checked += 1
         issues = _check_start(task, graph, projection)
@@ -139,29 +162,12 @@ def check_tasks(
             spec = get_family(task.family)
             if spec.navigation:
                 issues = _check_navigation(task, graph, move_m, report)
-                if isinstance(task.truth, LandmarkTruth) and poi_views:
-                    issues += _check_landmark(task, task.truth, poi_views)
-            elif isinstance(task.truth, LocalizationTruth):
-                if grid is None:
-                    skipped.add("localization cells: no map grid for this city")
-                else:
-                    issues = _check_localization(task, task.truth, graph, grid)
-            elif isinstance(task.truth, ObjectCountTruth):
-                issues = _check_stretch(task, task.truth, graph)
-                if not issues and objects is not None:
-                    index = index or StretchIndex(graph)
-                    issues = _check_count(task, task.truth, graph, objects, index)
-                elif objects is None:
-                    skipped.add("object counts: the city has no object ground truth")
-            elif isinstance(task.truth, RelationalTruth):
-                if neighbours is None:
-                    skipped.add("relations: the city has no facade ground truth")
-                else:
-                    issues = _check_relation(task, task.truth, neighbours)
+            if spec.check is not None:
+                issues += spec.check(task, checker)
         report.issues.extend(issues)
         if on_task is not None:
             on_task(task)
-    report.skipped = sorted(skipped)
+    report.skipped = sorted(checker.skipped)
     return report
 
 
@@ -187,97 +193,4 @@ def _check_navigation(
             )
         ]
     report.oracle_steps[task.id] = int(result.steps or 0)
-    return []
-
-
-def _check_landmark(
-    task: TaskBase, truth: LandmarkTruth, poi_views: dict[str, tuple[float, float]]
-) -> list[CheckIssue]:
-    view = poi_views.get(truth.landmark_id)
-    if view is None:
-        return [
-            CheckIssue(task.id, "truth.landmark_id", f"no POI {truth.landmark_id!r} in the city")
-        ]
-    gap = math.hypot(view[0] - truth.goal.x_m, view[1] - truth.goal.y_m)
-    if gap > LANDMARK_TOLERANCE_M:
-        return [
-            CheckIssue(
-                task.id,
-                "truth.goal",
-                f"goal is {gap:.1f} m from the pose in front of {truth.landmark_name!r}",
-            )
-        ]
-    return []
-
-
-def _check_localization(
-    task: TaskBase, truth: LocalizationTruth, graph: StreetGraph, grid: Grid
-) -> list[CheckIssue]:
-    x, y = graph.position(task.start.segment, task.start.offset_m)
-    cell = grid.cell_of(x, y)
-    if tuple(cell) != tuple(truth.cell):
-        return [
-            CheckIssue(
-                task.id,
-                "truth.cell",
-                f"answer x:{truth.cell[0]} y:{truth.cell[1]} is not the start's grid cell "
-                f"x:{cell[0]} y:{cell[1]}",
-            )
-        ]
-    return []
-
-
-def _check_stretch(task: TaskBase, truth: ObjectCountTruth, graph: StreetGraph) -> list[CheckIssue]:
-    stretch = truth.stretch
-    for seg_id in stretch.segments:
-        if seg_id not in graph.segments:
-            return [
-                CheckIssue(
-                    task.id, "truth.stretch.segments", f"segment {seg_id!r} is not in the graph"
-                )
-            ]
-    if stretch.segments[0] != task.start.segment or (
-        abs(stretch.start_offset_m - task.start.offset_m) > OFFSET_TOLERANCE_M
-    ):
-        return [
-            CheckIssue(task.id, "truth.stretch", "the stretch does not begin at the start pose")
-        ]
-    return []
-
-
-def _check_count(
-    task: TaskBase,
-    truth: ObjectCountTruth,
-    graph: StreetGraph,
-    objects: list[CountableObject],
-    index: StretchIndex,
-) -> list[CheckIssue]:
-    kind = str(task.told.model_dump()["object_kind"])
-    found = objects_in_stretch(graph, truth.stretch, objects, kind=kind, index=index)
-    if len(found) != truth.count or (truth.object_ids and sorted(truth.object_ids) != found):
-        return [
-            CheckIssue(
-                task.id,
-                "truth.count",
-                f"count {truth.count} but {len(found)} {kind} objects are in range of the "
-                f"stretch ({', '.join(found) or 'none'})",
-            )
-        ]
-    return []
-
-
-def _check_relation(
-    task: TaskBase, truth: RelationalTruth, neighbours: dict[str, dict[str, PoiTruth]]
-) -> list[CheckIssue]:
-    other = neighbours.get(truth.anchor_id, {}).get(truth.relation)
-    name = None if other is None else other.name
-    if name != truth.answer:
-        return [
-            CheckIssue(
-                task.id,
-                "truth.answer",
-                f"{truth.relation} {truth.anchor_name!r} the ground truth has "
-                f"{name!r}, not {truth.answer!r}",
-            )
-        ]
     return []

@@ -32,12 +32,12 @@ def generate_command(
 
     from city360.progress import console, make_progress
     from city360.tasks.difficulty import difficulty_statistics
-    from city360.tasks.families import get_family
+    from city360.tasks.families import all_families, get_family
     from city360.tasks.generate.run import generate_suite
     from city360.tasks.suite import save_suite
 
-    families = [get_family(name).family for name in family] if family else None
-    total = len(families) if families else 7
+    families = [get_family(name).name for name in family] if family else None
+    total = len(families) if families else len(all_families())
     with make_progress() as progress:
         bar = progress.add_task("generating tasks", total=total)
         suite, report = generate_suite(
@@ -122,7 +122,7 @@ def show_command(
     tasks = suite.select(select) if select else list(suite.tasks)
     for task in tasks:
         view = task.agent_view(suite_root=str(Path(suite_dir).resolve()))
-        typer.echo(f"== {task.id} ({task.family.value}, {task.difficulty.value})")
+        typer.echo(f"== {task.id} ({task.family}, {task.difficulty.value})")
         typer.echo(view.prompt)
         for image in view.reference_images:
             typer.echo(f"[image] {image}")

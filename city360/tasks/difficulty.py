@@ -159,7 +159,7 @@ def difficulty_statistics(tasks: Iterable[TaskBase]) -> list[dict[str, Any]]:
     tasks' ``meta``."""
     groups: dict[tuple[str, str], list[TaskBase]] = {}
     for task in tasks:
-        groups.setdefault((task.family.value, task.difficulty.value), []).append(task)
+        groups.setdefault((str(task.family), task.difficulty.value), []).append(task)
     order = {d.value: i for i, d in enumerate(Difficulty)}
     rows = []
     for (family, level), members in sorted(

@@ -1,4 +1,5 @@
-"""The task schema: seven families, one pydantic model each, discriminated by ``family``.
+"""The parts of a task every family shares; each family's own models live in its module under
+:mod:`city360.tasks.families` and are found through the family registry.
 
 A task is what the evaluator needs to run and score one episode:
 
@@ -12,44 +13,52 @@ A task is what the evaluator needs to run and score one episode:
 Ground truth lives in its own sub-model so that :meth:`TaskBase.agent_view` can hand an agent
 everything it may see and nothing it may not (the start pose is hidden too: a localization agent
 must not learn where it is from its task).
+
+This module is a leaf: it imports no other part of :mod:`city360.tasks`. A family's prompt is
+carried by its task model (``PROMPT_TEMPLATE``, ``ANSWER_FORMAT``), so rendering a prompt needs
+no registry look-up and no import back from :mod:`city360.tasks.prompts`.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any, ClassVar, Literal
+from pathlib import Path
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "DEFAULT_STEP_LIMIT",
+    "IMAGE_FIELDS",
     "AgentTask",
     "CountStretch",
     "Difficulty",
     "Family",
     "GoalTruth",
-    "LandmarkSearchImageTask",
-    "LandmarkSearchTextTask",
-    "LocalizationTask",
-    "MapNavigationTask",
     "Metric",
     "MetricName",
-    "ObjectCountTask",
-    "RelationalSpatialTask",
     "StartPose",
     "Task",
     "TaskBase",
-    "VLNTask",
+    "Told",
+    "Truth",
 ]
 
 DEFAULT_STEP_LIMIT = 50
 """Steps an episode may take before it is stopped (the reference benchmark's limit)."""
 
+IMAGE_FIELDS = frozenset({"grid_map", "reference_image", "route_map"})
+"""``told`` fields that hold a suite-relative image path the agent is given."""
+
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
 
 class Family(StrEnum):
-    """The seven task families of DESIGN.md "Tasks and results"."""
+    """Names of the seven built-in families of DESIGN.md "Tasks and results".
+
+    A task's ``family`` is a plain string: plugin families registered with
+    :func:`city360.tasks.families.register_family` have names outside this enum.
+    """
 
     LOCALIZATION = "Localization"
     LANDMARK_TEXT = "LandmarkSearchText"
@@ -67,7 +76,7 @@ class Difficulty(StrEnum):
 
 
 class MetricName(StrEnum):
-    """Names shared with :mod:`city360.eval.metrics`."""
+    """Names of the built-in metrics of :mod:`city360.eval.metrics` (plugins add more)."""
 
     EXACT_MATCH = "exact_match"
     COORDINATE_MATCH = "coordinate_match"
@@ -76,19 +85,27 @@ class MetricName(StrEnum):
 
 
 class Metric(BaseModel):
-    """How an answer is scored. ``threshold_m`` only for coordinate_match (metres)."""
+    """How an answer is scored: a metric registered in :mod:`city360.eval.metrics` by name.
+    ``threshold_m`` (metres) only for metrics that need one (coordinate_match)."""
 
     model_config = _STRICT
-    name: MetricName
+    name: str
     threshold_m: float | None = Field(default=None, gt=0)
 
     @model_validator(mode="after")
-    def _threshold_only_for_coordinates(self) -> Metric:
-        if self.name is MetricName.COORDINATE_MATCH and self.threshold_m is None:
-            msg = "coordinate_match needs threshold_m (metres)"
+    def _threshold_only_where_used(self) -> Metric:
+        # The metric registry is a leaf module (stdlib only), so this import is cheap.
+        from city360.eval.metrics import get_metric
+
+        try:
+            spec = get_metric(self.name)
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
+        if spec.needs_threshold and self.threshold_m is None:
+            msg = f"{self.name} needs threshold_m (metres)"
             raise ValueError(msg)
-        if self.name is not MetricName.COORDINATE_MATCH and self.threshold_m is not None:
-            msg = f"threshold_m is only used by coordinate_match, not {self.name.value}"
+        if not spec.needs_threshold and self.threshold_m is not None:
+            msg = f"threshold_m is only used by coordinate_match, not {self.name}"
             raise ValueError(msg)
         return self
 
@@ -136,125 +153,20 @@ class CountStretch(BaseModel):
     lateral_range_m: float = Field(gt=0)
 
 
-# --- what the agent is told, per family -------------------------------------------------------
+class Told(BaseModel):
+    """Base of what the agent is told (prompt variables, suite-relative image paths)."""
 
-
-class _Told(BaseModel):
     model_config = _STRICT
 
 
-class LocalizationTold(_Told):
-    grid_size: int = Field(ge=2, le=26)
-    grid_map: str = Field(description="suite-relative path of the gridded map image")
+class Truth(BaseModel):
+    """Base of a family's hidden ground truth."""
 
-
-class LandmarkTextTold(_Told):
-    landmark: str = Field(min_length=1)
-
-
-class LandmarkImageTold(_Told):
-    reference_image: str = Field(description="suite-relative path of the landmark's picture")
-
-
-class MapNavigationTold(_Told):
-    route_map: str = Field(description="suite-relative path of the map with BLUE start, RED goal")
-
-
-class VLNTold(_Told):
-    instructions: list[str] = Field(min_length=1)
-
-
-class ObjectCountTold(_Told):
-    object_kind: str = Field(min_length=1, description="e.g. tree, bench, vending_machine")
-    stretch: str = Field(min_length=1, description="the stretch in words, as the agent reads it")
-
-
-class RelationalTold(_Told):
-    question: str = Field(min_length=1)
-
-
-# --- hidden ground truth, per family ----------------------------------------------------------
-
-
-class _Truth(BaseModel):
     model_config = _STRICT
 
     def expected(self) -> str:
         """The answer as text, as a results table shows it."""
         raise NotImplementedError
-
-
-class LocalizationTruth(_Truth):
-    cell: tuple[int, int] = Field(description="(i, j): column from 1 at west, row from 1 at north")
-    x_m: float
-    y_m: float
-
-    @field_validator("cell")
-    @classmethod
-    def _cell_positive(cls, cell: tuple[int, int]) -> tuple[int, int]:
-        if min(cell) < 1:
-            msg = f"grid cells count from 1, got {cell}"
-            raise ValueError(msg)
-        return cell
-
-    def expected(self) -> str:
-        return f"x:{self.cell[0]} y:{self.cell[1]}"
-
-
-class LandmarkTruth(_Truth):
-    goal: GoalTruth
-    landmark_id: str
-    landmark_name: str
-
-    def expected(self) -> str:
-        return f"{self.goal.lat:.7f},{self.goal.lon:.7f}"
-
-
-class MapNavigationTruth(_Truth):
-    goal: GoalTruth
-    route: list[str] = Field(default_factory=list, description="segments of a shortest route")
-
-    def expected(self) -> str:
-        return f"{self.goal.lat:.7f},{self.goal.lon:.7f}"
-
-
-class VLNTruth(_Truth):
-    goal: GoalTruth
-    route: list[str] = Field(min_length=1, description="segments the directions describe")
-    goal_landmark_id: str | None = None
-
-    def expected(self) -> str:
-        return f"{self.goal.lat:.7f},{self.goal.lon:.7f}"
-
-
-class ObjectCountTruth(_Truth):
-    count: int = Field(ge=0)
-    object_ids: list[str] = Field(default_factory=list)
-    stretch: CountStretch
-
-    def expected(self) -> str:
-        return str(self.count)
-
-    @model_validator(mode="after")
-    def _ids_match_count(self) -> ObjectCountTruth:
-        if self.object_ids and len(self.object_ids) != self.count:
-            msg = f"count is {self.count} but {len(self.object_ids)} object_ids are listed"
-            raise ValueError(msg)
-        return self
-
-
-class RelationalTruth(_Truth):
-    answer: str = Field(min_length=1)
-    answer_id: str | None = None
-    relation: Literal["left_of", "right_of", "across_from"]
-    anchor_id: str
-    anchor_name: str
-
-    def expected(self) -> str:
-        return self.answer
-
-
-# --- tasks ------------------------------------------------------------------------------------
 
 
 class AgentTask(BaseModel):
@@ -265,7 +177,7 @@ class AgentTask(BaseModel):
 
     model_config = _STRICT
     id: str
-    family: Family
+    family: str
     difficulty: Difficulty
     prompt: str
     answer_format: str
@@ -275,7 +187,11 @@ class AgentTask(BaseModel):
 
 class TaskBase(BaseModel):
     """Fields every family shares. ``meta`` holds generator statistics (route length, decision
-    points, ...) for people and reports; it is never shown to an agent."""
+    points, ...) for people and reports; it is never shown to an agent.
+
+    A family narrows ``family`` (a ``Literal`` of its name), ``told``, ``truth`` and the default
+    ``metric``, and sets the class variables below.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
@@ -285,21 +201,22 @@ class TaskBase(BaseModel):
     step_limit: int = Field(DEFAULT_STEP_LIMIT, ge=1, le=1000)
     meta: dict[str, Any] = Field(default_factory=dict)
 
-    # Narrowed by each family.
-    family: Family
-    told: _Told
-    truth: _Truth
+    family: str
+    told: Told
+    truth: Truth
 
-    EXPECTED_METRIC: ClassVar[MetricName | None] = None
+    EXPECTED_METRIC: ClassVar[str | None] = None
+    """The metric this family is scored by; a task naming another is rejected."""
+    PROMPT_TEMPLATE: ClassVar[str] = ""
+    """``str.format`` template over :meth:`prompt_variables`."""
+    ANSWER_FORMAT: ClassVar[str] = ""
+    """The exact answer form the agent is told, appended to the prompt."""
 
     @model_validator(mode="after")
     def _metric_fits_family(self) -> TaskBase:
         expected = type(self).EXPECTED_METRIC
-        if expected is not None and self.metric.name is not expected:
-            msg = (
-                f"a {self.family.value} task is scored by {expected.value}, "
-                f"not {self.metric.name.value}"
-            )
+        if expected is not None and self.metric.name != expected:
+            msg = f"a {self.family} task is scored by {expected}, not {self.metric.name}"
             raise ValueError(msg)
         goal = getattr(self.truth, "goal", None)
         if goal is not None and goal.threshold_m != self.metric.threshold_m:
@@ -317,99 +234,34 @@ class TaskBase(BaseModel):
     def reference_image_paths(self) -> list[str]:
         """Suite-relative paths of every image the agent is given."""
         return [
-            value
-            for name, value in self.told
-            if name in {"grid_map", "reference_image", "route_map"} and isinstance(value, str)
+            value for name, value in self.told if name in IMAGE_FIELDS and isinstance(value, str)
         ]
+
+    def prompt_variables(self) -> dict[str, Any]:
+        """The template's variables; a family overrides this to format lists, units, ..."""
+        return self.told.model_dump()
+
+    def render_prompt(self) -> str:
+        """The task's prompt, with the answer format appended on its own line."""
+        body = type(self).PROMPT_TEMPLATE.format(**self.prompt_variables())
+        return f"{body}\nAnswer format: {type(self).ANSWER_FORMAT}."
 
     def agent_view(self, *, suite_root: str | None = None) -> AgentTask:
         """What the agent may see: the prompt, the answer format and the reference images."""
-        from city360.tasks.prompts import answer_format, render_prompt
-
         images = self.reference_image_paths()
         if suite_root is not None:
-            from pathlib import Path
-
             images = [str(Path(suite_root) / image) for image in images]
         return AgentTask(
             id=self.id,
-            family=self.family,
+            family=str(self.family),
             difficulty=self.difficulty,
-            prompt=render_prompt(self),
-            answer_format=answer_format(self.family),
+            prompt=self.render_prompt(),
+            answer_format=type(self).ANSWER_FORMAT,
             reference_images=images,
             step_limit=self.step_limit,
         )
 
 
-def _coordinate(threshold_m: float) -> Metric:
-    return Metric(name=MetricName.COORDINATE_MATCH, threshold_m=threshold_m)
-
-
-class LocalizationTask(TaskBase):
-    EXPECTED_METRIC: ClassVar[MetricName | None] = MetricName.EXACT_MATCH
-    family: Literal[Family.LOCALIZATION] = Family.LOCALIZATION
-    told: LocalizationTold
-    truth: LocalizationTruth
-    metric: Metric = Metric(name=MetricName.EXACT_MATCH)
-
-
-class LandmarkSearchTextTask(TaskBase):
-    EXPECTED_METRIC: ClassVar[MetricName | None] = MetricName.COORDINATE_MATCH
-    family: Literal[Family.LANDMARK_TEXT] = Family.LANDMARK_TEXT
-    told: LandmarkTextTold
-    truth: LandmarkTruth
-    metric: Metric = _coordinate(10.0)
-
-
-class LandmarkSearchImageTask(TaskBase):
-    EXPECTED_METRIC: ClassVar[MetricName | None] = MetricName.COORDINATE_MATCH
-    family: Literal[Family.LANDMARK_IMAGE] = Family.LANDMARK_IMAGE
-    told: LandmarkImageTold
-    truth: LandmarkTruth
-    metric: Metric = _coordinate(10.0)
-
-
-class MapNavigationTask(TaskBase):
-    EXPECTED_METRIC: ClassVar[MetricName | None] = MetricName.COORDINATE_MATCH
-    family: Literal[Family.MAP_NAVIGATION] = Family.MAP_NAVIGATION
-    told: MapNavigationTold
-    truth: MapNavigationTruth
-    metric: Metric = _coordinate(20.0)
-
-
-class VLNTask(TaskBase):
-    EXPECTED_METRIC: ClassVar[MetricName | None] = MetricName.COORDINATE_MATCH
-    family: Literal[Family.VLN] = Family.VLN
-    told: VLNTold
-    truth: VLNTruth
-    metric: Metric = _coordinate(10.0)
-
-
-class ObjectCountTask(TaskBase):
-    EXPECTED_METRIC: ClassVar[MetricName | None] = MetricName.COUNT_MRA
-    family: Literal[Family.OBJECT_COUNT] = Family.OBJECT_COUNT
-    told: ObjectCountTold
-    truth: ObjectCountTruth
-    metric: Metric = Metric(name=MetricName.COUNT_MRA)
-
-
-class RelationalSpatialTask(TaskBase):
-    EXPECTED_METRIC: ClassVar[MetricName | None] = MetricName.FUZZY_MATCH
-    family: Literal[Family.RELATIONAL] = Family.RELATIONAL
-    told: RelationalTold
-    truth: RelationalTruth
-    metric: Metric = Metric(name=MetricName.FUZZY_MATCH)
-
-
-Task = Annotated[
-    LocalizationTask
-    | LandmarkSearchTextTask
-    | LandmarkSearchImageTask
-    | MapNavigationTask
-    | VLNTask
-    | ObjectCountTask
-    | RelationalSpatialTask,
-    Field(discriminator="family"),
-]
-"""Any task; pydantic picks the model from ``family``."""
+Task = TaskBase
+"""Any task. Parse one from JSON with :func:`city360.tasks.families.parse_task`, which picks the
+family's model from ``family`` through the registry (built-in and plugin families alike)."""

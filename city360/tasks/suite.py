@@ -19,20 +19,18 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from city360._atomic import atomic_dir, atomic_write_bytes, atomic_write_json
 from city360.errors import InputFileError, TaskError, did_you_mean
-from city360.tasks.families import all_families
-from city360.tasks.schema import Family, Task, TaskBase
+from city360.tasks.families import all_families, parse_task
+from city360.tasks.schema import IMAGE_FIELDS, TaskBase
 
 __all__ = ["ASSETS_DIR", "SUITE_FILE", "SUITE_SCHEMA_VERSION", "Suite", "load_suite", "save_suite"]
 
 SUITE_FILE = "suite.json"
 ASSETS_DIR = "assets"
 SUITE_SCHEMA_VERSION = 1
-
-_TASK_ADAPTER: TypeAdapter[Any] = TypeAdapter(Task)
 
 
 class _SuiteHeader(BaseModel):
@@ -95,11 +93,11 @@ class Suite:
     def select(self, selector: str) -> list[TaskBase]:
         """Tasks by comma-separated ids or family names (``"VLN"``, ``"loc-001,loc-002"``)."""
         wanted = [part.strip() for part in selector.split(",") if part.strip()]
-        families = {f.family.value for f in all_families()}
+        families = {f.name for f in all_families()}
         chosen: list[TaskBase] = []
         for item in wanted:
             if item in families:
-                chosen.extend(t for t in self.tasks if t.family.value == item)
+                chosen.extend(t for t in self.tasks if t.family == item)
             else:
                 chosen.append(self.task(item))
         return chosen
@@ -130,7 +128,7 @@ class Suite:
 
     def statistics(self) -> dict[str, dict[str, int]]:
         """Task counts by family and difficulty: ``{"VLN": {"Easy": 8, ...}, ...}``."""
-        counts = Counter((t.family.value, t.difficulty.value) for t in self.tasks)
+        counts = Counter((str(t.family), t.difficulty.value) for t in self.tasks)
         table: dict[str, dict[str, int]] = {}
         for (family, difficulty), n in sorted(counts.items()):
             table.setdefault(family, {})[difficulty] = n
@@ -152,7 +150,7 @@ def _check_tasks(tasks: list[TaskBase], assets: Any, *, where: str) -> list[str]
             problems.append(f"{where}: task id {task_id!r} is used {n} times; ids must be unique")
     for task in tasks:
         for name, value in task.told:
-            if name not in {"grid_map", "reference_image", "route_map"}:
+            if name not in IMAGE_FIELDS:
                 continue
             bad = _check_asset_path(value)
             if bad:
@@ -165,28 +163,15 @@ def _check_tasks(tasks: list[TaskBase], assets: Any, *, where: str) -> list[str]
     return problems
 
 
-def _task_errors(path: Path, index: int, raw: Any, exc: ValidationError) -> list[str]:
+def _task_errors(path: Path, index: int, raw: Any, exc: ValidationError | TaskError) -> list[str]:
     task_id = raw.get("id") if isinstance(raw, dict) else None
     label = f"task {task_id!r}" if isinstance(task_id, str) else f"tasks[{index}]"
+    if isinstance(exc, TaskError):  # no or an unknown family: the registry's message
+        return [f"{path}: {label}: field 'family': {exc}"]
     lines = []
     for err in exc.errors():
-        loc = [str(p) for p in err["loc"]]
-        # Drop the union tag pydantic inserts ("VLN", "Localization", ...) from field paths.
-        if loc and loc[0] in {f.value for f in Family}:
-            loc = loc[1:]
-        field_path = ".".join(loc) or "<task>"
-        message = err["msg"]
-        if err["type"] == "union_tag_invalid":
-            family = str(raw.get("family")) if isinstance(raw, dict) else ""
-            known = [f.family.value for f in all_families()]
-            message = (
-                f"unknown task family {family!r}; expected one of {', '.join(known)}."
-                f"{did_you_mean(family, known)}"
-            )
-            field_path = "family"
-        elif err["type"] == "union_tag_not_found":
-            field_path, message = "family", "Field required"
-        lines.append(f"{path}: {label}: field '{field_path}': {message}")
+        field_path = ".".join(str(p) for p in err["loc"]) or "<task>"
+        lines.append(f"{path}: {label}: field '{field_path}': {err['msg']}")
     return lines
 
 
@@ -232,8 +217,8 @@ def load_suite(folder: str | os.PathLike[str]) -> Suite:
     tasks: list[TaskBase] = []
     for index, raw_task in enumerate(raw_tasks or []):
         try:
-            tasks.append(_TASK_ADAPTER.validate_python(raw_task))
-        except ValidationError as exc:
+            tasks.append(parse_task(raw_task))
+        except (ValidationError, TaskError) as exc:
             problems.extend(_task_errors(path, index, raw_task, exc))
     assets: dict[str, bytes] = {}
     asset_dir = root / ASSETS_DIR

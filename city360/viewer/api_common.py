@@ -88,7 +88,7 @@ def branches_of(obs: dict[str, Any]) -> dict[str, bool]:
 
 
 def task_summary(task: Any) -> dict[str, Any]:
-    return {"id": task.id, "family": task.family.value, "difficulty": task.difficulty.value}
+    return {"id": task.id, "family": str(task.family), "difficulty": task.difficulty.value}
 
 
 def prompt_of(task: Any) -> dict[str, Any]:

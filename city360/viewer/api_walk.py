@@ -117,7 +117,6 @@ def install(app: FastAPI, state: ViewerState) -> None:
     @app.get("/api/info")
     def info() -> dict[str, Any]:
         from city360.tasks.families import all_families
-        from city360.tasks.prompts import answer_format
 
         transform = state.citymap.transform
         return {
@@ -128,11 +127,11 @@ def install(app: FastAPI, state: ViewerState) -> None:
             "basemap": {"width": transform.width, "height": transform.height},
             "families": [
                 {
-                    "family": f.family.value,
+                    "family": f.name,
                     "navigation": f.navigation,
                     "threshold_m": f.threshold_m,
                     "short": f.short,
-                    "answer_format": answer_format(f.family),
+                    "answer_format": f.answer_format,
                 }
                 for f in all_families()
             ],

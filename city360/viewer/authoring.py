@@ -18,14 +18,13 @@ atomically; a missing suite is created on the first save.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from city360.city import CityDir, file_sha256
 from city360.geo import LocalProjection, wrap_deg
@@ -33,8 +32,8 @@ from city360.streets import StreetGraph
 from city360.tasks.families import get_family
 from city360.tasks.schema import (
     DEFAULT_STEP_LIMIT,
+    CountStretch,
     Difficulty,
-    Family,
     GoalTruth,
     StartPose,
     TaskBase,
@@ -43,11 +42,19 @@ from city360.tasks.suite import ASSETS_DIR, Suite, load_suite, save_suite
 from city360.tasks.walk import oracle_walk
 from city360.viewer.security import safe_path
 
-__all__ = ["PoseRef", "Problem", "SuiteEditor", "TaskDraft", "VerifiedTask", "draft_of"]
+__all__ = [
+    "DraftError",
+    "DraftForm",
+    "PoseRef",
+    "Problem",
+    "SuiteEditor",
+    "TaskDraft",
+    "VerifiedTask",
+    "draft_of",
+]
 
 GRID_MAP_ASSET = f"{ASSETS_DIR}/grid_map.png"
 """The suite's shared localization map (the name the generators use too)."""
-COUNT_LATERAL_RANGE_M = 12.0
 _NO_FILE = (-1, -1, -1)
 """Cache key of a suite that is not on disk yet."""
 _TEXT = 500
@@ -68,7 +75,7 @@ class TaskDraft(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     id: str = Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9_.\-]+$")
-    family: Family
+    family: str = Field(min_length=1, max_length=80)
     difficulty: Difficulty = Difficulty.MEDIUM
     start: PoseRef
     goal: PoseRef | None = None
@@ -84,6 +91,13 @@ class TaskDraft(BaseModel):
     answer: str | None = Field(None, max_length=_TEXT)
     relation: Literal["left_of", "right_of", "across_from"] | None = None
     anchor: str | None = Field(None, max_length=200)
+    extra: dict[str, str] = Field(default_factory=dict, max_length=20)
+    """Form fields of a plugin family (read with :meth:`DraftForm.text`)."""
+
+    @field_validator("family")
+    @classmethod
+    def _registered(cls, family: str) -> str:
+        return get_family(family).name  # TaskError is a ValueError: pydantic reports it
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,10 +124,6 @@ class VerifiedTask:
     @property
     def ok(self) -> bool:
         return self.task is not None and not self.problems
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "place"
 
 
 def _clean(text: str | None) -> str:
@@ -289,7 +299,7 @@ class SuiteEditor:
             raise _DraftError(Problem("start", f"start pose is off the graph: {exc}")) from None
         raw: dict[str, Any] = {
             "id": draft.id,
-            "family": draft.family.value,
+            "family": spec.name,
             "difficulty": draft.difficulty.value,
             "start": start.model_dump(),
             "step_limit": draft.step_limit,
@@ -297,7 +307,6 @@ class SuiteEditor:
         }
         assets: dict[str, bytes] = {}
         goal: GoalTruth | None = None
-        family = draft.family
         if spec.navigation:
             if draft.goal is None:
                 raise _DraftError(
@@ -309,98 +318,10 @@ class SuiteEditor:
             except Exception as exc:
                 raise _DraftError(Problem("goal", f"goal pose is off the graph: {exc}")) from None
             raw["metric"] = {"name": "coordinate_match", "threshold_m": threshold}
-        if family is Family.LOCALIZATION:
-            grid = self.grid(suite)
-            x, y = self.graph.position(start.segment, start.offset_m)
-            cell = grid.cell_of(x, y, clip=True)
-            answer = _clean(draft.answer) or f"x:{cell[0]} y:{cell[1]}"
-            from city360.eval.metrics import parse_grid_cell
-
-            parsed = parse_grid_cell(answer)
-            if parsed is None:
-                problems.append(Problem("answer", f"answer {answer!r} is not of the form x:i y:j"))
-                parsed = cell
-            if GRID_MAP_ASSET not in suite.assets:
-                from city360.tasks.generate.common import png_bytes
-
-                assets[GRID_MAP_ASSET] = png_bytes(self._city_images(suite).grid_map())
-            raw["told"] = {"grid_size": grid.n, "grid_map": GRID_MAP_ASSET}
-            raw["truth"] = {"cell": list(parsed), "x_m": round(x, 3), "y_m": round(y, 3)}
-        elif family in (Family.LANDMARK_TEXT, Family.LANDMARK_IMAGE):
-            name = _clean(draft.landmark)
-            if not name:
-                problems.append(Problem("landmark", "name the landmark (what its sign says)"))
-                name = "?"
-            assert goal is not None
-            raw["truth"] = {
-                "goal": goal.model_dump(),
-                "landmark_id": f"viewer:{_slug(name)}",
-                "landmark_name": name,
-            }
-            if family is Family.LANDMARK_TEXT:
-                raw["told"] = {"landmark": name}
-            else:
-                raw["told"] = {"reference_image": self._reference(draft, suite, captures, assets)}
-        elif family is Family.MAP_NAVIGATION:
-            assert goal is not None
-            from city360.tasks.generate.common import png_bytes
-
-            start_xy = self.graph.position(start.segment, start.offset_m)
-            path = f"{ASSETS_DIR}/{draft.id}.png"
-            image = self._city_images(suite).route_map(start_xy, (goal.x_m, goal.y_m))
-            assets[path] = png_bytes(image)
-            raw["told"] = {"route_map": path}
-            raw["truth"] = {"goal": goal.model_dump(), "route": self._route(draft, start, goal)}
-        elif family is Family.VLN:
-            assert goal is not None
-            steps = [line.strip() for line in draft.instructions if line.strip()]
-            if not steps:
-                problems.append(Problem("instructions", "write at least one direction"))
-                steps = ["?"]
-            route = self._route(draft, start, goal)
-            raw["told"] = {"instructions": steps}
-            raw["truth"] = {"goal": goal.model_dump(), "route": route or [start.segment]}
-        elif family is Family.OBJECT_COUNT:
-            kind = _clean(draft.object_kind)
-            if not kind:
-                problems.append(Problem("object_kind", "say what to count, e.g. tree"))
-                kind = "?"
-            answer = _clean(draft.answer)
-            if not re.fullmatch(r"\d{1,6}", answer):
-                problems.append(
-                    Problem("answer", f"the count must be one whole number, got {answer!r}")
-                )
-                answer = "0"
-            stretch = self._stretch(draft, start)
-            from city360.tasks.stretch import describe_stretch
-
-            raw["told"] = {
-                "object_kind": kind.replace(" ", "_"),
-                "stretch": _clean(draft.stretch) or describe_stretch(self.graph, stretch),
-            }
-            raw["truth"] = {"count": int(answer), "stretch": stretch.model_dump()}
-        elif family is Family.RELATIONAL:
-            question, answer, anchor = (
-                _clean(draft.question),
-                _clean(draft.answer),
-                _clean(draft.anchor),
-            )
-            for name, value, hint in (
-                ("question", question, "write the question the agent is asked"),
-                ("answer", answer, "give the place's name as its sign shows it"),
-                ("anchor", anchor, "name the place the question is about"),
-            ):
-                if not value:
-                    problems.append(Problem(name, hint))
-            if draft.relation is None:
-                problems.append(Problem("relation", "pick left_of, right_of or across_from"))
-            raw["told"] = {"question": question or "?"}
-            raw["truth"] = {
-                "answer": answer or "?",
-                "relation": draft.relation or "left_of",
-                "anchor_id": f"viewer:{_slug(anchor)}",
-                "anchor_name": anchor or "?",
-            }
+        if spec.author is None:
+            raise _DraftError(Problem("family", f"{spec.name} tasks cannot be authored here"))
+        form = DraftForm(self, draft, suite, captures, assets, problems, start=start, goal_=goal)
+        raw["told"], raw["truth"] = spec.author(form)
         if problems:
             return None, assets
         return raw, assets
@@ -443,8 +364,9 @@ class SuiteEditor:
         )
         return list(result.segments)
 
-    def _stretch(self, draft: TaskDraft, start: StartPose) -> Any:
-        from city360.tasks.schema import CountStretch
+    def _stretch(
+        self, draft: TaskDraft, start: StartPose, *, lateral_range_m: float
+    ) -> CountStretch:
         from city360.tasks.stretch import walk_stretch
 
         if draft.goal is None:
@@ -453,7 +375,7 @@ class SuiteEditor:
                 start.segment,
                 start.offset_m,
                 through=0,
-                lateral_range_m=COUNT_LATERAL_RANGE_M,
+                lateral_range_m=lateral_range_m,
             )
             if stretch is None:
                 msg = "the street ahead has no clear end; pick the stretch's end ('use as end')"
@@ -477,7 +399,7 @@ class SuiteEditor:
             segments=segments,
             start_offset_m=start.offset_m,
             end_offset_m=end_offset,
-            lateral_range_m=COUNT_LATERAL_RANGE_M,
+            lateral_range_m=lateral_range_m,
         )
 
     # writes -----------------------------------------------------------------------------
@@ -528,10 +450,101 @@ class SuiteEditor:
             return updated
 
 
-class _DraftError(Exception):
+class DraftError(Exception):
+    """A draft that cannot be built at all (raised by a form helper, caught by ``verify``)."""
+
     def __init__(self, problem: Problem) -> None:
         super().__init__(problem.message)
         self.problem = problem
+
+
+_DraftError = DraftError
+
+
+class DraftForm:
+    """What a family's authoring form (``FamilySpec.author``) reads and draws: the draft, the
+    resolved start and goal, and helpers that add the pictures a family carries. Problems go
+    to :meth:`problem`; a helper that cannot go on raises :class:`DraftError`."""
+
+    def __init__(
+        self,
+        editor: SuiteEditor,
+        draft: TaskDraft,
+        suite: Suite,
+        captures: dict[str, bytes],
+        assets: dict[str, bytes],
+        problems: list[Problem],
+        *,
+        start: StartPose,
+        goal_: GoalTruth | None,
+    ) -> None:
+        self.editor = editor
+        self.draft = draft
+        self.suite = suite
+        self.captures = captures
+        self.assets = assets
+        self.problems = problems
+        self.start = start
+        self._goal = goal_
+
+    @property
+    def graph(self) -> StreetGraph:
+        return self.editor.graph
+
+    def problem(self, field: str, message: str) -> None:
+        self.problems.append(Problem(field, message))
+
+    def text(self, name: str) -> str:
+        """A text field of the draft, stripped ('' when empty); plugin fields from ``extra``."""
+        value = getattr(self.draft, name, None) if name in TaskDraft.model_fields else None
+        if value is None:
+            value = self.draft.extra.get(name)
+        return _clean(value if isinstance(value, str) else None)
+
+    def goal(self) -> GoalTruth:
+        """The picked goal (navigation families always have one here)."""
+        if self._goal is None:
+            raise DraftError(
+                Problem("goal", "pick a goal: walk there and press 'use this pose as goal'")
+            )
+        return self._goal
+
+    def start_xy(self) -> tuple[float, float]:
+        return self.graph.position(self.start.segment, self.start.offset_m)
+
+    def grid(self) -> Any:
+        return self.editor.grid(self.suite)
+
+    def grid_map_asset(self) -> str:
+        """The suite's shared grid map, drawn on first use."""
+        if GRID_MAP_ASSET not in self.suite.assets:
+            from city360.tasks.generate.common import png_bytes
+
+            self.assets[GRID_MAP_ASSET] = png_bytes(self.editor._city_images(self.suite).grid_map())
+        return GRID_MAP_ASSET
+
+    def route_map_asset(self, goal: GoalTruth) -> str:
+        """A map with a BLUE start and a RED goal, saved as the task's asset."""
+        from city360.tasks.generate.common import png_bytes
+
+        path = f"{ASSETS_DIR}/{self.draft.id}.png"
+        image = self.editor._city_images(self.suite).route_map(
+            self.start_xy(), (goal.x_m, goal.y_m)
+        )
+        self.assets[path] = png_bytes(image)
+        return path
+
+    def route(self, goal: GoalTruth) -> list[str]:
+        """Segments of the oracle's route from the start to ``goal``."""
+        return self.editor._route(self.draft, self.start, goal)
+
+    def stretch(self, *, lateral_range_m: float) -> CountStretch:
+        """The stretch from the start to the picked goal (or to the street's end ahead)."""
+        return self.editor._stretch(self.draft, self.start, lateral_range_m=lateral_range_m)
+
+    def reference_image(self) -> str:
+        """The captured (or chosen) reference picture's suite path."""
+        return self.editor._reference(self.draft, self.suite, self.captures, self.assets)
 
 
 def _used(tasks: Sequence[TaskBase]) -> set[str]:
@@ -564,11 +577,10 @@ def _form_field(check_field: str) -> str:
 
 def draft_of(task: TaskBase, graph: StreetGraph) -> dict[str, Any]:
     """The form fields of a saved task (to edit it)."""
-    told = task.told.model_dump()
     truth = task.truth.model_dump()
     draft: dict[str, Any] = {
         "id": task.id,
-        "family": task.family.value,
+        "family": str(task.family),
         "difficulty": task.difficulty.value,
         "start": {
             "segment": task.start.segment,
@@ -585,25 +597,7 @@ def draft_of(task: TaskBase, graph: StreetGraph) -> dict[str, Any]:
         else:
             seg, offset, _ = graph.locate(goal["x_m"], goal["y_m"])
             draft["goal"] = {"segment": seg, "offset_m": round(offset, 2)}
-    if task.family is Family.LOCALIZATION:
-        draft["answer"] = task.expected_answer()
-    elif task.family in (Family.LANDMARK_TEXT, Family.LANDMARK_IMAGE):
-        draft["landmark"] = truth["landmark_name"]
-        if "reference_image" in told:
-            draft["reference_image"] = told["reference_image"]
-    elif task.family is Family.VLN:
-        draft["instructions"] = told["instructions"]
-    elif task.family is Family.OBJECT_COUNT:
-        stretch = truth["stretch"]
-        draft["object_kind"] = told["object_kind"].replace("_", " ")
-        draft["stretch"] = told["stretch"]
-        draft["answer"] = str(truth["count"])
-        draft["goal"] = {"segment": stretch["segments"][-1], "offset_m": stretch["end_offset_m"]}
-    elif task.family is Family.RELATIONAL:
-        draft.update(
-            question=told["question"],
-            answer=truth["answer"],
-            relation=truth["relation"],
-            anchor=truth["anchor_name"],
-        )
+    spec = get_family(task.family)
+    if spec.draft_fields is not None:
+        draft.update(spec.draft_fields(task))
     return draft

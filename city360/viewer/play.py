@@ -29,6 +29,7 @@ from city360.eval.results import (
 )
 from city360.eval.stopping import StopConfig, StopMonitor, StopReason
 from city360.simulator.actions import Action, parse_action, parse_magnitude
+from city360.tasks.families import get_family
 
 if TYPE_CHECKING:
     from city360.simulator.env import CityEnv
@@ -181,10 +182,10 @@ class HumanEpisode:
         self.done = False
         self.result = EpisodeResult(
             task_id=task.id,
-            task_type=task.family.value,
+            task_type=str(task.family),
             difficulty=task.difficulty.value,
             status="running",
-            evaluation_metric=task.metric.name.value,
+            evaluation_metric=str(task.metric.name),
             expected=task.expected_answer(),
             agent=AGENT_NAME,
             model=run.player,
@@ -195,7 +196,7 @@ class HumanEpisode:
             step_limit=task.step_limit,
             stagnation_steps=run.stop.stagnation_steps,
             away_steps=run.stop.away_steps,
-            away_from_goal=task.family.value == "MapNavigation",
+            away_from_goal=get_family(task.family).away_from_goal,
         )
         self._monitor = StopMonitor(self._stop)
         self._log: StepLogWriter | None = None
@@ -244,7 +245,7 @@ class HumanEpisode:
             {
                 "type": "episode",
                 "task_id": task.id,
-                "family": task.family.value,
+                "family": str(task.family),
                 "difficulty": task.difficulty.value,
                 "goal_xy": None if self.goal is None else [self.goal.x_m, self.goal.y_m],
                 "oracle_path_xy": oracle_xy,

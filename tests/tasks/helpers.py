@@ -78,9 +78,6 @@ def vln_task(**changes: Any) -> dict[str, Any]:
 
 
 def as_task(raw: dict[str, Any]) -> TaskBase:
-    from pydantic import TypeAdapter
+    from city360.tasks.families import parse_task
 
-    from city360.tasks.schema import Task
-
-    adapter: TypeAdapter[Any] = TypeAdapter(Task)
-    return adapter.validate_python(raw)  # type: ignore[no-any-return]
+    return parse_task(raw)

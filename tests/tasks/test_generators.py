@@ -15,8 +15,9 @@ from city360.maps.grid import MapGrid
 from city360.streets import StreetGraph
 from city360.synth.groundtruth import SceneTruth
 from city360.tasks.check import check_tasks
+from city360.tasks.families.relational import facade_neighbours
 from city360.tasks.generate.common import GenerationContext, GenerationReport
-from city360.tasks.generate.from_truth import facade_neighbours, generate_from_truth
+from city360.tasks.generate.from_truth import generate_from_truth
 from city360.tasks.generate.vln_text import Landmark, directions
 from city360.tasks.schema import Difficulty, Family, TaskBase
 from city360.tasks.suite import Suite, load_suite, save_suite

@@ -1,6 +1,7 @@
 """Tasks for a real city, from its pose graph and the named places of its OSM extract.
 
-The truth a real city can carry without anyone annotating it:
+The truth a real city can carry without anyone annotating it (each family says so in its
+module: ``FamilySpec.from_osm``, or ``osm_note`` for why not):
 
 - Localization: the grid cell of a start on the graph is exact.
 - Map navigation: routes between junctions of the graph are exact.
@@ -17,35 +18,28 @@ facades along a street, which OSM point positions do not give reliably.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from city360.errors import TaskError
 from city360.geo import bearing_deg
 from city360.synth.groundtruth import PoiTruth, ViewPose
 from city360.tasks.generate.common import GenerationContext, GenerationReport
-from city360.tasks.generate.from_truth import (
-    PlacedPoi,
-    landmark_tasks,
-    localization_tasks,
-    map_navigation_tasks,
-    vln_tasks,
-)
+from city360.tasks.generate.sources import GenerationSource, PlacedPoi, generate_tasks
 from city360.tasks.generate.vln_text import side_of
-from city360.tasks.schema import Family, TaskBase
+from city360.tasks.schema import TaskBase
 
-__all__ = ["OSM_FAMILIES", "POI_REACH_M", "generate_from_osm", "place_osm_pois"]
+__all__ = ["POI_REACH_M", "generate_from_osm", "osm_families", "osm_source", "place_osm_pois"]
 
 POI_REACH_M = 25.0
 """A POI further than this from every filmed segment is not a goal (its sign is not seen)."""
 
-OSM_FAMILIES = (Family.LOCALIZATION, Family.LANDMARK_TEXT, Family.MAP_NAVIGATION, Family.VLN)
 
-_NOT_CARRIED = {
-    Family.LANDMARK_IMAGE: "needs a confirmed view of the place from the video",
-    Family.OBJECT_COUNT: "OSM does not map every object along a street",
-    Family.RELATIONAL: "OSM point positions do not give the order of facades",
-}
+def osm_families() -> list[str]:
+    """Names of the registered families a real city can carry (they have ``from_osm``)."""
+    from city360.tasks.families import all_families
+
+    return [spec.name for spec in all_families() if spec.from_osm is not None]
 
 
 def place_osm_pois(ctx: GenerationContext, pois: Sequence[Any]) -> list[PlacedPoi]:
@@ -97,39 +91,38 @@ def place_osm_pois(ctx: GenerationContext, pois: Sequence[Any]) -> list[PlacedPo
     return placed
 
 
-def generate_from_osm(
-    ctx: GenerationContext,
-    pois: Sequence[Any],
-    *,
-    per_family: int = 25,
-    families: Sequence[Family] | None = None,
-    report: GenerationReport | None = None,
-) -> list[TaskBase]:
-    """Every family whose truth a real city's graph and OSM POIs carry (see module docstring)."""
-    report = report if report is not None else GenerationReport()
+def osm_source(ctx: GenerationContext, pois: Sequence[Any]) -> GenerationSource:
+    """What the generators read from a real city: its graph's junctions and its OSM places."""
     placed = place_osm_pois(ctx, pois)
-    signs = [(p.poi.x_m, p.poi.y_m) for p in placed]
     junctions = [
         (ctx.graph.node_xy[node], node)
         for node in sorted(ctx.graph.nodes)
         if len(ctx.graph.out_segments(node)) >= 3
     ]
-    tasks: list[TaskBase] = []
-    for family in families or list(Family):
-        if family in _NOT_CARRIED:
-            report.notes.append(
-                f"{family.value}: not generated for a real city; {_NOT_CARRIED[family]}"
-            )
-            report.made[family.value] = 0
-            continue
-        if family is Family.LOCALIZATION:
-            made = localization_tasks(ctx, signs, per_family, report, source="osm")
-        elif family is Family.LANDMARK_TEXT:
-            made = landmark_tasks(ctx, placed, per_family, report, family=family)
-        elif family is Family.MAP_NAVIGATION:
-            made = map_navigation_tasks(ctx, junctions, per_family, report)
-        else:
-            made = vln_tasks(ctx, placed, per_family, report)
-        report.made[family.value] = len(made)
-        tasks.extend(made)
-    return tasks
+    return GenerationSource(
+        kind="osm",
+        placed=placed,
+        signs=[(p.poi.x_m, p.poi.y_m) for p in placed],
+        junctions=junctions,
+    )
+
+
+def generate_from_osm(
+    ctx: GenerationContext,
+    pois: Sequence[Any],
+    *,
+    per_family: int = 25,
+    families: Sequence[str] | None = None,
+    report: GenerationReport | None = None,
+    on_family: Callable[[str], None] | None = None,
+) -> list[TaskBase]:
+    """Every family whose truth a real city's graph and OSM POIs carry (``FamilySpec.from_osm``;
+    the others are named in the report's notes with the reason)."""
+    return generate_tasks(
+        ctx,
+        osm_source(ctx, pois),
+        per_family=per_family,
+        families=families,
+        report=report,
+        on_family=on_family,
+    )

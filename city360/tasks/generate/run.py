@@ -1,9 +1,9 @@
 """Make and check a whole suite for a city directory (what the CLI calls).
 
-A synthetic city (``groundtruth/scene.json``) gets all seven families from its ground truth; a
-real city gets the families its graph and OSM extract (:meth:`CityDir.osm_source`, kept in the
-city by ``build --osm``) can carry; a city with neither gets the graph-only ones (localization,
-map navigation).
+A synthetic city (``groundtruth/scene.json``) gets every registered family from its ground
+truth; a real city gets the families its graph and OSM extract (:meth:`CityDir.osm_source`,
+kept in the city by ``build --osm``) can carry (``FamilySpec.from_osm``); a city with neither
+gets the graph-only ones (localization, map navigation).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from city360.errors import TaskError
 from city360.streets import StreetGraph
 from city360.tasks.check import CheckReport, check_tasks
 from city360.tasks.generate.common import GenerationContext, GenerationReport, ImageSource
-from city360.tasks.schema import Family, TaskBase
+from city360.tasks.schema import TaskBase
 from city360.tasks.suite import Suite
 
 __all__ = ["check_suite", "generate_suite", "suite_grid"]
@@ -48,11 +48,11 @@ def generate_suite(
     per_family: int = 25,
     seed: int = 0,
     grid_n: int = 5,
-    families: Sequence[Family] | None = None,
+    families: Sequence[str] | None = None,
     name: str | None = None,
     images: ImageSource | None = None,
     step_limit: int = 50,
-    on_family: Callable[[Family], None] | None = None,
+    on_family: Callable[[str], None] | None = None,
 ) -> tuple[Suite, GenerationReport]:
     """Generate a suite for ``city_dir``; returns it (not yet saved) and the report."""
     from city360.tasks.generate.images import CityImages, grid_for_graph
@@ -108,7 +108,12 @@ def generate_suite(
                     "so no landmarks; build it with `city360 build CITY --osm FILE`"
                 )
             tasks = generate_from_osm(
-                ctx, pois, per_family=per_family, families=families, report=report
+                ctx,
+                pois,
+                per_family=per_family,
+                families=families,
+                report=report,
+                on_family=on_family,
             )
     finally:
         if own_images and isinstance(source, CityImages):

@@ -1,0 +1,165 @@
+"""The registry of task families, by name, and the one parser of a task's JSON.
+
+A family is one :class:`FamilySpec`: its task model (schema, prompt, answer format and metric
+live on the model), whether the agent must walk to a goal, its generators, its checks and its
+authoring form. Everything that loops over families (suite loading, generators, ``tasks
+check``, prompts, statistics, the viewer's Author screen, eval) asks :func:`get_family` /
+:func:`all_families`, so adding a family is one module that calls :func:`register_family`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from city360.errors import TaskError, did_you_mean
+from city360.tasks.schema import TaskBase
+
+if TYPE_CHECKING:
+    from city360.tasks.check import CheckContext, CheckIssue
+    from city360.tasks.generate.common import GenerationContext, GenerationReport
+    from city360.tasks.generate.sources import GenerationSource
+    from city360.viewer.authoring import DraftForm
+
+__all__ = [
+    "Author",
+    "Checker",
+    "DraftFields",
+    "FamilySpec",
+    "Generator",
+    "all_families",
+    "family_names",
+    "get_family",
+    "parse_task",
+    "register_family",
+    "unregister_family",
+]
+
+Generator = Callable[
+    ["GenerationContext", "GenerationSource", int, "GenerationReport"], list[TaskBase]
+]
+"""``(ctx, source, n, report) -> tasks``: up to ``n`` tasks; rejected candidates and notes go to
+``report``, pictures to ``ctx.assets``."""
+Checker = Callable[[TaskBase, "CheckContext"], list["CheckIssue"]]
+"""Family-specific checks of one task against its city (navigation reachability is common)."""
+Author = Callable[["DraftForm"], "tuple[dict[str, Any], dict[str, Any]]"]
+"""The viewer's draft -> the task's ``told`` and ``truth`` (as dicts for the model)."""
+DraftFields = Callable[[TaskBase], dict[str, Any]]
+"""A saved task -> its family's form fields (the inverse of :data:`Author`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FamilySpec:
+    """One family. ``navigation`` families are scored by where the agent ANSWERs (``threshold_m``
+    metres from the goal, from the model's default metric); the others by the answer text.
+
+    ``from_truth`` makes tasks from a synthetic city's ground truth, ``from_osm`` from a real
+    city's graph and OSM places (None, with ``osm_note`` saying why, when OSM cannot carry the
+    family's truth).
+    """
+
+    model: type[TaskBase]
+    short: str
+    """Short id prefix used by generators (``loc``, ``lmt``, ...)."""
+    navigation: bool = False
+    away_from_goal: bool = False
+    """Stop the episode after ``StopConfig.away_steps`` consecutive moves away from the goal
+    (DESIGN.md stop rules: map navigation)."""
+    from_truth: Generator | None = None
+    from_osm: Generator | None = None
+    osm_note: str = ""
+    check: Checker | None = None
+    author: Author | None = None
+    draft_fields: DraftFields | None = None
+
+    @property
+    def name(self) -> str:
+        """The family's name as task files spell it (the model's ``family`` default)."""
+        return str(self.model.model_fields["family"].default)
+
+    @property
+    def family(self) -> str:
+        """Alias of :attr:`name`."""
+        return self.name
+
+    @property
+    def metric(self) -> str:
+        return str(self.model.EXPECTED_METRIC)
+
+    @property
+    def threshold_m(self) -> float | None:
+        """The default success radius of a navigation family (metres), else None."""
+        default = self.model.model_fields["metric"].default
+        return getattr(default, "threshold_m", None)
+
+    @property
+    def template(self) -> str:
+        return self.model.PROMPT_TEMPLATE
+
+    @property
+    def answer_format(self) -> str:
+        return self.model.ANSWER_FORMAT
+
+
+_REGISTRY: dict[str, FamilySpec] = {}
+
+
+def register_family(spec: FamilySpec, *, replace: bool = False) -> FamilySpec:
+    """Register ``spec`` under its name; an existing name needs ``replace=True``."""
+    name = spec.name
+    if not name or name == "None":
+        msg = f"{spec.model.__name__}.family needs a default: Literal['Name'] = 'Name'"
+        raise TaskError(msg)
+    if name in _REGISTRY and not replace and _REGISTRY[name] != spec:
+        msg = f"task family {name!r} is already registered; pass replace=True to replace it"
+        raise TaskError(msg)
+    _REGISTRY[name] = spec
+    return spec
+
+
+def unregister_family(name: str) -> None:
+    """Remove a family (tests that register their own clean up with this)."""
+    _REGISTRY.pop(str(name), None)
+
+
+def family_names() -> list[str]:
+    return list(_REGISTRY)
+
+
+def _unknown(name: str) -> TaskError:
+    known = family_names()
+    msg = f"unknown task family {name!r}; expected one of {', '.join(known)}."
+    return TaskError(msg + did_you_mean(name, known))
+
+
+def get_family(name: str) -> FamilySpec:
+    """The spec of a family by name (``"VLN"``, ``Family.VLN``); unknown names raise
+    :class:`TaskError` listing the known ones and a close match."""
+    key = str(name)
+    try:
+        return _REGISTRY[key]
+    except KeyError:
+        raise _unknown(key) from None
+
+
+def all_families() -> list[FamilySpec]:
+    """Every registered family, in registration order."""
+    return list(_REGISTRY.values())
+
+
+def parse_task(raw: Any) -> TaskBase:
+    """A task from its JSON object, validated by its family's model (picked by ``family``).
+
+    Raises :class:`TaskError` for a missing or unknown family and pydantic's
+    ``ValidationError`` for a bad field (``city360.tasks.suite`` turns both into lines naming
+    the file, task id and field).
+    """
+    if not isinstance(raw, dict):
+        msg = f"a task must be a JSON object, got {type(raw).__name__}"
+        raise TaskError(msg)
+    family = raw.get("family")
+    if family is None:
+        msg = "Field required"
+        raise TaskError(msg)
+    return get_family(str(family)).model.model_validate(raw)

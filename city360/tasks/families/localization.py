@@ -1,0 +1,196 @@
+"""Localization: dropped somewhere unknown, answer the grid cell ``x:i y:j`` of a gridded map.
+
+Scored by exact_match. Made from ground truth and from OSM alike (a start's cell is exact on any
+graph); ``signs`` (where named places can be read) only set the difficulty.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import Field, field_validator
+
+from city360.tasks.difficulty import LocalizationFeatures, localization_difficulty
+from city360.tasks.families._registry import FamilySpec
+from city360.tasks.schema import Family, Metric, MetricName, TaskBase, Told, Truth
+
+if TYPE_CHECKING:
+    from city360.tasks.check import CheckContext, CheckIssue
+    from city360.tasks.generate.common import GenerationContext, GenerationReport
+    from city360.tasks.generate.sources import GenerationSource
+    from city360.viewer.authoring import DraftForm
+
+__all__ = ["SPEC", "LocalizationTask", "LocalizationTold", "LocalizationTruth", "generate"]
+
+
+class LocalizationTold(Told):
+    grid_size: int = Field(ge=2, le=26)
+    grid_map: str = Field(description="suite-relative path of the gridded map image")
+
+
+class LocalizationTruth(Truth):
+    cell: tuple[int, int] = Field(description="(i, j): column from 1 at west, row from 1 at north")
+    x_m: float
+    y_m: float
+
+    @field_validator("cell")
+    @classmethod
+    def _cell_positive(cls, cell: tuple[int, int]) -> tuple[int, int]:
+        if min(cell) < 1:
+            msg = f"grid cells count from 1, got {cell}"
+            raise ValueError(msg)
+        return cell
+
+    def expected(self) -> str:
+        return f"x:{self.cell[0]} y:{self.cell[1]}"
+
+
+class LocalizationTask(TaskBase):
+    EXPECTED_METRIC: ClassVar[str | None] = MetricName.EXACT_MATCH
+    PROMPT_TEMPLATE: ClassVar[str] = (
+        "You have been dropped somewhere in this city and do not know where. The attached map "
+        "shows the area you are in, divided into a {grid_size} by {grid_size} grid. Columns are "
+        "numbered x:1 to x:{grid_size} from west (left) to east (right) and rows y:1 to "
+        "y:{grid_size} from north (top) to south (bottom). Look around and walk if it helps: "
+        "street layout, shop signs and other landmarks can tell you where you are. When you "
+        "know which grid cell you are standing in, answer in the form x:i y:j."
+    )
+    ANSWER_FORMAT: ClassVar[str] = "ANSWER with the grid cell as `x:i y:j`, e.g. `x:2 y:4`"
+    family: Literal[Family.LOCALIZATION] = Family.LOCALIZATION
+    told: LocalizationTold
+    truth: LocalizationTruth
+    metric: Metric = Metric(name=MetricName.EXACT_MATCH)
+
+
+# --- generator --------------------------------------------------------------------------------
+
+
+def generate(
+    ctx: GenerationContext, source: GenerationSource, n: int, report: GenerationReport
+) -> list[TaskBase]:
+    """Random starts, balanced over difficulty and grid cells."""
+    return localization_tasks(ctx, source.signs, n, report, source=source.kind)
+
+
+def localization_tasks(
+    ctx: GenerationContext,
+    signs: Sequence[tuple[float, float]],
+    n: int,
+    report: GenerationReport,
+    *,
+    source: str,
+) -> list[TaskBase]:
+    """Localization tasks; ``signs`` are where named places can be read (metres)."""
+    from city360.tasks.generate.candidates import CANDIDATE_FACTOR, random_yaw, task_ids
+    from city360.tasks.generate.common import balanced_pick
+
+    grid_map = ctx.add_asset("grid_map", ctx.images.grid_map())
+    candidates = []
+    for _ in range(n * CANDIDATE_FACTOR):
+        seg, offset = ctx.random_start()
+        x, y = ctx.graph.position(seg, offset)
+        nearest = min((math.hypot(x - px, y - py) for px, py in signs), default=math.inf)
+        cell = ctx.grid.cell_of(x, y)
+        margin = _border_margin(ctx, x, y, cell)
+        features = LocalizationFeatures(nearest, margin)
+        candidates.append((localization_difficulty(features), (seg, offset, cell, features)))
+    tasks: list[TaskBase] = []
+    chosen = balanced_pick(candidates, n, key=lambda c: f"{c[0]}@{round(c[1] / 10)}")
+    for task_id, (level, (seg, offset, cell, features)) in zip(
+        task_ids(SPEC.short, n), chosen, strict=False
+    ):
+        x, y = ctx.graph.position(seg, offset)
+        tasks.append(
+            LocalizationTask.model_validate(
+                {
+                    "id": task_id,
+                    "difficulty": level,
+                    "start": ctx.start_pose(seg, offset, yaw_deg=random_yaw(ctx)),
+                    "told": {"grid_size": ctx.grid.n, "grid_map": grid_map},
+                    "truth": {"cell": cell, "x_m": round(x, 3), "y_m": round(y, 3)},
+                    "step_limit": ctx.step_limit,
+                    "meta": {**features.as_meta(), "source": source},
+                }
+            )
+        )
+    return tasks
+
+
+def _border_margin(ctx: GenerationContext, x: float, y: float, cell: tuple[int, int]) -> float:
+    """Metres to the nearest grid line, probed at 5 and 15 m in eight directions."""
+    margin = 0.0
+    for probe in (5.0, 15.0):
+        for k in range(8):
+            a = math.radians(45 * k)
+            try:
+                probed = ctx.grid.cell_of(x + probe * math.sin(a), y + probe * math.cos(a))
+            except ValueError:  # outside the grid area: the outer edge is a grid line too
+                return margin
+            if probed != cell:
+                return margin
+        margin = probe
+    return margin
+
+
+# --- check ------------------------------------------------------------------------------------
+
+
+def check(task: TaskBase, checker: CheckContext) -> list[CheckIssue]:
+    """The answer is the grid cell of the start position."""
+    from city360.tasks.check import CheckIssue
+
+    if checker.grid is None:
+        checker.skip("localization cells: no map grid for this city")
+        return []
+    truth = task.truth
+    if not isinstance(truth, LocalizationTruth):
+        return []
+    x, y = checker.graph.position(task.start.segment, task.start.offset_m)
+    cell = checker.grid.cell_of(x, y)
+    if tuple(cell) != tuple(truth.cell):
+        return [
+            CheckIssue(
+                task.id,
+                "truth.cell",
+                f"answer x:{truth.cell[0]} y:{truth.cell[1]} is not the start's grid cell "
+                f"x:{cell[0]} y:{cell[1]}",
+            )
+        ]
+    return []
+
+
+# --- authoring --------------------------------------------------------------------------------
+
+
+def author(form: DraftForm) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The cell defaults to the start's; a typed answer must read ``x:i y:j``."""
+    from city360.eval.metrics import parse_grid_cell
+
+    grid = form.grid()
+    x, y = form.start_xy()
+    cell = grid.cell_of(x, y, clip=True)
+    answer = form.text("answer") or f"x:{cell[0]} y:{cell[1]}"
+    parsed = parse_grid_cell(answer)
+    if parsed is None:
+        form.problem("answer", f"answer {answer!r} is not of the form x:i y:j")
+        parsed = cell
+    told = {"grid_size": grid.n, "grid_map": form.grid_map_asset()}
+    truth = {"cell": list(parsed), "x_m": round(x, 3), "y_m": round(y, 3)}
+    return told, truth
+
+
+def draft_fields(task: TaskBase) -> dict[str, Any]:
+    return {"answer": task.expected_answer()}
+
+
+SPEC = FamilySpec(
+    model=LocalizationTask,
+    short="loc",
+    from_truth=generate,
+    from_osm=generate,
+    check=check,
+    author=author,
+    draft_fields=draft_fields,
+)
