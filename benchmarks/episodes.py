@@ -39,8 +39,8 @@ def _start_worker(spec: Any, began: float, queue: Any) -> None:
 def measure_worker_start(city: Path, suite: Path, *, repeats: int = 1) -> float:
     """Seconds from starting a worker process (``spawn``, as the local executor does) until
     its environment and oracle agent are ready; the fastest of ``repeats``."""
-    from city360.eval.executors import WorkerSpec
-    from city360.eval.runner import AgentSpec, default_env_options
+    from city360.eval.runner import default_env_options
+    from city360.eval.specs import AgentSpec, WorkerSpec
     from city360.eval.stopping import StopConfig
 
     agent = AgentSpec(kind="oracle")

@@ -25,7 +25,7 @@ from city360.errors import ConfigError
 
 if TYPE_CHECKING:
     from city360.agents.base import Agent
-    from city360.eval.runner import AgentSpec
+    from city360.eval.specs import AgentSpec
 
 __all__ = ["AGENT_KINDS", "agent_prompt_hash", "build_agent", "preflight_agent"]
 

@@ -1,7 +1,7 @@
 """Where episodes run: in this process, in N local processes, or as Ray actors on a cluster.
 
-Every executor takes the same :class:`WorkerSpec` (everything a worker needs to build its own
-environment and agent) and the same ``(task_id, seed)`` jobs, and yields
+Every executor takes the same :class:`~city360.eval.specs.WorkerSpec` (everything a worker
+needs to build its own environment and agent) and the same ``(task_id, seed)`` jobs, and yields
 :class:`~city360.eval.results.EpisodeResult` values in completion order. The parent process is the
 only writer of ``results.csv``, so workers never contend for it.
 """
@@ -12,32 +12,15 @@ import multiprocessing
 import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from city360.errors import ConfigError, DependencyMissingError
 from city360.eval.results import EpisodeResult
+from city360.eval.specs import Job, WorkerSpec
 
-__all__ = ["EXECUTORS", "Job", "WorkerSpec", "run_jobs", "threads_per_worker", "usable_cores"]
+__all__ = ["EXECUTORS", "run_jobs", "threads_per_worker", "usable_cores"]
 
 EXECUTORS = ("local", "ray")
-Job = tuple[str, int]
-"""``(task_id, seed)``."""
-
-
-@dataclass(frozen=True, slots=True)
-class WorkerSpec:
-    """What a worker needs to build its environment and agent. Plain, picklable values only:
-    it crosses process and machine boundaries (paths must be visible to every node)."""
-
-    city_dir: str
-    suite_dir: str
-    run_dir: str
-    agent: dict[str, Any]
-    env_options: dict[str, Any]
-    stop: dict[str, Any]
-    save_frames: bool = False
-
 
 _WORKER: Any = None
 

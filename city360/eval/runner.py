@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import hashlib
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from city360.errors import ConfigError, InputFileError
-from city360.eval.executors import EXECUTORS, Job, WorkerSpec, run_jobs
+from city360.eval.executors import EXECUTORS, run_jobs
 from city360.eval.metadata import code_version, now_utc, package_versions, scrub_secrets
 from city360.eval.results import (
     EpisodeResult,
@@ -29,8 +26,8 @@ from city360.eval.results import (
     read_results,
     write_run_metadata,
 )
-from city360.eval.stopping import StopConfig
-from city360.eval.summary import RunSummary, summarize
+from city360.eval.specs import AgentSpec, EvalConfig, Job, RunOutcome, WorkerSpec, task_seed
+from city360.eval.summary import summarize
 
 __all__ = [
     "PREFETCHING_AGENTS",
@@ -42,58 +39,10 @@ __all__ = [
     "task_seed",
 ]
 
+# AgentSpec, EvalConfig, RunOutcome and task_seed live in city360.eval.specs (a leaf module
+# every part of eval may import); they are re-exported here, where users look for them.
+
 _RUN_ID_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
-
-
-@dataclass(frozen=True, slots=True)
-class AgentSpec:
-    """Which agent to build in each worker. ``kind`` is one of the registered agent names
-    (``lmm``, ``random``, ``oracle``, ``map``, ``signs``) or the import path of a user's own
-    agent class (``mypkg.mod:MyAgent``, imported in each worker; ``options`` are its keyword
-    arguments). Provider, model and base_url only matter for ``lmm``. Keys are read from the
-    environment by the provider, never stored here."""
-
-    kind: str
-    provider: str | None = None
-    model: str | None = None
-    base_url: str | None = None
-    options: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class EvalConfig:
-    """Everything a run depends on. Paths are resolved to absolute ones at the start."""
-
-    city_dir: Path
-    suite_dir: Path
-    agent: AgentSpec
-    select: str | None = None
-    """Comma-separated task ids or family names; None runs the whole suite."""
-    use_map: bool = True
-    """False is the "without location map" ablation (``--no-map``)."""
-    workers: int = 1
-    executor: Literal["local", "ray"] = "local"
-    ray_address: str | None = None
-    run_id: str | None = None
-    output_root: Path = Path("outputs")
-    resume: bool = False
-    seed: int = 0
-    save_frames: bool = False
-    stop: StopConfig = field(default_factory=StopConfig)
-    env_options: Mapping[str, Any] = field(default_factory=dict)
-    """:class:`~city360.simulator.config.EnvConfig` fields; they override
-    :func:`default_env_options`."""
-
-
-@dataclass(frozen=True, slots=True)
-class RunOutcome:
-    run_dir: Path
-    status: str
-    results: list[EpisodeResult]
-    summary: RunSummary
-    ran: int
-    skipped: int
-
 
 PREFETCHING_AGENTS = ("lmm",)
 """Agents whose environments prefetch by default. The env's prefetch decodes, in the
@@ -109,13 +58,6 @@ def default_env_options(agent: AgentSpec, *, use_map: bool = True) -> dict[str, 
     ``prefetch`` only for :data:`PREFETCHING_AGENTS`."""
     kind = agent.kind.strip().lower()
     return {"map": use_map, "prefetch": kind in PREFETCHING_AGENTS}
-
-
-def task_seed(seed: int, task_id: str) -> int:
-    """A per-episode seed that depends only on the run seed and the task id (stable across
-    executors, worker counts and resumes)."""
-    digest = hashlib.sha256(f"{seed}:{task_id}".encode()).digest()
-    return int.from_bytes(digest[:4], "little")
 
 
 def _new_run_id(agent: AgentSpec) -> str:

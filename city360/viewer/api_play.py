@@ -81,7 +81,7 @@ def install(app: FastAPI, state: ViewerState) -> None:
 
     @app.post("/api/play/start")
     def play_start(body: PlayRequest, sid: str = SessionId) -> dict[str, Any]:
-        from city360.eval.runner import task_seed
+        from city360.eval.specs import task_seed
 
         suite = editor.load()
         task = find_task(editor, body.task_id)
