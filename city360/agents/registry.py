@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from city360.errors import ConfigError, did_you_mean
+from city360.plugins import load_plugins
 
 __all__ = [
     "AgentKind",
@@ -72,6 +73,7 @@ def unregister_agent(name: str) -> None:
 
 
 def all_agent_kinds() -> list[AgentKind]:
+    load_plugins()
     return list(_KINDS.values())
 
 
@@ -81,8 +83,11 @@ def is_agent_path(kind: str) -> bool:
 
 
 def get_agent_kind(kind: str) -> AgentKind:
-    """The registered kind; unknown names raise :class:`ConfigError` with the known ones."""
+    """The registered kind; unknown names raise :class:`ConfigError` with the known ones. A
+    name not registered yet loads the plugins (:mod:`city360.plugins`) first."""
     name = kind.strip().lower()
+    if name not in _KINDS:
+        load_plugins()
     try:
         return _KINDS[name]
     except KeyError:

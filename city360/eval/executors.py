@@ -144,13 +144,23 @@ def _start_ray(ray: Any, address: str | None, workers: int) -> None:
     Usage statistics stay off (this runs offline). Ray gives its raylet a fixed 30 s to
     register; on a loaded machine that can pass, so a local start is retried.
     """
+    from city360.plugins import PLUGINS_ENV
+
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    # Ray workers on other machines do not share this environment: hand them the plugin list.
+    plugins = os.environ.get(PLUGINS_ENV)
+    runtime_env = {"env_vars": {PLUGINS_ENV: plugins}} if plugins else None
     if address:
-        ray.init(address=address, log_to_driver=False)
+        ray.init(address=address, log_to_driver=False, runtime_env=runtime_env)
         return
     for attempt in range(1, _RAY_START_ATTEMPTS + 1):
         try:
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+            ray.init(
+                num_cpus=workers,
+                include_dashboard=False,
+                log_to_driver=False,
+                runtime_env=runtime_env,
+            )
             return
         except Exception as exc:  # ray raises a bare Exception on a startup time-out
             ray.shutdown()

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from city360.errors import ConfigError, did_you_mean
+from city360.plugins import load_plugins
 
 __all__ = [
     "COUNT_THRESHOLDS",
@@ -226,7 +227,10 @@ def unregister_metric(name: str) -> None:
 
 def get_metric(name: str) -> MetricSpec:
     """The metric registered as ``name``; unknown names raise :class:`ConfigError` with the
-    known names and a close match."""
+    known names and a close match. A name not registered yet loads the plugins
+    (:mod:`city360.plugins`) before it is called unknown."""
+    if str(name) not in _METRICS:
+        load_plugins()
     try:
         return _METRICS[str(name)]
     except KeyError:
@@ -240,6 +244,7 @@ def get_metric(name: str) -> MetricSpec:
 
 def all_metrics() -> list[MetricSpec]:
     """Every registered metric, in registration order."""
+    load_plugins()
     return list(_METRICS.values())
 
 

@@ -4,96 +4,18 @@ generate -> check -> eval -> results.csv like a built-in one (issue 15)."""
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar, Literal
 
 import pytest
-from pydantic import Field
 
 from city360.tasks.families import FamilySpec, get_family, register_family, unregister_family
-from city360.tasks.schema import Metric, MetricName, TaskBase, Told, Truth
-
-NAME = "NearestSign"
-
-
-class NearestSignTold(Told):
-    within_m: int = Field(gt=0, description="the sign is at most this far from the start")
-
-
-class NearestSignTruth(Truth):
-    answer: str = Field(min_length=1)
-    poi_id: str
-
-    def expected(self) -> str:
-        return self.answer
-
-
-class NearestSignTask(TaskBase):
-    EXPECTED_METRIC: ClassVar[str | None] = MetricName.FUZZY_MATCH
-    PROMPT_TEMPLATE: ClassVar[str] = (
-        "Look around where you stand. Which place has its sign nearest to you (within "
-        "{within_m} m)?"
-    )
-    ANSWER_FORMAT: ClassVar[str] = "ANSWER with the name of the place, as its sign shows it"
-    family: Literal["NearestSign"] = "NearestSign"
-    told: NearestSignTold
-    truth: NearestSignTruth
-    metric: Metric = Metric(name=MetricName.FUZZY_MATCH)
-
-
-def _nearest(pois: Any, x: float, y: float) -> tuple[Any, float]:
-    return min(((p, math.hypot(p.x_m - x, p.y_m - y)) for p in pois), key=lambda pd: pd[1])
-
-
-def _generate(ctx: Any, source: Any, n: int, report: Any) -> list[TaskBase]:
-    """From the city's ground truth: random starts, the POI nearest to each."""
-    pois = [p.poi for p in source.placed]
-    tasks: list[TaskBase] = []
-    for k in range(n * 4):
-        seg, offset = ctx.random_start()
-        x, y = ctx.graph.position(seg, offset)
-        poi, distance = _nearest(pois, x, y)
-        if distance > 60.0:
-            report.reject(NAME, "no sign near the start")
-            continue
-        tasks.append(
-            NearestSignTask.model_validate(
-                {
-                    "id": f"near-{len(tasks) + 1:03d}",
-                    "difficulty": "Easy",
-                    "start": ctx.start_pose(seg, offset),
-                    "told": {"within_m": 60},
-                    "truth": {"answer": poi.name, "poi_id": poi.id},
-                    "step_limit": ctx.step_limit,
-                    "meta": {"distance_m": round(distance, 1), "attempt": k},
-                }
-            )
-        )
-        if len(tasks) == n:
-            break
-    return tasks
-
-
-def _check(task: TaskBase, checker: Any) -> list[Any]:
-    from city360.tasks.check import CheckIssue
-
-    if checker.truth is None:
-        checker.skip("nearest signs: no ground truth")
-        return []
-    names = {p.id: p.name for p in checker.truth_pois()}
-    truth = task.truth
-    if not isinstance(truth, NearestSignTruth) or names.get(truth.poi_id) != truth.answer:
-        return [CheckIssue(task.id, "truth.answer", "the answer is not that place's name")]
-    return []
+from tests.tasks.nearest_sign import NAME, SPEC, NearestSignTask
 
 
 @pytest.fixture
 def nearest_sign() -> Iterator[FamilySpec]:
-    spec = register_family(
-        FamilySpec(model=NearestSignTask, short="near", from_truth=_generate, check=_check)
-    )
+    spec = register_family(SPEC)
     try:
         yield spec
     finally:
@@ -101,7 +23,7 @@ def nearest_sign() -> Iterator[FamilySpec]:
 
 
 def test_a_plugin_family_runs_generate_check_eval_results(
-    nearest_sign: FamilySpec, built_city: Path, tmp_path: Path
+    nearest_sign: FamilySpec, built_city: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from city360.eval.results import read_results
     from city360.eval.runner import AgentSpec, EvalConfig, run_eval
@@ -155,6 +77,21 @@ def test_a_plugin_family_runs_generate_check_eval_results(
     )
     assert not any(r.scored_success for r in wrong.results)
 
+    # worker processes start fresh: they find the family through CITY360_PLUGINS
+    monkeypatch.setenv("CITY360_PLUGINS", "tests.tasks.nearest_sign_plugin")
+    parallel = run_eval(
+        EvalConfig(
+            city_dir=built_city,
+            suite_dir=folder,
+            agent=AgentSpec(kind="oracle"),
+            run_id="plugin-2-workers",
+            output_root=tmp_path / "runs",
+            workers=2,
+        )
+    )
+    assert sorted(r.task_id for r in parallel.results) == sorted(r.task_id for r in rows)
+    assert all(r.scored_success and r.status == "answered" for r in parallel.results)
+
 
 def test_the_plugin_is_gone_after_the_test() -> None:
     from city360.errors import TaskError
@@ -174,3 +111,26 @@ def test_an_unregistered_family_in_suite_json_names_the_task_and_field(tmp_path:
     )
     with pytest.raises(TaskError, match=r"task 'near-001': field 'family': unknown task family"):
         load_suite(tmp_path)
+
+
+def test_a_plugin_module_that_cannot_be_imported_names_it_and_the_fix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import city360.plugins as plugins
+    from city360.errors import ConfigError
+
+    monkeypatch.setattr(plugins, "_started", False)
+    monkeypatch.setattr(plugins, "_loaded", [])
+    monkeypatch.setenv("CITY360_PLUGINS", " tests.tasks.nearest_sign_plugin , mylab.nowhere ")
+    assert plugins.plugin_modules() == ["tests.tasks.nearest_sign_plugin", "mylab.nowhere"]
+    try:
+        with pytest.raises(
+            ConfigError,
+            match=r"plugin module 'mylab.nowhere' named in \$CITY360_PLUGINS cannot be imported "
+            r"\(ModuleNotFoundError: No module named 'mylab'\); install it, put its folder on "
+            r"PYTHONPATH, or remove it from \$CITY360_PLUGINS",
+        ):
+            plugins.load_plugins()
+        assert get_family(NAME).model is NearestSignTask  # the first module did register
+    finally:
+        unregister_family(NAME)

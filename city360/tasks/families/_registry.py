@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from city360.errors import TaskError, did_you_mean
+from city360.plugins import load_plugins
 from city360.tasks.schema import TaskBase
 
 if TYPE_CHECKING:
@@ -124,6 +125,7 @@ def unregister_family(name: str) -> None:
 
 
 def family_names() -> list[str]:
+    load_plugins()
     return list(_REGISTRY)
 
 
@@ -135,8 +137,11 @@ def _unknown(name: str) -> TaskError:
 
 def get_family(name: str) -> FamilySpec:
     """The spec of a family by name (``"VLN"``, ``Family.VLN``); unknown names raise
-    :class:`TaskError` listing the known ones and a close match."""
+    :class:`TaskError` listing the known ones and a close match. A name not registered yet
+    loads the plugins (:mod:`city360.plugins`) before it is called unknown."""
     key = str(name)
+    if key not in _REGISTRY:
+        load_plugins()
     try:
         return _REGISTRY[key]
     except KeyError:
@@ -145,6 +150,7 @@ def get_family(name: str) -> FamilySpec:
 
 def all_families() -> list[FamilySpec]:
     """Every registered family, in registration order."""
+    load_plugins()
     return list(_REGISTRY.values())
 
 
