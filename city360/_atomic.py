@@ -7,6 +7,7 @@ built under a temporary sibling name and renamed when complete.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -17,14 +18,37 @@ from typing import Any
 
 from city360.errors import OutputError
 
-__all__ = ["atomic_dir", "atomic_write_bytes", "atomic_write_json", "atomic_write_text"]
+__all__ = [
+    "atomic_dir",
+    "atomic_write_bytes",
+    "atomic_write_json",
+    "atomic_write_text",
+    "clean_stale_partials",
+    "write_failure",
+]
+
+_FIXES = {
+    errno.ENOSPC: "the disk is full; free some space and run again",
+    errno.EDQUOT: "the disk quota is used up; free some space and run again",
+    errno.EROFS: "the file system is read-only; choose a writable output folder",
+    errno.EACCES: "permission denied; choose a folder you may write to",
+    errno.EPERM: "permission denied; choose a folder you may write to",
+}
+
+
+def write_failure(path: str | os.PathLike[str], exc: OSError) -> str:
+    """The message for a failed write of ``path``: what happened and what to do."""
+    fix = _FIXES.get(exc.errno or 0, "check the folder exists and is writable")
+    reason = exc.strerror or type(exc).__name__
+    return f"cannot write {path}: {reason}; {fix}"
 
 
 def _check_writable(folder: Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        msg = f"cannot create output folder {folder}: {exc.strerror}; choose a writable path"
+        fix = _FIXES.get(exc.errno or 0, "choose a writable path")
+        msg = f"cannot create output folder {folder}: {exc.strerror}; {fix}"
         raise OutputError(msg) from None
     if not os.access(folder, os.W_OK):
         msg = f"output folder {folder} is not writable; choose a writable path"
@@ -35,16 +59,21 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     """Write ``data`` to ``path`` through a temporary file and an atomic rename."""
     target = Path(path)
     _check_writable(target.parent)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise OutputError(write_failure(target, exc)) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
+        if isinstance(exc, OSError):
+            raise OutputError(write_failure(target, exc)) from None
         raise
     return target
 
@@ -73,7 +102,12 @@ def atomic_dir(path: str | os.PathLike[str], *, replace: bool = False) -> Iterat
     if target.exists() and any(target.iterdir()) and not replace:
         msg = f"output folder {target} already exists and is not empty; remove it or pick another"
         raise OutputError(msg)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
+    clean_stale_partials(target)
+    tmp = Path(
+        tempfile.mkdtemp(
+            prefix=f".{target.name}.{os.getpid()}.", suffix=".partial", dir=target.parent
+        )
+    )
     try:
         yield tmp
     except BaseException:
@@ -92,3 +126,44 @@ def atomic_dir(path: str | os.PathLike[str], *, replace: bool = False) -> Iterat
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.replace(tmp, target)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, someone else's
+        return True
+    return True
+
+
+def clean_stale_partials(target: str | os.PathLike[str]) -> list[Path]:
+    """Remove the ``.<name>.<pid>.*.partial`` folders that a
+    killed writer of ``target`` left behind; return what was removed.
+
+    A partial is stale when the process that made it (the pid in its name) is gone. Partials
+    from before pids were named carry no pid and are removed too: nothing resumes them, and a
+    writer of the same target in the same folder is refused anyway.
+    """
+    target = Path(target)
+    removed: list[Path] = []
+    if not target.parent.is_dir():
+        return removed
+    prefix = f".{target.name}."
+    for leftover in target.parent.iterdir():
+        name = leftover.name
+        if not name.startswith(prefix) or not name.endswith(".partial"):
+            continue
+        middle = name[len(prefix) :].split(".", 1)[0]
+        if middle.isdigit() and _pid_alive(int(middle)) and int(middle) != os.getpid():
+            continue
+        if middle.isdigit() and int(middle) == os.getpid():
+            continue  # ours, still in use
+        if leftover.is_dir():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
+        removed.append(leftover)
+    return removed

@@ -23,10 +23,12 @@ __all__ = [
     "InputFileError",
     "OsmError",
     "OutputError",
+    "ProviderAuthError",
     "ProviderError",
     "ProviderUnavailableError",
     "RenderError",
     "ResetNeededError",
+    "RunLockedError",
     "TaskError",
     "UnknownActionError",
     "UnknownSegmentError",
@@ -107,6 +109,15 @@ class ProviderError(City360Error, RuntimeError):
 class ProviderUnavailableError(ProviderError):
     """An LMM provider kept failing transiently (rate limit, 5xx, timeout, connection) after
     every retry; an infrastructure failure, not the agent's."""
+
+
+class ProviderAuthError(ProviderError):
+    """An LMM provider refused the API key (HTTP 401/403). Nothing the model did: a run stops
+    at once instead of charging every remaining episode to the agent."""
+
+
+class RunLockedError(City360Error, RuntimeError):
+    """A run folder is being written by another process (its lock names the holder)."""
 
 
 class DependencyMissingError(City360Error, ImportError):

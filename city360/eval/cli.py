@@ -54,6 +54,13 @@ def eval_command(
     resume: Annotated[
         str | None, typer.Option("--resume", help="Continue the run with this id.")
     ] = None,
+    resume_anyway: Annotated[
+        bool,
+        typer.Option(
+            "--resume-anyway",
+            help="With --resume: continue even if agent, model, suite or protocol differ.",
+        ),
+    ] = False,
     seed: Annotated[int, typer.Option(help="Run seed (per-episode seeds derive from it).")] = 0,
     save_frames: Annotated[
         bool, typer.Option("--save-frames", help="Keep each step's view for replays.")
@@ -89,14 +96,22 @@ def eval_command(
         run_id=resume or run_id,
         output_root=output_root,
         resume=resume is not None,
+        resume_anyway=resume_anyway,
         seed=seed,
         save_frames=save_frames,
     )
     try:
         outcome = run_eval(config)
-    except KeyboardInterrupt:
-        console.print("[yellow]interrupted[/]: finished episodes are saved; continue with --resume")
-        raise typer.Exit(130) from None
+    except KeyboardInterrupt as exc:
+        why = f" by {exc}" if str(exc) else ""
+        console.print(
+            f"[yellow]interrupted{why}[/]: finished episodes are saved; continue with "
+            f"--resume {resume or run_id or '<run id printed above>'}",
+            highlight=False,
+        )
+        raise typer.Exit(143 if str(exc) == "SIGTERM" else 130) from None
+    for warning in outcome.warnings:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
     print_summary(outcome.summary, title=f"{agent} on {suite.name}")
     console.print(
         f"ran {outcome.ran} episode(s), {outcome.skipped} already done → {outcome.run_dir}"

@@ -15,7 +15,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from city360.errors import City360Error, ProviderUnavailableError
+from city360.errors import (
+    City360Error,
+    CityFormatError,
+    InputFileError,
+    OutputError,
+    ProviderAuthError,
+    ProviderUnavailableError,
+    RenderError,
+)
 from city360.eval.agent_factory import build_agent
 from city360.eval.metrics import score_answer
 from city360.eval.recorder import EpisodeRecorder
@@ -23,7 +31,18 @@ from city360.eval.results import EpisodeResult
 from city360.eval.specs import AgentSpec, WorkerSpec
 from city360.eval.stopping import StopConfig, StopReason
 
-__all__ = ["EpisodeWorker", "score_answer"]
+__all__ = ["INFRASTRUCTURE_ERRORS", "EpisodeWorker", "score_answer"]
+
+INFRASTRUCTURE_ERRORS: tuple[type[City360Error], ...] = (
+    ProviderUnavailableError,
+    CityFormatError,
+    InputFileError,
+    OutputError,
+    RenderError,
+)
+"""Errors that end an episode as ``infrastructure_error`` (not the agent's; a resume runs the
+episode again): a provider down after every retry, a broken city (a truncated frames.mp4), a
+disk that cannot be written, a renderer that failed."""
 # ``score_answer`` lives in city360.eval.metrics; it is re-exported here for old imports.
 
 
@@ -87,7 +106,12 @@ class EpisodeWorker:
         recorder = self.recorder(task, seed)
         try:
             self._loop(task, seed, recorder)
-        except ProviderUnavailableError as exc:
+        except ProviderAuthError as exc:
+            # Not the model's doing, and every later episode would fail the same way: the
+            # episode gets no row (a resume runs it again) and the run stops.
+            recorder.end(StopReason.INFRASTRUCTURE_ERROR, str(exc))
+            raise
+        except INFRASTRUCTURE_ERRORS as exc:
             recorder.end(StopReason.INFRASTRUCTURE_ERROR, str(exc))
         except City360Error as exc:
             recorder.end(StopReason.AGENT_ERROR, str(exc))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Literal
@@ -39,7 +40,7 @@ def threads_per_worker(workers: int) -> int:
     return max(1, usable_cores() // max(1, workers))
 
 
-def _init_process_worker(spec: WorkerSpec, threads: int) -> None:
+def _init_process_worker(spec: WorkerSpec, threads: int, parent_pid: int | None = None) -> None:
     """Build this worker process's :class:`EpisodeWorker`, once.
 
     Its long-lived objects (suite, street graphs, environment) are then frozen out of the
@@ -53,6 +54,10 @@ def _init_process_worker(spec: WorkerSpec, threads: int) -> None:
     import gc
 
     import cv2
+
+    from city360._lifetime import die_with_parent
+
+    die_with_parent(parent_pid)  # SIGKILL or SIGTERM of the run must not leave us running
 
     from city360.eval.episode import EpisodeWorker
 
@@ -96,7 +101,7 @@ def _run_processes(spec: WorkerSpec, jobs: Sequence[Job], workers: int) -> Itera
         max_workers=workers,
         mp_context=context,
         initializer=_init_process_worker,
-        initargs=(spec, threads_per_worker(workers)),
+        initargs=(spec, threads_per_worker(workers), os.getpid()),
     ) as pool:
         pending: set[Future[EpisodeResult]] = {pool.submit(_run_in_process_worker, j) for j in jobs}
         try:
@@ -105,9 +110,29 @@ def _run_processes(spec: WorkerSpec, jobs: Sequence[Job], workers: int) -> Itera
                 for future in done:
                     yield future.result()
         except BaseException:
+            # Ctrl-C, SIGTERM, an error or an abandoned generator: the episodes in flight
+            # would never be recorded, so their workers are stopped now rather than awaited.
             for future in pending:
                 future.cancel()
+            _stop_workers(pool)
             raise
+
+
+_STOP_WAIT_S = 5.0
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Terminate a pool's worker processes and wait (bounded) until they are gone."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + _STOP_WAIT_S
+    for process in processes:
+        process.join(timeout=max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
 
 
 def _run_ray(

@@ -16,6 +16,8 @@ from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
+from city360.scrub import scrub_text
+
 __all__ = ["code_version", "now_utc", "package_versions", "scrub_secrets"]
 
 _TRACKED_PACKAGES = (
@@ -34,7 +36,6 @@ _TRACKED_PACKAGES = (
     "ray",
 )
 _SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|authorization)", re.IGNORECASE)
-_SECRET_VALUE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,})")
 
 
 def now_utc() -> str:
@@ -85,5 +86,5 @@ def scrub_secrets(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [scrub_secrets(v) for v in value]
     if isinstance(value, str):
-        return _SECRET_VALUE.sub("***", value)
+        return scrub_text(value)
     return value

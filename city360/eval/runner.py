@@ -4,30 +4,48 @@ A run lives in ``<output_root>/<run_id>/``: ``results.csv`` (a row per finished 
 fsynced as it finishes), ``run_metadata.json`` (status ``running`` → ``complete`` /
 ``interrupted`` / ``failed``), ``episodes/<task_id>.jsonl`` step logs and, with
 ``save_frames``, ``episodes/<task_id>/NNNN.jpg``. ``resume=True`` with an existing ``run_id``
-runs only the tasks without a row, so a run killed at any moment (even SIGKILL) loses nothing
-and runs nothing twice.
+runs only the tasks without a row that stands, so a run killed at any moment (even SIGKILL)
+loses nothing and keeps at most one row per task. One process writes a run folder at a time
+(``runlock``); a resume refuses another agent, model, provider, suite or protocol unless told
+``resume_anyway``, re-runs episodes that ended in an infrastructure error or an interruption,
+and sets malformed results lines aside with their line numbers.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import re
+import shutil
+import signal
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from city360.errors import ConfigError, InputFileError
+from city360.errors import (
+    CityFormatError,
+    ConfigError,
+    InputFileError,
+    OutputError,
+    ProviderAuthError,
+)
 from city360.eval.executors import EXECUTORS, run_jobs
 from city360.eval.metadata import code_version, now_utc, package_versions, scrub_secrets
 from city360.eval.results import (
+    RERUN_STATUSES,
     EpisodeResult,
     ResultsWriter,
     finished_task_ids,
-    read_results,
+    read_results_file,
+    rewrite_results,
     write_run_metadata,
 )
+from city360.eval.runlock import LOCK_NAME, run_lock
 from city360.eval.specs import AgentSpec, EvalConfig, Job, RunOutcome, WorkerSpec, task_seed
 from city360.eval.summary import summarize
+from city360.scrub import scrub_text
 
 __all__ = [
     "PREFETCHING_AGENTS",
@@ -84,46 +102,177 @@ def _validate(config: EvalConfig) -> None:
         raise InputFileError(msg)
 
 
+IDENTITY_KEYS = (
+    "run_id",
+    "city_dir",
+    "suite_dir",
+    "suite_name",
+    "suite_hash",
+    "prompt_hash",
+    "agent_prompt_hash",
+    "agent",
+    "protocol",
+    "seed",
+    "code",
+    "versions",
+    "started",
+)
+"""Fields of run_metadata.json that say what a run *is*; a resume never rewrites them (what
+the resume ran with goes into ``resumes``)."""
+
+_AGENT_IDENTITY = ("kind", "path", "provider", "model")
+
+
+def _identity_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What differs between a run's recorded identity and a resume's, one phrase each."""
+    found: list[str] = []
+    old_agent, new_agent = old.get("agent") or {}, new.get("agent") or {}
+    for key in _AGENT_IDENTITY:
+        if old_agent.get(key) != new_agent.get(key):
+            found.append(f"agent {key} {old_agent.get(key)!r} → {new_agent.get(key)!r}")
+    if old.get("suite_hash") != new.get("suite_hash"):
+        found.append(
+            f"suite hash {str(old.get('suite_hash'))[:12]} → {str(new.get('suite_hash'))[:12]} "
+            "(the suite changed since the run started)"
+        )
+    if "protocol" in old and "protocol" in new and old["protocol"] != new["protocol"]:
+        found.append(f"protocol {old['protocol']!r} → {new['protocol']!r}")
+    return found
+
+
+def _read_metadata(path: Path) -> dict[str, Any]:
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        msg = f"{path} cannot be read ({exc}); the run cannot be resumed, start a new one"
+        raise CityFormatError(msg) from None
+    if not isinstance(data, dict):
+        msg = f"{path} is not a JSON object; the run cannot be resumed, start a new one"
+        raise CityFormatError(msg)
+    return data
+
+
+def _previous_results(run_dir: Path, warnings: list[str]) -> list[EpisodeResult]:
+    """The rows of an interrupted run that stand, after repairing results.csv.
+
+    Malformed lines are reported (with their line numbers) and moved to
+    ``results.rejected.csv``; rows that ended in an infrastructure error or an interruption,
+    and later duplicates of a task's row, are dropped, so the task runs again and keeps at
+    most one row.
+    """
+    path = run_dir / "results.csv"
+    if not path.is_file():
+        return []
+    read = read_results_file(path)
+    warnings.extend(read.warnings())
+    kept: list[EpisodeResult] = []
+    seen: set[str] = set()
+    for result in read.results:
+        if result.task_id in seen:
+            warnings.append(f"{path}: a second row for task {result.task_id!r}; kept the first")
+            continue
+        if result.status in RERUN_STATUSES:
+            continue
+        seen.add(result.task_id)
+        kept.append(result)
+    if read.rejected:
+        with open(run_dir / "results.rejected.csv", "a", encoding="utf-8") as sidecar:
+            for row in read.rejected:
+                sidecar.write(f"# line {row.line}: {row.reason}\n{row.raw}\n")
+    if len(kept) != len(read.results) or read.rejected:
+        rewrite_results(path, kept)
+    return kept
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """While the block runs, SIGTERM (and SIGHUP) act like Ctrl-C, so that ``kill`` leaves the
+    run marked ``interrupted`` and its workers stopped, as Ctrl-C does."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def run_eval(config: EvalConfig) -> RunOutcome:
     """Run (or resume) the suite; return where the run is and how it went.
 
     Raises before any episode runs when the city, suite, agent or provider cannot work (the
-    agent's preflight checks provider, model, key and endpoint). Ctrl-C stops after marking
-    the run ``interrupted``; every finished episode is already on disk.
+    agent's preflight checks provider, model, key and endpoint), when another process writes
+    the run folder (:class:`~city360.errors.RunLockedError`), or when a resume would mix in
+    another agent, model, suite or protocol. Ctrl-C and SIGTERM stop after marking the run
+    ``interrupted``; every finished episode is already on disk. A provider refusing the key
+    mid-run (:class:`~city360.errors.ProviderAuthError`) stops the run as ``failed``.
     """
+    _validate(config)
+    run_id = config.run_id or _new_run_id(config.agent)
+    run_dir = (Path(config.output_root) / run_id).resolve()
+    metadata_path = run_dir / "run_metadata.json"
+    if config.resume and not metadata_path.is_file():
+        msg = f"cannot resume {run_id!r}: {metadata_path} not found"
+        raise InputFileError(msg)
+    created = not run_dir.exists()
+    try:
+        with run_lock(run_dir):
+            return _run_locked(config, run_id, run_dir)
+    except BaseException:
+        if created and set(p.name for p in run_dir.iterdir()) <= {LOCK_NAME}:
+            shutil.rmtree(run_dir, ignore_errors=True)  # nothing ran: leave nothing behind
+        raise
+
+
+def _run_locked(config: EvalConfig, run_id: str, run_dir: Path) -> RunOutcome:
     from city360.agents.registry import agent_metadata
     from city360.eval.agent_factory import agent_prompt_hash, preflight_agent
     from city360.simulator.config import EnvConfig
     from city360.tasks.prompts import prompt_hash
     from city360.tasks.suite import load_suite
 
-    _validate(config)
     city_dir = Path(config.city_dir).resolve()
     suite_dir = Path(config.suite_dir).resolve()
     suite = load_suite(suite_dir)
     tasks = suite.select(config.select) if config.select else list(suite.tasks)
     suite_hash = suite.content_hash()
-
-    run_id = config.run_id or _new_run_id(config.agent)
-    run_dir = (Path(config.output_root) / run_id).resolve()
-    previous: list[EpisodeResult] = []
     metadata_path = run_dir / "run_metadata.json"
+    warnings: list[str] = []
+    env_options = {
+        **default_env_options(config.agent, use_map=config.use_map),
+        **dict(config.env_options),
+    }
+    identity: dict[str, Any] = {
+        "suite_hash": suite_hash,
+        "agent": scrub_secrets(agent_metadata(config.agent)),
+    }
+    protocol = getattr(config, "protocol", None)
+    if protocol is not None:
+        identity["protocol"] = protocol
+    old: dict[str, Any] | None = None
+    previous: list[EpisodeResult] = []
+    differences: list[str] = []
     if config.resume:
-        if not metadata_path.is_file():
-            msg = f"cannot resume {run_id!r}: {metadata_path} not found"
-            raise InputFileError(msg)
-        import json
-
-        old = json.loads(metadata_path.read_text(encoding="utf-8"))
-        if old.get("suite_hash") != suite_hash:
+        old = _read_metadata(metadata_path)
+        differences = _identity_differences(old, identity)
+        if differences and not config.resume_anyway:
             msg = (
-                f"cannot resume {run_id!r}: the suite changed since the run started "
-                f"(hash {str(old.get('suite_hash'))[:12]} → {suite_hash[:12]}); start a new run"
+                f"cannot resume {run_id!r}: it was started with another setup "
+                f"({'; '.join(differences)}). Start a new run, or pass --resume-anyway to "
+                "continue it regardless (the run keeps its recorded identity)"
             )
             raise ConfigError(msg)
-        if (run_dir / "results.csv").is_file():
-            previous = read_results(run_dir / "results.csv")
-    elif run_dir.exists() and any(run_dir.iterdir()):
+        warnings.extend(f"resumed anyway: {d}" for d in differences)
+        previous = _previous_results(run_dir, warnings)
+    elif any(p.name != LOCK_NAME for p in run_dir.iterdir()):
         msg = f"run folder {run_dir} already exists; use --resume {run_id} or another --run-id"
         raise ConfigError(msg)
 
@@ -131,10 +280,6 @@ def run_eval(config: EvalConfig) -> RunOutcome:
 
     done = finished_task_ids(previous)
     jobs: list[Job] = [(t.id, task_seed(config.seed, t.id)) for t in tasks if t.id not in done]
-    env_options = {
-        **default_env_options(config.agent, use_map=config.use_map),
-        **dict(config.env_options),
-    }
     spec = WorkerSpec(
         city_dir=str(city_dir),
         suite_dir=str(suite_dir),
@@ -150,10 +295,9 @@ def run_eval(config: EvalConfig) -> RunOutcome:
         "city_dir": str(city_dir),
         "suite_dir": str(suite_dir),
         "suite_name": suite.name,
-        "suite_hash": suite_hash,
+        **identity,
         "prompt_hash": prompt_hash(),
         "agent_prompt_hash": agent_prompt_hash(config.agent, EnvConfig.from_kwargs(**env_options)),
-        "agent": scrub_secrets(agent_metadata(config.agent)),
         "config": scrub_secrets(
             {
                 "select": config.select,
@@ -173,16 +317,21 @@ def run_eval(config: EvalConfig) -> RunOutcome:
         "versions": package_versions(),
         "started": now_utc(),
         "ended": None,
+        "message": None,
         "resumed_at": [],
+        "resumes": [],
     }
-    if config.resume and metadata_path.is_file():
-        import json
-
-        old = json.loads(metadata_path.read_text(encoding="utf-8"))
-        metadata["started"] = old.get("started", metadata["started"])
+    if old is not None:
+        resumed = {
+            "at": now_utc(),
+            "agent": metadata["agent"],
+            "code": metadata["code"],
+            "differences": differences,
+        }
+        metadata.update({k: old[k] for k in IDENTITY_KEYS if k in old})
         metadata["task_seeds"] = {**old.get("task_seeds", {}), **metadata["task_seeds"]}
-        metadata["resumed_at"] = [*old.get("resumed_at", []), now_utc()]
-    run_dir.mkdir(parents=True, exist_ok=True)
+        metadata["resumed_at"] = [*old.get("resumed_at", []), resumed["at"]]
+        metadata["resumes"] = [*old.get("resumes", []), resumed]
     write_run_metadata(metadata_path, metadata)
 
     results = list(previous)
@@ -190,7 +339,11 @@ def run_eval(config: EvalConfig) -> RunOutcome:
     from city360.progress import make_progress
 
     try:
-        with ResultsWriter(run_dir / "results.csv") as writer, make_progress() as progress:
+        with (
+            _signals_interrupt(),
+            ResultsWriter(run_dir / "results.csv") as writer,
+            make_progress() as progress,
+        ):
             bar = progress.add_task(f"episodes ({config.agent.kind})", total=len(jobs))
             for result in run_jobs(
                 spec,
@@ -203,14 +356,29 @@ def run_eval(config: EvalConfig) -> RunOutcome:
                 results.append(result)
                 progress.advance(bar)
         status = "complete"
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         status = "interrupted"
+        why = str(exc) or "SIGINT"
+        metadata["message"] = (
+            f"interrupted by {why}; {len(results)} finished episode(s) are saved; continue "
+            f"with --resume {run_id}"
+        )
+        raise
+    except ProviderAuthError as exc:
+        metadata["message"] = scrub_text(
+            f"stopped: {exc}. Finished episodes are saved; the episode in progress will run "
+            f"again with --resume {run_id} once the key is fixed"
+        )
+        raise ProviderAuthError(metadata["message"]) from None
+    except BaseException as exc:
+        metadata["message"] = scrub_text(f"{type(exc).__name__}: {exc}")
         raise
     finally:
         metadata["status"] = status
         metadata["ended"] = now_utc()
         metadata["episodes_finished"] = len(results)
-        write_run_metadata(metadata_path, metadata)
+        with contextlib.suppress(OutputError):  # the disk may be what failed
+            write_run_metadata(metadata_path, metadata)
     order = {t.id: k for k, t in enumerate(tasks)}
     results.sort(key=lambda r: order.get(r.task_id, len(order)))
     return RunOutcome(
@@ -220,4 +388,5 @@ def run_eval(config: EvalConfig) -> RunOutcome:
         summary=summarize(results),
         ran=len(jobs),
         skipped=len(done),
+        warnings=warnings,
     )

@@ -53,6 +53,9 @@ class EvalConfig:
     run_id: str | None = None
     output_root: Path = Path("outputs")
     resume: bool = False
+    resume_anyway: bool = False
+    """Resume even when the agent, model, provider, suite or protocol differ from the run's
+    (``--resume-anyway``); the run's recorded identity is kept either way."""
     seed: int = 0
     save_frames: bool = False
     stop: StopConfig = field(default_factory=StopConfig)
@@ -83,6 +86,8 @@ class RunOutcome:
     summary: RunSummary
     ran: int
     skipped: int
+    warnings: list[str] = field(default_factory=list)
+    """What the run noticed and worked round (malformed results rows, resumed differences)."""
 
 
 def task_seed(seed: int, task_id: str) -> int:

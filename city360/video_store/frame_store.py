@@ -64,6 +64,7 @@ class _Decoder:
         import av
 
         self._file: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed in close()
+        self._path = path
         self._av = av
         context: Any = av.CodecContext.create(codec, "r")
         if extradata:
@@ -74,14 +75,25 @@ class _Decoder:
 
     def decode(self, pos: int, size: int, width: int, height: int) -> npt.NDArray[np.uint8]:
         """Decode the packet at byte ``pos`` into a packed I420 array (H * 3 / 2, W)."""
+        fix = "re-run `city360 ingest ... --overwrite` for this trajectory"
         self._file.seek(pos)
         data = self._file.read(size)
-        frames = self._context.decode(self._av.Packet(data))
-        if not frames:  # a decoder with delay: drain it, then make it usable again
-            frames = self._context.decode(None)
-            self._context.flush_buffers()
+        if len(data) < size:
+            msg = (
+                f"frame store {self._path} is truncated: the frame at byte {pos} needs {size} "
+                f"bytes, {len(data)} are left (the file was cut short); {fix}"
+            )
+            raise CityFormatError(msg)
+        try:
+            frames = self._context.decode(self._av.Packet(data))
+            if not frames:  # a decoder with delay: drain it, then make it usable again
+                frames = self._context.decode(None)
+                self._context.flush_buffers()
+        except (self._av.FFmpegError, EOFError) as exc:
+            msg = f"frame store {self._path}: frame at byte {pos} does not decode ({exc}); {fix}"
+            raise CityFormatError(msg) from None
         if not frames:
-            msg = f"packet at byte {pos} did not decode"
+            msg = f"frame store {self._path}: packet at byte {pos} did not decode; {fix}"
             raise CityFormatError(msg)
         frame = frames[-1]
         if frame.format.name != "yuv420p" or (frame.width, frame.height) != (width, height):
@@ -129,7 +141,7 @@ class FrameStore:
                 self._codec = stream.codec_context.name
                 extradata = stream.codec_context.extradata
                 width, height = stream.codec_context.width, stream.codec_context.height
-        except (av.FFmpegError, IndexError) as exc:
+        except (av.FFmpegError, EOFError, IndexError) as exc:
             msg = f"frame store {self.path} cannot be read ({exc}); re-run `city360 ingest`"
             raise CityFormatError(msg) from None
         if not entries:

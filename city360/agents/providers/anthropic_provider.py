@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from city360.agents.images import ImageLimits
-from city360.agents.providers._http import is_transient_status, retry_after_s
+from city360.agents.providers._http import is_transient_status, not_a_reply, retry_after_s
 from city360.agents.providers.base import DEFAULT_TIMEOUT_S, ChatReply, ChatRequest, Provider
 from city360.agents.retry import TransientCallError
-from city360.errors import DependencyMissingError, ProviderError
+from city360.errors import DependencyMissingError, ProviderAuthError, ProviderError
 
 if TYPE_CHECKING:
     import anthropic
@@ -90,6 +90,8 @@ class AnthropicProvider(Provider):
             )
         except sdk.APIError as exc:
             raise self._translate(exc) from exc
+        if not hasattr(message, "content"):
+            raise not_a_reply(self.base_url or "api.anthropic.com", "Messages API", message)
         text = "".join(
             str(getattr(block, "text", "")) for block in message.content if block.type == "text"
         )
@@ -128,7 +130,7 @@ class AnthropicProvider(Provider):
                     retry_after_s=retry_after_s(exc.response.headers),
                 )
             if status in (401, 403):
-                return ProviderError(
+                return ProviderAuthError(
                     f"{self.label}: {where} refused the API key (HTTP {status}); check "
                     "ANTHROPIC_API_KEY"
                 )

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from city360.agents.images import EncodedImage, ImageLimits
 from city360.errors import ProviderError, did_you_mean
+from city360.scrub import register_secret
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -121,6 +122,7 @@ def read_key(env_vars: Sequence[str], *, provider: str, required: bool = True) -
     for var in env_vars:
         value = os.environ.get(var, "").strip()
         if value:
+            register_secret(value)  # whatever the name of the variable, never written out
             return value
     if required:
         names = " or ".join(env_vars)

@@ -13,7 +13,7 @@ from city360.agents.images import ImageLimits
 from city360.agents.providers._http import is_transient_status
 from city360.agents.providers.base import DEFAULT_TIMEOUT_S, ChatReply, ChatRequest, Provider
 from city360.agents.retry import TransientCallError
-from city360.errors import DependencyMissingError, ProviderError
+from city360.errors import DependencyMissingError, ProviderAuthError, ProviderError
 
 __all__ = ["GEMINI_IMAGE_LIMITS", "GeminiProvider"]
 
@@ -141,7 +141,7 @@ class GeminiProvider(Provider):
             if is_transient_status(status):
                 return TransientCallError(f"HTTP {status} from {where}: {exc.message}")
             if status in (401, 403) or (status == 400 and "API key" in str(exc.message)):
-                return ProviderError(
+                return ProviderAuthError(
                     f"{self.label}: {where} refused the API key (HTTP {status}); check "
                     "GEMINI_API_KEY or GOOGLE_API_KEY"
                 )

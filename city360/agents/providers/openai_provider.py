@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from city360.agents.images import ImageLimits
-from city360.agents.providers._http import is_transient_status, retry_after_s
+from city360.agents.providers._http import is_transient_status, not_a_reply, retry_after_s
 from city360.agents.providers.base import (
     DEFAULT_TIMEOUT_S,
     ChatReply,
@@ -18,7 +18,7 @@ from city360.agents.providers.base import (
     Provider,
 )
 from city360.agents.retry import TransientCallError
-from city360.errors import DependencyMissingError, ProviderError
+from city360.errors import DependencyMissingError, ProviderAuthError, ProviderError
 
 if TYPE_CHECKING:
     import openai
@@ -117,6 +117,8 @@ class OpenAIProvider(Provider):
             response = self._client.chat.completions.create(**kwargs)
         except sdk.APIError as exc:
             raise self._translate(exc) from exc
+        if not hasattr(response, "choices"):
+            raise not_a_reply(self.base_url or "api.openai.com", "chat completion", response)
         text = ""
         finish = ""
         if response.choices:
@@ -167,7 +169,7 @@ class OpenAIProvider(Provider):
                     retry_after_s=retry_after_s(exc.response.headers),
                 )
             if status in (401, 403):
-                return ProviderError(
+                return ProviderAuthError(
                     f"{self.label}: the endpoint {where} refused the API key (HTTP {status}); "
                     "check the key in the environment"
                 )
