@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from city360.errors import ConfigError, did_you_mean
+from city360.simulator.limits import MAX_MAP_SIZE, MAX_VIEW_SIDE, check_seed, check_side
 
 __all__ = ["EnvConfig", "RendererChoice"]
 
@@ -27,9 +28,9 @@ class EnvConfig:
     """Everything that shapes an environment. All angles in degrees, distances in metres."""
 
     view_width: int = 640
-    """Width of the perspective view in pixels."""
+    """Width of the perspective view in pixels (8..4096, ``limits.MAX_VIEW_SIDE``)."""
     view_height: int = 480
-    """Height of the perspective view in pixels."""
+    """Height of the perspective view in pixels (8..4096)."""
     fov_deg: float = 90.0
     """Horizontal field of view of the perspective view."""
     move_m: tuple[float, float, float] = (2.0, 5.0, 10.0)
@@ -52,14 +53,14 @@ class EnvConfig:
     map: bool = True
     """Add the location map (``obs["map"]``); False is the "without location" ablation."""
     map_size: int = 256
-    """Side of the square location map in pixels."""
+    """Side of the square location map in pixels (16..2048)."""
     map_scale_m_per_px: float = 0.5
     """Scale of the location map."""
     multiview: bool = False
     """Add ``obs["views"]``: six square 90-degree views (front, right, back, left, up, down)
     relative to the direction of travel."""
     multiview_size: int = 256
-    """Side of each multi-view face in pixels."""
+    """Side of each multi-view face in pixels (8..2048)."""
     route_guidance: bool = False
     """Draw the route ahead on the ground (needs a route or goal in reset options or task)."""
     route_ahead_m: float = 25.0
@@ -84,6 +85,11 @@ class EnvConfig:
         if self.view_width < 8 or self.view_height < 8:
             msg = f"view size must be at least 8x8, got {self.view_width}x{self.view_height}"
             raise ConfigError(msg)
+        check_side("view_width", self.view_width, low=8, high=MAX_VIEW_SIDE)
+        check_side("view_height", self.view_height, low=8, high=MAX_VIEW_SIDE)
+        check_side("map_size", self.map_size, low=16, high=MAX_MAP_SIZE)
+        check_side("multiview_size", self.multiview_size, low=8, high=MAX_MAP_SIZE)
+        check_seed(self.seed)
         if not 1.0 <= self.fov_deg <= 170.0:
             msg = f"`fov_deg` must be in [1, 170], got {self.fov_deg}"
             raise ConfigError(msg)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -53,6 +54,7 @@ from city360.simulator.actions import (
     parse_magnitude,
 )
 from city360.simulator.config import EnvConfig
+from city360.simulator.limits import MAX_START_GAP_M, check_seed, finite_number
 from city360.simulator.observation import (
     action_mask,
     branch_mask,
@@ -178,6 +180,7 @@ class CityEnv:
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Start an episode; see the module docstring for ``options``."""
         self._check_open()
+        seed = check_seed(seed)
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed if seed is not None else self.config.seed)
         options = dict(options or {})
@@ -290,18 +293,20 @@ class CityEnv:
         return state
 
     def _state_from_options(self, options: Mapping[str, Any]) -> AgentState:
-        yaw = float(options.get("yaw_deg", 0.0))
-        pitch = float(options.get("pitch_deg", 0.0))
+        yaw = finite_number("yaw_deg", options.get("yaw_deg", 0.0))
+        pitch = finite_number("pitch_deg", options.get("pitch_deg", 0.0))
         if "segment" in options:
             return self._start(
-                str(options["segment"]), float(options.get("offset_m", 0.0)), yaw, pitch
-            )
+                str(options["segment"]), finite_number("offset_m", options.get("offset_m", 0.0)),
+                yaw, pitch,
+            )  # fmt: skip
         if any(k in options for k in ("lat", "lon", "x_m", "y_m")):
             x_m, y_m = self._xy_of(options, "reset options")
             heading = options.get("heading_deg")
-            segment, offset = self.world.nearest(
-                x_m, y_m, None if heading is None else float(heading)
-            )
+            if heading is not None:
+                heading = finite_number("heading_deg", heading)
+            segment, offset = self.world.nearest(x_m, y_m, heading)
+            self._check_start_gap(x_m, y_m, segment, offset)
             if heading is not None:
                 k = segment.index_at(offset)
                 yaw = wrap180(yaw + float(heading) - float(segment.travel_deg[k]))
@@ -331,13 +336,31 @@ class CityEnv:
     def _xy_of(self, where: Any, name: str) -> tuple[float, float]:
         x_m, y_m = _field(where, "x_m"), _field(where, "y_m")
         if x_m is not None and y_m is not None:
-            return float(x_m), float(y_m)
+            return finite_number("x_m", x_m), finite_number("y_m", y_m)
         lat, lon = _field(where, "lat"), _field(where, "lon")
         if lat is None or lon is None:
             msg = f"{name} needs lat and lon (or x_m and y_m)"
             raise ConfigError(msg)
-        x, y = self.world.projection.to_xy(float(lat), float(lon))
+        lat_f, lon_f = finite_number("lat", lat), finite_number("lon", lon)
+        if not (-90.0 <= lat_f <= 90.0 and -180.0 <= lon_f <= 180.0):
+            msg = f"{name}: lat {lat_f} / lon {lon_f} is not a WGS84 position"
+            raise ConfigError(msg)
+        x, y = self.world.projection.to_xy(lat_f, lon_f)
         return float(x), float(y)
+
+    def _check_start_gap(self, x_m: float, y_m: float, segment: Any, offset_m: float) -> None:
+        """Refuse a start further than MAX_START_GAP_M from every street (it would snap)."""
+        sx, sy = segment.position(offset_m)
+        gap = math.hypot(float(sx) - x_m, float(sy) - y_m)
+        if gap <= MAX_START_GAP_M:
+            return
+        south, west, north, east = self.world.manifest.bbox
+        msg = (
+            f"the start lies {gap:.0f} m from the nearest street of the city (at most "
+            f"{MAX_START_GAP_M:g} m allowed); the city covers lat {south:.5f}..{north:.5f}, "
+            f"lon {west:.5f}..{east:.5f}: give a position inside it"
+        )
+        raise ConfigError(msg)
 
     # observation --------------------------------------------------------------------------
     def _position(self) -> tuple[float, float]:

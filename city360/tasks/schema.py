@@ -194,7 +194,8 @@ class TaskBase(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
+    id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_\-][A-Za-z0-9_.\-]*$")
+    """A slug; never starting with '.' (ids name files: step logs, assets)."""
     difficulty: Difficulty
     start: StartPose
     metric: Metric

@@ -24,6 +24,7 @@ from city360.viewer.api_common import (
 from city360.viewer.api_walk import ensure_walking
 from city360.viewer.authoring import SuiteEditor, TaskDraft, draft_of
 from city360.viewer.images import data_url
+from city360.viewer.security import task_id_problem
 
 __all__ = ["AuthorRequest", "install"]
 
@@ -91,6 +92,9 @@ def install(app: FastAPI, state: ViewerState) -> None:
             return {"capture": capture_id, "image": data_url(image)}
 
     def verified(body: AuthorRequest, sid: str) -> Any:
+        problem = task_id_problem(body.draft.id)
+        if problem is not None:
+            raise Refused(400, problem, problems=[{"field": "id", "message": problem}])
         with store.use(sid) as session:
             captures = dict(session.captures)
         return editor.verify(body.draft, captures=captures, replacing=body.replacing)

@@ -15,7 +15,7 @@ from city360.simulator.actions import BRANCH_ACTIONS
 from city360.viewer.authoring import SuiteEditor
 from city360.viewer.config import ViewerConfig
 from city360.viewer.play import HumanRun
-from city360.viewer.security import SESSION_HEADER, valid_session_id
+from city360.viewer.security import SESSION_HEADER, TASK_ID_PATTERN, valid_session_id
 from city360.viewer.sessions import SessionStore
 
 __all__ = [
@@ -31,8 +31,6 @@ __all__ = [
     "prompt_of",
     "task_summary",
 ]
-
-TASK_ID_PATTERN = r"^[A-Za-z0-9_.\-]+$"
 
 
 class Body(BaseModel):

@@ -27,12 +27,17 @@ from city360.errors import City360Error, TaskError
 from city360.viewer import api_author, api_play, api_walk
 from city360.viewer.api_common import Refused, ViewerState, error_response
 from city360.viewer.authoring import SuiteEditor
+from city360.viewer.body_limit import BodyLimit
 from city360.viewer.config import ViewerConfig
 from city360.viewer.play import HumanRun
 from city360.viewer.security import (
+    SECURITY_HEADERS,
     TOKEN_HEADER,
     TOKEN_QUERY,
     PathRefused,
+    allowed_host_names,
+    host_allowed,
+    origin_allowed,
     token_matches,
 )
 from city360.viewer.sessions import SessionStore
@@ -42,6 +47,7 @@ __all__ = ["create_app", "default_run_id"]
 logger = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).parent / "static"
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _STATIC_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
@@ -136,8 +142,11 @@ def create_app(config: ViewerConfig) -> FastAPI:
 
 
 def _install_guards(app: FastAPI, config: ViewerConfig) -> None:
-    @app.middleware("http")
-    async def guard(request: Request, call_next: Any) -> Response:
+    # Added first, so it runs inside the guard: its 413s get the security headers too.
+    app.add_middleware(BodyLimit, max_bytes=config.max_body_bytes)
+    allowed = allowed_host_names(config.host)
+
+    def refusal(request: Request) -> Response | None:
         if config.token is not None:
             given = request.headers.get(TOKEN_HEADER) or request.query_params.get(TOKEN_QUERY)
             if not token_matches(config.token, given):
@@ -147,11 +156,31 @@ def _install_guards(app: FastAPI, config: ViewerConfig) -> None:
                     f"access token {why}: open the address `city360 view` printed (it ends with "
                     f"?token=...) or send the {TOKEN_HEADER} header",
                 )
-        response: Response = await call_next(request)
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        response.headers["X-Frame-Options"] = "DENY"
-        response.headers["Referrer-Policy"] = "no-referrer"
-        response.headers["Cache-Control"] = "no-store"
+            return None
+        # Without a token only this machine's browser may talk to us: a page elsewhere whose
+        # name resolves to 127.0.0.1 (DNS rebinding) sends its own name as Host / Origin.
+        host = request.headers.get("host")
+        if not host_allowed(host, allowed):
+            return error_response(
+                403,
+                f"Host {host!r} is not this viewer's; open it as http://127.0.0.1:{config.port}/ "
+                f"(allowed names: {', '.join(sorted(allowed))}), or start it with --token",
+            )
+        origin = request.headers.get("origin")
+        if request.method not in _SAFE_METHODS and not origin_allowed(origin, allowed):
+            return error_response(
+                403,
+                f"Origin {origin!r} may not change this viewer's state; use the viewer's own "
+                "page (requests from other sites are refused)",
+            )
+        return None
+
+    @app.middleware("http")
+    async def guard(request: Request, call_next: Any) -> Response:
+        response = refusal(request)
+        if response is None:
+            response = await call_next(request)
+        response.headers.update(SECURITY_HEADERS)
         return response
 
     @app.exception_handler(RequestValidationError)

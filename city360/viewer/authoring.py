@@ -22,7 +22,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -74,7 +74,9 @@ class TaskDraft(BaseModel):
     :meth:`SuiteEditor.build` for the families that use them."""
 
     model_config = ConfigDict(extra="forbid")
-    id: str = Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9_.\-]+$")
+    id: str = Field(min_length=1, max_length=200)
+    """Checked by the save and verify routes (``security.task_id_problem``: 400 naming the
+    rule), not by a pattern here, which would answer an unhelpful 422."""
     family: str = Field(min_length=1, max_length=80)
     difficulty: Difficulty = Difficulty.MEDIUM
     start: PoseRef
@@ -84,7 +86,9 @@ class TaskDraft(BaseModel):
     landmark: str | None = Field(None, max_length=200)
     reference_capture: str | None = Field(None, max_length=64, pattern=r"^[A-Za-z0-9_\-]+$")
     reference_image: str | None = Field(None, max_length=300)
-    instructions: list[str] = Field(default_factory=list, max_length=40)
+    instructions: list[Annotated[str, Field(max_length=_TEXT)]] = Field(
+        default_factory=list, max_length=40
+    )
     object_kind: str | None = Field(None, max_length=100)
     stretch: str | None = Field(None, max_length=_TEXT)
     question: str | None = Field(None, max_length=_TEXT)

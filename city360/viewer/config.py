@@ -53,6 +53,8 @@ class ViewerConfig:
     """Browser sessions held at once (each holds an environment); the idlest is dropped."""
     idle_timeout_s: float = 1800.0
     """A session unused this long is closed."""
+    max_body_bytes: int = 1_000_000
+    """Largest request body accepted (413 beyond it, refused before it is read)."""
 
     def __post_init__(self) -> None:
         if self.token is not None and (
@@ -76,6 +78,9 @@ class ViewerConfig:
             raise ConfigError(msg)
         if self.max_sessions < 1:
             msg = f"`max_sessions` must be >= 1, got {self.max_sessions}"
+            raise ConfigError(msg)
+        if self.max_body_bytes < 1024:
+            msg = f"`max_body_bytes` must be >= 1024, got {self.max_body_bytes}"
             raise ConfigError(msg)
         if not self.idle_timeout_s > 0:
             msg = f"`idle_timeout_s` must be > 0, got {self.idle_timeout_s}"

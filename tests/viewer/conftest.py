@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+LOCAL_URL = "http://127.0.0.1:8360"
+"""Where test clients send requests: a name the viewer serves (it checks Host)."""
+
 
 @dataclass(frozen=True)
 class ViewerPaths:
@@ -58,5 +61,5 @@ def client(viewer_paths: ViewerPaths) -> Iterator[object]:
 
     from city360.viewer.app import create_app
 
-    with TestClient(create_app(make_config(viewer_paths))) as test_client:  # type: ignore[arg-type]
+    with TestClient(create_app(make_config(viewer_paths)), base_url=LOCAL_URL) as test_client:  # type: ignore[arg-type]
         yield test_client

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.viewer.conftest import ViewerPaths
+from tests.viewer.conftest import LOCAL_URL, ViewerPaths
 
 pytest.importorskip("fastapi", reason="fastapi is needed for the viewer tests")
 
@@ -233,7 +233,9 @@ def test_invalid_tasks_are_refused_with_the_field(client: Any, viewer_paths: Vie
         return problems_of(client.post("/api/suite/tasks", headers=h, json={"draft": draft}))
 
     bad_id = draft_from(client, "loc-001", "has space")
-    assert "pattern" in save(bad_id)["id"]
+    refused = client.post("/api/suite/tasks", headers=h, json={"draft": bad_id})
+    assert refused.status_code == 400  # ids are checked before the form: see tests/reliability
+    assert "a task id is a slug" in refused.json()["problems"][0]["message"]
     wrong_cell = draft_from(client, "loc-001", "wrong-cell")
     wrong_cell["answer"] = "x:9 y:9"
     assert "is not the start's grid cell" in save(wrong_cell)["answer"]
@@ -410,7 +412,7 @@ def test_a_missing_suite_is_created_on_the_first_save(
 
     fresh = ViewerPaths(city=viewer_paths.city, suite=tmp_path / "new-suite", outputs=tmp_path)
     template = load_suite(viewer_paths.suite).task("loc-001")
-    with TestClient(create_app(make_config(fresh))) as new_client:  # type: ignore[arg-type]
+    with TestClient(create_app(make_config(fresh)), base_url=LOCAL_URL) as new_client:  # type: ignore[arg-type]
         info = new_client.get("/api/suite").json()
         assert (info["exists"], info["tasks"], info["name"]) == (False, [], "new-suite")
         h = headers("creator")
@@ -471,7 +473,7 @@ def test_gl_sessions_keep_their_own_views(viewer_paths: ViewerPaths, tmp_path: P
     suite = load_suite(viewer_paths.suite)
     here, there = suite.task("map-001").start, suite.task("vln-002").start
     paths = ViewerPaths(city=viewer_paths.city, suite=viewer_paths.suite, outputs=tmp_path)
-    with TestClient(create_app(make_config(paths, renderer="gl"))) as gl_client:
+    with TestClient(create_app(make_config(paths, renderer="gl")), base_url=LOCAL_URL) as gl_client:
         a, b = headers("gl-a"), headers("gl-b")
         pose_a = {"segment": here.segment, "offset_m": here.offset_m}
         pose_b = {"segment": there.segment, "offset_m": there.offset_m, "yaw_deg": 90.0}
