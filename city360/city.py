@@ -325,6 +325,20 @@ class CityDir:
             if p.is_dir() and not p.name.startswith(".") and (p / "trajectory.json").is_file()
         )
 
+    def incomplete_trajectory_dirs(self) -> list[Path]:
+        """Trajectory folders (not hidden, so not an ingest's work in progress) that hold
+        files but no trajectory.json: what a lost or deleted trajectory.json leaves."""
+        if not self.trajectories_dir.is_dir():
+            return []
+        return sorted(
+            p
+            for p in self.trajectories_dir.iterdir()
+            if p.is_dir()
+            and not p.name.startswith(".")
+            and not (p / "trajectory.json").is_file()
+            and any(p.iterdir())
+        )
+
     def read_trajectory_meta(self, trajectory_id: str) -> TrajectoryMeta:
         path = self.trajectory_meta_path(trajectory_id)
         try:

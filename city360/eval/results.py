@@ -229,7 +229,7 @@ def read_results_file(path: str | os.PathLike[str]) -> ResultsFile:
         problem = _row_problem(row, header)
         if problem is None:
             try:
-                results.append(EpisodeResult.from_row(row))  # type: ignore[arg-type]
+                results.append(EpisodeResult.from_row(row))
                 continue
             except (ValueError, TypeError) as exc:
                 problem = f"unparseable value ({exc})"

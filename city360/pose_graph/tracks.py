@@ -135,6 +135,15 @@ def load_tracks(city: CityDir, *, require_frames: bool = True) -> tuple[CityMani
     """
     manifest = city.read_manifest()
     ids = city.trajectory_ids()
+    incomplete = city.incomplete_trajectory_dirs()
+    if incomplete:
+        shown = ", ".join(str(p) for p in incomplete)
+        msg = (
+            f"{shown}: no trajectory.json, so the trajectory is incomplete and a build would "
+            "leave its streets out of the graph; re-ingest it (`city360 ingest VIDEO --gps "
+            "TRACK --out CITY --overwrite`) or remove the folder, then build again"
+        )
+        raise GraphBuildError(msg)
     if not ids:
         msg = (
             f"{city.trajectories_dir}: no trajectories found; add some with "

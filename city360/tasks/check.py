@@ -20,7 +20,7 @@ family's module as ``FamilySpec.check`` and run with a :class:`CheckContext`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +40,7 @@ __all__ = [
     "CheckIssue",
     "CheckReport",
     "check_tasks",
+    "normalize_name",
 ]
 
 START_TOLERANCE_M = 5.0
@@ -124,6 +125,9 @@ class CheckContext:
     grid: Grid | None = None
     truth: SceneTruth | None = None
     move_m: Sequence[float] = (2.0, 5.0, 10.0)
+    place_names: frozenset[str] | None = None
+    """Names of the city's places (ground-truth POIs, else its OSM extract's named POIs), to
+    check that a task never tells of a place the city does not have; None: not known."""
     skipped: set[str] = field(default_factory=set)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -141,6 +145,11 @@ class CheckContext:
         return [] if self.truth is None else list(self.truth.pois)
 
 
+def normalize_name(name: str) -> str:
+    """How place names are compared: case and runs of spaces do not matter."""
+    return " ".join(name.casefold().split())
+
+
 def check_tasks(
     tasks: Sequence[TaskBase],
     graph: StreetGraph,
@@ -149,12 +158,18 @@ def check_tasks(
     grid: Grid | None = None,
     truth: SceneTruth | None = None,
     move_m: Sequence[float] = (2.0, 5.0, 10.0),
+    place_names: Iterable[str] | None = None,
     on_task: Callable[[TaskBase], None] | None = None,
 ) -> CheckReport:
     """Check every task (rules in the module docstring and in each family's ``check``) and
     collect every issue."""
     report = CheckReport()
-    checker = CheckContext(graph=graph, grid=grid, truth=truth, move_m=move_m)
+    names = None if place_names is None else frozenset(normalize_name(n) for n in place_names)
+    if names is None and truth is not None:
+        names = frozenset(normalize_name(p.name) for p in truth.pois)
+    checker = CheckContext(
+        graph=graph, grid=grid, truth=truth, move_m=move_m, place_names=names or None
+    )
     for task in tasks:
         report.checked += 1
         issues = _check_start(task, graph, projection)

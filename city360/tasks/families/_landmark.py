@@ -97,10 +97,26 @@ def landmark_tasks(
 
 
 def check(task: TaskBase, checker: CheckContext) -> list[CheckIssue]:
-    """Where the city has ground truth, the goal stands in front of the named POI."""
-    from city360.tasks.check import CheckIssue
+    """The place the task tells of exists in the city (by name, where its places are known),
+    and, where the city has ground truth, the goal stands in front of the named POI."""
+    from city360.tasks.check import CheckIssue, normalize_name
 
     truth = task.truth
+    if checker.place_names:
+        told_name = getattr(task.told, "landmark", None)
+        named = [("told.landmark", told_name)] if told_name else []
+        if isinstance(truth, LandmarkTruth):
+            named.append(("truth.landmark_name", truth.landmark_name))
+        for where, name in named:
+            if normalize_name(name) not in checker.place_names:
+                return [
+                    CheckIssue(
+                        task.id,
+                        where,
+                        f"{name!r} is not a place of this city (no POI of its ground truth or "
+                        "OSM extract has that name); name a place the city has",
+                    )
+                ]
     if checker.truth is None or not isinstance(truth, LandmarkTruth):
         return []
     poi_views = checker.cached(

@@ -171,6 +171,7 @@ def check_suite(
         grid=suite_grid(suite, graph),
         truth=truth,
         move_m=tuple(suite.created.get("move_m") or _move_m()),
+        place_names=None if truth is not None else _osm_place_names(city, manifest),
         on_task=on_task,
     )
     recorded = suite.created.get("graph_sha256")
@@ -180,3 +181,14 @@ def check_suite(
             f"(sha256 {str(recorded)[:12]} -> {file_sha256(city.graph_path)[:12]})"
         )
     return report
+
+
+def _osm_place_names(city: CityDir, manifest: Any) -> list[str] | None:
+    """Names of the POIs of the city's OSM extract (None without one: nothing to check)."""
+    source = city.osm_source()
+    if source is None:
+        return None
+    from city360.maps.osm import load_osm
+
+    data = load_osm(source, projection=manifest.projection)
+    return [p.name for p in data.pois if p.name] or None
