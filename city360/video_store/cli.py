@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 __all__ = ["pair_inputs", "parse_offset", "register", "run_ingest"]
 
 
+MAX_OFFSET_S = 10 * 365.25 * 86400.0
+"""Largest GPS-minus-camera clock offset accepted: a camera whose clock was never set is years
+off, more is a typo (1e300 overflowed the time arithmetic)."""
+
+
 def parse_offset(value: str | None) -> float | Literal["auto"] | None:
     """``None`` | ``"auto"`` | seconds (GPS time minus camera time)."""
     if value is None:
@@ -37,6 +42,13 @@ def parse_offset(value: str | None) -> float | Literal["auto"] | None:
         raise ConfigError(msg) from None
     if seconds != seconds or abs(seconds) == float("inf"):
         msg = f"--offset must be finite, got {value!r}"
+        raise ConfigError(msg)
+    if abs(seconds) > MAX_OFFSET_S:
+        msg = (
+            f"--offset {value} s is more than {MAX_OFFSET_S:.0f} s (10 years) between the GPS "
+            "and camera clocks; give the offset in seconds (GPS time minus camera time), or "
+            "'auto'"
+        )
         raise ConfigError(msg)
     return seconds
 

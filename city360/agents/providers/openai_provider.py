@@ -117,7 +117,7 @@ class OpenAIProvider(Provider):
             response = self._client.chat.completions.create(**kwargs)
         except sdk.APIError as exc:
             raise self._translate(exc) from exc
-        if not hasattr(response, "choices"):
+        if not isinstance(getattr(response, "choices", None), list):
             raise not_a_reply(self.base_url or "api.openai.com", "chat completion", response)
         text = ""
         finish = ""

@@ -1,0 +1,143 @@
+"""Kill or interrupt `city360 eval --workers 2`: no worker outlives it, the status is honest."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(
+    not Path("/proc/self/stat").is_file(), reason="needs /proc to find worker processes"
+)
+
+WAIT_S = 180.0
+"""Upper bound on every wait here (workers start in ~5-20 s on a loaded 2-core machine)."""
+
+
+def _children(pid: int) -> set[int]:
+    """Live (non-zombie) processes whose parent is ``pid``."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _workers_of(proc: subprocess.Popen[bytes], count: int) -> set[int]:
+    """Wait until ``proc`` has ``count`` worker processes that are running episodes."""
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline and proc.poll() is None:
+        python_children = {
+            c
+            for c in _children(proc.pid)
+            if "multiprocessing" in Path(f"/proc/{c}/cmdline").read_text(errors="ignore")
+            and "spawn_main" in Path(f"/proc/{c}/cmdline").read_text(errors="ignore")
+        }
+        if len(python_children) >= count:
+            return python_children
+        time.sleep(0.2)
+    pytest.fail(f"eval did not start {count} workers (exit {proc.poll()})")
+
+
+def _wait_gone(pids: set[int], timeout_s: float = 20.0) -> set[int]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        left = {p for p in pids if _alive(p)}
+        if not left:
+            return set()
+        time.sleep(0.1)
+    return {p for p in pids if _alive(p)}
+
+
+def _start_eval(city: Path, suite: Path, out: Path, run_id: str) -> subprocess.Popen[bytes]:
+    command = [
+        sys.executable,
+        "-m",
+        "city360.cli",
+        "eval",
+        str(city),
+        "--suite",
+        str(suite),
+        "--agent",
+        "tests.reliability.agents:Slow",
+        "--workers",
+        "2",
+        "--output-root",
+        str(out),
+        "--run-id",
+        run_id,
+        "--no-report",
+    ]
+    env = {**os.environ, "CITY360_NO_PROGRESS": "1"}
+    return subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=os.getcwd()
+    )
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_workers_die_with_the_eval_process(
+    sig: signal.Signals, built_city: Path, built_suite: Path, tmp_path: Path
+) -> None:
+    proc = _start_eval(built_city, built_suite, tmp_path, "killed")
+    try:
+        workers = _workers_of(proc, 2)
+        time.sleep(1.0)  # let them take episodes
+        proc.send_signal(sig)
+        output = proc.communicate(timeout=60)[0].decode()
+        left = _wait_gone(workers)
+        assert not left, f"workers {left} outlived the eval process ({sig.name})"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        for pid in _children(proc.pid):
+            os.kill(pid, signal.SIGKILL)
+    if sig is signal.SIGTERM:
+        assert proc.returncode == 143, output
+        assert "interrupted by SIGTERM" in output
+        metadata = json.loads((tmp_path / "killed" / "run_metadata.json").read_text("utf-8"))
+        assert metadata["status"] == "interrupted"
+        assert "interrupted by SIGTERM" in metadata["message"]
+        assert "--resume killed" in metadata["message"]
+
+
+def test_an_orphaned_worker_exits_by_itself(tmp_path: Path) -> None:
+    """The guard alone (no eval): a child whose parent dies exits within a second or two."""
+    marker = tmp_path / "child.pid"
+    script = (
+        "import multiprocessing as mp, os, sys, time\n"
+        "from city360._lifetime import die_with_parent\n"
+        "def child(parent, marker):\n"
+        "    die_with_parent(parent)\n"
+        "    open(marker, 'w').write(str(os.getpid()))\n"
+        "    time.sleep(60)\n"
+        "if __name__ == '__main__':\n"
+        "    p = mp.get_context('spawn').Process(target=child, args=(os.getpid(), sys.argv[1]))\n"
+        "    p.start()\n"
+        "    while not os.path.exists(sys.argv[1]): time.sleep(0.05)\n"
+        "    os._exit(0)\n"
+    )
+    parent = subprocess.run(
+        [sys.executable, "-c", script, str(marker)], timeout=60, check=True, cwd=os.getcwd()
+    )
+    assert parent.returncode == 0
+    child = int(marker.read_text())
+    assert not _wait_gone({child}, timeout_s=10.0)
