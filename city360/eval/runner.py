@@ -227,7 +227,7 @@ def run_eval(config: EvalConfig) -> RunOutcome:
         with run_lock(run_dir):
             return _run_locked(config, run_id, run_dir)
     except BaseException:
-        if created and set(p.name for p in run_dir.iterdir()) <= {LOCK_NAME}:
+        if created and run_dir.is_dir() and {p.name for p in run_dir.iterdir()} <= {LOCK_NAME}:
             shutil.rmtree(run_dir, ignore_errors=True)  # nothing ran: leave nothing behind
         raise
 

@@ -135,8 +135,10 @@ def test_an_orphaned_worker_exits_by_itself(tmp_path: Path) -> None:
         "    while not os.path.exists(sys.argv[1]): time.sleep(0.05)\n"
         "    os._exit(0)\n"
     )
+    program = tmp_path / "orphan_parent.py"
+    program.write_text(script, encoding="utf-8")
     parent = subprocess.run(
-        [sys.executable, "-c", script, str(marker)], timeout=60, check=True, cwd=os.getcwd()
+        [sys.executable, str(program), str(marker)], timeout=60, check=True, cwd=os.getcwd()
     )
     assert parent.returncode == 0
     child = int(marker.read_text())

@@ -57,9 +57,11 @@ def test_a_refused_key_is_an_authentication_error(
     kind: str, fake_llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake_llm_server.enqueue(Scripted.error(401))
-    with _provider(kind, fake_llm_server, monkeypatch) as provider:
-        with pytest.raises(ProviderAuthError, match=r"refused the API key \(HTTP 401\)"):
-            provider.complete(ChatRequest(system="s", text="t"))
+    with (
+        _provider(kind, fake_llm_server, monkeypatch) as provider,
+        pytest.raises(ProviderAuthError, match=r"refused the API key \(HTTP 401\)"),
+    ):
+        provider.complete(ChatRequest(system="s", text="t"))
 
 
 def test_scrub_masks_configured_keys_and_known_shapes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -89,9 +91,8 @@ def test_an_echoed_key_never_reaches_results_or_step_logs(
     provider = make_provider(
         "openai-compatible", "fake-model", base_url=fake_llm_server.openai_base_url
     )
-    with provider:
-        with pytest.raises(TransientCallError) as caught:
-            provider.complete(ChatRequest(system="s", text="t"))
+    with provider, pytest.raises(TransientCallError) as caught:
+        provider.complete(ChatRequest(system="s", text="t"))
     message = f"{caught.value}; server said: {echo.decode()}"
     with ResultsWriter(tmp_path / "results.csv") as writer:
         writer.append(EpisodeResult("t", "VLN", "Easy", "agent_error", error_message=message))

@@ -47,9 +47,11 @@ def test_a_second_writer_is_refused_naming_the_holder(tmp_path: Path) -> None:
     with run_lock(run_dir):
         holder = lock_holder(run_dir)
         assert holder["pid"] == os.getpid()
-        with pytest.raises(RunLockedError, match=rf"pid {os.getpid()} on .*, started 20"):
-            with run_lock(run_dir):
-                pass  # pragma: no cover - refused
+        with (
+            pytest.raises(RunLockedError, match=rf"pid {os.getpid()} on .*, started 20"),
+            run_lock(run_dir),
+        ):
+            pass  # pragma: no cover - refused
     with run_lock(run_dir):  # released: the next writer gets it
         pass
 
@@ -88,9 +90,11 @@ def test_eval_on_a_locked_run_folder_fails_and_writes_nothing(
 ) -> None:
     first = run_eval(_config(built_city, built_suite, tmp_path, run_id="shared"))
     rows_before = (first.run_dir / "results.csv").read_bytes()
-    with run_lock(first.run_dir):
-        with pytest.raises(RunLockedError, match="being written by another city360 eval"):
-            run_eval(_config(built_city, built_suite, tmp_path, run_id="shared", resume=True))
+    with (
+        run_lock(first.run_dir),
+        pytest.raises(RunLockedError, match="being written by another city360 eval"),
+    ):
+        run_eval(_config(built_city, built_suite, tmp_path, run_id="shared", resume=True))
     assert (first.run_dir / "results.csv").read_bytes() == rows_before
     assert _metadata(first.run_dir)["status"] == "complete"
 
