@@ -67,7 +67,9 @@ def _wait_gone(pids: set[int], timeout_s: float = 20.0) -> set[int]:
     return {p for p in pids if _alive(p)}
 
 
-def _start_eval(city: Path, suite: Path, out: Path, run_id: str) -> subprocess.Popen[bytes]:
+def _start_eval(
+    city: Path, suite: Path, out: Path, run_id: str, log: Path
+) -> subprocess.Popen[bytes]:
     command = [
         sys.executable,
         "-m",
@@ -87,29 +89,35 @@ def _start_eval(city: Path, suite: Path, out: Path, run_id: str) -> subprocess.P
         "--no-report",
     ]
     env = {**os.environ, "CITY360_NO_PROGRESS": "1"}
-    return subprocess.Popen(
-        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=os.getcwd()
-    )
+    # Output to a file, not a pipe: a surviving worker would hold a pipe open forever.
+    with open(log, "wb") as sink:
+        return subprocess.Popen(
+            command, env=env, stdout=sink, stderr=subprocess.STDOUT, cwd=os.getcwd()
+        )
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_workers_die_with_the_eval_process(
     sig: signal.Signals, built_city: Path, built_suite: Path, tmp_path: Path
 ) -> None:
-    proc = _start_eval(built_city, built_suite, tmp_path, "killed")
+    log = tmp_path / "eval.log"
+    proc = _start_eval(built_city, built_suite, tmp_path, "killed", log)
+    workers: set[int] = set()
     try:
         workers = _workers_of(proc, 2)
         time.sleep(1.0)  # let them take episodes
         proc.send_signal(sig)
-        output = proc.communicate(timeout=60)[0].decode()
+        proc.wait(timeout=60)
         left = _wait_gone(workers)
         assert not left, f"workers {left} outlived the eval process ({sig.name})"
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=10)
-        for pid in _children(proc.pid):
-            os.kill(pid, signal.SIGKILL)
+        for pid in workers | _children(proc.pid):  # never leave a failing run's workers behind
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    output = log.read_text(encoding="utf-8", errors="replace")
     if sig is signal.SIGTERM:
         assert proc.returncode == 143, output
         assert "interrupted by SIGTERM" in output
