@@ -129,13 +129,18 @@ def atomic_dir(path: str | os.PathLike[str], *, replace: bool = False) -> Iterat
 
 
 def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:  # alive, someone else's
         return True
-    return True
+    try:  # Linux: a zombie still answers kill(pid, 0)
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in ("Z", "X")
 
 
 def clean_stale_partials(target: str | os.PathLike[str]) -> list[Path]:

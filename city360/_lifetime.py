@@ -22,8 +22,16 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 
-__all__ = ["ORPHAN_EXIT_CODE", "PARENT_POLL_S", "die_with_parent"]
+__all__ = [
+    "ORPHAN_EXIT_CODE",
+    "PARENT_POLL_S",
+    "die_with_parent",
+    "signals_interrupt",
+    "stop_pool",
+]
 
 PARENT_POLL_S = 0.5
 """How often a worker checks that its parent still lives (seconds)."""
@@ -62,3 +70,42 @@ def die_with_parent(parent_pid: int | None = None, *, poll_s: float = PARENT_POL
         target=_watch_parent, args=(expected, poll_s), name="parent-watch", daemon=True
     )
     watcher.start()
+
+
+@contextlib.contextmanager
+def signals_interrupt() -> Iterator[None]:
+    """While the block runs (in the main thread), SIGTERM and SIGHUP raise KeyboardInterrupt
+    (its message the signal's name) like Ctrl-C, so ``kill`` leaves the same consistent state
+    and message as Ctrl-C instead of ending the process on the spot."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+STOP_WAIT_S = 5.0
+"""How long :func:`stop_pool` waits for terminated workers before killing them."""
+
+
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Terminate a pool's worker processes now (rather than waiting for the jobs they run) and
+    wait, at most :data:`STOP_WAIT_S`, until they are gone."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + STOP_WAIT_S
+    for process in processes:
+        process.join(timeout=max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()

@@ -108,6 +108,7 @@ def eval_command(
             f"[yellow]interrupted{why}[/]: finished episodes are saved; continue with "
             f"--resume {resume or run_id or '<run id printed above>'}",
             highlight=False,
+            soft_wrap=True,
         )
         raise typer.Exit(143 if str(exc) == "SIGTERM" else 130) from None
     for warning in outcome.warnings:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Literal
 
+from city360._lifetime import stop_pool
 from city360.errors import ConfigError, DependencyMissingError
 from city360.eval.results import EpisodeResult
 from city360.eval.specs import Job, WorkerSpec
@@ -114,25 +114,8 @@ def _run_processes(spec: WorkerSpec, jobs: Sequence[Job], workers: int) -> Itera
             # would never be recorded, so their workers are stopped now rather than awaited.
             for future in pending:
                 future.cancel()
-            _stop_workers(pool)
+            stop_pool(pool)
             raise
-
-
-_STOP_WAIT_S = 5.0
-
-
-def _stop_workers(pool: ProcessPoolExecutor) -> None:
-    """Terminate a pool's worker processes and wait (bounded) until they are gone."""
-    processes = list((getattr(pool, "_processes", None) or {}).values())
-    for process in processes:
-        if process.is_alive():
-            process.terminate()
-    pool.shutdown(wait=False, cancel_futures=True)
-    deadline = time.monotonic() + _STOP_WAIT_S
-    for process in processes:
-        process.join(timeout=max(0.0, deadline - time.monotonic()))
-        if process.is_alive():
-            process.kill()
 
 
 def _run_ray(

@@ -18,12 +18,10 @@ import dataclasses
 import datetime as dt
 import re
 import shutil
-import signal
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from city360._lifetime import signals_interrupt
 from city360.errors import (
     CityFormatError,
     ConfigError,
@@ -186,25 +184,6 @@ def _previous_results(run_dir: Path, warnings: list[str]) -> list[EpisodeResult]
     return kept
 
 
-@contextlib.contextmanager
-def _signals_interrupt() -> Iterator[None]:
-    """While the block runs, SIGTERM (and SIGHUP) act like Ctrl-C, so that ``kill`` leaves the
-    run marked ``interrupted`` and its workers stopped, as Ctrl-C does."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum: int, _frame: object) -> None:
-        raise KeyboardInterrupt(signal.Signals(signum).name)
-
-    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
 def run_eval(config: EvalConfig) -> RunOutcome:
     """Run (or resume) the suite; return where the run is and how it went.
 
@@ -340,7 +319,7 @@ def _run_locked(config: EvalConfig, run_id: str, run_dir: Path) -> RunOutcome:
 
     try:
         with (
-            _signals_interrupt(),
+            signals_interrupt(),
             ResultsWriter(run_dir / "results.csv") as writer,
             make_progress() as progress,
         ):

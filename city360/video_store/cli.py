@@ -8,14 +8,16 @@ GPS (GoPro GPMF or CAMM). Files are ingested in parallel processes, each writing
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
+from city360._lifetime import die_with_parent, signals_interrupt, stop_pool
 from city360.errors import City360Error, ConfigError, InputFileError
 
 if TYPE_CHECKING:
@@ -120,7 +122,6 @@ def run_ingest(
     Returns the results and the failures; a failure leaves nothing of its trajectory behind.
     """
     from city360.city import CityDir
-    from city360.progress import make_progress
     from city360.video_store.decode import probe_video
     from city360.video_store.ingest import city_projection, load_track, update_manifest
 
@@ -135,7 +136,49 @@ def run_ingest(
             tracks.append(load_track(video, gps, info))
         projection = city_projection(city, tracks)
     results: list[IngestResult] = []
-    with make_progress() as progress:
+    try:
+        _ingest_all(pairs, out, options, workers, projection, results, failures)
+    except KeyboardInterrupt as exc:
+        # Trajectories finished so far are kept and recorded; the unfinished left nothing
+        # (each is written to a hidden partial folder and renamed only when complete).
+        if results:
+            update_manifest(out, projection, results, options)
+        raise IngestInterrupted(str(exc), [r.trajectory_id for r in results]) from None
+    if results:
+        update_manifest(out, projection, results, options)
+    return results, failures
+
+
+class IngestInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM during ingest; ``finished`` names the trajectories that were kept."""
+
+    def __init__(self, signal_name: str, finished: list[str]) -> None:
+        super().__init__(signal_name)
+        self.signal_name = signal_name or "SIGINT"
+        self.finished = finished
+
+
+@contextlib.contextmanager
+def _stopped_on_error(pool: Any) -> Iterator[None]:
+    try:
+        yield
+    except BaseException:
+        stop_pool(pool)  # do not wait for trajectories nobody will record
+        raise
+
+
+def _ingest_all(
+    pairs: Sequence[tuple[Path, Path | None]],
+    out: Path,
+    options: IngestOptions,
+    workers: int,
+    projection: Any,
+    results: list[IngestResult],
+    failures: list[tuple[Path, City360Error]],
+) -> None:
+    from city360.progress import make_progress
+
+    with signals_interrupt(), make_progress() as progress:
         bars = {
             video.stem: progress.add_task(f"ingest {video.name}", total=None) for video, _ in pairs
         }
@@ -168,11 +211,22 @@ def run_ingest(
         else:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
+            from multiprocessing.managers import SyncManager
 
             context = multiprocessing.get_context("spawn")
+            # The workers and the progress queue's manager exit with this process, however it
+            # ends (a killed ingest left them decoding for minutes).
+            manager = SyncManager(ctx=context)
+            manager.start(die_with_parent, (os.getpid(),))
             with (
-                context.Manager() as manager,
-                ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool,
+                manager,
+                ProcessPoolExecutor(
+                    max_workers=workers,
+                    mp_context=context,
+                    initializer=die_with_parent,
+                    initargs=(os.getpid(),),
+                ) as pool,
+                _stopped_on_error(pool),
             ):
                 queue = manager.Queue()
                 futures = {
@@ -196,9 +250,6 @@ def run_ingest(
                             failures.append((video, exc))
                     pending -= finished
                     time.sleep(0.1)
-    if results:
-        update_manifest(out, projection, results, options)
-    return results, failures
 
 
 def register(app: typer.Typer) -> None:
@@ -243,7 +294,18 @@ def register(app: typer.Typer) -> None:
         )
         pairs = pair_inputs(videos, gps or [])
         count = workers if workers > 0 else min(len(pairs), os.cpu_count() or 1)
-        results, failures = run_ingest(pairs, out, options, workers=count)
+        try:
+            results, failures = run_ingest(pairs, out, options, workers=count)
+        except IngestInterrupted as stop:
+            kept = ", ".join(stop.finished) or "none"
+            console.print(
+                f"[yellow]interrupted by {stop.signal_name}[/]: finished trajectories kept "
+                f"({kept}); the unfinished left nothing behind. Ingest the remaining videos "
+                "with the same command without the finished ones (or add --overwrite)",
+                highlight=False,
+                soft_wrap=True,
+            )
+            raise typer.Exit(143 if stop.signal_name == "SIGTERM" else 130) from None
         for r in results:
             ratio = r.video_duration_s / r.elapsed_s if r.elapsed_s > 0 else float("inf")
             score = f", match {r.sync_score:.2f}" if r.sync_score is not None else ""
