@@ -58,7 +58,12 @@ def main() -> None:
     try:
         app()
     except City360Error as exc:
-        console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False, soft_wrap=True)
+        from city360.scrub import scrub_text
+
+        message = scrub_text(str(exc))  # a server may have echoed a key into it
+        console.print(
+            f"[bold red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True
+        )
         raise SystemExit(1) from None
 
 

@@ -92,6 +92,9 @@ def _validate(config: EvalConfig) -> None:
     if config.run_id is not None and not _RUN_ID_RE.match(config.run_id):
         msg = f"run id {config.run_id!r} may only hold letters, digits, '.', '_' and '-'"
         raise ConfigError(msg)
+    if isinstance(config.seed, bool) or not isinstance(config.seed, int) or config.seed < 0:
+        msg = f"`seed` must be a whole number >= 0, got {config.seed!r}"
+        raise ConfigError(msg)
     if config.resume and not config.run_id:
         msg = "resume needs the run id of the run to continue (--resume RUN_ID)"
         raise ConfigError(msg)

@@ -20,7 +20,7 @@ from city360.eval.results import EpisodeResult, read_results
 from city360.eval.specs import WorkerSpec, task_seed
 from city360.eval.stopping import StopConfig, StopReason
 from city360.simulator.actions import ActionCommand, parse_action, parse_magnitude
-from tests.viewer.conftest import make_config, make_paths
+from tests.viewer.conftest import LOCAL_URL, make_config, make_paths
 
 INVALID = "WW"
 """Not an action: a person's request that names none, an agent's reply that names none."""
@@ -134,7 +134,7 @@ def play_runs(
 
     paths = make_paths(built_city, built_suite, tmp_path_factory.mktemp("played"))
     responses: dict[str, list[dict[str, Any]]] = {}
-    with TestClient(create_app(make_config(paths))) as client:  # type: ignore[arg-type]
+    with TestClient(create_app(make_config(paths)), base_url=LOCAL_URL) as client:  # type: ignore[arg-type]
         for case, (task_id, steps, _) in SCRIPTS.items():
             headers = {"X-City360-Session": f"session-{case}"}
             started = client.post("/api/play/start", headers=headers, json={"task_id": task_id})

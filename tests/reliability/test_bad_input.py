@@ -92,6 +92,22 @@ def test_a_start_far_outside_the_city_is_refused_not_snapped(env) -> None:  # ty
     assert obs["step"] == 0
 
 
+@pytest.mark.parametrize("seed", [-1, 1.5, "abc", True])
+def test_run_seeds_are_whole_numbers(
+    built_city: Path, built_suite: Path, tmp_path: Path, seed: object
+) -> None:
+    config = EvalConfig(
+        city_dir=built_city,
+        suite_dir=built_suite,
+        agent=AgentSpec(kind="oracle"),
+        output_root=tmp_path,
+        seed=seed,  # type: ignore[arg-type]
+    )
+    with pytest.raises(ConfigError, match=r"`seed` must be a whole number >= 0, got"):
+        run_eval(config)
+    assert not any(tmp_path.iterdir())
+
+
 # --- broken files ----------------------------------------------------------------------------
 
 
