@@ -50,7 +50,7 @@ from city360.video_store.resample import (
     stationary_keep,
 )
 from city360.video_store.smooth import heading_aided_smooth
-from city360.video_store.sync import resolve_sync
+from city360.video_store.sync import DEFAULT_SEARCH_S, resolve_sync
 from city360.video_store.writer import (
     BackgroundWriter,
     FrameWriter,
@@ -87,7 +87,8 @@ class IngestOptions:
     max_width: int | None = 3840
     projection: Literal["equirect"] | None = None
     crf: int = 16
-    offset_search_s: float = 30.0
+    offset_search_s: float = DEFAULT_SEARCH_S
+    """How far ``offset='auto'`` searches each way, seconds."""
     overwrite: bool = False
     clean: CleanParams = field(default_factory=CleanParams)
 

@@ -18,6 +18,7 @@ from tests.fixtures.videos import (
     CREATION,
     ORIGIN,
     _far_scene,
+    make_walk,
     render_frame,
     walk_path,
     write_equirect_video,
@@ -92,3 +93,17 @@ def test_single_photo_says_a_trajectory_needs_several(shared_data: Path) -> None
     photo = shared_data / "pano360" / "gopro_max_GSAG2002.JPG"
     with pytest.raises(ConfigError, match="a trajectory needs several photos"):
         sort_inputs([photo])
+
+
+def test_auto_offset_finds_minutes(tmp_path: Path) -> None:
+    """A camera clock 95 s behind the GPS: beyond the old ±30 s search."""
+    import time
+
+    walk = make_walk(tmp_path / "in", "late", clock_offset_s=95.0, noise_m=1.0, stop=None)
+    started = time.perf_counter()
+    result = ingest_video(
+        walk.video, walk.gpx, tmp_path / "city", projection=walk.projection,
+        options=IngestOptions(offset="auto", max_width=256),
+    )  # fmt: skip
+    assert result.offset_s == pytest.approx(95.0, abs=0.5)
+    assert time.perf_counter() - started < 30.0
