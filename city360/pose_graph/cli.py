@@ -28,6 +28,14 @@ def build_command(
             show_default=False,
         ),
     ] = None,
+    osm_network: Annotated[
+        str,
+        typer.Option(
+            "--osm-network",
+            help="OSM ways to match the walk against: auto (the network it is on: street, "
+            "else walk, else all), street, street+service, walk or all.",
+        ),
+    ] = "auto",
     pose_only: Annotated[
         bool,
         typer.Option("--pose-only", help="Accept trajectories without frames.mp4."),
@@ -47,7 +55,11 @@ def build_command(
             progress.update(task, description=name, completed=done[0])
 
         pose_graph = build_city(
-            city_dir, osm_path=osm, require_frames=not pose_only, on_step=on_step
+            city_dir,
+            osm_path=osm,
+            osm_network=osm_network,
+            require_frames=not pose_only,
+            on_step=on_step,
         )
         progress.update(task, completed=steps)
     from city360.city import CityDir
@@ -104,7 +116,8 @@ def info_command(
     if osm_path is not None:
         from city360.pose_graph.osm_match import load_streets
 
-        streets = load_streets(osm_path, manifest.projection)
+        network = manifest.build.get("pose_graph", {}).get("osm_network") or "street"
+        streets = load_streets(osm_path, manifest.projection, network=network)
     stats = graph_stats(pose_graph, osm=streets, tracks=tracks)
     if as_json:
         typer.echo(json.dumps(stats, indent=2))
