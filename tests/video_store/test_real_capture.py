@@ -107,3 +107,22 @@ def test_auto_offset_finds_minutes(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.offset_s == pytest.approx(95.0, abs=0.5)
     assert time.perf_counter() - started < 30.0
+
+
+def test_gps_gap_is_bridged_not_extrapolated(shared_data: Path) -> None:
+    """The real Hamburg walk ends with 21 minutes without fixes: the smoother must not walk
+    on into the gap (it invented a 100 m excursion there)."""
+    from city360.video_store.clean import clean_track
+    from city360.video_store.gps import read_track
+    from city360.video_store.gps.track import validate_track
+
+    track = validate_track(read_track(shared_data / "gps" / "hamburg_sternschanze_walk.gpx"))
+    projection = LocalProjection(float(np.mean(track.lat)), float(np.mean(track.lon)))
+    smooth = clean_track(track, projection)
+    fx, fy = projection.to_xy(track.lat, track.lon)
+    fixes = np.column_stack([fx, fy])
+    path = np.column_stack([smooth.x_m, smooth.y_m])
+    from scipy.spatial import cKDTree
+
+    distance, _ = cKDTree(fixes).query(path)
+    assert float(distance.max()) < 15.0
