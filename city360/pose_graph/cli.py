@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from city360.city import CityDir
     from city360.types import Image
 
-__all__ = ["build_command", "info_command", "register"]
+__all__ = ["build_command", "info_command", "register", "score_command"]
 
 
 def build_command(
@@ -153,6 +153,39 @@ def _basemap(
     return citymap.image, citymap.transform.extent_m
 
 
+def score_command(
+    city_dir: Annotated[Path, typer.Argument(help="A synthetic city, built (graph.json).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+) -> None:
+    """Score the built pose graph against the city's ground truth (synth cities only):
+    junction precision/recall within 8 m, street precision/recall/F1, turn accuracy."""
+    from city360.pose_graph.score import score_city
+
+    result = score_city(city_dir)
+    figures = {
+        "junction_precision": round(result.junction_precision, 4),
+        "junction_recall": round(result.junction_recall, 4),
+        "street_precision": round(result.edge_precision, 4),
+        "street_recall": round(result.edge_recall, 4),
+        "street_f1": round(result.edge_f1, 4),
+        "turn_accuracy": round(result.turn_accuracy, 4),
+        "turns_scored": result.turns_total,
+    }
+    if as_json:
+        console.print_json(
+            json.dumps({**figures, "missing_streets": result.missing_streets,
+                        "extra_streets": result.extra_streets})
+        )  # fmt: skip
+        return
+    for key, value in figures.items():
+        console.print(f"{key:20s} {value}", highlight=False)
+    for line in result.missing_streets[:10]:
+        console.print(f"missing: {line}", highlight=False)
+    for line in result.extra_streets[:10]:
+        console.print(f"extra:   {line}", highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     app.command("build")(build_command)
     app.command("info")(info_command)
+    app.command("score")(score_command)

@@ -261,7 +261,7 @@ def spur_roots(tracks: Sequence[Track], params: JunctionParams | None = None) ->
             root = int(together[-1])
             if s[root] < params.spur_min_m:
                 continue
-            roots.append(tuple(0.5 * (inbound[root] + outbound[root])))  # type: ignore[arg-type]
+            roots.append(tuple(0.5 * (inbound[root] + outbound[root])))
     return np.asarray(roots, np.float64).reshape(-1, 2)
 
 

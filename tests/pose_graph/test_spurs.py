@@ -44,3 +44,34 @@ def test_self_crossing_and_short_spur_give_junctions(tmp_path: Path) -> None:
     assert len(junctions) == 2
     for name in ("a", "s", "f"):
         assert np.hypot(*(dead_ends - POSITIONS[name]).T).min() < 5.0, name
+
+
+def test_score_command(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from city360.cli import app
+
+    ids = {name: k for k, name in enumerate(POSITIONS)}
+    city = write_city(tmp_path / "city", _graph(), [[ids[n] for n in ROUTE]], seed=1)
+    build_city(city, require_frames=False)
+    result = CliRunner().invoke(app, ["score", str(city.root), "--json"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)
+    assert figures["junction_precision"] == 1.0
+    assert figures["junction_recall"] == 1.0
+    assert 0.0 <= figures["street_f1"] <= 1.0
+
+
+def test_score_needs_ground_truth(tmp_path: Path) -> None:
+    import pytest
+
+    from city360.errors import CityFormatError
+    from city360.pose_graph.score import score_city
+
+    ids = {name: k for k, name in enumerate(POSITIONS)}
+    city = write_city(tmp_path / "city", _graph(), [[ids[n] for n in ROUTE]], seed=1)
+    (city.groundtruth_dir / "scene.json").unlink()
+    with pytest.raises(CityFormatError, match="only cities made by `city360 synth`"):
+        score_city(city.root)
