@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from city360.city import CityDir
     from city360.types import Image
 
-__all__ = ["build_command", "info_command", "register"]
+__all__ = ["build_command", "info_command", "register", "score_command"]
 
 
 def build_command(
@@ -28,6 +28,14 @@ def build_command(
             show_default=False,
         ),
     ] = None,
+    osm_network: Annotated[
+        str,
+        typer.Option(
+            "--osm-network",
+            help="OSM ways to match the walk against: auto (the network it is on: street, "
+            "else walk, else all), street, street+service, walk or all.",
+        ),
+    ] = "auto",
     pose_only: Annotated[
         bool,
         typer.Option("--pose-only", help="Accept trajectories without frames.mp4."),
@@ -47,7 +55,11 @@ def build_command(
             progress.update(task, description=name, completed=done[0])
 
         pose_graph = build_city(
-            city_dir, osm_path=osm, require_frames=not pose_only, on_step=on_step
+            city_dir,
+            osm_path=osm,
+            osm_network=osm_network,
+            require_frames=not pose_only,
+            on_step=on_step,
         )
         progress.update(task, completed=steps)
     from city360.city import CityDir
@@ -104,7 +116,8 @@ def info_command(
     if osm_path is not None:
         from city360.pose_graph.osm_match import load_streets
 
-        streets = load_streets(osm_path, manifest.projection)
+        network = manifest.build.get("pose_graph", {}).get("osm_network") or "street"
+        streets = load_streets(osm_path, manifest.projection, network=network)
     stats = graph_stats(pose_graph, osm=streets, tracks=tracks)
     if as_json:
         typer.echo(json.dumps(stats, indent=2))
@@ -140,6 +153,39 @@ def _basemap(
     return citymap.image, citymap.transform.extent_m
 
 
+def score_command(
+    city_dir: Annotated[Path, typer.Argument(help="A synthetic city, built (graph.json).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+) -> None:
+    """Score the built pose graph against the city's ground truth (synth cities only):
+    junction precision/recall within 8 m, street precision/recall/F1, turn accuracy."""
+    from city360.pose_graph.score import score_city
+
+    result = score_city(city_dir)
+    figures = {
+        "junction_precision": round(result.junction_precision, 4),
+        "junction_recall": round(result.junction_recall, 4),
+        "street_precision": round(result.edge_precision, 4),
+        "street_recall": round(result.edge_recall, 4),
+        "street_f1": round(result.edge_f1, 4),
+        "turn_accuracy": round(result.turn_accuracy, 4),
+        "turns_scored": result.turns_total,
+    }
+    if as_json:
+        console.print_json(
+            json.dumps({**figures, "missing_streets": result.missing_streets,
+                        "extra_streets": result.extra_streets})
+        )  # fmt: skip
+        return
+    for key, value in figures.items():
+        console.print(f"{key:20s} {value}", highlight=False)
+    for line in result.missing_streets[:10]:
+        console.print(f"missing: {line}", highlight=False)
+    for line in result.extra_streets[:10]:
+        console.print(f"extra:   {line}", highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     app.command("build")(build_command)
     app.command("info")(info_command)
+    app.command("score")(score_command)

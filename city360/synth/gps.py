@@ -148,8 +148,10 @@ def simulate_gps(
     noise: GpsNoise,
     clock_offset_s: float,
     rng: np.random.Generator,
+    distance_m: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None = None,
 ) -> GpsTrack:
-    """Fixes for a camera walking ``sampler``'s path at ``speed_mps`` for ``duration_s``.
+    """Fixes for a camera walking ``sampler``'s path at ``speed_mps`` for ``duration_s``, or,
+    with ``distance_m`` = (video seconds, metres along the path), as far as that says.
 
     ``creation_time`` is the camera clock at video time 0 (UTC). All randomness comes from
     ``rng``, so a seeded generator gives the same track.
@@ -160,7 +162,12 @@ def simulate_gps(
     first_t = first_tick - gps_start
     count = math.floor((duration_s - first_t) / step_s + 1e-9) + 1
     video_t = first_t + step_s * np.arange(max(count, 0), dtype=np.float64)
-    true_xy = sampler.xy_at(np.minimum(video_t * speed_mps, sampler.length_m))
+    walked = (
+        np.interp(video_t, distance_m[0], distance_m[1])
+        if distance_m is not None
+        else video_t * speed_mps
+    )
+    true_xy = sampler.xy_at(np.minimum(walked, sampler.length_m))
 
     correlated = _gauss_markov(rng, len(video_t), step_s=step_s, tau_s=noise.correlation_time_s)
     white = rng.standard_normal((len(video_t), 2))

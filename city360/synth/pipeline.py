@@ -275,6 +275,12 @@ def _synthesize_into(
         scene = scene_from_osm(osm, seed=options.seed)
 
     starts = _camera_start_times(options.seed, [p.duration_s for p in poses])
+    starts = [  # a recorded walk is filmed on its own clock, so its truth keeps the real times
+        dt.datetime.fromtimestamp(r.timing.start_utc, dt.UTC)
+        if r.timing is not None and r.timing.start_utc is not None
+        else start
+        for r, start in zip(routes, starts, strict=True)
+    ]
     if not options.poses_only:
         _film_all(scene, routes, poses, starts, city, options, progress)
 
@@ -398,6 +404,7 @@ def _write_gps(
         noise=GpsNoise(sigma_m=options.gps_noise_m),
         clock_offset_s=options.clock_offset_s,
         rng=rng,
+        distance_m=(frame_poses.t_s, frame_poses.s_m) if route.timing is not None else None,
     )
     write_gpx(city.videos_dir / f"{route.name}.gpx", track, name=route.name)
     return VideoTruth(
