@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from city360.city import CityDir
     from city360.types import Image
 
-__all__ = ["build_command", "info_command", "register", "score_command"]
+__all__ = ["accuracy_command", "build_command", "info_command", "register", "score_command"]
 
 
 def build_command(
@@ -185,7 +185,58 @@ def score_command(
         console.print(f"extra:   {line}", highlight=False)
 
 
+def accuracy_command(
+    quick: Annotated[
+        bool, typer.Option("--quick", help="One seed of two small areas (seconds).")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON.")] = False,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data",
+            help="Folder holding osm/ (default $CITY360_SHARED_DATA, else ../shared/data).",
+            show_default=False,
+        ),
+    ] = None,
+    keep: Annotated[
+        Path | None,
+        typer.Option("--keep", help="Keep the twins in this folder.", show_default=False),
+    ] = None,
+) -> None:
+    """Run the accuracy suite: pose-only synth twins of real OSM areas (several seeds each),
+    ingested from their GPS, built with and without OSM, scored against the truth; prints a
+    table and exits 1 when a row misses the targets (see city360/pose_graph/accuracy.py)."""
+    from city360.pose_graph.accuracy import (
+        QUICK,
+        SUITE,
+        AccuracyRow,
+        format_table,
+        run_suite,
+    )
+
+    def show(row: AccuracyRow) -> None:
+        if not as_json:
+            console.print(
+                f"{row.area} seed {row.seed} {'with' if row.osm else 'without'} OSM: "
+                f"junctions P {row.junction_precision:.3f} R {row.junction_recall:.3f}, "
+                f"street F1 {row.street_f1:.3f}, RMSE {row.position_rmse_m:.2f} m",
+                highlight=False,
+            )
+
+    rows = run_suite(QUICK if quick else SUITE, data_dir=data, work_dir=keep, on_row=show)
+    if as_json:
+        typer.echo(json.dumps([r.to_json() for r in rows], indent=2))
+    else:
+        typer.echo(format_table(rows))
+    missed = [r for r in rows if not r.meets_targets]
+    if missed and not as_json:
+        console.print(f"{len(missed)} of {len(rows)} rows miss the targets", highlight=False)
+    if missed:
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
+    app.command("accuracy")(accuracy_command)
     app.command("build")(build_command)
     app.command("info")(info_command)
     app.command("score")(score_command)
