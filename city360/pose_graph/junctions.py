@@ -72,15 +72,18 @@ class JunctionParams:
     """Neighbourhood radius of vote clustering."""
     cluster_min_votes: int = 6
     """Votes within ``cluster_eps_m`` that make a vote a core point."""
-    min_support: int = 20
-    """Votes a cluster needs to become a junction."""
+    min_support: int = 30
+    """Votes a cluster needs to become a junction (20 let two passes of one bent street vote
+    junctions into dense old towns: accuracy suite, precision 0.91 -> 0.95 on average)."""
     merge_m: float = 8.0
     """Junctions closer than this are one junction."""
     uturn_deg: float = 120.0
     """Turning more than this within ``uturn_window_m`` either side is a U-turn."""
     uturn_window_m: float = 10.0
-    dead_end_merge_m: float = 15.0
-    """Dead-end candidates closer than this are one dead end."""
+    dead_end_merge_m: float = 8.0
+    """Dead-end candidates closer than this are one dead end. Twice the smoothed GPS error, not
+    more: where a crop or a filming boundary cuts two streets 10-12 m apart, a wider radius
+    fused their two ends into one node and both streets into one (old-town twins)."""
     junction_clearance_m: float = 8.0
     """A dead-end candidate closer than this to a junction belongs to the junction."""
     spur_split_m: float = 8.0
