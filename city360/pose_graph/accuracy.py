@@ -29,10 +29,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
-from city360.errors import InputFileError
+from city360.errors import City360Error, InputFileError
+
+if TYPE_CHECKING:
+    from city360.synth.groundtruth import SceneTruth
+
+FloatArray = npt.NDArray[np.float64]
 
 __all__ = [
     "QUICK",
@@ -40,9 +47,11 @@ __all__ = [
     "TARGET_F1",
     "TARGET_JUNCTIONS",
     "TARGET_RMSE_M",
+    "WALKS",
     "AccuracyCase",
     "AccuracyRow",
     "default_data_dir",
+    "filmed_truth",
     "format_table",
     "position_rmse_m",
     "run_case",
@@ -59,18 +68,26 @@ TARGET_RMSE_M = 3.0
 
 @dataclass(frozen=True, slots=True)
 class AccuracyCase:
-    """One area of the suite. ``osm`` is a path relative to the data folder; ``bbox`` is
-    S,W,N,E degrees (None: the whole extract); ``seeds`` the synth seeds run; ``pattern`` how
-    the twin is filmed (``coverage``: every street both ways in videos of at most 600 m);
-    ``gps_noise_m`` the RMS error of the simulated GPS."""
+    """One area of the suite. ``osm`` is a path relative to the data folder (None: streets
+    generated around ``route`` by :func:`city360.synth.walk_network.walk_network_osm`);
+    ``bbox`` is S,W,N,E degrees (None: the whole extract); ``seeds`` the synth seeds run;
+    ``route`` a GPX (relative to the data folder) the twin replays with its real timing,
+    else the twin is filmed by coverage (every street both ways in videos of at most 600 m);
+    ``gps_model`` the simulated GPS (``city360.synth.gps.GPS_MODELS``)."""
 
     area: str
-    osm: str
+    osm: str | None
     bbox: str | None
     seeds: tuple[int, ...]
-    pattern: str = "coverage"
-    gps_noise_m: float = 3.0
+    route: str | None = None
+    gps_model: str = "phone"
     note: str = ""
+
+    @property
+    def pattern(self) -> str:
+        """How the twin is filmed, for the table."""
+        walk = "coverage" if self.route is None else "real walk, timed"
+        return walk if self.gps_model == "phone" else f"{walk}, {self.gps_model} GPS"
 
 
 SUITE: tuple[AccuracyCase, ...] = (
@@ -104,7 +121,36 @@ SUITE: tuple[AccuracyCase, ...] = (
         "densest has 18, Oakland's 12): irregular lanes, junctions 9-11 m apart",
     ),
 )
-"""The full suite (``city360 accuracy``)."""
+"""The dense-city part of the suite (``city360 accuracy``)."""
+
+WALKS: tuple[AccuracyCase, ...] = (
+    AccuracyCase(
+        "hamburg-walk",
+        None,
+        None,
+        (0, 1, 2),
+        route="gps/hamburg_sternschanze_walk.gpx",
+        note="real Strava walk (625 m, then a 21 min GPS gap) on generated streets",
+    ),
+    AccuracyCase(
+        "hamburg-walk",
+        None,
+        None,
+        (0,),
+        route="gps/hamburg_sternschanze_walk.gpx",
+        gps_model="canyon",
+    ),
+    AccuracyCase(
+        "sf-route",
+        None,
+        None,
+        (0, 1, 2),
+        route="gps/sf_30km_h.gpx",
+        gps_model="camera",
+        note="drawn SF route with its (fake 30 km/h) timing, on generated streets",
+    ),
+)
+"""Twins along the real tracks of the data folder, replayed in time (``city360 accuracy``)."""
 
 QUICK: tuple[AccuracyCase, ...] = (
     AccuracyCase("oakland", "osm/West-Oakland.osm.bz2", None, (0,)),
@@ -130,11 +176,14 @@ class AccuracyRow:
     position_rmse_m: float
     true_junctions: int
     seconds: float
+    error: str = ""
+    """Why the build failed (the figures are then 0), else empty."""
 
     @property
     def meets_targets(self) -> bool:
         return (
-            self.junction_precision >= TARGET_JUNCTIONS
+            not self.error
+            and self.junction_precision >= TARGET_JUNCTIONS
             and self.junction_recall >= TARGET_JUNCTIONS
             and self.street_f1 >= TARGET_F1
             and self.position_rmse_m <= TARGET_RMSE_M
@@ -176,40 +225,103 @@ def position_rmse_m(city_dir: Path) -> float:
     return math.sqrt(float(values.mean())) if len(values) else 0.0
 
 
+def filmed_truth(
+    truth: SceneTruth, path_xy: FloatArray, *, radius_m: float = 6.0, share: float = 0.8
+) -> SceneTruth:
+    """``truth`` with only the streets the camera filmed: ``share`` of a street's length lies
+    within ``radius_m`` of ``path_xy`` (the true camera path, metres). A walk through a
+    district films a few of its streets; the others cannot be in its pose graph."""
+    from scipy.spatial import cKDTree
+
+    tree = cKDTree(path_xy)
+    kept = []
+    for street in truth.streets:
+        line = np.asarray(street.polyline_xy, np.float64)
+        arc = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(line, axis=0).T))])
+        marks = np.linspace(0.0, arc[-1], max(2, int(arc[-1]) + 1))
+        points = np.column_stack(
+            [np.interp(marks, arc, line[:, 0]), np.interp(marks, arc, line[:, 1])]
+        )
+        near = np.isfinite(tree.query(points, distance_upper_bound=radius_m)[0])
+        if near.mean() >= share:
+            kept.append(street)
+    return truth.model_copy(update={"streets": kept})
+
+
+def _true_path(city: Path, truth: SceneTruth) -> FloatArray:
+    from city360.synth.groundtruth import read_true_poses
+
+    tables = [
+        read_true_poses(city / "groundtruth" / "poses" / f"{v.name}.csv") for v in truth.videos
+    ]
+    return np.concatenate([t[:, 2:4] for t in tables])
+
+
 def run_case(case: AccuracyCase, seed: int, *, data_dir: Path, work_dir: Path) -> list[AccuracyRow]:
     """Synthesize, ingest and build ``case`` with ``seed`` in ``work_dir``; two rows (without
-    and with OSM). Raises :class:`InputFileError` when the OSM file is missing."""
+    and with OSM). Raises :class:`InputFileError` when an input file is missing."""
     from city360.pose_graph.build import build_city
     from city360.pose_graph.graph import load_graph
     from city360.pose_graph.score import score
     from city360.synth.groundtruth import SceneTruth
     from city360.synth.pipeline import synthesize
+    from city360.synth.walk_network import walk_network_osm
     from city360.video_store.gps_only import trajectories_from_gpx
 
-    osm = data_dir / case.osm
-    if not osm.is_file():
-        msg = f"OSM extract {osm} not found; pass --data DIR (the folder holding {case.osm})"
-        raise InputFileError(msg)
-    city = work_dir / f"{case.area}-{seed}"
+    inputs = [p for p in (case.osm, case.route) if p is not None]
+    for name in inputs:
+        if not (data_dir / name).is_file():
+            msg = f"{data_dir / name} not found; pass --data DIR (the folder holding {name})"
+            raise InputFileError(msg)
+    route = data_dir / case.route if case.route is not None else None
+    city = work_dir / f"{case.area}-{case.gps_model}-{seed}"
+    if case.osm is not None:
+        osm = data_dir / case.osm
+    else:
+        if route is None:
+            msg = f"accuracy case {case.area!r} needs an OSM extract or a route"
+            raise InputFileError(msg)
+        osm = walk_network_osm(route, work_dir / f"{case.area}-streets.osm")
     synthesize(
         osm,
         out=city,
         bbox=case.bbox,
         seed=seed,
         fps=2,
-        gps_noise_m=case.gps_noise_m,
+        gps_model=case.gps_model,
+        route_gpx=route,
         poses_only=True,
         replace=True,
     )
     trajectories_from_gpx(city)
     rmse = position_rmse_m(city)
     truth = SceneTruth.load(city / "groundtruth" / "scene.json")
+    if route is not None:
+        truth = filmed_truth(truth, _true_path(city, truth))
     rows = []
     for with_osm in (False, True):
         started = time.perf_counter()
-        build_city(city, osm_path=osm if with_osm else None, require_frames=False)
+        try:
+            build_city(city, osm_path=osm if with_osm else None, require_frames=False)
+        except City360Error as exc:  # a failed build is a result of the suite, not its end
+            rows.append(
+                AccuracyRow(
+                    area=case.area,
+                    seed=seed,
+                    pattern=case.pattern,
+                    osm=with_osm,
+                    junction_precision=0.0,
+                    junction_recall=0.0,
+                    street_f1=0.0,
+                    turn_accuracy=0.0,
+                    position_rmse_m=round(rmse, 3),
+                    true_junctions=0,
+                    seconds=round(time.perf_counter() - started, 2),
+                    error=str(exc).splitlines()[0] + " ..." if "\n" in str(exc) else str(exc),
+                )
+            )
+            continue
         result = score(load_graph(city, require_frames=False), truth)
-        true_junctions = sum(1 for j in truth.junctions if j.degree >= 3)
         rows.append(
             AccuracyRow(
                 area=case.area,
@@ -221,7 +333,7 @@ def run_case(case: AccuracyCase, seed: int, *, data_dir: Path, work_dir: Path) -
                 street_f1=round(result.edge_f1, 4),
                 turn_accuracy=round(result.turn_accuracy, 4),
                 position_rmse_m=round(rmse, 3),
-                true_junctions=true_junctions,
+                true_junctions=result.true_junctions,
                 seconds=round(time.perf_counter() - started, 2),
             )
         )
@@ -229,7 +341,7 @@ def run_case(case: AccuracyCase, seed: int, *, data_dir: Path, work_dir: Path) -
 
 
 def run_suite(
-    cases: Sequence[AccuracyCase] = SUITE,
+    cases: Sequence[AccuracyCase] = SUITE + WALKS,
     *,
     data_dir: Path | None = None,
     work_dir: Path | None = None,
@@ -263,6 +375,6 @@ def format_table(rows: Sequence[AccuracyRow]) -> str:
             f"| {r.area} | {r.seed} | {r.pattern} | {'with' if r.osm else 'without'} | "
             f"{r.junction_precision:.3f} | {r.junction_recall:.3f} | {r.street_f1:.3f} | "
             f"{r.turn_accuracy:.3f} | {r.position_rmse_m:.2f} | "
-            f"{'yes' if r.meets_targets else 'no'} |"
+            f"{'yes' if r.meets_targets else ('build failed' if r.error else 'no')} |"
         )
     return "\n".join(lines)

@@ -53,6 +53,8 @@ class Score:
     edge_f1: float
     turns_total: int
     turns_right: int
+    true_junctions: int = 0
+    """Junctions of the resolvable truth (the recall's denominator)."""
     wrong_turns: list[str] = field(default_factory=list)
     missing_streets: list[str] = field(default_factory=list)
     extra_streets: list[str] = field(default_factory=list)
@@ -198,7 +200,8 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
     pred_junctions = [n for n, d in graph.nodes(data=True) if d["kind"] == "junction"]
     pred_xy = np.array([[graph.nodes[n]["x_m"], graph.nodes[n]["y_m"]] for n in pred_junctions])
     pairs = _match(pred_xy.reshape(-1, 2), true_xy.reshape(-1, 2), MATCH_M)
-    precision = len(pairs) / len(pred_junctions) if pred_junctions else 0.0
+    # no junction built: perfect precision only if there was none to build (recall says the rest)
+    precision = len(pairs) / len(pred_junctions) if pred_junctions else float(not true_junctions)
     recall = len(pairs) / len(true_junctions) if true_junctions else 1.0
 
     # streets: one undirected edge per built street, degree-2 nodes contracted
@@ -248,7 +251,19 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
     turns_total, turns_right, wrong = _score_turns(
         pose_graph, true_lines, true_ends, true_junctions, pairs, pred_junctions
     )
-    return Score(precision, recall, e_p, e_r, f1, turns_total, turns_right, wrong, missing, extra)
+    return Score(
+        precision,
+        recall,
+        e_p,
+        e_r,
+        f1,
+        turns_total,
+        turns_right,
+        len(true_junctions),
+        wrong,
+        missing,
+        extra,
+    )
 
 
 def _stable(turns: list[float], labels: Sequence[tuple[str, int]]) -> list[bool]:
