@@ -209,6 +209,7 @@ def accuracy_command(
     from city360.pose_graph.accuracy import (
         QUICK,
         SUITE,
+        WALKS,
         AccuracyRow,
         format_table,
         run_suite,
@@ -223,7 +224,7 @@ def accuracy_command(
                 highlight=False,
             )
 
-    rows = run_suite(QUICK if quick else SUITE, data_dir=data, work_dir=keep, on_row=show)
+    rows = run_suite(QUICK if quick else SUITE + WALKS, data_dir=data, work_dir=keep, on_row=show)
     if as_json:
         typer.echo(json.dumps([r.to_json() for r in rows], indent=2))
     else:
