@@ -38,6 +38,7 @@ from city360.errors import CityFormatError, InputFileError
 from city360.geo import LocalProjection
 
 __all__ = [
+    "MAX_STEP_FACTOR",
     "OSM_ATTRIBUTION",
     "OSM_EXTRACT",
     "POSE_COLUMNS",
@@ -49,6 +50,7 @@ __all__ = [
     "TrajectoryPoses",
     "file_sha256",
     "format_validation_error",
+    "max_pose_step_m",
 ]
 
 SCHEMA_VERSION = 1
@@ -62,6 +64,15 @@ POSE_COLUMNS = ("index", "x_m", "y_m", "lat", "lon", "heading_deg", "t_s", "sour
 """Columns of ``poses.csv``: frame index in frames.mp4; metres in the city CRS; WGS84 degrees;
 travel heading clockwise from north; seconds since the start of the source video; the frame's
 pts in the source video's stream time_base (-1 when unknown)."""
+
+MAX_STEP_FACTOR = 10.0
+"""Consecutive poses of a trajectory may be at most this many ``spacing_m`` (and 10 m) apart:
+ingest never writes a larger step and the pose-graph build rejects one inside an edge."""
+
+
+def max_pose_step_m(spacing_m: float) -> float:
+    """Largest distance between consecutive poses a trajectory may have, metres."""
+    return max(10.0, MAX_STEP_FACTOR * float(spacing_m))
 
 
 def format_validation_error(path: Path, exc: ValidationError) -> str:

@@ -390,13 +390,17 @@ def build_city(
     city_dir: str | Path | CityDir,
     *,
     osm_path: str | Path | None = None,
+    osm_network: str = "auto",
     require_frames: bool = True,
     params: BuildParams | None = None,
     on_step: Callable[[str], None] | None = None,
 ) -> PoseGraph:
     """Build, validate and write ``graph.json`` for a city; record stats in ``city.json``.
 
-    ``on_step(name)`` is called as each step starts (for progress display).
+    ``osm_network``: which OSM ways the walk is matched against (``"auto"``: the network it
+    is on, see :func:`~city360.pose_graph.osm_match.load_matching_streets`; or a name of
+    ``city360.maps.NETWORK_HIGHWAYS``). ``on_step(name)`` is called as each step starts (for
+    progress display).
     """
     from city360.pose_graph.stats import graph_stats
 
@@ -412,13 +416,17 @@ def build_city(
     with ExitStack() as keep:
         if osm_path is not None:
             from city360.maps.city_extract import city_extract
-            from city360.pose_graph.osm_match import load_streets
+            from city360.pose_graph.osm_match import load_matching_streets
 
             step("cropping the OSM extract to the city")
             crop = keep.enter_context(city_extract(city, osm_path))
             step("reading the OSM extract")
-            osm = load_streets(crop, projection)
+            osm, network, shares = load_matching_streets(
+                crop, projection, tracks, network=osm_network
+            )
             info["osm"] = OSM_EXTRACT
+            info["osm_network"] = network
+            info["osm_matched_share"] = {k: round(v, 3) for k, v in shares.items()}
         step("finding junctions, cutting segments")
         pose_graph = build_from_tracks(tracks, projection, params=params, osm=osm, build_info=info)
         step("validating and writing graph.json")
@@ -434,6 +442,7 @@ def build_city(
         "params": params.to_json(),
         "osm": OSM_EXTRACT if osm_path else None,
         "osm_original": str(Path(osm_path).resolve()) if osm_path else None,
+        "osm_network": info.get("osm_network"),
         "require_frames": require_frames,
         "seconds": round(elapsed, 3),
         "graph": save_graph_path.name,

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from city360.city import CityDir
     from city360.types import Image
 
-__all__ = ["build_command", "info_command", "register"]
+__all__ = ["accuracy_command", "build_command", "info_command", "register", "score_command"]
 
 
 def build_command(
@@ -28,6 +28,14 @@ def build_command(
             show_default=False,
         ),
     ] = None,
+    osm_network: Annotated[
+        str,
+        typer.Option(
+            "--osm-network",
+            help="OSM ways to match the walk against: auto (the network it is on: street, "
+            "else walk, else all), street, street+service, walk or all.",
+        ),
+    ] = "auto",
     pose_only: Annotated[
         bool,
         typer.Option("--pose-only", help="Accept trajectories without frames.mp4."),
@@ -47,7 +55,11 @@ def build_command(
             progress.update(task, description=name, completed=done[0])
 
         pose_graph = build_city(
-            city_dir, osm_path=osm, require_frames=not pose_only, on_step=on_step
+            city_dir,
+            osm_path=osm,
+            osm_network=osm_network,
+            require_frames=not pose_only,
+            on_step=on_step,
         )
         progress.update(task, completed=steps)
     from city360.city import CityDir
@@ -104,7 +116,8 @@ def info_command(
     if osm_path is not None:
         from city360.pose_graph.osm_match import load_streets
 
-        streets = load_streets(osm_path, manifest.projection)
+        network = manifest.build.get("pose_graph", {}).get("osm_network") or "street"
+        streets = load_streets(osm_path, manifest.projection, network=network)
     stats = graph_stats(pose_graph, osm=streets, tracks=tracks)
     if as_json:
         typer.echo(json.dumps(stats, indent=2))
@@ -140,6 +153,91 @@ def _basemap(
     return citymap.image, citymap.transform.extent_m
 
 
+def score_command(
+    city_dir: Annotated[Path, typer.Argument(help="A synthetic city, built (graph.json).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+) -> None:
+    """Score the built pose graph against the city's ground truth (synth cities only):
+    junction precision/recall within 8 m, street precision/recall/F1, turn accuracy."""
+    from city360.pose_graph.score import score_city
+
+    result = score_city(city_dir)
+    figures = {
+        "junction_precision": round(result.junction_precision, 4),
+        "junction_recall": round(result.junction_recall, 4),
+        "street_precision": round(result.edge_precision, 4),
+        "street_recall": round(result.edge_recall, 4),
+        "street_f1": round(result.edge_f1, 4),
+        "turn_accuracy": round(result.turn_accuracy, 4),
+        "turns_scored": result.turns_total,
+    }
+    if as_json:
+        console.print_json(
+            json.dumps({**figures, "missing_streets": result.missing_streets,
+                        "extra_streets": result.extra_streets})
+        )  # fmt: skip
+        return
+    for key, value in figures.items():
+        console.print(f"{key:20s} {value}", highlight=False)
+    for line in result.missing_streets[:10]:
+        console.print(f"missing: {line}", highlight=False)
+    for line in result.extra_streets[:10]:
+        console.print(f"extra:   {line}", highlight=False)
+
+
+def accuracy_command(
+    quick: Annotated[
+        bool, typer.Option("--quick", help="One seed of two small areas (seconds).")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON.")] = False,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data",
+            help="Folder holding osm/ (default $CITY360_SHARED_DATA, else ../shared/data).",
+            show_default=False,
+        ),
+    ] = None,
+    keep: Annotated[
+        Path | None,
+        typer.Option("--keep", help="Keep the twins in this folder.", show_default=False),
+    ] = None,
+) -> None:
+    """Run the accuracy suite: pose-only synth twins of real OSM areas (several seeds each),
+    ingested from their GPS, built with and without OSM, scored against the truth; prints a
+    table and exits 1 when a row misses the targets (see city360/pose_graph/accuracy.py)."""
+    from city360.pose_graph.accuracy import (
+        QUICK,
+        SUITE,
+        WALKS,
+        AccuracyRow,
+        format_table,
+        run_suite,
+    )
+
+    def show(row: AccuracyRow) -> None:
+        if not as_json:
+            console.print(
+                f"{row.area} seed {row.seed} {'with' if row.osm else 'without'} OSM: "
+                f"junctions P {row.junction_precision:.3f} R {row.junction_recall:.3f}, "
+                f"street F1 {row.street_f1:.3f}, RMSE {row.position_rmse_m:.2f} m",
+                highlight=False,
+            )
+
+    rows = run_suite(QUICK if quick else SUITE + WALKS, data_dir=data, work_dir=keep, on_row=show)
+    if as_json:
+        typer.echo(json.dumps([r.to_json() for r in rows], indent=2))
+    else:
+        typer.echo(format_table(rows))
+    missed = [r for r in rows if not r.meets_targets]
+    if missed and not as_json:
+        console.print(f"{len(missed)} of {len(rows)} rows miss the targets", highlight=False)
+    if missed:
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
+    app.command("accuracy")(accuracy_command)
     app.command("build")(build_command)
     app.command("info")(info_command)
+    app.command("score")(score_command)

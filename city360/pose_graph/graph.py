@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from city360._atomic import atomic_write_json
-from city360.city import CityDir
+from city360.city import CityDir, max_pose_step_m
 from city360.errors import CityFormatError
 from city360.pose_graph.tracks import Track
 from city360.streets.schema import (
@@ -51,8 +51,6 @@ logger = logging.getLogger(__name__)
 
 NODE_TOLERANCE_M = 15.0
 """An edge's first/last pose must lie this close to its start/end node."""
-MAX_STEP_FACTOR = 10.0
-"""Consecutive poses inside an edge may be at most this many ``spacing_m`` (and 10 m) apart."""
 
 
 class DisconnectedGraphWarning(UserWarning):
@@ -275,7 +273,7 @@ def validate_graph(
 
     Checked: every edge's trajectory exists and its frames lie within ``frame_count`` (and
     ``frames.mp4`` exists unless ``require_frames=False``); poses inside an edge are continuous
-    (no jump over ``MAX_STEP_FACTOR`` spacings); an edge's first and last pose lie within
+    (no jump over ``city360.city.max_pose_step_m``); an edge's first and last pose lie within
     ``NODE_TOLERANCE_M`` of its start and end node; twins run the opposite way between the same
     nodes; transitions leave from the node the edge ends at. Several connected pieces are not an
     error: a :class:`DisconnectedGraphWarning` lists them. Returns the warnings' texts.
@@ -320,7 +318,7 @@ def validate_graph(
             continue
         span = slice(edge.first_frame, edge.last_frame + 1)
         steps = np.hypot(*np.diff(xy[span], axis=0).T)
-        limit = max(10.0, MAX_STEP_FACTOR * spacing_m)
+        limit = max_pose_step_m(spacing_m)
         if steps.size and float(steps.max()) > limit:
             problems.append(
                 f"edge {edge.id}: poses jump {float(steps.max()):.1f} m between consecutive frames "

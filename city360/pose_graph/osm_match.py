@@ -35,13 +35,16 @@ from city360.geo import LocalProjection
 from city360.pose_graph.tracks import Track
 
 __all__ = [
+    "AUTO_NETWORKS",
     "MATCH_ANGLE_DEG",
     "MATCH_RADIUS_M",
     "MIN_COVERED_SHARE",
     "OsmStreets",
     "coverage",
+    "load_matching_streets",
     "load_streets",
     "match_tracks",
+    "matched_share",
     "osm_junction_candidates",
     "reconcile_junctions",
     "streets_from_graph",
@@ -58,6 +61,12 @@ JUNCTION_REACH_M = 25.0
 MIN_POSES_PER_STREET = 4
 MIN_COVERED_SHARE = 0.5
 """At least this share of all poses must match an OSM street, or the extract is elsewhere."""
+AUTO_NETWORKS = ("street", "walk", "all")
+"""Networks ``network="auto"`` tries, smallest first (see ``city360.maps.NETWORK_HIGHWAYS``):
+a walk along footpaths, through parks and across squares matches ``walk`` or ``all``."""
+NETWORK_SHARE_SLACK = 0.05
+"""``auto`` takes the smallest network matching within this share of the best one: more ways
+than the walk needs only add junctions of paths nobody filmed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,12 +131,51 @@ def streets_from_graph(streets: nx.MultiGraph, *, source: str) -> OsmStreets:
     )
 
 
-def load_streets(path: Path, projection: LocalProjection) -> OsmStreets:
-    """Read the street network of an OSM extract in the city's CRS (``city360.maps.osm``)."""
+def load_streets(path: Path, projection: LocalProjection, *, network: str = "street") -> OsmStreets:
+    """Read the ``network`` (``city360.maps.NETWORK_HIGHWAYS``) of an OSM extract in the
+    city's CRS (``city360.maps.osm``)."""
     from city360.maps.osm import load_osm
 
-    data = load_osm(path, projection=projection)
+    data = load_osm(path, projection=projection, network=network)
     return streets_from_graph(data.streets, source=str(path))
+
+
+def matched_share(osm: OsmStreets, tracks: Sequence[Track]) -> float:
+    """Share of all poses within ``MATCH_RADIUS_M`` of an OSM street running their way."""
+    matches = match_tracks(osm, tracks)
+    total = sum(len(m) for m in matches)
+    return sum(int((m >= 0).sum()) for m in matches) / total if total else 0.0
+
+
+def load_matching_streets(
+    path: Path, projection: LocalProjection, tracks: Sequence[Track], *, network: str = "auto"
+) -> tuple[OsmStreets, str, dict[str, float]]:
+    """The OSM network the walk is on: ``(streets, network name, share matched per network
+    tried)``.
+
+    ``network="auto"`` tries :data:`AUTO_NETWORKS` and keeps the smallest whose matched share
+    is within :data:`NETWORK_SHARE_SLACK` of the best; any other value is that network. Raises
+    :class:`OsmError` naming the cause when no network matches :data:`MIN_COVERED_SHARE` of
+    the poses (see :func:`check_overlap`).
+    """
+    names = AUTO_NETWORKS if network == "auto" else (network,)
+    loaded: dict[str, OsmStreets] = {}
+    shares: dict[str, float] = {}
+    for name in names:
+        try:
+            loaded[name] = load_streets(path, projection, network=name)
+        except OsmError:
+            if network != "auto":
+                raise
+            continue  # e.g. an extract of footpaths only has no "street" network
+        shares[name] = matched_share(loaded[name], tracks)
+    if not loaded:
+        msg = f"OSM extract {path} has no highway=* ways in any network ({', '.join(names)})"
+        raise OsmError(msg)
+    best = max(shares.values())
+    chosen = next(n for n in loaded if shares[n] >= best - NETWORK_SHARE_SLACK)
+    check_overlap(loaded[chosen], tracks, match_tracks(loaded[chosen], tracks), shares=shares)
+    return loaded[chosen], chosen, shares
 
 
 def match_tracks(osm: OsmStreets, tracks: Sequence[Track]) -> list[IntArray]:
@@ -152,23 +200,47 @@ def match_tracks(osm: OsmStreets, tracks: Sequence[Track]) -> list[IntArray]:
     return out
 
 
-def check_overlap(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntArray]) -> None:
-    """Raise :class:`OsmError` when most poses match no OSM street (the extract is elsewhere)."""
+def check_overlap(
+    osm: OsmStreets,
+    tracks: Sequence[Track],
+    matches: Sequence[IntArray],
+    *,
+    shares: dict[str, float] | None = None,
+) -> None:
+    """Raise :class:`OsmError` when fewer than ``MIN_COVERED_SHARE`` of the poses match an OSM
+    street, naming the likely cause: the extract lies elsewhere (its streets and the poses do
+    not overlap), or the walk is on ways the network leaves out or follows no mapped way
+    (``shares``: the share matched by each network tried)."""
     total = sum(len(m) for m in matches)
     hit = sum(int((m >= 0).sum()) for m in matches)
     share = hit / total if total else 0.0
-    if share < MIN_COVERED_SHARE:
-        xy = np.concatenate([t.xy for t in tracks])
-        lo, hi = xy.min(axis=0), xy.max(axis=0)
-        olo, ohi = osm.node_xy.min(axis=0), osm.node_xy.max(axis=0)
+    if share >= MIN_COVERED_SHARE:
+        return
+    xy = np.concatenate([t.xy for t in tracks])
+    lo, hi = xy.min(axis=0), xy.max(axis=0)
+    olo, ohi = osm.node_xy.min(axis=0), osm.node_xy.max(axis=0)
+    spans = (
+        f"poses span x {lo[0]:.0f}..{hi[0]:.0f} m, y {lo[1]:.0f}..{hi[1]:.0f} m; its streets "
+        f"span x {olo[0]:.0f}..{ohi[0]:.0f} m, y {olo[1]:.0f}..{ohi[1]:.0f} m in the city CRS"
+    )
+    tried = ", ".join(f"{v:.0%} on {k!r}" for k, v in (shares or {}).items())
+    overlap = bool(np.all(lo <= ohi + MATCH_RADIUS_M) and np.all(olo <= hi + MATCH_RADIUS_M))
+    if not overlap:
         msg = (
-            f"OSM extract {osm.source} does not cover the trajectories: only {share:.0%} of "
-            f"poses lie within {MATCH_RADIUS_M:.0f} m of one of its streets (poses span "
-            f"x {lo[0]:.0f}..{hi[0]:.0f} m, y {lo[1]:.0f}..{hi[1]:.0f} m; its streets span "
-            f"x {olo[0]:.0f}..{ohi[0]:.0f} m, y {olo[1]:.0f}..{ohi[1]:.0f} m in the city CRS). "
-            "Pass the extract of this city's area, or build without --osm"
+            f"OSM extract {osm.source} is of another area: none of its streets lies where the "
+            f"trajectories are ({spans}). Pass the extract of this city's area, or build "
+            "without --osm"
         )
-        raise OsmError(msg)
+    else:
+        networks = f" (networks tried: {tried})" if tried else ""
+        msg = (
+            f"OSM extract {osm.source} covers the trajectories' area, but only {share:.0%} of "
+            f"poses lie within {MATCH_RADIUS_M:.0f} m of one of its ways running their way"
+            f"{networks}; {spans}. The walk follows ways the extract does not map (or maps "
+            "with another tag), or the GPS is offset: try --osm-network all, check the poses "
+            "on the map, or build without --osm"
+        )
+    raise OsmError(msg)
 
 
 def osm_junction_candidates(osm: OsmStreets, tracks: Sequence[Track]) -> FloatArray:

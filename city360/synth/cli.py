@@ -60,8 +60,21 @@ def synth_command(
         ),
     ] = None,
     gps_noise: Annotated[
-        float, typer.Option("--gps-noise", help="RMS horizontal GPS error, metres.")
-    ] = 3.0,
+        float | None,
+        typer.Option(
+            "--gps-noise",
+            help="RMS horizontal GPS error, metres (default: the model's; phone 3 m).",
+            show_default=False,
+        ),
+    ] = None,
+    gps_model: Annotated[
+        str,
+        typer.Option(
+            "--gps-model",
+            help="GPS error model: phone (1 Hz, 3 m), camera (10 Hz, drift), canyon (5 m, "
+            "10-30 m bursts, drift, dropouts). See city360/synth/gps.py.",
+        ),
+    ] = "phone",
     clock_offset: Annotated[
         float,
         typer.Option("--clock-offset", help="GPS time minus camera (MP4 creation) time, s."),
@@ -121,6 +134,7 @@ def synth_command(
             fps=fps if fps is not None else (DEMO_FPS if demo else _DEFAULT_FPS),
             speed=speed if speed is not None else (DEMO_SPEED_MPS if demo else _DEFAULT_SPEED_MPS),
             gps_noise_m=gps_noise,
+            gps_model=gps_model,
             clock_offset_s=clock_offset,
             route_gpx=route,
             max_video_m=max_video_m,

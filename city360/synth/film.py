@@ -132,7 +132,8 @@ def sample_route(
     speed_mps: float = DEFAULT_SPEED_MPS,
     turn_smoothing_m: float = DEFAULT_TURN_SMOOTHING_M,
 ) -> FramePoses:
-    """Poses of the frames a camera at ``fps`` records walking ``route`` at ``speed_mps``."""
+    """Poses of the frames a camera at ``fps`` records walking ``route`` at ``speed_mps``, or
+    with the route's recorded timing when it has one (``speed_mps`` is then unused)."""
     if fps <= 0:
         msg = f"`fps` must be > 0, got {fps}"
         raise ConfigError(msg)
@@ -140,9 +141,14 @@ def sample_route(
         msg = f"`speed` must be > 0 m/s, got {speed_mps}"
         raise ConfigError(msg)
     sampler = PathSampler(route.polyline_xy)
-    count = int(np.floor(sampler.length_m / speed_mps * fps + 1e-9)) + 1
-    t_s = np.arange(count, dtype=np.float64) / fps
-    s_m = np.minimum(t_s * speed_mps, sampler.length_m)
+    if route.timing is not None:  # a recorded walk: replay its clock
+        count = int(np.floor(route.timing.duration_s * fps + 1e-9)) + 1
+        t_s = np.arange(count, dtype=np.float64) / fps
+        s_m = np.minimum(route.timing.distance_at(t_s), sampler.length_m)
+    else:
+        count = int(np.floor(sampler.length_m / speed_mps * fps + 1e-9)) + 1
+        t_s = np.arange(count, dtype=np.float64) / fps
+        s_m = np.minimum(t_s * speed_mps, sampler.length_m)
     xy = sampler.xy_at(s_m)
     heading = smoothed_heading_deg(sampler, s_m, half_window_m=turn_smoothing_m)
     return FramePoses(

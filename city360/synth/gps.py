@@ -11,7 +11,18 @@ Error model (horizontal, metres):
   slow part has few independent samples);
 * occasional outliers (a fix thrown ``outlier_range_m`` away, as after a reflection), excluded
   from the RMS;
-* occasional dropouts (no fix for a few seconds, as under a roof or in a street canyon).
+* occasional dropouts (no fix for a few seconds, as under a roof or in a street canyon);
+* optionally, urban-canyon bursts (``canyon_rate_per_min``): for ``canyon_duration_s`` the fixes
+  sit ``canyon_offset_m`` off the true path in one direction (a receiver locked on reflections
+  from a facade), ramping in and out over two seconds, excluded from the RMS like outliers;
+* optionally, slow drift (``drift_mps``): a bias whose velocity is a Gauss-Markov process of
+  standard deviation ``drift_mps`` and correlation time ``drift_time_s`` (a receiver's position
+  wandering while it tracks few satellites), added after the RMS scaling.
+
+Named presets (:data:`GPS_MODELS`, ``city360 synth --gps-model``): ``phone`` (the defaults: a
+phone in a city centre, 1 Hz), ``camera`` (an action camera's receiver: 10 Hz, more correlated
+error, slow drift, more dropouts) and ``canyon`` (narrow streets between tall buildings: 5 m
+RMS, a 10-30 m burst a minute, drift, dropouts). Rates from 0.2 to 20 Hz are accepted.
 
 Clock: a fix taken when the camera's clock shows ``creation_time + t`` (t = video time) is
 stamped ``creation_time + t + clock_offset_s``; fixes fall on whole seconds of GPS time. So
@@ -32,7 +43,7 @@ from city360.errors import ConfigError
 from city360.geo import LocalProjection
 from city360.synth.routes import PathSampler
 
-__all__ = ["GpsNoise", "GpsTrack", "simulate_gps", "write_gpx"]
+__all__ = ["GPS_MODELS", "GpsNoise", "GpsTrack", "gps_model", "simulate_gps", "write_gpx"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +68,16 @@ class GpsNoise:
     """Fixes per second."""
     elevation_m: float = 15.0
     """Mean elevation written to the GPX, metres."""
+    canyon_rate_per_min: float = 0.0
+    """Expected urban-canyon bursts per minute of video (0: none)."""
+    canyon_duration_s: tuple[float, float] = (5.0, 20.0)
+    """Duration range of a burst, seconds."""
+    canyon_offset_m: tuple[float, float] = (10.0, 30.0)
+    """Range of a burst's offset from the true path, metres."""
+    drift_mps: float = 0.0
+    """Standard deviation of the drift velocity, metres per second (0: no drift)."""
+    drift_time_s: float = 120.0
+    """Correlation time of the drift velocity, seconds."""
 
     def __post_init__(self) -> None:
         checks = {
@@ -65,7 +86,12 @@ class GpsNoise:
             "correlation_time_s": self.correlation_time_s > 0,
             "outlier_rate": 0 <= self.outlier_rate < 1,
             "dropout_rate_per_min": self.dropout_rate_per_min >= 0,
-            "rate_hz": self.rate_hz > 0,
+            "rate_hz": 0.2 <= self.rate_hz <= 20.0,
+            "canyon_rate_per_min": self.canyon_rate_per_min >= 0,
+            "canyon_duration_s": 0 < self.canyon_duration_s[0] <= self.canyon_duration_s[1],
+            "canyon_offset_m": 0 <= self.canyon_offset_m[0] <= self.canyon_offset_m[1],
+            "drift_mps": self.drift_mps >= 0,
+            "drift_time_s": self.drift_time_s > 0,
         }
         for name, ok in checks.items():
             if not ok:
@@ -80,7 +106,7 @@ class GpsTrack:
     ``video_t_s`` is the video time each fix describes; ``time_utc`` its GPS timestamp;
     ``true_xy`` where the camera really was; ``lat``/``lon`` what the GPS reported.
     ``outlier_indices`` index these arrays; ``dropout_spans_s`` are (start, end) video times
-    without fixes.
+    without fixes; ``canyon_spans_s`` (start, end) video times of urban-canyon bursts.
     """
 
     video_t_s: npt.NDArray[np.float64] = field(repr=False)
@@ -92,6 +118,7 @@ class GpsTrack:
     outlier_indices: tuple[int, ...]
     dropout_spans_s: tuple[tuple[float, float], ...]
     clock_offset_s: float
+    canyon_spans_s: tuple[tuple[float, float], ...] = ()
 
     def __len__(self) -> int:
         return int(self.video_t_s.shape[0])
@@ -124,12 +151,25 @@ def _scale_to_rms(error: npt.NDArray[np.float64], target_m: float) -> npt.NDArra
 def _dropout_spans(
     rng: np.random.Generator, duration_s: float, noise: GpsNoise
 ) -> list[tuple[float, float]]:
-    expected = noise.dropout_rate_per_min * duration_s / 60.0
+    return _random_spans(
+        rng, duration_s, rate_per_min=noise.dropout_rate_per_min, span_s=noise.dropout_duration_s
+    )
+
+
+def _random_spans(
+    rng: np.random.Generator,
+    duration_s: float,
+    *,
+    rate_per_min: float,
+    span_s: tuple[float, float],
+) -> list[tuple[float, float]]:
+    """Poisson-many (start, end) video-time spans, merged where they overlap."""
+    expected = rate_per_min * duration_s / 60.0
     count = int(rng.poisson(expected))
     spans: list[tuple[float, float]] = []
-    # Dropouts start after the first fix so every track has a first position.
+    # Spans start after the first fix so every track has a first true position.
     for start in sorted(rng.uniform(2.0, max(duration_s - 2.0, 2.0), count)):
-        length = float(rng.uniform(*noise.dropout_duration_s))
+        length = float(rng.uniform(*span_s))
         end = min(float(start) + length, duration_s)
         if spans and start <= spans[-1][1]:
             spans[-1] = (spans[-1][0], max(spans[-1][1], end))
@@ -148,8 +188,10 @@ def simulate_gps(
     noise: GpsNoise,
     clock_offset_s: float,
     rng: np.random.Generator,
+    distance_m: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None = None,
 ) -> GpsTrack:
-    """Fixes for a camera walking ``sampler``'s path at ``speed_mps`` for ``duration_s``.
+    """Fixes for a camera walking ``sampler``'s path at ``speed_mps`` for ``duration_s``, or,
+    with ``distance_m`` = (video seconds, metres along the path), as far as that says.
 
     ``creation_time`` is the camera clock at video time 0 (UTC). All randomness comes from
     ``rng``, so a seeded generator gives the same track.
@@ -160,7 +202,12 @@ def simulate_gps(
     first_t = first_tick - gps_start
     count = math.floor((duration_s - first_t) / step_s + 1e-9) + 1
     video_t = first_t + step_s * np.arange(max(count, 0), dtype=np.float64)
-    true_xy = sampler.xy_at(np.minimum(video_t * speed_mps, sampler.length_m))
+    walked = (
+        np.interp(video_t, distance_m[0], distance_m[1])
+        if distance_m is not None
+        else video_t * speed_mps
+    )
+    true_xy = sampler.xy_at(np.minimum(walked, sampler.length_m))
 
     correlated = _gauss_markov(rng, len(video_t), step_s=step_s, tau_s=noise.correlation_time_s)
     white = rng.standard_normal((len(video_t), 2))
@@ -181,6 +228,16 @@ def simulate_gps(
     distances = rng.uniform(*noise.outlier_range_m, len(video_t))
     jumps = np.stack([np.sin(bearings), np.cos(bearings)], axis=1) * distances[:, None]
     reported = true_xy + error + np.where(outlier_mask[:, None], jumps, 0.0)
+    # optional parts draw from ``rng`` only when enabled, so the phone preset's bytes are
+    # those of the model before they existed
+    canyon: list[tuple[float, float]] = []
+    if noise.canyon_rate_per_min > 0:
+        canyon = _random_spans(
+            rng, duration_s, rate_per_min=noise.canyon_rate_per_min, span_s=noise.canyon_duration_s
+        )
+        reported = reported + _canyon_offsets(rng, video_t, canyon, noise)
+    if noise.drift_mps > 0:
+        reported = reported + _drift(rng, video_t, noise)
 
     lat, lon = projection.to_latlon(reported[keep, 0], reported[keep, 1])
     kept_t = video_t[keep]
@@ -196,7 +253,77 @@ def simulate_gps(
         outlier_indices=tuple(int(i) for i in np.flatnonzero(outlier_mask[keep])),
         dropout_spans_s=tuple(spans),
         clock_offset_s=float(clock_offset_s),
+        canyon_spans_s=tuple(canyon),
     )
+
+
+def _canyon_offsets(
+    rng: np.random.Generator,
+    video_t: npt.NDArray[np.float64],
+    spans: list[tuple[float, float]],
+    noise: GpsNoise,
+) -> npt.NDArray[np.float64]:
+    """(N, 2) offsets: inside each span one direction and size, ramped over 2 s at its ends."""
+    out = np.zeros((len(video_t), 2))
+    for start, end in spans:
+        bearing = float(rng.uniform(0.0, 2 * math.pi))
+        size = float(rng.uniform(*noise.canyon_offset_m))
+        ramp = np.clip(np.minimum(video_t - start, end - video_t) / 2.0, 0.0, 1.0)
+        weight = np.where((video_t >= start) & (video_t < end), ramp, 0.0)
+        out += weight[:, None] * size * np.array([math.sin(bearing), math.cos(bearing)])
+    return out
+
+
+def _drift(
+    rng: np.random.Generator, video_t: npt.NDArray[np.float64], noise: GpsNoise
+) -> npt.NDArray[np.float64]:
+    """(N, 2) slow drift: the integral of a Gauss-Markov velocity, starting at zero."""
+    if len(video_t) < 2:
+        return np.zeros((len(video_t), 2))
+    step_s = float(video_t[1] - video_t[0])
+    velocity = noise.drift_mps * _gauss_markov(
+        rng, len(video_t), step_s=step_s, tau_s=noise.drift_time_s
+    )
+    return np.concatenate([np.zeros((1, 2)), np.cumsum(velocity[:-1] * step_s, axis=0)])
+
+
+GPS_MODELS: dict[str, GpsNoise] = {
+    "phone": GpsNoise(),
+    "camera": GpsNoise(
+        sigma_m=2.5,
+        correlated_share=0.6,
+        correlation_time_s=20.0,
+        outlier_rate=0.002,
+        dropout_rate_per_min=0.5,
+        dropout_duration_s=(2.0, 8.0),
+        rate_hz=10.0,
+        drift_mps=0.01,
+    ),
+    "canyon": GpsNoise(
+        sigma_m=5.0,
+        correlated_share=0.5,
+        outlier_rate=0.02,
+        dropout_rate_per_min=0.5,
+        canyon_rate_per_min=1.0,
+        drift_mps=0.02,
+    ),
+}
+"""Named error models (see the module docstring); ``phone`` is the default."""
+
+
+def gps_model(name: str, *, sigma_m: float | None = None) -> GpsNoise:
+    """The preset ``name`` of :data:`GPS_MODELS`, with its RMS error replaced by ``sigma_m``
+    when given. Raises :class:`ConfigError` for an unknown name, naming the known ones."""
+    import dataclasses
+    import difflib
+
+    if name not in GPS_MODELS:
+        close = difflib.get_close_matches(name, GPS_MODELS, n=1)
+        hint = f". Did you mean {close[0]!r}?" if close else ""
+        msg = f"unknown GPS model {name!r}; expected one of {', '.join(GPS_MODELS)}{hint}"
+        raise ConfigError(msg)
+    model = GPS_MODELS[name]
+    return model if sigma_m is None else dataclasses.replace(model, sigma_m=float(sigma_m))
 
 
 def write_gpx(path: str | Path, track: GpsTrack, *, name: str) -> Path:

@@ -132,6 +132,10 @@ class VideoTruth(BaseModel):
         default_factory=list, description="(start, end) of each GPS gap, in video seconds"
     )
     creation_time_utc: str
+    gps_model: str = "phone"
+    gps_canyon_spans_s: list[tuple[float, float]] = Field(
+        default_factory=list, description="(start, end) of each urban-canyon burst, video seconds"
+    )
 
 
 class SceneTruth(BaseModel):

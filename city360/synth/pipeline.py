@@ -49,7 +49,8 @@ from city360.synth.film import (
     sample_route,
     validate_width,
 )
-from city360.synth.gps import GpsNoise, simulate_gps, write_gpx
+from city360.synth.gps import gps_model as make_gps_model
+from city360.synth.gps import simulate_gps, write_gpx
 from city360.synth.groundtruth import (
     SceneTruth,
     VideoTruth,
@@ -140,6 +141,7 @@ class SynthOptions:
     max_video_m: float = DEFAULT_MAX_VIDEO_M
     network: str = "street"
     poses_only: bool = False
+    gps_model: str = "phone"
 
     def __post_init__(self) -> None:
         validate_width(self.width)
@@ -152,6 +154,7 @@ class SynthOptions:
         if not 0.0 <= self.gps_noise_m <= 100.0:
             msg = f"`gps_noise` must be in 0..100 metres, got {self.gps_noise_m}"
             raise ConfigError(msg)
+        make_gps_model(self.gps_model)  # raises for an unknown name
         if abs(self.clock_offset_s) > 86_400:
             msg = f"`clock_offset` must be within ±86400 s, got {self.clock_offset_s}"
             raise ConfigError(msg)
@@ -167,6 +170,7 @@ class SynthOptions:
             "fps": self.fps,
             "speed_mps": self.speed_mps,
             "gps_noise_m": self.gps_noise_m,
+            "gps_model": self.gps_model,
             "clock_offset_s": self.clock_offset_s,
             "max_video_m": self.max_video_m,
             "network": self.network,
@@ -183,7 +187,8 @@ def synthesize(
     width: int = DEFAULT_WIDTH,
     fps: int = DEFAULT_FPS,
     speed: float = DEFAULT_SPEED_MPS,
-    gps_noise_m: float = 3.0,
+    gps_noise_m: float | None = None,
+    gps_model: str = "phone",
     clock_offset_s: float = 0.0,
     route_gpx: str | Path | None = None,
     max_video_m: float = DEFAULT_MAX_VIDEO_M,
@@ -195,7 +200,9 @@ def synthesize(
 
     ``bbox`` (S,W,N,E degrees) crops the extract. ``width`` is the equirect width in pixels
     (height = width / 2), ``fps`` frames per second, ``speed`` walking speed in m/s,
-    ``gps_noise_m`` the RMS horizontal GPS error in metres, ``clock_offset_s`` GPS time minus
+    ``gps_model`` the GPS error model (``city360.synth.gps.GPS_MODELS``: phone, camera,
+    canyon), ``gps_noise_m`` its RMS horizontal error in metres (None: the model's own; phone
+    3 m), ``clock_offset_s`` GPS time minus
     camera time in seconds. ``route_gpx`` films along that track instead of covering every
     street. ``max_video_m`` bounds a coverage video's length. ``network`` picks the streets (see
     ``city360.maps.osm.NETWORK_HIGHWAYS``). ``poses_only`` skips rendering: no MP4s, everything
@@ -209,7 +216,10 @@ def synthesize(
         width=int(width),
         fps=int(fps),
         speed_mps=float(speed),
-        gps_noise_m=float(gps_noise_m),
+        gps_noise_m=float(
+            gps_noise_m if gps_noise_m is not None else make_gps_model(gps_model).sigma_m
+        ),
+        gps_model=gps_model,
         clock_offset_s=float(clock_offset_s),
         max_video_m=float(max_video_m),
         network=network,
@@ -275,6 +285,12 @@ def _synthesize_into(
         scene = scene_from_osm(osm, seed=options.seed)
 
     starts = _camera_start_times(options.seed, [p.duration_s for p in poses])
+    starts = [  # a recorded walk is filmed on its own clock, so its truth keeps the real times
+        dt.datetime.fromtimestamp(r.timing.start_utc, dt.UTC)
+        if r.timing is not None and r.timing.start_utc is not None
+        else start
+        for r, start in zip(routes, starts, strict=True)
+    ]
     if not options.poses_only:
         _film_all(scene, routes, poses, starts, city, options, progress)
 
@@ -395,9 +411,10 @@ def _write_gps(
         duration_s=frame_poses.duration_s,
         creation_time=start,
         projection=projection,
-        noise=GpsNoise(sigma_m=options.gps_noise_m),
+        noise=make_gps_model(options.gps_model, sigma_m=options.gps_noise_m),
         clock_offset_s=options.clock_offset_s,
         rng=rng,
+        distance_m=(frame_poses.t_s, frame_poses.s_m) if route.timing is not None else None,
     )
     write_gpx(city.videos_dir / f"{route.name}.gpx", track, name=route.name)
     return VideoTruth(
@@ -412,4 +429,6 @@ def _write_gps(
         gps_outlier_indices=list(track.outlier_indices),
         gps_dropout_spans_s=list(track.dropout_spans_s),
         creation_time_utc=format_creation_time(start),
+        gps_model=options.gps_model,
+        gps_canyon_spans_s=list(track.canyon_spans_s),
     )

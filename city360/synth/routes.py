@@ -7,7 +7,9 @@ end), which splits the arcs into closed walks that look like a person's. Closed 
 are joined while they stay under ``max_video_m``, and any walk still longer is cut at junctions
 into several videos, as a person would stop and start the camera.
 
-A route given as a GPX track (``--route``) is filmed as recorded instead.
+A route given as a GPX track (``--route``) is filmed as recorded instead: along its path and,
+when every point has a time, with its timing (stops, speed changes, turning back), so the
+twin's truth keeps the real track's clock.
 
 Coordinates are metres in the city CRS (x east, y north); bearings are degrees clockwise from
 north.
@@ -34,6 +36,7 @@ __all__ = [
     "Arc",
     "PathSampler",
     "Route",
+    "RouteTiming",
     "plan_coverage_routes",
     "route_from_gpx",
 ]
@@ -95,6 +98,26 @@ class Arc:
 
 
 @dataclass(frozen=True, slots=True)
+class RouteTiming:
+    """A recorded walk's clock: at ``t_s`` (seconds since its first point, increasing) the
+    walker had gone ``s_m`` metres along the route's polyline (non-decreasing; flat during a
+    stop)."""
+
+    t_s: npt.NDArray[np.float64] = field(repr=False)
+    s_m: npt.NDArray[np.float64] = field(repr=False)
+    start_utc: float | None = None
+    """POSIX time of the first point (UTC), so a twin films on the real walk's clock."""
+
+    @property
+    def duration_s(self) -> float:
+        return float(self.t_s[-1])
+
+    def distance_at(self, t_s: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """Metres along the path at times ``t_s`` (clamped to the recording)."""
+        return np.interp(np.asarray(t_s, np.float64), self.t_s, self.s_m)
+
+
+@dataclass(frozen=True, slots=True)
 class Route:
     """One video's walk.
 
@@ -107,6 +130,9 @@ class Route:
     polyline_xy: npt.NDArray[np.float64] = field(repr=False)
     junction_sequence: tuple[int, ...]
     arcs: tuple[ArcId, ...] = ()
+    timing: RouteTiming | None = None
+    """When the walker was where along the path (a timed GPX route), else None: walk at the
+    filming speed."""
 
     @property
     def length_m(self) -> float:
@@ -399,8 +425,9 @@ def route_from_gpx(
 ) -> Route:
     """A route along the track in the GPX file ``path`` (all tracks, segments and routes).
 
-    Only the track's path is used: the camera walks it at the filming speed, whatever times the
-    file records.
+    When every point has a time, the route keeps the track's timing (:class:`RouteTiming`):
+    the camera stops where the walker stopped and walks as fast as they did. Without times it
+    walks the path at the filming speed.
 
     Raises :class:`GpsError` when the file cannot be parsed, has fewer than two distinct points
     or lies outside the street network of the extract (more than 30 m beyond its extent).
@@ -417,19 +444,19 @@ def route_from_gpx(
     except gpxpy.gpx.GPXException as exc:
         msg = f"route GPX {path} cannot be parsed ({exc}); pass a valid GPX 1.0/1.1 file"
         raise GpsError(msg) from None
-    latlon = [
-        (p.latitude, p.longitude)
-        for track in gpx.tracks
-        for segment in track.segments
-        for p in segment.points
+    points_in: list[Any] = [
+        p for track in gpx.tracks for segment in track.segments for p in segment.points
     ]
-    latlon += [(p.latitude, p.longitude) for route in gpx.routes for p in route.points]
+    points_in += [p for route in gpx.routes for p in route.points]
+    latlon = [(p.latitude, p.longitude) for p in points_in]
+    stamps = [p.time.timestamp() if p.time is not None else math.nan for p in points_in]
     if not latlon:
         msg = f"route GPX {path} has no track or route points; record or draw a track first"
         raise GpsError(msg)
     lat, lon = np.asarray(latlon, np.float64).T
     x, y = projection.to_xy(lat, lon)
     points = np.stack([x, y], axis=1)
+    timing = _timing(points, np.asarray(stamps, np.float64))
     keep = np.concatenate([[True], np.hypot(*np.diff(points, axis=0).T) > 0.05])
     points = points[keep]
     if len(points) < 2:
@@ -464,4 +491,18 @@ def route_from_gpx(
         name=name or path.stem,
         polyline_xy=np.ascontiguousarray(points),
         junction_sequence=tuple(sequence),
+        timing=timing,
     )
+
+
+def _timing(points: npt.NDArray[np.float64], stamps: npt.NDArray[np.float64]) -> RouteTiming | None:
+    """The track's clock as distance along ``points`` over time, or None unless every point
+    has a time and time runs forward (later duplicates of a stamp are dropped)."""
+    if len(stamps) < 2 or not np.all(np.isfinite(stamps)):
+        return None
+    s_m = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(points, axis=0).T))])
+    order_ok = np.concatenate([[True], np.diff(stamps) > 0])
+    if not np.all(np.diff(stamps) >= 0) or order_ok.sum() < 2:
+        return None
+    t_s = stamps[order_ok] - stamps[0]
+    return RouteTiming(t_s=t_s, s_m=s_m[order_ok], start_utc=float(stamps[0]))

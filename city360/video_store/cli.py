@@ -1,9 +1,13 @@
-"""``city360 ingest VIDEO... --gps TRACK... --out CITY_DIR``.
+"""``city360 ingest INPUT... --gps TRACK... --out CITY_DIR``.
 
+Inputs are videos, folders of videos, photo folders or photos (:mod:`.inputs` sorts them; a
+GPS file among them is taken as a track, as ``ingest *.mp4 --gps *.gpx`` puts it there).
 Videos and tracks pair by file stem when there are several (``a.mp4`` with ``a.gpx``); one
 video and one track pair whatever their names; a video without a track uses its embedded
-GPS (GoPro GPMF or CAMM). Files are ingested in parallel processes, each writing its own
-``trajectories/<id>/``; ``city.json`` is written once, by this process, at the end.
+GPS (GoPro GPMF or CAMM). A photo sequence pairs with the track named like it (or the only
+track, when it is the only input) and otherwise uses its photos' EXIF GPS. Videos are ingested
+in parallel processes, each writing its own ``trajectories/<id>/``; photo sequences follow in
+this process; ``city.json`` is written once, at the end.
 """
 
 from __future__ import annotations
@@ -22,8 +26,9 @@ from city360.errors import City360Error, ConfigError, InputFileError
 
 if TYPE_CHECKING:
     from city360.video_store.ingest import IngestOptions, IngestResult
+    from city360.video_store.inputs import PhotoSequence
 
-__all__ = ["pair_inputs", "parse_offset", "register", "run_ingest"]
+__all__ = ["pair_inputs", "pair_sequences", "parse_offset", "register", "run_ingest"]
 
 
 MAX_OFFSET_S = 10 * 365.25 * 86400.0
@@ -90,6 +95,19 @@ def pair_inputs(videos: Sequence[Path], tracks: Sequence[Path]) -> list[tuple[Pa
     return [(v, by_stem.get(v.stem)) for v in videos]
 
 
+def pair_sequences(
+    sequences: Sequence[PhotoSequence], tracks: Sequence[Path], *, only_input: bool
+) -> tuple[list[tuple[PhotoSequence, Path | None]], list[Path]]:
+    """Pair photo sequences with the tracks named like them; return the pairs and the tracks
+    left for the videos. ``only_input``: the sequence is all there is to ingest, so a single
+    track belongs to it whatever its name."""
+    if only_input and len(sequences) == 1 and len(tracks) == 1:
+        return [(sequences[0], tracks[0])], []
+    by_stem = {t.stem: t for t in tracks}
+    pairs = [(s, by_stem.pop(s.name, None)) for s in sequences]
+    return pairs, [t for t in tracks if t.stem in by_stem]
+
+
 def _worker(
     video: Path,
     gps: Path | None,
@@ -116,13 +134,17 @@ def run_ingest(
     options: IngestOptions,
     *,
     workers: int = 1,
+    sequences: Sequence[tuple[PhotoSequence, Path | None]] = (),
 ) -> tuple[list[IngestResult], list[tuple[Path, City360Error]]]:
-    """Ingest every pair (in ``workers`` processes), then write ``city.json`` once.
+    """Ingest every video pair (in ``workers`` processes) and photo sequence, then write
+    ``city.json`` once.
 
     Returns the results and the failures; a failure leaves nothing of its trajectory behind.
     """
     from city360.city import CityDir
     from city360.video_store.decode import probe_video
+    from city360.video_store.gps import read_track
+    from city360.video_store.gps.exif import read_exif_track
     from city360.video_store.ingest import city_projection, load_track, update_manifest
 
     city = CityDir(out)
@@ -134,10 +156,14 @@ def run_ingest(
         for video, gps in pairs:
             info = probe_video(video, projection=options.projection) if gps is None else None
             tracks.append(load_track(video, gps, info))
+        for sequence, gps in sequences:
+            tracks.append(
+                read_track(gps) if gps is not None else read_exif_track(list(sequence.photos))
+            )
         projection = city_projection(city, tracks)
     results: list[IngestResult] = []
     try:
-        _ingest_all(pairs, out, options, workers, projection, results, failures)
+        _ingest_all(pairs, sequences, out, options, workers, projection, results, failures)
     except KeyboardInterrupt as exc:
         # Trajectories finished so far are kept and recorded; the unfinished left nothing
         # (each is written to a hidden partial folder and renamed only when complete).
@@ -169,6 +195,7 @@ def _stopped_on_error(pool: Any) -> Iterator[None]:
 
 def _ingest_all(
     pairs: Sequence[tuple[Path, Path | None]],
+    sequences: Sequence[tuple[PhotoSequence, Path | None]],
     out: Path,
     options: IngestOptions,
     workers: int,
@@ -177,6 +204,7 @@ def _ingest_all(
     failures: list[tuple[Path, City360Error]],
 ) -> None:
     from city360.progress import make_progress
+    from city360.video_store.photos import ingest_photos
 
     with signals_interrupt(), make_progress() as progress:
         bars = {
@@ -250,6 +278,16 @@ def _ingest_all(
                             failures.append((video, exc))
                     pending -= finished
                     time.sleep(0.1)
+        for sequence, gps in sequences:
+            try:
+                results.extend(
+                    ingest_photos(
+                        sequence.name, sequence.photos, gps, out, projection=projection,
+                        options=options,
+                    )
+                )  # fmt: skip
+            except City360Error as exc:
+                failures.append((sequence.photos[0].parent, exc))
 
 
 def register(app: typer.Typer) -> None:
@@ -257,11 +295,22 @@ def register(app: typer.Typer) -> None:
 
     @app.command("ingest")
     def ingest(
-        videos: Annotated[list[Path], typer.Argument(help="360° equirect videos.")],
+        videos: Annotated[
+            list[Path],
+            typer.Argument(
+                help="360° equirect videos, folders of them, or geotagged 360° photos "
+                "(a folder or several .jpg: one photo sequence).",
+                show_default=False,
+            ),
+        ],
         out: Annotated[Path, typer.Option("--out", help="City directory to add them to.")],
         gps: Annotated[
             list[Path] | None,
-            typer.Option("--gps", help="GPS tracks (.gpx, .csv, GoPro/CAMM .mp4), by stem."),
+            typer.Option(
+                "--gps",
+                help="GPS tracks (.gpx, .csv, GoPro/CAMM .mp4) or a folder of them, paired by "
+                "stem; repeat --gps for several (.gpx files among the inputs count too).",
+            ),
         ] = None,
         offset: Annotated[
             str | None,
@@ -292,10 +341,23 @@ def register(app: typer.Typer) -> None:
             projection="equirect" if projection else None,
             overwrite=overwrite,
         )
-        pairs = pair_inputs(videos, gps or [])
-        count = workers if workers > 0 else min(len(pairs), os.cpu_count() or 1)
+        from city360.video_store.inputs import sort_inputs
+
+        inputs = sort_inputs(videos, gps or [])
+        for moved in inputs.moved_tracks:
+            console.print(
+                f"{moved}: a GPS track among the inputs, used as --gps {moved}", highlight=False
+            )
+        sequences, tracks = pair_sequences(
+            inputs.sequences, inputs.tracks, only_input=not inputs.videos
+        )
+        pairs = pair_inputs(inputs.videos, tracks) if inputs.videos or tracks else []
+        if not pairs and not sequences:
+            msg = "no video or photo given; pass one or more VIDEO files or a photo folder"
+            raise ConfigError(msg)
+        count = workers if workers > 0 else max(1, min(len(pairs), os.cpu_count() or 1))
         try:
-            results, failures = run_ingest(pairs, out, options, workers=count)
+            results, failures = run_ingest(pairs, out, options, workers=count, sequences=sequences)
         except IngestInterrupted as stop:
             kept = ", ".join(stop.finished) or "none"
             console.print(

@@ -169,6 +169,30 @@ def projection_from_spherical_side_data(payload: bytes) -> str:
     return _SPHERICAL_PROJECTIONS.get(code, "unknown")
 
 
+def _spherical_projection(frame: Any) -> str | None:
+    """The projection named by a frame's spherical side data, or None.
+
+    Cameras attach side data this PyAV build has no name for (a GoPro MAX still carries type
+    31, and PyAV raises ``ValueError: 31 is not a valid Type`` merely on listing it), so an
+    unreadable list or entry counts as "no spherical metadata", never as a broken file.
+    """
+    try:
+        side_data: Any = frame.side_data
+        count = len(side_data)
+    except (ValueError, KeyError, TypeError):
+        return None
+    spherical = None
+    for key in range(count):
+        try:
+            side: Any = side_data[key]
+            kind = str(side.type)
+        except (ValueError, KeyError, TypeError, IndexError):
+            continue
+        if kind.endswith("SPHERICAL"):
+            spherical = projection_from_spherical_side_data(bytes(side))
+    return spherical
+
+
 def _parse_creation_time(value: str | None) -> float | None:
     if not value:
         return None
@@ -236,12 +260,7 @@ def probe_video(path: str | os.PathLike[str], *, projection: Projection | None =
         if rotation % 90:
             msg = f"video {source}: rotation {rotation}° is not a multiple of 90°"
             raise VideoError(msg)
-        spherical = None
-        side_data: Any = first.side_data
-        for key in range(len(side_data)):
-            side: Any = side_data[key]
-            if str(side.type).endswith("SPHERICAL"):
-                spherical = projection_from_spherical_side_data(bytes(side))
+        spherical = _spherical_projection(first)
         time_base = float(stream.time_base) if stream.time_base else 1.0 / 90000
         rate = stream.average_rate or stream.guessed_rate or stream.base_rate
         fps = float(rate) if rate else 0.0

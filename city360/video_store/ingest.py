@@ -28,7 +28,14 @@ import numpy as np
 import numpy.typing as npt
 
 from city360._atomic import atomic_dir
-from city360.city import CityDir, CityManifest, SourceFile, TrajectoryMeta, TrajectoryPoses
+from city360.city import (
+    CityDir,
+    CityManifest,
+    SourceFile,
+    TrajectoryMeta,
+    TrajectoryPoses,
+    max_pose_step_m,
+)
 from city360.errors import GpsError, OutputError, VideoError
 from city360.geo import LocalProjection
 from city360.video_store.clean import CleanParams, clean_track
@@ -36,9 +43,14 @@ from city360.video_store.decode import DecodedFrame, VideoInfo, iter_frames, pro
 from city360.video_store.gps import GpsTrack, read_embedded_track, read_track, validate_track
 from city360.video_store.heading import fuse_heading
 from city360.video_store.motion import MotionMeter, MotionSignal, still_spans
-from city360.video_store.resample import frame_times, select_frames
+from city360.video_store.resample import (
+    continuity_gaps,
+    frame_times,
+    select_frames,
+    stationary_keep,
+)
 from city360.video_store.smooth import heading_aided_smooth
-from city360.video_store.sync import resolve_sync
+from city360.video_store.sync import DEFAULT_SEARCH_S, resolve_sync
 from city360.video_store.writer import (
     BackgroundWriter,
     FrameWriter,
@@ -75,7 +87,8 @@ class IngestOptions:
     max_width: int | None = 3840
     projection: Literal["equirect"] | None = None
     crf: int = 16
-    offset_search_s: float = 30.0
+    offset_search_s: float = DEFAULT_SEARCH_S
+    """How far ``offset='auto'`` searches each way, seconds."""
     overwrite: bool = False
     clean: CleanParams = field(default_factory=CleanParams)
 
@@ -141,24 +154,6 @@ def _sha256(path: Path) -> str:
     from city360.city import file_sha256
 
     return file_sha256(path)
-
-
-def _moving_frames(t_s: npt.NDArray[np.float64], motion: MotionSignal | None) -> list[int]:
-    """Indices of the kept frames to retain: all but the second and later ones inside a span
-    where the picture says the camera stood still."""
-    if motion is None:
-        return list(range(t_s.shape[0]))
-    keep = []
-    spans = still_spans(motion)
-    seen: set[int] = set()
-    for k, t in enumerate(t_s):
-        inside = [j for j, (a, b) in enumerate(spans) if a <= t <= b]
-        if inside:
-            if inside[0] in seen:
-                continue
-            seen.add(inside[0])
-        keep.append(k)
-    return keep
 
 
 def _stored_picture(
@@ -279,7 +274,8 @@ def ingest_video(
                 raise VideoError(msg)
             if frame_meter is not None:
                 motion = frame_meter.result()
-            keep = _moving_frames(selection.t_s, motion)
+            spans = still_spans(motion) if motion is not None else []
+            keep = stationary_keep(selection, spans, smooth, sync, spacing_m=opts.spacing_m)
             if len(keep) < written:  # standing still: keep one frame per stop
                 remux_subset(tmp / "frames.mp4", tmp / "frames.kept.mp4", keep)
                 os.replace(tmp / "frames.kept.mp4", tmp / "frames.mp4")
@@ -297,8 +293,22 @@ def ingest_video(
                     sigma_m=opts.clean.gps_sigma_m,
                     gate_sigma=opts.clean.gate_sigma,
                 )
-                x_m = np.interp(selection.t_s, heading.dense_t_s, rx)
-                y_m = np.interp(selection.t_s, heading.dense_t_s, ry)
+                aided_x = np.interp(selection.t_s, heading.dense_t_s, rx)
+                aided_y = np.interp(selection.t_s, heading.dense_t_s, ry)
+                if not continuity_gaps(aided_x, aided_y, spacing_m=opts.spacing_m).size:
+                    x_m, y_m = aided_x, aided_y  # else keep the plain GPS smoothing
+            gaps = continuity_gaps(x_m, y_m, spacing_m=opts.spacing_m)
+            if gaps.size:  # never write a trajectory the pose-graph build rejects
+                k = int(gaps[0])
+                step = float(np.hypot(x_m[k + 1] - x_m[k], y_m[k + 1] - y_m[k]))
+                msg = (
+                    f"video {video_path}: kept frames {k} and {k + 1} (video time "
+                    f"{selection.t_s[k]:.1f} s .. {selection.t_s[k + 1]:.1f} s) are "
+                    f"{step:.1f} m apart, more than the {max_pose_step_m(opts.spacing_m):.0f} m "
+                    "a trajectory may jump; the video has a gap there: cut it into two "
+                    "videos at that time, or check the GPS track for a dropout"
+                )
+                raise VideoError(msg)
             lat, lon = projection.to_latlon(x_m, y_m)
             poses = TrajectoryPoses(
                 x_m=x_m,

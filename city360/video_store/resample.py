@@ -8,18 +8,31 @@ times (standing still adds no frames; walking fast adds no gaps beyond the sourc
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC
 
 import numpy as np
 import numpy.typing as npt
 
+from city360.city import max_pose_step_m
 from city360.errors import ConfigError, GpsError
 from city360.video_store.clean import SmoothTrack
 from city360.video_store.decode import VideoInfo
 from city360.video_store.sync import SyncResult
 
-__all__ = ["FrameSelection", "frame_times", "select_frames"]
+__all__ = [
+    "GPS_STILL_SPEED_MPS",
+    "FrameSelection",
+    "continuity_gaps",
+    "frame_times",
+    "select_frames",
+    "stationary_keep",
+]
+
+GPS_STILL_SPEED_MPS = 0.5
+"""Mean GPS speed over a span below which the GPS agrees that the camera stood still, m/s
+(walking is 1-1.5 m/s; a smoothed stop is 0)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +145,65 @@ def select_frames(
         heading_deg=heading[pick],
         distance_m=distance[pick] - distance[pick[0]],
     )
+
+
+def stationary_keep(
+    selection: FrameSelection,
+    still_spans_s: Sequence[tuple[float, float]],
+    smooth: SmoothTrack,
+    sync: SyncResult,
+    *,
+    spacing_m: float,
+) -> list[int]:
+    """Positions in ``selection`` to keep: all but the second and later frames of each span
+    where the camera stood still.
+
+    A span counts as standing still only when the picture *and* the GPS say so: the picture
+    looks still in ``still_spans_s`` (video seconds, from :func:`~.motion.still_spans`) and the
+    smoothed GPS moves slower than :data:`GPS_STILL_SPEED_MPS` on average across it. A picture
+    can look still while the camera walks (a featureless footpath, a lens cap, a dark tunnel,
+    a frozen encoder); dropping those frames would leave a gap of tens of metres that the pose
+    graph rejects. Whatever is dropped, no two kept neighbours end up further apart than
+    :func:`city360.city.max_pose_step_m` allows (half of it, leaving room for the smoothing
+    that follows): frames of a gap that would be too wide are kept.
+    """
+    n = len(selection)
+    if n == 0:
+        return []
+    dropped = np.zeros(n, bool)
+    for start_s, end_s in still_spans_s:
+        gps_a, gps_b = sync.video_start_gps + start_s, sync.video_start_gps + end_s
+        duration = max(end_s - start_s, 1e-9)
+        grid = np.linspace(gps_a, gps_b, max(2, math.ceil(duration * 2) + 1))
+        x, y, _ = smooth.sample(grid)
+        path_m = float(np.hypot(np.diff(x), np.diff(y)).sum())
+        if path_m / duration >= GPS_STILL_SPEED_MPS and path_m > spacing_m:
+            continue  # the GPS says the camera walked on: keep every frame
+        inside = np.flatnonzero((selection.t_s >= start_s) & (selection.t_s <= end_s))
+        dropped[inside[1:]] = True
+    limit = 0.5 * max_pose_step_m(spacing_m)
+    keep: list[int] = []
+    for k in range(n):
+        if dropped[k]:
+            continue
+        if keep and k - keep[-1] > 1:
+            a = keep[-1]
+            gap = math.hypot(
+                selection.x_m[k] - selection.x_m[a], selection.y_m[k] - selection.y_m[a]
+            )
+            if gap > limit:
+                keep.extend(range(a + 1, k))  # too wide a jump: keep the frames between
+        keep.append(k)
+    return keep
+
+
+def continuity_gaps(
+    x_m: npt.NDArray[np.float64], y_m: npt.NDArray[np.float64], *, spacing_m: float
+) -> npt.NDArray[np.int64]:
+    """Indices ``i`` where the step from pose ``i`` to ``i + 1`` exceeds
+    :func:`city360.city.max_pose_step_m` (the rule the pose-graph build checks)."""
+    steps = np.hypot(np.diff(x_m), np.diff(y_m))
+    return np.flatnonzero(steps > max_pose_step_m(spacing_m)).astype(np.int64)
 
 
 def _iso(t_s: float) -> str:

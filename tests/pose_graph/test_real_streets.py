@@ -13,9 +13,9 @@ from city360.city import CityDir
 from city360.geo import LocalProjection
 from city360.pose_graph import PoseGraph, build_from_tracks
 from city360.pose_graph.osm_match import load_streets
+from city360.pose_graph.score import Score, score
 from city360.pose_graph.tracks import load_tracks
 from city360.synth.groundtruth import SceneTruth
-from tests.pose_graph.scoring import Score, score
 from tests.pose_graph.walks import ORIGIN, routes_both_ways, street_graph_from_osm, write_city
 
 BBOX = "35.745,139.665,35.750,139.672"

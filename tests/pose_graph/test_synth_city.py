@@ -10,8 +10,8 @@ import pytest
 
 from city360.city import CityDir
 from city360.pose_graph import PoseGraph, build_city, load_graph
+from city360.pose_graph.score import score
 from city360.synth.groundtruth import SceneTruth
-from tests.pose_graph.scoring import score
 from tests.pose_graph.walks import trajectories_from_gps
 
 

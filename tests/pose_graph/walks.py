@@ -275,25 +275,10 @@ def write_osm(graph: nx.Graph, path: Path, *, origin: tuple[float, float] = ORIG
 
 def trajectories_from_gps(city: CityDir, *, spacing_m: float = 1.0) -> list[str]:
     """Turn a synthesized city's GPX tracks into pose-only trajectories, the way ingest would
-    without video: video_store's cleaning (de-spike, RTS smoothing), then one pose every
-    ``spacing_m`` metres travelled. Returns the trajectory ids."""
-    from city360.video_store.clean import clean_track
-    from city360.video_store.gps import read_track
+    without video (:func:`city360.video_store.gps_only.trajectories_from_gpx`)."""
+    from city360.video_store.gps_only import trajectories_from_gpx
 
-    projection = city.read_manifest().projection
-    ids = []
-    for gpx in sorted(city.videos_dir.glob("*.gpx")):
-        smooth = clean_track(read_track(gpx), projection)
-        xy = np.column_stack([smooth.x_m, smooth.y_m])
-        steps = np.hypot(*np.diff(xy, axis=0).T)
-        arc = np.concatenate([[0.0], np.cumsum(steps)])
-        marks = np.arange(0.0, arc[-1], spacing_m)
-        sampled = np.column_stack(
-            [np.interp(marks, arc, xy[:, 0]), np.interp(marks, arc, xy[:, 1])]
-        )
-        write_trajectory(city, gpx.stem, sampled, projection, spacing_m=spacing_m)
-        ids.append(gpx.stem)
-    return ids
+    return trajectories_from_gpx(city, spacing_m=spacing_m)
 
 
 def street_graph_from_osm(streets: nx.MultiGraph) -> nx.Graph:

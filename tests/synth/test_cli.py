@@ -51,6 +51,7 @@ def test_synth_poses_only_passes_every_option(
         "fps": 3,
         "speed_mps": 1.2,
         "gps_noise_m": 2.0,
+        "gps_model": "phone",
         "clock_offset_s": -1.5,
         "max_video_m": 250.0,
         "network": "street",
@@ -59,6 +60,24 @@ def test_synth_poses_only_passes_every_option(
     err = capsys.readouterr().err
     assert f"synthesized {out}" in err
     assert "© OpenStreetMap contributors" in err
+
+
+def test_synth_gps_model_preset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from city360.synth.groundtruth import SceneTruth
+
+    osm = write_grid_osm(tmp_path / "grid.osm")
+    out = tmp_path / "city"
+    code = run_cli(
+        monkeypatch, "synth", "--osm", str(osm), "--out", str(out), "--poses-only",
+        "--gps-model", "camera", "--fps", "2",
+    )  # fmt: skip
+    assert code == 0
+    params = CityDir(out).read_manifest().build["synth"]
+    assert (params["gps_model"], params["gps_noise_m"]) == ("camera", 2.5)
+    videos = SceneTruth.load(out / "groundtruth" / "scene.json").videos
+    assert {v.gps_model for v in videos} == {"camera"}
+    gpx = (out / "videos" / f"{videos[0].name}.gpx").read_text(encoding="utf-8")
+    assert gpx.count("<trkpt") >= 9 * videos[0].frame_count / 2  # 10 Hz at 2 fps
 
 
 @pytest.mark.parametrize(

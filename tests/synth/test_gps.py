@@ -131,3 +131,71 @@ def test_gpx_round_trip(tmp_path: Path) -> None:
 def test_bad_noise_settings(field: str, value: float) -> None:
     with pytest.raises(ConfigError, match=rf"GPS noise `{field}` is out of range: {value}"):
         GpsNoise(**{field: value})
+
+
+# --- error models (issue 17): rates, urban-canyon bursts, drift, presets ---
+
+
+def test_presets_phone_is_the_default_and_unknown_names_are_refused() -> None:
+    from city360.synth.gps import GPS_MODELS, gps_model
+
+    assert gps_model("phone") == GpsNoise()
+    assert gps_model("canyon", sigma_m=1.0).sigma_m == 1.0
+    assert set(GPS_MODELS) == {"phone", "camera", "canyon"}
+    with pytest.raises(ConfigError, match=r"unknown GPS model 'canyn'; expected one of phone, "
+                       r"camera, canyon. Did you mean 'canyon'\?"):  # fmt: skip
+        gps_model("canyn")
+
+
+@pytest.mark.parametrize("rate_hz", [1.0, 5.0, 10.0])
+def test_rate_gives_that_many_fixes_a_second(rate_hz: float) -> None:
+    track = simulate(GpsNoise(rate_hz=rate_hz, dropout_rate_per_min=0.0))
+    assert len(track) == pytest.approx(DURATION * rate_hz, abs=2)
+    assert np.diff(track.video_t_s) == pytest.approx(1.0 / rate_hz)
+
+
+def test_camera_preset_logs_10hz() -> None:
+    from city360.synth.gps import gps_model
+
+    track = simulate(gps_model("camera"))
+    steps = np.diff(track.video_t_s)
+    assert float(np.median(steps)) == pytest.approx(0.1)
+
+
+def test_canyon_bursts_throw_fixes_10_to_30_m_and_are_recorded() -> None:
+    noise = GpsNoise(sigma_m=0.5, outlier_rate=0.0, dropout_rate_per_min=0.0,
+                     canyon_rate_per_min=1.0)  # fmt: skip
+    bursts, peaks = 0, []
+    for seed in range(5):
+        track = simulate(noise, seed=seed)
+        errors = errors_m(track)
+        assert track.canyon_spans_s
+        outside = np.ones(len(track), bool)
+        for start, end in track.canyon_spans_s:
+            inside = (track.video_t_s >= start) & (track.video_t_s < end)
+            outside &= ~inside
+            core = (track.video_t_s >= start + 2.0) & (track.video_t_s < end - 2.0)
+            if core.any():
+                bursts += 1
+                peaks.append(float(np.median(errors[core])))
+        assert float(np.max(errors[outside])) < 3.0  # 0.5 m RMS elsewhere
+    assert bursts >= 20
+    assert min(peaks) >= 9.0
+    assert max(peaks) <= 31.0
+    assert 15.0 <= float(np.mean(peaks)) <= 25.0  # uniform over 10-30 m
+
+
+def test_drift_grows_like_an_integrated_gauss_markov_velocity() -> None:
+    sigma_v, tau = 0.02, 120.0
+    noise = GpsNoise(sigma_m=0.0, outlier_rate=0.0, dropout_rate_per_min=0.0,
+                     drift_mps=sigma_v, drift_time_s=tau)  # fmt: skip
+    finals, starts = [], []
+    for seed in range(30):
+        errors = errors_m(simulate(noise, seed=seed))
+        starts.append(errors[0])
+        finals.append(errors[-1])
+    t = DURATION
+    per_axis = 2 * sigma_v**2 * tau**2 * (t / tau - 1 + math.exp(-t / tau))
+    expected = math.sqrt(2 * per_axis)  # horizontal RMS at the end, ~10.7 m
+    assert max(starts) < 0.05
+    assert math.sqrt(float(np.mean(np.square(finals)))) == pytest.approx(expected, rel=0.3)

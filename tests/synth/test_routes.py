@@ -205,3 +205,41 @@ def test_route_gpx_missing_corrupt_or_empty(tmp_path: Path) -> None:
     single = write_gpx(tmp_path / "single.gpx", [(1.0, 1.0), (1.0, 1.0)])
     with pytest.raises(GpsError, match=r"fewer than two distinct points"):
         route_from_gpx(single, graph=grid_graph(), projection=PROJECTION)
+
+
+def test_timed_gpx_route_replays_stops_speed_and_turning_back(tmp_path: Path) -> None:
+    """Issue 17: ``synth --route`` used the path only; a timed track keeps its clock."""
+    import datetime as dt
+
+    from city360.synth.film import sample_route
+
+    start = dt.datetime(2024, 5, 1, 9, 0, tzinfo=dt.UTC)
+    timeline = [(0.0, 0.0), (50.0, 50.0), (50.0, 60.0), (20.0, 75.0)]  # (x m, t s)
+    gpx = gpxpy.gpx.GPX()
+    segment = gpxpy.gpx.GPXTrackSegment()
+    for x, t in timeline:
+        lat, lon = PROJECTION.to_latlon(x, 0.0)
+        stamp = start + dt.timedelta(seconds=t)
+        segment.points.append(gpxpy.gpx.GPXTrackPoint(float(lat), float(lon), time=stamp))
+    track = gpxpy.gpx.GPXTrack()
+    track.segments.append(segment)
+    gpx.tracks.append(track)
+    (tmp_path / "timed.gpx").write_text(gpx.to_xml(), encoding="utf-8")
+    route = route_from_gpx(tmp_path / "timed.gpx", graph=grid_graph(), projection=PROJECTION)
+    assert route.timing is not None
+    assert route.timing.start_utc == start.timestamp()
+    poses = sample_route(route, fps=10)
+    assert poses.duration_s == pytest.approx(75.0)
+    at = {t: round(t * 10) for t in (30.0, 55.0, 70.0)}
+    assert poses.x_m[at[30.0]] == pytest.approx(30.0, abs=0.05)  # 1 m/s out
+    assert poses.x_m[at[55.0]] == pytest.approx(50.0, abs=0.05)  # standing
+    assert poses.x_m[at[70.0]] == pytest.approx(30.0, abs=0.05)  # 2 m/s back
+
+
+def test_untimed_gpx_route_walks_at_filming_speed(tmp_path: Path) -> None:
+    from city360.synth.film import sample_route
+
+    track = write_gpx(tmp_path / "walk.gpx", [(0.0, 0.0), (100.0, 0.0)])
+    route = route_from_gpx(track, graph=grid_graph(), projection=PROJECTION)
+    assert route.timing is None
+    assert sample_route(route, fps=10, speed_mps=2.0).duration_s == pytest.approx(50.0)

@@ -16,6 +16,7 @@ __all__ = ["read_exif_fix", "read_exif_track"]
 _GPS_IFD = 0x8825
 _EXIF_IFD = 0x8769
 _DATETIME_ORIGINAL = 36867
+_SUBSEC_ORIGINAL = 37521
 
 
 def _dms(value: Any, ref: str | None, negative_ref: str) -> float:
@@ -24,9 +25,20 @@ def _dms(value: Any, ref: str | None, negative_ref: str) -> float:
     return -decimal if (ref or "").upper().startswith(negative_ref) else decimal
 
 
-def read_exif_fix(path: Path) -> tuple[float, float, float, float]:
+def _subseconds(exif: Any) -> float:
+    """SubSecTimeOriginal as a fraction of a second (0 when absent): interval shooting takes
+    several photos a second and the whole-second stamps alone would tie."""
+    raw = str(exif.get_ifd(_EXIF_IFD).get(_SUBSEC_ORIGINAL) or "").strip().strip("\x00")
+    return float("0." + raw) if raw.isdigit() else 0.0
+
+
+def read_exif_fix(
+    path: Path, *, require_position: bool = True
+) -> tuple[float, float, float, float]:
     """``(t_s, lat, lon, alt_m)`` of one photo: POSIX seconds from GPSDateStamp+GPSTimeStamp
-    (UTC), else DateTimeOriginal read as UTC; altitude NaN when absent."""
+    (UTC), else DateTimeOriginal read as UTC, plus SubSecTimeOriginal; altitude NaN when
+    absent. Without an EXIF position, lat/lon are NaN when ``require_position`` is False (the
+    position then comes from a GPS track), else :class:`GpsError`."""
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -39,11 +51,14 @@ def read_exif_fix(path: Path) -> tuple[float, float, float, float]:
         msg = f"photo {path} cannot be read ({exc}); is it a JPEG?"
         raise GpsError(msg) from None
     gps = exif.get_ifd(_GPS_IFD)
-    if 2 not in gps or 4 not in gps:
+    if 2 in gps and 4 in gps:
+        lat = _dms(gps[2], gps.get(1), "S")
+        lon = _dms(gps[4], gps.get(3), "W")
+    elif require_position:
         msg = f"photo {path} has no EXIF GPS position; geotag it or pass --gps with a track"
         raise GpsError(msg)
-    lat = _dms(gps[2], gps.get(1), "S")
-    lon = _dms(gps[4], gps.get(3), "W")
+    else:
+        lat = lon = math.nan
     alt = float(gps[6]) if 6 in gps else math.nan
     if alt == alt and gps.get(5) in (b"\x01", 1):
         alt = -alt
@@ -52,11 +67,13 @@ def read_exif_fix(path: Path) -> tuple[float, float, float, float]:
         h, m, s = (float(v) for v in gps[7])
         day = datetime.strptime(str(gps[29]).strip(), "%Y:%m:%d").replace(tzinfo=UTC)
         t_s = day.timestamp() + h * 3600 + m * 60 + s
+        if s == int(s):
+            t_s += _subseconds(exif)
         return t_s, lat, lon, alt
     original = exif.get_ifd(_EXIF_IFD).get(_DATETIME_ORIGINAL) or exif.get(306)
     if original:
         stamp = datetime.strptime(str(original).strip(), "%Y:%m:%d %H:%M:%S")
-        return stamp.replace(tzinfo=UTC).timestamp(), lat, lon, alt
+        return stamp.replace(tzinfo=UTC).timestamp() + _subseconds(exif), lat, lon, alt
     msg = f"photo {path} has a GPS position but no time stamp (GPSDateStamp/DateTimeOriginal)"
     raise GpsError(msg)
 

@@ -1,4 +1,11 @@
-"""Scoring a built pose graph against a synthetic city's ground truth (``SceneTruth``).
+"""Scoring a built pose graph against a synthetic city's ground truth (``SceneTruth``): the
+one scorer of city360 (``city360 score CITY``, tests, benchmarks).
+
+Figures: junction precision and recall (built junctions matched one-to-one to true junctions
+within ``MATCH_M`` = 8 m, Hungarian assignment on distance); street precision, recall and F1
+(built streets, degree-2 nodes contracted, whose two ends match the two ends of a true street;
+node identity within ``NODE_IDENTITY_M`` = 15 m); turn accuracy (below). All positions are
+metres in the city CRS.
 
 Junctions are true nodes where three or more streets meet; streets through degree-2 nodes
 (bends) are joined into one, in the truth and in the built graph alike. The truth is first
@@ -12,23 +19,33 @@ true angles.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import networkx as nx
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from city360.errors import CityFormatError
 from city360.geo import angle_diff_deg, bearing_deg
 from city360.pose_graph.graph import PoseGraph
 from city360.pose_graph.transitions import assign_labels
 from city360.synth.groundtruth import SceneTruth
 
+__all__ = ["MATCH_M", "NODE_IDENTITY_M", "Score", "score", "score_city"]
+
 MATCH_M = 8.0
+"""A built junction matches a true one within this distance, metres."""
 NODE_IDENTITY_M = 15.0
+"""A built node stands for a true node (any kind) within this distance, metres."""
 
 
 @dataclass
 class Score:
+    """Scores in [0, 1], the counts behind turn accuracy, and readable lists of what was
+    missed (``missing_streets``), invented (``extra_streets``) or turned wrong."""
+
     junction_precision: float
     junction_recall: float
     edge_precision: float
@@ -36,6 +53,8 @@ class Score:
     edge_f1: float
     turns_total: int
     turns_right: int
+    true_junctions: int = 0
+    """Junctions of the resolvable truth (the recall's denominator)."""
     wrong_turns: list[str] = field(default_factory=list)
     missing_streets: list[str] = field(default_factory=list)
     extra_streets: list[str] = field(default_factory=list)
@@ -145,7 +164,33 @@ def _mean_gap(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.mean(np.hypot(*(resample(a) - resample(b)).T)))
 
 
+def score_city(city_dir: str | Path) -> Score:
+    """Score ``city_dir``'s built ``graph.json`` against its ``groundtruth/scene.json``.
+
+    Raises :class:`CityFormatError` when the city has no ground truth (only ``synth`` cities
+    have one) or no graph.
+    """
+    from city360.city import CityDir
+    from city360.pose_graph.graph import load_graph
+
+    city = CityDir(city_dir)
+    truth_path = city.groundtruth_dir / "scene.json"
+    if not truth_path.is_file():
+        msg = (
+            f"{truth_path} not found: only cities made by `city360 synth` have ground truth to "
+            "score against"
+        )
+        raise CityFormatError(msg)
+    if not city.graph_path.is_file():
+        msg = (
+            f"{city.graph_path} not found; build the pose graph first: `city360 build {city.root}`"
+        )
+        raise CityFormatError(msg)
+    return score(load_graph(city, require_frames=False), SceneTruth.load(truth_path))
+
+
 def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
+    """Score ``pose_graph`` against ``truth`` (see the module docstring)."""
     true_graph, true_lines, true_ends = _resolvable(truth)
     true_contracted = _contract(true_graph)
     true_junctions = [n for n in true_graph if true_graph.degree[n] >= 3]
@@ -155,7 +200,8 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
     pred_junctions = [n for n, d in graph.nodes(data=True) if d["kind"] == "junction"]
     pred_xy = np.array([[graph.nodes[n]["x_m"], graph.nodes[n]["y_m"]] for n in pred_junctions])
     pairs = _match(pred_xy.reshape(-1, 2), true_xy.reshape(-1, 2), MATCH_M)
-    precision = len(pairs) / len(pred_junctions) if pred_junctions else 0.0
+    # no junction built: perfect precision only if there was none to build (recall says the rest)
+    precision = len(pairs) / len(pred_junctions) if pred_junctions else float(not true_junctions)
     recall = len(pairs) / len(true_junctions) if true_junctions else 1.0
 
     # streets: one undirected edge per built street, degree-2 nodes contracted
@@ -205,10 +251,22 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
     turns_total, turns_right, wrong = _score_turns(
         pose_graph, true_lines, true_ends, true_junctions, pairs, pred_junctions
     )
-    return Score(precision, recall, e_p, e_r, f1, turns_total, turns_right, wrong, missing, extra)
+    return Score(
+        precision,
+        recall,
+        e_p,
+        e_r,
+        f1,
+        turns_total,
+        turns_right,
+        len(true_junctions),
+        wrong,
+        missing,
+        extra,
+    )
 
 
-def _stable(turns: list[float], labels: list[tuple[str, int]]) -> list[bool]:
+def _stable(turns: list[float], labels: Sequence[tuple[str, int]]) -> list[bool]:
     """Whether each label survives moving any one angle by ±8° (else the junction is
     symmetric enough that the policy's choice is a coin toss, and not scored)."""
     firm = [True] * len(turns)

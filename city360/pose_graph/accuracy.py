@@ -1,0 +1,380 @@
+"""The accuracy suite: synth twins of real OSM areas, ingested from their GPS, built, scored.
+
+``city360 accuracy [--quick] [--json]`` runs every :class:`AccuracyCase` of :data:`SUITE` (or
+:data:`QUICK` with ``--quick``) and prints one row per area, seed and build (with and without
+OSM). Each case:
+
+1. ``synthesize(..., poses_only=True)``: a pose-only twin (GPX per video, true poses, scene
+   truth) of the OSM area, filmed as :attr:`AccuracyCase.pattern` says;
+2. :func:`city360.video_store.gps_only.trajectories_from_gpx`: trajectories from the GPX the
+   way ingest places frames (cleaning, RTS smoothing, one pose a metre);
+3. ``build_city`` without OSM and with the area's extract (``--osm``);
+4. :func:`city360.pose_graph.score.score` against the twin's truth, and the position error of
+   the smoothed track against ``groundtruth/poses`` at the same instants (RMSE, metres).
+
+Targets (issue 17): junction precision and recall >= 0.95 within 8 m, street F1 >= 0.95, both
+with and without OSM; position RMSE <= 3 m. A row says whether it meets them.
+
+OSM files are looked up in ``data_dir`` (``$CITY360_SHARED_DATA``, else ``../shared/data`` of
+the checkout); map data © OpenStreetMap contributors, ODbL 1.0.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from city360.errors import City360Error, InputFileError
+
+if TYPE_CHECKING:
+    from city360.synth.groundtruth import SceneTruth
+
+FloatArray = npt.NDArray[np.float64]
+
+__all__ = [
+    "QUICK",
+    "SUITE",
+    "TARGET_F1",
+    "TARGET_JUNCTIONS",
+    "TARGET_RMSE_M",
+    "WALKS",
+    "AccuracyCase",
+    "AccuracyRow",
+    "default_data_dir",
+    "filmed_truth",
+    "format_table",
+    "position_rmse_m",
+    "run_case",
+    "run_suite",
+]
+
+TARGET_JUNCTIONS = 0.95
+"""Junction precision and recall a row must reach."""
+TARGET_F1 = 0.95
+"""Street F1 a row must reach."""
+TARGET_RMSE_M = 3.0
+"""Largest position RMSE of the ingested track against the true path, metres."""
+
+
+@dataclass(frozen=True, slots=True)
+class AccuracyCase:
+    """One area of the suite. ``osm`` is a path relative to the data folder (None: streets
+    generated around ``route`` by :func:`city360.synth.walk_network.walk_network_osm`);
+    ``bbox`` is S,W,N,E degrees (None: the whole extract); ``seeds`` the synth seeds run;
+    ``route`` a GPX (relative to the data folder) the twin replays with its real timing,
+    else the twin is filmed by coverage (every street both ways in videos of at most 600 m);
+    ``gps_model`` the simulated GPS (``city360.synth.gps.GPS_MODELS``)."""
+
+    area: str
+    osm: str | None
+    bbox: str | None
+    seeds: tuple[int, ...]
+    route: str | None = None
+    gps_model: str = "phone"
+    note: str = ""
+
+    @property
+    def pattern(self) -> str:
+        """How the twin is filmed, for the table."""
+        walk = "coverage" if self.route is None else "real walk, timed"
+        return walk if self.gps_model == "phone" else f"{walk}, {self.gps_model} GPS"
+
+
+SUITE: tuple[AccuracyCase, ...] = (
+    AccuracyCase(
+        "tokyo",
+        "osm/tokyo_nerima.osm",
+        "35.745,139.665,35.750,139.672",
+        (0, 1, 2),
+        note="Nerima residential grid, 630 x 550 m",
+    ),
+    AccuracyCase(
+        "oakland",
+        "osm/West-Oakland.osm.bz2",
+        None,
+        (0, 1, 2),
+        note="West Oakland, osmnx's test extract (divided roads)",
+    ),
+    AccuracyCase(
+        "helsinki",
+        "osm/Helsinki.osm.pbf",
+        None,
+        (0, 1, 2),
+        note="Helsinki centre, the whole extract (street network)",
+    ),
+    AccuracyCase(
+        "tokyo-oldtown",
+        "osm/tokyo_nerima.osm",
+        "35.74342,139.67347,35.74612,139.67679",
+        (0, 1, 2),
+        note="densest 300 m window of the three extracts (46 street junctions; Helsinki's "
+        "densest has 18, Oakland's 12): irregular lanes, junctions 9-11 m apart",
+    ),
+)
+"""The dense-city part of the suite (``city360 accuracy``)."""
+
+WALKS: tuple[AccuracyCase, ...] = (
+    AccuracyCase(
+        "hamburg-walk",
+        None,
+        None,
+        (0, 1, 2),
+        route="gps/hamburg_sternschanze_walk.gpx",
+        note="real Strava walk (625 m, then a 21 min GPS gap) on generated streets",
+    ),
+    AccuracyCase(
+        "hamburg-walk",
+        None,
+        None,
+        (0,),
+        route="gps/hamburg_sternschanze_walk.gpx",
+        gps_model="canyon",
+    ),
+    AccuracyCase(
+        "sf-route",
+        None,
+        None,
+        (0, 1, 2),
+        route="gps/sf_30km_h.gpx",
+        gps_model="camera",
+        note="drawn SF route with its (fake 30 km/h) timing, on generated streets",
+    ),
+)
+"""Twins along the real tracks of the data folder, replayed in time (``city360 accuracy``)."""
+
+QUICK: tuple[AccuracyCase, ...] = (
+    AccuracyCase("oakland", "osm/West-Oakland.osm.bz2", None, (0,)),
+    AccuracyCase(
+        "tokyo-oldtown", "osm/tokyo_nerima.osm", "35.74342,139.67347,35.74612,139.67679", (0,)
+    ),
+)
+"""One seed of two small areas (``city360 accuracy --quick``, about ten seconds)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AccuracyRow:
+    """The figures of one area, seed and build (``osm``: built with the area's extract)."""
+
+    area: str
+    seed: int
+    pattern: str
+    osm: bool
+    junction_precision: float
+    junction_recall: float
+    street_f1: float
+    turn_accuracy: float
+    position_rmse_m: float
+    true_junctions: int
+    seconds: float
+    error: str = ""
+    """Why the build failed (the figures are then 0), else empty."""
+
+    @property
+    def meets_targets(self) -> bool:
+        return (
+            not self.error
+            and self.junction_precision >= TARGET_JUNCTIONS
+            and self.junction_recall >= TARGET_JUNCTIONS
+            and self.street_f1 >= TARGET_F1
+            and self.position_rmse_m <= TARGET_RMSE_M
+        )
+
+    def to_json(self) -> dict[str, object]:
+        return {**asdict(self), "meets_targets": self.meets_targets}
+
+
+def default_data_dir() -> Path:
+    """``$CITY360_SHARED_DATA``, else ``../shared/data`` beside the checkout."""
+    override = os.environ.get("CITY360_SHARED_DATA")
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+def position_rmse_m(city_dir: Path) -> float:
+    """RMS distance (metres) between the smoothed GPS track and the true camera position at
+    every true frame inside the track's span, over all videos of a synth city."""
+    from city360.city import CityDir
+    from city360.synth.groundtruth import SceneTruth, read_true_poses
+    from city360.video_store.clean import clean_track
+    from city360.video_store.gps import read_track
+
+    city = CityDir(city_dir)
+    projection = city.read_manifest().projection
+    truth = SceneTruth.load(city.groundtruth_dir / "scene.json")
+    squared: list[np.ndarray] = []
+    for video in truth.videos:
+        smooth = clean_track(read_track(city.videos_dir / f"{video.name}.gpx"), projection)
+        table = read_true_poses(city.groundtruth_dir / "poses" / f"{video.name}.csv")
+        start = dt.datetime.fromisoformat(video.creation_time_utc.replace("Z", "+00:00"))
+        gps_t = start.timestamp() + table[:, 1] + video.clock_offset_s
+        inside = (gps_t >= smooth.start_s) & (gps_t <= smooth.end_s)
+        x, y, _ = smooth.sample(gps_t[inside])
+        squared.append((x - table[inside, 2]) ** 2 + (y - table[inside, 3]) ** 2)
+    values = np.concatenate(squared) if squared else np.zeros(0)
+    return math.sqrt(float(values.mean())) if len(values) else 0.0
+
+
+def filmed_truth(
+    truth: SceneTruth, path_xy: FloatArray, *, radius_m: float = 6.0, share: float = 0.8
+) -> SceneTruth:
+    """``truth`` with only the streets the camera filmed: ``share`` of a street's length lies
+    within ``radius_m`` of ``path_xy`` (the true camera path, metres). A walk through a
+    district films a few of its streets; the others cannot be in its pose graph."""
+    from scipy.spatial import cKDTree
+
+    tree = cKDTree(path_xy)
+    kept = []
+    for street in truth.streets:
+        line = np.asarray(street.polyline_xy, np.float64)
+        arc = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(line, axis=0).T))])
+        marks = np.linspace(0.0, arc[-1], max(2, int(arc[-1]) + 1))
+        points = np.column_stack(
+            [np.interp(marks, arc, line[:, 0]), np.interp(marks, arc, line[:, 1])]
+        )
+        near = np.isfinite(tree.query(points, distance_upper_bound=radius_m)[0])
+        if near.mean() >= share:
+            kept.append(street)
+    return truth.model_copy(update={"streets": kept})
+
+
+def _true_path(city: Path, truth: SceneTruth) -> FloatArray:
+    from city360.synth.groundtruth import read_true_poses
+
+    tables = [
+        read_true_poses(city / "groundtruth" / "poses" / f"{v.name}.csv") for v in truth.videos
+    ]
+    return np.concatenate([t[:, 2:4] for t in tables])
+
+
+def run_case(case: AccuracyCase, seed: int, *, data_dir: Path, work_dir: Path) -> list[AccuracyRow]:
+    """Synthesize, ingest and build ``case`` with ``seed`` in ``work_dir``; two rows (without
+    and with OSM). Raises :class:`InputFileError` when an input file is missing."""
+    from city360.pose_graph.build import build_city
+    from city360.pose_graph.graph import load_graph
+    from city360.pose_graph.score import score
+    from city360.synth.groundtruth import SceneTruth
+    from city360.synth.pipeline import synthesize
+    from city360.synth.walk_network import walk_network_osm
+    from city360.video_store.gps_only import trajectories_from_gpx
+
+    inputs = [p for p in (case.osm, case.route) if p is not None]
+    for name in inputs:
+        if not (data_dir / name).is_file():
+            msg = f"{data_dir / name} not found; pass --data DIR (the folder holding {name})"
+            raise InputFileError(msg)
+    route = data_dir / case.route if case.route is not None else None
+    city = work_dir / f"{case.area}-{case.gps_model}-{seed}"
+    if case.osm is not None:
+        osm = data_dir / case.osm
+    else:
+        if route is None:
+            msg = f"accuracy case {case.area!r} needs an OSM extract or a route"
+            raise InputFileError(msg)
+        osm = walk_network_osm(route, work_dir / f"{case.area}-streets.osm")
+    synthesize(
+        osm,
+        out=city,
+        bbox=case.bbox,
+        seed=seed,
+        fps=2,
+        gps_model=case.gps_model,
+        route_gpx=route,
+        poses_only=True,
+        replace=True,
+    )
+    trajectories_from_gpx(city)
+    rmse = position_rmse_m(city)
+    truth = SceneTruth.load(city / "groundtruth" / "scene.json")
+    if route is not None:
+        truth = filmed_truth(truth, _true_path(city, truth))
+    rows = []
+    for with_osm in (False, True):
+        started = time.perf_counter()
+        try:
+            build_city(city, osm_path=osm if with_osm else None, require_frames=False)
+        except City360Error as exc:  # a failed build is a result of the suite, not its end
+            rows.append(
+                AccuracyRow(
+                    area=case.area,
+                    seed=seed,
+                    pattern=case.pattern,
+                    osm=with_osm,
+                    junction_precision=0.0,
+                    junction_recall=0.0,
+                    street_f1=0.0,
+                    turn_accuracy=0.0,
+                    position_rmse_m=round(rmse, 3),
+                    true_junctions=0,
+                    seconds=round(time.perf_counter() - started, 2),
+                    error=str(exc).splitlines()[0] + " ..." if "\n" in str(exc) else str(exc),
+                )
+            )
+            continue
+        result = score(load_graph(city, require_frames=False), truth)
+        rows.append(
+            AccuracyRow(
+                area=case.area,
+                seed=seed,
+                pattern=case.pattern,
+                osm=with_osm,
+                junction_precision=round(result.junction_precision, 4),
+                junction_recall=round(result.junction_recall, 4),
+                street_f1=round(result.edge_f1, 4),
+                turn_accuracy=round(result.turn_accuracy, 4),
+                position_rmse_m=round(rmse, 3),
+                true_junctions=result.true_junctions,
+                seconds=round(time.perf_counter() - started, 2),
+            )
+        )
+    return rows
+
+
+def run_suite(
+    cases: Sequence[AccuracyCase] = SUITE + WALKS,
+    *,
+    data_dir: Path | None = None,
+    work_dir: Path | None = None,
+    on_row: Callable[[AccuracyRow], None] | None = None,
+) -> list[AccuracyRow]:
+    """Run ``cases`` (every seed of each); cities go to ``work_dir`` (a temporary folder,
+    removed afterwards, when None)."""
+    data = data_dir or default_data_dir()
+    rows: list[AccuracyRow] = []
+    with tempfile.TemporaryDirectory(prefix="city360-accuracy-") as scratch:
+        root = work_dir or Path(scratch)
+        root.mkdir(parents=True, exist_ok=True)
+        for case in cases:
+            for seed in case.seeds:
+                for row in run_case(case, seed, data_dir=data, work_dir=root):
+                    rows.append(row)
+                    if on_row is not None:
+                        on_row(row)
+    return rows
+
+
+def format_table(rows: Sequence[AccuracyRow]) -> str:
+    """A Markdown table of ``rows``."""
+    lines = [
+        "| area | seed | capture | OSM | junction P | junction R | street F1 | turns | "
+        "RMSE m | target |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r.area} | {r.seed} | {r.pattern} | {'with' if r.osm else 'without'} | "
+            f"{r.junction_precision:.3f} | {r.junction_recall:.3f} | {r.street_f1:.3f} | "
+            f"{r.turn_accuracy:.3f} | {r.position_rmse_m:.2f} | "
+            f"{'yes' if r.meets_targets else ('build failed' if r.error else 'no')} |"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,97 @@
+"""Pose-only trajectories from GPS tracks alone, the way ingest places a video without its pictures.
+
+A city made with ``city360 synth --poses-only`` has a GPX per video but no video. This module
+turns each track into a trajectory as ingest would place the frames: video_store's cleaning
+(speed gate, RTS smoothing, gaps bridged), then one pose every ``spacing_m`` metres travelled.
+Headings are the chord between neighbouring poses (no video to refine them), ``t_s`` is GPS
+time (seconds since the track's first kept fix) and the trajectory gets no ``frames.mp4``:
+build it with ``city360 build --pose-only``. Used by the accuracy suite
+(:mod:`city360.pose_graph.accuracy`) and by tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from city360._atomic import atomic_dir
+from city360.city import CityDir, TrajectoryMeta, TrajectoryPoses, file_sha256
+from city360.errors import InputFileError
+from city360.geo import LocalProjection
+from city360.video_store.clean import CleanParams, SmoothTrack, clean_track
+
+__all__ = ["poses_along", "trajectories_from_gpx"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def poses_along(
+    smooth: SmoothTrack, projection: LocalProjection, *, spacing_m: float = 1.0
+) -> TrajectoryPoses:
+    """Poses every ``spacing_m`` metres along ``smooth`` (metres in the city CRS; ``t_s``
+    seconds since the track's start on the GPS clock; heading the chord between neighbours)."""
+    xy = np.column_stack([smooth.x_m, smooth.y_m])
+    arc = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(xy, axis=0).T))])
+    # the smoothed track may stand still (stops): arc must increase for interpolation
+    moving = np.concatenate([[True], np.diff(arc) > 1e-9])
+    arc, xy, t = arc[moving], xy[moving], smooth.t_s[moving]
+    marks = np.arange(0.0, arc[-1], spacing_m)
+    x = np.interp(marks, arc, xy[:, 0])
+    y = np.interp(marks, arc, xy[:, 1])
+    times = np.interp(marks, arc, t) - smooth.start_s
+    dx, dy = np.gradient(x), np.gradient(y)
+    heading = np.mod(np.degrees(np.arctan2(dx, dy)), 360.0)
+    lat, lon = projection.to_latlon(x, y)
+    return TrajectoryPoses(
+        x_m=x,
+        y_m=y,
+        lat=np.asarray(lat, np.float64),
+        lon=np.asarray(lon, np.float64),
+        heading_deg=heading,
+        t_s=times,
+        source_pts=np.arange(len(x), dtype=np.int64),
+    )
+
+
+def trajectories_from_gpx(
+    city_dir: str | Path | CityDir,
+    *,
+    spacing_m: float = 1.0,
+    params: CleanParams | None = None,
+) -> list[str]:
+    """Write one pose-only trajectory per ``videos/*.gpx`` of the city; returns their ids.
+
+    Raises :class:`InputFileError` when the city has no GPX under ``videos/``.
+    """
+    from city360.video_store.gps import read_track
+
+    city = city_dir if isinstance(city_dir, CityDir) else CityDir(city_dir)
+    projection = city.read_manifest().projection
+    tracks = sorted(city.videos_dir.glob("*.gpx"))
+    if not tracks:
+        msg = f"no GPX tracks in {city.videos_dir}; make the city with `city360 synth` first"
+        raise InputFileError(msg)
+    ids = []
+    for gpx in tracks:
+        smooth = clean_track(read_track(gpx), projection, params=params)
+        poses = poses_along(smooth, projection, spacing_m=spacing_m)
+        xy = np.column_stack([poses.x_m, poses.y_m])
+        meta = TrajectoryMeta(
+            id=gpx.stem,
+            source_video=gpx.name,
+            source_sha256=file_sha256(gpx),
+            gps_source=gpx.name,
+            width=0,
+            height=0,
+            frame_count=len(poses.x_m),
+            spacing_m=spacing_m,
+            camera_yaw_offset_deg=0.0,
+            clock_offset_s=0.0,
+            length_m=float(np.hypot(*np.diff(xy, axis=0).T).sum()),
+        )
+        with atomic_dir(city.trajectory_dir(gpx.stem), replace=True) as folder:
+            CityDir.write_trajectory_files(folder, meta, poses)
+        ids.append(gpx.stem)
+    return ids

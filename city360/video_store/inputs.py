@@ -1,0 +1,141 @@
+"""Sort what a user passes to ``city360 ingest`` into videos, GPS tracks and photo sequences.
+
+Users type ``city360 ingest *.mp4 --gps *.gpx``: the shell expands both globs, and an option
+takes one value per flag, so every track after the first lands among the positional inputs.
+Files are therefore recognised by what they are, not by where they stand:
+
+- a GPS file (``.gpx``, ``.csv``, ``.txt``, ``.nmea``) among the inputs is a track;
+- a folder given to ``--gps`` contributes every GPS file inside it;
+- still photos (``.jpg``/``.jpeg``) given as files form one photo sequence (interval shooting),
+  named by the folder they are in; a folder of photos is one sequence named by the folder;
+- a folder of videos contributes every video inside it.
+
+A single photo is refused with a message: one position is not a trajectory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from city360.errors import ConfigError, InputFileError
+from city360.video_store.gps import VIDEO_SUFFIXES
+
+__all__ = [
+    "GPS_SUFFIXES",
+    "PHOTO_SUFFIXES",
+    "IngestInputs",
+    "PhotoSequence",
+    "sort_inputs",
+]
+
+GPS_SUFFIXES = frozenset({".gpx", ".csv", ".txt", ".nmea"})
+"""File suffixes read as GPS tracks, wherever they are passed."""
+PHOTO_SUFFIXES = frozenset({".jpg", ".jpeg"})
+"""File suffixes read as geotagged 360° still photos."""
+
+
+@dataclass(frozen=True, slots=True)
+class PhotoSequence:
+    """Photos of one interval-shooting walk: ``name`` (the trajectory id's source) and the
+    ``photos`` in the order given (sorted by time when read)."""
+
+    name: str
+    photos: tuple[Path, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class IngestInputs:
+    """Inputs sorted by kind. ``moved_tracks``: GPS files that were passed as videos."""
+
+    videos: list[Path] = field(default_factory=list)
+    tracks: list[Path] = field(default_factory=list)
+    sequences: list[PhotoSequence] = field(default_factory=list)
+    moved_tracks: list[Path] = field(default_factory=list)
+
+
+def _kind(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix in GPS_SUFFIXES:
+        return "gps"
+    if suffix in PHOTO_SUFFIXES:
+        return "photo"
+    if suffix in VIDEO_SUFFIXES:
+        return "video"
+    return "other"
+
+
+def _gps_files(paths: Sequence[Path]) -> list[Path]:
+    tracks: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.is_file() and _kind(p) == "gps")
+            if not found:
+                msg = f"--gps folder {path} holds no GPS track (.gpx, .csv); check the path"
+                raise InputFileError(msg)
+            tracks.extend(found)
+        else:
+            tracks.append(path)
+    return tracks
+
+
+def sort_inputs(inputs: Sequence[Path], gps: Sequence[Path] = ()) -> IngestInputs:
+    """Sort ``inputs`` (files or folders) and ``gps`` (files or folders) by kind.
+
+    Raises :class:`InputFileError` for a path that does not exist and :class:`ConfigError` for
+    a single photo, a folder with nothing to ingest, or a file of unknown kind.
+    """
+    missing = [str(p) for p in [*inputs, *gps] if not p.exists()]
+    if missing:
+        msg = f"not found: {', '.join(missing)}; check the paths"
+        raise InputFileError(msg)
+    videos: list[Path] = []
+    tracks = _gps_files(gps)
+    moved: list[Path] = []
+    loose_photos: list[Path] = []
+    sequences: list[PhotoSequence] = []
+    for path in inputs:
+        if path.is_dir():
+            children = sorted(p for p in path.iterdir() if p.is_file())
+            photos = [p for p in children if _kind(p) == "photo"]
+            found = [p for p in children if _kind(p) == "video"]
+            if photos:
+                sequences.append(PhotoSequence(path.resolve().name, tuple(photos)))
+            videos.extend(found)
+            if not photos and not found:
+                msg = (
+                    f"folder {path} holds no video ({', '.join(sorted(VIDEO_SUFFIXES))}) and "
+                    "no photo (.jpg); pass the videos or the photo folder"
+                )
+                raise ConfigError(msg)
+            continue
+        kind = _kind(path)
+        if kind == "gps":
+            moved.append(path)
+        elif kind == "photo":
+            loose_photos.append(path)
+        elif kind == "video":
+            videos.append(path)
+        else:
+            videos.append(path)  # unknown suffix: let the decoder say what it is
+    if loose_photos:
+        sequences.append(PhotoSequence(loose_photos[0].resolve().parent.name, tuple(loose_photos)))
+    for sequence in sequences:
+        if len(sequence.photos) < 2:
+            msg = (
+                f"photo {sequence.photos[0]} is a single position; a trajectory needs several "
+                "photos taken along the walk (interval shooting, one every 1-3 m): pass "
+                "their folder or all of them (PHOTO_DIR or *.jpg)"
+            )
+            raise ConfigError(msg)
+    names = [s.name for s in sequences]
+    if len(set(names)) < len(names):
+        msg = (
+            f"several photo sequences are named {names[0]!r}; put each walk's photos in its "
+            "own folder"
+        )
+        raise ConfigError(msg)
+    seen = {t.resolve() for t in tracks}
+    tracks.extend(t for t in moved if t.resolve() not in seen)
+    return IngestInputs(videos=videos, tracks=tracks, sequences=sequences, moved_tracks=moved)

@@ -1,0 +1,252 @@
+"""Ingest a photo sequence (interval shooting: a geotagged 360° JPEG every 1-3 m) into
+``trajectories/<id>/``, the same files a video gives.
+
+Each photo is one candidate frame. Its time is the EXIF time (GPSDateStamp + GPSTimeStamp, else
+DateTimeOriginal read as UTC); its place is the EXIF GPS position, or, with a GPS track (GPX or
+CSV), the smoothed track at that time plus the ``offset`` (GPS minus camera clock, seconds).
+Photos are ordered by time (the given order breaks ties: cameras stamp whole seconds), photos
+taken without moving ``spacing_m / 2`` are dropped (the photographer stood still), and the rest
+are stored as all-intra frames. The travel heading is the chord from the previous to the next
+kept photo. A gap wider than :func:`city360.city.max_pose_step_m` (photos missing, the camera
+paused) splits the sequence into several trajectories ``<name>``, ``<name>_2``, ... so each is
+one the pose-graph build accepts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from city360._atomic import atomic_dir
+from city360.city import CityDir, TrajectoryMeta, TrajectoryPoses, max_pose_step_m
+from city360.errors import ConfigError, GpsError, OutputError, VideoError
+from city360.geo import LocalProjection
+from city360.video_store.clean import clean_track
+from city360.video_store.decode import EQUIRECT_ASPECT_TOLERANCE
+from city360.video_store.gps import GpsTrack, read_track
+from city360.video_store.gps.exif import read_exif_fix
+from city360.video_store.ingest import IngestOptions, IngestResult, trajectory_id_for
+from city360.video_store.writer import FrameWriter, output_size
+
+__all__ = ["PhotoPlaces", "ingest_photos", "place_photos"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+class PhotoPlaces:
+    """Where and when each photo was taken: ``photos`` in time order, ``t_s`` POSIX seconds
+    (camera clock), ``x_m``/``y_m`` metres in the city CRS."""
+
+    def __init__(
+        self, photos: list[Path], t_s: FloatArray, x_m: FloatArray, y_m: FloatArray
+    ) -> None:
+        self.photos, self.t_s, self.x_m, self.y_m = photos, t_s, x_m, y_m
+
+    def __len__(self) -> int:
+        return len(self.photos)
+
+
+def place_photos(
+    photos: Sequence[Path],
+    projection: LocalProjection,
+    *,
+    gps: Path | None = None,
+    offset_s: float = 0.0,
+) -> PhotoPlaces:
+    """Time and place of every photo (see the module docstring), in time order."""
+    fixes = [read_exif_fix(p, require_position=gps is None) for p in photos]
+    t = np.array([f[0] for f in fixes], np.float64)
+    order = np.argsort(t, kind="stable")
+    ordered = [Path(photos[int(i)]) for i in order]
+    t = t[order]
+    if gps is None:
+        lat = np.array([fixes[int(i)][1] for i in order], np.float64)
+        lon = np.array([fixes[int(i)][2] for i in order], np.float64)
+        x, y = projection.to_xy(lat, lon)
+        return PhotoPlaces(ordered, t, np.asarray(x, np.float64), np.asarray(y, np.float64))
+    track: GpsTrack = read_track(gps)
+    smooth = clean_track(track, projection)
+    gps_t = t + offset_s
+    outside = (gps_t < smooth.start_s - 1.0) | (gps_t > smooth.end_s + 1.0)
+    if outside.any():
+        first = ordered[int(np.argmax(outside))]
+        msg = (
+            f"photo {first} was taken outside GPS track {gps}'s time span "
+            f"({int(outside.sum())} of {len(ordered)} photos); pair the right track, or pass "
+            "--offset SECONDS if the camera clock is wrong"
+        )
+        raise GpsError(msg)
+    x, y, _ = smooth.sample(gps_t)
+    return PhotoPlaces(ordered, t, x, y)
+
+
+def _moving_subset(places: PhotoPlaces, spacing_m: float) -> list[int]:
+    """Indices of photos to keep: each at least ``spacing_m / 2`` from the last kept one."""
+    keep = [0]
+    for k in range(1, len(places)):
+        a = keep[-1]
+        moved = math.hypot(places.x_m[k] - places.x_m[a], places.y_m[k] - places.y_m[a])
+        if moved >= 0.5 * spacing_m:
+            keep.append(k)
+    return keep
+
+
+def _pieces(x: FloatArray, y: FloatArray, spacing_m: float) -> list[tuple[int, int]]:
+    """``[start, stop)`` ranges without a step wider than the build allows."""
+    steps = np.hypot(np.diff(x), np.diff(y))
+    cuts = [0, *(int(i) + 1 for i in np.flatnonzero(steps > max_pose_step_m(spacing_m))), len(x)]
+    return [(a, b) for a, b in itertools.pairwise(cuts) if b - a >= 2]
+
+
+def _headings(x: FloatArray, y: FloatArray) -> FloatArray:
+    """Travel heading (degrees clockwise from north, [0, 360)) from neighbour to neighbour."""
+    n = x.shape[0]
+    ahead = np.minimum(np.arange(n) + 1, n - 1)
+    behind = np.maximum(np.arange(n) - 1, 0)
+    return np.mod(np.degrees(np.arctan2(x[ahead] - x[behind], y[ahead] - y[behind])), 360.0)
+
+
+def _read_rgb(path: Path) -> npt.NDArray[np.uint8]:
+    import cv2
+
+    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if image is None:
+        msg = f"photo {path} cannot be decoded; is it a JPEG? re-copy it from the camera"
+        raise VideoError(msg)
+    height, width = image.shape[:2]
+    if abs(width / height / 2.0 - 1.0) > EQUIRECT_ASPECT_TOLERANCE:
+        msg = (
+            f"photo {path} is {width}x{height}, not a 2:1 equirectangular 360° photo; export "
+            "it as an equirectangular panorama"
+        )
+        raise VideoError(msg)
+    return np.ascontiguousarray(image[:, :, ::-1])
+
+
+def _sequence_sha256(photos: Sequence[Path]) -> str:
+    from city360.city import file_sha256
+
+    digest = hashlib.sha256()
+    for photo in photos:
+        digest.update(file_sha256(photo).encode())
+    return digest.hexdigest()
+
+
+def ingest_photos(
+    name: str,
+    photos: Sequence[str | os.PathLike[str]],
+    gps: str | os.PathLike[str] | None,
+    city_dir: str | os.PathLike[str],
+    *,
+    projection: LocalProjection,
+    options: IngestOptions | None = None,
+) -> list[IngestResult]:
+    """Ingest one photo sequence into ``city_dir``; one result per trajectory written."""
+    started = time.perf_counter()
+    opts = options or IngestOptions()
+    if opts.offset == "auto":
+        msg = "--offset auto needs video motion; for photos pass --offset SECONDS or omit it"
+        raise ConfigError(msg)
+    paths = [Path(p) for p in photos]
+    if len(paths) < 2:
+        msg = f"photo sequence {name!r} has {len(paths)} photo; a trajectory needs several"
+        raise ConfigError(msg)
+    gps_path = Path(gps) if gps is not None else None
+    places = place_photos(paths, projection, gps=gps_path, offset_s=float(opts.offset or 0.0))
+    keep = _moving_subset(places, opts.spacing_m)
+    x, y, t = places.x_m[keep], places.y_m[keep], places.t_s[keep]
+    kept = [places.photos[k] for k in keep]
+    pieces = _pieces(x, y, opts.spacing_m)
+    if not pieces:
+        msg = (
+            f"photo sequence {name!r}: its {len(paths)} photos lie within "
+            f"{opts.spacing_m / 2:g} m of each other or far apart; a trajectory needs photos "
+            "taken every few metres along a walk"
+        )
+        raise GpsError(msg)
+    city = CityDir(city_dir)
+    base = trajectory_id_for(Path(name + ".jpg"))
+    first = _read_rgb(kept[pieces[0][0]])
+    out_w, out_h = output_size(first.shape[1], first.shape[0], opts.max_width)
+    source = str(paths[0].parent if len(set(p.parent for p in paths)) == 1 else paths[0])
+    sha = _sequence_sha256(paths)
+    gps_source = str(gps_path) if gps_path is not None else source
+    gps_sha = sha if gps_path is None else _sequence_sha256([gps_path])
+    results: list[IngestResult] = []
+    for number, (a, b) in enumerate(pieces, start=1):
+        tid = base if number == 1 else f"{base}_{number}"
+        target = city.trajectory_dir(tid)
+        if target.exists() and any(target.iterdir()) and not opts.overwrite:
+            msg = f"trajectory {target} already exists; pass --overwrite to replace it"
+            raise OutputError(msg)
+        px, py, pt = x[a:b], y[a:b], t[a:b]
+        with atomic_dir(target, replace=opts.overwrite) as tmp:
+            with FrameWriter(tmp / "frames.mp4", out_w, out_h, crf=opts.crf) as writer:
+                for photo in kept[a:b]:
+                    writer.write(_fit(_read_rgb(photo), out_w, out_h))
+            lat, lon = projection.to_latlon(px, py)
+            poses = TrajectoryPoses(
+                x_m=px,
+                y_m=py,
+                lat=np.asarray(lat, np.float64),
+                lon=np.asarray(lon, np.float64),
+                heading_deg=_headings(px, py),
+                t_s=pt - pt[0],
+                source_pts=np.asarray([places.photos.index(p) for p in kept[a:b]], np.int64),
+            )
+            length_m = float(np.hypot(np.diff(px), np.diff(py)).sum())
+            meta = TrajectoryMeta(
+                id=tid,
+                source_video=source,
+                source_sha256=sha,
+                gps_source=gps_source,
+                width=out_w,
+                height=out_h,
+                frame_count=b - a,
+                spacing_m=opts.spacing_m,
+                camera_yaw_offset_deg=0.0,
+                clock_offset_s=float(opts.offset or 0.0),
+                length_m=length_m,
+            )
+            CityDir.write_trajectory_files(tmp, meta, poses)
+        results.append(
+            IngestResult(
+                trajectory_id=tid,
+                folder=target,
+                source_video=Path(source),
+                gps_source=Path(gps_source),
+                frame_count=b - a,
+                width=out_w,
+                height=out_h,
+                length_m=length_m,
+                offset_s=float(opts.offset or 0.0),
+                sync_method="given" if opts.offset is not None else "exif",
+                sync_score=None,
+                dropped_fixes=len(paths) - len(keep),
+                visual_heading=False,
+                video_duration_s=float(pt[-1] - pt[0]),
+                elapsed_s=time.perf_counter() - started,
+                lat_range=(float(np.min(lat)), float(np.max(lat))),
+                lon_range=(float(np.min(lon)), float(np.max(lon))),
+                video_sha256=sha,
+                gps_sha256=gps_sha,
+            )
+        )
+    return results
+
+
+def _fit(image: npt.NDArray[np.uint8], width: int, height: int) -> npt.NDArray[np.uint8]:
+    """``image`` scaled to ``width`` x ``height`` (area averaging) when it is not that size."""
+    if image.shape[:2] == (height, width):
+        return image
+    import cv2
+
+    return np.ascontiguousarray(cv2.resize(image, (width, height), interpolation=cv2.INTER_AREA))

@@ -1,0 +1,128 @@
+"""Regressions from real capture (issue 17): camera side data, a picture that looks still
+while the GPS walks on, inputs as a shell expands them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from city360.city import CityDir, max_pose_step_m
+from city360.errors import ConfigError
+from city360.geo import LocalProjection
+from city360.video_store.decode import probe_video
+from city360.video_store.ingest import IngestOptions, ingest_video
+from city360.video_store.inputs import sort_inputs
+from tests.fixtures.videos import (
+    CREATION,
+    ORIGIN,
+    _far_scene,
+    make_walk,
+    render_frame,
+    walk_path,
+    write_equirect_video,
+    write_gpx,
+)
+
+
+def test_probe_tolerates_unknown_side_data(shared_data: Path) -> None:
+    """The GoPro MAX still carries side data type 31, which PyAV cannot name."""
+    info = probe_video(shared_data / "pano360" / "gopro_max_GSAG2002.JPG")
+    assert (info.width, info.height) == (5760, 2880)
+    assert info.spherical is None
+
+
+def _frozen_walk(folder: Path) -> tuple[Path, Path]:
+    """A 70 s walk whose picture freezes from 25 s to 50 s while the GPS walks on (35 m)."""
+    folder.mkdir(parents=True)
+    fps = 10.0
+    t, x, y, heading, dist = walk_path(70.0, fps, stop=None)
+    scene = _far_scene(256, 128, 0)
+    ground = _far_scene(256, 64, 2)
+    frames = [render_frame(scene, ground, h, d) for h, d in zip(heading, dist, strict=True)]
+    for frame, walked in zip(frames, dist, strict=True):  # near facades stream past
+        frame[56:72, :] = np.roll(ground[:16], round(walked * 8), axis=1)
+    frozen = slice(250, 500)
+    frames[frozen] = [frames[250]] * 250
+    video = write_equirect_video(folder / "frozen.mp4", frames, fps)
+    projection = LocalProjection(*ORIGIN)
+    gps_t = np.arange(0.0, 70.0, 1.0)
+    lat, lon = projection.to_latlon(np.interp(gps_t, t, x), np.interp(gps_t, t, y))
+    gpx = write_gpx(folder / "frozen.gpx", CREATION.timestamp() + gps_t, lat, lon)
+    return video, gpx
+
+
+def test_still_picture_while_gps_walks_keeps_frames(tmp_path: Path) -> None:
+    video, gpx = _frozen_walk(tmp_path / "in")
+    city = tmp_path / "city"
+    ingest_video(
+        video, gpx, city, projection=LocalProjection(*ORIGIN), options=IngestOptions(max_width=256)
+    )
+    poses = CityDir(city).read_poses("frozen")
+    steps = np.hypot(np.diff(poses.x_m), np.diff(poses.y_m))
+    assert float(steps.max()) <= max_pose_step_m(1.0)
+    frozen_rows = (poses.t_s > 26.0) & (poses.t_s < 49.0)
+    assert int(frozen_rows.sum()) >= 25  # ~32 m walked while the picture stood still
+
+
+def test_gps_files_among_videos_pair_as_tracks(tmp_path: Path) -> None:
+    """``ingest *.mp4 --gps *.gpx``: the shell puts the second .gpx among the videos."""
+    for name in ("walk_000.mp4", "walk_001.mp4", "walk_000.gpx", "walk_001.gpx"):
+        (tmp_path / name).write_bytes(b"x")
+    inputs = sort_inputs(
+        [tmp_path / "walk_000.mp4", tmp_path / "walk_001.mp4", tmp_path / "walk_001.gpx"],
+        [tmp_path / "walk_000.gpx"],
+    )
+    assert inputs.videos == [tmp_path / "walk_000.mp4", tmp_path / "walk_001.mp4"]
+    assert sorted(p.name for p in inputs.tracks) == ["walk_000.gpx", "walk_001.gpx"]
+    assert inputs.moved_tracks == [tmp_path / "walk_001.gpx"]
+
+
+def test_gps_folder(tmp_path: Path) -> None:
+    tracks = tmp_path / "tracks"
+    tracks.mkdir()
+    for name in ("a.gpx", "b.csv", "notes.md"):
+        (tracks / name).write_text("x")
+    (tmp_path / "a.mp4").write_bytes(b"x")
+    inputs = sort_inputs([tmp_path / "a.mp4"], [tracks])
+    assert [p.name for p in inputs.tracks] == ["a.gpx", "b.csv"]
+
+
+def test_single_photo_says_a_trajectory_needs_several(shared_data: Path) -> None:
+    photo = shared_data / "pano360" / "gopro_max_GSAG2002.JPG"
+    with pytest.raises(ConfigError, match="a trajectory needs several photos"):
+        sort_inputs([photo])
+
+
+def test_auto_offset_finds_minutes(tmp_path: Path) -> None:
+    """A camera clock 95 s behind the GPS: beyond the old ±30 s search."""
+    import time
+
+    walk = make_walk(tmp_path / "in", "late", clock_offset_s=95.0, noise_m=1.0, stop=None)
+    started = time.perf_counter()
+    result = ingest_video(
+        walk.video, walk.gpx, tmp_path / "city", projection=walk.projection,
+        options=IngestOptions(offset="auto", max_width=256),
+    )  # fmt: skip
+    assert result.offset_s == pytest.approx(95.0, abs=0.5)
+    assert time.perf_counter() - started < 30.0
+
+
+def test_gps_gap_is_bridged_not_extrapolated(shared_data: Path) -> None:
+    """The real Hamburg walk ends with 21 minutes without fixes: the smoother must not walk
+    on into the gap (it invented a 100 m excursion there)."""
+    from city360.video_store.clean import clean_track
+    from city360.video_store.gps import read_track
+    from city360.video_store.gps.track import validate_track
+
+    track = validate_track(read_track(shared_data / "gps" / "hamburg_sternschanze_walk.gpx"))
+    projection = LocalProjection(float(np.mean(track.lat)), float(np.mean(track.lon)))
+    smooth = clean_track(track, projection)
+    fx, fy = projection.to_xy(track.lat, track.lon)
+    fixes = np.column_stack([fx, fy])
+    path = np.column_stack([smooth.x_m, smooth.y_m])
+    from scipy.spatial import cKDTree
+
+    distance, _ = cKDTree(fixes).query(path)
+    assert float(distance.max()) < 15.0
