@@ -11,6 +11,7 @@ which is why environments here are made with ``privileged_info=True``.
 from __future__ import annotations
 
 import inspect
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,10 @@ from typing import Any
 from city360.errors import City360Error, ProviderUnavailableError
 from city360.eval.agent_factory import build_agent
 from city360.eval.metrics import score_answer
+from city360.eval.protocols import get_protocol
 from city360.eval.recorder import EpisodeRecorder
 from city360.eval.results import EpisodeResult
-from city360.eval.specs import AgentSpec, WorkerSpec
+from city360.eval.specs import AgentSpec, JudgeSpec, WorkerSpec
 from city360.eval.stopping import StopConfig, StopReason
 
 __all__ = ["EpisodeWorker", "score_answer"]
@@ -48,6 +50,13 @@ class EpisodeWorker:
             self.agent_spec, city_dir=Path(spec.city_dir), env_config=self.env.config
         )
         self.stop_base = StopConfig(**spec.stop)
+        self.protocol = get_protocol(spec.protocol)
+        self._images: dict[tuple[Any, ...], dict[str, str]] = {}
+        self.judge = None
+        if spec.judge is not None:
+            from city360.eval.judge import make_judge
+
+            self.judge = make_judge(JudgeSpec(**spec.judge))
         self._reset_takes_seed = "seed" in inspect.signature(self.agent.reset).parameters
         # A user's own agent (--agent mypkg.mod:MyAgent) may leave out the protocol's optional
         # ``privileged`` flag; it then sees only what an agent may see.
@@ -57,6 +66,8 @@ class EpisodeWorker:
         closer = getattr(self.agent, "close", None)
         if callable(closer):
             closer()
+        if self.judge is not None:
+            self.judge.close()
         self.env.close()
 
     def __enter__(self) -> EpisodeWorker:
@@ -80,7 +91,44 @@ class EpisodeWorker:
             provider=self.agent_spec.provider or "",
             seed=seed,
             frames_dir=episodes / task.id if self.spec.save_frames else None,
+            protocol=self.protocol,
+            judge=self.judge,
         )
+
+    def agent_view(self, task: Any) -> Any:
+        """What an unprivileged agent is told, under the run's protocol: its prompt rules and
+        the pictures it draws differently (a grid map numbered from 0 under the reference),
+        rendered once per worker into ``<run>/assets/``."""
+        from city360.tasks.families import get_family
+
+        rules = self.protocol.prompts
+        make_images = get_family(str(task.family)).protocol_images
+        images: dict[str, str] = {}
+        if make_images is not None:
+            images = self._protocol_images(task, make_images)
+        return task.agent_view(suite_root=str(self.suite_dir), rules=rules, images=images)
+
+    def _protocol_images(self, task: Any, make_images: Any) -> dict[str, str]:
+        import cv2
+
+        from city360.maps.citymap import CityMap
+
+        rules = self.protocol.prompts
+        key = (str(task.family), tuple(sorted(task.told.model_dump().items())))
+        if key not in self._images:
+            drawn = make_images(task, rules, CityMap.open(self.spec.city_dir))
+            paths: dict[str, str] = {}
+            folder = self.run_dir / "assets"
+            folder.mkdir(parents=True, exist_ok=True)
+            for name, image in drawn.items():
+                stem = Path(str(getattr(task.told, name))).stem
+                path = folder / f"{stem}-{self.protocol.name}.png"
+                staged = folder / f".{path.stem}.{os.getpid()}.png"  # workers may race
+                cv2.imwrite(str(staged), image[:, :, ::-1])
+                os.replace(staged, path)
+                paths[name] = str(path)
+            self._images[key] = paths
+        return self._images[key]
 
     def run(self, task_id: str, seed: int) -> EpisodeResult:
         task = self.suite.task(task_id)
@@ -107,7 +155,7 @@ class EpisodeWorker:
 
     def _loop(self, task: Any, seed: int, recorder: EpisodeRecorder) -> None:
         obs, info = recorder.start()
-        told = task if self._privileged else task.agent_view(suite_root=str(self.suite_dir))
+        told = task if self._privileged else self.agent_view(task)
         if self._reset_takes_seed:
             # Seeded per episode, so results do not depend on which worker ran what before.
             self.agent.reset(told, seed=seed)  # type: ignore[call-arg]

@@ -79,6 +79,17 @@ class EpisodeResult:
     api_errors: int = 0
     error_message: str = ""
     seed: int | None = None
+    act_requests: int = 0
+    """Every decision, usable or not (``steps`` counts what the protocol counts)."""
+    final_action: str = ""
+    message: str = ""
+    """What the metric said about the answer (or the final-position check), for people."""
+    stop_reason_detail: str = ""
+    protocol: str = "default"
+    threshold_m: float | None = None
+    """The success radius of a navigation task (metres)."""
+    judge: str = ""
+    """Which LLM judge scored the row (``provider:model``); empty when none did."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_row(self) -> dict[str, str]:

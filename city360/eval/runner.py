@@ -19,6 +19,7 @@ from typing import Any
 from city360.errors import ConfigError, InputFileError
 from city360.eval.executors import EXECUTORS, run_jobs
 from city360.eval.metadata import code_version, now_utc, package_versions, scrub_secrets
+from city360.eval.protocols import Protocol, get_protocol
 from city360.eval.results import (
     EpisodeResult,
     ResultsWriter,
@@ -60,6 +61,15 @@ def default_env_options(agent: AgentSpec, *, use_map: bool = True) -> dict[str, 
     return {"map": use_map, "prefetch": kind in PREFETCHING_AGENTS}
 
 
+def _with_protocol_limits(agent: AgentSpec, protocol: Protocol) -> AgentSpec:
+    """The LMM agent's reply budget is the protocol's unless the user set one
+    (``--agent-option max_output_tokens=N``)."""
+    if agent.kind.strip().lower() != "lmm" or "max_output_tokens" in agent.options:
+        return agent
+    options = {**agent.options, "max_output_tokens": protocol.max_output_tokens}
+    return dataclasses.replace(agent, options=options)
+
+
 def _new_run_id(agent: AgentSpec) -> str:
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     label = agent.kind if not agent.model else f"{agent.kind}-{agent.model}"
@@ -98,6 +108,9 @@ def run_eval(config: EvalConfig) -> RunOutcome:
     from city360.tasks.suite import load_suite
 
     _validate(config)
+    protocol = get_protocol(config.protocol)
+    agent = _with_protocol_limits(config.agent, protocol)
+    config = dataclasses.replace(config, agent=agent)
     city_dir = Path(config.city_dir).resolve()
     suite_dir = Path(config.suite_dir).resolve()
     suite = load_suite(suite_dir)
@@ -128,6 +141,10 @@ def run_eval(config: EvalConfig) -> RunOutcome:
         raise ConfigError(msg)
 
     preflight_agent(config.agent, city_dir=city_dir)
+    if config.judge is not None:
+        from city360.eval.judge import make_judge
+
+        make_judge(config.judge, preflight=True).close()
 
     done = finished_task_ids(previous)
     jobs: list[Job] = [(t.id, task_seed(config.seed, t.id)) for t in tasks if t.id not in done]
@@ -143,6 +160,8 @@ def run_eval(config: EvalConfig) -> RunOutcome:
         env_options=env_options,
         stop=dataclasses.asdict(config.stop),
         save_frames=config.save_frames,
+        protocol=protocol.name,
+        judge=None if config.judge is None else dataclasses.asdict(config.judge),
     )
     metadata: dict[str, Any] = {
         "run_id": run_id,
@@ -154,6 +173,10 @@ def run_eval(config: EvalConfig) -> RunOutcome:
         "prompt_hash": prompt_hash(),
         "agent_prompt_hash": agent_prompt_hash(config.agent, EnvConfig.from_kwargs(**env_options)),
         "agent": scrub_secrets(agent_metadata(config.agent)),
+        "protocol": protocol.as_metadata(),
+        "judge": None
+        if config.judge is None
+        else scrub_secrets({**dataclasses.asdict(config.judge), "label": config.judge.label}),
         "config": scrub_secrets(
             {
                 "select": config.select,

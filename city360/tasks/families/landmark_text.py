@@ -37,6 +37,7 @@ class LandmarkSearchTextTask(TaskBase):
     ANSWER_FORMAT: ClassVar[str] = (
         "walk there, then ANSWER (any text) while standing in front of it"
     )
+    GOAL_IS_NEAR: ClassVar[bool] = True
     family: Literal[Family.LANDMARK_TEXT] = Family.LANDMARK_TEXT
     told: LandmarkTextTold
     truth: LandmarkTruth
