@@ -18,8 +18,8 @@ from typing import Any
 
 from city360.errors import City360Error, ProviderUnavailableError
 from city360.eval.agent_factory import build_agent
-from city360.eval.metrics import score_answer
-from city360.eval.protocols import get_protocol
+from city360.eval.metrics import expected_answer, score_answer
+from city360.eval.protocols import Protocol, get_protocol
 from city360.eval.recorder import EpisodeRecorder
 from city360.eval.results import EpisodeResult
 from city360.eval.specs import AgentSpec, JudgeSpec, WorkerSpec
@@ -27,6 +27,22 @@ from city360.eval.stopping import StopConfig, StopReason
 
 __all__ = ["EpisodeWorker", "score_answer"]
 # ``score_answer`` lives in city360.eval.metrics; it is re-exported here for old imports.
+
+
+class ProtocolTask:
+    """A privileged agent's view of a task under a protocol: the task itself, except that
+    ``expected_answer()`` is written as the protocol reads answers (a grid cell numbered from 0
+    under the reference), so the oracle answers what the metric expects."""
+
+    def __init__(self, task: Any, protocol: Protocol) -> None:
+        self._task = task
+        self._protocol = protocol
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._task, name)
+
+    def expected_answer(self) -> str:
+        return expected_answer(self._task, self._protocol.scoring)
 
 
 class EpisodeWorker:
@@ -155,7 +171,7 @@ class EpisodeWorker:
 
     def _loop(self, task: Any, seed: int, recorder: EpisodeRecorder) -> None:
         obs, info = recorder.start()
-        told = task if self._privileged else self.agent_view(task)
+        told = ProtocolTask(task, self.protocol) if self._privileged else self.agent_view(task)
         if self._reset_takes_seed:
             # Seeded per episode, so results do not depend on which worker ran what before.
             self.agent.reset(told, seed=seed)  # type: ignore[call-arg]

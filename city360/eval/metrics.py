@@ -47,6 +47,7 @@ __all__ = [
     "coordinate_match",
     "count_mean_relative_accuracy",
     "exact_match_grid",
+    "expected_answer",
     "fuzzy_match",
     "get_metric",
     "normalise_text",
@@ -419,6 +420,9 @@ class MetricSpec:
     results_name: str = ""
     """The name results.csv's ``evaluation_metric`` uses (the reference benchmark's
     vocabulary); empty: :attr:`name`."""
+    expected: Callable[[Any, ScoringRules], str] | None = None
+    """``(task, rules) -> text``: the expected answer as an agent must give it under ``rules``
+    (a grid cell in the protocol's numbering); None: ``task.expected_answer()``."""
 
     @property
     def reported_name(self) -> str:
@@ -484,6 +488,14 @@ def score_answer(
     return spec.score(task, answer, distance_to_goal_m)
 
 
+def expected_answer(task: Any, rules: ScoringRules = DEFAULT_RULES) -> str:
+    """The task's expected answer as an agent must give it under ``rules``."""
+    spec = get_metric(task.metric.name)
+    if spec.expected is not None:
+        return spec.expected(task, rules)
+    return str(task.expected_answer())
+
+
 def _score_coordinates(
     task: Any, answer: str, distance_to_goal_m: float | None, context: ScoringContext
 ) -> MetricResult:
@@ -517,7 +529,13 @@ def _score_name(
 
 
 for _spec in (
-    MetricSpec("exact_match", _score_grid, depends_on="truth.cell", uses_context=True),
+    MetricSpec(
+        "exact_match",
+        _score_grid,
+        depends_on="truth.cell",
+        uses_context=True,
+        expected=lambda task, rules: rules.cell_text(task.truth.cell),
+    ),
     MetricSpec(
         "coordinate_match",
         _score_coordinates,
