@@ -236,7 +236,7 @@ def test_default_protocol_keeps_city360_rules() -> None:
     for protocol in (DEFAULT_PROTOCOL, REFERENCE_PROTOCOL):
         assert not protocol.shows_map("Localization")
         assert protocol.shows_map("MapNavigation")
-    with pytest.raises(ConfigError, match="unknown protocol 'refrence'.*Did you mean 'reference'"):
+    with pytest.raises(ConfigError, match=r"unknown protocol 'refrence'.*Did you mean 'reference'"):
         get_protocol("refrence")
 
 
