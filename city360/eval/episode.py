@@ -167,6 +167,13 @@ class EpisodeWorker:
             result.parse_errors = int(usage.parse_errors)
             result.invalid_actions = int(usage.invalid_actions)
             result.api_errors = int(usage.failed_requests)
+            result.llm_latency_s = float(getattr(usage, "latency_s", 0.0))
+        result.run_id = self.run_dir.name
+        config = getattr(self.agent, "config", None)
+        if config is not None and hasattr(config, "max_output_tokens"):
+            result.max_tokens = int(config.max_output_tokens)
+            temperature = getattr(config, "temperature", None)
+            result.temperature = None if temperature is None else float(temperature)
         return result
 
     def _loop(self, task: Any, seed: int, recorder: EpisodeRecorder) -> None:

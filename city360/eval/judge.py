@@ -50,6 +50,8 @@ class LLMJudge:
         self.provider = provider
         self.name = f"llm-judge:{label}"
         self.label = label
+        self.provider_name = str(getattr(provider, "name", ""))
+        self.model = str(getattr(provider, "model", ""))
         self.retry = retry or RetryPolicy(max_retries=3)
         self.usage = EpisodeUsage()
         self.last_reply = ""

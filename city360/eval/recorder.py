@@ -29,6 +29,7 @@ read (its :class:`~city360.eval.metrics.ScoringRules` and the LLM judge).
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import time
 from collections.abc import Mapping
@@ -38,7 +39,13 @@ from typing import TYPE_CHECKING, Any
 
 from city360.errors import ConfigError, UnknownActionError
 from city360.eval.distance import StreetDistance
-from city360.eval.metrics import Judge, ScoringContext, coordinate_match, score_answer
+from city360.eval.metrics import (
+    Judge,
+    ScoringContext,
+    coordinate_match,
+    expected_answer,
+    score_answer,
+)
 from city360.eval.oracle_path import oracle_path
 from city360.eval.protocols import DEFAULT_PROTOCOL, Protocol
 from city360.eval.results import EpisodeResult, StepLogWriter
@@ -104,6 +111,33 @@ def episode_stop_config(task: Any, base: StopConfig) -> StopConfig:
     )
 
 
+def _reference_expected(task: Any, goal: Any, protocol: Protocol) -> str:
+    """The expected answer as the reference's results write it: ``x:<x> y:<y>`` (metres, two
+    decimals) for a goal, else the answer in the protocol's form."""
+    if goal is not None:
+        return f"x:{goal.x_m:.2f} y:{goal.y_m:.2f}"
+    return expected_answer(task, protocol.scoring)
+
+
+def _map_id(task: Any) -> str:
+    """The task's map reference (the route map's file stem), if it uses one."""
+    route_map = getattr(task.told, "route_map", None)
+    return Path(route_map).stem if isinstance(route_map, str) else ""
+
+
+def _landmark(task: Any) -> str:
+    """The landmark a task is about, if any (for people reading results; never an agent)."""
+    for holder, name in (
+        (task.told, "landmark"),
+        (task.truth, "landmark_name"),
+        (task.truth, "anchor_name"),
+    ):
+        value = getattr(holder, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
 def _pose_fields(pose: Mapping[str, float]) -> dict[str, float]:
     return {k: round(float(pose[k]), 6) for k in _POSE_KEYS if k in pose}
 
@@ -164,7 +198,7 @@ class EpisodeRecorder:
         self.protocol = protocol
         self.judge = judge
         self.goal = getattr(task.truth, "goal", None)
-        self.result = EpisodeResult(
+        self.result = result = EpisodeResult(
             task_id=task.id,
             task_type=str(task.family),
             difficulty=task.difficulty.value,
@@ -178,7 +212,13 @@ class EpisodeRecorder:
             extra=dict(extra or {}),
             protocol=protocol.name,
             threshold_m=None if self.goal is None else float(task.metric.threshold_m),
+            reference_expected=_reference_expected(task, self.goal, protocol),
+            map_id=_map_id(task),
+            landmark=_landmark(task),
+            judge_provider=getattr(judge, "provider_name", "") if judge is not None else "",
+            judge_model=getattr(judge, "model", "") if judge is not None else "",
         )
+        result.expected = expected_answer(task, protocol.scoring)
         self._monitor = make_stop_monitor(protocol.stop_rules, self.stop_config)
         self._street: StreetDistance | None = None
         self._last: tuple[dict[str, Any], dict[str, Any]] | None = None
@@ -232,6 +272,7 @@ class EpisodeRecorder:
         self._log.write({"step": 0, **_pose_fields(pose), "distance_to_goal_m": distance})
         self._save_frame(0, obs)
         self._record_pose(pose, distance)
+        result.final_segment = str(info.get("segment", ""))
         self._monitor.start(pose["x_m"], pose["y_m"], self._away_distance(info, distance))
         self._last = (obs, info)
         return obs, info
@@ -309,6 +350,7 @@ class EpisodeRecorder:
         )
         self._save_frame(result.steps, obs)
         self._record_pose(pose, distance)
+        result.final_segment = str(info.get("segment", ""))
         self._last = (obs, info)
         if reason is None and applies:
             reason = self._account(
@@ -384,6 +426,9 @@ class EpisodeRecorder:
         if self.goal is not None and result.spl is None and reason not in _NOT_MEASURED:
             result.spl = 0.0
         result.elapsed_seconds = time.perf_counter() - self._started if self._started else 0.0
+        result.timestamp = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        if self.frames_dir is not None:
+            result.artifact_dir = f"{self.frames_dir.parent.name}/{self.frames_dir.name}"
         self.close()
         return result
 

@@ -81,6 +81,13 @@ class FamilySpec:
     """False when the location map would give the answer away (Localization): no protocol
     shows it then."""
     protocol_images: ProtocolImages | None = None
+    results_name: str = ""
+    """The family's ``task_type`` in results.csv: the reference benchmark's name for it
+    (``LanguageGuidedNavigation`` for VLN); empty: :attr:`name`."""
+
+    @property
+    def reported_name(self) -> str:
+        return self.results_name or self.name
 
     @property
     def name(self) -> str:

@@ -71,6 +71,7 @@ def draft_fields(task: TaskBase) -> dict[str, Any]:
 
 
 SPEC = FamilySpec(
+    results_name="LandmarkSearchWithImage",
     model=LandmarkSearchImageTask,
     short="lmi",
     navigation=True,

@@ -64,6 +64,7 @@ def draft_fields(task: TaskBase) -> dict[str, Any]:
 
 
 SPEC = FamilySpec(
+    results_name="LandmarkSearchWithLanguage",
     model=LandmarkSearchTextTask,
     short="lmt",
     navigation=True,

@@ -210,6 +210,7 @@ def protocol_images(task: TaskBase, rules: PromptRules, city_map: Any) -> dict[s
 
 
 SPEC = FamilySpec(
+    results_name="Localization",
     model=LocalizationTask,
     short="loc",
     location_map=False,

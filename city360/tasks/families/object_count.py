@@ -239,6 +239,7 @@ def draft_fields(task: TaskBase) -> dict[str, Any]:
 
 
 SPEC = FamilySpec(
+    results_name="Counting",
     model=ObjectCountTask,
     short="cnt",
     from_truth=generate,

@@ -270,6 +270,7 @@ def draft_fields(task: TaskBase) -> dict[str, Any]:
 
 
 SPEC = FamilySpec(
+    results_name="RelationalSpatialReasoning",
     model=RelationalSpatialTask,
     short="rel",
     from_truth=generate,
