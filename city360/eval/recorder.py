@@ -46,7 +46,7 @@ from city360.eval.metrics import (
     expected_answer,
     score_answer,
 )
-from city360.eval.oracle_path import oracle_path
+from city360.eval.oracle_path import oracle_path, spl_reference_m
 from city360.eval.protocols import DEFAULT_PROTOCOL, Protocol
 from city360.eval.results import EpisodeResult, StepLogWriter
 from city360.eval.stopping import StopConfig, StopReason, make_stop_monitor
@@ -249,8 +249,8 @@ class EpisodeRecorder:
         self._log = StepLogWriter(self.log_path)
         shows_map = self.protocol.shows_map(str(task.family))
         obs, info = self.env.reset(seed=self.seed, options={"task": task, "map": shows_map})
-        oracle_xy, shortest_m = oracle_path(self.graph, task, move_m=self.env.config.move_m)
-        result.shortest_path_m = shortest_m
+        oracle_xy, oracle_m = oracle_path(self.graph, task, move_m=self.env.config.move_m)
+        result.shortest_path_m = spl_reference_m(self.graph, task, oracle_m=oracle_m)
         result.oracle_success = bool(oracle_xy) if goal is not None else None
         street = self.protocol.away_measure == "street"
         if goal is not None and self.stop_config.away_from_goal and street:
@@ -407,7 +407,9 @@ class EpisodeRecorder:
         result.scored_success = verdict.correct
         shortest = result.shortest_path_m
         if self.goal is not None and shortest is not None and verdict.correct:
-            result.spl = shortest / max(result.path_length_m, shortest, 1e-9)
+            walked = result.path_length_m
+            # a path summed step by step may differ from L in the last bits of a float
+            result.spl = 1.0 if walked <= shortest + 1e-6 else shortest / walked
 
     def end(self, reason: StopReason, message: str = "") -> EpisodeResult:
         """End the episode for ``reason`` (the recorder does for ANSWER and the stop rules;

@@ -247,3 +247,80 @@ def test_readme_table_lists_every_difference() -> None:
     table = readme[readme.index("default vs reference") :]
     for rule, _, _ in protocol_differences(DEFAULT_PROTOCOL, REFERENCE_PROTOCOL):
         assert f"`{rule}`" in table, rule
+
+
+# End to end on the built suite: every family under both protocols.
+NAVIGATION = ("LandmarkSearchText", "LandmarkSearchImage", "MapNavigation", "VLN")
+
+
+@pytest.fixture(scope="module")
+def oracle_runs(built_city, built_suite, tmp_path_factory):
+    from city360.eval.runner import AgentSpec, EvalConfig, run_eval
+
+    out = tmp_path_factory.mktemp("protocol-runs")
+    return {
+        name: run_eval(
+            EvalConfig(
+                city_dir=built_city,
+                suite_dir=built_suite,
+                agent=AgentSpec(kind="oracle"),
+                output_root=out,
+                run_id=f"oracle-{name}",
+                protocol=name,
+            )
+        )
+        for name in ("default", "reference")
+    }
+
+
+@pytest.mark.parametrize("name", ["default", "reference"])
+def test_the_oracle_solves_the_suite_under_each_protocol(oracle_runs, name: str) -> None:
+    import json
+
+    from city360.eval.results import read_results
+
+    outcome = oracle_runs[name]
+    assert outcome.status == "complete"
+    failures = [(r.task_id, r.status, r.message) for r in outcome.results if not r.scored_success]
+    assert failures == []
+    metadata = json.loads((outcome.run_dir / "run_metadata.json").read_text(encoding="utf-8"))
+    assert metadata["protocol"] == get_protocol(name).as_metadata()
+    rows = read_results(outcome.run_dir / "results.csv")
+    assert {r.protocol for r in rows} == {name}
+    header = (outcome.run_dir / "results.csv").read_text(encoding="utf-8").splitlines()[0]
+    assert header.startswith("timestamp,run_id,experiment_id,task_id,task_type,")
+
+
+@pytest.mark.parametrize("name", ["default", "reference"])
+def test_the_oracle_scores_spl_one_on_every_task_it_solves(oracle_runs, name: str) -> None:
+    navigation = [r for r in oracle_runs[name].results if r.task_type in NAVIGATION]
+    assert navigation
+    assert [(r.task_id, r.spl) for r in navigation if r.spl != 1.0] == []
+
+
+def test_reference_answers_read_as_the_reference_writes_them(oracle_runs) -> None:
+    import csv
+
+    path = oracle_runs["reference"].run_dir / "results.csv"
+    with open(path, encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    by_type = {row["task_type"]: row for row in rows}
+    assert set(by_type) == {
+        "Localization",
+        "LandmarkSearchWithLanguage",
+        "LandmarkSearchWithImage",
+        "MapNavigation",
+        "LanguageGuidedNavigation",
+        "Counting",
+        "RelationalSpatialReasoning",
+    }
+    assert {row["status"] for row in rows} == {"ANSWER"}
+    assert by_type["Counting"]["evaluation_metric"] == "mean_relative_accuracy"
+    cell = by_type["Localization"]["user_answer"]
+    assert cell == by_type["Localization"]["expected"]
+    assert min(int(part[2:]) for part in cell.split()) >= 0  # counted from 0
+    vln = by_type["LanguageGuidedNavigation"]
+    assert vln["expected"].startswith("x:")
+    assert len(vln["user_answer"].split()) == 2
+    assert float(vln["distance_to_goal"]) < float(vln["validation_threshold"])
+    assert by_type["RelationalSpatialReasoning"]["evaluation_method"] == "offline-similarity"
