@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 __all__ = [
     "DEFAULT_STEP_LIMIT",
@@ -154,6 +154,24 @@ class CountStretch(BaseModel):
     start_offset_m: float = Field(ge=0)
     end_offset_m: float = Field(ge=0)
     lateral_range_m: float = Field(gt=0)
+    side: Literal["both", "left", "right"] = "both"
+    """Which side of the street counts, seen walking the stretch from its beginning."""
+    marked: bool = False
+    """True when an annotator marked the range on the map: it may begin away from the start
+    pose (the agent walks there first), as the reference's ranges do ("the block to your
+    left")."""
+
+    @model_serializer(mode="wrap")
+    def _omit_defaults(self, handler: Any) -> Any:
+        # stretches written before ``side``/``marked`` existed keep their JSON, so the content
+        # hashes of existing suites do not change
+        data = handler(self)
+        if isinstance(data, dict):
+            if data.get("side") == "both":
+                data.pop("side")
+            if data.get("marked") is False:
+                data.pop("marked")
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,11 +288,15 @@ class TaskBase(BaseModel):
         """The answer format under ``rules``; by default ``ANSWER_FORMAT``."""
         return type(self).ANSWER_FORMAT
 
+    def prompt_template(self) -> str:
+        """The template this task renders (a family may pick a variant per task)."""
+        return type(self).PROMPT_TEMPLATE
+
     def render_prompt(self, rules: PromptRules | None = None) -> str:
         """The task's prompt, with the protocol's notes (the step budget, "the goal is not
         far") and the answer format appended on their own lines."""
         rules = rules or PromptRules()
-        body = type(self).PROMPT_TEMPLATE.format(**self.prompt_variables_for(rules))
+        body = self.prompt_template().format(**self.prompt_variables_for(rules))
         notes: list[str] = []
         if rules.goal_is_near and type(self).GOAL_IS_NEAR:
             notes.append("The goal is not far from the starting point.")
