@@ -324,3 +324,15 @@ def test_reference_answers_read_as_the_reference_writes_them(oracle_runs) -> Non
     assert len(vln["user_answer"].split()) == 2
     assert float(vln["distance_to_goal"]) < float(vln["validation_threshold"])
     assert by_type["RelationalSpatialReasoning"]["evaluation_method"] == "offline-similarity"
+
+
+def test_the_lmm_reply_budget_is_the_protocols_unless_the_user_sets_one() -> None:
+    from city360.eval.runner import _with_protocol_limits
+    from city360.eval.specs import AgentSpec
+
+    lmm = AgentSpec(kind="lmm", provider="openai", model="m")
+    assert _with_protocol_limits(lmm, REFERENCE_PROTOCOL).options == {"max_output_tokens": 8192}
+    assert _with_protocol_limits(lmm, DEFAULT_PROTOCOL).options == {"max_output_tokens": 1024}
+    mine = AgentSpec(kind="lmm", options={"max_output_tokens": 300})
+    assert _with_protocol_limits(mine, REFERENCE_PROTOCOL).options == {"max_output_tokens": 300}
+    assert _with_protocol_limits(AgentSpec(kind="oracle"), REFERENCE_PROTOCOL).options == {}
