@@ -68,16 +68,46 @@ def eval_command(
     report: Annotated[
         bool, typer.Option("--report/--no-report", help="Write the HTML report at the end.")
     ] = True,
+    protocol: Annotated[
+        str,
+        typer.Option(
+            "--protocol",
+            help="default (city360's rules) or reference (360CityArena's, exactly).",
+        ),
+    ] = "default",
+    judge_provider: Annotated[
+        str | None,
+        typer.Option(help="LLM judge of RelationalSpatial answers: openai, anthropic, ..."),
+    ] = None,
+    judge_model: Annotated[str | None, typer.Option(help="Model of the LLM judge.")] = None,
+    judge_base_url: Annotated[
+        str | None,
+        typer.Option(
+            help="Endpoint of the judge (default: --base-url, unless --provider differs)."
+        ),
+    ] = None,
 ) -> None:
     """Run an agent on a task suite; write results.csv, run_metadata.json and step logs."""
     from city360.agents.registry import parse_agent_options
+    from city360.eval.protocols import get_protocol
     from city360.eval.report import write_report
     from city360.eval.runner import AgentSpec, EvalConfig, run_eval
+    from city360.eval.specs import JudgeSpec
     from city360.eval.summary import print_summary
 
     if resume and run_id and resume != run_id:
         console.print(f"[red]error:[/] --resume {resume} and --run-id {run_id} disagree")
         raise typer.Exit(2)
+    get_protocol(protocol)  # an unknown name fails before anything starts
+    judge = None
+    if judge_provider or judge_model:
+        if not (judge_provider and judge_model):
+            console.print("[red]error:[/] --judge-provider and --judge-model go together")
+            raise typer.Exit(2)
+        # --base-url serves the judge too when the agent has no provider of its own or the same
+        shares_url = provider is None or provider == judge_provider
+        url = judge_base_url or (base_url if shares_url else None)
+        judge = JudgeSpec(provider=judge_provider, model=judge_model, base_url=url)
     config = EvalConfig(
         city_dir=city_dir,
         suite_dir=suite,
@@ -99,6 +129,8 @@ def eval_command(
         resume_anyway=resume_anyway,
         seed=seed,
         save_frames=save_frames,
+        protocol=protocol,
+        judge=judge,
     )
     try:
         outcome = run_eval(config)

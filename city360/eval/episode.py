@@ -11,6 +11,7 @@ which is why environments here are made with ``privileged_info=True``.
 from __future__ import annotations
 
 import inspect
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,11 @@ from city360.errors import (
     RenderError,
 )
 from city360.eval.agent_factory import build_agent
-from city360.eval.metrics import score_answer
+from city360.eval.metrics import expected_answer, score_answer
+from city360.eval.protocols import Protocol, get_protocol
 from city360.eval.recorder import EpisodeRecorder
 from city360.eval.results import EpisodeResult
-from city360.eval.specs import AgentSpec, WorkerSpec
+from city360.eval.specs import AgentSpec, JudgeSpec, WorkerSpec
 from city360.eval.stopping import StopConfig, StopReason
 
 __all__ = ["INFRASTRUCTURE_ERRORS", "EpisodeWorker", "score_answer"]
@@ -44,6 +46,22 @@ INFRASTRUCTURE_ERRORS: tuple[type[City360Error], ...] = (
 episode again): a provider down after every retry, a broken city (a truncated frames.mp4), a
 disk that cannot be written, a renderer that failed."""
 # ``score_answer`` lives in city360.eval.metrics; it is re-exported here for old imports.
+
+
+class ProtocolTask:
+    """A privileged agent's view of a task under a protocol: the task itself, except that
+    ``expected_answer()`` is written as the protocol reads answers (a grid cell numbered from 0
+    under the reference), so the oracle answers what the metric expects."""
+
+    def __init__(self, task: Any, protocol: Protocol) -> None:
+        self._task = task
+        self._protocol = protocol
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._task, name)
+
+    def expected_answer(self) -> str:
+        return expected_answer(self._task, self._protocol.scoring)
 
 
 class EpisodeWorker:
@@ -67,6 +85,13 @@ class EpisodeWorker:
             self.agent_spec, city_dir=Path(spec.city_dir), env_config=self.env.config
         )
         self.stop_base = StopConfig(**spec.stop)
+        self.protocol = get_protocol(spec.protocol)
+        self._images: dict[tuple[Any, ...], dict[str, str]] = {}
+        self.judge = None
+        if spec.judge is not None:
+            from city360.eval.judge import make_judge
+
+            self.judge = make_judge(JudgeSpec(**spec.judge))
         self._reset_takes_seed = "seed" in inspect.signature(self.agent.reset).parameters
         # A user's own agent (--agent mypkg.mod:MyAgent) may leave out the protocol's optional
         # ``privileged`` flag; it then sees only what an agent may see.
@@ -76,6 +101,8 @@ class EpisodeWorker:
         closer = getattr(self.agent, "close", None)
         if callable(closer):
             closer()
+        if self.judge is not None:
+            self.judge.close()
         self.env.close()
 
     def __enter__(self) -> EpisodeWorker:
@@ -99,7 +126,44 @@ class EpisodeWorker:
             provider=self.agent_spec.provider or "",
             seed=seed,
             frames_dir=episodes / task.id if self.spec.save_frames else None,
+            protocol=self.protocol,
+            judge=self.judge,
         )
+
+    def agent_view(self, task: Any) -> Any:
+        """What an unprivileged agent is told, under the run's protocol: its prompt rules and
+        the pictures it draws differently (a grid map numbered from 0 under the reference),
+        rendered once per worker into ``<run>/assets/``."""
+        from city360.tasks.families import get_family
+
+        rules = self.protocol.prompts
+        make_images = get_family(str(task.family)).protocol_images
+        images: dict[str, str] = {}
+        if make_images is not None:
+            images = self._protocol_images(task, make_images)
+        return task.agent_view(suite_root=str(self.suite_dir), rules=rules, images=images)
+
+    def _protocol_images(self, task: Any, make_images: Any) -> dict[str, str]:
+        import cv2
+
+        from city360.maps.citymap import CityMap
+
+        rules = self.protocol.prompts
+        key = (str(task.family), tuple(sorted(task.told.model_dump().items())))
+        if key not in self._images:
+            drawn = make_images(task, rules, CityMap.open(self.spec.city_dir))
+            paths: dict[str, str] = {}
+            folder = self.run_dir / "assets"
+            folder.mkdir(parents=True, exist_ok=True)
+            for name, image in drawn.items():
+                stem = Path(str(getattr(task.told, name))).stem
+                path = folder / f"{stem}-{self.protocol.name}.png"
+                staged = folder / f".{path.stem}.{os.getpid()}.png"  # workers may race
+                cv2.imwrite(str(staged), image[:, :, ::-1])
+                os.replace(staged, path)
+                paths[name] = str(path)
+            self._images[key] = paths
+        return self._images[key]
 
     def run(self, task_id: str, seed: int) -> EpisodeResult:
         task = self.suite.task(task_id)
@@ -127,11 +191,18 @@ class EpisodeWorker:
             result.parse_errors = int(usage.parse_errors)
             result.invalid_actions = int(usage.invalid_actions)
             result.api_errors = int(usage.failed_requests)
+            result.llm_latency_s = float(getattr(usage, "latency_s", 0.0))
+        result.run_id = self.run_dir.name
+        config = getattr(self.agent, "config", None)
+        if config is not None and hasattr(config, "max_output_tokens"):
+            result.max_tokens = int(config.max_output_tokens)
+            temperature = getattr(config, "temperature", None)
+            result.temperature = None if temperature is None else float(temperature)
         return result
 
     def _loop(self, task: Any, seed: int, recorder: EpisodeRecorder) -> None:
         obs, info = recorder.start()
-        told = task if self._privileged else task.agent_view(suite_root=str(self.suite_dir))
+        told = ProtocolTask(task, self.protocol) if self._privileged else self.agent_view(task)
         if self._reset_takes_seed:
             # Seeded per episode, so results do not depend on which worker ran what before.
             self.agent.reset(told, seed=seed)  # type: ignore[call-arg]

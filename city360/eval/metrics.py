@@ -5,6 +5,12 @@ Each metric is registered by name as a :class:`MetricSpec`: what it depends on, 
 [0, 1]). A task names its metric; :func:`score_answer` looks it up, so a new metric is one
 :func:`register_metric` call and no edit elsewhere. This module is a leaf (stdlib only).
 
+How strictly a metric reads an answer is the run's protocol's business
+(:mod:`city360.eval.protocols`): a :class:`ScoringRules` value names the threshold rule, the
+grid and count parsers and the grid numbering; metrics registered with ``uses_rules=True``
+receive it. The reference protocol's rules reproduce 360CityArena's validators
+(``python/src/cityarena/tasks/validators.py`` of GitHub 360MM-Team/360CityArena).
+
 Only an episode that ends with ANSWER is scored; the runner enforces that, not the metrics.
 """
 
@@ -14,31 +20,41 @@ import difflib
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from typing import Any, Protocol
 
 from city360.errors import ConfigError, did_you_mean
 from city360.plugins import load_plugins
 
 __all__ = [
+    "COUNT_PARSERS",
     "COUNT_THRESHOLDS",
+    "DEFAULT_RULES",
     "FUZZY_OFFLINE_THRESHOLD",
+    "GRID_PARSERS",
     "METRIC_NAMES",
+    "OFFLINE_METHOD",
     "Judge",
     "MetricResult",
     "MetricSpec",
     "ScoreFunction",
+    "ScoringContext",
+    "ScoringRules",
     "all_metrics",
     "check_metric_name",
     "coordinate_match",
     "count_mean_relative_accuracy",
     "exact_match_grid",
+    "expected_answer",
     "fuzzy_match",
     "get_metric",
     "normalise_text",
     "parse_count",
+    "parse_count_reference",
     "parse_grid_cell",
+    "parse_grid_cell_reference",
     "register_metric",
     "score_answer",
     "unregister_metric",
@@ -50,19 +66,28 @@ COUNT_THRESHOLDS: tuple[float, ...] = tuple(round(0.50 + 0.05 * k, 2) for k in r
 FUZZY_OFFLINE_THRESHOLD = 0.8
 """Similarity at or above which the offline fuzzy fallback calls two names the same."""
 
+OFFLINE_METHOD = "offline-similarity"
+"""``MetricResult.method`` (and the results' ``evaluation_method``) of a name scored without an
+LLM judge, so results and summaries can say which rows a judge did not see."""
+
 
 @dataclass(frozen=True, slots=True)
 class MetricResult:
     """A metric's verdict: ``score`` in [0, 1], ``correct`` when it counts as a success,
-    ``method`` names how it was computed (e.g. ``"offline-similarity"`` for the fuzzy fallback)."""
+    ``method`` names how it was computed (e.g. ``"offline-similarity"`` for the fuzzy fallback),
+    ``message`` says why, for people (the results' ``message`` column)."""
 
     metric: str
     score: float
     correct: bool
     method: str = ""
+    message: str = ""
 
+
+# --- grid cells -------------------------------------------------------------------------------
 
 _GRID_RE = re.compile(r"x\s*[:=]\s*(\d+)\s*[, ]*\s*y\s*[:=]\s*(\d+)", re.IGNORECASE)
+_GRID_REFERENCE_RE = re.compile(r"x\s*:\s*(\d+)\s+y\s*:\s*(\d+)")
 
 
 def parse_grid_cell(answer: str) -> tuple[int, int] | None:
@@ -73,21 +98,23 @@ def parse_grid_cell(answer: str) -> tuple[int, int] | None:
     return int(match.group(1)), int(match.group(2))
 
 
-def exact_match_grid(answer: str, expected: tuple[int, int]) -> MetricResult:
-    """Localization: the answered grid cell equals the expected one."""
-    cell = parse_grid_cell(answer)
-    correct = cell is not None and cell == tuple(expected)
-    return MetricResult("exact_match", 1.0 if correct else 0.0, correct)
+def parse_grid_cell_reference(answer: str) -> tuple[int, int] | None:
+    """The reference's reading: lower-cased, ``x:`` digits, at least one whitespace, ``y:``
+    digits, anywhere in the text (``"x:2,y:3"`` and ``"x=2 y=3"`` do not read)."""
+    match = _GRID_REFERENCE_RE.search((answer or "").strip().lower())
+    if match is None:
+        return None
+    return int(match.group(1)), int(match.group(2))
 
 
-def coordinate_match(distance_to_goal_m: float, threshold_m: float) -> MetricResult:
-    """Navigation families: the agent answered within ``threshold_m`` metres of the goal."""
-    if threshold_m <= 0:
-        msg = f"`threshold_m` must be > 0, got {threshold_m}"
-        raise ConfigError(msg)
-    correct = math.isfinite(distance_to_goal_m) and distance_to_goal_m <= threshold_m
-    return MetricResult("coordinate_match", 1.0 if correct else 0.0, correct)
+GRID_PARSERS: Mapping[str, Callable[[str], tuple[int, int] | None]] = {
+    "tolerant": parse_grid_cell,
+    "reference": parse_grid_cell_reference,
+}
+"""Grid-cell readers by name (:attr:`ScoringRules.grid_parser`)."""
 
+
+# --- counts -----------------------------------------------------------------------------------
 
 _NUMBER_WORDS = {
     "zero": 0,
@@ -121,23 +148,137 @@ def parse_count(answer: str) -> float | None:
     return None
 
 
+def parse_count_reference(answer: str) -> float | None:
+    """The reference's reading: the whole answer, stripped, must be one finite decimal number
+    (``"3"``, ``"3.0"``, ``"+3"``, ``"1e1"``); ``"There are three."``, ``"3 or 4"`` and
+    ``"none"`` do not read."""
+    try:
+        value = Decimal((answer or "").strip())
+    except InvalidOperation:
+        return None
+    if not value.is_finite():
+        return None
+    return float(value)
+
+
+COUNT_PARSERS: Mapping[str, Callable[[str], float | None]] = {
+    "first-number": parse_count,
+    "reference": parse_count_reference,
+}
+"""Count readers by name (:attr:`ScoringRules.count_parser`)."""
+
+
+# --- the rules a protocol sets ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringRules:
+    """How strictly answers are read; one value per protocol (:mod:`city360.eval.protocols`).
+
+    ``strict_threshold``: a navigation answer passes at ``distance < threshold_m`` (else
+    ``<=``); ``grid_parser`` / ``count_parser``: names in :data:`GRID_PARSERS` /
+    :data:`COUNT_PARSERS`; ``grid_origin``: the number of the first grid column and row on
+    the grid map and in answers (1 or 0); ``count_correct_exact``: a count is "correct" only
+    when equal to the truth (else when it passes every θ, i.e. within 5 %).
+    """
+
+    strict_threshold: bool = False
+    grid_parser: str = "tolerant"
+    grid_origin: int = 1
+    count_parser: str = "first-number"
+    count_correct_exact: bool = False
+    extra: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.grid_parser not in GRID_PARSERS:
+            msg = (
+                f"unknown grid parser {self.grid_parser!r}; expected one of "
+                f"{', '.join(GRID_PARSERS)}"
+            )
+            raise ConfigError(msg)
+        if self.count_parser not in COUNT_PARSERS:
+            msg = (
+                f"unknown count parser {self.count_parser!r}; expected one of "
+                f"{', '.join(COUNT_PARSERS)}"
+            )
+            raise ConfigError(msg)
+        if self.grid_origin not in (0, 1):
+            msg = f"`grid_origin` must be 0 or 1, got {self.grid_origin}"
+            raise ConfigError(msg)
+
+    def cell_text(self, cell: Sequence[int]) -> str:
+        """A 1-based ``(i, j)`` cell as this numbering writes it: ``x:i y:j``."""
+        shift = self.grid_origin - 1
+        return f"x:{int(cell[0]) + shift} y:{int(cell[1]) + shift}"
+
+
+DEFAULT_RULES = ScoringRules()
+"""The default protocol's rules (also what a caller gets without a protocol)."""
+
+
+def exact_match_grid(
+    answer: str, expected: tuple[int, int], *, rules: ScoringRules = DEFAULT_RULES
+) -> MetricResult:
+    """Localization: the answered grid cell equals the expected one. ``expected`` is 1-based
+    (``LocalizationTruth.cell``); the answer is read in the rules' numbering."""
+    cell = GRID_PARSERS[rules.grid_parser](answer)
+    want = rules.cell_text(expected)
+    if cell is None:
+        return MetricResult(
+            "exact_match", 0.0, False, message=f"answer {answer!r} is not of the form x:i y:j"
+        )
+    shift = 1 - rules.grid_origin
+    correct = (cell[0] + shift, cell[1] + shift) == tuple(expected)
+    said = f"x:{cell[0]} y:{cell[1]}"
+    message = f"expected {want}, got {said}"
+    return MetricResult("exact_match", 1.0 if correct else 0.0, correct, message=message)
+
+
+def coordinate_match(
+    distance_to_goal_m: float, threshold_m: float, *, strict: bool = False
+) -> MetricResult:
+    """Navigation families: the agent answered within ``threshold_m`` metres of the goal
+    (``distance < threshold_m`` when ``strict``, as the reference; else ``<=``)."""
+    if threshold_m <= 0:
+        msg = f"`threshold_m` must be > 0, got {threshold_m}"
+        raise ConfigError(msg)
+    finite = math.isfinite(distance_to_goal_m)
+    if strict:
+        correct = finite and distance_to_goal_m < threshold_m
+    else:
+        correct = finite and distance_to_goal_m <= threshold_m
+    rule = "<" if strict else "<="
+    message = f"distance {distance_to_goal_m:.2f} m, threshold {rule} {threshold_m:g} m"
+    return MetricResult("coordinate_match", 1.0 if correct else 0.0, correct, message=message)
+
+
 def count_mean_relative_accuracy(
-    answer: str, expected: int, *, thresholds: Sequence[float] = COUNT_THRESHOLDS
+    answer: str,
+    expected: int,
+    *,
+    thresholds: Sequence[float] = COUNT_THRESHOLDS,
+    rules: ScoringRules = DEFAULT_RULES,
 ) -> MetricResult:
     """Object count: mean over θ of 1[|ŷ - y| / y < 1 - θ] (strict), so a perfect count scores 1
     and an answer 10 % off scores 0.8 (it passes θ ≤ 0.85). A true count of 0 needs an exact 0.
-    ``correct`` means the answer passes every threshold (within 5 % of the truth).
+    Computed in decimal arithmetic, so no θ flips on a float's last bit. ``correct`` means the
+    answer passes every threshold (within 5 %), or equals the truth under
+    ``rules.count_correct_exact`` (the reference's ``is_correct``).
     """
-    value = parse_count(answer)
+    value = COUNT_PARSERS[rules.count_parser](answer)
     if value is None:
-        return MetricResult("count_mra", 0.0, False)
-    if expected == 0:
-        score = 1.0 if value == 0 else 0.0
+        return MetricResult("count_mra", 0.0, False, message=f"no number in {answer!r}")
+    predicted = Decimal(str(value))
+    truth = Decimal(int(expected))
+    if truth == 0:
+        score = 1.0 if predicted == 0 else 0.0
     else:
-        relative_error = abs(value - expected) / abs(expected)
-        hits = [relative_error < 1.0 - theta for theta in thresholds]
+        relative_error = abs(predicted - truth) / abs(truth)
+        hits = [relative_error < Decimal(1) - Decimal(str(theta)) for theta in thresholds]
         score = sum(hits) / len(hits)
-    return MetricResult("count_mra", score, score == 1.0)
+    correct = predicted == truth if rules.count_correct_exact else score == 1.0
+    message = f"expected {expected}, got {value:g}; MRA {score:.1f}"
+    return MetricResult("count_mra", score, correct, message=message)
 
 
 def normalise_text(text: str) -> str:
@@ -148,11 +289,56 @@ def normalise_text(text: str) -> str:
 
 
 class Judge(Protocol):
-    """An LLM judge: returns True when ``answer`` names the same thing as ``expected``."""
+    """An LLM judge: returns True when ``answer`` names the same thing as ``expected``.
+    ``name`` says which judge it is (``llm-judge:openai:gpt-4o``), recorded per row."""
 
     name: str
 
     def __call__(self, question: str, answer: str, expected: str) -> bool: ...
+
+
+_NEGATIONS = frozenset(
+    {"not", "no", "none", "never", "nothing", "neither", "nor", "isn", "isnt", "without"}
+)
+"""Words that turn a named answer into its opposite ("Not Agebaka", "it is not X")."""
+_HEDGES = frozenset({"or", "maybe", "perhaps", "either", "possibly", "unsure", "unknown"})
+"""Words of an answer that names more than one candidate or none for sure."""
+_FILLER = frozenset(
+    {
+        "the", "a", "an", "it", "its", "is", "s", "store", "shop", "cafe", "restaurant",
+        "building", "name", "named", "called", "of", "answer", "this", "that", "to", "left",
+        "right", "i", "think", "believe", "there",
+    }
+)  # fmt: skip
+"""Words allowed beside the expected name when the answer contains it ("The store is X")."""
+
+
+def _offline_same(said: str, target: str) -> float:
+    """Similarity in [0, 1] of two normalised names, conservatively: containment counts only
+    when every other word of the answer is filler."""
+    if target == said:
+        return 1.0
+    if len(target) >= 4 and f" {target} " in f" {said} ":
+        rest = f" {said} ".replace(f" {target} ", " ").split()
+        if all(word in _FILLER for word in rest):
+            return 1.0
+    return difflib.SequenceMatcher(None, said, target).ratio()
+
+
+_CONTRACTED_NOT = re.compile(r"n['\u2019]t\b|\bcannot\b")
+
+
+def _negates_or_hedges(answer: str, names: Sequence[str]) -> bool:
+    """True when the answer has a negation or hedge word that is not part of a name itself
+    ("Kin no Kura" keeps its "no")."""
+    folded = unicodedata.normalize("NFKC", answer or "").casefold()
+    if _CONTRACTED_NOT.search(folded):
+        return True
+    name_words: set[str] = set()
+    for name in names:
+        name_words.update(normalise_text(name).split())
+    extra = set(normalise_text(answer).split()) - name_words
+    return bool(extra & (_NEGATIONS | _HEDGES))
 
 
 def fuzzy_match(
@@ -166,34 +352,57 @@ def fuzzy_match(
     """Relational reasoning: is the answered name the expected one?
 
     With a ``judge`` (an LLM through any provider) its verdict decides and ``method`` is the
-    judge's name. Without one, the offline fallback compares normalised strings: containment of
-    the whole expected name or a similarity >= :data:`FUZZY_OFFLINE_THRESHOLD`; ``method`` is
-    ``"offline-similarity"`` so results say which was used.
+    judge's name. Without one, the offline fallback is conservative: an answer with a negation
+    ("Not X", "it is not X") or a hedge ("X or Y") fails; otherwise the normalised names must be
+    equal, the answer must be the name plus filler words ("The store is X"), or their similarity
+    must reach :data:`FUZZY_OFFLINE_THRESHOLD`. ``method`` is :data:`OFFLINE_METHOD` then, so
+    results and summaries say which rows no judge saw.
     """
     if judge is not None:
         correct = bool(judge(question, answer, expected))
+        name = getattr(judge, "name", "llm-judge")
+        verdict = "same" if correct else "not the same"
         return MetricResult(
-            "fuzzy_match", 1.0 if correct else 0.0, correct, getattr(judge, "name", "llm-judge")
+            "fuzzy_match",
+            1.0 if correct else 0.0,
+            correct,
+            name,
+            message=f"judge says {answer!r} is {verdict} as {expected!r}",
         )
     said = normalise_text(answer)
+    refused = _negates_or_hedges(answer, (expected, *aliases))
     best = 0.0
-    for candidate in (expected, *aliases):
-        target = normalise_text(candidate)
-        if not target or not said:
-            continue
-        if target == said or (len(target) >= 4 and target in said):
-            best = 1.0
-            break
-        best = max(best, difflib.SequenceMatcher(None, said, target).ratio())
+    if not refused:
+        for candidate in (expected, *aliases):
+            target = normalise_text(candidate)
+            if target and said:
+                best = max(best, _offline_same(said, target))
     correct = best >= FUZZY_OFFLINE_THRESHOLD
-    return MetricResult("fuzzy_match", 1.0 if correct else 0.0, correct, "offline-similarity")
+    if refused:
+        message = f"offline: {answer!r} negates or hedges; needs an LLM judge to pass"
+    else:
+        message = f"offline similarity {best:.2f} to {expected!r}"
+    return MetricResult(
+        "fuzzy_match", 1.0 if correct else 0.0, correct, OFFLINE_METHOD, message=message
+    )
 
 
 # --- the registry ---------------------------------------------------------------------------
 
-ScoreFunction = Callable[[Any, str, float | None], MetricResult]
-"""``(task, answer, distance_to_goal_m) -> MetricResult``; the distance is the street distance
-from where the agent answered to the goal (None when the task has no goal)."""
+ScoreFunction = Callable[..., MetricResult]
+"""``(task, answer, distance_to_goal_m) -> MetricResult``, or with ``uses_context=True``
+``(task, answer, distance_to_goal_m, context: ScoringContext)``; the distance is the
+straight-line distance in metres from where the agent answered to the goal (None when the task
+has no goal)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringContext:
+    """What a run's scoring depends on beyond the task: the protocol's :class:`ScoringRules`
+    and the LLM judge (None: offline fallback)."""
+
+    rules: ScoringRules = DEFAULT_RULES
+    judge: Judge | Callable[[str, str, str], bool] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +415,18 @@ class MetricSpec:
     """True when a task's ``metric.threshold_m`` (metres) is required, else it is refused."""
     depends_on: str = ""
     """What the score reads, for people (``"truth.cell"``, ``"distance to the goal"``)."""
+    uses_context: bool = False
+    """True when ``score`` takes a fourth argument, the run's :class:`ScoringContext`."""
+    results_name: str = ""
+    """The name results.csv's ``evaluation_metric`` uses (the reference benchmark's
+    vocabulary); empty: :attr:`name`."""
+    expected: Callable[[Any, ScoringRules], str] | None = None
+    """``(task, rules) -> text``: the expected answer as an agent must give it under ``rules``
+    (a grid cell in the protocol's numbering); None: ``task.expected_answer()``."""
+
+    @property
+    def reported_name(self) -> str:
+        return self.results_name or self.name
 
 
 _METRICS: dict[str, MetricSpec] = {}
@@ -253,39 +474,88 @@ def check_metric_name(name: str) -> str:
     return get_metric(name).name
 
 
-def score_answer(task: Any, answer: str, distance_to_goal_m: float | None) -> MetricResult:
-    """Score an ANSWER against the task's hidden truth with the task's metric."""
-    return get_metric(task.metric.name).score(task, answer, distance_to_goal_m)
+def score_answer(
+    task: Any,
+    answer: str,
+    distance_to_goal_m: float | None,
+    context: ScoringContext | None = None,
+) -> MetricResult:
+    """Score an ANSWER against the task's hidden truth with the task's metric, under the
+    run's ``context`` (default rules, no judge when None)."""
+    spec = get_metric(task.metric.name)
+    if spec.uses_context:
+        return spec.score(task, answer, distance_to_goal_m, context or ScoringContext())
+    return spec.score(task, answer, distance_to_goal_m)
 
 
-def _score_coordinates(task: Any, answer: str, distance_to_goal_m: float | None) -> MetricResult:
+def expected_answer(task: Any, rules: ScoringRules = DEFAULT_RULES) -> str:
+    """The task's expected answer as an agent must give it under ``rules``."""
+    spec = get_metric(task.metric.name)
+    if spec.expected is not None:
+        return spec.expected(task, rules)
+    return str(task.expected_answer())
+
+
+def _score_coordinates(
+    task: Any, answer: str, distance_to_goal_m: float | None, context: ScoringContext
+) -> MetricResult:
     distance = math.inf if distance_to_goal_m is None else distance_to_goal_m
-    return coordinate_match(distance, float(task.metric.threshold_m))
+    return coordinate_match(
+        distance, float(task.metric.threshold_m), strict=context.rules.strict_threshold
+    )
 
 
-def _score_grid(task: Any, answer: str, distance_to_goal_m: float | None) -> MetricResult:
-    return exact_match_grid(answer, tuple(task.truth.cell))
+def _score_grid(
+    task: Any, answer: str, distance_to_goal_m: float | None, context: ScoringContext
+) -> MetricResult:
+    return exact_match_grid(answer, tuple(task.truth.cell), rules=context.rules)
 
 
-def _score_count(task: Any, answer: str, distance_to_goal_m: float | None) -> MetricResult:
-    return count_mean_relative_accuracy(answer, int(task.truth.count))
+def _score_count(
+    task: Any, answer: str, distance_to_goal_m: float | None, context: ScoringContext
+) -> MetricResult:
+    return count_mean_relative_accuracy(answer, int(task.truth.count), rules=context.rules)
 
 
-def _score_name(task: Any, answer: str, distance_to_goal_m: float | None) -> MetricResult:
+def _score_name(
+    task: Any, answer: str, distance_to_goal_m: float | None, context: ScoringContext
+) -> MetricResult:
     expected = getattr(task.truth, "answer", None) or task.expected_answer()
-    return fuzzy_match(answer, str(expected), question=getattr(task.told, "question", ""))
+    question = getattr(task.told, "question", "") or task.render_prompt()
+    aliases = tuple(getattr(task.truth, "aliases", ()) or ())
+    return fuzzy_match(
+        answer, str(expected), question=question, judge=context.judge, aliases=aliases
+    )
 
 
 for _spec in (
-    MetricSpec("exact_match", _score_grid, depends_on="truth.cell"),
+    MetricSpec(
+        "exact_match",
+        _score_grid,
+        depends_on="truth.cell",
+        uses_context=True,
+        expected=lambda task, rules: rules.cell_text(task.truth.cell),
+    ),
     MetricSpec(
         "coordinate_match",
         _score_coordinates,
         needs_threshold=True,
-        depends_on="street distance to the goal",
+        depends_on="straight-line distance to the goal",
+        uses_context=True,
     ),
-    MetricSpec("count_mra", _score_count, depends_on="truth.count"),
-    MetricSpec("fuzzy_match", _score_name, depends_on="truth.answer (else expected_answer())"),
+    MetricSpec(
+        "count_mra",
+        _score_count,
+        depends_on="truth.count",
+        uses_context=True,
+        results_name="mean_relative_accuracy",
+    ),
+    MetricSpec(
+        "fuzzy_match",
+        _score_name,
+        depends_on="truth.answer (else expected_answer()); the judge",
+        uses_context=True,
+    ),
 ):
     register_metric(_spec)
 

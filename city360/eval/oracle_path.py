@@ -1,33 +1,58 @@
-"""The oracle's walk from a task's start to its goal, as the report draws it and SPL uses it."""
+"""The oracle's walk from a task's start to its goal (the report draws it; it says whether a
+task is solvable), and the reference length SPL compares an agent's path with.
+
+SPL = success × L / max(P, L), P the metres the agent walked and L
+:func:`spl_reference_m`: for a task that prescribes a route (VLN's ``truth.route``, the
+instructed directions) the length of that route from the start to the goal's nearest point on
+its last segment; for every other task the oracle's walk: the fewest controller steps to the
+goal (aiming for half its radius, as the oracle agent does), in metres (:func:`oracle_path`;
+where the oracle cannot reach the goal, the shortest walk in metres, :func:`shortest_walk_m`).
+The controller walks in steps of 2 / 5 / 10 m, so a walk that is shortest in steps can be a
+little longer in metres than the shortest one; measuring against the controller's best walk
+keeps an agent that walks it at SPL 1. An agent
+that walks no more than that scores 1.0; the oracle does on every task it solves (an
+instructed route is never shorter than the shortest walk, and the oracle stops within the
+goal's radius, before the goal's street point).
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 from city360.streets import StreetGraph
 from city360.tasks.walk import oracle_walk
 
-__all__ = ["oracle_path"]
+__all__ = ["oracle_path", "route_length_m", "shortest_walk_m", "spl_reference_m"]
+
+
+ORACLE_GOAL_MARGIN = 0.5
+"""The share of the success radius the oracle aims for first (``OracleAgent.goal_margin``)."""
 
 
 def oracle_path(
-    graph: StreetGraph, task: Any, *, move_m: Sequence[float]
+    graph: StreetGraph, task: Any, *, move_m: Sequence[float], margin: float = ORACLE_GOAL_MARGIN
 ) -> tuple[list[list[float]], float | None]:
     """The positions (metres, city CRS) of the oracle's walk on ``task`` and its length in
-    metres; ``([], None)`` when the task has no goal or the oracle cannot reach it within the
-    task's step limit with the controller's step sizes ``move_m`` (SMALL, MEDIUM, LARGE)."""
+    metres: the fewest controller steps to ``margin`` times the goal's radius, else to the
+    radius (as the oracle agent plans); ``([], None)`` when the task has no goal or the oracle
+    cannot reach it within the task's step limit with the step sizes ``move_m`` (SMALL, MEDIUM,
+    LARGE)."""
     goal = getattr(task.truth, "goal", None)
     if goal is None:
         return [], None
-    result = oracle_walk(
-        graph,
-        (task.start.segment, task.start.offset_m),
-        (goal.x_m, goal.y_m),
-        goal.threshold_m,
-        step_limit=task.step_limit,
-        move_m=tuple(move_m),
-    )
+    for radius in (goal.threshold_m * margin, goal.threshold_m):
+        result = oracle_walk(
+            graph,
+            (task.start.segment, task.start.offset_m),
+            (goal.x_m, goal.y_m),
+            radius,
+            step_limit=task.step_limit,
+            move_m=tuple(move_m),
+        )
+        if result.reachable:
+            break
     if not result.reachable or result.final is None:
         return [], None
     polyline = _walked_polyline(graph, result.segments, task.start.offset_m, result.final)
@@ -47,3 +72,76 @@ def _walked_polyline(
         inner = [(x, y) for (x, y), arc in zip(seg.xy, seg.cum_m, strict=True) if lo < arc < hi]
         points.extend([list(seg.position(lo)), *map(list, inner), list(seg.position(hi))])
     return [[round(float(x), 3), round(float(y), 3)] for x, y in points]
+
+
+def route_length_m(
+    graph: StreetGraph,
+    route: Sequence[str],
+    start_offset_m: float,
+    goal_xy: tuple[float, float],
+    *,
+    end_offset_m: float | None = None,
+) -> float | None:
+    """Metres along ``route`` (segment ids in order) from ``start_offset_m`` on its first
+    segment to ``end_offset_m`` on its last (default: the point nearest to ``goal_xy``);
+    None when a one-segment route would have to walk backwards."""
+    end = graph.segment(route[-1]).project(*goal_xy)[0] if end_offset_m is None else end_offset_m
+    if len(route) == 1:
+        return end - start_offset_m if end >= start_offset_m - 1e-6 else None
+    first = graph.segment(route[0])
+    middle = sum(graph.segment(segment_id).length_m for segment_id in route[1:-1])
+    return max(first.length_m - start_offset_m, 0.0) + middle + end
+
+
+def _both_ways(graph: StreetGraph, segment_id: str, offset_m: float) -> list[tuple[str, float]]:
+    """A position and the same place on the twin segment (the street walked the other way)."""
+    places = [(segment_id, offset_m)]
+    twin = graph.segment(segment_id).twin
+    if twin is not None and twin in graph.segments:
+        x, y = graph.position(segment_id, offset_m)
+        places.append((twin, graph.segment(twin).project(x, y)[0]))
+    return places
+
+
+def shortest_walk_m(
+    graph: StreetGraph, start: tuple[str, float], goal_xy: tuple[float, float]
+) -> float:
+    """Metres of the shortest walk over the offered transitions from ``start`` (or the same
+    place facing the other way) to the goal's nearest street point (either direction)."""
+    from city360.errors import TaskError
+
+    goal_segment, goal_offset, _ = graph.locate(*goal_xy)
+    best = math.inf
+    for begin in _both_ways(graph, *start):
+        for end in _both_ways(graph, goal_segment, goal_offset):
+            try:
+                route = graph.shortest_route(begin[0], end[0])
+            except TaskError:
+                continue
+            length = route_length_m(graph, route, begin[1], goal_xy, end_offset_m=end[1])
+            if length is None and begin[0] == end[0]:  # behind: once round the network
+                continue
+            if length is not None:
+                best = min(best, length)
+    return best
+
+
+def spl_reference_m(
+    graph: StreetGraph, task: Any, *, oracle_m: float | None = None
+) -> float | None:
+    """L of SPL in metres (see the module docstring); None for a task without a goal.
+    ``oracle_m`` is the oracle's walk (:func:`oracle_path`), the yardstick of tasks without an
+    instructed route; None falls back to the shortest walk in metres."""
+    goal = getattr(task.truth, "goal", None)
+    if goal is None:
+        return None
+    route = list(getattr(task.truth, "route", None) or [])
+    start = (task.start.segment, task.start.offset_m)
+    if route and route[0] == start[0]:
+        length = route_length_m(graph, route, start[1], (goal.x_m, goal.y_m))
+        if length is not None:
+            return length
+    if oracle_m is not None:
+        return oracle_m
+    walk = shortest_walk_m(graph, start, (goal.x_m, goal.y_m))
+    return walk if math.isfinite(walk) else None

@@ -18,11 +18,18 @@ decides how an episode counts:
   ``results.csv``.
 
 Distances in the log and the row, and the one the answer is scored with, are straight-line
-metres from the exact pose to the goal; only the away-from-goal rule walks the streets.
+metres from the exact pose to the goal; the away-from-goal rule walks the streets unless the
+protocol measures the straight line (``reference``).
+
+The run's protocol (:mod:`city360.eval.protocols`) decides the rest: which stop rules run and
+what they count (:data:`~city360.eval.stopping.STOP_RULES`), whether an unusable decision does
+the S fallback or nothing, whether the episode shows the location map, and how answers are
+read (its :class:`~city360.eval.metrics.ScoringRules` and the LLM judge).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import time
 from collections.abc import Mapping
@@ -32,10 +39,17 @@ from typing import TYPE_CHECKING, Any
 
 from city360.errors import ConfigError, UnknownActionError
 from city360.eval.distance import StreetDistance
-from city360.eval.metrics import score_answer
-from city360.eval.oracle_path import oracle_path
+from city360.eval.metrics import (
+    Judge,
+    ScoringContext,
+    coordinate_match,
+    expected_answer,
+    score_answer,
+)
+from city360.eval.oracle_path import oracle_path, spl_reference_m
+from city360.eval.protocols import DEFAULT_PROTOCOL, Protocol
 from city360.eval.results import EpisodeResult, StepLogWriter
-from city360.eval.stopping import StopConfig, StopMonitor, StopReason
+from city360.eval.stopping import StopConfig, StopReason, make_stop_monitor
 from city360.simulator.actions import (
     Action,
     ActionCommand,
@@ -93,7 +107,35 @@ def episode_stop_config(task: Any, base: StopConfig) -> StopConfig:
         away_from_goal=get_family(task.family).away_from_goal,
         step_timeout_s=base.step_timeout_s,
         position_epsilon_m=base.position_epsilon_m,
+        request_cap_factor=base.request_cap_factor,
     )
+
+
+def _reference_expected(task: Any, goal: Any, protocol: Protocol) -> str:
+    """The expected answer as the reference's results write it: ``x:<x> y:<y>`` (metres, two
+    decimals) for a goal, else the answer in the protocol's form."""
+    if goal is not None:
+        return f"x:{goal.x_m:.2f} y:{goal.y_m:.2f}"
+    return expected_answer(task, protocol.scoring)
+
+
+def _map_id(task: Any) -> str:
+    """The task's map reference (the route map's file stem), if it uses one."""
+    route_map = getattr(task.told, "route_map", None)
+    return Path(route_map).stem if isinstance(route_map, str) else ""
+
+
+def _landmark(task: Any) -> str:
+    """The landmark a task is about, if any (for people reading results; never an agent)."""
+    for holder, name in (
+        (task.told, "landmark"),
+        (task.truth, "landmark_name"),
+        (task.truth, "anchor_name"),
+    ):
+        value = getattr(holder, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return ""
 
 
 def _pose_fields(pose: Mapping[str, float]) -> dict[str, float]:
@@ -122,7 +164,9 @@ class EpisodeRecorder:
     run's thresholds (:func:`episode_stop_config` applies the task's); ``log_path`` the step
     log to write; ``agent``, ``model``, ``provider``, ``seed`` and ``extra`` go into the row.
     ``frames_dir``, when given, receives every view as ``NNNN.jpg``. ``timed=False`` drops the
-    step timeout (a person reading the map is not hurried like a model).
+    step timeout (a person reading the map is not hurried like a model). ``protocol`` names
+    the rules (default: city360's); ``judge`` scores RelationalSpatial answers (None: the
+    offline fallback, labelled ``offline-similarity`` in the row).
     """
 
     def __init__(
@@ -140,6 +184,8 @@ class EpisodeRecorder:
         extra: Mapping[str, Any] | None = None,
         frames_dir: Path | None = None,
         timed: bool = True,
+        protocol: Protocol = DEFAULT_PROTOCOL,
+        judge: Judge | None = None,
     ) -> None:
         self.env = env
         self.task = task
@@ -149,8 +195,10 @@ class EpisodeRecorder:
         self.frames_dir = frames_dir
         self.timed = timed
         self.seed = seed
+        self.protocol = protocol
+        self.judge = judge
         self.goal = getattr(task.truth, "goal", None)
-        self.result = EpisodeResult(
+        self.result = result = EpisodeResult(
             task_id=task.id,
             task_type=str(task.family),
             difficulty=task.difficulty.value,
@@ -162,9 +210,18 @@ class EpisodeRecorder:
             provider=provider,
             seed=seed,
             extra=dict(extra or {}),
+            protocol=protocol.name,
+            threshold_m=None if self.goal is None else float(task.metric.threshold_m),
+            reference_expected=_reference_expected(task, self.goal, protocol),
+            map_id=_map_id(task),
+            landmark=_landmark(task),
+            judge_provider=getattr(judge, "provider_name", "") if judge is not None else "",
+            judge_model=getattr(judge, "model", "") if judge is not None else "",
         )
-        self._monitor = StopMonitor(self.stop_config)
+        result.expected = expected_answer(task, protocol.scoring)
+        self._monitor = make_stop_monitor(protocol.stop_rules, self.stop_config)
         self._street: StreetDistance | None = None
+        self._last: tuple[dict[str, Any], dict[str, Any]] | None = None
         self._log: StepLogWriter | None = None
         self._started = 0.0
         self.stop_reason: StopReason | None = None
@@ -190,11 +247,13 @@ class EpisodeRecorder:
         task, goal, result = self.task, self.goal, self.result
         self._started = time.perf_counter()
         self._log = StepLogWriter(self.log_path)
-        obs, info = self.env.reset(seed=self.seed, options={"task": task})
-        oracle_xy, shortest_m = oracle_path(self.graph, task, move_m=self.env.config.move_m)
-        result.shortest_path_m = shortest_m
+        shows_map = self.protocol.shows_map(str(task.family))
+        obs, info = self.env.reset(seed=self.seed, options={"task": task, "map": shows_map})
+        oracle_xy, oracle_m = oracle_path(self.graph, task, move_m=self.env.config.move_m)
+        result.shortest_path_m = spl_reference_m(self.graph, task, oracle_m=oracle_m)
         result.oracle_success = bool(oracle_xy) if goal is not None else None
-        if goal is not None and self.stop_config.away_from_goal:
+        street = self.protocol.away_measure == "street"
+        if goal is not None and self.stop_config.away_from_goal and street:
             self._street = StreetDistance(self.graph, (goal.x_m, goal.y_m))
         pose = info["pose"]
         self._log.write(
@@ -213,7 +272,9 @@ class EpisodeRecorder:
         self._log.write({"step": 0, **_pose_fields(pose), "distance_to_goal_m": distance})
         self._save_frame(0, obs)
         self._record_pose(pose, distance)
-        self._monitor.start(pose["x_m"], pose["y_m"], self._street_distance(info))
+        result.final_segment = str(info.get("segment", ""))
+        self._monitor.start(pose["x_m"], pose["y_m"], self._away_distance(info, distance))
+        self._last = (obs, info)
         return obs, info
 
     def step(
@@ -242,16 +303,34 @@ class EpisodeRecorder:
             raise ConfigError(msg)
         command, problem = _command(action, magnitude, answer)
         valid = valid and not problem
-        obs, _reward, _terminated, truncated, info = self.env.step(command)
-        if problem:
-            note = f"{problem} Did {FALLBACK_ACTION.value} instead. "
-            obs = {**obs, "feedback": note + str(obs["feedback"])}
         result = self.result
-        pose = info["pose"]
-        result.steps = int(obs["step"])
-        result.path_length_m += float(info.get("moved_m", 0.0))
+        result.act_requests += 1
         if not valid:
             result.invalid_actions += 1
+        assert self._last is not None
+        last_obs, last_info = self._last
+        here = last_info["pose"]
+        reason = self._monitor.before(
+            command.action.value if valid else None,
+            here["x_m"],
+            here["y_m"],
+            self._away_distance(last_info, self._distance(here)),
+        )
+        applies = reason is None and (valid or self._monitor.counts_invalid)
+        if applies:
+            obs, _reward, _terminated, truncated, info = self.env.step(command)
+        else:  # stopped before it was applied, or an unusable decision that does nothing
+            obs, info, truncated = dict(last_obs), dict(last_info, moved_m=0.0), False
+            if reason is None:
+                obs["feedback"] = "Nothing happened."
+        if problem:
+            done = FALLBACK_ACTION.value if applies else "nothing"
+            note = f"{problem} Did {done} instead. "
+            obs = {**obs, "feedback": note + str(obs["feedback"])}
+        pose = info["pose"]
+        result.steps = self._steps()
+        result.path_length_m += float(info.get("moved_m", 0.0))
+        result.final_action = command.action.value if valid else ""
         distance = self._distance(pose)
         self._write(
             {
@@ -262,6 +341,7 @@ class EpisodeRecorder:
                 "thought": thought,
                 "memory": memory,
                 "valid": valid,
+                "applied": applies,
                 "feedback": obs["feedback"],
                 "think_s": round(think_s, 4),
                 **_pose_fields(pose),
@@ -270,10 +350,24 @@ class EpisodeRecorder:
         )
         self._save_frame(result.steps, obs)
         self._record_pose(pose, distance)
-        reason = self._account(command, pose, info, distance, truncated=truncated, think_s=think_s)
+        result.final_segment = str(info.get("segment", ""))
+        self._last = (obs, info)
+        if reason is None and applies:
+            reason = self._account(
+                command, pose, info, distance, truncated=truncated, think_s=think_s
+            )
+        elif reason is None and self.timed and think_s > self.stop_config.step_timeout_s:
+            reason = StopReason.STEP_TIMEOUT
         if reason is not None:
             self.end(reason)
         return StepOutcome(obs, info, result.steps, valid, reason)
+
+    def _steps(self) -> int:
+        """Steps as the protocol counts them: every decision (city360), or only the usable
+        ones (the reference)."""
+        if self._monitor.counts_invalid:
+            return self.result.act_requests
+        return self._monitor.steps
 
     def _account(
         self,
@@ -291,8 +385,8 @@ class EpisodeRecorder:
             return StopReason.ANSWERED
         if self.timed and think_s > self.stop_config.step_timeout_s:
             return StopReason.STEP_TIMEOUT
-        reason = self._monitor.update(
-            command.action.value, pose["x_m"], pose["y_m"], self._street_distance(info)
+        reason = self._monitor.after(
+            command.action.value, pose["x_m"], pose["y_m"], self._away_distance(info, distance)
         )
         if reason is None and truncated:
             reason = StopReason.STEP_LIMIT
@@ -302,14 +396,20 @@ class EpisodeRecorder:
         result = self.result
         result.completed_by_answer = True
         result.user_answer = answer
-        verdict = score_answer(self.task, answer, distance)
+        context = ScoringContext(self.protocol.scoring, self.judge)
+        verdict = score_answer(self.task, answer, distance, context)
         result.evaluation_score = verdict.score
         result.evaluation_method = verdict.method
+        result.message = verdict.message
+        if self.judge is not None and verdict.method == getattr(self.judge, "name", None):
+            result.judge = str(getattr(self.judge, "label", verdict.method))
         result.is_correct = verdict.correct
         result.scored_success = verdict.correct
         shortest = result.shortest_path_m
         if self.goal is not None and shortest is not None and verdict.correct:
-            result.spl = shortest / max(result.path_length_m, shortest, 1e-9)
+            walked = result.path_length_m
+            # a path summed step by step may differ from L in the last bits of a float
+            result.spl = 1.0 if walked <= shortest + 1e-6 else shortest / walked
 
     def end(self, reason: StopReason, message: str = "") -> EpisodeResult:
         """End the episode for ``reason`` (the recorder does for ANSWER and the stop rules;
@@ -322,9 +422,15 @@ class EpisodeRecorder:
         result.status = reason.value
         if message:
             result.error_message = message[:500]
+        if reason is not StopReason.ANSWERED:
+            result.stop_reason_detail = self._stop_detail(reason)
+            self._final_position_check(reason)
         if self.goal is not None and result.spl is None and reason not in _NOT_MEASURED:
             result.spl = 0.0
         result.elapsed_seconds = time.perf_counter() - self._started if self._started else 0.0
+        result.timestamp = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        if self.frames_dir is not None:
+            result.artifact_dir = f"{self.frames_dir.parent.name}/{self.frames_dir.name}"
         self.close()
         return result
 
@@ -343,10 +449,46 @@ class EpisodeRecorder:
             return None
         return math.hypot(pose["x_m"] - self.goal.x_m, pose["y_m"] - self.goal.y_m)
 
-    def _street_distance(self, info: Mapping[str, Any]) -> float | None:
-        if self._street is None:
+    def _away_distance(self, info: Mapping[str, Any], straight: float | None) -> float | None:
+        """The distance the away-from-goal rule watches (metres): along the streets, or the
+        straight line, as the protocol says; None where the rule does not apply."""
+        if not self.stop_config.away_from_goal or self.goal is None:
             return None
+        if self._street is None:
+            return straight
         return self._street(info["segment"], info["offset_m"])
+
+    def _stop_detail(self, reason: StopReason) -> str:
+        """A machine-readable note on why the episode stopped (results' stop_reason_detail)."""
+        config = self.stop_config
+        details = {
+            StopReason.STEP_LIMIT: f"step_limit={config.step_limit}",
+            StopReason.STAGNATION: f"stagnation={config.stagnation_steps}",
+            StopReason.AWAY_FROM_GOAL: f"away_from_goal={config.away_steps}",
+            StopReason.STEP_TIMEOUT: f"step_timeout_s={config.step_timeout_s:g}",
+        }
+        detail = details.get(reason, reason.value)
+        if (
+            reason is StopReason.STEP_LIMIT
+            and self.result.act_requests > self.result.steps
+            and (self.result.act_requests >= config.request_cap_factor * config.step_limit)
+        ):
+            detail = f"act_requests={self.result.act_requests} (city360 request cap)"
+        return detail
+
+    def _final_position_check(self, reason: StopReason) -> None:
+        """Without ANSWER a navigation episode scores 0, but ``is_correct`` reports whether the
+        final position was within the goal's radius (the reference does the same)."""
+        result = self.result
+        if self.goal is None or reason in _NOT_MEASURED or result.distance_to_goal_m is None:
+            return
+        verdict = coordinate_match(
+            result.distance_to_goal_m,
+            float(self.task.metric.threshold_m),
+            strict=self.protocol.scoring.strict_threshold,
+        )
+        result.is_correct = verdict.correct
+        result.message = f"{reason.value}: final-position check without ANSWER. {verdict.message}"
 
     def _record_pose(self, pose: Mapping[str, float], distance: float | None) -> None:
         result = self.result

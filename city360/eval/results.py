@@ -2,10 +2,13 @@
 
 ``results.csv`` has one row per finished episode, appended and fsynced as each episode ends, so
 a run killed at any moment keeps every finished episode; a torn last line (killed mid-write) is
-cut off on resume. Columns follow the reference benchmark's results schema where they mean the
-same thing, plus ours. ``run_metadata.json`` is rewritten atomically at start, on progress and
-at the end. ``episodes/<task_id>.jsonl`` holds the step log of each episode (no image payloads,
-no keys).
+cut off on resume. Its columns are first the 51 of the reference benchmark's results schema v3
+(:data:`REFERENCE_COLUMNS`: same names, order and vocabularies, from 360CityArena's
+``docs/results_schema.md`` and ``runner/agent_server.py`` ``RESULT_FIELDNAMES``), then
+city360's own (:data:`CITY360_COLUMNS`). :func:`read_results` reads that file and the
+37-column files written before it. ``run_metadata.json`` is rewritten atomically at start, on
+progress and at the end. ``episodes/<task_id>.jsonl`` holds the step log of each episode (no
+image payloads, no keys).
 """
 
 from __future__ import annotations
@@ -16,15 +19,18 @@ import json
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from city360._atomic import atomic_write_json, write_failure
-from city360.errors import CityFormatError, InputFileError, OutputError
+from city360.errors import CityFormatError, ConfigError, InputFileError, OutputError
 from city360.scrub import scrub_text
 
 __all__ = [
+    "CITY360_COLUMNS",
+    "REFERENCE_COLUMNS",
+    "REFERENCE_STATUS",
     "RERUN_STATUSES",
     "RESULT_COLUMNS",
     "EpisodeResult",
@@ -87,28 +93,80 @@ class EpisodeResult:
     api_errors: int = 0
     error_message: str = ""
     seed: int | None = None
+    act_requests: int = 0
+    """Every decision, usable or not (``steps`` counts what the protocol counts)."""
+    final_action: str = ""
+    message: str = ""
+    """What the metric said about the answer (or the final-position check), for people."""
+    stop_reason_detail: str = ""
+    protocol: str = "default"
+    threshold_m: float | None = None
+    """The success radius of a navigation task (metres)."""
+    judge: str = ""
+    """Which LLM judge scored the row (``provider:model``); empty when none did."""
+    reference_expected: str = ""
+    """The expected answer as the reference writes it (``x:12.30 y:4.50`` for a goal)."""
+    timestamp: str = ""
+    run_id: str = ""
+    map_id: str = ""
+    landmark: str = ""
+    final_segment: str = ""
+    max_tokens: int | None = None
+    temperature: float | None = None
+    judge_provider: str = ""
+    judge_model: str = ""
+    llm_latency_s: float = 0.0
+    artifact_dir: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def results_task_type(self) -> str:
+        """The family's name in the reference's vocabulary (``LanguageGuidedNavigation`` for
+        VLN), from the family registry; an unknown family keeps its own name."""
+        from city360.errors import TaskError
+        from city360.tasks.families import get_family
+
+        try:
+            return get_family(self.task_type).reported_name
+        except TaskError:
+            return self.task_type
+
+    @property
+    def results_metric(self) -> str:
+        """The metric's name in the reference's vocabulary (``mean_relative_accuracy``)."""
+        from city360.eval.metrics import get_metric
+
+        try:
+            return get_metric(self.evaluation_metric).reported_name
+        except ConfigError:
+            return self.evaluation_metric
+
+    @property
+    def location_validated(self) -> bool:
+        """A navigation task: scored by where the agent was (``threshold_m`` is set)."""
+        return self.threshold_m is not None
+
     def to_row(self) -> dict[str, str]:
-        row: dict[str, str] = {}
-        for name, value in asdict(self).items():
-            if name == "extra":
-                row[name] = json.dumps(value, ensure_ascii=False, sort_keys=True) if value else ""
-            elif value is None:
-                row[name] = ""
-            elif isinstance(value, bool):
-                row[name] = "true" if value else "false"
-            elif isinstance(value, float):
-                row[name] = f"{value:.6g}"
-            else:
-                row[name] = str(value)
-        return row
+        """The CSV row: the reference's columns, then city360's."""
+        return {
+            **{name: get(self) for name, get in _REFERENCE_GETTERS.items()},
+            **{column: _format(getattr(self, name)) for column, name in _CITY360.items()},
+        }
 
     @classmethod
     def from_row(cls, row: Mapping[str, str]) -> EpisodeResult:
+        """A row of results.csv (this schema, or the 37 city360 columns of older files)."""
+        if "stop_reason" not in row:  # an older file: the columns are the field names
+            return cls._from_columns(row, {f.name: f.name for f in fields(cls)})
+        return cls._from_columns(row, _READ_FROM)
+
+    @classmethod
+    def _from_columns(cls, row: Mapping[str, str], columns: Mapping[str, str]) -> EpisodeResult:
         kwargs: dict[str, Any] = {}
         for spec in fields(cls):
-            raw = row.get(spec.name, "")
+            if spec.name not in columns:
+                continue
+            raw = row.get(columns[spec.name]) or ""
             kind = str(spec.type)
             if spec.name == "extra":
                 kwargs[spec.name] = json.loads(raw) if raw else {}
@@ -117,7 +175,7 @@ class EpisodeResult:
             elif kind.startswith("bool"):
                 kwargs[spec.name] = raw == "true"
             elif kind.startswith("int"):
-                kwargs[spec.name] = int(raw) if raw else 0
+                kwargs[spec.name] = int(float(raw)) if raw else 0
             elif kind.startswith("float"):
                 kwargs[spec.name] = float(raw) if raw else 0.0
             else:
@@ -125,7 +183,187 @@ class EpisodeResult:
         return cls(**kwargs)
 
 
-RESULT_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(EpisodeResult))
+def _format(value: Any) -> str:
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True) if value else ""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def _fixed(value: float | None, digits: int) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+REFERENCE_STATUS: Mapping[str, str] = {
+    "answered": "ANSWER",
+    "step_limit": "STEP_LIMIT",
+    "stagnation": "STAGNATION",
+    "away_from_goal": "AWAY_FROM_GOAL",
+    "step_timeout": "IDLE_TIMEOUT",
+    "agent_error": "AGENT_ERROR",
+    "infrastructure_error": "INFRASTRUCTURE_ERROR",
+    "interrupted": "INTERRUPTED",
+}
+"""city360's stop reasons -> the reference's ``status`` vocabulary (``ANSWER``, ``STEP_LIMIT``,
+``STAGNATION``, ``AWAY_FROM_GOAL``, ``IDLE_TIMEOUT``). The reference has no status for an agent
+error, a provider outage or an interruption; those keep city360's name in upper case."""
+
+_UNVALIDATED = frozenset({"agent_error", "infrastructure_error", "interrupted"})
+
+
+def _user_answer(r: EpisodeResult) -> str:
+    """The reference writes the final position for a navigation task it validated."""
+    located = r.final_x_m is not None and r.final_y_m is not None
+    if r.location_validated and located and r.status not in _UNVALIDATED:
+        return f"{r.final_x_m:.2f} {r.final_y_m:.2f}"
+    return r.user_answer
+
+
+def _total_tokens(r: EpisodeResult) -> str:
+    return str(r.input_tokens + r.output_tokens)
+
+
+def _last_error_type(r: EpisodeResult) -> str:
+    if r.status in ("agent_error", "infrastructure_error"):
+        return r.status
+    if r.api_errors:
+        return "llm_api_error"
+    if r.parse_errors:
+        return "parse_error"
+    return "invalid_action" if r.invalid_actions else ""
+
+
+_REFERENCE_GETTERS: dict[str, Any] = {
+    "timestamp": lambda r: r.timestamp,
+    "run_id": lambda r: r.run_id,
+    "experiment_id": lambda r: "",
+    "task_id": lambda r: r.task_id,
+    "task_type": lambda r: r.results_task_type,
+    "difficulty": lambda r: r.difficulty,
+    "map_id": lambda r: r.map_id,
+    "landmark": lambda r: r.landmark,
+    "model": lambda r: r.model,
+    "provider": lambda r: r.provider,
+    "pretrained": lambda r: "",
+    "max_tokens": lambda r: _format(r.max_tokens),
+    "temperature": lambda r: _format(r.temperature),
+    "validation_model": lambda r: r.judge_model,
+    "validation_provider": lambda r: r.judge_provider,
+    "validation_pretrained": lambda r: "",
+    "status": lambda r: REFERENCE_STATUS.get(r.status, r.status.upper()),
+    "scored_success": lambda r: _format(r.scored_success),
+    "is_correct": lambda r: _format(r.is_correct),
+    "validation_available": lambda r: _format(r.status not in _UNVALIDATED),
+    "completed_by_answer": lambda r: _format(r.completed_by_answer),
+    "evaluation_metric": lambda r: r.results_metric,
+    "evaluation_score": lambda r: f"{r.evaluation_score:.4f}",
+    "steps": lambda r: str(r.steps),
+    "act_requests": lambda r: str(r.act_requests),
+    "elapsed_seconds": lambda r: f"{r.elapsed_seconds:.2f}",
+    "final_action": lambda r: r.final_action,
+    "final_position_x": lambda r: _fixed(r.final_x_m, 4),
+    "final_position_z": lambda r: _fixed(r.final_y_m, 4),
+    "final_segment_path": lambda r: r.final_segment,
+    "user_answer": _user_answer,
+    "expected": lambda r: r.reference_expected or r.expected,
+    "distance_to_goal": lambda r: _fixed(r.distance_to_goal_m, 4),
+    "validation_threshold": lambda r: _format(r.threshold_m),
+    "message": lambda r: r.message,
+    "stop_reason_detail": lambda r: r.stop_reason_detail,
+    "llm_request_count": lambda r: str(r.requests),
+    "llm_error_count": lambda r: str(r.api_errors),
+    "parse_error_count": lambda r: str(r.parse_errors),
+    "invalid_action_count": lambda r: str(r.invalid_actions),
+    "request_error_count": lambda r: "0",
+    "total_prompt_tokens": lambda r: str(r.input_tokens),
+    "total_completion_tokens": lambda r: str(r.output_tokens),
+    "total_tokens": _total_tokens,
+    "total_llm_latency_seconds": lambda r: f"{r.llm_latency_s:.4f}",
+    "avg_llm_latency_seconds": lambda r: f"{r.llm_latency_s / r.requests if r.requests else 0:.4f}",
+    "last_finish_reason": lambda r: "",
+    "last_response_model": lambda r: "",
+    "last_error_type": _last_error_type,
+    "last_error_message": lambda r: r.error_message,
+    "artifact_dir": lambda r: r.artifact_dir,
+}
+
+REFERENCE_COLUMNS: tuple[str, ...] = tuple(_REFERENCE_GETTERS)
+"""The reference benchmark's results.csv columns (schema v3), in its order."""
+
+_CITY360: dict[str, str] = {
+    "family": "task_type",
+    "stop_reason": "status",
+    "metric": "evaluation_metric",
+    "evaluation_method": "evaluation_method",
+    "judge": "judge",
+    "protocol": "protocol",
+    "agent": "agent",
+    "seed": "seed",
+    "answer": "user_answer",
+    "expected_answer": "expected",
+    "reference_expected": "reference_expected",
+    "final_lat": "final_lat",
+    "final_lon": "final_lon",
+    "final_heading_deg": "final_heading_deg",
+    "path_length_m": "path_length_m",
+    "shortest_path_m": "shortest_path_m",
+    "spl": "spl",
+    "oracle_success": "oracle_success",
+    "retries": "retries",
+    "extra": "extra",
+}
+"""city360's columns after the reference's: column -> EpisodeResult field."""
+
+CITY360_COLUMNS: tuple[str, ...] = tuple(_CITY360)
+
+RESULT_COLUMNS: tuple[str, ...] = REFERENCE_COLUMNS + CITY360_COLUMNS
+"""Every column of results.csv, in order."""
+
+_READ_FROM: dict[str, str] = {
+    **{name: column for column, name in _CITY360.items()},
+    "task_id": "task_id",
+    "difficulty": "difficulty",
+    "scored_success": "scored_success",
+    "is_correct": "is_correct",
+    "completed_by_answer": "completed_by_answer",
+    "evaluation_score": "evaluation_score",
+    "steps": "steps",
+    "act_requests": "act_requests",
+    "elapsed_seconds": "elapsed_seconds",
+    "final_x_m": "final_position_x",
+    "final_y_m": "final_position_z",
+    "final_segment": "final_segment_path",
+    "distance_to_goal_m": "distance_to_goal",
+    "threshold_m": "validation_threshold",
+    "model": "model",
+    "provider": "provider",
+    "input_tokens": "total_prompt_tokens",
+    "output_tokens": "total_completion_tokens",
+    "requests": "llm_request_count",
+    "parse_errors": "parse_error_count",
+    "invalid_actions": "invalid_action_count",
+    "api_errors": "llm_error_count",
+    "error_message": "last_error_message",
+    "final_action": "final_action",
+    "message": "message",
+    "stop_reason_detail": "stop_reason_detail",
+    "timestamp": "timestamp",
+    "run_id": "run_id",
+    "map_id": "map_id",
+    "landmark": "landmark",
+    "max_tokens": "max_tokens",
+    "temperature": "temperature",
+    "judge_provider": "validation_provider",
+    "judge_model": "validation_model",
+    "llm_latency_s": "total_llm_latency_seconds",
+    "artifact_dir": "artifact_dir",
+}
+"""EpisodeResult field -> the column it is read back from."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from city360.errors import (
 )
 from city360.eval.executors import EXECUTORS, run_jobs
 from city360.eval.metadata import code_version, now_utc, package_versions, scrub_secrets
+from city360.eval.protocols import Protocol, get_protocol
 from city360.eval.results import (
     RERUN_STATUSES,
     EpisodeResult,
@@ -74,6 +75,15 @@ def default_env_options(agent: AgentSpec, *, use_map: bool = True) -> dict[str, 
     ``prefetch`` only for :data:`PREFETCHING_AGENTS`."""
     kind = agent.kind.strip().lower()
     return {"map": use_map, "prefetch": kind in PREFETCHING_AGENTS}
+
+
+def _with_protocol_limits(agent: AgentSpec, protocol: Protocol) -> AgentSpec:
+    """The LMM agent's reply budget is the protocol's unless the user set one
+    (``--agent-option max_output_tokens=N``)."""
+    if agent.kind.strip().lower() != "lmm" or "max_output_tokens" in agent.options:
+        return agent
+    options = {**agent.options, "max_output_tokens": protocol.max_output_tokens}
+    return dataclasses.replace(agent, options=options)
 
 
 def _new_run_id(agent: AgentSpec) -> str:
@@ -136,9 +146,23 @@ def _identity_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]
             f"suite hash {str(old.get('suite_hash'))[:12]} → {str(new.get('suite_hash'))[:12]} "
             "(the suite changed since the run started)"
         )
-    if "protocol" in old and "protocol" in new and old["protocol"] != new["protocol"]:
-        found.append(f"protocol {old['protocol']!r} → {new['protocol']!r}")
+    old_protocol, new_protocol = _name_of(old.get("protocol")), _name_of(new.get("protocol"))
+    if old_protocol != new_protocol:
+        found.append(f"protocol {old_protocol!r} → {new_protocol!r}")
+    old_judge, new_judge = _name_of(old.get("judge"), "label"), _name_of(new.get("judge"), "label")
+    if old_judge != new_judge:
+        found.append(f"judge {old_judge!r} → {new_judge!r}")
     return found
+
+
+def _name_of(value: Any, key: str = "name") -> Any:
+    """A recorded protocol or judge by its name (runs before protocols recorded only it, or
+    nothing: a run without a record ran the default protocol)."""
+    if isinstance(value, dict):
+        return value.get(key)
+    if value is None and key == "name":
+        return "default"
+    return value
 
 
 def _read_metadata(path: Path) -> dict[str, Any]:
@@ -221,6 +245,9 @@ def _run_locked(config: EvalConfig, run_id: str, run_dir: Path) -> RunOutcome:
     from city360.tasks.prompts import prompt_hash
     from city360.tasks.suite import load_suite
 
+    protocol = get_protocol(config.protocol)
+    agent = _with_protocol_limits(config.agent, protocol)
+    config = dataclasses.replace(config, agent=agent)
     city_dir = Path(config.city_dir).resolve()
     suite_dir = Path(config.suite_dir).resolve()
     suite = load_suite(suite_dir)
@@ -235,10 +262,11 @@ def _run_locked(config: EvalConfig, run_id: str, run_dir: Path) -> RunOutcome:
     identity: dict[str, Any] = {
         "suite_hash": suite_hash,
         "agent": scrub_secrets(agent_metadata(config.agent)),
+        "protocol": protocol.as_metadata(),
+        "judge": None
+        if config.judge is None
+        else scrub_secrets({**dataclasses.asdict(config.judge), "label": config.judge.label}),
     }
-    protocol = getattr(config, "protocol", None)
-    if protocol is not None:
-        identity["protocol"] = protocol
     old: dict[str, Any] | None = None
     previous: list[EpisodeResult] = []
     differences: list[str] = []
@@ -259,6 +287,10 @@ def _run_locked(config: EvalConfig, run_id: str, run_dir: Path) -> RunOutcome:
         raise ConfigError(msg)
 
     preflight_agent(config.agent, city_dir=city_dir)
+    if config.judge is not None:
+        from city360.eval.judge import make_judge
+
+        make_judge(config.judge, preflight=True).close()
 
     done = finished_task_ids(previous)
     jobs: list[Job] = [(t.id, task_seed(config.seed, t.id)) for t in tasks if t.id not in done]
@@ -270,6 +302,8 @@ def _run_locked(config: EvalConfig, run_id: str, run_dir: Path) -> RunOutcome:
         env_options=env_options,
         stop=dataclasses.asdict(config.stop),
         save_frames=config.save_frames,
+        protocol=protocol.name,
+        judge=None if config.judge is None else dataclasses.asdict(config.judge),
     )
     metadata: dict[str, Any] = {
         "run_id": run_id,

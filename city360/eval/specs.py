@@ -17,7 +17,15 @@ from city360.eval.results import EpisodeResult
 from city360.eval.stopping import StopConfig
 from city360.eval.summary import RunSummary
 
-__all__ = ["AgentSpec", "EvalConfig", "Job", "RunOutcome", "WorkerSpec", "task_seed"]
+__all__ = [
+    "AgentSpec",
+    "EvalConfig",
+    "Job",
+    "JudgeSpec",
+    "RunOutcome",
+    "WorkerSpec",
+    "task_seed",
+]
 
 Job = tuple[str, int]
 """``(task_id, seed)``."""
@@ -34,6 +42,22 @@ class AgentSpec:
     model: str | None = None
     base_url: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeSpec:
+    """Which model judges free-text answers: a provider of :mod:`city360.agents.providers`
+    (``openai``, ``anthropic``, ``gemini``, ``vllm``, ...), its model and endpoint. Keys come
+    from the environment, as for agents."""
+
+    provider: str
+    model: str
+    base_url: str | None = None
+
+    @property
+    def label(self) -> str:
+        """``provider:model``, as results' ``judge`` column records it."""
+        return f"{self.provider}:{self.model}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +86,10 @@ class EvalConfig:
     env_options: Mapping[str, Any] = field(default_factory=dict)
     """:class:`~city360.simulator.config.EnvConfig` fields; they override
     :func:`~city360.eval.runner.default_env_options`."""
+    protocol: str = "default"
+    """The evaluation protocol (:mod:`city360.eval.protocols`): ``default`` or ``reference``."""
+    judge: JudgeSpec | None = None
+    """The LLM judge of RelationalSpatial answers; None scores them offline (labelled)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +104,8 @@ class WorkerSpec:
     env_options: dict[str, Any]
     stop: dict[str, Any]
     save_frames: bool = False
+    protocol: str = "default"
+    judge: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

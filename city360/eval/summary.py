@@ -6,6 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from city360.eval.metrics import OFFLINE_METHOD
 from city360.eval.results import EpisodeResult
 
 __all__ = ["DIFFICULTIES", "CellScore", "RunSummary", "print_summary", "summarize"]
@@ -34,6 +35,8 @@ class RunSummary:
     overall: CellScore
     stop_reasons: dict[str, int]
     infrastructure_failures: int
+    offline_scored: int = 0
+    """Answers scored by the offline name matcher because no LLM judge was given."""
 
 
 def _cell(results: Sequence[EpisodeResult]) -> CellScore:
@@ -66,6 +69,7 @@ def summarize(results: Iterable[EpisodeResult]) -> RunSummary:
         overall=_cell(agent_results),
         stop_reasons=dict(Counter(r.status for r in all_results).most_common()),
         infrastructure_failures=len(all_results) - len(agent_results),
+        offline_scored=sum(r.evaluation_method == OFFLINE_METHOD for r in all_results),
     )
 
 
@@ -90,6 +94,12 @@ def print_summary(summary: RunSummary, *, title: str = "city360 results") -> Non
     console.print(table)
     reasons = ", ".join(f"{k}: {v}" for k, v in summary.stop_reasons.items())
     console.print(f"episodes ended by: {reasons}")
+    if summary.offline_scored:
+        console.print(
+            f"[yellow]{summary.offline_scored} answer(s) scored offline[/] (name matcher, not an "
+            "LLM judge; not comparable with the reference): pass --judge-provider and "
+            "--judge-model"
+        )
     if summary.infrastructure_failures:
         console.print(
             f"[yellow]{summary.infrastructure_failures} episode(s) failed for infrastructure "

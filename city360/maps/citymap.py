@@ -498,13 +498,14 @@ class CityMap:
         image, _ = self._area_view(size_px)
         return stamp_attribution(image)
 
-    def grid_map(self, *, n: int | None = None, size_px: int = 800) -> Image:
-        """The exploration area with the N x N grid, each cell labelled ``x:i y:j``."""
-        image, _ = self.grid_map_with_transform(n=n, size_px=size_px)
+    def grid_map(self, *, n: int | None = None, size_px: int = 800, origin: int = 1) -> Image:
+        """The exploration area with the N x N grid, each cell labelled ``x:i y:j``, counted
+        from ``origin`` (1; the reference benchmark's maps count from 0)."""
+        image, _ = self.grid_map_with_transform(n=n, size_px=size_px, origin=origin)
         return image
 
     def grid_map_with_transform(
-        self, *, n: int | None = None, size_px: int = 800
+        self, *, n: int | None = None, size_px: int = 800, origin: int = 1
     ) -> tuple[Image, GeoTransform]:
         grid = self.grid if n is None else self.grid.with_n(n)
         image, transform = self._area_view(size_px)
@@ -527,9 +528,8 @@ class CityMap:
         font_px = int(np.clip(cell_px / 7, 11, 22))
         for i in range(1, grid.n + 1):
             for j in range(1, grid.n + 1):
-                stamp = text_stamp(
-                    format_cell(i, j), font_px, color=(20, 20, 20), box=(255, 255, 255, 215)
-                )
+                label = format_cell(i - 1 + origin, j - 1 + origin)
+                stamp = text_stamp(label, font_px, color=(20, 20, 20), box=(255, 255, 255, 215))
                 stamp_text(
                     image,
                     stamp,

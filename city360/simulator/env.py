@@ -25,7 +25,9 @@ metrics, not by the environment.
 - ``{"task": task}``: any object with ``start`` (``segment``, ``offset_m``, ``yaw_deg``) and
   optionally ``step_limit`` and ``truth.route`` / ``truth.goal`` (used for route guidance);
 - ``"route"`` (segment ids) and/or ``"goal"`` (``{"lat", "lon"}`` or ``{"x_m", "y_m"}``) for
-  the route-guidance overlay.
+  the route-guidance overlay;
+- ``"map": False`` hides the location map for the episode (the evaluator does for families that
+  must not see it, e.g. Localization, whose answer a location map would give away).
 
 Without a start the episode starts at a random frame of a random segment drawn from the
 episode's seeded generator.
@@ -86,6 +88,7 @@ _RESET_OPTIONS = (
     "task",
     "route",
     "goal",
+    "map",
 )
 
 
@@ -121,6 +124,7 @@ class CityEnv:
         try:
             made = renderer or make_renderer(self.config.renderer)
             self._map = None
+            self._show_map = True
             if self.config.map:
                 from city360.simulator.locmap import LocationMapper
 
@@ -190,6 +194,9 @@ class CityEnv:
                 msg += f"Options: {', '.join(_RESET_OPTIONS)}"
                 raise ConfigError(msg)
         self._step_limit = self.config.max_steps
+        # ``map=False`` hides the location map for this episode (a family that must not see
+        # it: Localization); ``map=True`` cannot add one the config did not enable.
+        self._show_map = bool(options.get("map", True))
         self._route, self._goal_xy = None, None
         task = options.get("task")
         if task is not None:
@@ -390,7 +397,7 @@ class CityEnv:
         obs: dict[str, Any] = {
             "view": render_view(self.world, self.renderer, self.config, state, overlay),
         }
-        if self._map is not None:
+        if self._map is not None and self._show_map:
             x, y = self._position()
             obs["map"] = self._map.render(
                 x, y, controller.view_bearing_deg(self.world, state), self._trail

@@ -15,7 +15,8 @@ from city360.tasks.schema import TaskBase
 
 __all__ = ["PROMPT_VERSION", "answer_format", "prompt_hash", "render_prompt"]
 
-PROMPT_VERSION = 1
+PROMPT_VERSION = 2
+"""2: the localization template numbers its grid from ``{first}`` to ``{last}`` (protocols)."""
 
 
 def answer_format(family: str) -> str:

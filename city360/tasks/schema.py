@@ -21,11 +21,13 @@ no registry look-up and no import back from :mod:`city360.tasks.prompts`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 __all__ = [
     "DEFAULT_STEP_LIMIT",
@@ -37,6 +39,7 @@ __all__ = [
     "GoalTruth",
     "Metric",
     "MetricName",
+    "PromptRules",
     "StartPose",
     "Task",
     "TaskBase",
@@ -151,6 +154,39 @@ class CountStretch(BaseModel):
     start_offset_m: float = Field(ge=0)
     end_offset_m: float = Field(ge=0)
     lateral_range_m: float = Field(gt=0)
+    side: Literal["both", "left", "right"] = "both"
+    """Which side of the street counts, seen walking the stretch from its beginning."""
+    marked: bool = False
+    """True when an annotator marked the range on the map: it may begin away from the start
+    pose (the agent walks there first), as the reference's ranges do ("the block to your
+    left")."""
+
+    @model_serializer(mode="wrap")
+    def _omit_defaults(self, handler: Any) -> Any:
+        # stretches written before ``side``/``marked`` existed keep their JSON, so the content
+        # hashes of existing suites do not change
+        data = handler(self)
+        if isinstance(data, dict):
+            if data.get("side") == "both":
+                data.pop("side")
+            if data.get("marked") is False:
+                data.pop("marked")
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class PromptRules:
+    """What a protocol has the prompts tell the agent beyond the task's own text
+    (:mod:`city360.eval.protocols` holds one per protocol).
+
+    ``grid_origin``: the first grid index on the grid map and in the prompt (1 or 0);
+    ``state_step_limit``: the prompt states the episode's step budget; ``goal_is_near``: the
+    search prompts say the goal is not far from the start.
+    """
+
+    grid_origin: int = 1
+    state_step_limit: bool = False
+    goal_is_near: bool = False
 
 
 class Told(BaseModel):
@@ -212,6 +248,8 @@ class TaskBase(BaseModel):
     """``str.format`` template over :meth:`prompt_variables`."""
     ANSWER_FORMAT: ClassVar[str] = ""
     """The exact answer form the agent is told, appended to the prompt."""
+    GOAL_IS_NEAR: ClassVar[bool] = False
+    """The family's goal is near the start (the reference's landmark prompts say so)."""
 
     @model_validator(mode="after")
     def _metric_fits_family(self) -> TaskBase:
@@ -242,23 +280,62 @@ class TaskBase(BaseModel):
         """The template's variables; a family overrides this to format lists, units, ..."""
         return self.told.model_dump()
 
-    def render_prompt(self) -> str:
-        """The task's prompt, with the answer format appended on its own line."""
-        body = type(self).PROMPT_TEMPLATE.format(**self.prompt_variables())
-        return f"{body}\nAnswer format: {type(self).ANSWER_FORMAT}."
+    def prompt_variables_for(self, rules: PromptRules) -> dict[str, Any]:
+        """The template's variables under a protocol's ``rules`` (Localization numbers its
+        grid from ``rules.grid_origin``); by default :meth:`prompt_variables`."""
+        return self.prompt_variables()
 
-    def agent_view(self, *, suite_root: str | None = None) -> AgentTask:
-        """What the agent may see: the prompt, the answer format and the reference images."""
-        images = self.reference_image_paths()
-        if suite_root is not None:
-            images = [str(Path(suite_root) / image) for image in images]
+    def answer_format_for(self, rules: PromptRules) -> str:
+        """The answer format under ``rules``; by default ``ANSWER_FORMAT``."""
+        return type(self).ANSWER_FORMAT
+
+    def prompt_template(self) -> str:
+        """The template this task renders (a family may pick a variant per task)."""
+        return type(self).PROMPT_TEMPLATE
+
+    def render_prompt(self, rules: PromptRules | None = None) -> str:
+        """The task's prompt, with the protocol's notes (the step budget, "the goal is not
+        far") and the answer format appended on their own lines."""
+        rules = rules or PromptRules()
+        body = self.prompt_template().format(**self.prompt_variables_for(rules))
+        notes: list[str] = []
+        if rules.goal_is_near and type(self).GOAL_IS_NEAR:
+            notes.append("The goal is not far from the starting point.")
+        if rules.state_step_limit:
+            notes.append(f"You must give your final answer within {self.step_limit} steps.")
+        lines = [body, *notes, f"Answer format: {self.answer_format_for(rules)}."]
+        return "\n".join(lines)
+
+    def agent_view(
+        self,
+        *,
+        suite_root: str | None = None,
+        rules: PromptRules | None = None,
+        images: Mapping[str, str] | None = None,
+    ) -> AgentTask:
+        """What the agent may see: the prompt, the answer format and the reference images.
+
+        ``rules`` are the protocol's prompt rules; ``images`` replaces told image fields by
+        other files (absolute paths), e.g. a grid map numbered from 0 under the reference."""
+        rules = rules or PromptRules()
+        replaced = dict(images or {})
+        paths: list[str] = []
+        for name, value in self.told:
+            if name not in IMAGE_FIELDS or not isinstance(value, str):
+                continue
+            if name in replaced:
+                paths.append(replaced[name])
+            elif suite_root is not None:
+                paths.append(str(Path(suite_root) / value))
+            else:
+                paths.append(value)
         return AgentTask(
             id=self.id,
             family=str(self.family),
             difficulty=self.difficulty,
-            prompt=self.render_prompt(),
-            answer_format=type(self).ANSWER_FORMAT,
-            reference_images=images,
+            prompt=self.render_prompt(rules),
+            answer_format=self.answer_format_for(rules),
+            reference_images=paths,
             step_limit=self.step_limit,
         )
 

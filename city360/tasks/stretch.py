@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from city360.errors import TaskError
-from city360.streets import StreetGraph
+from city360.streets import Segment, StreetGraph
 from city360.tasks.generate.vln_text import ordinal
 from city360.tasks.schema import CountStretch
 
@@ -30,6 +30,7 @@ __all__ = [
     "StretchIndex",
     "describe_stretch",
     "objects_in_stretch",
+    "side_of",
     "walk_stretch",
 ]
 
@@ -151,6 +152,15 @@ class StretchIndex:
         return ids
 
 
+def side_of(seg: Segment, offset_m: float, obj: CountableObject) -> str:
+    """``"left"`` or ``"right"``: the side of ``seg`` (walked in its direction) an object is on."""
+    heading = math.radians(seg.heading(offset_m))
+    dx, dy = math.sin(heading), math.cos(heading)  # x east, y north
+    px, py = seg.position(offset_m)
+    cross = dx * (obj.y_m - py) - dy * (obj.x_m - px)
+    return "left" if cross > 0 else "right"
+
+
 def objects_in_stretch(
     graph: StreetGraph,
     stretch: CountStretch,
@@ -178,6 +188,8 @@ def objects_in_stretch(
             hi = stretch.end_offset_m if position == last else seg.length_m
             offset, dist = seg.project(obj.x_m, obj.y_m)
             inside = lo <= offset <= hi and 1e-6 < offset < seg.length_m - 1e-6
+            if inside and stretch.side != "both" and side_of(seg, offset, obj) != stretch.side:
+                continue
             if inside:
                 nearest = min(nearest, dist)
         if nearest > stretch.lateral_range_m:

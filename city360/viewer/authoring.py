@@ -93,7 +93,12 @@ class TaskDraft(BaseModel):
     stretch: str | None = Field(None, max_length=_TEXT)
     question: str | None = Field(None, max_length=_TEXT)
     answer: str | None = Field(None, max_length=_TEXT)
-    relation: Literal["left_of", "right_of", "across_from"] | None = None
+    relation: Literal["left_of", "right_of", "across_from", "free"] | None = None
+    """``free``: a free-text relation ("three doors to the left of ...", "which floor ..."),
+    answered in free text and scored by the LLM judge."""
+    range_start: PoseRef | None = None
+    """ObjectCount: where the counted range begins, marked on the map (default: the start)."""
+    count_side: Literal["both", "left", "right"] | None = None
     anchor: str | None = Field(None, max_length=200)
     extra: dict[str, str] = Field(default_factory=dict, max_length=20)
     """Form fields of a plugin family (read with :meth:`DraftForm.text`)."""
@@ -373,6 +378,15 @@ class SuiteEditor:
     ) -> CountStretch:
         from city360.tasks.stretch import walk_stretch
 
+        marked = draft.range_start is not None
+        if draft.range_start is not None:
+            begin = self.graph.segment(draft.range_start.segment)
+            start = start.model_copy(
+                update={
+                    "segment": begin.id,
+                    "offset_m": round(min(draft.range_start.offset_m, begin.length_m), 2),
+                }
+            )
         if draft.goal is None:
             stretch = walk_stretch(
                 self.graph,
@@ -384,12 +398,12 @@ class SuiteEditor:
             if stretch is None:
                 msg = "the street ahead has no clear end; pick the stretch's end ('use as end')"
                 raise _DraftError(Problem("goal", msg))
-            return stretch
+            return stretch.model_copy(update={"marked": marked})
         end = self.graph.segment(draft.goal.segment)
         end_offset = round(min(draft.goal.offset_m, end.length_m), 2)
         if end.id == start.segment:
             if end_offset <= start.offset_m:
-                msg = "the stretch's end (goal) must lie ahead of the start on the street"
+                msg = "the stretch's end (goal) must lie ahead of its beginning on the street"
                 raise _DraftError(Problem("goal", msg))
             segments = [start.segment]
         else:
@@ -404,6 +418,7 @@ class SuiteEditor:
             start_offset_m=start.offset_m,
             end_offset_m=end_offset,
             lateral_range_m=lateral_range_m,
+            marked=marked,
         )
 
     # writes -----------------------------------------------------------------------------

@@ -64,8 +64,8 @@ SCRIPTS: dict[str, tuple[str, list[str], str]] = {
     "stagnation-of-invalid-actions": ("rel-001", ["D"] + [INVALID] * 20, "stagnation"),
 }
 
-TIMING = ("agent", "model", "provider", "elapsed_seconds", "extra")
-"""Row fields that say who played and how fast, not how the episode went."""
+TIMING = ("agent", "model", "provider", "elapsed_seconds", "extra", "timestamp", "run_id")
+"""Row columns that say who played, when and how fast, not how the episode went."""
 
 
 def _parse(step: str) -> tuple[str, str | None, str | None]:

@@ -64,8 +64,9 @@ def test_registry_has_seven_families_with_prompts() -> None:
     assert all(spec.template and spec.answer_format for spec in all_families())
     assert get_family("MapNavigation").threshold_m == 20.0
     assert get_family(Family.MAP_NAVIGATION).away_from_goal
-    # The wording of round one, unchanged by moving the templates into the family modules.
-    assert prompt_hash() == "ab80b50484ada386c03f7df9a091ee074854a141d9dc83778dbae1bb9138f435"
+    # Version 2: the localization template numbers its grid from {first} (protocols); the
+    # rendered default prompt is the wording of round one.
+    assert prompt_hash() == "22a34ae45affcefc67fd3779913c3f34b4d749af6febf34a217c66e6227ac88a"
 
 
 def test_unknown_family_name_suggests_a_close_match() -> None:

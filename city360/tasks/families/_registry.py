@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from city360.errors import TaskError, did_you_mean
 from city360.plugins import load_plugins
-from city360.tasks.schema import TaskBase
+from city360.tasks.schema import PromptRules, TaskBase
 
 if TYPE_CHECKING:
     from city360.tasks.check import CheckContext, CheckIssue
@@ -29,6 +29,7 @@ __all__ = [
     "DraftFields",
     "FamilySpec",
     "Generator",
+    "ProtocolImages",
     "all_families",
     "family_names",
     "get_family",
@@ -48,6 +49,9 @@ Author = Callable[["DraftForm"], "tuple[dict[str, Any], dict[str, Any]]"]
 """The viewer's draft -> the task's ``told`` and ``truth`` (as dicts for the model)."""
 DraftFields = Callable[[TaskBase], dict[str, Any]]
 """A saved task -> its family's form fields (the inverse of :data:`Author`)."""
+ProtocolImages = Callable[[TaskBase, "PromptRules", Any], dict[str, Any]]
+"""``(task, rules, city_map) -> {told image field: RGB image}``: pictures a protocol shows in
+place of the suite's (Localization: a grid map numbered from 0 under the reference)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +77,17 @@ class FamilySpec:
     check: Checker | None = None
     author: Author | None = None
     draft_fields: DraftFields | None = None
+    location_map: bool = True
+    """False when the location map would give the answer away (Localization): no protocol
+    shows it then."""
+    protocol_images: ProtocolImages | None = None
+    results_name: str = ""
+    """The family's ``task_type`` in results.csv: the reference benchmark's name for it
+    (``LanguageGuidedNavigation`` for VLN); empty: :attr:`name`."""
+
+    @property
+    def reported_name(self) -> str:
+        return self.results_name or self.name
 
     @property
     def name(self) -> str:

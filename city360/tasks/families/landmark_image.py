@@ -37,6 +37,7 @@ class LandmarkSearchImageTask(TaskBase):
     ANSWER_FORMAT: ClassVar[str] = (
         "walk there, then ANSWER (any text) while standing in front of it"
     )
+    GOAL_IS_NEAR: ClassVar[bool] = True
     family: Literal[Family.LANDMARK_IMAGE] = Family.LANDMARK_IMAGE
     told: LandmarkImageTold
     truth: LandmarkTruth
@@ -70,6 +71,7 @@ def draft_fields(task: TaskBase) -> dict[str, Any]:
 
 
 SPEC = FamilySpec(
+    results_name="LandmarkSearchWithImage",
     model=LandmarkSearchImageTask,
     short="lmi",
     navigation=True,

@@ -37,6 +37,7 @@ class LandmarkSearchTextTask(TaskBase):
     ANSWER_FORMAT: ClassVar[str] = (
         "walk there, then ANSWER (any text) while standing in front of it"
     )
+    GOAL_IS_NEAR: ClassVar[bool] = True
     family: Literal[Family.LANDMARK_TEXT] = Family.LANDMARK_TEXT
     told: LandmarkTextTold
     truth: LandmarkTruth
@@ -63,6 +64,7 @@ def draft_fields(task: TaskBase) -> dict[str, Any]:
 
 
 SPEC = FamilySpec(
+    results_name="LandmarkSearchWithLanguage",
     model=LandmarkSearchTextTask,
     short="lmt",
     navigation=True,

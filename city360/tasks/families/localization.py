@@ -14,7 +14,15 @@ from pydantic import Field, field_validator
 
 from city360.tasks.difficulty import LocalizationFeatures, localization_difficulty
 from city360.tasks.families._registry import FamilySpec
-from city360.tasks.schema import Family, Metric, MetricName, TaskBase, Told, Truth
+from city360.tasks.schema import (
+    Family,
+    Metric,
+    MetricName,
+    PromptRules,
+    TaskBase,
+    Told,
+    Truth,
+)
 
 if TYPE_CHECKING:
     from city360.tasks.check import CheckContext, CheckIssue
@@ -52,8 +60,8 @@ class LocalizationTask(TaskBase):
     PROMPT_TEMPLATE: ClassVar[str] = (
         "You have been dropped somewhere in this city and do not know where. The attached map "
         "shows the area you are in, divided into a {grid_size} by {grid_size} grid. Columns are "
-        "numbered x:1 to x:{grid_size} from west (left) to east (right) and rows y:1 to "
-        "y:{grid_size} from north (top) to south (bottom). Look around and walk if it helps: "
+        "numbered x:{first} to x:{last} from west (left) to east (right) and rows y:{first} to "
+        "y:{last} from north (top) to south (bottom). Look around and walk if it helps: "
         "street layout, shop signs and other landmarks can tell you where you are. When you "
         "know which grid cell you are standing in, answer in the form x:i y:j."
     )
@@ -62,6 +70,15 @@ class LocalizationTask(TaskBase):
     told: LocalizationTold
     truth: LocalizationTruth
     metric: Metric = Metric(name=MetricName.EXACT_MATCH)
+
+    def prompt_variables_for(self, rules: PromptRules) -> dict[str, Any]:
+        """The grid is numbered from ``rules.grid_origin`` (1 here, 0 in the reference)."""
+        first = rules.grid_origin
+        return {**self.prompt_variables(), "first": first, "last": first + self.told.grid_size - 1}
+
+    def answer_format_for(self, rules: PromptRules) -> str:
+        example = f"x:{1 + rules.grid_origin} y:{3 + rules.grid_origin}"
+        return f"ANSWER with the grid cell as `x:i y:j`, e.g. `{example}`"
 
 
 # --- generator --------------------------------------------------------------------------------
@@ -185,9 +202,19 @@ def draft_fields(task: TaskBase) -> dict[str, Any]:
     return {"answer": task.expected_answer()}
 
 
+def protocol_images(task: TaskBase, rules: PromptRules, city_map: Any) -> dict[str, Any]:
+    """Under a protocol numbering the grid from 0 the agent gets a grid map drawn that way."""
+    if rules.grid_origin == 1 or not isinstance(task, LocalizationTask):
+        return {}
+    return {"grid_map": city_map.grid_map(n=task.told.grid_size, origin=rules.grid_origin)}
+
+
 SPEC = FamilySpec(
+    results_name="Localization",
     model=LocalizationTask,
     short="loc",
+    location_map=False,
+    protocol_images=protocol_images,
     from_truth=generate,
     from_osm=generate,
     check=check,

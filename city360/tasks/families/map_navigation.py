@@ -111,6 +111,7 @@ def author(form: DraftForm) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 SPEC = FamilySpec(
+    results_name="MapNavigation",
     model=MapNavigationTask,
     short="map",
     navigation=True,

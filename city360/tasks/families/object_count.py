@@ -72,10 +72,23 @@ class ObjectCountTask(TaskBase):
     truth: ObjectCountTruth
     metric: Metric = Metric(name=MetricName.COUNT_MRA)
 
+    SIDE_PROMPT_TEMPLATE: ClassVar[str] = (
+        "Count every {object_kind} you can see {stretch}. Count only those on the {side} side "
+        "of the street, walking the stretch from its beginning. When you have counted them "
+        "all, answer with one whole number."
+    )
+
     def prompt_variables(self) -> dict[str, Any]:
         told = self.told.model_dump()
         told["object_kind"] = told["object_kind"].replace("_", " ")
+        told["side"] = self.truth.stretch.side
         return told
+
+    def prompt_template(self) -> str:
+        """A range on one side of the street says so (annotated ranges)."""
+        if self.truth.stretch.side != "both":
+            return type(self).SIDE_PROMPT_TEMPLATE
+        return type(self).PROMPT_TEMPLATE
 
 
 def generate(
@@ -162,6 +175,7 @@ def object_count_tasks(
 
 def check(task: TaskBase, checker: CheckContext) -> list[CheckIssue]:
     """The stretch starts at the start pose; with object ground truth, the count is right."""
+    from city360.errors import TaskError
     from city360.tasks.check import OFFSET_TOLERANCE_M, CheckIssue
     from city360.tasks.stretch import StretchIndex, objects_in_stretch
 
@@ -180,12 +194,22 @@ def check(task: TaskBase, checker: CheckContext) -> list[CheckIssue]:
                 )
             ]
     scene = checker.truth
-    if stretch.segments[0] != task.start.segment or (
-        abs(stretch.start_offset_m - task.start.offset_m) > OFFSET_TOLERANCE_M
-    ):
+    begins_at_start = stretch.segments[0] == task.start.segment and (
+        abs(stretch.start_offset_m - task.start.offset_m) <= OFFSET_TOLERANCE_M
+    )
+    if not begins_at_start and not stretch.marked:
         return [
             CheckIssue(task.id, "truth.stretch", "the stretch does not begin at the start pose")
         ]
+    if not begins_at_start:  # a range marked on the map: the agent must be able to walk there
+        try:
+            graph.shortest_route(task.start.segment, stretch.segments[0])
+        except TaskError:
+            return [
+                CheckIssue(
+                    task.id, "truth.stretch", "the marked range cannot be walked to from the start"
+                )
+            ]
     if scene is None:
         return []
     objects = checker.cached("countable_objects", lambda: countable_objects(scene))
@@ -220,6 +244,11 @@ def author(form: DraftForm) -> tuple[dict[str, Any], dict[str, Any]]:
         form.problem("answer", f"the count must be one whole number, got {answer!r}")
         answer = "0"
     stretch = form.stretch(lateral_range_m=COUNT_LATERAL_RANGE_M)
+    side = form.text("count_side") or "both"
+    if side not in ("both", "left", "right"):
+        form.problem("count_side", f"side must be both, left or right, got {side!r}")
+        side = "both"
+    stretch = stretch.model_copy(update={"side": side})
     told = {
         "object_kind": kind.replace(" ", "_"),
         "stretch": form.text("stretch") or describe_stretch(form.graph, stretch),
@@ -235,10 +264,22 @@ def draft_fields(task: TaskBase) -> dict[str, Any]:
         "stretch": told["stretch"],
         "answer": str(truth["count"]),
         "goal": {"segment": stretch["segments"][-1], "offset_m": stretch["end_offset_m"]},
+        "count_side": stretch.get("side", "both"),
+        **(
+            {
+                "range_start": {
+                    "segment": stretch["segments"][0],
+                    "offset_m": stretch["start_offset_m"],
+                }
+            }
+            if stretch.get("marked")
+            else {}
+        ),
     }
 
 
 SPEC = FamilySpec(
+    results_name="Counting",
     model=ObjectCountTask,
     short="cnt",
     from_truth=generate,

@@ -14,7 +14,7 @@ from pydantic import Field
 
 from city360.tasks.difficulty import RelationalFeatures, relational_difficulty
 from city360.tasks.families._registry import FamilySpec
-from city360.tasks.schema import Family, Metric, MetricName, TaskBase, Told, Truth
+from city360.tasks.schema import Family, Metric, MetricName, PromptRules, TaskBase, Told, Truth
 
 if TYPE_CHECKING:
     from city360.synth.groundtruth import PoiTruth, SceneTruth
@@ -40,7 +40,9 @@ class RelationalTold(Told):
 class RelationalTruth(Truth):
     answer: str = Field(min_length=1)
     answer_id: str | None = None
-    relation: Literal["left_of", "right_of", "across_from"]
+    relation: Literal["left_of", "right_of", "across_from", "free"]
+    """``free``: an annotator's free-text relation ("three doors to the left of X", "which
+    floor ..."), whose free-text answer only an LLM judge can score reliably."""
     anchor_id: str
     anchor_name: str
 
@@ -55,10 +57,25 @@ class RelationalSpatialTask(TaskBase):
         "place, written as on its sign."
     )
     ANSWER_FORMAT: ClassVar[str] = "ANSWER with the name of the place, exactly as its sign shows it"
+    FREE_PROMPT_TEMPLATE: ClassVar[str] = (
+        "{question} Walk and look around as much as you need. Answer in a few words."
+    )
+    FREE_ANSWER_FORMAT: ClassVar[str] = "ANSWER in a few words"
     family: Literal[Family.RELATIONAL] = Family.RELATIONAL
     told: RelationalTold
     truth: RelationalTruth
     metric: Metric = Metric(name=MetricName.FUZZY_MATCH)
+
+    def prompt_template(self) -> str:
+        """A free-text relation asks for a free-text answer, not a sign's name."""
+        if self.truth.relation == "free":
+            return type(self).FREE_PROMPT_TEMPLATE
+        return type(self).PROMPT_TEMPLATE
+
+    def answer_format_for(self, rules: PromptRules) -> str:
+        if self.truth.relation == "free":
+            return type(self).FREE_ANSWER_FORMAT
+        return type(self).ANSWER_FORMAT
 
 
 def generate(
@@ -215,6 +232,9 @@ def check(task: TaskBase, checker: CheckContext) -> list[CheckIssue]:
     scene = checker.truth
     if not isinstance(truth, RelationalTruth):
         return []
+    if truth.relation == "free":
+        checker.skip("free-text relations: no ground truth to check; an LLM judge scores them")
+        return []
     if scene is None:
         checker.skip("relations: the city has no facade ground truth")
         return []
@@ -249,7 +269,7 @@ def author(form: DraftForm) -> tuple[dict[str, Any], dict[str, Any]]:
             form.problem(name, hint)
     relation = form.draft.relation
     if relation is None:
-        form.problem("relation", "pick left_of, right_of or across_from")
+        form.problem("relation", "pick left_of, right_of, across_from or free (free text)")
     truth = {
         "answer": answer or "?",
         "relation": relation or "left_of",
@@ -270,6 +290,7 @@ def draft_fields(task: TaskBase) -> dict[str, Any]:
 
 
 SPEC = FamilySpec(
+    results_name="RelationalSpatialReasoning",
     model=RelationalSpatialTask,
     short="rel",
     from_truth=generate,

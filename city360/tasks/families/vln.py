@@ -133,6 +133,7 @@ def draft_fields(task: TaskBase) -> dict[str, Any]:
 
 
 SPEC = FamilySpec(
+    results_name="LanguageGuidedNavigation",
     model=VLNTask,
     short="vln",
     navigation=True,

@@ -10,7 +10,7 @@ const FIELDS = {
   LandmarkSearchImage: ["goal", "threshold", "landmark", "capture"],
   MapNavigation: ["goal", "threshold"],
   VLN: ["goal", "threshold", "instructions"],
-  ObjectCount: ["goal", "object_kind", "stretch", "answer"],
+  ObjectCount: ["range_start", "goal", "object_kind", "stretch", "answer"],
   RelationalSpatial: ["question", "anchor", "relation", "answer"],
 };
 const ANSWER_LABELS = {
@@ -19,7 +19,7 @@ const ANSWER_LABELS = {
   RelationalSpatial: "Answer (the place's name as its sign shows it)",
 };
 
-const form = { start: null, goal: null, capture: null, referenceImage: null, replacing: null,
+const form = { start: null, goal: null, rangeStart: null, capture: null, referenceImage: null, replacing: null,
   families: [], tasks: [] };
 
 function family() {
@@ -67,6 +67,10 @@ function draft() {
     step_limit: number("f-step-limit") ?? 50,
   };
   if (wanted.has("goal")) d.goal = form.goal;
+  if (wanted.has("range_start")) {
+    if (form.rangeStart) d.range_start = form.rangeStart;
+    d.count_side = $("f-count-side").value || null;
+  }
   if (wanted.has("threshold")) d.threshold_m = number("f-threshold");
   if (wanted.has("landmark")) d.landmark = text("f-landmark");
   if (wanted.has("capture")) {
@@ -142,10 +146,13 @@ async function save(event, asNew = false) {
 function reset() {
   delete $("author-form").dataset.status;
   delete $("author-form").dataset.loaded;
-  form.start = form.goal = form.capture = form.referenceImage = form.replacing = null;
+  form.start = form.goal = form.rangeStart = form.capture = form.referenceImage = null;
+  form.replacing = null;
   for (const id of ["f-threshold", "f-landmark", "f-instructions", "f-object-kind", "f-stretch",
     "f-question", "f-anchor", "f-answer"]) $(id).value = "";
   $("f-relation").value = "";
+  $("f-count-side").value = "both";
+  $("f-range-start").textContent = "the start";
   $("f-start").textContent = describe(null);
   $("f-goal").textContent = describe(null);
   $("capture-preview").hidden = true;
@@ -168,6 +175,9 @@ async function edit(taskId) {
     $("f-step-limit").value = d.step_limit;
     form.start = d.start;
     form.goal = d.goal || null;
+    form.rangeStart = d.range_start || null;
+    $("f-range-start").textContent = form.rangeStart ? describe(form.rangeStart) : "the start";
+    $("f-count-side").value = d.count_side || "both";
     $("f-start").textContent = describe(form.start);
     $("f-goal").textContent = describe(form.goal);
     if (d.threshold_m) $("f-threshold").value = d.threshold_m;
@@ -235,6 +245,13 @@ export function initAuthor(info) {
     form.start = { segment: p.segment, offset_m: p.offset_m, yaw_deg: p.yaw_deg };
     $("f-start").textContent = `${describe(form.start)} (${p.lat.toFixed(6)}, ${p.lon.toFixed(6)}), cell ${p.cell}`;
     if (family() === "Localization") $("f-answer").value = p.cell;
+  });
+  $("use-range-start").addEventListener("click", () => {
+    // click the map to jump where the range begins, then mark it here
+    if (!walk.pose) return;
+    const p = walk.pose;
+    form.rangeStart = { segment: p.segment, offset_m: p.offset_m };
+    $("f-range-start").textContent = `${describe(form.rangeStart)} (${p.lat.toFixed(6)}, ${p.lon.toFixed(6)})`;
   });
   $("use-goal").addEventListener("click", () => {
     if (!walk.pose) return;
