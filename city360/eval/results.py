@@ -418,7 +418,12 @@ def _row_problem(row: Mapping[str | None, Any], header: Sequence[str]) -> str | 
         return f"{len(header) - len(missing)} fields, the header has {len(header)}"
     if not row.get("task_id"):
         return "empty task_id"
-    if row.get("status") not in _STATUSES:
+    if "stop_reason" in header:  # this schema: the reference's status, city360's stop reason
+        if row.get("stop_reason") not in _STATUSES:
+            return f"unknown stop_reason {row.get('stop_reason')!r}"
+        if row.get("status") != REFERENCE_STATUS[str(row["stop_reason"])]:
+            return f"status {row.get('status')!r} does not match stop_reason {row['stop_reason']!r}"
+    elif row.get("status") not in _STATUSES:
         return f"unknown status {row.get('status')!r}"
     for spec in fields(EpisodeResult):
         raw = row.get(spec.name)

@@ -227,12 +227,18 @@ def test_read_results_file_names_each_bad_line(tmp_path: Path) -> None:
     path = tmp_path / "results.csv"
     good = EpisodeResult("t1", "Localization", "Easy", "answered")
     rewrite_results(path, [good, EpisodeResult("t2", "Localization", "Easy", "answered")])
-    text = path.read_text(encoding="utf-8").replace("t2,Localization,Easy,answered", "t2,x,y,nope")
-    path.write_text(text + "t3,only,three\r\n", encoding="utf-8")
+    header, first, second = path.read_text(encoding="utf-8").splitlines()
+    assert ",answered," in second
+    damaged = second.replace(",answered,", ",nope,")
+    ended = first.replace(",ANSWER,", ",STEP_LIMIT,")  # status and stop_reason disagree
+    path.write_text(
+        "\r\n".join([header, ended, damaged, "t3,only,three", second]) + "\r\n", encoding="utf-8"
+    )
     read = read_results_file(path)
-    assert [r.task_id for r in read.results] == ["t1"]
+    assert [r.task_id for r in read.results] == ["t2"]
     assert [(r.line, r.reason) for r in read.rejected] == [
-        (3, "unknown status 'nope'"),
+        (2, "status 'STEP_LIMIT' does not match stop_reason 'answered'"),
+        (3, "unknown stop_reason 'nope'"),
         (4, f"3 fields, the header has {len(RESULT_COLUMNS)}"),
     ]
 
