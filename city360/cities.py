@@ -1,0 +1,200 @@
+"""Packaged cities by name: what each is made from, where it is cached, and how it is built.
+
+A packaged city is a small OSM crop shipped inside the package (``city360/data/<name>/``, with
+its ODbL attribution) plus the options it is filmed with. :func:`ensure_city` turns a name into
+a built city directory on first use — ``synth`` (the procedural 360° twin), ``ingest`` of its
+videos with their GPS tracks, ``build --osm``, its maps, and a verified task suite — and caches
+it under the user cache dir (``$CITY360_CACHE_DIR`` overrides), keyed by the city360 version,
+the extract's bytes and the filming options, so a second call costs nothing and a change of
+any input never reuses an old city. Each step is a ``city360`` command a user could run alone;
+the commands are printed as they run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from city360.errors import ConfigError, did_you_mean
+
+__all__ = [
+    "SUITE_NAME",
+    "PackagedCity",
+    "all_cities",
+    "city_cache_dir",
+    "ensure_city",
+    "get_city",
+    "register_city",
+    "run_command",
+]
+
+SUITE_NAME = "main"
+"""The folder under ``tasks/`` that holds a packaged city's standard suite."""
+
+
+@dataclass(frozen=True, slots=True)
+class PackagedCity:
+    """One packaged city.
+
+    ``extract`` is the OSM file name inside ``city360/data/<data_dir>/``; ``width_px`` the
+    equirect width it is filmed at, ``fps`` frames per second of filming and ``speed_mps`` the
+    walking speed (m/s); ``per_family`` tasks per family in its suite, generated with ``seed``.
+    """
+
+    name: str
+    description: str
+    data_dir: str
+    extract: str
+    width_px: int
+    fps: float
+    speed_mps: float
+    per_family: int = 25
+    seed: int = 0
+    synth_args: tuple[str, ...] = ()
+    """Extra ``city360 synth`` arguments (e.g. ``--bbox``); empty for the demo."""
+
+    def source(self) -> Path:
+        """The packaged OSM extract (© OpenStreetMap contributors, ODbL)."""
+        path = Path(str(resources.files("city360") / "data" / self.data_dir / self.extract))
+        if not path.is_file():
+            msg = f"packaged OSM extract {path} is missing; reinstall city360"
+            raise ConfigError(msg)
+        return path
+
+    def cache_key(self) -> str:
+        from city360 import __version__
+
+        digest = hashlib.sha256(self.source().read_bytes())
+        digest.update(__version__.encode())
+        digest.update(
+            f"{self.width_px}/{self.fps}/{self.speed_mps}/{' '.join(self.synth_args)}".encode()
+        )
+        return digest.hexdigest()[:12]
+
+
+_CITIES: dict[str, PackagedCity] = {}
+
+
+def register_city(city: PackagedCity, *, replace: bool = False) -> PackagedCity:
+    """Register ``city`` under its name; an existing name needs ``replace=True``."""
+    if city.name in _CITIES and not replace and _CITIES[city.name] != city:
+        msg = f"packaged city {city.name!r} is already registered; pass replace=True"
+        raise ConfigError(msg)
+    _CITIES[city.name] = city
+    return city
+
+
+def get_city(name: str) -> PackagedCity:
+    """The packaged city called ``name``; unknown names raise listing the known ones."""
+    try:
+        return _CITIES[name]
+    except KeyError:
+        known = list(_CITIES)
+        msg = (
+            f"unknown packaged city {name!r}; expected one of {', '.join(known)}, or the path "
+            f"of a city directory.{did_you_mean(name, known)}"
+        )
+        raise ConfigError(msg) from None
+
+
+def all_cities() -> list[PackagedCity]:
+    """Every packaged city, in registration order."""
+    return list(_CITIES.values())
+
+
+def city_cache_dir(city: PackagedCity | str) -> Path:
+    """Where ``city`` is (or will be) built: ``<cache>/<name>-<key>``."""
+    from city360.settings import cache_dir
+
+    packaged = get_city(city) if isinstance(city, str) else city
+    return cache_dir() / f"{packaged.name}-{packaged.cache_key()}"
+
+
+def run_command(*args: str) -> None:
+    """Run one ``city360`` command in this process, echoing it like a shell would."""
+    from city360.cli import app
+    from city360.progress import console
+
+    console.print(f"[bold cyan]$ city360 {shlex.join(args)}[/]")
+    app(list(args), standalone_mode=False)
+
+
+def ensure_city(
+    city: PackagedCity | str,
+    *,
+    rebuild: bool = False,
+    run: Callable[..., None] = run_command,
+) -> Path:
+    """The built directory of a packaged city, building (or finishing) it first when needed.
+
+    Steps already done are skipped, so an interrupted build resumes where it stopped; the
+    standard suite is ``tasks/main``. ``rebuild=True`` starts from scratch.
+    """
+    import shutil
+
+    from city360.city import CityDir
+    from city360.video_store.ingest import trajectory_id_for
+
+    packaged = get_city(city) if isinstance(city, str) else city
+    root = city_cache_dir(packaged)
+    if rebuild and root.exists():
+        shutil.rmtree(root)
+    built = CityDir(root)
+    if not (built.videos_dir.is_dir() and built.exists()):
+        run(
+            "synth",
+            "--osm",
+            str(packaged.source()),
+            *packaged.synth_args,
+            "--width",
+            str(packaged.width_px),
+            "--fps",
+            str(packaged.fps),
+            "--speed",
+            str(packaged.speed_mps),
+            "--out",
+            str(root),
+            "--force",
+        )
+    ingested = set(built.trajectory_ids())
+    missing = [
+        v for v in sorted(built.videos_dir.glob("*.mp4")) if trajectory_id_for(v) not in ingested
+    ]
+    if missing:
+        gps = [a for v in missing for a in ("--gps", str(v.with_suffix(".gpx")))]
+        run("ingest", *(str(v) for v in missing), *gps, "--out", str(root))
+        built.graph_path.unlink(missing_ok=True)
+    if not built.graph_path.is_file():
+        run("build", str(root), "--osm", str(built.osm_extract_path))
+    suite = built.tasks_dir / SUITE_NAME
+    if not (suite / "suite.json").is_file():
+        run(
+            "tasks",
+            "generate",
+            str(root),
+            "--out",
+            str(suite),
+            "--per-family",
+            str(packaged.per_family),
+            "--seed",
+            str(packaged.seed),
+        )
+        run("tasks", "check", str(suite), "--city", str(root))
+    return root
+
+
+register_city(
+    PackagedCity(
+        name="demo",
+        description="Helsinki centre, 19 junctions, ~1 km of streets: the quick demo city",
+        data_dir="demo",
+        extract="helsinki_centre.osm",
+        width_px=1536,
+        fps=2,
+        speed_mps=2.0,
+    )
+)
