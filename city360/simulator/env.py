@@ -151,6 +151,18 @@ class CityEnv:
         return None if self._route is None else list(self._route)
 
     @property
+    def state(self) -> AgentState | None:
+        """The agent's position and view now (None before the first ``reset``)."""
+        return self._state
+
+    def position_xy(self) -> tuple[float, float]:
+        """City metres (x east, y north) of the frame the agent stands on."""
+        if self._state is None:
+            msg = "position_xy() called before reset(); call env.reset() first"
+            raise ResetNeededError(msg)
+        return self._position()
+
+    @property
     def renderer_name(self) -> str:
         """``gl`` or ``cpu``: which renderer draws the views."""
         return self.renderer.name
