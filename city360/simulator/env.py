@@ -98,6 +98,9 @@ class CityEnv:
     ``frame_source`` and ``renderer`` override the frame store factory and the renderer
     (by default ``video_store.FrameStore`` and :func:`~city360.simulator.renderer.make_renderer`
     with ``config.renderer``); the renderer in use is ``renderer_name`` and in every ``info``.
+    ``world`` shares an open :class:`World` (its frame stores and their cache) between several
+    envs, as the vector env does; the env then leaves closing it, and a ``renderer`` passed
+    with it, to the caller.
     """
 
     def __init__(
@@ -107,9 +110,11 @@ class CityEnv:
         *,
         frame_source: FrameSourceFactory | None = None,
         renderer: Renderer | None = None,
+        world: World | None = None,
     ) -> None:
         self.config = config or EnvConfig()
-        self.world = World(
+        self._shared = world is not None
+        self.world = world or World(
             Path(city_dir),
             cache_bytes=int(self.config.frame_cache_mb * 1024 * 1024),
             frame_source=frame_source
@@ -126,7 +131,8 @@ class CityEnv:
         except BaseException:
             if made is not None and renderer is None:
                 made.close()
-            self.world.close()
+            if not self._shared:
+                self.world.close()
             raise
         self.renderer: Renderer = made
         self._planner = RoutePlanner(self.world)
@@ -181,8 +187,9 @@ class CityEnv:
         if self._closed:
             return
         self._closed = True
-        self.renderer.close()
-        self.world.close()
+        if not self._shared:  # a shared world (and its renderer) belongs to the caller
+            self.renderer.close()
+            self.world.close()
 
     # episode ------------------------------------------------------------------------------
     def reset(
