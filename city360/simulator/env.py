@@ -468,8 +468,9 @@ class CityEnv:
         if controller.at_end(segment, state.offset_m):
             for transition in segment.choices:
                 add(transition.edge, 0.0)
+        level = self.config.source_width(self.config.view_width, self.config.fov_deg)
         for trajectory, indices in wanted.items():
-            self.world.store(trajectory).prefetch(list(dict.fromkeys(indices)))
+            self.world.store(trajectory, min_width=level).prefetch(list(dict.fromkeys(indices)))
 
     def _check_open(self) -> None:
         if self._closed:
