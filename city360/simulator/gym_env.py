@@ -19,6 +19,9 @@ Reward (:mod:`city360.simulator.rewards`): ``reward="sparse"`` (default) or ``"s
 ``tasks`` (a sequence of tasks or a ``tasks.Suite``) gives every reset without a start in its
 options a task drawn from the episode's seeded generator, so autoresetting vector envs train on
 a suite; ``reset(options={"task": task})`` picks one explicitly.
+
+Observation options for learning (:mod:`city360.simulator.learning_obs`): ``layout``
+("hwc" | "chw"), ``grayscale``, ``view_yaws_deg`` (several views per step), ``text``.
 """
 
 from __future__ import annotations
@@ -36,8 +39,10 @@ from city360.errors import ConfigError
 from city360.simulator.actions import Action, Magnitude
 from city360.simulator.config import EnvConfig
 from city360.simulator.env import CityEnv
-from city360.simulator.observation import MULTIVIEW_FACES
+from city360.simulator.learning_obs import ObsOptions, obs_options
+from city360.simulator.observation import MULTIVIEW_FACES, build_overlay, render_view
 from city360.simulator.rewards import RewardConfig, TaskReward
+from city360.simulator.state import wrap180
 from city360.simulator.world import FrameSourceFactory
 
 __all__ = ["ENV_ID", "CityGymEnv", "register"]
@@ -90,6 +95,7 @@ class CityGymEnv(gymnasium.Env[dict[str, Any], dict[str, Any]]):
             raise ConfigError(msg)
         self.render_mode = render_mode
         self.reward_config = reward_config(reward, config)
+        self.obs_options: ObsOptions = obs_options(config)
         self.tasks: list[Any] = list(getattr(tasks, "tasks", tasks) or [])
         if city_env is not None:
             if config:
@@ -115,7 +121,7 @@ class CityGymEnv(gymnasium.Env[dict[str, Any], dict[str, Any]]):
         obs["action_mask"] = spaces.MultiBinary(len(_ACTIONS))
         obs["step"] = spaces.Box(0, limit, (), np.int64)
         obs["feedback"] = spaces.Text(FEEDBACK_MAX_CHARS, min_length=0, charset=FEEDBACK_CHARSET)
-        self.observation_space = spaces.Dict(obs)
+        self.observation_space = self.obs_options.observation_space(spaces.Dict(obs))
         self.action_space = spaces.Dict(
             {
                 "action": spaces.Discrete(len(_ACTIONS)),
@@ -131,7 +137,36 @@ class CityGymEnv(gymnasium.Env[dict[str, Any], dict[str, Any]]):
         out["step"] = np.asarray(obs["step"], np.int64)
         text = "".join(c if c in FEEDBACK_CHARSET else "?" for c in obs["feedback"])
         out["feedback"] = text[:FEEDBACK_MAX_CHARS]
+        options = self.obs_options
+        if options.is_default:
+            return out
+        if not options.text:
+            del out["feedback"]
+        if options.view_yaws_deg is not None:
+            out["view"] = np.stack(self._views(options.view_yaws_deg))
+        for key in ("view", "map", "views"):
+            if key in out:
+                out[key] = options.image(out[key])
         return out
+
+    def _views(self, yaws_deg: tuple[float, ...]) -> list[Any]:
+        """Views at the current view's yaw plus each offset (degrees), arrows included."""
+        from dataclasses import replace
+
+        env = self.city_env
+        state = env.state
+        assert state is not None  # called from reset/step only
+        overlay = build_overlay(env.world, env.config, state, None)
+        return [
+            render_view(
+                env.world,
+                env.renderer,
+                env.config,
+                replace(state, yaw_deg=wrap180(state.yaw_deg + yaw)),
+                overlay,
+            )
+            for yaw in yaws_deg
+        ]
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None

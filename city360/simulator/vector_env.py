@@ -23,6 +23,7 @@ reset with ``s + i`` (tested).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Sequence
@@ -39,6 +40,7 @@ from city360.errors import ConfigError
 from city360.simulator.config import EnvConfig
 from city360.simulator.env import CityEnv
 from city360.simulator.gym_env import CityGymEnv, reward_config
+from city360.simulator.learning_obs import obs_options
 from city360.simulator.renderer import make_renderer
 from city360.simulator.rewards import RewardConfig
 from city360.simulator.world import FrameSourceFactory, World, default_frame_source
@@ -75,7 +77,10 @@ def make_vec(
         return CityVectorEnv(city_dir, num_envs, reward=reward, tasks=tasks, **config)
     if vectorization_mode == "async":
         config.setdefault("prefetch", False)  # the same frames as the sync mode decodes
-        EnvConfig.from_kwargs(**config)  # fail here, not in N child processes
+        checked = dict(config)  # fail here, not in N child processes
+        reward_config(reward, checked)
+        obs_options(checked)
+        EnvConfig.from_kwargs(**checked)
         make_one = functools.partial(CityGymEnv, city_dir, reward=reward, tasks=tasks, **config)
         # no shared memory: Gymnasium's shared-memory path mangles Text spaces (``feedback``)
         return AsyncVectorEnv([make_one] * num_envs, context="spawn", shared_memory=False)
@@ -107,6 +112,7 @@ class CityVectorEnv(VectorEnv[dict[str, Any], dict[str, Any], Any]):
     ) -> None:
         self.num_envs = _check_num_envs(num_envs)
         rewards = reward_config(reward, config)
+        looks = obs_options(config)
         config.setdefault("prefetch", False)
         self.config = EnvConfig.from_kwargs(**config)
         self.world = World(
@@ -121,7 +127,13 @@ class CityVectorEnv(VectorEnv[dict[str, Any], dict[str, Any], Any]):
             for _ in range(self.num_envs):
                 city_env = CityEnv(city_dir, self.config, renderer=self.renderer, world=self.world)
                 self.envs.append(
-                    CityGymEnv(city_dir, reward=rewards, tasks=tasks, city_env=city_env)
+                    CityGymEnv(
+                        city_dir,
+                        reward=rewards,
+                        tasks=tasks,
+                        city_env=city_env,
+                        **dataclasses.asdict(looks),
+                    )
                 )
         except BaseException:
             self._close_all()
