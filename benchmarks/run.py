@@ -49,6 +49,12 @@ class BenchPlan:
     """Tasks per family of the episode-throughput suite (fewer where the grid has no room)."""
     throughput_seeds: int
     """Suites generated (one per seed) and merged into the episode-throughput suite."""
+    vec_envs: int = 64
+    """Sub-envs of the vector-env throughput figure."""
+    vec_steps: int = 60
+    """Timed vector steps (each steps every sub-env)."""
+    pyramid_repeats: int = 20
+    """Cold W steps timed per frame level."""
 
 
 FULL = BenchPlan(
@@ -78,6 +84,9 @@ QUICK = BenchPlan(
     rss_steps=10,
     throughput_per_family=6,
     throughput_seeds=1,
+    vec_envs=8,
+    vec_steps=5,
+    pyramid_repeats=3,
 )
 
 
@@ -118,6 +127,7 @@ def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0)
     from benchmarks.maps import measure_location_map
     from benchmarks.memory import measure_env_rss
     from benchmarks.steps import VIEW, measure_naive, measure_steps
+    from benchmarks.training import measure_pyramid, measure_training, measure_vector_rss
 
     plan = QUICK if quick else FULL
     started = time.perf_counter()
@@ -132,6 +142,7 @@ def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0)
         "location map",
         "episodes",
         "peak RSS",
+        "training scale",
     )
     with make_progress() as progress:
         bar = progress.add_task("benchmarks", total=len(stages))
@@ -177,6 +188,12 @@ def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0)
         rss = measure_env_rss(city, steps=plan.rss_steps, view=VIEW)
         progress.advance(bar)
 
+        stage("training scale")
+        training = measure_training(city, num_envs=plan.vec_envs, steps=plan.vec_steps, seed=seed)
+        pyramid = measure_pyramid(city, repeats=plan.pyramid_repeats, view=VIEW, seed=seed)
+        vec_rss = measure_vector_rss(city, num_envs=plan.vec_envs, steps=plan.vec_steps)
+        progress.advance(bar)
+
     detail = {
         "steps": steps,
         "naive": naive,
@@ -185,6 +202,9 @@ def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0)
         "location_map": location,
         "episodes": episodes,
         "memory": rss,
+        "training": training,
+        "pyramid": pyramid,
+        "vector_memory": vec_rss,
     }
     rotate: Timing = steps["rotate"]
     figures: dict[str, Any] = {
@@ -218,6 +238,21 @@ def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0)
         "episodes_run": episodes["workers_1"]["episodes"],
         "episode_worker_start_s": episodes["worker_start_s"],
         "env_peak_rss_mb": rss["peak_rss_mb"],
+        "vec_envs": training["num_envs"],
+        "vec_64_steps_per_s": training["vector_steps_per_s"],
+        "loop_64_steps_per_s": training["loop_steps_per_s"],
+        "one_env_steps_per_s": training["one_env_steps_per_s"],
+        "vec_vs_loop": training["vector_steps_per_s"] / training["loop_steps_per_s"],
+        "vec_vs_one_env": training["vector_steps_per_s"] / training["one_env_steps_per_s"],
+        "vec_64_peak_rss_mb": vec_rss["peak_rss_mb"],
+        "pyramid_w_full_p50_ms": pyramid["full"].p50_ms,
+        "pyramid_w_auto_p50_ms": pyramid["auto"].p50_ms,
+        "pyramid_w_auto_width": pyramid["auto_width"],
+        "pyramid_auto_psnr_db": pyramid["auto_psnr_db"],
+        "pyramid_w_075_p50_ms": pyramid["density_075"].p50_ms,
+        "pyramid_w_075_width": pyramid["density_075_width"],
+        "pyramid_075_psnr_db": pyramid["density_075_psnr_db"],
+        "pyramid_w_075_vs_full": pyramid["density_075"].p50_ms / pyramid["full"].p50_ms,
     }
     rows = [
         *(_row(f"rotate {a}", t) for a, t in steps["rotate_by_action"].items()),
@@ -255,6 +290,24 @@ def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0)
             "s",
         ),
         _value_row("peak RSS of one Env", rss["peak_rss_mb"], "MiB"),
+        _value_row(
+            f"vector env, {training['num_envs']} envs, 84x84", training["vector_steps_per_s"], "1/s"
+        ),
+        _value_row(
+            f"{training['num_envs']} plain envs in a Python loop",
+            training["loop_steps_per_s"],
+            "1/s",
+        ),
+        _value_row("one plain env, 84x84", training["one_env_steps_per_s"], "1/s"),
+        _row(f"cold W, full frames ({pyramid['full_width']} px)", pyramid["full"]),
+        _row(f"cold W, pyramid rule ({pyramid['auto_width']} px)", pyramid["auto"]),
+        _row(f"cold W, density 0.75 ({pyramid['density_075_width']} px)", pyramid["density_075"]),
+        _value_row("PSNR, density 0.75 vs full", pyramid["density_075_psnr_db"], "dB"),
+        _value_row(
+            f"peak RSS of the {training['num_envs']}-env vector env",
+            vec_rss["peak_rss_mb"],
+            "MiB",
+        ),
     ]
     result: dict[str, Any] = {
         **figures,

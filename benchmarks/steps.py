@@ -35,7 +35,10 @@ ROTATIONS = ("A", "D", "Q", "E", "S")
 def _wait_prefetch(env: Any) -> None:
     """Block until every open frame store's background prefetch is idle."""
     for trajectory in env.world.trajectories:
-        store = env.world.store(trajectory)
+        config = env.config
+        store = env.world.store(
+            trajectory, min_width=config.source_width(config.view_width, config.fov_deg)
+        )
         wait = getattr(store, "wait_prefetch", None)
         if wait is not None:
             wait(10.0)

@@ -27,6 +27,15 @@ REQUIRED_KEYS = (
     "episodes_per_s_1_worker",
     "episodes_per_s_2_workers",
     "env_peak_rss_mb",
+    "vec_64_steps_per_s",
+    "loop_64_steps_per_s",
+    "one_env_steps_per_s",
+    "vec_vs_loop",
+    "vec_vs_one_env",
+    "vec_64_peak_rss_mb",
+    "pyramid_w_full_p50_ms",
+    "pyramid_w_auto_p50_ms",
+    "pyramid_w_075_p50_ms",
 )
 TARGET_NAMES = (
     "rotate_vs_e2p",
@@ -39,6 +48,11 @@ TARGET_NAMES = (
     "location_map",
     "workers_scaling",
     "env_rss",
+    "vec_throughput",
+    "vec_vs_loop",
+    "pyramid_w",
+    "pyramid_psnr",
+    "vec_rss",
 )
 
 
@@ -106,6 +120,12 @@ def test_targets_pass_and_fail_on_given_figures() -> None:
         "episodes_per_s_1_worker": 1.0,
         "episodes_per_s_2_workers": 1.8,
         "env_peak_rss_mb": 900.0,
+        "vec_64_steps_per_s": 2400.0,
+        "loop_64_steps_per_s": 700.0,
+        "pyramid_w_auto_p50_ms": 5.0,
+        "pyramid_w_full_p50_ms": 10.0,
+        "pyramid_auto_psnr_db": 38.0,
+        "vec_64_peak_rss_mb": 900.0,
     }
     checks = evaluate_targets(good)
     assert all(c["pass"] for c in checks.values()), checks
@@ -116,6 +136,32 @@ def test_targets_pass_and_fail_on_given_figures() -> None:
     assert checks["env_rss"]["pass"] is False
     missing = evaluate_targets({k: v for k, v in good.items() if k != "map_render_p50_ms"})
     assert missing["location_map"]["pass"] is None
+
+
+def test_training_targets_are_ratios_of_the_run() -> None:
+    from benchmarks.report import evaluate_targets
+
+    figures = {
+        "vec_64_steps_per_s": 1800.0,
+        "loop_64_steps_per_s": 900.0,
+        "pyramid_w_auto_p50_ms": 9.0,
+        "pyramid_w_full_p50_ms": 10.0,
+        "pyramid_auto_psnr_db": float("inf"),  # the rule picked the full frames: same view
+        "vec_64_peak_rss_mb": 2100.0,
+    }
+    checks = evaluate_targets(figures)
+    assert checks["vec_throughput"]["pass"] is False
+    assert checks["vec_vs_loop"]["value"] == pytest.approx(2.0)
+    assert checks["vec_vs_loop"]["pass"] is False
+    assert checks["pyramid_w"]["value"] == pytest.approx(0.9)
+    assert checks["pyramid_w"]["pass"] is False
+    assert checks["pyramid_psnr"]["pass"] is True
+    assert checks["vec_rss"]["pass"] is False
+    faster = {**figures, "vec_64_steps_per_s": 3000.0, "pyramid_w_auto_p50_ms": 5.0}
+    checks = evaluate_targets(faster)
+    assert checks["vec_throughput"]["pass"] is True
+    assert checks["vec_vs_loop"]["pass"] is True
+    assert checks["pyramid_w"]["pass"] is True
 
 
 def test_grid_osm_has_the_streets_asked_for(tmp_path: Path) -> None:

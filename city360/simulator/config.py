@@ -73,6 +73,10 @@ class EnvConfig:
     """Default seed for the first ``reset`` when none is given."""
     renderer: RendererChoice = "auto"
     """Which renderer to use (see :data:`RendererChoice`); the choice is in every ``info``."""
+    pyramid_density: float | None = 1.0
+    """Views read the smallest stored frame-pyramid level giving at least this many source
+    pixels per view pixel (``video_store.pyramid``: a 640 px view at 90° wants 2560 px over
+    360°, an 84 px one 336); None always reads the full frames."""
     frame_cache_mb: float = 256.0
     """Decoded-frame cache per environment, shared over its trajectories."""
     prefetch: bool = True
@@ -124,6 +128,11 @@ class EnvConfig:
         if not 1 <= self.decode_threads <= 64:
             msg = f"`decode_threads` must be in 1..64, got {self.decode_threads}"
             raise ConfigError(msg)
+        if self.pyramid_density is not None and not (
+            math.isfinite(self.pyramid_density) and self.pyramid_density > 0
+        ):
+            msg = f"`pyramid_density` must be > 0 or None, got {self.pyramid_density}"
+            raise ConfigError(msg)
         if not self.frame_cache_mb > 0:
             msg = f"`frame_cache_mb` must be > 0, got {self.frame_cache_mb}"
             raise ConfigError(msg)
@@ -133,6 +142,13 @@ class EnvConfig:
         """Vertical field of view implied by the horizontal one and the aspect ratio."""
         half = math.radians(self.fov_deg) / 2
         return math.degrees(2 * math.atan(math.tan(half) * self.view_height / self.view_width))
+
+    def source_width(self, view_width: int, fov_deg: float) -> float | None:
+        """The frame width a view of ``view_width`` pixels over ``fov_deg`` wants from the
+        pyramid (None: the full frames)."""
+        if self.pyramid_density is None:
+            return None
+        return self.pyramid_density * view_width * 360.0 / fov_deg
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> EnvConfig:

@@ -103,6 +103,9 @@ class CityEnv:
     ``frame_source`` and ``renderer`` override the frame store factory and the renderer
     (by default ``video_store.FrameStore`` and :func:`~city360.simulator.renderer.make_renderer`
     with ``config.renderer``); the renderer in use is ``renderer_name`` and in every ``info``.
+    ``world`` shares an open :class:`World` (its frame stores and their cache) between several
+    envs, as the vector env does; the env then leaves closing it, and a ``renderer`` passed
+    with it, to the caller.
     """
 
     def __init__(
@@ -112,9 +115,11 @@ class CityEnv:
         *,
         frame_source: FrameSourceFactory | None = None,
         renderer: Renderer | None = None,
+        world: World | None = None,
     ) -> None:
         self.config = config or EnvConfig()
-        self.world = World(
+        self._shared = world is not None
+        self.world = world or World(
             Path(city_dir),
             cache_bytes=int(self.config.frame_cache_mb * 1024 * 1024),
             frame_source=frame_source
@@ -132,7 +137,8 @@ class CityEnv:
         except BaseException:
             if made is not None and renderer is None:
                 made.close()
-            self.world.close()
+            if not self._shared:
+                self.world.close()
             raise
         self.renderer: Renderer = made
         self._planner = RoutePlanner(self.world)
@@ -157,6 +163,18 @@ class CityEnv:
         return None if self._route is None else list(self._route)
 
     @property
+    def state(self) -> AgentState | None:
+        """The agent's position and view now (None before the first ``reset``)."""
+        return self._state
+
+    def position_xy(self) -> tuple[float, float]:
+        """City metres (x east, y north) of the frame the agent stands on."""
+        if self._state is None:
+            msg = "position_xy() called before reset(); call env.reset() first"
+            raise ResetNeededError(msg)
+        return self._position()
+
+    @property
     def renderer_name(self) -> str:
         """``gl`` or ``cpu``: which renderer draws the views."""
         return self.renderer.name
@@ -175,8 +193,9 @@ class CityEnv:
         if self._closed:
             return
         self._closed = True
-        self.renderer.close()
-        self.world.close()
+        if not self._shared:  # a shared world (and its renderer) belongs to the caller
+            self.renderer.close()
+            self.world.close()
 
     # episode ------------------------------------------------------------------------------
     def reset(
@@ -479,8 +498,9 @@ class CityEnv:
         if controller.at_end(segment, state.offset_m):
             for transition in segment.choices:
                 add(transition.edge, 0.0)
+        level = self.config.source_width(self.config.view_width, self.config.fov_deg)
         for trajectory, indices in wanted.items():
-            self.world.store(trajectory).prefetch(list(dict.fromkeys(indices)))
+            self.world.store(trajectory, min_width=level).prefetch(list(dict.fromkeys(indices)))
 
     def _check_open(self) -> None:
         if self._closed:

@@ -137,7 +137,8 @@ def render_view(
 ) -> Image:
     """The perspective view the agent sees."""
     segment, k, key = _frame(world, state)
-    planes = world.store(key[0]).get_yuv(key[1])
+    wanted = config.source_width(config.view_width, config.fov_deg)
+    planes = world.store(key[0], min_width=wanted).get_yuv(key[1])
     spec = ViewSpec(
         width=config.view_width,
         height=config.view_height,
@@ -154,7 +155,8 @@ def render_multiview(
 ) -> npt.NDArray[np.uint8]:
     """(6, S, S, 3) square 90-degree views, :data:`MULTIVIEW_FACES` relative to travel."""
     segment, k, key = _frame(world, state)
-    planes = world.store(key[0]).get_yuv(key[1])
+    wanted = config.source_width(config.multiview_size, 90.0)
+    planes = world.store(key[0], min_width=wanted).get_yuv(key[1])
     travel = float(segment.travel_deg[k])
     size = config.multiview_size
     views = np.empty((len(MULTIVIEW_FACES), size, size, 3), np.uint8)

@@ -79,7 +79,8 @@ class World:
         self._open_frames = frame_source or default_frame_source
         self._cache_bytes = int(cache_bytes)
         self.graph: StreetGraph = StreetGraph.open(self.city)
-        self._stores: dict[str, FrameSource] = {}
+        self._stores: dict[tuple[str, int], FrameSource] = {}
+        self._levels: dict[str, dict[int, Path]] = {}
         self._closed = False
 
     def __repr__(self) -> str:
@@ -133,22 +134,45 @@ class World:
         return float(lat), float(lon)
 
     # frames -------------------------------------------------------------------------------
-    def store(self, trajectory_id: str) -> FrameSource:
-        """The (lazily opened) frame store of a trajectory."""
+    def level_width(self, trajectory_id: str, min_width: float | None = None) -> int:
+        """Width of the frames :meth:`store` reads for ``min_width``: the smallest stored
+        pyramid level at least ``min_width`` pixels wide, else the full frames' width
+        (``video_store.pyramid``); the full width when ``min_width`` is None."""
+        full = int(self.trajectories[trajectory_id].width)
+        if min_width is None:
+            return full
+        levels = self._levels.get(trajectory_id)
+        if levels is None:
+            from city360.video_store.pyramid import stored_levels
+
+            levels = stored_levels(self.city.frames_path(trajectory_id))
+            self._levels[trajectory_id] = levels
+        wide_enough = [w for w in levels if min_width <= w < full]
+        return min(wide_enough) if wide_enough else full
+
+    def store(self, trajectory_id: str, *, min_width: float | None = None) -> FrameSource:
+        """The (lazily opened) frame store of a trajectory; with ``min_width`` (pixels over
+        360°) the store of its smallest pyramid level that wide (:meth:`level_width`)."""
         if self._closed:
             msg = f"{self!r} is closed"
             raise ClosedResourceError(msg)
-        store = self._stores.get(trajectory_id)
+        width = self.level_width(trajectory_id, min_width)
+        key = (trajectory_id, width)
+        store = self._stores.get(key)
         if store is None:
             per_store = max(self._cache_bytes // max(1, len(self.trajectories)), 1 << 20)
-            store = self._open_frames(self.city.frames_path(trajectory_id), per_store)
+            path = self.city.frames_path(trajectory_id)
+            if width != int(self.trajectories[trajectory_id].width):
+                path = self._levels[trajectory_id][width]
+            store = self._open_frames(path, per_store)
             meta = self.trajectories[trajectory_id]
             if len(store) != meta.frame_count:
                 msg = (
-                    f"{self.city.frames_path(trajectory_id)} has {len(store)} frames but "
-                    f"trajectory.json says {meta.frame_count}; re-run `city360 ingest`"
+                    f"{path} has {len(store)} frames but trajectory.json says "
+                    f"{meta.frame_count}; re-run `city360 ingest`"
+                    + ("" if path.name == "frames.mp4" else " or `city360 pyramid --force`")
                 )
                 store.close()
                 raise CityFormatError(msg)
-            self._stores[trajectory_id] = store
+            self._stores[key] = store
         return store

@@ -326,6 +326,10 @@ def register(app: typer.Typer) -> None:
             int, typer.Option(help="Parallel ingest processes (default: CPU count).")
         ] = 0,
         overwrite: Annotated[bool, typer.Option(help="Replace existing trajectories.")] = False,
+        pyramid: Annotated[
+            bool,
+            typer.Option(help="Also store half-width frame levels (frames_<width>.mp4)."),
+        ] = True,
     ) -> None:
         """Ingest GPS-tagged 360° videos into a city directory (trajectories/<id>/)."""
         from city360.progress import console
@@ -340,6 +344,7 @@ def register(app: typer.Typer) -> None:
             max_width=max_width,
             projection="equirect" if projection else None,
             overwrite=overwrite,
+            pyramid=pyramid,
         )
         from city360.video_store.inputs import sort_inputs
 
@@ -383,3 +388,18 @@ def register(app: typer.Typer) -> None:
             console.print(f"[bold red]error:[/] {video}: {exc}", highlight=False)
         if failures:
             raise typer.Exit(1)
+
+    @app.command("pyramid")
+    def pyramid_command(
+        city: Annotated[Path, typer.Argument(help="A city directory with trajectories/.")],
+        force: Annotated[bool, typer.Option(help="Rewrite levels that exist already.")] = False,
+    ) -> None:
+        """Store the frame pyramid of every trajectory (frames_<width>.mp4: half-width levels
+        down to ~512 px), so small views decode small frames."""
+        from city360.progress import console
+        from city360.video_store.pyramid import build_city_pyramid
+
+        written = build_city_pyramid(city, force=force)
+        for path in written:
+            console.print(f"wrote {path}", highlight=False)
+        console.print(f"{len(written)} level files written in {city}", highlight=False)

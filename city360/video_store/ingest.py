@@ -87,6 +87,8 @@ class IngestOptions:
     max_width: int | None = 3840
     projection: Literal["equirect"] | None = None
     crf: int = 16
+    pyramid: bool = True
+    """Also write the frame pyramid (``frames_<width>.mp4``, ``video_store.pyramid``)."""
     offset_search_s: float = DEFAULT_SEARCH_S
     """How far ``offset='auto'`` searches each way, seconds."""
     overwrite: bool = False
@@ -281,6 +283,10 @@ def ingest_video(
                 os.replace(tmp / "frames.kept.mp4", tmp / "frames.mp4")
                 selection = selection.subset(keep)
                 written = len(keep)
+            if opts.pyramid:  # the half-width levels the renderer reads for small views
+                from city360.video_store.pyramid import build_levels
+
+                build_levels(tmp / "frames.mp4", crf=opts.crf)
             heading = fuse_heading(selection.t_s, motion, smooth, sync)
             x_m, y_m = selection.x_m, selection.y_m
             if heading.dense_t_s is not None and heading.dense_heading_deg is not None:

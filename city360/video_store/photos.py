@@ -192,6 +192,10 @@ def ingest_photos(
             with FrameWriter(tmp / "frames.mp4", out_w, out_h, crf=opts.crf) as writer:
                 for photo in kept[a:b]:
                     writer.write(_fit(_read_rgb(photo), out_w, out_h))
+            if opts.pyramid:
+                from city360.video_store.pyramid import build_levels
+
+                build_levels(tmp / "frames.mp4", crf=opts.crf)
             lat, lon = projection.to_latlon(px, py)
             poses = TrajectoryPoses(
                 x_m=px,

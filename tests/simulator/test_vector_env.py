@@ -1,0 +1,158 @@
+"""The vector env: Gymnasium's vector API, one shared world, identical trajectories whichever
+variant runs a seed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import data_equivalence
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+
+import city360
+from city360.errors import ConfigError
+from city360.simulator.actions import Action
+from city360.simulator.gym_env import CityGymEnv
+from city360.simulator.vector_env import CityVectorEnv
+from tests.simulator.test_rewards import nav_task
+
+SMALL: dict[str, Any] = {
+    "view_width": 24,
+    "view_height": 16,
+    "map": False,
+    "renderer": "cpu",
+    "max_steps": 4,
+}
+
+
+def legal_actions(rng: np.random.Generator, masks: np.ndarray) -> dict[str, Any]:
+    """One random legal action per sub-env (ANSWER excluded, so episodes truncate)."""
+    actions = []
+    for mask in masks:
+        legal = np.flatnonzero(mask[: len(Action) - 1])
+        actions.append(int(rng.choice(legal)))
+    n = len(actions)
+    return {"action": np.array(actions), "magnitude": np.zeros(n, np.int64), "answer": ("",) * n}
+
+
+def rollout(env: Any, steps: int, seed: int = 7) -> list[Any]:
+    """Observations, rewards and flags of a seeded rollout with random legal actions."""
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset(seed=seed)
+    record: list[Any] = [obs]
+    for _ in range(steps):
+        obs, reward, terminated, truncated, _ = env.step(legal_actions(rng, obs["action_mask"]))
+        record.append((obs, reward, terminated, truncated))
+    return record
+
+
+def test_make_vec_follows_the_vector_api(plus_city: Path) -> None:
+    with city360.make_vec(plus_city, num_envs=3, **SMALL) as env:
+        assert isinstance(env, CityVectorEnv)
+        assert env.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP
+        obs, infos = env.reset(seed=0)
+        assert env.observation_space.contains(obs)
+        assert obs["view"].shape == (3, 16, 24, 3)
+        assert obs["action_mask"].shape == (3, len(Action))
+        assert infos["moved_m"].shape == (3,)
+        assert infos["_moved_m"].all()
+        rng = np.random.default_rng(0)
+        for _ in range(6):
+            obs, reward, terminated, truncated, infos = env.step(
+                legal_actions(rng, obs["action_mask"])
+            )
+            assert env.observation_space.contains(obs)
+            assert reward.dtype == np.float64
+            assert terminated.shape == truncated.shape == (3,)
+        assert infos["action_mask"].shape == (3, len(Action))
+        # every sub-env walks the same world: one set of frame stores
+        assert {id(e.city_env.world) for e in env.envs} == {id(env.world)}
+
+
+def test_next_step_autoreset(plus_city: Path) -> None:
+    with city360.make_vec(plus_city, num_envs=2, **SMALL) as env:
+        obs, _ = env.reset(seed=1)
+        rng = np.random.default_rng(1)
+        truncated = np.zeros(2, bool)
+        for _ in range(4):
+            obs, _, _, truncated, _ = env.step(legal_actions(rng, obs["action_mask"]))
+        assert truncated.all()  # max_steps=4
+        obs, reward, terminated, truncated, _ = env.step(legal_actions(rng, obs["action_mask"]))
+        assert not truncated.any()
+        assert not terminated.any()
+        assert (reward == 0).all()
+        assert (obs["step"] == 0).all()  # the first observation of the new episodes
+
+
+def test_sync_matches_gymnasium_sync_and_plain_envs(plus_city: Path) -> None:
+    ours = rollout(city360.make_vec(plus_city, num_envs=3, **SMALL), 12)
+    theirs_env = SyncVectorEnv(
+        [lambda: CityGymEnv(plus_city, prefetch=False, **SMALL) for _ in range(3)]
+    )
+    theirs = rollout(theirs_env, 12)
+    theirs_env.close()
+    assert data_equivalence(ours, theirs, exact=True)
+
+
+@pytest.mark.slow
+def test_async_gives_the_same_trajectories(plus_city: Path) -> None:
+    sync = city360.make_vec(plus_city, num_envs=2, tasks=[nav_task()], reward="shaped", **SMALL)
+    ours = rollout(sync, 8)
+    sync.close()
+    spawned = city360.make_vec(
+        plus_city,
+        num_envs=2,
+        vectorization_mode="async",
+        tasks=[nav_task()],
+        reward="shaped",
+        **SMALL,
+    )
+    theirs = rollout(spawned, 8)
+    spawned.close()
+    assert data_equivalence(ours, theirs, exact=True)
+
+
+def test_shaped_rewards_in_the_vector_env(plus_city: Path) -> None:
+    with city360.make_vec(
+        plus_city, num_envs=2, tasks=[nav_task()], reward="shaped", **SMALL
+    ) as env:
+        env.reset(seed=0)
+        walk = list(Action).index(Action.W)
+        actions = {"action": np.array([walk, walk]), "magnitude": np.zeros(2, int)}
+        actions["answer"] = ("", "")
+        _, reward, *_, infos = env.step(actions)
+        assert reward == pytest.approx([0.5, 0.5])
+        assert infos["reward_terms"]["progress"] == pytest.approx([0.5, 0.5])
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"num_envs": 0}, "`num_envs` must be in 1..4096, got 0"),
+        ({"num_envs": 2.5}, "`num_envs` must be an integer in 1..4096, got 2.5"),
+        ({"vectorization_mode": "ray"}, "`vectorization_mode` must be one of sync, async"),
+        ({"fov": 90}, "unknown config option 'fov'"),
+    ],
+)
+def test_bad_vector_options_say_what_is_wrong(
+    plus_city: Path, options: dict[str, Any], message: str
+) -> None:
+    kwargs = {"num_envs": 2, **options}
+    with pytest.raises(ConfigError, match=message):
+        city360.make_vec(plus_city, **kwargs, renderer="cpu", map=False)
+
+
+def test_gymnasium_make_vec_over_the_registered_id(plus_city: Path) -> None:
+    env = gymnasium.make_vec(
+        "city360.simulator.gym_env:city360/City-v0",
+        num_envs=2,
+        vectorization_mode="sync",
+        city_dir=plus_city,
+        **SMALL,
+    )
+    obs, _ = env.reset(seed=0)
+    assert obs["view"].shape == (2, 16, 24, 3)
+    env.close()
