@@ -2,8 +2,9 @@
 task is solvable), and the reference length SPL compares an agent's path with.
 
 SPL = success × L / max(P, L), P the metres the agent walked and L
-:func:`spl_reference_m`: for a task that prescribes a route (VLN's ``truth.route``, the
-instructed directions) the length of that route from the start to the goal's nearest point on
+:func:`spl_reference_m`: for a family that instructs its route
+(``FamilySpec.instructed_route``: VLN's ``truth.route``, the directions it is told) the length
+of that route from the start to the goal's nearest point on
 its last segment; for every other task the oracle's walk: the fewest controller steps to the
 goal (aiming for half its radius, as the oracle agent does), in metres (:func:`oracle_path`;
 where the oracle cannot reach the goal, the shortest walk in metres, :func:`shortest_walk_m`).
@@ -135,7 +136,10 @@ def spl_reference_m(
     goal = getattr(task.truth, "goal", None)
     if goal is None:
         return None
-    route = list(getattr(task.truth, "route", None) or [])
+    from city360.tasks.families import get_family
+
+    instructed = get_family(str(task.family)).instructed_route
+    route = list(getattr(task.truth, "route", None) or []) if instructed else []
     start = (task.start.segment, task.start.offset_m)
     if route and route[0] == start[0]:
         length = route_length_m(graph, route, start[1], (goal.x_m, goal.y_m))

@@ -52,13 +52,16 @@ def oracle_walk(
     move_m: Sequence[float] = (2.0, 5.0, 10.0),
     max_states: int = 2_000_000,
 ) -> OracleResult:
-    """Fewest controller steps from ``start`` to a pose within ``threshold_m`` of ``goal_xy``.
+    """Fewest controller steps from ``start`` to a pose within ``threshold_m`` of ``goal_xy``;
+    among walks of that many steps, the shortest in metres.
 
     Breadth-first over (segment, offset) states with the controller's rules: W moves
     ``move_m[k]`` metres forward and stops at the segment's end, except where the end node is
     walked through (:meth:`StreetGraph.forward`); at the end every offered transition
     (LEFT/UP/RIGHT) enters its segment at offset 0. The final ANSWER is one more step, so a
-    goal counts as reachable when ``moves + 1 <= step_limit``.
+    goal counts as reachable when ``moves + 1 <= step_limit``. Each state keeps the parent that
+    reaches it in the fewest steps and, among those, the fewest metres (steps of 2 / 5 / 10 m
+    give many walks of equal step count; SPL compares an agent with the shortest of them).
     """
     names = ("SMALL", "MEDIUM", "LARGE")
     gx, gy = goal_xy
@@ -70,6 +73,7 @@ def oracle_walk(
     first = state_of(start[0], start[1])
     parent: dict[tuple[str, int], tuple[tuple[str, int], tuple[str, str | None], float] | None]
     parent = {first: None}
+    walked_to: dict[tuple[str, int], float] = {first: 0.0}  # metres of the best walk there
     frontier = [first]
     depth = 0
     best_dist = math.inf
@@ -85,13 +89,15 @@ def oracle_walk(
             dist = math.hypot(x - gx, y - gy)
             best_dist = min(best_dist, dist)
             if dist <= threshold_m:
-                found = state
-                break
+                if found is None or walked_to[state] < walked_to[found]:
+                    found = state
+                continue
             if dist - threshold_m <= moves_left * longest_move:
                 alive.append(state)
         if found is not None or len(parent) > max_states:
             break
         next_frontier: list[tuple[str, int]] = []
+        this_layer: set[tuple[str, int]] = set()
         for state in alive:
             seg = graph.segments[state[0]]
             offset = state[1] * q
@@ -106,9 +112,15 @@ def oracle_walk(
                     if tr.edge in graph.segments:
                         moves.append((state_of(tr.edge, 0.0), (tr.label, None), 0.0))
             for new_state, action, walked in moves:
+                total = walked_to[state] + walked
                 if new_state not in parent:
                     parent[new_state] = (state, action, walked)
+                    walked_to[new_state] = total
                     next_frontier.append(new_state)
+                    this_layer.add(new_state)
+                elif new_state in this_layer and total < walked_to[new_state] - 1e-9:
+                    parent[new_state] = (state, action, walked)  # as few steps, fewer metres
+                    walked_to[new_state] = total
         frontier = next_frontier
         depth += 1
     if found is None:

@@ -81,6 +81,9 @@ class FamilySpec:
     """False when the location map would give the answer away (Localization): no protocol
     shows it then."""
     protocol_images: ProtocolImages | None = None
+    instructed_route: bool = False
+    """True when the agent is told the route to walk (VLN's directions): SPL then measures
+    against that route (``truth.route``); otherwise against the shortest walk."""
     results_name: str = ""
     """The family's ``task_type`` in results.csv: the reference benchmark's name for it
     (``LanguageGuidedNavigation`` for VLN); empty: :attr:`name`."""

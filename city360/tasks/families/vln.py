@@ -137,6 +137,7 @@ SPEC = FamilySpec(
     model=VLNTask,
     short="vln",
     navigation=True,
+    instructed_route=True,
     from_truth=generate,
     from_osm=generate,
     author=author,
