@@ -35,5 +35,5 @@ def test_of_two_walks_with_as_many_steps_the_shorter_is_planned() -> None:
     result = oracle_walk(graph, ("in", 0.0), (25.0, 0.0), 2.0, step_limit=20)
     assert result.reachable
     # W to the fork, RIGHT (LEFT is as many steps), W to its end, LEFT onto "out", W east
-    assert "right" in result.segments and "left" not in result.segments
+    assert result.segments == ("in", "right", "out")
     assert result.path_m == pytest.approx(10.0 + 3.0 + 10.0, abs=0.05)
