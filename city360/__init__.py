@@ -18,8 +18,14 @@ if TYPE_CHECKING:
     from city360.simulator.env import CityEnv
 
 
-def make(city_dir: Any, **config: Any) -> CityEnv:
-    """Open the city in ``city_dir`` as an environment (a ``simulator.env.CityEnv``)."""
+def make(city: Any, **config: Any) -> CityEnv:
+    """Open a city as an environment (a ``simulator.env.CityEnv``).
+
+    ``city`` is a built city directory or the name of a packaged city (``"demo"``; see
+    ``city360 cities``), which is built on first use and cached. Keywords are ``EnvConfig``
+    fields (``view_width``, ``fov_deg``, ``map``, ...).
+    """
+    from city360.cities import resolve_city
     from city360.simulator.env import make as _make
 
-    return _make(city_dir, **config)
+    return _make(resolve_city(city), **config)

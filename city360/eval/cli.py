@@ -13,8 +13,16 @@ __all__ = ["register"]
 
 
 def eval_command(
-    city_dir: Annotated[Path, typer.Argument(help="A built city (city.json + graph.json).")],
-    suite: Annotated[Path, typer.Option("--suite", help="Task suite folder (suite.json).")],
+    city_dir: Annotated[
+        Path,
+        typer.Argument(help="A built city (city.json + graph.json), or a packaged city's name."),
+    ],
+    suite: Annotated[
+        Path,
+        typer.Option(
+            "--suite", help="Task suite folder (suite.json), or a suite name in CITY_DIR/tasks."
+        ),
+    ],
     agent: Annotated[
         str,
         typer.Option(
@@ -88,6 +96,10 @@ def eval_command(
     ] = None,
 ) -> None:
     """Run an agent on a task suite; write results.csv, run_metadata.json and step logs."""
+    from city360.cities import resolve_city, resolve_suite
+
+    city_dir = resolve_city(str(city_dir))
+    suite = resolve_suite(str(suite), city_dir)
     from city360.agents.registry import parse_agent_options
     from city360.eval.protocols import get_protocol
     from city360.eval.report import write_report

@@ -99,6 +99,9 @@ def map_command(
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Redraw the cached base map.")] = False,
 ) -> None:
     """Draw the map of CITY_DIR; the base map is cached in CITY_DIR/map/."""
+    from city360.cities import resolve_city
+
+    city_dir = resolve_city(str(city_dir))
     from PIL import Image as PilImage
 
     from city360._atomic import atomic_write_bytes

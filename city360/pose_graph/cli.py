@@ -103,6 +103,9 @@ def info_command(
     ] = False,
 ) -> None:
     """Nodes, edges, mean branching degree, connected components, length, OSM coverage."""
+    from city360.cities import resolve_city
+
+    city_dir = resolve_city(str(city_dir))
     from city360.city import CityDir
     from city360.pose_graph.graph import load_graph
     from city360.pose_graph.stats import graph_stats

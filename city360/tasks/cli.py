@@ -28,6 +28,9 @@ def generate_command(
     overwrite: Annotated[bool, typer.Option(help="replace an existing suite folder")] = False,
 ) -> None:
     """Generate a task suite for CITY_DIR and print its statistics."""
+    from city360.cities import resolve_city
+
+    city_dir = resolve_city(str(city_dir))
     from rich.table import Table
 
     from city360.progress import console, make_progress
@@ -82,6 +85,9 @@ def check_command(
     city: Annotated[Path, typer.Option("--city", help="the city directory the suite is for")],
 ) -> None:
     """Check every task of SUITE_DIR against its city; exit 1 if any fails."""
+    from city360.cities import resolve_city
+
+    city = resolve_city(str(city))
     from city360.progress import console, make_progress
     from city360.tasks.generate.run import check_suite
     from city360.tasks.suite import load_suite

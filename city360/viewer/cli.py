@@ -53,6 +53,9 @@ def view_command(
     max_sessions: Annotated[int, typer.Option(help="Browser sessions held at once.")] = 8,
 ) -> None:
     """Serve the viewer: walk CITY_DIR, author tasks for a suite, play them as a human."""
+    from city360.cities import resolve_city
+
+    city_dir = resolve_city(str(city_dir))
     from city360.errors import DependencyMissingError
 
     try:
