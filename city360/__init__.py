@@ -6,11 +6,15 @@ first use.
 
 from __future__ import annotations
 
+from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
 from city360.errors import City360Error
 
-__version__ = "0.1.0"
+try:  # the one place the version is written is pyproject.toml
+    __version__ = _metadata.version("city360")
+except _metadata.PackageNotFoundError:  # pragma: no cover - a bare source tree on sys.path
+    __version__ = "0+unknown"
 
 __all__ = ["City360Error", "__version__", "make"]
 

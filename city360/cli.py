@@ -35,7 +35,7 @@ _STAGE_CLI_MODULES = (
     "city360.viewer.cli",
     "city360.demo",
     "city360.cities_cli",
-    "city360.bench",
+    "city360.bench.cli",
 )
 
 
