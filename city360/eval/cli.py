@@ -88,6 +88,10 @@ def eval_command(
         typer.Option(help="LLM judge of RelationalSpatial answers: openai, anthropic, ..."),
     ] = None,
     judge_model: Annotated[str | None, typer.Option(help="Model of the LLM judge.")] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Also print the summary as JSON on stdout (for scripts)."),
+    ] = False,
     judge_base_url: Annotated[
         str | None,
         typer.Option(
@@ -96,16 +100,16 @@ def eval_command(
     ] = None,
 ) -> None:
     """Run an agent on a task suite; write results.csv, run_metadata.json and step logs."""
-    from city360.cities import resolve_city, resolve_suite
-
-    city_dir = resolve_city(str(city_dir))
-    suite = resolve_suite(str(suite), city_dir)
     from city360.agents.registry import parse_agent_options
+    from city360.cities import resolve_city, resolve_suite
     from city360.eval.protocols import get_protocol
     from city360.eval.report import write_report
     from city360.eval.runner import AgentSpec, EvalConfig, run_eval
     from city360.eval.specs import JudgeSpec
     from city360.eval.summary import print_summary
+
+    city_dir = resolve_city(str(city_dir))
+    suite = resolve_suite(str(suite), city_dir)
 
     if resume and run_id and resume != run_id:
         console.print(f"[red]error:[/] --resume {resume} and --run-id {run_id} disagree")
@@ -164,6 +168,19 @@ def eval_command(
     if report:
         page = write_report(outcome.run_dir, city_dir=city_dir)
         console.print(f"report: {page}")
+    if as_json:
+        import json
+
+        from city360.eval.summary import summary_as_json
+
+        payload = {
+            "run_dir": str(outcome.run_dir),
+            "status": outcome.status,
+            "ran": outcome.ran,
+            "skipped": outcome.skipped,
+            **summary_as_json(outcome.summary),
+        }
+        typer.echo(json.dumps(payload, indent=2))
 
 
 def report_command(
