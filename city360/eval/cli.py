@@ -12,7 +12,31 @@ from city360.progress import console
 __all__ = ["register"]
 
 
+def _load_config(
+    ctx: typer.Context, _param: typer.CallbackParam, value: Path | None
+) -> Path | None:
+    """``--config``: the run file's options become this command's defaults (flags win)."""
+    if value is not None:
+        from city360.eval.run_config import load_run_file
+
+        names = [p.name for p in ctx.command.params if p.name]
+        ctx.default_map = {**(ctx.default_map or {}), **load_run_file(value, names)}
+    return value
+
+
+def _load_rerun(ctx: typer.Context, _param: typer.CallbackParam, value: Path | None) -> Path | None:
+    """``--rerun``: the recorded run's options become this command's defaults."""
+    if value is not None:
+        from city360.eval.run_config import rerun_defaults
+
+        options, metadata = rerun_defaults(value)
+        ctx.default_map = {**(ctx.default_map or {}), **options}
+        ctx.meta["city360.rerun"] = metadata
+    return value
+
+
 def eval_command(
+    ctx: typer.Context,
     city_dir: Annotated[
         Path,
         typer.Argument(help="A built city (city.json + graph.json), or a packaged city's name."),
@@ -92,6 +116,27 @@ def eval_command(
         bool,
         typer.Option("--json", help="Also print the summary as JSON on stdout (for scripts)."),
     ] = False,
+    config_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="TOML file of eval options (any flag, by name; `city`, `suite`); flags win.",
+            is_eager=True,
+            callback=_load_config,
+            show_default=False,
+        ),
+    ] = None,
+    rerun: Annotated[
+        Path | None,
+        typer.Option(
+            "--rerun",
+            help="Run again what RUN_DIR ran (its run_metadata.json), into a new run folder; "
+            "refuses if code version, suite hash or seeds differ.",
+            is_eager=True,
+            callback=_load_rerun,
+            show_default=False,
+        ),
+    ] = None,
     judge_base_url: Annotated[
         str | None,
         typer.Option(
@@ -110,6 +155,8 @@ def eval_command(
 
     city_dir = resolve_city(str(city_dir))
     suite = resolve_suite(str(suite), city_dir)
+    if rerun is not None:
+        _check_rerun(ctx.meta["city360.rerun"], suite=suite, select=tasks, seed=seed)
 
     if resume and run_id and resume != run_id:
         console.print(f"[red]error:[/] --resume {resume} and --run-id {run_id} disagree")
@@ -181,6 +228,22 @@ def eval_command(
             **summary_as_json(outcome.summary),
         }
         typer.echo(json.dumps(payload, indent=2))
+
+
+def _check_rerun(
+    metadata: dict[str, object], *, suite: Path, select: str | None, seed: int
+) -> None:
+    from city360.eval.run_config import check_rerun
+    from city360.eval.specs import task_seed
+    from city360.tasks.suite import load_suite
+
+    loaded = load_suite(suite)
+    chosen = loaded.select(select) if select else list(loaded.tasks)
+    check_rerun(
+        metadata,
+        suite_hash=loaded.content_hash(),
+        seeds={t.id: task_seed(seed, t.id) for t in chosen},
+    )
 
 
 def report_command(
