@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck pytest wheel-check system-deps bench clean
+.PHONY: demo test lint typecheck pytest docs wheel-check system-deps bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/city360 demo
 
-test: $(STAMP) system-deps lint typecheck pytest wheel-check
+test: $(STAMP) system-deps lint typecheck docs pytest wheel-check
 
 lint: $(STAMP)
 	$(BIN)/ruff check city360 tests
@@ -28,6 +28,10 @@ typecheck: $(STAMP)
 
 pytest: $(STAMP)
 	$(BIN)/pytest
+
+# The documentation site (MkDocs + Material + mkdocstrings), warnings as errors; a few seconds.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # The wheel on its own (~2 min): build sdist + wheel, install the wheel in a fresh venv outside
 # the checkout, run synth -> ingest -> build -> tasks -> eval from there. WHEEL_CHECK=0 skips it.
@@ -44,4 +48,4 @@ bench: $(STAMP)
 	$(BIN)/city360 bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site
