@@ -6,6 +6,10 @@ from pathlib import Path
 
 import pytest
 
+nbclient = pytest.importorskip("nbclient", reason="nbclient is needed: pip install -e '.[dev]'")
+nbformat = pytest.importorskip("nbformat", reason="nbformat is needed: pip install -e '.[dev]'")
+pytest.importorskip("ipykernel", reason="ipykernel is needed: pip install -e '.[dev]'")
+
 NOTEBOOK = Path(__file__).resolve().parent.parent / "docs" / "examples" / "quickstart.ipynb"
 
 
@@ -13,9 +17,6 @@ NOTEBOOK = Path(__file__).resolve().parent.parent / "docs" / "examples" / "quick
 def test_quickstart_notebook_executes(
     built_city: Path, built_suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    nbclient = pytest.importorskip("nbclient", reason="nbclient is needed: pip install -e '.[dev]'")
-    nbformat = pytest.importorskip("nbformat", reason="nbformat is needed: pip install -e '.[dev]'")
-    pytest.importorskip("ipykernel", reason="ipykernel is needed: pip install -e '.[dev]'")
     monkeypatch.setenv("CITY360_NOTEBOOK_CITY", str(built_city))
     monkeypatch.setenv("CITY360_NOTEBOOK_SUITE", str(built_suite))
     monkeypatch.setenv("CITY360_NOTEBOOK_TASKS", "VLN,MapNavigation")
