@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck pytest system-deps bench clean
+.PHONY: demo test lint typecheck pytest docs wheel-check system-deps bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,17 +17,26 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/city360 demo
 
-test: $(STAMP) system-deps lint typecheck pytest
+test: $(STAMP) system-deps lint typecheck docs pytest wheel-check
 
 lint: $(STAMP)
-	$(BIN)/ruff check city360 tests benchmarks
-	$(BIN)/ruff format --check city360 tests benchmarks
+	$(BIN)/ruff check city360 tests
+	$(BIN)/ruff format --check city360 tests
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
 pytest: $(STAMP)
 	$(BIN)/pytest
+
+# The documentation site (MkDocs + Material + mkdocstrings), warnings as errors; a few seconds.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# The wheel on its own (~2 min): build sdist + wheel, install the wheel in a fresh venv outside
+# the checkout, run synth -> ingest -> build -> tasks -> eval from there. WHEEL_CHECK=0 skips it.
+wheel-check:
+	PYTHON=$(PYTHON) ./scripts/wheel-check.sh
 
 # OCR (tesseract), CJK fonts for Japanese signs and Chromium for the browser tests come from
 # Debian. Installed here when running as root with apt-get; otherwise the tests that need them
@@ -39,4 +48,4 @@ bench: $(STAMP)
 	$(BIN)/city360 bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site

@@ -13,6 +13,7 @@ the commands are printed as they run.
 from __future__ import annotations
 
 import hashlib
+import os
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ __all__ = [
     "ensure_city",
     "get_city",
     "register_city",
+    "resolve_city",
+    "resolve_suite",
     "run_command",
 ]
 
@@ -185,6 +188,41 @@ def ensure_city(
         )
         run("tasks", "check", str(suite), "--city", str(root))
     return root
+
+
+def _looks_like_path(value: str) -> bool:
+    return any(sep in value for sep in ("/", "\\")) or value.startswith(("~", "."))
+
+
+def resolve_city(city: str | os.PathLike[str]) -> Path:
+    """A city directory from a path or a packaged city's name.
+
+    A path that exists always wins (a folder called ``demo`` beside you is yours); otherwise a
+    registered name is built on first use (:func:`ensure_city`, with progress) and its cached
+    directory returned. A value that is neither raises :class:`ConfigError` listing the names.
+    """
+    path = Path(city).expanduser()
+    if path.exists() or not isinstance(city, str) or _looks_like_path(city):
+        return path
+    if city in _CITIES:
+        return ensure_city(city)
+    known = list(_CITIES)
+    msg = (
+        f"no city directory {city!r} and no packaged city by that name; expected a path or one "
+        f"of {', '.join(known)}.{did_you_mean(city, known)}"
+    )
+    raise ConfigError(msg)
+
+
+def resolve_suite(suite: str | os.PathLike[str], city_dir: Path) -> Path:
+    """A suite folder: ``suite`` when it exists, else ``CITY_DIR/tasks/<suite>`` when that does
+    (``--suite main`` is a packaged city's standard suite), else ``suite`` unchanged so the
+    loader says what is missing."""
+    path = Path(suite).expanduser()
+    if path.exists() or _looks_like_path(str(suite)):
+        return path
+    inside = city_dir / "tasks" / str(suite)
+    return inside if inside.exists() else path
 
 
 register_city(

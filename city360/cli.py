@@ -34,7 +34,8 @@ _STAGE_CLI_MODULES = (
     "city360.eval.cli",
     "city360.viewer.cli",
     "city360.demo",
-    "city360.bench",
+    "city360.cities_cli",
+    "city360.bench.cli",
 )
 
 

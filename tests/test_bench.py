@@ -104,7 +104,7 @@ def test_quick_bench_reports_machine_and_targets(quick_result: tuple[dict, str])
 
 
 def test_targets_pass_and_fail_on_given_figures() -> None:
-    from benchmarks.report import evaluate_targets
+    from city360.bench.report import evaluate_targets
 
     good = {
         "rotate_p50_ms": 1.0,
@@ -139,7 +139,7 @@ def test_targets_pass_and_fail_on_given_figures() -> None:
 
 
 def test_training_targets_are_ratios_of_the_run() -> None:
-    from benchmarks.report import evaluate_targets
+    from city360.bench.report import evaluate_targets
 
     figures = {
         "vec_64_steps_per_s": 1800.0,
@@ -165,7 +165,7 @@ def test_training_targets_are_ratios_of_the_run() -> None:
 
 
 def test_grid_osm_has_the_streets_asked_for(tmp_path: Path) -> None:
-    from benchmarks.osm import write_grid_osm
+    from city360.bench.osm import write_grid_osm
 
     path = write_grid_osm(tmp_path / "g.osm", cols=3, rows=2, spacing_m=30.0)
     text = path.read_text(encoding="utf-8")
@@ -178,7 +178,7 @@ def test_grid_osm_has_the_streets_asked_for(tmp_path: Path) -> None:
 
 
 def test_merged_throughput_suite_keeps_every_task_and_asset(built_suite: Path) -> None:
-    from benchmarks.cities import _merge_suites
+    from city360.bench.cities import _merge_suites
     from city360.tasks.suite import load_suite
 
     part = load_suite(built_suite)

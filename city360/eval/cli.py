@@ -12,9 +12,41 @@ from city360.progress import console
 __all__ = ["register"]
 
 
+def _load_config(
+    ctx: typer.Context, _param: typer.CallbackParam, value: Path | None
+) -> Path | None:
+    """``--config``: the run file's options become this command's defaults (flags win)."""
+    if value is not None:
+        from city360.eval.run_config import load_run_file
+
+        names = [p.name for p in ctx.command.params if p.name]
+        ctx.default_map = {**(ctx.default_map or {}), **load_run_file(value, names)}
+    return value
+
+
+def _load_rerun(ctx: typer.Context, _param: typer.CallbackParam, value: Path | None) -> Path | None:
+    """``--rerun``: the recorded run's options become this command's defaults."""
+    if value is not None:
+        from city360.eval.run_config import rerun_defaults
+
+        options, metadata = rerun_defaults(value)
+        ctx.default_map = {**(ctx.default_map or {}), **options}
+        ctx.meta["city360.rerun"] = metadata
+    return value
+
+
 def eval_command(
-    city_dir: Annotated[Path, typer.Argument(help="A built city (city.json + graph.json).")],
-    suite: Annotated[Path, typer.Option("--suite", help="Task suite folder (suite.json).")],
+    ctx: typer.Context,
+    city_dir: Annotated[
+        Path,
+        typer.Argument(help="A built city (city.json + graph.json), or a packaged city's name."),
+    ],
+    suite: Annotated[
+        Path,
+        typer.Option(
+            "--suite", help="Task suite folder (suite.json), or a suite name in CITY_DIR/tasks."
+        ),
+    ],
     agent: Annotated[
         str,
         typer.Option(
@@ -80,6 +112,31 @@ def eval_command(
         typer.Option(help="LLM judge of RelationalSpatial answers: openai, anthropic, ..."),
     ] = None,
     judge_model: Annotated[str | None, typer.Option(help="Model of the LLM judge.")] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Also print the summary as JSON on stdout (for scripts)."),
+    ] = False,
+    config_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="TOML file of eval options (any flag, by name; `city`, `suite`); flags win.",
+            is_eager=True,
+            callback=_load_config,
+            show_default=False,
+        ),
+    ] = None,
+    rerun: Annotated[
+        Path | None,
+        typer.Option(
+            "--rerun",
+            help="Run again what RUN_DIR ran (its run_metadata.json), into a new run folder; "
+            "refuses if code version, suite hash or seeds differ.",
+            is_eager=True,
+            callback=_load_rerun,
+            show_default=False,
+        ),
+    ] = None,
     judge_base_url: Annotated[
         str | None,
         typer.Option(
@@ -89,11 +146,17 @@ def eval_command(
 ) -> None:
     """Run an agent on a task suite; write results.csv, run_metadata.json and step logs."""
     from city360.agents.registry import parse_agent_options
+    from city360.cities import resolve_city, resolve_suite
     from city360.eval.protocols import get_protocol
     from city360.eval.report import write_report
     from city360.eval.runner import AgentSpec, EvalConfig, run_eval
     from city360.eval.specs import JudgeSpec
     from city360.eval.summary import print_summary
+
+    city_dir = resolve_city(str(city_dir))
+    suite = resolve_suite(str(suite), city_dir)
+    if rerun is not None:
+        _check_rerun(ctx.meta["city360.rerun"], suite=suite, select=tasks, seed=seed)
 
     if resume and run_id and resume != run_id:
         console.print(f"[red]error:[/] --resume {resume} and --run-id {run_id} disagree")
@@ -152,6 +215,35 @@ def eval_command(
     if report:
         page = write_report(outcome.run_dir, city_dir=city_dir)
         console.print(f"report: {page}")
+    if as_json:
+        import json
+
+        from city360.eval.summary import summary_as_json
+
+        payload = {
+            "run_dir": str(outcome.run_dir),
+            "status": outcome.status,
+            "ran": outcome.ran,
+            "skipped": outcome.skipped,
+            **summary_as_json(outcome.summary),
+        }
+        typer.echo(json.dumps(payload, indent=2))
+
+
+def _check_rerun(
+    metadata: dict[str, object], *, suite: Path, select: str | None, seed: int
+) -> None:
+    from city360.eval.run_config import check_rerun
+    from city360.eval.specs import task_seed
+    from city360.tasks.suite import load_suite
+
+    loaded = load_suite(suite)
+    chosen = loaded.select(select) if select else list(loaded.tasks)
+    check_rerun(
+        metadata,
+        suite_hash=loaded.content_hash(),
+        seeds={t.id: task_seed(seed, t.id) for t in chosen},
+    )
 
 
 def report_command(

@@ -5,11 +5,19 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from city360.eval.metrics import OFFLINE_METHOD
 from city360.eval.results import EpisodeResult
 
-__all__ = ["DIFFICULTIES", "CellScore", "RunSummary", "print_summary", "summarize"]
+__all__ = [
+    "DIFFICULTIES",
+    "CellScore",
+    "RunSummary",
+    "print_summary",
+    "summarize",
+    "summary_as_json",
+]
 
 DIFFICULTIES = ("Easy", "Medium", "Hard")
 
@@ -105,6 +113,27 @@ def print_summary(summary: RunSummary, *, title: str = "city360 results") -> Non
             f"[yellow]{summary.infrastructure_failures} episode(s) failed for infrastructure "
             "reasons and are not scored[/]"
         )
+
+
+def summary_as_json(summary: RunSummary) -> dict[str, Any]:
+    """The summary as plain JSON values: ``cells`` keyed ``"Family/Difficulty"``, ``families``,
+    ``overall`` (each ``episodes``, ``mean_score``, ``success_rate``) and the counts."""
+
+    def cell(score: CellScore) -> dict[str, Any]:
+        return {
+            "episodes": score.episodes,
+            "mean_score": score.mean_score,
+            "success_rate": score.success_rate,
+        }
+
+    return {
+        "cells": {f"{fam}/{level}": cell(c) for (fam, level), c in summary.cells.items()},
+        "families": {fam: cell(c) for fam, c in summary.families.items()},
+        "overall": cell(summary.overall),
+        "stop_reasons": dict(summary.stop_reasons),
+        "infrastructure_failures": summary.infrastructure_failures,
+        "offline_scored": summary.offline_scored,
+    }
 
 
 def _fmt(cell: CellScore) -> str:

@@ -102,10 +102,13 @@ def map_command(
     from PIL import Image as PilImage
 
     from city360._atomic import atomic_write_bytes
+    from city360.cities import resolve_city
     from city360.errors import ConfigError
     from city360.maps.citymap import CityMap, _png
     from city360.maps.grid import DEFAULT_GRID_N
     from city360.progress import make_progress
+
+    city_dir = resolve_city(str(city_dir))
 
     suffix = out.suffix.lower()
     if suffix not in {".png", ".jpg", ".jpeg"}:

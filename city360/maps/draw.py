@@ -63,7 +63,48 @@ def font_path(family: str = _LATIN_FONT) -> str | None:
     try:
         return str(font_manager.findfont(family, fallback_to_default=False))
     except ValueError:
+        pass
+    # matplotlib lists the system fonts once, when first imported, into a cache under
+    # ~/.cache/matplotlib that it rebuilds only for a new matplotlib version: a font installed
+    # later (CI installs fonts-noto-cjk into an image whose cache already exists) is missing
+    # from it. Ask fontconfig, whose cache the font package refreshes, then scan the font
+    # folders afresh.
+    found = _fontconfig_file(family) or _scanned_file(family)
+    if found is not None:
+        font_manager.fontManager.addfont(found)
+    return found
+
+
+def _fontconfig_file(family: str) -> str | None:
+    import shutil
+    import subprocess
+
+    if shutil.which("fc-list") is None:
         return None
+    for pattern in (f":family={family}:style=Regular", f":family={family}"):
+        try:
+            listed = subprocess.run(
+                ["fc-list", pattern, "file"], capture_output=True, text=True, timeout=20
+            ).stdout
+        except (OSError, subprocess.SubprocessError):
+            return None
+        files = sorted(line.rstrip().rstrip(":") for line in listed.splitlines() if line.strip())
+        if files:
+            return files[0]
+    return None
+
+
+def _scanned_file(family: str) -> str | None:
+    from matplotlib import font_manager
+    from matplotlib.ft2font import FT2Font
+
+    for path in sorted(font_manager.findSystemFonts()):
+        try:
+            if FT2Font(path).family_name == family:
+                return str(path)
+        except (OSError, RuntimeError):
+            continue
+    return None
 
 
 @lru_cache(maxsize=4)

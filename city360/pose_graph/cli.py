@@ -103,10 +103,13 @@ def info_command(
     ] = False,
 ) -> None:
     """Nodes, edges, mean branching degree, connected components, length, OSM coverage."""
+    from city360.cities import resolve_city
     from city360.city import CityDir
     from city360.pose_graph.graph import load_graph
     from city360.pose_graph.stats import graph_stats
     from city360.pose_graph.tracks import load_tracks
+
+    city_dir = resolve_city(str(city_dir))
 
     city = CityDir(city_dir)
     pose_graph = load_graph(city, require_frames=not pose_only)

@@ -99,6 +99,9 @@ def walk_command(
 ) -> None:
     """Walk a city step by step, saving each view as a PNG and printing the feedback."""
     import city360
+    from city360.cities import resolve_city
+
+    city_dir = resolve_city(str(city_dir))
 
     script = actions if actions is not None else sys.stdin.read()
     steps = parse_script(script)

@@ -28,13 +28,15 @@ def generate_command(
     overwrite: Annotated[bool, typer.Option(help="replace an existing suite folder")] = False,
 ) -> None:
     """Generate a task suite for CITY_DIR and print its statistics."""
-    from rich.table import Table
-
+    from city360.cities import resolve_city
     from city360.progress import console, make_progress
+    from city360.tables import records_table
     from city360.tasks.difficulty import difficulty_statistics
     from city360.tasks.families import all_families, get_family
     from city360.tasks.generate.run import generate_suite
     from city360.tasks.suite import save_suite
+
+    city_dir = resolve_city(str(city_dir))
 
     families = [get_family(name).name for name in family] if family else None
     total = len(families) if families else len(all_families())
@@ -57,16 +59,13 @@ def generate_command(
         "n",
         *sorted({k for row in rows for k in row} - {"family", "difficulty", "n"}),
     ]
-    table = Table(title=f"{suite.name}: {len(suite)} tasks (feature means)", expand=False)
-    for key in keys:
-        table.add_column(
-            key.replace("_", " "),
-            justify="left" if key in ("family", "difficulty") else "right",
-            no_wrap=key in ("family", "difficulty"),
-            overflow="fold",
-        )
-    for row in rows:
-        table.add_row(*[str(row.get(key, "")) for key in keys])
+    table = records_table(
+        rows,
+        keys,
+        title=f"{suite.name}: {len(suite)} tasks (feature means)",
+        key_columns=3,
+        console=console,
+    )
     console.print(table)
     for note in report.notes:
         console.print(f"note: {note}")
@@ -82,9 +81,12 @@ def check_command(
     city: Annotated[Path, typer.Option("--city", help="the city directory the suite is for")],
 ) -> None:
     """Check every task of SUITE_DIR against its city; exit 1 if any fails."""
+    from city360.cities import resolve_city
     from city360.progress import console, make_progress
     from city360.tasks.generate.run import check_suite
     from city360.tasks.suite import load_suite
+
+    city = resolve_city(str(city))
 
     suite = load_suite(suite_dir)
     with make_progress() as progress:
@@ -114,12 +116,32 @@ def show_command(
         str | None, typer.Argument(help="task ids or family names, comma-separated")
     ] = None,
     truth: Annotated[bool, typer.Option(help="also print the hidden answer")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the tasks as JSON")] = False,
 ) -> None:
     """Print what an agent is told for each task (and, with --truth, the expected answer)."""
+    import json
+
     from city360.tasks.suite import load_suite
 
     suite = load_suite(suite_dir)
     tasks = suite.select(select) if select else list(suite.tasks)
+    if as_json:
+        records = []
+        for task in tasks:
+            view = task.agent_view(suite_root=str(Path(suite_dir).resolve()))
+            record: dict[str, object] = {
+                "id": task.id,
+                "family": str(task.family),
+                "difficulty": task.difficulty.value,
+                "prompt": view.prompt,
+                "reference_images": [str(image) for image in view.reference_images],
+            }
+            if truth:
+                record["expected"] = task.expected_answer()
+            records.append(record)
+        payload = {"suite": suite.name, "hash": suite.content_hash(), "tasks": records}
+        typer.echo(json.dumps(payload, indent=2, default=str))
+        return
     for task in tasks:
         view = task.agent_view(suite_root=str(Path(suite_dir).resolve()))
         typer.echo(f"== {task.id} ({task.family}, {task.difficulty.value})")

@@ -53,6 +53,7 @@ def view_command(
     max_sessions: Annotated[int, typer.Option(help="Browser sessions held at once.")] = 8,
 ) -> None:
     """Serve the viewer: walk CITY_DIR, author tasks for a suite, play them as a human."""
+    from city360.cities import resolve_city
     from city360.errors import DependencyMissingError
 
     try:
@@ -60,6 +61,7 @@ def view_command(
     except ImportError:
         msg = "fastapi and uvicorn are needed for the viewer: pip install 'city360[viewer]'"
         raise DependencyMissingError(msg) from None
+    city_dir = resolve_city(str(city_dir))  # a packaged name builds it: after the checks
     from city360.viewer.app import create_app, default_run_id
     from city360.viewer.config import ViewerConfig
 

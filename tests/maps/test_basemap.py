@@ -87,3 +87,33 @@ def test_without_a_cjk_font_japanese_names_are_skipped_cleanly(
     street = _named_street(tokyo)
     image = render_basemap(layers_from_osm(tokyo), transform)  # no warning, no error
     assert _label_pixels(image, transform, street) == 0
+
+
+def test_a_font_installed_after_matplotlib_cached_its_list_is_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """CI installs fonts-noto-cjk into an image whose matplotlib font cache predates it."""
+    from pathlib import Path
+
+    from matplotlib import font_manager
+
+    if not any(Path("/usr/share/fonts").rglob("NotoSansCJK*")):
+        pytest.skip("fonts-noto-cjk is not installed in /usr/share/fonts")
+
+    def stale_cache(family: str, **_kwargs: object) -> str:
+        msg = f"Failed to find font {family}"
+        raise ValueError(msg)
+
+    monkeypatch.setattr(font_manager, "findfont", stale_cache)
+    monkeypatch.setattr(font_manager.fontManager, "addfont", lambda _path: None)
+    draw.font_path.cache_clear()
+    try:
+        by_fontconfig = draw.font_path("Noto Sans CJK JP")
+        draw.font_path.cache_clear()
+        monkeypatch.setattr(draw, "_fontconfig_file", lambda _family: None)
+        by_scan = draw.font_path("Noto Sans CJK JP")
+    finally:
+        draw.font_path.cache_clear()
+    for found in (by_fontconfig, by_scan):
+        assert found is not None
+        assert "NotoSansCJK" in found

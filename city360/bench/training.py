@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import Timing, timing_of
+from city360.bench.common import Timing, timing_of
 
 __all__ = ["RL_VIEW", "measure_pyramid", "measure_training", "measure_vector_rss"]
 
@@ -52,7 +52,8 @@ def _vector_rate(city: Path, num_envs: int, steps: int, seed: int) -> float:
     import city360
 
     rng = np.random.default_rng(seed)
-    with city360.make_vec(city, num_envs=num_envs, **RL_VIEW) as env:
+    env = city360.make_vec(city, num_envs=num_envs, **RL_VIEW)
+    try:
         obs, _ = env.reset(seed=seed)
         for _ in range(max(steps // 5, 2)):  # warm-up: caches, remap grids
             obs, *_ = env.step(_actions(rng, obs["action_mask"]))
@@ -60,6 +61,8 @@ def _vector_rate(city: Path, num_envs: int, steps: int, seed: int) -> float:
         for _ in range(steps):
             obs, *_ = env.step(_actions(rng, obs["action_mask"]))
         return num_envs * steps / (time.perf_counter() - started)
+    finally:
+        env.close()
 
 
 def _loop_rate(city: Path, num_envs: int, steps: int, seed: int) -> float:

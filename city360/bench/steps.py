@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import Timing, time_calls, timing_of
+from city360.bench.common import Timing, time_calls, timing_of
 
 __all__ = ["VIEW", "measure_naive", "measure_steps"]
 
@@ -230,7 +230,7 @@ def _raw_intra_decode(
     def decode_one(k: int) -> None:
         trajectory, index, _, _ = picks[k]
         name, extradata = codecs[trajectory]
-        context = av.CodecContext.create(name, "r")
+        context: Any = av.CodecContext.create(name, "r")  # a VideoCodecContext at run time
         context.extradata = extradata
         context.thread_type = "SLICE"
         context.thread_count = 2

@@ -10,7 +10,7 @@ results and writes them, so it should stay near zero) and the CPU time of the wh
 parent and workers: on a shared machine the wall clock of two workers depends on what else
 runs, their CPU time much less, and it shows whether two workers do more work than one.
 
-The suite must be large enough that start-up does not dominate: :func:`benchmarks.cities.
+The suite must be large enough that start-up does not dominate: :func:`city360.bench.cities.
 throughput_suite` generates a few hundred tasks on the view city.
 """
 

@@ -1,6 +1,6 @@
 """The cities the benchmarks run on, built once and cached under the user cache dir.
 
-Every city is made by the real pipeline from a generated street grid (:mod:`benchmarks.osm`),
+Every city is made by the real pipeline from a generated street grid (:mod:`city360.bench.osm`),
 so the harness needs no downloaded data. A city's folder name carries a hash of everything it
 depends on (city360 version, grid, synth options), so changing an input builds a new one and
 an unchanged one is reused. A city is built in ``<name>.building`` and renamed when complete.
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.osm import write_grid_osm
+from city360.bench.osm import write_grid_osm
 from city360.progress import console
 
 __all__ = [

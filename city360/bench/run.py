@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.cities import (
+from city360.bench.cities import (
     ClipSpec,
     PoseCitySpec,
     ViewCitySpec,
@@ -24,8 +24,8 @@ from benchmarks.cities import (
     throughput_suite,
     view_city,
 )
-from benchmarks.common import Timing, machine_info
-from benchmarks.report import evaluate_targets
+from city360.bench.common import Timing, machine_info
+from city360.bench.report import evaluate_targets
 from city360.progress import console, make_progress
 
 __all__ = ["FULL", "QUICK", "BenchPlan", "run_benchmarks"]
@@ -121,13 +121,13 @@ def _jsonable(value: Any) -> Any:
 
 def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0) -> dict[str, Any]:
     """Build (or reuse) the benchmark cities and measure everything; the JSON-ready result."""
-    from benchmarks.build import measure_build
-    from benchmarks.episodes import measure_episodes
-    from benchmarks.ingest import measure_ingest
-    from benchmarks.maps import measure_location_map
-    from benchmarks.memory import measure_env_rss
-    from benchmarks.steps import VIEW, measure_naive, measure_steps
-    from benchmarks.training import measure_pyramid, measure_training, measure_vector_rss
+    from city360.bench.build import measure_build
+    from city360.bench.episodes import measure_episodes
+    from city360.bench.ingest import measure_ingest
+    from city360.bench.maps import measure_location_map
+    from city360.bench.memory import measure_env_rss
+    from city360.bench.steps import VIEW, measure_naive, measure_steps
+    from city360.bench.training import measure_pyramid, measure_training, measure_vector_rss
 
     plan = QUICK if quick else FULL
     started = time.perf_counter()

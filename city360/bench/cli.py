@@ -1,44 +1,20 @@
 """``city360 bench``: the performance harness (issue 11), figures and targets in one run.
 
-The measurements live in the repository's ``benchmarks/`` package (one module per figure
-group); this module only wires them to the command line. ``benchmarks`` is not installed with
-the wheel, so the command runs from a source checkout (it finds ``benchmarks/`` next to the
-``city360`` package).
+The measurements live in :mod:`city360.bench` (one module per figure group, installed with the
+wheel); this module only wires them to the command line.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from city360.progress import console
 
 __all__ = ["bench_command", "register"]
-
-
-def _benchmarks() -> Any:
-    """Import ``benchmarks.run``, adding the source checkout to ``sys.path`` if needed."""
-    try:
-        return importlib.import_module("benchmarks.run")
-    except ModuleNotFoundError as exc:
-        if exc.name != "benchmarks":
-            raise
-    checkout = Path(__file__).resolve().parent.parent
-    if not (checkout / "benchmarks" / "__init__.py").is_file():
-        from city360.errors import DependencyMissingError
-
-        msg = (
-            "`city360 bench` needs the benchmarks/ folder of a source checkout "
-            f"(not found next to {Path(__file__).resolve().parent}); clone the repository "
-            "and `pip install -e .` it"
-        )
-        raise DependencyMissingError(msg)
-    sys.path.insert(0, str(checkout))
-    return importlib.import_module("benchmarks.run")
 
 
 def bench_command(
@@ -62,10 +38,11 @@ def bench_command(
     """
     from rich.console import Console
 
-    run = _benchmarks()
-    result = run.run_benchmarks(quick=quick, rebuild=rebuild, seed=seed)
-    path = run.write_result(result, out)
-    from benchmarks.report import render_table
+    from city360.bench.report import render_table
+    from city360.bench.run import run_benchmarks, write_result
+
+    result = run_benchmarks(quick=quick, rebuild=rebuild, seed=seed)
+    path = write_result(result, out)
 
     # a pipe or log gets a wide table instead of rich's 80-column default
     Console(width=None if sys.stdout.isatty() else 132).print(render_table(result))

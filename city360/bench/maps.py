@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import time_calls
+from city360.bench.common import time_calls
 
 __all__ = ["measure_location_map"]
 
