@@ -42,6 +42,8 @@ def oracle_path(
     goal = getattr(task.truth, "goal", None)
     if goal is None:
         return [], None
+    if getattr(task.truth, "waypoints", None):
+        return _tour_path(graph, task, move_m=move_m, margin=margin)
     for radius in (goal.threshold_m * margin, goal.threshold_m):
         result = oracle_walk(
             graph,
@@ -57,6 +59,32 @@ def oracle_path(
         return [], None
     polyline = _walked_polyline(graph, result.segments, task.start.offset_m, result.final)
     return polyline, result.path_m
+
+
+def _tour_path(
+    graph: StreetGraph, task: Any, *, move_m: Sequence[float], margin: float
+) -> tuple[list[list[float]], float | None]:
+    """:func:`oracle_path` of a task with ordered ``truth.waypoints`` (Errand): the oracle's
+    tour through each in turn (:func:`city360.tasks.tour.oracle_tour`)."""
+    from city360.tasks.tour import oracle_tour
+
+    stops = task.truth.waypoints
+    tour = oracle_tour(
+        graph,
+        (task.start.segment, task.start.offset_m),
+        [(s.goal.x_m, s.goal.y_m) for s in stops],
+        float(stops[-1].goal.threshold_m),
+        step_limit=task.step_limit,
+        move_m=tuple(move_m),
+        margin=margin,
+    )
+    if not tour.reachable:
+        return [], None
+    polyline: list[list[float]] = []
+    for begin, walk in tour.legs:
+        if walk.final is not None:
+            polyline.extend(_walked_polyline(graph, walk.segments, begin[1], walk.final))
+    return polyline, tour.path_m
 
 
 def _walked_polyline(

@@ -85,6 +85,7 @@ class MetricName(StrEnum):
     COORDINATE_MATCH = "coordinate_match"
     COUNT_MRA = "count_mra"
     FUZZY_MATCH = "fuzzy_match"
+    ERRAND_MATCH = "errand_match"
 
 
 class Metric(BaseModel):
