@@ -260,7 +260,7 @@ def _located(form: DraftForm, line: str, field: str) -> dict[str, Any] | None:
     name, _, pose = (part.strip() for part in line.partition("@"))
     segment, _, offset = pose.rpartition(":")
     try:
-        ref = PoseRef(segment=segment, offset_m=float(offset))
+        ref = PoseRef(segment=segment, offset_m=float(offset), yaw_deg=0.0)
         goal = form.editor.goal_truth(ref, THRESHOLD_M)
     except (ValueError, KeyError):
         form.problem(field, f"{line!r}: write a place as 'Name @ segment:offset_m'")
