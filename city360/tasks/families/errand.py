@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from city360.tasks.families._registry import FamilySpec
 from city360.tasks.schema import (
     Difficulty,
+    Family,
     GoalTruth,
     Metric,
     MetricName,
@@ -49,7 +50,7 @@ __all__ = [
     "generate",
 ]
 
-NAME = "Errand"
+NAME = Family.ERRAND.value
 COVERAGE_KEY = "checkpoint_coverage"
 """The key of the coverage in a results row's ``extra`` and in the scoring context."""
 THRESHOLD_M = 10.0
@@ -96,7 +97,7 @@ class ErrandTask(TaskBase):
         "visit every place in order, then ANSWER (any text) in front of the last one"
     )
     GOAL_IS_NEAR: ClassVar[bool] = False
-    family: Literal["Errand"] = "Errand"
+    family: Literal[Family.ERRAND] = Family.ERRAND
     told: ErrandTold
     truth: ErrandTruth
     metric: Metric = Metric(name=MetricName.ERRAND_MATCH, threshold_m=THRESHOLD_M)
