@@ -56,6 +56,8 @@ class PackagedCity:
     seed: int = 0
     synth_args: tuple[str, ...] = ()
     """Extra ``city360 synth`` arguments (e.g. ``--bbox``); empty for the demo."""
+    difficulty: str = "default"
+    """The difficulty profile its suite is generated with (:mod:`city360.tasks.difficulty`)."""
 
     def source(self) -> Path:
         """The packaged OSM extract (© OpenStreetMap contributors, ODbL)."""
@@ -182,6 +184,7 @@ def ensure_city(
             str(packaged.per_family),
             "--seed",
             str(packaged.seed),
+            *(("--difficulty", packaged.difficulty) if packaged.difficulty != "default" else ()),
         )
         run("tasks", "check", str(suite), "--city", str(root))
     return root
@@ -212,5 +215,6 @@ register_city(
         fps=2,
         speed_mps=2.0,
         synth_args=("--network", "street+service"),
+        difficulty="reference",
     )
 )
