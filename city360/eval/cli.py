@@ -180,15 +180,28 @@ def eval_command(
 
 
 def report_command(
-    run_dir: Annotated[Path, typer.Argument(help="A run folder written by `city360 eval`.")],
+    run_dirs: Annotated[
+        list[Path], typer.Argument(help="Run folders written by `city360 eval` (one or more).")
+    ],
     city: Annotated[
         Path | None, typer.Option("--city", help="City folder (default: from the run).")
     ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Folder of the comparison page of several runs (default: ./compare)."
+        ),
+    ] = None,
 ) -> None:
-    """Write RUN_DIR/report/index.html: scores, stop reasons, trajectories, replays."""
+    """One run: write RUN/report/index.html (scores, stop reasons, trajectories, replays).
+    Several: one page comparing them per family and difficulty, side by side."""
+    from city360.eval.compare import write_comparison
     from city360.eval.report import write_report
 
-    page = write_report(run_dir, city_dir=city)
+    if len(run_dirs) == 1:
+        page = write_report(run_dirs[0], city_dir=city)
+    else:
+        page = write_comparison(run_dirs, out or Path("compare"))
     console.print(f"report: {page}")
 
 
