@@ -12,7 +12,6 @@ suite's step budget: the reference's 50 steps are for one goal.
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -38,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COVERAGE_KEY",
+    "LEG_MAX_M",
     "NAME",
     "PLACES_PER_LEVEL",
     "SPEC",
@@ -60,6 +60,9 @@ PLACES_PER_LEVEL: dict[Difficulty, int] = {
     Difficulty.HARD: 4,
 }
 STEP_FACTOR = 2
+LEG_MAX_M = 150.0
+"""The start and consecutive places are at most this far apart (straight line, metres), so
+that an errand is a walk round a few blocks, not across the city."""
 """An errand's step limit is this many times the suite's (one goal's) budget."""
 
 
@@ -136,6 +139,40 @@ def _goals_xy(task: TaskBase) -> list[tuple[float, float]]:
     return [(s.goal.x_m, s.goal.y_m) for s in task.truth.waypoints]  # type: ignore[attr-defined]
 
 
+def _errand_places(
+    ctx: GenerationContext, placed: list[PlacedPoi], k: int
+) -> list[PlacedPoi] | None:
+    """``k`` distinct places, each more than twice the radius and at most :data:`LEG_MAX_M`
+    (straight line) from the one before; None when the draw runs into a dead end."""
+    stops = [placed[int(ctx.rng.integers(len(placed)))]]
+    while len(stops) < k:
+        here = (stops[-1].poi.view.x_m, stops[-1].poi.view.y_m)
+        near = [
+            p
+            for p in placed
+            if p not in stops
+            and 2 * THRESHOLD_M < math.dist(here, (p.poi.view.x_m, p.poi.view.y_m)) <= LEG_MAX_M
+        ]
+        if not near:
+            return None
+        stops.append(near[int(ctx.rng.integers(len(near)))])
+    return stops
+
+
+START_DRAWS = 40
+"""Random starts drawn per errand before giving up on a first place."""
+
+
+def _start_near(ctx: GenerationContext, first_xy: tuple[float, float]) -> tuple[str, float] | None:
+    """A random start more than twice the radius and at most :data:`LEG_MAX_M` from the first
+    place (straight line)."""
+    for _ in range(START_DRAWS):
+        start = ctx.random_start()
+        if 2 * THRESHOLD_M < math.dist(ctx.graph.position(*start), first_xy) <= LEG_MAX_M:
+            return start
+    return None
+
+
 def generate(
     ctx: GenerationContext, source: GenerationSource, n: int, report: GenerationReport
 ) -> list[TaskBase]:
@@ -155,15 +192,14 @@ def generate(
     candidates: list[tuple[Difficulty, tuple[tuple[str, float], list[PlacedPoi], Any]]] = []
     for attempt in range(n * CANDIDATE_FACTOR):
         level = levels[attempt % len(levels)]
-        picks = ctx.rng.choice(len(placed), size=PLACES_PER_LEVEL[level], replace=False)
-        stops = [placed[int(k)] for k in picks]
-        goals = [(p.poi.view.x_m, p.poi.view.y_m) for p in stops]
-        if any(math.dist(a, b) <= 2 * THRESHOLD_M for a, b in itertools.pairwise(goals)):
-            report.reject(NAME, "two consecutive places too close")
+        stops = _errand_places(ctx, placed, PLACES_PER_LEVEL[level])
+        if stops is None:
+            report.reject(NAME, f"no places {LEG_MAX_M:g} m apart in a row")
             continue
-        start = ctx.random_start()
-        if math.dist(ctx.graph.position(*start), goals[0]) <= 2 * THRESHOLD_M:
-            report.reject(NAME, "start too close to the first place")
+        goals = [(p.poi.view.x_m, p.poi.view.y_m) for p in stops]
+        start = _start_near(ctx, goals[0])
+        if start is None:
+            report.reject(NAME, "no start within reach of the first place")
             continue
         tour = oracle_tour(
             ctx.graph, start, goals, THRESHOLD_M, step_limit=budget, move_m=ctx.move_m
