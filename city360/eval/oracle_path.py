@@ -27,6 +27,12 @@ from city360.tasks.walk import oracle_walk
 __all__ = ["oracle_path", "route_length_m", "shortest_walk_m", "spl_reference_m"]
 
 
+TURN_ROUND_SLACK_M = 0.5
+"""Metres a tour's SPL yardstick allows per leg that turns round: the leg starts where the
+graph projects the pose onto the twin, the simulator's own mapping differs by centimetres
+(5-10 cm seen), and the oracle agent walking the tour must score 1. 0.5 m is the oracle
+agent's own tolerance before it re-plans."""
+
 ORACLE_GOAL_MARGIN = 0.5
 """The share of the success radius the oracle aims for first (``OracleAgent.goal_margin``)."""
 
@@ -84,7 +90,7 @@ def _tour_path(
     for begin, walk in tour.legs:
         if walk.final is not None:
             polyline.extend(_walked_polyline(graph, walk.segments, begin[1], walk.final))
-    return polyline, tour.path_m
+    return polyline, tour.path_m + TURN_ROUND_SLACK_M * tour.turns
 
 
 def _walked_polyline(

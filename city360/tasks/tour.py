@@ -34,6 +34,8 @@ class TourResult:
     steps: int | None
     reached: int
     goals: int
+    turns: int = 0
+    """Legs that begin by turning round onto the twin."""
 
     @property
     def reachable(self) -> bool:
@@ -98,6 +100,7 @@ def oracle_tour(
     oracle agent does). The whole tour, with one final ANSWER, must fit ``step_limit``."""
     legs: list[tuple[tuple[str, float], OracleResult]] = []
     used = 0
+    turns = 0
     state = start
     radii = [threshold_m] if margin is None else [threshold_m * margin, threshold_m]
     for goal_xy in goals:
@@ -114,9 +117,10 @@ def oracle_tour(
                     options.append((extra + int(walk.steps or 0) - 1, begin, walk))
                     break
         if not options:
-            return TourResult(tuple(legs), None, len(legs), len(goals))
+            return TourResult(tuple(legs), None, len(legs), len(goals), turns)
         moves, begin, walk = min(options, key=lambda option: option[0])
+        turns += begin != state
         legs.append((begin, walk))
         used += moves
         state = walk.final or begin
-    return TourResult(tuple(legs), used + 1, len(legs), len(goals))
+    return TourResult(tuple(legs), used + 1, len(legs), len(goals), turns)

@@ -84,10 +84,7 @@ def test_the_oracle_runs_every_errand_and_one_stop_covers_one_place(
     for row in oracle.results:
         assert row.scored_success, row.message
         assert row.extra[COVERAGE_KEY] == 1.0
-        # Known gap (issue 19 note): the oracle agent re-plans each leg from its exact pose,
-        # the tour from the previous leg's planned end; they can differ by a fraction of a
-        # metre over a tour (SPL 0.9995 seen), so SPL is 1 only to 1 %.
-        assert row.spl == pytest.approx(1.0, abs=0.01)
+        assert row.spl == 1.0
     first = run_eval(
         EvalConfig(
             city_dir=built_city,
