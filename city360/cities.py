@@ -59,6 +59,8 @@ class PackagedCity:
     seed: int = 0
     synth_args: tuple[str, ...] = ()
     """Extra ``city360 synth`` arguments (e.g. ``--bbox``); empty for the demo."""
+    difficulty: str = "default"
+    """The difficulty profile its suite is generated with (:mod:`city360.tasks.difficulty`)."""
 
     def source(self) -> Path:
         """The packaged OSM extract (© OpenStreetMap contributors, ODbL)."""
@@ -185,6 +187,7 @@ def ensure_city(
             str(packaged.per_family),
             "--seed",
             str(packaged.seed),
+            *(("--difficulty", packaged.difficulty) if packaged.difficulty != "default" else ()),
         )
         run("tasks", "check", str(suite), "--city", str(root))
     return root
@@ -234,5 +237,22 @@ register_city(
         width_px=1536,
         fps=2,
         speed_mps=2.0,
+    )
+)
+
+register_city(
+    PackagedCity(
+        name="helsinki",
+        description=(
+            "Helsinki centre at the reference's scale: 168 nodes, 562 segments, 942 named "
+            "places; filming takes hours (see the README)"
+        ),
+        data_dir="helsinki",
+        extract="helsinki_standard.osm.bz2",
+        width_px=1024,
+        fps=2,
+        speed_mps=2.0,
+        synth_args=("--network", "street+service"),
+        difficulty="reference",
     )
 )

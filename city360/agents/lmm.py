@@ -41,10 +41,22 @@ from city360.errors import ConfigError, ResetNeededError
 from city360.simulator.actions import BRANCH_ACTIONS, Action, ActionCommand
 from city360.types import Image
 
-__all__ = ["LMMAgent", "LMMConfig"]
+__all__ = ["MAX_VIEWS", "LMMAgent", "LMMConfig", "face_caption"]
 
 VIEW_CAPTION = "current view (red arrows on the ground mark the ways you can take)"
 MAP_CAPTION = "location map (red arrow = you, pointing where you face)"
+MAX_VIEWS = 6
+"""``LMMConfig.views`` at most: the current view and the five other faces of the multi-view
+(``len(city360.simulator.observation.MULTIVIEW_FACES)``, not imported here: it pulls OpenCV)."""
+
+
+def face_caption(name: str, yaw_deg: float, pitch_deg: float) -> str:
+    """How a multi-view face is labelled for the model (angles from the direction of travel)."""
+    if pitch_deg:
+        return f"view {name} (looking straight {name}, {abs(pitch_deg):g}°)"
+    side = "right" if yaw_deg > 0 else "left"
+    where = "behind you" if abs(yaw_deg) == 180 else f"{abs(yaw_deg):g}° to your {side}"
+    return f"view {name} ({where}, relative to the direction of travel)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +69,10 @@ class LMMConfig:
     ``use_map``: send the location map when the observation has one; ``reference_every_step``:
     send the task's reference images every step (else only on the first);
     ``fallback_action``: what to do after an unusable reply; ``units``: the controller's step
-    sizes as configured in the simulator, quoted in the system prompt.
+    sizes as configured in the simulator, quoted in the system prompt; ``views``: images of
+    the surroundings sent each step (1: the current view; N > 1 adds the first N - 1 faces
+    after ``front`` of the simulator's multi-view, right, back, left, up, down, each labelled;
+    the env needs ``multiview=True``: ``city360 eval --views N``).
     """
 
     history_window: int = 8
@@ -69,8 +84,12 @@ class LMMConfig:
     json_mode: bool = True
     fallback_action: Action = Action.S
     units: ControllerUnits = field(default_factory=ControllerUnits)
+    views: int = 1
 
     def __post_init__(self) -> None:
+        if not 1 <= self.views <= MAX_VIEWS:
+            msg = f"`views` must be in 1..{MAX_VIEWS}, got {self.views}"
+            raise ConfigError(msg)
         if self.max_output_tokens < 16:
             msg = f"`max_output_tokens` must be >= 16, got {self.max_output_tokens}"
             raise ConfigError(msg)
@@ -148,6 +167,12 @@ class LMMAgent:
         view = observation.get("view")
         if view is not None:
             captions_images.append((VIEW_CAPTION, view))
+        faces = observation.get("views")
+        if self.config.views > 1 and faces is not None:
+            from city360.simulator.observation import MULTIVIEW_FACES
+
+            for k, (name, yaw, pitch) in enumerate(MULTIVIEW_FACES[1 : self.config.views], 1):
+                captions_images.append((face_caption(name, yaw, pitch), faces[k]))
         map_image = observation.get("map")
         if self.config.use_map and map_image is not None:
             captions_images.append((MAP_CAPTION, map_image))

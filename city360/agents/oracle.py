@@ -10,7 +10,8 @@ compares the simulator's privileged state (``observation["info"]["segment"]`` /
 ``["offset_m"]``, present because the oracle declares ``privileged = True``) with where its
 plan expected to be; any difference re-plans from the true state. At the goal, or at once for
 families without one (localization, counting, relations), it answers with the task's expected
-answer.
+answer. A task with ordered ``truth.waypoints`` (Errand) is walked one waypoint after the
+other: when the plan to one is done, it plans to the next from where it stands.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class OracleAgent:
         self.replans = 0
         self._task: Any = None
         self._goal: tuple[float, float, float] | None = None
+        self._pending: list[tuple[float, float, float]] = []
         self._answer = ""
         self._plan: list[tuple[str, str | None]] = []
         self._plan_states: list[tuple[str, float]] = []
@@ -86,7 +88,10 @@ class OracleAgent:
         expected = getattr(task, "expected_answer", None)
         self._answer = str(expected() if callable(expected) else "")
         goal = getattr(truth, "goal", None)
-        self._goal = None if goal is None else (goal.x_m, goal.y_m, goal.threshold_m)
+        stops = [stop.goal for stop in getattr(truth, "waypoints", None) or ()] or [goal]
+        goals = [(g.x_m, g.y_m, g.threshold_m) for g in stops if g is not None]
+        self._goal = goals[0] if goals else None
+        self._pending = goals[1:]
         self._step_limit = int(getattr(task, "step_limit", 50) or 50)
         self.replans = 0
         self._plan = []
@@ -180,6 +185,14 @@ class OracleAgent:
                     steps_used=int(observation.get("step", 0)),
                     yaw_deg=float(pose.get("yaw_deg", 0.0)),
                 )
+        while not self._plan and self._pending and "segment" in info and "offset_m" in info:
+            self._goal = self._pending.pop(0)  # at a waypoint: on to the next
+            pose = info.get("pose") or {}
+            self._replan(
+                (str(info["segment"]), float(info["offset_m"])),
+                steps_used=int(observation.get("step", 0)),
+                yaw_deg=float(pose.get("yaw_deg", 0.0)),
+            )
         if not self._plan:
             command = ActionCommand(Action.ANSWER, answer=self._answer)
             return AgentDecision(command=command, thought="at the goal (privileged truth)")

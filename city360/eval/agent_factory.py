@@ -79,6 +79,9 @@ def _build_lmm(spec: AgentSpec, city_dir: Path, env_config: Any, seed: int) -> A
         use_map=bool(env_config.map),
         **_agent_options(spec),
     )
+    if config.views > 1 and not env_config.multiview:
+        msg = f"the lmm agent's views={config.views} needs the env's multiview: use --views"
+        raise ConfigError(msg)
     return LMMAgent(_make_provider(spec, preflight=False), config=config, seed=seed)
 
 

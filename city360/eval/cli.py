@@ -76,6 +76,20 @@ def eval_command(
     no_map: Annotated[
         bool, typer.Option("--no-map", help="Hide the location map (ablation).")
     ] = False,
+    views: Annotated[
+        int,
+        typer.Option(
+            "--views",
+            help="Images per step (ablation): 1 the current view; N>1 adds N-1 labelled "
+            "multi-view faces (right, back, left, up, down) for the lmm agent.",
+        ),
+    ] = 1,
+    route_guidance: Annotated[
+        bool,
+        typer.Option(
+            "--route-guidance", help="Draw the route to the goal on the ground (ablation)."
+        ),
+    ] = False,
     workers: Annotated[int, typer.Option(help="Episodes in parallel.")] = 1,
     executor: Annotated[str, typer.Option(help="local or ray.")] = "local",
     ray_address: Annotated[
@@ -147,6 +161,8 @@ def eval_command(
     """Run an agent on a task suite; write results.csv, run_metadata.json and step logs."""
     from city360.agents.registry import parse_agent_options
     from city360.cities import resolve_city, resolve_suite
+    from city360.errors import ConfigError
+    from city360.eval.ablations import Ablations
     from city360.eval.protocols import get_protocol
     from city360.eval.report import write_report
     from city360.eval.runner import AgentSpec, EvalConfig, run_eval
@@ -171,6 +187,11 @@ def eval_command(
         shares_url = provider is None or provider == judge_provider
         url = judge_base_url or (base_url if shares_url else None)
         judge = JudgeSpec(provider=judge_provider, model=judge_model, base_url=url)
+    try:
+        ablations = Ablations(use_map=not no_map, views=views, route_guidance=route_guidance)
+    except ConfigError as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from None
     config = EvalConfig(
         city_dir=city_dir,
         suite_dir=suite,
@@ -179,10 +200,14 @@ def eval_command(
             provider=provider,
             model=model,
             base_url=base_url,
-            options=parse_agent_options(agent_option or []),
+            options={
+                **ablations.agent_options(agent),
+                **parse_agent_options(agent_option or []),
+            },
         ),
         select=tasks,
-        use_map=not no_map,
+        use_map=ablations.use_map,
+        env_options=ablations.env_options(),
         workers=workers,
         executor=executor,  # type: ignore[arg-type]
         ray_address=ray_address,
@@ -247,15 +272,28 @@ def _check_rerun(
 
 
 def report_command(
-    run_dir: Annotated[Path, typer.Argument(help="A run folder written by `city360 eval`.")],
+    run_dirs: Annotated[
+        list[Path], typer.Argument(help="Run folders written by `city360 eval` (one or more).")
+    ],
     city: Annotated[
         Path | None, typer.Option("--city", help="City folder (default: from the run).")
     ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Folder of the comparison page of several runs (default: ./compare)."
+        ),
+    ] = None,
 ) -> None:
-    """Write RUN_DIR/report/index.html: scores, stop reasons, trajectories, replays."""
+    """One run: write RUN/report/index.html (scores, stop reasons, trajectories, replays).
+    Several: one page comparing them per family and difficulty, side by side."""
+    from city360.eval.compare import write_comparison
     from city360.eval.report import write_report
 
-    page = write_report(run_dir, city_dir=city)
+    if len(run_dirs) == 1:
+        page = write_report(run_dirs[0], city_dir=city)
+    else:
+        page = write_comparison(run_dirs, out or Path("compare"))
     console.print(f"report: {page}")
 
 

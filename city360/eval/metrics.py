@@ -46,6 +46,7 @@ __all__ = [
     "check_metric_name",
     "coordinate_match",
     "count_mean_relative_accuracy",
+    "errand_match",
     "exact_match_grid",
     "expected_answer",
     "fuzzy_match",
@@ -281,6 +282,25 @@ def count_mean_relative_accuracy(
     return MetricResult("count_mra", score, correct, message=message)
 
 
+def errand_match(
+    distance_to_goal_m: float,
+    threshold_m: float,
+    coverage: float | None,
+    *,
+    strict: bool = False,
+) -> MetricResult:
+    """Errand: the agent answered within ``threshold_m`` metres of the last place *and* reached
+    every place before it in order (checkpoint ``coverage`` 1.0; None when no recorder followed
+    the episode, which cannot pass)."""
+    arrived = coordinate_match(distance_to_goal_m, threshold_m, strict=strict)
+    if coverage is None:
+        message = f"no checkpoint coverage recorded; {arrived.message}"
+        return MetricResult("errand_match", 0.0, False, message=message)
+    correct = arrived.correct and coverage >= 1.0 - 1e-9
+    message = f"checkpoint coverage {coverage:.2f}; {arrived.message}"
+    return MetricResult("errand_match", 1.0 if correct else 0.0, correct, message=message)
+
+
 def normalise_text(text: str) -> str:
     """NFKC, case-folded, punctuation and repeated whitespace removed: for name comparison."""
     folded = unicodedata.normalize("NFKC", text or "").casefold()
@@ -403,6 +423,9 @@ class ScoringContext:
 
     rules: ScoringRules = DEFAULT_RULES
     judge: Judge | Callable[[str, str, str], bool] | None = None
+    progress: Mapping[str, float] = field(default_factory=dict)
+    """What the episode reached on its way (``FamilySpec.progress``: Errand's
+    ``checkpoint_coverage``), recorded by the episode recorder."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -505,6 +528,19 @@ def _score_coordinates(
     )
 
 
+def _score_errand(
+    task: Any, answer: str, distance_to_goal_m: float | None, context: ScoringContext
+) -> MetricResult:
+    distance = math.inf if distance_to_goal_m is None else distance_to_goal_m
+    coverage = context.progress.get("checkpoint_coverage")
+    return errand_match(
+        distance,
+        float(task.metric.threshold_m),
+        coverage,
+        strict=context.rules.strict_threshold,
+    )
+
+
 def _score_grid(
     task: Any, answer: str, distance_to_goal_m: float | None, context: ScoringContext
 ) -> MetricResult:
@@ -554,6 +590,13 @@ for _spec in (
         "fuzzy_match",
         _score_name,
         depends_on="truth.answer (else expected_answer()); the judge",
+        uses_context=True,
+    ),
+    MetricSpec(
+        "errand_match",
+        _score_errand,
+        needs_threshold=True,
+        depends_on="straight-line distance to the last place; checkpoint coverage",
         uses_context=True,
     ),
 ):

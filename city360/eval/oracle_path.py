@@ -28,6 +28,12 @@ from city360.tasks.walk import oracle_walk
 __all__ = ["oracle_path", "route_length_m", "shortest_walk_m", "spl_reference_m"]
 
 
+TURN_ROUND_SLACK_M = 0.5
+"""Metres a tour's SPL yardstick allows per leg that turns round: the leg starts where the
+graph projects the pose onto the twin, the simulator's own mapping differs by centimetres
+(5-10 cm seen), and the oracle agent walking the tour must score 1. 0.5 m is the oracle
+agent's own tolerance before it re-plans."""
+
 ORACLE_GOAL_MARGIN = 0.5
 """The share of the success radius the oracle aims for first (``OracleAgent.goal_margin``)."""
 
@@ -43,6 +49,8 @@ def oracle_path(
     goal = getattr(task.truth, "goal", None)
     if goal is None:
         return [], None
+    if getattr(task.truth, "waypoints", None):
+        return _tour_path(graph, task, move_m=move_m, margin=margin)
     for radius in (goal.threshold_m * margin, goal.threshold_m):
         result = oracle_walk(
             graph,
@@ -58,6 +66,32 @@ def oracle_path(
         return [], None
     polyline = _walked_polyline(graph, result.segments, task.start.offset_m, result.final)
     return polyline, result.path_m
+
+
+def _tour_path(
+    graph: StreetGraph, task: Any, *, move_m: Sequence[float], margin: float
+) -> tuple[list[list[float]], float | None]:
+    """:func:`oracle_path` of a task with ordered ``truth.waypoints`` (Errand): the oracle's
+    tour through each in turn (:func:`city360.tasks.tour.oracle_tour`)."""
+    from city360.tasks.tour import oracle_tour
+
+    stops = task.truth.waypoints
+    tour = oracle_tour(
+        graph,
+        (task.start.segment, task.start.offset_m),
+        [(s.goal.x_m, s.goal.y_m) for s in stops],
+        float(stops[-1].goal.threshold_m),
+        step_limit=task.step_limit,
+        move_m=tuple(move_m),
+        margin=margin,
+    )
+    if not tour.reachable:
+        return [], None
+    polyline: list[list[float]] = []
+    for begin, walk in tour.legs:
+        if walk.final is not None:
+            polyline.extend(_walked_polyline(graph, walk.segments, begin[1], walk.final))
+    return polyline, tour.path_m + TURN_ROUND_SLACK_M * tour.turns
 
 
 def _walked_polyline(

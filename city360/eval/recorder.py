@@ -220,6 +220,8 @@ class EpisodeRecorder:
         )
         result.expected = expected_answer(task, protocol.scoring)
         self._monitor = make_stop_monitor(protocol.stop_rules, self.stop_config)
+        track = get_family(task.family).progress
+        self._progress = None if track is None else track(task)
         self._street: StreetDistance | None = None
         self._last: tuple[dict[str, Any], dict[str, Any]] | None = None
         self._log: StepLogWriter | None = None
@@ -396,7 +398,8 @@ class EpisodeRecorder:
         result = self.result
         result.completed_by_answer = True
         result.user_answer = answer
-        context = ScoringContext(self.protocol.scoring, self.judge)
+        progress = {} if self._progress is None else self._progress.values()
+        context = ScoringContext(self.protocol.scoring, self.judge, progress)
         verdict = score_answer(self.task, answer, distance, context)
         result.evaluation_score = verdict.score
         result.evaluation_method = verdict.method
@@ -427,6 +430,8 @@ class EpisodeRecorder:
             self._final_position_check(reason)
         if self.goal is not None and result.spl is None and reason not in _NOT_MEASURED:
             result.spl = 0.0
+        if self._progress is not None:
+            result.extra.update(self._progress.values())
         result.elapsed_seconds = time.perf_counter() - self._started if self._started else 0.0
         result.timestamp = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         if self.frames_dir is not None:
@@ -492,6 +497,8 @@ class EpisodeRecorder:
 
     def _record_pose(self, pose: Mapping[str, float], distance: float | None) -> None:
         result = self.result
+        if self._progress is not None:
+            self._progress.update(pose["x_m"], pose["y_m"])
         result.final_x_m, result.final_y_m = pose["x_m"], pose["y_m"]
         result.final_lat, result.final_lon = pose["lat"], pose["lon"]
         result.final_heading_deg = pose["heading_deg"]

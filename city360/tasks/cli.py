@@ -26,6 +26,10 @@ def generate_command(
         list[str] | None, typer.Option("--family", help="only these families (repeatable)")
     ] = None,
     overwrite: Annotated[bool, typer.Option(help="replace an existing suite folder")] = False,
+    difficulty: Annotated[
+        str,
+        typer.Option(help="difficulty profile: default, or reference (360CityArena's means)"),
+    ] = "default",
 ) -> None:
     """Generate a task suite for CITY_DIR and print its statistics."""
     from city360.cities import resolve_city
@@ -49,6 +53,7 @@ def generate_command(
             grid_n=grid,
             families=families,
             on_family=lambda _family: progress.advance(bar),
+            difficulty=difficulty,
         )
         progress.update(bar, completed=total)
     save_suite(suite, out, overwrite=overwrite)

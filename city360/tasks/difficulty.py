@@ -31,26 +31,41 @@ front of the named anchor place:
 - Hard: ``anchor_m > 100``;
 - Medium: everything else.
 
+**Profiles.** The rules above are the ``default`` profile. A :class:`DifficultyProfile` names
+the route and count rules a suite is generated with, and per level a target mean the
+generators pull their picks towards (candidates of a level are taken nearest the target
+first); ``reference`` is calibrated to 360CityArena's means (map-navigation paths 124 / 247 /
+347 m, counts 3.5 / 4.6 / 9.0 objects; no zero counts) for a city of the reference's scale
+(``helsinki``). Profiles are looked up by name (:func:`get_profile`,
+``city360 tasks generate --difficulty NAME``).
+
 :func:`difficulty_statistics` summarises a suite by family and difficulty with the features'
 means, which ``city360 tasks generate`` prints.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from city360.errors import ConfigError, did_you_mean
 from city360.tasks.schema import Difficulty, TaskBase
 
 __all__ = [
+    "DEFAULT_PROFILE",
+    "REFERENCE_MEANS",
     "CountFeatures",
+    "DifficultyProfile",
     "LocalizationFeatures",
     "RelationalFeatures",
     "RouteFeatures",
     "count_difficulty",
     "difficulty_statistics",
+    "get_profile",
     "localization_difficulty",
+    "profile_names",
+    "register_profile",
     "relational_difficulty",
     "route_difficulty",
 ]
@@ -172,3 +187,111 @@ def difficulty_statistics(tasks: Iterable[TaskBase]) -> list[dict[str, Any]]:
                 row[key] = round(sum(values) / len(values), 1)
         rows.append(row)
     return rows
+
+
+# --- profiles ---------------------------------------------------------------------------------
+
+REFERENCE_MEANS: Mapping[str, Mapping[Difficulty, float]] = {
+    "length_m": {Difficulty.EASY: 124.0, Difficulty.MEDIUM: 247.0, Difficulty.HARD: 347.0},
+    "count": {Difficulty.EASY: 3.5, Difficulty.MEDIUM: 4.6, Difficulty.HARD: 9.0},
+}
+"""360CityArena's per-level means: map-navigation path length (metres) and object count."""
+
+
+@dataclass(frozen=True, slots=True)
+class DifficultyProfile:
+    """How a suite's levels are made: ``route`` and ``count`` classify a candidate (None:
+    refused under this profile); ``route_target_m`` / ``count_target`` are per-level means the
+    generators pick towards (empty: candidates in their drawn order)."""
+
+    name: str
+    route: Callable[[RouteFeatures], Difficulty | None] = route_difficulty
+    count: Callable[[CountFeatures], Difficulty | None] = count_difficulty
+    route_target_m: Mapping[Difficulty, float] = field(default_factory=dict)
+    count_target: Mapping[Difficulty, float] = field(default_factory=dict)
+    count_through: tuple[int, ...] = (0, 0, 1, 1, 2)
+    """Junctions a counting stretch may run through, drawn uniformly."""
+    candidate_factor: int = 1
+    """Draw this many times the generators' usual candidates (more to pick near targets)."""
+
+    def route_distance(self, level: Difficulty, features: RouteFeatures) -> float:
+        """How far a route is from its level's target (0 without one)."""
+        target = self.route_target_m.get(level)
+        return 0.0 if target is None else abs(features.length_m - target)
+
+    def count_distance(self, level: Difficulty, features: CountFeatures) -> float:
+        target = self.count_target.get(level)
+        return 0.0 if target is None else abs(features.count - target)
+
+
+def _midpoint(means: Mapping[Difficulty, float], low: Difficulty, high: Difficulty) -> float:
+    return (means[low] + means[high]) / 2
+
+
+_REF_ROUTE = REFERENCE_MEANS["length_m"]
+_REF_EASY_MAX_M = _midpoint(_REF_ROUTE, Difficulty.EASY, Difficulty.MEDIUM)
+_REF_HARD_MIN_M = _midpoint(_REF_ROUTE, Difficulty.MEDIUM, Difficulty.HARD)
+_REF_HARD_MIN_COUNT = 7
+
+
+def reference_route_difficulty(f: RouteFeatures) -> Difficulty:
+    """Levels by walked length, split halfway between the reference's means (185.5 and
+    297 m)."""
+    if f.length_m > _REF_HARD_MIN_M:
+        return Difficulty.HARD
+    if f.length_m <= _REF_EASY_MAX_M:
+        return Difficulty.EASY
+    return Difficulty.MEDIUM
+
+
+def reference_count_difficulty(f: CountFeatures) -> Difficulty | None:
+    """No zero counts; Hard from 7 objects; below that Easy on stretches up to 80 m and Medium
+    on longer ones, with the picks pulled to 3.5 and 4.6 (so mostly 3-5 objects)."""
+    if f.count <= 0:
+        return None
+    if f.count >= _REF_HARD_MIN_COUNT:
+        return Difficulty.HARD
+    return Difficulty.EASY if f.stretch_m <= EASY_STRETCH_M else Difficulty.MEDIUM
+
+
+DEFAULT_PROFILE = DifficultyProfile("default")
+"""city360's first rules (the module docstring), right for small cities."""
+
+_PROFILES: dict[str, DifficultyProfile] = {}
+
+
+def register_profile(profile: DifficultyProfile, *, replace: bool = False) -> DifficultyProfile:
+    """Register ``profile`` under its name; an existing name needs ``replace=True``."""
+    if profile.name in _PROFILES and not replace:
+        msg = f"difficulty profile {profile.name!r} is already registered; pass replace=True"
+        raise ConfigError(msg)
+    _PROFILES[profile.name] = profile
+    return profile
+
+
+def get_profile(name: str) -> DifficultyProfile:
+    """The profile called ``name``; unknown names raise listing the known ones."""
+    try:
+        return _PROFILES[name]
+    except KeyError:
+        known = list(_PROFILES)
+        msg = f"unknown difficulty profile {name!r}; expected one of {', '.join(known)}."
+        raise ConfigError(msg + did_you_mean(name, known)) from None
+
+
+def profile_names() -> list[str]:
+    return list(_PROFILES)
+
+
+register_profile(DEFAULT_PROFILE)
+register_profile(
+    DifficultyProfile(
+        "reference",
+        route=reference_route_difficulty,
+        count=reference_count_difficulty,
+        route_target_m=REFERENCE_MEANS["length_m"],
+        count_target=REFERENCE_MEANS["count"],
+        count_through=(0, 1, 1, 2, 2, 3),
+        candidate_factor=3,
+    )
+)

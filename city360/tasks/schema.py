@@ -57,7 +57,8 @@ _STRICT = ConfigDict(extra="forbid", frozen=True)
 
 
 class Family(StrEnum):
-    """Names of the seven built-in families of DESIGN.md "Tasks and results".
+    """Names of the built-in families: the seven of DESIGN.md "Tasks and results" and Errand
+    (Mine Odyssey's ordered waypoints, issue 19).
 
     A task's ``family`` is a plain string: plugin families registered with
     :func:`city360.tasks.families.register_family` have names outside this enum.
@@ -70,6 +71,7 @@ class Family(StrEnum):
     VLN = "VLN"
     OBJECT_COUNT = "ObjectCount"
     RELATIONAL = "RelationalSpatial"
+    ERRAND = "Errand"
 
 
 class Difficulty(StrEnum):
@@ -85,6 +87,7 @@ class MetricName(StrEnum):
     COORDINATE_MATCH = "coordinate_match"
     COUNT_MRA = "count_mra"
     FUZZY_MATCH = "fuzzy_match"
+    ERRAND_MATCH = "errand_match"
 
 
 class Metric(BaseModel):

@@ -351,3 +351,36 @@ def test_large_views_are_downscaled_to_the_provider_limit(
     body = fake_llm_server.generation_requests()[0].body
     payload = body["messages"][0]["content"][2]["source"]["data"]
     assert len(payload) <= provider.image_limits.max_request_bytes
+
+
+def test_views_send_the_current_view_and_labelled_faces(
+    fake_llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from city360.agents.lmm import MAX_VIEWS
+    from city360.simulator.observation import MULTIVIEW_FACES
+
+    assert len(MULTIVIEW_FACES) == MAX_VIEWS
+    fake_llm_server.enqueue(_reply("A"))
+    env = StandInEnv()
+    with _provider("openai", fake_llm_server, monkeypatch) as provider:
+        config = LMMConfig(reference_every_step=False, use_map=False, views=4)
+        agent = LMMAgent(provider, config=config)
+        agent.reset(StandInTask(prompt_text="Look around.", reference_images=[], step_limit=5))
+        obs = env.reset()
+        faces = np.zeros((6, 32, 32, 3), np.uint8)
+        agent.act({**obs, "views": faces})
+    wire = read_wire(fake_llm_server.generation_requests()[0])
+    assert [img.shape for img in wire.images] == [(96, 128, 3)] + [(32, 32, 3)] * 3
+    labels = [t for t in wire.texts if t.startswith("[view ")]
+    assert labels == [
+        "[view right (90° to your right, relative to the direction of travel)]",
+        "[view back (behind you, relative to the direction of travel)]",
+        "[view left (90° to your left, relative to the direction of travel)]",
+    ]
+
+
+def test_views_out_of_range_are_refused() -> None:
+    from city360.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"`views` must be in 1\.\.6, got 7"):
+        LMMConfig(views=7)

@@ -100,7 +100,13 @@ def test_real_city_gets_the_families_osm_can_carry(built_synth_city: Path, tmp_p
 
     suite, report = generate_suite(real, per_family=3, seed=2)
     made = {t.family for t in suite.tasks}
-    assert made == {Family.LOCALIZATION, Family.LANDMARK_TEXT, Family.MAP_NAVIGATION, Family.VLN}
+    assert made == {
+        Family.LOCALIZATION,
+        Family.LANDMARK_TEXT,
+        Family.MAP_NAVIGATION,
+        Family.VLN,
+        Family.ERRAND,
+    }
     assert any("ObjectCount: not generated for a real city" in n for n in report.notes)
     assert suite.created["generator"] == "city360.tasks (osm)"
     assert check_suite(suite, real).ok

@@ -59,3 +59,31 @@ def test_statistics_group_and_average() -> None:
         {"family": "VLN", "difficulty": "Easy", "n": 2, "length_m": 60.0, "steps": 7.0},
         {"family": "VLN", "difficulty": "Hard", "n": 1, "length_m": 300.0, "steps": 34.0},
     ]
+
+
+def test_reference_profile_splits_routes_between_the_reference_means() -> None:
+    from city360.tasks.difficulty import RouteFeatures, get_profile
+
+    ref = get_profile("reference")
+    assert ref.route(RouteFeatures(185.0, 5, 0, 20)) is Difficulty.EASY
+    assert ref.route(RouteFeatures(186.0, 0, 0, 20)) is Difficulty.MEDIUM
+    assert ref.route(RouteFeatures(298.0, 0, 0, 30)) is Difficulty.HARD
+    assert ref.route_distance(Difficulty.HARD, RouteFeatures(340.0, 0, 0, 30)) == 7.0
+
+
+def test_reference_profile_refuses_zero_counts() -> None:
+    from city360.tasks.difficulty import CountFeatures, get_profile
+
+    ref = get_profile("reference")
+    assert ref.count(CountFeatures(0, 50.0)) is None
+    assert ref.count(CountFeatures(4, 50.0)) is Difficulty.EASY
+    assert ref.count(CountFeatures(4, 120.0)) is Difficulty.MEDIUM
+    assert ref.count(CountFeatures(7, 50.0)) is Difficulty.HARD
+
+
+def test_unknown_profile_names_the_known_ones() -> None:
+    from city360.errors import ConfigError
+    from city360.tasks.difficulty import get_profile
+
+    with pytest.raises(ConfigError, match=r"expected one of default, reference\. Did you mean"):
+        get_profile("referance")

@@ -73,7 +73,7 @@ def test_generated_suite_checks_and_round_trips(
     graph, truth, grid = world
     report = check_tasks(tasks, graph, projection=ctx.projection, grid=grid, truth=truth)
     assert report.ok, [str(i) for i in report.issues]
-    assert len(report.oracle_steps) == 4 * PER_FAMILY
+    assert len(report.oracle_steps) == 5 * PER_FAMILY
     suite = Suite(name="toy", city="toy", tasks=tasks, assets=ctx.assets)
     save_suite(suite, tmp_path / "suite")
     assert load_suite(tmp_path / "suite") == suite

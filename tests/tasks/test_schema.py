@@ -58,15 +58,15 @@ def test_grid_cells_count_from_one() -> None:
         as_task(localization_task(truth={"cell": [0, 2], "x_m": 0, "y_m": 0}))
 
 
-def test_registry_has_seven_families_with_prompts() -> None:
+def test_registry_has_eight_families_with_prompts() -> None:
     names = [spec.name for spec in all_families()]
     assert names == list(Family)
     assert all(spec.template and spec.answer_format for spec in all_families())
     assert get_family("MapNavigation").threshold_m == 20.0
     assert get_family(Family.MAP_NAVIGATION).away_from_goal
     # Version 2: the localization template numbers its grid from {first} (protocols); the
-    # rendered default prompt is the wording of round one.
-    assert prompt_hash() == "22a34ae45affcefc67fd3779913c3f34b4d749af6febf34a217c66e6227ac88a"
+    # rendered default prompt is the wording of round one. Errand's template joined in issue 19.
+    assert prompt_hash() == "10b197d2e0e7242bf09d3c7204a32affd3ee2ce042d02d3151fa5430c42fab6a"
 
 
 def test_unknown_family_name_suggests_a_close_match() -> None:

@@ -83,7 +83,7 @@ def test_unknown_family_names_task_and_close_match(tmp_path: Path) -> None:
     assert str(info.value) == (
         f"{folder / 'suite.json'}: task 'vln-001': field 'family': unknown task family 'VLM'; "
         "expected one of Localization, LandmarkSearchText, LandmarkSearchImage, MapNavigation, "
-        "VLN, ObjectCount, RelationalSpatial. Did you mean 'VLN'?"
+        "VLN, ObjectCount, RelationalSpatial, Errand. Did you mean 'VLN'?"
     )
 
 

@@ -3,12 +3,13 @@
 Each module holds one family's schema (told / truth / task models, with its prompt template,
 answer format and metric on the task model), its generators (from ground truth, from OSM where
 OSM can carry its truth), its checks and its viewer authoring form, and ends with a
-:class:`FamilySpec` ``SPEC``. Importing this package registers the seven built-in families;
+:class:`FamilySpec` ``SPEC``. Importing this package registers the eight built-in families;
 a plugin calls :func:`register_family` with its own spec (see docs/design-notes.md "Task
 families as plugins").
 """
 
 from city360.tasks.families import (
+    errand,
     landmark_image,
     landmark_text,
     localization,
@@ -21,6 +22,7 @@ from city360.tasks.families._registry import (
     Author,
     Checker,
     DraftFields,
+    EpisodeProgress,
     FamilySpec,
     Generator,
     all_families,
@@ -36,6 +38,7 @@ __all__ = [
     "Author",
     "Checker",
     "DraftFields",
+    "EpisodeProgress",
     "FamilySpec",
     "Generator",
     "all_families",
@@ -55,5 +58,6 @@ for _module in (
     vln,
     object_count,
     relational,
+    errand,
 ):
     register_family(_module.SPEC)

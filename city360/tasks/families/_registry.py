@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from city360.errors import TaskError, did_you_mean
 from city360.plugins import load_plugins
@@ -27,8 +27,10 @@ __all__ = [
     "Author",
     "Checker",
     "DraftFields",
+    "EpisodeProgress",
     "FamilySpec",
     "Generator",
+    "ProgressFactory",
     "ProtocolImages",
     "all_families",
     "family_names",
@@ -52,6 +54,20 @@ DraftFields = Callable[[TaskBase], dict[str, Any]]
 ProtocolImages = Callable[[TaskBase, "PromptRules", Any], dict[str, Any]]
 """``(task, rules, city_map) -> {told image field: RGB image}``: pictures a protocol shows in
 place of the suite's (Localization: a grid map numbered from 0 under the reference)."""
+
+
+class EpisodeProgress(Protocol):
+    """Follows one episode's exact poses (metres, city CRS) and says what the agent reached
+    on the way: the recorder records :meth:`values` in the row's ``extra`` and hands them to
+    the metric (:attr:`city360.eval.metrics.ScoringContext.progress`)."""
+
+    def update(self, x_m: float, y_m: float) -> None: ...
+
+    def values(self) -> dict[str, float]: ...
+
+
+ProgressFactory = Callable[[TaskBase], EpisodeProgress]
+"""``task -> tracker`` of one episode (Errand: checkpoint coverage)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +100,9 @@ class FamilySpec:
     instructed_route: bool = False
     """True when the agent is told the route to walk (VLN's directions): SPL then measures
     against that route (``truth.route``); otherwise against the shortest walk."""
+    progress: ProgressFactory | None = None
+    """What an episode reached on its way, beyond where it ended (Errand: the waypoints in
+    order); None: nothing to follow."""
     results_name: str = ""
     """The family's ``task_type`` in results.csv: the reference benchmark's name for it
     (``LanguageGuidedNavigation`` for VLN); empty: :attr:`name`."""

@@ -68,7 +68,12 @@ def map_navigation_tasks(
     threshold = SPEC.threshold_m or 20.0
     candidates = navigation_candidates(ctx, goals, threshold, n, SPEC.name, report)
     chosen = balanced_pick(
-        candidates, n, key=lambda c: f"{c.payload}:{c.start[0]}:{round(c.start[1] / 20)}"
+        candidates,
+        n,
+        key=lambda c: f"{c.payload}:{c.start[0]}:{round(c.start[1] / 20)}",
+        closeness=lambda level, c: ctx.difficulty.route_distance(
+            level, route_features(ctx.graph, c.result)
+        ),
     )
     tasks: list[TaskBase] = []
     for task_id, (level, cand) in zip(task_ids(SPEC.short, n), chosen, strict=False):

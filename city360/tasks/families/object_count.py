@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from city360.tasks.difficulty import CountFeatures, count_difficulty
+from city360.tasks.difficulty import CountFeatures
 from city360.tasks.families._registry import FamilySpec
 from city360.tasks.schema import CountStretch, Family, Metric, MetricName, TaskBase, Told, Truth
 
@@ -128,9 +128,9 @@ def object_count_tasks(
         return []
     index = StretchIndex(ctx.graph)
     candidates = []
-    for _ in range(n * CANDIDATE_FACTOR):
+    for _ in range(n * CANDIDATE_FACTOR * ctx.difficulty.candidate_factor):
         seg, offset = ctx.random_start()
-        through = int(ctx.rng.choice([0, 0, 1, 1, 2]))
+        through = int(ctx.rng.choice(list(ctx.difficulty.count_through)))
         stretch = walk_stretch(
             ctx.graph, seg, offset, through=through, lateral_range_m=COUNT_LATERAL_RANGE_M
         )
@@ -144,11 +144,16 @@ def object_count_tasks(
             report.reject(SPEC.name, "stretch too long to walk in the step budget")
             continue
         features = CountFeatures(len(ids), length)
-        candidates.append((count_difficulty(features), (stretch, kind, ids, features)))
+        level = ctx.difficulty.count(features)
+        if level is None:
+            report.reject(SPEC.name, f"no level under the {ctx.difficulty.name!r} rules")
+            continue
+        candidates.append((level, (stretch, kind, ids, features)))
     chosen = balanced_pick(
         candidates,
         n,
         key=lambda c: f"{c[0].segments[0]}:{round(c[0].start_offset_m / 10)}:{c[1]}",
+        closeness=lambda level, c: ctx.difficulty.count_distance(level, c[3]),
     )
     tasks: list[TaskBase] = []
     for task_id, (level, (stretch, kind, ids, features)) in zip(

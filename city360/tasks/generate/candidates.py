@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from city360.tasks.difficulty import route_difficulty
 from city360.tasks.generate.common import GenerationContext, GenerationReport, route_features
 from city360.tasks.schema import Difficulty
 
@@ -53,7 +52,7 @@ def navigation_candidates(
 ) -> list[tuple[Difficulty, NavCandidate]]:
     candidates: list[tuple[Difficulty, NavCandidate]] = []
     budget = int(ctx.step_limit * STEP_HEADROOM)
-    attempts = wanted * CANDIDATE_FACTOR
+    attempts = wanted * CANDIDATE_FACTOR * ctx.difficulty.candidate_factor
     for _ in range(attempts):
         goal_xy, payload = goals[int(ctx.rng.integers(len(goals)))]
         start = ctx.random_start()
@@ -71,9 +70,11 @@ def navigation_candidates(
                 report.reject(family, "goal not reachable within the step budget")
                 continue
         features = route_features(ctx.graph, result)
-        candidates.append(
-            (route_difficulty(features), NavCandidate(start, goal_xy, result, payload))
-        )
+        level = ctx.difficulty.route(features)
+        if level is None:
+            report.reject(family, f"no level under the {ctx.difficulty.name!r} difficulty rules")
+            continue
+        candidates.append((level, NavCandidate(start, goal_xy, result, payload)))
     return candidates
 
 

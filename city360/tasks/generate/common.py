@@ -17,7 +17,7 @@ import numpy as np
 
 from city360.geo import LocalProjection, wrap_deg
 from city360.streets import StreetGraph
-from city360.tasks.difficulty import RouteFeatures
+from city360.tasks.difficulty import DEFAULT_PROFILE, DifficultyProfile, RouteFeatures
 from city360.tasks.schema import Difficulty, GoalTruth, StartPose
 from city360.tasks.walk import OracleResult, oracle_walk
 from city360.types import Image
@@ -100,6 +100,8 @@ class GenerationContext:
     move_m: tuple[float, float, float] = (2.0, 5.0, 10.0)
     step_limit: int = 50
     assets: dict[str, bytes] = field(default_factory=dict)
+    difficulty: DifficultyProfile = DEFAULT_PROFILE
+    """The rules that make Easy / Medium / Hard and the means picks are pulled towards."""
 
     def latlon(self, x_m: float, y_m: float) -> tuple[float, float]:
         lat, lon = self.projection.to_latlon(x_m, y_m)
@@ -189,9 +191,11 @@ def balanced_pick(
     total: int,
     *,
     key: Callable[[Any], str] | None = None,
+    closeness: Callable[[Difficulty, Any], float] | None = None,
 ) -> list[tuple[Difficulty, Any]]:
     """Pick ``total`` candidates, as even over Easy/Medium/Hard as the candidates allow,
-    in candidate order (which the caller has shuffled with its seeded rng)."""
+    in candidate order (which the caller has shuffled with its seeded rng), or nearest first
+    by ``closeness(level, candidate)`` (a profile's distance to its level's target mean)."""
     by_level: dict[Difficulty, list[tuple[Difficulty, Any]]] = {d: [] for d in Difficulty}
     seen: set[str] = set()
     for cand in candidates:
@@ -201,6 +205,9 @@ def balanced_pick(
                 continue
             seen.add(tag)
         by_level[cand[0]].append(cand)
+    if closeness is not None:
+        for level, members in by_level.items():
+            members.sort(key=lambda c, lv=level: closeness(lv, c[1]))  # type: ignore[misc]
     quota = {d: total // 3 + (1 if i < total % 3 else 0) for i, d in enumerate(Difficulty)}
     # Give quota a level cannot fill to the others.
     spare = 0

@@ -53,9 +53,14 @@ def generate_suite(
     images: ImageSource | None = None,
     step_limit: int = 50,
     on_family: Callable[[str], None] | None = None,
+    difficulty: str = "default",
 ) -> tuple[Suite, GenerationReport]:
-    """Generate a suite for ``city_dir``; returns it (not yet saved) and the report."""
+    """Generate a suite for ``city_dir``; returns it (not yet saved) and the report.
+    ``difficulty`` names the profile of :mod:`city360.tasks.difficulty` the levels follow."""
+    from city360.tasks.difficulty import get_profile
     from city360.tasks.generate.images import CityImages, grid_for_graph
+
+    profile = get_profile(difficulty)
 
     started = time.perf_counter()
     city = CityDir(city_dir)
@@ -74,6 +79,7 @@ def generate_suite(
         rng=np.random.default_rng(seed),
         move_m=_move_m(),
         step_limit=step_limit,
+        difficulty=profile,
     )
     truth_path = city.groundtruth_dir / "scene.json"
     osm_path = city.osm_source()

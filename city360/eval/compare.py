@@ -1,0 +1,159 @@
+"""Several runs on one page: ``city360 report RUN RUN [RUN ...]``.
+
+One table per measure (success rate, mean score, SPL, checkpoint coverage, tokens), a row per
+(family, difficulty) and the family's overall, a column per run, labelled with the run id, the
+agent and its ablations (from ``run_metadata.json``). Runs are compared as they are: a run on
+another suite is marked, not refused, since comparing conditions of one suite is the point and
+comparing suites may still be what a reader wants.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from city360.errors import InputFileError
+from city360.eval.results import EpisodeResult, read_results
+from city360.eval.summary import DIFFICULTIES
+
+__all__ = ["MEASURES", "Measure", "RunColumn", "load_run", "write_comparison"]
+
+
+@dataclass(frozen=True, slots=True)
+class Measure:
+    """A number per episode (None: not measured for it) and how the page shows its mean."""
+
+    name: str
+    value: Callable[[EpisodeResult], float | None]
+    digits: int = 2
+
+
+def _coverage(result: EpisodeResult) -> float | None:
+    value = result.extra.get("checkpoint_coverage")
+    return float(value) if isinstance(value, int | float) else None
+
+
+MEASURES: tuple[Measure, ...] = (
+    Measure("success rate", lambda r: float(r.scored_success)),
+    Measure("mean score", lambda r: r.evaluation_score if r.completed_by_answer else 0.0),
+    Measure("SPL", lambda r: r.spl),
+    Measure("checkpoint coverage", _coverage),
+    Measure("tokens per episode", lambda r: float(r.input_tokens + r.output_tokens), 0),
+)
+"""What the comparison shows, in order."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunColumn:
+    run_id: str
+    label: str
+    suite_hash: str
+    results: tuple[EpisodeResult, ...]
+
+
+def _ablation_label(env_options: dict[str, Any]) -> str:
+    parts = [] if env_options.get("map", True) else ["no-map"]
+    if env_options.get("multiview"):
+        parts.append("multi-view")
+    if env_options.get("route_guidance"):
+        parts.append("guidance")
+    return "+".join(parts) or "full"
+
+
+def load_run(run_dir: str | Path) -> RunColumn:
+    """A run's rows and a label from its metadata (agent, model, ablations)."""
+    folder = Path(run_dir)
+    results_path = folder / "results.csv"
+    if not results_path.is_file():
+        msg = f"{results_path} not found; pass a run folder written by `city360 eval`"
+        raise InputFileError(msg)
+    meta_path = folder / "run_metadata.json"
+    meta: dict[str, Any] = {}
+    if meta_path.is_file():
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    agent = meta.get("agent") or {}
+    if not isinstance(agent, dict):  # early runs wrote the agent's name only
+        agent = {"kind": str(agent)}
+    who = str(agent.get("kind", "?"))
+    if agent.get("model"):
+        who += f":{agent['model']}"
+    env_options = (meta.get("config") or {}).get("env_options") or {}
+    views = (agent.get("options") or {}).get("views")
+    label = f"{who} ({_ablation_label(env_options)}{f', {views} views' if views else ''})"
+    return RunColumn(
+        run_id=str(meta.get("run_id", folder.name)),
+        label=label,
+        suite_hash=str(meta.get("suite_hash", "")),
+        results=tuple(read_results(results_path)),
+    )
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    kept = [v for v in values if v is not None and math.isfinite(v)]
+    return sum(kept) / len(kept) if kept else None
+
+
+def _rows(columns: Sequence[RunColumn]) -> list[tuple[str, str]]:
+    families: list[str] = []
+    for column in columns:
+        for result in column.results:
+            if result.task_type not in families:
+                families.append(result.task_type)
+    return [(f, d) for f in families for d in (*DIFFICULTIES, "all")]
+
+
+def _table(measure: Measure, columns: Sequence[RunColumn]) -> str:
+    head = "".join(f"<th>{html.escape(c.run_id)}<br><small>{html.escape(c.label)}</small></th>"
+                   for c in columns)  # fmt: skip
+    lines = [f"<h2>{html.escape(measure.name)}</h2><table><tr><th>family</th><th>level</th>{head}"]
+    for family, level in _rows(columns):
+        cells = []
+        for column in columns:
+            picked = [
+                r
+                for r in column.results
+                if r.task_type == family and (level == "all" or r.difficulty == level)
+            ]
+            mean = _mean([measure.value(r) for r in picked])
+            text = "–" if mean is None else f"{mean:.{measure.digits}f}"
+            cells.append(
+                f"<td>{text} <small>({len(picked)})</small></td>" if picked else "<td></td>"
+            )
+        style = " class='all'" if level == "all" else ""
+        lines.append(
+            f"<tr{style}><td>{html.escape(family)}</td><td>{level}</td>{''.join(cells)}</tr>"
+        )
+    return "".join(lines) + "</table>"
+
+
+_CSS = """body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}
+td,th{border:1px solid #ccc;padding:4px 8px}th{background:#f3f3f3}tr.all td{font-weight:bold}
+small{color:#666}.warn{color:#b42318}"""
+
+
+def write_comparison(run_dirs: Sequence[str | Path], out_dir: str | Path) -> Path:
+    """Write ``out_dir/index.html`` comparing ``run_dirs`` side by side; returns its path."""
+    columns = [load_run(folder) for folder in run_dirs]
+    hashes = {c.suite_hash for c in columns}
+    warning = (
+        "<p class='warn'>These runs are on different suites (suite hashes "
+        f"{', '.join(sorted(h[:12] for h in hashes))}): cells compare different tasks.</p>"
+        if len(hashes) > 1
+        else ""
+    )
+    body = "".join(_table(measure, columns) for measure in MEASURES)
+    page = (
+        "<!doctype html><html><head><meta charset='utf-8'><title>city360: runs compared</title>"
+        f"<style>{_CSS}</style></head><body><h1>{len(columns)} runs compared</h1>{warning}"
+        f"{body}</body></html>"
+    )
+    target = Path(out_dir)
+    target.mkdir(parents=True, exist_ok=True)
+    path = target / "index.html"
+    path.write_text(page, encoding="utf-8")
+    return path

@@ -1,0 +1,74 @@
+"""``city360 report RUN RUN ...``: runs side by side on one page (issue 19)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from city360.errors import InputFileError
+from city360.eval.compare import load_run, write_comparison
+from city360.eval.results import EpisodeResult, ResultsWriter
+
+
+def _run(root: Path, run_id: str, *, success: bool, env_options: dict[str, object]) -> Path:
+    folder = root / run_id
+    with ResultsWriter(folder / "results.csv") as writer:
+        writer.append(
+            EpisodeResult(
+                task_id="map-001",
+                task_type="MapNavigation",
+                difficulty="Easy",
+                status="answered",
+                scored_success=success,
+                completed_by_answer=True,
+                evaluation_metric="coordinate_match",
+                evaluation_score=float(success),
+                spl=1.0 if success else 0.0,
+                input_tokens=100,
+                output_tokens=20,
+            )
+        )
+        writer.append(
+            EpisodeResult(
+                task_id="err-001",
+                task_type="Errand",
+                difficulty="Hard",
+                status="answered",
+                scored_success=False,
+                completed_by_answer=True,
+                evaluation_metric="errand_match",
+                spl=0.0,
+                extra={"checkpoint_coverage": 0.25 if not success else 0.75},
+            )
+        )
+    meta = {
+        "run_id": run_id,
+        "suite_hash": "abc",
+        "agent": {"kind": "lmm", "model": "m1", "options": {}},
+        "config": {"env_options": env_options},
+    }
+    (folder / "run_metadata.json").write_text(json.dumps(meta), encoding="utf-8")
+    return folder
+
+
+def test_three_runs_on_one_page(tmp_path: Path) -> None:
+    runs = [
+        _run(tmp_path, "full", success=True, env_options={"map": True}),
+        _run(tmp_path, "nomap", success=False, env_options={"map": False}),
+        _run(tmp_path, "guided", success=True, env_options={"map": True, "route_guidance": True}),
+    ]
+    page = write_comparison(runs, tmp_path / "compare").read_text(encoding="utf-8")
+    assert "3 runs compared" in page
+    assert "lmm:m1 (no-map)" in page
+    assert "lmm:m1 (guidance)" in page
+    for measure in ("success rate", "SPL", "checkpoint coverage", "tokens per episode"):
+        assert f"<h2>{measure}</h2>" in page
+    assert "<td>0.25 <small>(1)</small></td>" in page  # Errand coverage of the no-map run
+    assert "different suites" not in page
+
+
+def test_a_folder_without_results_says_what_to_pass(tmp_path: Path) -> None:
+    with pytest.raises(InputFileError, match="pass a run folder written by `city360 eval`"):
+        load_run(tmp_path)
