@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -124,7 +126,7 @@ def synth_command(
         raise ConfigError(msg)
     source = demo_city_source() if demo or osm is None else osm
     started = time.perf_counter()
-    with _exit_cleanly_on_sigterm():
+    with _exit_cleanly_on_sigterm(out):
         city_dir = synthesize(
             source,
             out=out,
@@ -145,9 +147,14 @@ def synth_command(
     _print_summary(city_dir, time.perf_counter() - started)
 
 
+SIGTERM_GRACE_S = 5.0
+"""Seconds a SIGTERM waits for the SystemExit it raises to unwind before synth leaves anyway."""
+
+
 @contextmanager
-def _exit_cleanly_on_sigterm() -> Iterator[None]:
-    """Turn SIGTERM into SystemExit so the temporary output folder is removed on the way out."""
+def _exit_cleanly_on_sigterm(out: Path) -> Iterator[None]:
+    """Turn SIGTERM into SystemExit so the temporary output folder is removed on the way out,
+    and leave with exit code 128 + SIGTERM whatever a library does with that SystemExit."""
     import signal
     import threading
 
@@ -155,14 +162,45 @@ def _exit_cleanly_on_sigterm() -> Iterator[None]:
         yield
         return
 
+    received: list[int] = []
+
+    def leave() -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(128 + received[0])
+
+    def force() -> None:
+        # A C library swallowed the SystemExit inside one of its callbacks (pyosmium can):
+        # remove this process's temporary output folder here and leave.
+        import shutil
+
+        for partial in out.parent.glob(f".{out.name}.{os.getpid()}.*.partial"):
+            shutil.rmtree(partial, ignore_errors=True)
+        leave()
+
     def stop(signum: int, _frame: object) -> None:
+        if not received:
+            received.append(signum)
+            timer = threading.Timer(SIGTERM_GRACE_S, force)
+            timer.daemon = True
+            timer.start()
         raise SystemExit(128 + signum)
 
     previous = signal.signal(signal.SIGTERM, stop)
     try:
         yield
+    except BaseException:
+        if not received:
+            raise
+        # The output folder's clean-up ran on the way out. Leave now, with the signal's exit
+        # code: a library may have turned the SystemExit raised inside its callbacks into its
+        # own error (pyosmium does: "OSM file cannot be read", exit 1), and interpreter shutdown
+        # can abort while a library's reader threads still run.
+        leave()
     finally:
         signal.signal(signal.SIGTERM, previous)
+    if received:  # the SystemExit was swallowed and the work finished: still a SIGTERM exit
+        leave()
 
 
 def _print_summary(city_dir: Path, seconds: float) -> None:
