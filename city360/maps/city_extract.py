@@ -24,6 +24,7 @@ from pathlib import Path
 
 from city360.city import OSM_ATTRIBUTION, OSM_EXTRACT, CityDir, SourceFile, file_sha256
 from city360.errors import CityFormatError, OsmError
+from city360.geo import LocalProjection
 
 __all__ = ["CROP_MARGIN_M", "city_extract", "keep_city_extract"]
 
@@ -31,22 +32,23 @@ CROP_MARGIN_M = 250.0
 """Metres of OSM data kept around the city's bounding box (streets and shops just beyond the
 last filmed frame still belong on its maps)."""
 
-_METRES_PER_DEG_LAT = 111_320.0
-
 
 def _crop_bbox(
-    bbox: tuple[float, float, float, float], margin_m: float
+    bbox: tuple[float, float, float, float], margin_m: float, projection: LocalProjection
 ) -> tuple[float, float, float, float]:
-    """``bbox`` (south, west, north, east; degrees) widened by ``margin_m`` metres each way."""
+    """``bbox`` (south, west, north, east; degrees) widened by ``margin_m`` metres each way,
+    measured in the city's own projection."""
     south, west, north, east = bbox
-    d_lat = margin_m / _METRES_PER_DEG_LAT
-    mid = math.radians((south + north) / 2.0)
-    d_lon = margin_m / (_METRES_PER_DEG_LAT * max(math.cos(mid), 1e-6))
+    xs, ys = projection.to_xy([south, south, north, north], [west, east, east, west])
+    lat, lon = projection.to_latlon(
+        [xs.min() - margin_m, xs.max() + margin_m, xs.max() + margin_m, xs.min() - margin_m],
+        [ys.min() - margin_m, ys.min() - margin_m, ys.max() + margin_m, ys.max() + margin_m],
+    )
     return (
-        max(-90.0, south - d_lat),
-        max(-180.0, west - d_lon),
-        min(90.0, north + d_lat),
-        min(180.0, east + d_lon),
+        max(-90.0, float(lat.min())),
+        max(-180.0, float(lon.min())),
+        min(90.0, float(lat.max())),
+        min(180.0, float(lon.max())),
     )
 
 
@@ -114,7 +116,7 @@ def city_extract(
             f"{src} to; ingest videos into the city first (`city360 ingest ... --out CITY`)"
         )
         raise CityFormatError(msg)
-    area = _crop_bbox(manifest.bbox, margin_m)
+    area = _crop_bbox(manifest.bbox, margin_m, manifest.projection)
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".osm-crop-", dir=target.parent) as tmp:
         crop = _crop_to_xml(src, Path(tmp) / "extract.osm", area)

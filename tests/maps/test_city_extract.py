@@ -134,7 +134,10 @@ def test_an_empty_bbox_names_the_manifest_and_the_fix(synth_city: Path, tmp_path
 
 
 def test_crop_bbox_widens_by_the_margin_in_metres() -> None:
-    south, west, north, east = _crop_bbox((60.0, 24.0, 60.01, 24.02), 111.32)
+    from city360.geo import LocalProjection
+
+    projection = LocalProjection(60.005, 24.01)
+    south, west, north, east = _crop_bbox((60.0, 24.0, 60.01, 24.02), 111.32, projection)
     assert south == pytest.approx(59.999, abs=1e-6)
     assert north == pytest.approx(60.011, abs=1e-6)
     assert west == pytest.approx(24.0 - 0.002, abs=1e-5)  # 1 / cos(60°) wider in longitude
