@@ -21,7 +21,8 @@ options a task drawn from the episode's seeded generator, so autoresetting vecto
 a suite; ``reset(options={"task": task})`` picks one explicitly.
 
 Observation options for learning (:mod:`city360.simulator.learning_obs`): ``layout``
-("hwc" | "chw"), ``grayscale``, ``view_yaws_deg`` (several views per step), ``text``.
+("hwc" | "chw"), ``grayscale``, ``view_yaws_deg`` (several views per step), ``text``, ``goal``
+(the told goal of a Map navigation task relative to the agent, metres).
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ from gymnasium import spaces
 from city360.errors import ConfigError
 from city360.simulator.actions import Action, Magnitude
 from city360.simulator.config import EnvConfig
+from city360.simulator.controller import view_bearing_deg
 from city360.simulator.env import CityEnv
-from city360.simulator.learning_obs import ObsOptions, obs_options
+from city360.simulator.learning_obs import GOAL_KEY, ObsOptions, goal_vector, obs_options
 from city360.simulator.observation import MULTIVIEW_FACES, build_overlay, render_view
 from city360.simulator.rewards import RewardConfig, TaskReward
 from city360.simulator.state import wrap180
@@ -107,6 +109,7 @@ class CityGymEnv(gymnasium.Env[dict[str, Any], dict[str, Any]]):
                 city_dir, EnvConfig.from_kwargs(**config), frame_source=frame_source
             )
         self._reward = TaskReward(self.reward_config, self.city_env.world.graph)
+        self._told_goal_xy: tuple[float, float] | None = None
         cfg = self.city_env.config
         limit = cfg.max_steps if cfg.max_steps is not None else np.iinfo(np.int32).max
         obs: dict[str, spaces.Space[Any]] = {
@@ -147,6 +150,12 @@ class CityGymEnv(gymnasium.Env[dict[str, Any], dict[str, Any]]):
         for key in ("view", "map", "views"):
             if key in out:
                 out[key] = options.image(out[key])
+        if options.goal:
+            env = self.city_env
+            state = env.state
+            assert state is not None  # called from reset/step only
+            bearing = view_bearing_deg(env.world, state)
+            out[GOAL_KEY] = goal_vector(self._told_goal_xy, env.position_xy(), bearing)
         return out
 
     def _views(self, yaws_deg: tuple[float, ...]) -> list[Any]:
@@ -179,6 +188,7 @@ class CityGymEnv(gymnasium.Env[dict[str, Any], dict[str, Any]]):
         state = self.city_env.state
         assert state is not None  # reset just set it
         self._reward.reset(options.get("task"), state.segment, state.offset_m)
+        self._told_goal_xy = _told_goal_xy(options.get("task"))
         return self._convert(obs, info), info
 
     def step(
@@ -204,6 +214,18 @@ class CityGymEnv(gymnasium.Env[dict[str, Any], dict[str, Any]]):
     def close(self) -> None:
         self.city_env.close()
         super().close()
+
+
+def _told_goal_xy(task: Any | None) -> tuple[float, float] | None:
+    """The goal (city metres) of a task whose family tells its agent the goal, else None."""
+    if task is None:
+        return None
+    from city360.tasks.families import get_family
+
+    goal = getattr(getattr(task, "truth", None), "goal", None)
+    if goal is None or not get_family(str(task.family)).goal_told:
+        return None
+    return float(goal.x_m), float(goal.y_m)
 
 
 def register() -> None:

@@ -10,7 +10,15 @@ A learner often wants something else, chosen here:
 - ``view_yaws_deg=(-90, 0, 90)``: several views per step, each at the current view's yaw plus
   the offset (degrees, + right), stacked on a leading axis: ``view`` (K, H, W, C) or
   (K, C, H, W). Extra views show the branch arrows but not the route-guidance ribbon;
-- ``text=False``: no ``feedback`` key (a ``Text`` space most RL libraries cannot batch).
+- ``text=False``: no ``feedback`` key (a ``Text`` space most RL libraries cannot batch);
+- ``goal=True``: a ``goal`` key, float32[3] = (right_m, forward_m, told): where the episode's
+  goal lies from the agent, in metres along the view direction (forward) and 90 degrees to its
+  right, straight line, with ``told`` 1.0. Only a family that *tells* its agent the goal
+  (``FamilySpec.goal_told``: Map navigation, whose map shows the RED goal beside the BLUE
+  start, while ``obs["map"]`` shows where the agent is) gets it; every other episode (goal to
+  be found, or no task) reads (0, 0, 0), so the key never gives an answer away. It is what
+  reading the two maps gives, in numbers a small policy can use (docs/design-notes.md
+  "Goal observation for learning").
 """
 
 from __future__ import annotations
@@ -27,9 +35,10 @@ from gymnasium import spaces
 
 from city360.errors import ConfigError
 
-__all__ = ["OBS_OPTION_NAMES", "ObsOptions", "obs_options"]
+__all__ = ["GOAL_KEY", "OBS_OPTION_NAMES", "ObsOptions", "goal_vector", "obs_options"]
 
 _IMAGE_KEYS = ("view", "map", "views")
+GOAL_KEY = "goal"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +53,8 @@ class ObsOptions:
     """Several views per step at these yaw offsets from the current view (degrees)."""
     text: bool = True
     """Keep the ``feedback`` text key."""
+    goal: bool = False
+    """Add the ``goal`` key: the told goal relative to the agent (metres)."""
 
     def __post_init__(self) -> None:
         if self.layout not in ("hwc", "chw"):
@@ -90,7 +101,24 @@ class ObsOptions:
                 out[key] = self.space(sub, stack=stack)
             else:
                 out[key] = sub
+        if self.goal:
+            out[GOAL_KEY] = spaces.Box(-np.inf, np.inf, (3,), np.float32)
         return spaces.Dict(out)
+
+
+def goal_vector(
+    goal_xy: tuple[float, float] | None, agent_xy: tuple[float, float], view_bearing_deg: float
+) -> npt.NDArray[np.float32]:
+    """``(right_m, forward_m, told)`` of the goal at ``goal_xy`` (city metres, x east, y north)
+    seen from ``agent_xy`` looking along ``view_bearing_deg`` (clockwise from north); zeros when
+    ``goal_xy`` is None (no told goal)."""
+    if goal_xy is None:
+        return np.zeros(3, np.float32)
+    dx, dy = goal_xy[0] - agent_xy[0], goal_xy[1] - agent_xy[1]
+    bearing = math.radians(view_bearing_deg)
+    forward = dx * math.sin(bearing) + dy * math.cos(bearing)
+    right = dx * math.cos(bearing) - dy * math.sin(bearing)
+    return np.array([right, forward, 1.0], np.float32)
 
 
 OBS_OPTION_NAMES = tuple(f.name for f in dataclasses.fields(ObsOptions))

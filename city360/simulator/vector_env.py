@@ -173,7 +173,14 @@ class CityVectorEnv(VectorEnv[dict[str, Any], dict[str, Any], Any]):
         options: dict[str, Any] | None = None,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Reset every sub-env; an int ``seed`` seeds sub-env i with ``seed + i``, a sequence
-        gives each its own. ``options`` go to every sub-env (Gymnasium's convention)."""
+        gives each its own. ``options`` go to every sub-env (Gymnasium's convention), except
+        ``options["reset_mask"]`` (bool[num_envs], as in ``gymnasium.vector.SyncVectorEnv``):
+        reset only the sub-envs where it is True, keep the others' episodes going (a learner
+        with same-step autoreset resets the sub-envs that just ended this way)."""
+        mask = None
+        if options is not None and "reset_mask" in options:
+            options = dict(options)
+            mask = self._check_reset_mask(options.pop("reset_mask"))
         if seed is None:
             seeds: list[int | None] = [None] * self.num_envs
         elif isinstance(seed, int | np.integer):
@@ -185,15 +192,36 @@ class CityVectorEnv(VectorEnv[dict[str, Any], dict[str, Any], Any]):
                 raise ConfigError(msg)
         if seed is not None:
             self._np_random, self._np_random_seed = np.random.default_rng(seeds[0]), seeds[0]
+        if mask is None:
+            mask = np.ones(self.num_envs, np.bool_)
         infos: dict[str, Any] = {}
         for i, (env, env_seed) in enumerate(zip(self.envs, seeds, strict=True)):
-            self._env_obs[i], info = env.reset(seed=env_seed, options=options)
-            infos = self._add_info(infos, info, i)
-        self._rewards[:] = 0.0
-        self._terminations[:] = False
-        self._truncations[:] = False
-        self._autoreset[:] = False
+            if mask[i]:
+                self._env_obs[i], info = env.reset(seed=env_seed, options=options)
+                infos = self._add_info(infos, info, i)
+        self._rewards[mask] = 0.0
+        self._terminations[mask] = False
+        self._truncations[mask] = False
+        self._autoreset[mask] = False
         return self._batch(), infos
+
+    def _check_reset_mask(self, mask: Any) -> npt.NDArray[np.bool_]:
+        """``options["reset_mask"]``: a bool array of shape (num_envs,) with a True in it."""
+        if (
+            not isinstance(mask, np.ndarray)
+            or mask.dtype != np.bool_
+            or mask.shape != (self.num_envs,)
+        ):
+            shown = mask if not isinstance(mask, np.ndarray) else f"{mask.dtype}{mask.shape}"
+            msg = (
+                f"`options['reset_mask']` must be a numpy bool array of shape "
+                f"({self.num_envs},), got {shown!r}"
+            )
+            raise ConfigError(msg)
+        if not mask.any():
+            msg = "`options['reset_mask']` must have at least one True (a sub-env to reset)"
+            raise ConfigError(msg)
+        return mask
 
     def step(
         self, actions: Any

@@ -96,6 +96,9 @@ class FamilySpec:
     location_map: bool = True
     """False when the location map would give the answer away (Localization): no protocol
     shows it then."""
+    goal_told: bool = False
+    """True when the agent is told where its goal is (Map navigation: a map with the RED goal);
+    only then may a learner's ``goal`` observation (``simulator.learning_obs``) carry it."""
     protocol_images: ProtocolImages | None = None
     instructed_route: bool = False
     """True when the agent is told the route to walk (VLN's directions): SPL then measures

@@ -121,6 +121,7 @@ SPEC = FamilySpec(
     short="map",
     navigation=True,
     away_from_goal=True,
+    goal_told=True,
     from_truth=generate,
     from_osm=generate,
     author=author,
