@@ -35,10 +35,19 @@ from gymnasium import spaces
 
 from city360.errors import ConfigError
 
-__all__ = ["GOAL_KEY", "OBS_OPTION_NAMES", "ObsOptions", "goal_vector", "obs_options"]
+__all__ = [
+    "GOAL_KEY",
+    "GOAL_LIMIT_M",
+    "OBS_OPTION_NAMES",
+    "ObsOptions",
+    "goal_vector",
+    "obs_options",
+]
 
 _IMAGE_KEYS = ("view", "map", "views")
 GOAL_KEY = "goal"
+GOAL_LIMIT_M = 100_000.0
+"""Bound of the ``goal`` key's metres (a city spans far less; Gymnasium wants finite boxes)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +111,8 @@ class ObsOptions:
             else:
                 out[key] = sub
         if self.goal:
-            out[GOAL_KEY] = spaces.Box(-np.inf, np.inf, (3,), np.float32)
+            low = np.array([-GOAL_LIMIT_M, -GOAL_LIMIT_M, 0.0], np.float32)
+            out[GOAL_KEY] = spaces.Box(low, -low + np.array([0, 0, 1], np.float32), (3,))
         return spaces.Dict(out)
 
 
@@ -118,6 +128,7 @@ def goal_vector(
     bearing = math.radians(view_bearing_deg)
     forward = dx * math.sin(bearing) + dy * math.cos(bearing)
     right = dx * math.cos(bearing) - dy * math.sin(bearing)
+    right, forward = (min(max(v, -GOAL_LIMIT_M), GOAL_LIMIT_M) for v in (right, forward))
     return np.array([right, forward, 1.0], np.float32)
 
 

@@ -23,6 +23,7 @@ from gymnasium import spaces
 
 from city360.errors import ConfigError
 from city360.simulator.actions import Action, Magnitude
+from city360.simulator.learning_obs import GOAL_LIMIT_M
 
 __all__ = [
     "GOAL_SCALE_M",
@@ -82,8 +83,9 @@ def legal_actions(action_mask: npt.ArrayLike) -> npt.NDArray[np.bool_]:
 def policy_observation_space(view_shape: tuple[int, ...] | None) -> spaces.Dict:
     """The policy's observation space; ``view_shape`` (C, H, W) adds the view, None leaves it
     out (an MLP policy)."""
+    limit = GOAL_LIMIT_M / GOAL_SCALE_M
     keys: dict[str, spaces.Space[Any]] = {
-        "goal": spaces.Box(-np.inf, np.inf, (3,), np.float32),
+        "goal": spaces.Box(-limit, limit, (3,), np.float32),
         "branches": spaces.Box(0.0, 1.0, (3,), np.float32),
         "legal": spaces.Box(0.0, 1.0, (len(NAV_ACTIONS),), np.float32),
     }

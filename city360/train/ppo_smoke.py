@@ -241,7 +241,7 @@ def run(config: SmokeConfig) -> dict[str, Any]:
 
     timing = {"train_s": 0.0, "eval_s": 0.0}
 
-    class Evaluate(BaseCallback):  # type: ignore[misc]  # untyped base class
+    class Evaluate(BaseCallback):
         def __init__(self) -> None:
             super().__init__()
             self.next_at = 0

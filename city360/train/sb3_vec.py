@@ -42,7 +42,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 __all__ = ["Sb3CityVecEnv"]
 
 
-class Sb3CityVecEnv(VecEnv):  # type: ignore[misc]  # untyped base class
+class Sb3CityVecEnv(VecEnv):
     """``vec`` (a :func:`city360.make_vec` env made with ``goal=True, text=False``, and
     ``layout="chw"`` when ``view``) for stable-baselines3 (see the module docstring)."""
 

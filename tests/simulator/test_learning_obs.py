@@ -67,3 +67,34 @@ def test_vector_env_takes_the_options(plus_city: Path) -> None:
 def test_bad_observation_options(plus_city: Path, options: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         CityGymEnv(plus_city, **options, **SMALL)
+
+
+def test_goal_key_gives_a_told_goal_relative_to_the_view(plus_city: Path) -> None:
+    from tests.simulator.test_rewards import act, nav_task
+
+    env = CityGymEnv(plus_city, goal=True, text=False, map=False, **SMALL)
+    assert env.observation_space["goal"].shape == (3,)
+    # start at the north end looking south; the goal is the east end, 30 m on and 30 m left
+    obs, _ = env.reset(seed=0, options={"task": nav_task()})
+    assert obs["goal"] == pytest.approx([-30.0, 30.0, 1.0], abs=1e-3)
+    obs, *_ = env.step(act("W"))  # 5 m south (the default MEDIUM step)
+    assert obs["goal"] == pytest.approx([-30.0, 25.0, 1.0], abs=1e-3)
+    obs, *_ = env.step({"action": 3, "magnitude": 3, "answer": ""})  # D LARGE: look west
+    assert obs["goal"] == pytest.approx([-25.0, -30.0, 1.0], abs=1e-3)
+    check_env(env, skip_render_check=True)
+    env.close()
+
+
+def test_goal_key_is_zero_where_the_goal_is_not_told(plus_city: Path) -> None:
+    from types import SimpleNamespace
+
+    from tests.simulator.test_rewards import grid_task, nav_task
+
+    env = CityGymEnv(plus_city, goal=True, map=False, **SMALL)
+    found = nav_task()
+    found.family = "LandmarkSearchText"  # a goal to be found: the key must not show it
+    for options in ({"task": found}, {"task": grid_task((1, 1))}, {"segment": "ew_a"}):
+        obs, _ = env.reset(seed=0, options=options)
+        assert obs["goal"].tolist() == [0.0, 0.0, 0.0], options
+    assert isinstance(found, SimpleNamespace)
+    env.close()

@@ -156,3 +156,43 @@ def test_gymnasium_make_vec_over_the_registered_id(plus_city: Path) -> None:
     obs, _ = env.reset(seed=0)
     assert obs["view"].shape == (2, 16, 24, 3)
     env.close()
+
+
+def test_reset_mask_resets_only_the_masked_sub_envs(plus_city: Path) -> None:
+    with city360.make_vec(plus_city, num_envs=2, **SMALL) as envs:
+        obs, _ = envs.reset(seed=0, options={"segment": "ns_a", "offset_m": 0.0})
+        n = 2
+        walk = {"action": np.zeros(n, np.int64), "magnitude": np.zeros(n, np.int64)}
+        obs, *_ = envs.step({**walk, "answer": ("",) * n})
+        assert obs["step"].tolist() == [1, 1]
+        mask = np.array([False, True])
+        obs, infos = envs.reset(options={"reset_mask": mask, "segment": "ew_a"})
+        assert obs["step"].tolist() == [1, 0]
+        assert infos["_action_mask"].tolist() == [False, True]
+        obs, *_ = envs.step({**walk, "answer": ("",) * n})
+        assert obs["step"].tolist() == [2, 1]  # no autoreset pending for either
+
+
+@pytest.mark.parametrize(
+    ("mask", "message"),
+    [
+        (
+            [True, False],
+            "`options['reset_mask']` must be a numpy bool array of shape (2,), got [True, False]",
+        ),
+        (
+            np.array([1, 0]),
+            "`options['reset_mask']` must be a numpy bool array of shape (2,), got 'int64(2,)'",
+        ),
+        (
+            np.zeros(2, np.bool_),
+            "`options['reset_mask']` must have at least one True (a sub-env to reset)",
+        ),
+    ],
+)
+def test_bad_reset_mask_says_what_is_wrong(plus_city: Path, mask: Any, message: str) -> None:
+    with city360.make_vec(plus_city, num_envs=2, **SMALL) as envs:
+        envs.reset(seed=0)
+        with pytest.raises(ConfigError) as caught:
+            envs.reset(options={"reset_mask": mask})
+        assert str(caught.value) == message
