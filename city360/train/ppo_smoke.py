@@ -2,7 +2,7 @@
 
 Run (needs ``pip install 'city360[train]'``: torch, stable-baselines3, sb3-contrib)::
 
-    python -m city360.train.ppo_smoke --city demo --steps 100000 --out runs/ppo-smoke
+    python -m city360.train.ppo_smoke --city demo --steps 150000 --out runs/ppo-smoke
 
 What it does, seeded by ``--seed`` from start to end:
 
@@ -53,7 +53,7 @@ class SmokeConfig:
     city: str = "demo"
     """A city directory or a packaged city's name."""
     out: Path = Path("runs/ppo-smoke")
-    steps: int = 100_000
+    steps: int = 150_000
     """Env steps to train (all sub-envs together)."""
     envs: int = 8
     """Sub-envs of the vector env."""
