@@ -79,16 +79,17 @@ def plot_curve(
     fig, ax = plt.subplots(figsize=(6.0, 3.6), dpi=100)
     for policy in sorted({p.policy for p in points}):
         mine = sorted((p for p in points if p.policy == policy), key=lambda p: p.steps)
+        name = policy.upper() if policy == "ppo" else policy
         if len(mine) == 1:  # measured once (the random baseline does not learn)
-            ax.axhline(mine[0].success_rate, linestyle="--", color="grey", label=policy)
+            label = f"{name} ({mine[0].episodes} episodes)"
+            ax.axhline(mine[0].success_rate, linestyle="--", color="grey", label=label)
             continue
         ax.plot(
             [p.steps for p in mine],
             [p.success_rate for p in mine],
             marker="o",
             markersize=3,
-            linestyle="--" if policy == "random" else "-",
-            label=policy.upper() if policy == "ppo" else policy,
+            label=f"{name} ({mine[-1].episodes} episodes per point)",
         )
     ax.set_xlabel("training steps (all envs)")
     ax.set_ylabel("held-out success rate")
