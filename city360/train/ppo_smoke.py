@@ -274,8 +274,8 @@ def run(config: SmokeConfig) -> dict[str, Any]:
     eval_env.close()
     write_curve(points, config.out / "ppo_smoke.csv")
     title = (
-        f"MaskablePPO ({config.policy}) vs random, Easy MapNavigation, "
-        f"{len(eval_tasks)} held-out tasks"
+        f"MaskablePPO ({config.policy}) vs random, {Path(config.city).name} city, "
+        f"Easy MapNavigation, {len(eval_tasks)} held-out tasks"
     )
     plot_curve(points, config.out / "ppo_smoke.png", title=title)
     summary = {
