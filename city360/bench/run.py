@@ -249,10 +249,10 @@ def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0)
         "pyramid_w_auto_p50_ms": pyramid["auto"].p50_ms,
         "pyramid_w_auto_width": pyramid["auto_width"],
         "pyramid_auto_psnr_db": pyramid["auto_psnr_db"],
-        "pyramid_w_075_p50_ms": pyramid["density_075"].p50_ms,
-        "pyramid_w_075_width": pyramid["density_075_width"],
-        "pyramid_075_psnr_db": pyramid["density_075_psnr_db"],
-        "pyramid_w_075_vs_full": pyramid["density_075"].p50_ms / pyramid["full"].p50_ms,
+        "pyramid_w_10_p50_ms": pyramid["density_10"].p50_ms,
+        "pyramid_w_10_width": pyramid["density_10_width"],
+        "pyramid_10_psnr_db": pyramid["density_10_psnr_db"],
+        "pyramid_w_10_vs_full": pyramid["density_10"].p50_ms / pyramid["full"].p50_ms,
     }
     rows = [
         *(_row(f"rotate {a}", t) for a, t in steps["rotate_by_action"].items()),
@@ -300,9 +300,9 @@ def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0)
         ),
         _value_row("one plain env, 84x84", training["one_env_steps_per_s"], "1/s"),
         _row(f"cold W, full frames ({pyramid['full_width']} px)", pyramid["full"]),
-        _row(f"cold W, pyramid rule ({pyramid['auto_width']} px)", pyramid["auto"]),
-        _row(f"cold W, density 0.75 ({pyramid['density_075_width']} px)", pyramid["density_075"]),
-        _value_row("PSNR, density 0.75 vs full", pyramid["density_075_psnr_db"], "dB"),
+        _row(f"cold W, default density ({pyramid['auto_width']} px)", pyramid["auto"]),
+        _row(f"cold W, density 1.0 ({pyramid['density_10_width']} px)", pyramid["density_10"]),
+        _value_row("PSNR, density 1.0 vs full", pyramid["density_10_psnr_db"], "dB"),
         _value_row(
             f"peak RSS of the {training['num_envs']}-env vector env",
             vec_rss["peak_rss_mb"],

@@ -6,9 +6,10 @@ On the bench city (its frame pyramid built first, as ``city360 pyramid`` would):
   so episodes end by the 50-step limit and autoreset), against the same 64 agents as 64 plain
   ``CityGymEnv`` stepped in a Python loop (each with its own world and frame cache) and against
   one plain env; every env with the same options (CPU renderer, no map, no prefetch);
-- a cold W step at 640x480 / 90° reading the level the pyramid rule picks, and the 1920 px
-  level (``pyramid_density=0.75``), each against the full frames (``pyramid_density=None``),
-  with the PSNR of the same views;
+- a cold W step at 640x480 / 90° reading the level the default rule picks
+  (``EnvConfig.pyramid_density``, 0.75: the 1920 px level of a 3840 px city) and at density
+  1.0 (the full frames there), each against the full frames (``pyramid_density=None``), with
+  the PSNR of the same views;
 - peak RSS of a fresh process holding the 64-env vector env (``VmHWM``).
 """
 
@@ -150,8 +151,10 @@ def _cold_walks(
 def measure_pyramid(
     city: Path, *, repeats: int, view: dict[str, Any], seed: int = 0
 ) -> dict[str, Any]:
-    """Cold W at ``view`` from the full frames, the level the rule picks and density 0.75."""
+    """Cold W at ``view`` from the full frames, the level the default density picks
+    (``auto``) and density 1.0 (``density_10``)."""
     import city360
+    from city360.simulator.config import EnvConfig
 
     rng = np.random.default_rng(seed)
     with city360.make(city, map=False, renderer="cpu", **view) as env:
@@ -162,18 +165,18 @@ def measure_pyramid(
             segment = env.world.segment(segments[int(rng.integers(len(segments)))])
             starts.append((segment.id, float(rng.uniform(0, max(segment.walk_m - 6.0, 0.0)))))
     full, full_views, full_width = _cold_walks(city, None, starts, view)
-    auto, auto_views, auto_width = _cold_walks(city, 1.0, starts, view)
-    half, half_views, half_width = _cold_walks(city, 0.75, starts, view)
+    auto, auto_views, auto_width = _cold_walks(city, EnvConfig().pyramid_density, starts, view)
+    strict, strict_views, strict_width = _cold_walks(city, 1.0, starts, view)
     return {
         "full": full,
         "auto": auto,
-        "density_075": half,
+        "density_10": strict,
         "full_width": full_width,
         "auto_width": auto_width,
-        "density_075_width": half_width,
+        "density_10_width": strict_width,
         "auto_psnr_db": min(_psnr(a, b) for a, b in zip(auto_views, full_views, strict=True)),
-        "density_075_psnr_db": min(
-            _psnr(a, b) for a, b in zip(half_views, full_views, strict=True)
+        "density_10_psnr_db": min(
+            _psnr(a, b) for a, b in zip(strict_views, full_views, strict=True)
         ),
     }
 

@@ -73,10 +73,13 @@ class EnvConfig:
     """Default seed for the first ``reset`` when none is given."""
     renderer: RendererChoice = "auto"
     """Which renderer to use (see :data:`RendererChoice`); the choice is in every ``info``."""
-    pyramid_density: float | None = 1.0
+    pyramid_density: float | None = 0.75
     """Views read the smallest stored frame-pyramid level giving at least this many source
-    pixels per view pixel (``video_store.pyramid``: a 640 px view at 90° wants 2560 px over
-    360°, an 84 px one 336); None always reads the full frames."""
+    pixels per view pixel, averaged over the view's width (``video_store.pyramid``: at 1.0 a
+    640 px view at 90° wants 2560 px over 360°, an 84 px one 336). The default 0.75 reads the
+    1920 px level of a 3840 px city for a 640 px / 90° view (~0.95 source pixels per view pixel
+    at its centre; 36.6 dB PSNR against the full frames, docs/design-notes.md "Training
+    scale"); None always reads the full frames."""
     frame_cache_mb: float = 256.0
     """Decoded-frame cache per environment, shared over its trajectories."""
     prefetch: bool = True
