@@ -120,6 +120,10 @@ class RunLockedError(City360Error, RuntimeError):
     """A run folder is being written by another process (its lock names the holder)."""
 
 
+class WorkerError(City360Error, RuntimeError):
+    """A worker process (a vector-env shard) failed or died; the message names it."""
+
+
 class DependencyMissingError(City360Error, ImportError):
     """An optional dependency is not installed; the message says which extra brings it."""
 
