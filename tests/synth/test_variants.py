@@ -78,7 +78,8 @@ def test_world_reads_the_condition_and_refuses_a_missing_one(night_city: Path) -
         assert len(world.store(trajectory_id)) == world.trajectories[trajectory_id].frame_count
     with pytest.raises(
         ConditionMissingError,
-        match=r"has no condition 'fog'; it has day, night\. Add it with `city360 condition add .* fog`",
+        match=r"has no condition 'fog'; it has day, night\. Add it with "
+        r"`city360 condition add .* fog`",
     ):
         World(night_city, condition="fog")
 
