@@ -401,7 +401,7 @@ class EquirectRenderer:
             else np.zeros((0, 3))
         )
         self._rain_vertices = 0
-        self.vao_rain = None
+        self.vao_rain: Any = None
         if look.rain_drops:
             # seeded by the scene, so every frame of every video of a city rains the same way
             rng = np.random.default_rng([self.scene.seed, 0x7A1E])
@@ -497,13 +497,12 @@ class EquirectRenderer:
         _u(sky, "u_tan_half").value = (tan_x, tan_y)
         self.vao_sky.render(moderngl.TRIANGLES, vertices=3)
         ctx.depth_func = "<"
-        if self._rain_vertices:
-            # translucent streaks over everything, hidden behind nearer geometry
+        if self.vao_rain is not None and self._rain_vertices:
+            # translucent streaks, hidden behind nearer geometry; drawn last, so the depth
+            # they write can only hide a farther streak crossing a nearer one
             ctx.enable(moderngl.BLEND)
             ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
-            ctx.depth_mask = False
             self.vao_rain.render(moderngl.LINES, vertices=self._rain_vertices)
-            ctx.depth_mask = True
             ctx.disable(moderngl.BLEND)
 
     def _upload_movers(self, t_s: float, eye: npt.NDArray[np.float64]) -> None:
