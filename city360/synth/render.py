@@ -9,6 +9,11 @@ the CPU time there. ``"auto"`` (the default) picks by ``GL_RENDERER``. Both path
 mapping and agree to within interpolation rounding. Conventions follow docs/contracts.md: the
 centre column looks along ``heading_deg``, longitude grows to the right, row 0 is straight up.
 
+The visual condition (``look``, :mod:`city360.synth.looks`: day, dusk, night, rain, fog) is a
+set of shader uniforms (sky, ambient and sun, haze, sign glow, lit windows, the street lamps
+nearest the camera, wet ground) plus rain streaks drawn as world-space lines; ``day`` renders
+exactly what the renderer drew before conditions existed.
+
 Static geometry (ground, walls, signs, street objects) is uploaded once, sorted into 40 m
 chunks; each view draws the chunks inside its frustum and the material's draw distance with
 one indirect multi-draw per material. Only the moving pedestrians and vehicles near the

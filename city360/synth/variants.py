@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from city360._atomic import atomic_dir
+from city360._atomic import atomic_dir, atomic_write_json
 from city360.city import BASE_CONDITION, CityDir, ConditionMeta
 from city360.errors import CityFormatError, ConfigError, OutputError
 from city360.progress import make_progress
@@ -160,8 +160,6 @@ def add_condition(
             synth=params,
             code_version=_package_version(),
         )
-        from city360._atomic import atomic_write_json
-
         atomic_write_json(tmp / "condition.json", meta.model_dump(mode="json"))
     log.info(
         "filmed condition %s of %s in %.1f s", look.name, city.root, time.perf_counter() - started
