@@ -21,16 +21,23 @@ condition_app = typer.Typer(
 
 @condition_app.command("add")
 def add_command(
-    city: Annotated[Path, typer.Argument(help="A built synthetic city (synth + ingest + build).")],
+    city: Annotated[
+        Path,
+        typer.Argument(
+            help="A built synthetic city (synth + ingest + build), or a packaged city's name."
+        ),
+    ],
     name: Annotated[str, typer.Argument(help="Condition: dusk, night, rain or fog.")],
     replace: Annotated[
         bool, typer.Option("--replace", help="Film the condition again if it exists.")
     ] = False,
 ) -> None:
     """Film NAME as a variant of CITY: same routes, camera poses and frame times, new frames."""
+    from city360.cities import resolve_city
     from city360.city import CityDir
     from city360.synth.variants import add_condition
 
+    city = resolve_city(str(city))
     started = time.perf_counter()
     folder = add_condition(city, name, replace=replace)
     meta = CityDir(city).read_condition(name)
@@ -44,13 +51,14 @@ def add_command(
 
 @condition_app.command("list")
 def list_command(
-    city: Annotated[Path, typer.Argument(help="A city directory.")],
+    city: Annotated[Path, typer.Argument(help="A city directory or a packaged city's name.")],
 ) -> None:
     """List the conditions CITY has (day = its own frames) and those that can be added."""
+    from city360.cities import resolve_city
     from city360.city import CityDir
     from city360.synth.looks import condition_names
 
-    have = CityDir(city).condition_names()
+    have = CityDir(resolve_city(str(city))).condition_names()
     console.print("has: " + ", ".join(have), highlight=False)
     missing = [n for n in condition_names() if n not in have]
     if missing:
