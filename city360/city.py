@@ -314,10 +314,18 @@ class CityDir:
         and how to add it."""
         path = self.condition_dir(condition) / "condition.json"
         if not path.is_file():
+            # the looks are plain values (a leaf module): which names can be filmed at all
+            from city360.synth.looks import condition_names
+
+            filmable = [n for n in condition_names() if n != BASE_CONDITION]
+            hint = (
+                f"Add it with `city360 condition add {self.root} {condition}`"
+                if condition in filmable
+                else f"conditions that can be filmed: {', '.join(filmable)}"
+            )
             msg = (
                 f"{self.root} has no condition {condition!r}; it has "
-                f"{', '.join(self.condition_names())}. Add it with "
-                f"`city360 condition add {self.root} {condition}`"
+                f"{', '.join(self.condition_names())}. {hint}"
             )
             raise ConditionMissingError(msg)
         try:

@@ -82,6 +82,12 @@ def test_world_reads_the_condition_and_refuses_a_missing_one(night_city: Path) -
         r"`city360 condition add .* fog`",
     ):
         World(night_city, condition="fog")
+    with pytest.raises(
+        ConditionMissingError,
+        match=r"no condition 'snow'; it has day, night\. conditions that can be filmed: dusk, fog, "
+        r"night, rain",
+    ):
+        World(night_city, condition="snow")
 
 
 def test_a_variant_with_a_wrong_frame_count_is_refused(night_city: Path, tmp_path: Path) -> None:
