@@ -15,8 +15,8 @@ from city360.synth.scene import Scene
 
 WIDTH = 128
 POSE = (40.0, 3.0, 80.0, 1.5)  # x_m, y_m, heading_deg, t_s: on a street of the 3 x 3 grid
-DOWN_THE_STREET = {"yaw_deg": 90.0, "width": 96, "height": 64, "samples": 0}
-"""From (5, 0) east along the grid's bottom street: its far end sits mid-frame."""
+STREET_START = (5.0, 0.0)
+"""Looking east from here along the grid's bottom street puts its far end mid-frame."""
 
 
 @pytest.fixture(autouse=True)
@@ -29,9 +29,25 @@ def _luma(image: np.ndarray) -> np.ndarray:
     return image.astype(np.float64) @ np.array([0.299, 0.587, 0.114])
 
 
+_FRAMES: dict[tuple[int, str | Look | None], tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _frames(scene: Scene, look: str | Look | None) -> tuple[np.ndarray, np.ndarray]:
+    """(equirect at POSE, a 96 x 64 view east from STREET_START) under ``look``, rendered once per
+    module (setting up a renderer costs more than its frames)."""
+    key = (id(scene), look)
+    if key not in _FRAMES:
+        with EquirectRenderer(scene, width=WIDTH, look=look) as renderer:
+            equirect = renderer.render(*POSE)
+            view = renderer.render_perspective(
+                *STREET_START, yaw_deg=90.0, width=96, height=64, samples=0
+            )
+        _FRAMES[key] = (equirect, view)
+    return _FRAMES[key]
+
+
 def _render(scene: Scene, look: str | Look | None) -> np.ndarray:
-    with EquirectRenderer(scene, width=WIDTH, look=look) as renderer:
-        return renderer.render(*POSE)
+    return _frames(scene, look)[0]
 
 
 def test_day_is_the_default_look_and_the_former_constants(small_scene: Scene) -> None:
@@ -67,8 +83,7 @@ def test_dusk_sits_between_day_and_night(small_scene: Scene) -> None:
 
 def test_fog_lowers_contrast_far_away(small_scene: Scene) -> None:
     def far_contrast(look: str) -> float:
-        with EquirectRenderer(small_scene, width=WIDTH, look=look) as renderer:
-            view = renderer.render_perspective(5.0, 0.0, **DOWN_THE_STREET)
+        view = _frames(small_scene, look)[1]
         return float(_luma(view)[22:34, 40:56].std())  # the street's far end
 
     assert far_contrast("fog") < 0.5 * far_contrast("day")
