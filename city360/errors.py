@@ -15,6 +15,7 @@ __all__ = [
     "City360Error",
     "CityFormatError",
     "ClosedResourceError",
+    "ConditionMissingError",
     "ConfigError",
     "DependencyMissingError",
     "FrameIndexError",
@@ -71,6 +72,11 @@ class GraphBuildError(City360Error, ValueError):
 
 class CityFormatError(City360Error, ValueError):
     """A city directory (manifest, graph, trajectories) is malformed or inconsistent."""
+
+
+class ConditionMissingError(ConfigError):
+    """A city has no variant for the visual condition asked for (the message lists those it
+    has and the command that adds one)."""
 
 
 class RenderError(City360Error, RuntimeError):

@@ -90,6 +90,14 @@ def eval_command(
             "--route-guidance", help="Draw the route to the goal on the ground (ablation)."
         ),
     ] = False,
+    condition: Annotated[
+        str,
+        typer.Option(
+            "--condition",
+            help="Visual condition of the views: day (the city's own frames) or a variant "
+            "the city has (dusk, night, rain, fog; `city360 condition add CITY NAME`).",
+        ),
+    ] = "day",
     workers: Annotated[int, typer.Option(help="Episodes in parallel.")] = 1,
     executor: Annotated[str, typer.Option(help="local or ray.")] = "local",
     ray_address: Annotated[
@@ -218,6 +226,7 @@ def eval_command(
         seed=seed,
         save_frames=save_frames,
         protocol=protocol,
+        condition=condition,
         judge=judge,
     )
     try:
@@ -233,7 +242,8 @@ def eval_command(
         raise typer.Exit(143 if str(exc) == "SIGTERM" else 130) from None
     for warning in outcome.warnings:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
-    print_summary(outcome.summary, title=f"{agent} on {suite.name}")
+    under = "" if condition == "day" else f" ({condition})"
+    print_summary(outcome.summary, title=f"{agent} on {suite.name}{under}")
     console.print(
         f"ran {outcome.ran} episode(s), {outcome.skipped} already done → {outcome.run_dir}"
     )

@@ -84,6 +84,10 @@ class EnvConfig:
     """Decoded-frame cache per environment, shared over its trajectories."""
     prefetch: bool = True
     """After each step decode the frames the next move can reach in the background."""
+    condition: str = "day"
+    """Visual condition whose frames the views show (``day``: the city's own frames; a synth
+    city may have ``dusk``, ``night``, ``rain``, ``fog`` variants, added with
+    ``city360 condition add CITY NAME``). Graph, poses and tasks are the same under each."""
     decode_threads: int = 2
     """FFmpeg slice threads decoding one frame. Evaluation worker processes share the cores
     out (one each with two workers on two cores) so that they do not oversubscribe them."""
@@ -135,6 +139,9 @@ class EnvConfig:
             math.isfinite(self.pyramid_density) and self.pyramid_density > 0
         ):
             msg = f"`pyramid_density` must be > 0 or None, got {self.pyramid_density}"
+            raise ConfigError(msg)
+        if not self.condition or not self.condition.replace("_", "").replace("-", "").isalnum():
+            msg = f"`condition` must be a condition name such as 'night', got {self.condition!r}"
             raise ConfigError(msg)
         if not self.frame_cache_mb > 0:
             msg = f"`frame_cache_mb` must be > 0, got {self.frame_cache_mb}"

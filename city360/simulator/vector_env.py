@@ -140,6 +140,7 @@ class CityVectorEnv(VectorEnv[dict[str, Any], dict[str, Any], Any]):
             cache_bytes=int(self.config.frame_cache_mb * 1024 * 1024),
             frame_source=frame_source
             or functools.partial(default_frame_source, threads=self.config.decode_threads),
+            condition=self.config.condition,
         )
         self.envs: list[CityGymEnv] = []
         try:
