@@ -32,7 +32,8 @@ def test_travel_bearing_is_the_arrow_minus_the_view_yaw() -> None:
     assert abs((memory.travel_bearing_deg + 180) % 360 - 180) < 6  # looking right, walking north
     memory.update(_observation(90.0, "Walked 10.0 m"), view_yaw_deg=90.0, at_junction=False)
     x, y = memory.position_m
-    assert abs(x) < 1.5 and 8.5 < y < 10.5
+    assert abs(x) < 1.5
+    assert 8.5 < y < 10.5
 
 
 def test_the_branch_back_down_a_walked_street_is_not_taken() -> None:
