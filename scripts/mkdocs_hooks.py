@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 RESULTS = ROOT / "benchmarks" / "results"
-PROTOCOL_MARKER = re.compile(r"^<!--\s*protocol-differences\s*-->\s*$", re.M)
-BENCH_MARKER = re.compile(r"^<!--\s*bench-targets:\s*(?P<name>[\w.-]+\.json)\s*-->\s*$", re.M)
+PROTOCOL_MARKER = re.compile(r"^<!--\s*protocol-differences\s*-->[ \t]*$", re.M)
+BENCH_MARKER = re.compile(r"^<!--\s*bench-targets:\s*(?P<name>[\w.-]+\.json)\s*-->[ \t]*$", re.M)
 
 
 def _number(value: float, unit: str) -> str:
@@ -60,6 +61,8 @@ def bench_table(name: str) -> str:
 def protocol_table(page_text: str, page: str) -> str:
     """Every rule where the built-in protocols differ, as the code has them; raises when
     ``page_text`` does not name one (a new rule must be explained where it is listed)."""
+    if str(ROOT) not in sys.path:  # this checkout's code, whichever city360 is installed
+        sys.path.insert(0, str(ROOT))
     from city360.eval.protocols import (
         DEFAULT_PROTOCOL,
         REFERENCE_PROTOCOL,
