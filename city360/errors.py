@@ -23,6 +23,7 @@ __all__ = [
     "InputFileError",
     "OsmError",
     "OutputError",
+    "PackagedCityBuildError",
     "ProviderAuthError",
     "ProviderError",
     "ProviderUnavailableError",
@@ -118,6 +119,10 @@ class ProviderAuthError(ProviderError):
 
 class RunLockedError(City360Error, RuntimeError):
     """A run folder is being written by another process (its lock names the holder)."""
+
+
+class PackagedCityBuildError(City360Error, RuntimeError):
+    """A step of building a packaged city (a ``city360`` command) failed; its output is above."""
 
 
 class DependencyMissingError(City360Error, ImportError):
