@@ -7,7 +7,9 @@
 # README order, in one folder with one fresh city cache: the first builds the demo city (the
 # ~3 min of this check), the later ones reuse it. Dependencies come from the package index
 # through pip's cache. Run by `make test`; WHEEL_CHECK=0 skips it; README_EXAMPLES=0 skips only
-# the README examples.
+# the README examples; README_CACHE_DIR=DIR keeps their city cache there between runs (a CI
+# cache: packaged cities are keyed by the city360 version and their inputs, so a kept build is
+# never stale) instead of a fresh one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${WHEEL_CHECK:-1}" = "0" ]; then
@@ -70,7 +72,7 @@ examples=$work/readme-examples
 test -s "$work/examples.txt" || { echo "wheel-check: README has no runnable example"; exit 1; }
 mkdir "$work/readme"
 cd "$work/readme"  # a fresh folder and cache: what a new user has
-export CITY360_CACHE_DIR=$work/readme/cache
+export CITY360_CACHE_DIR=${README_CACHE_DIR:-$work/readme/cache}
 while read -r example; do
   begun=$SECONDS
   case $example in
