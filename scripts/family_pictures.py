@@ -13,6 +13,9 @@ family, with the package's own renderer and map drawing:
   that walk to a goal, a route map of start (BLUE) and goal (RED) drawn for the reader (the
   agent never sees it).
 
+It also writes ``junction_view.jpg`` for the controller page: the view where a walk from a
+seeded random start first reaches a junction, with the offered branches' red arrows.
+
 The same city, seed and code give the same pictures, so the script can be rerun after a change
 to the renderer or the maps and the diff reviewed. JPEG at quality 80 keeps each file well under
 150 kB.
@@ -86,6 +89,19 @@ def _task_image(task: Any, assets: dict[str, bytes], citymap: CityMap, pose: Any
     return citymap.route_map(start, (goal.x_m, goal.y_m), size_px=WIDTH_PX, path_xy=path)
 
 
+def _junction_view(env: Any, seed: int) -> Image:
+    """Walk W LARGE from a seeded random start until a junction offers branches."""
+    obs, info = env.reset(seed=seed)
+    for attempt in range(200):
+        if info["branches"]:
+            return np.asarray(obs["view"])
+        obs, _reward, terminated, truncated, info = env.step("W", "LARGE")
+        if terminated or truncated or info["moved_m"] == 0.0:
+            obs, info = env.reset(seed=seed + 1 + attempt)
+    msg = "no junction with branches reached in 200 steps; is the city's graph connected?"
+    raise ValueError(msg)
+
+
 def draw_family_pictures(city: str, out_dir: Path, *, seed: int = 0) -> list[Path]:
     """Write two JPEGs per task family of ``city`` into ``out_dir``; return their paths."""
     city_dir = resolve_city(city)
@@ -117,6 +133,9 @@ def draw_family_pictures(city: str, out_dir: Path, *, seed: int = 0) -> list[Pat
                 _write_jpeg(task_path, _task_image(task, suite.assets, citymap, info["pose"]))
                 written += [view_path, task_path]
                 print(f"{task.family}: {task.id} -> {view_path.name}, {task_path.name}")
+            junction_path = out_dir / "junction_view.jpg"
+            _write_jpeg(junction_path, _junction_view(env, seed))
+            written.append(junction_path)
     return written
 
 
