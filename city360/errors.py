@@ -24,6 +24,7 @@ __all__ = [
     "InputFileError",
     "OsmError",
     "OutputError",
+    "PackagedCityBuildError",
     "ProviderAuthError",
     "ProviderError",
     "ProviderUnavailableError",
@@ -128,6 +129,10 @@ class RunLockedError(City360Error, RuntimeError):
 
 class WorkerError(City360Error, RuntimeError):
     """A worker process (a vector-env shard) failed or died; the message names it."""
+
+
+class PackagedCityBuildError(City360Error, RuntimeError):
+    """A step of building a packaged city (a ``city360`` command) failed; its output is above."""
 
 
 class DependencyMissingError(City360Error, ImportError):
