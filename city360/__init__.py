@@ -40,8 +40,8 @@ def make(city: Any, **config: Any) -> CityEnv:
 def make_vec(city: Any, num_envs: int = 8, **options: Any) -> VectorEnv[Any, Any, Any]:
     """``num_envs`` agents in ``city`` (a built city directory or a packaged city's name, as
     for :func:`make`) as one Gymnasium vector env sharing one frame cache
-    (``city360.simulator.vector_env.make_vec``; ``vectorization_mode="async"`` for one process
-    per agent)."""
+    (``city360.simulator.vector_env.make_vec``; ``vectorization_mode="sharded"`` spreads the
+    agents over ``num_workers`` processes, ``"async"`` runs one process per agent)."""
     from city360.cities import resolve_city
     from city360.simulator.vector_env import make_vec as _make_vec
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from city360.errors import ConfigError, did_you_mean
+from city360.errors import ConfigError, PackagedCityBuildError, did_you_mean
 
 __all__ = [
     "SUITE_NAME",
@@ -33,6 +33,7 @@ __all__ = [
     "resolve_city",
     "resolve_suite",
     "run_command",
+    "run_command_process",
 ]
 
 SUITE_NAME = "main"
@@ -128,16 +129,45 @@ def run_command(*args: str) -> None:
     app(list(args), standalone_mode=False)
 
 
+def run_command_process(*args: str) -> None:
+    """Run one ``city360`` command in a child process (``python -m city360.cli``), echoing it
+    like a shell would; its output goes to this process's terminal.
+
+    Building a packaged city runs its steps this way because ``ingest`` starts ``spawn``
+    worker processes, and ``spawn`` re-imports the parent's main module: from a user's script
+    without an ``if __name__ == "__main__":`` guard (the README's ``city360.make("demo")``),
+    in-process workers would run the script again and the build would fail. The child's main
+    module is ``city360.cli``, which is safe to re-import.
+    """
+    import subprocess
+    import sys
+
+    from city360.progress import console
+
+    console.print(f"[bold cyan]$ city360 {shlex.join(args)}[/]")
+    console.file.flush()
+    done = subprocess.run([sys.executable, "-m", "city360.cli", *args], check=False)
+    if done.returncode != 0:
+        msg = (
+            f"`city360 {shlex.join(args)}` exited with {done.returncode} while building a "
+            "packaged city (its output is above); run it yourself to retry, or pass "
+            "rebuild=True (`city360 demo --rebuild`) to start again"
+        )
+        raise PackagedCityBuildError(msg)
+
+
 def ensure_city(
     city: PackagedCity | str,
     *,
     rebuild: bool = False,
-    run: Callable[..., None] = run_command,
+    run: Callable[..., None] = run_command_process,
 ) -> Path:
     """The built directory of a packaged city, building (or finishing) it first when needed.
 
     Steps already done are skipped, so an interrupted build resumes where it stopped; the
-    standard suite is ``tasks/main``. ``rebuild=True`` starts from scratch.
+    standard suite is ``tasks/main``. ``rebuild=True`` starts from scratch. Each step is a
+    ``city360`` command run by ``run``, by default in a child process
+    (:func:`run_command_process`).
     """
     import shutil
 

@@ -16,6 +16,12 @@ Layout::
     tasks/                       task suites (tasks)
     videos/                      synth only: the "camera" output, <name>.mp4 + <name>.gpx
     groundtruth/                 synth only: true poses, junctions, street graph, POIs, objects
+    conditions/<name>/condition.json               synth only: a visual condition (ConditionMeta)
+    conditions/<name>/trajectories/<id>/frames*.mp4  its frames, same count and poses as the base
+
+A condition (``dusk``, ``night``, ``rain``, ``fog``) is a variant of the same city: the same
+routes filmed again with the same camera poses and times, so graph, poses and tasks hold
+unchanged and only the pictures differ. The base frames are condition ``day``.
 """
 
 from __future__ import annotations
@@ -34,10 +40,11 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from city360._atomic import atomic_write_json, atomic_write_text
-from city360.errors import CityFormatError, InputFileError
+from city360.errors import CityFormatError, ConditionMissingError, InputFileError
 from city360.geo import LocalProjection
 
 __all__ = [
+    "BASE_CONDITION",
     "MAX_STEP_FACTOR",
     "OSM_ATTRIBUTION",
     "OSM_EXTRACT",
@@ -45,6 +52,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "CityDir",
     "CityManifest",
+    "ConditionMeta",
     "SourceFile",
     "TrajectoryMeta",
     "TrajectoryPoses",
@@ -64,6 +72,9 @@ POSE_COLUMNS = ("index", "x_m", "y_m", "lat", "lon", "heading_deg", "t_s", "sour
 """Columns of ``poses.csv``: frame index in frames.mp4; metres in the city CRS; WGS84 degrees;
 travel heading clockwise from north; seconds since the start of the source video; the frame's
 pts in the source video's stream time_base (-1 when unknown)."""
+
+BASE_CONDITION = "day"
+"""The condition of a city's own frames (``trajectories/<id>/frames.mp4``)."""
 
 MAX_STEP_FACTOR = 10.0
 """Consecutive poses of a trajectory may be at most this many ``spacing_m`` (and 10 m) apart:
@@ -142,6 +153,17 @@ class TrajectoryMeta(BaseModel):
     )
     clock_offset_s: float = Field(0.0, description="GPS time minus video time, seconds")
     length_m: float = 0.0
+
+
+class ConditionMeta(BaseModel):
+    """``conditions/<name>/condition.json``: one visual condition of a synthetic city."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    look: dict[str, Any] = Field(description="the shader settings it was filmed with")
+    frame_counts: dict[str, int] = Field(description="trajectory id -> frames (= the base's)")
+    synth: dict[str, Any] = Field(description="the city's synth parameters it reused")
+    code_version: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,8 +285,71 @@ class CityDir:
     def trajectory_dir(self, trajectory_id: str) -> Path:
         return self.trajectories_dir / trajectory_id
 
-    def frames_path(self, trajectory_id: str) -> Path:
-        return self.trajectory_dir(trajectory_id) / "frames.mp4"
+    def frames_path(self, trajectory_id: str, *, condition: str = BASE_CONDITION) -> Path:
+        """``frames.mp4`` of a trajectory: the base frames, or those of a visual condition."""
+        if condition == BASE_CONDITION:
+            return self.trajectory_dir(trajectory_id) / "frames.mp4"
+        return self.condition_dir(condition) / "trajectories" / trajectory_id / "frames.mp4"
+
+    @property
+    def conditions_dir(self) -> Path:
+        return self.root / "conditions"
+
+    def condition_dir(self, condition: str) -> Path:
+        return self.conditions_dir / condition
+
+    def condition_names(self) -> list[str]:
+        """``day`` (the base frames) and every complete condition variant, sorted after it."""
+        found = []
+        if self.conditions_dir.is_dir():
+            found = sorted(
+                p.name
+                for p in self.conditions_dir.iterdir()
+                if p.is_dir() and not p.name.startswith(".") and (p / "condition.json").is_file()
+            )
+        return [BASE_CONDITION, *found]
+
+    def read_condition(self, condition: str) -> ConditionMeta:
+        """``condition.json`` of a condition variant; a missing one names the available ones
+        and how to add it."""
+        path = self.condition_dir(condition) / "condition.json"
+        if not path.is_file():
+            # the looks are plain values (a leaf module): which names can be filmed at all
+            from city360.synth.looks import condition_names
+
+            filmable = [n for n in condition_names() if n != BASE_CONDITION]
+            hint = (
+                f"Add it with `city360 condition add {self.root} {condition}`"
+                if condition in filmable
+                else f"conditions that can be filmed: {', '.join(filmable)}"
+            )
+            msg = (
+                f"{self.root} has no condition {condition!r}; it has "
+                f"{', '.join(self.condition_names())}. {hint}"
+            )
+            raise ConditionMissingError(msg)
+        try:
+            return ConditionMeta.model_validate_json(path.read_text(encoding="utf-8"))
+        except ValidationError as exc:
+            raise CityFormatError(format_validation_error(path, exc)) from None
+
+    def check_condition(self, condition: str) -> None:
+        """Raise unless ``condition`` is ``day`` or a complete variant: ``condition.json``
+        present and a frame store for every trajectory with the base's frame count."""
+        if condition == BASE_CONDITION:
+            return
+        meta = self.read_condition(condition)
+        for trajectory_id in self.trajectory_ids():
+            frames = self.frames_path(trajectory_id, condition=condition)
+            base = self.read_trajectory_meta(trajectory_id).frame_count
+            if not frames.is_file() or meta.frame_counts.get(trajectory_id) != base:
+                msg = (
+                    f"condition {condition!r} of {self.root} does not match trajectory "
+                    f"{trajectory_id!r} ({frames}: {meta.frame_counts.get(trajectory_id)} "
+                    f"frames recorded, the base has {base}); re-film it with "
+                    f"`city360 condition add {self.root} {condition} --replace`"
+                )
+                raise CityFormatError(msg)
 
     def poses_path(self, trajectory_id: str) -> Path:
         return self.trajectory_dir(trajectory_id) / "poses.csv"

@@ -26,6 +26,7 @@ app = typer.Typer(
 
 _STAGE_CLI_MODULES = (
     "city360.synth.cli",
+    "city360.synth.conditions_cli",
     "city360.video_store.cli",
     "city360.pose_graph.cli",
     "city360.maps.cli",

@@ -15,6 +15,7 @@ __all__ = [
     "City360Error",
     "CityFormatError",
     "ClosedResourceError",
+    "ConditionMissingError",
     "ConfigError",
     "DependencyMissingError",
     "FrameIndexError",
@@ -23,6 +24,7 @@ __all__ = [
     "InputFileError",
     "OsmError",
     "OutputError",
+    "PackagedCityBuildError",
     "ProviderAuthError",
     "ProviderError",
     "ProviderUnavailableError",
@@ -73,6 +75,11 @@ class CityFormatError(City360Error, ValueError):
     """A city directory (manifest, graph, trajectories) is malformed or inconsistent."""
 
 
+class ConditionMissingError(ConfigError):
+    """A city has no variant for the visual condition asked for (the message lists those it
+    has and the command that adds one)."""
+
+
 class RenderError(City360Error, RuntimeError):
     """No rendering path could be set up, or rendering failed."""
 
@@ -118,6 +125,14 @@ class ProviderAuthError(ProviderError):
 
 class RunLockedError(City360Error, RuntimeError):
     """A run folder is being written by another process (its lock names the holder)."""
+
+
+class WorkerError(City360Error, RuntimeError):
+    """A worker process (a vector-env shard) failed or died; the message names it."""
+
+
+class PackagedCityBuildError(City360Error, RuntimeError):
+    """A step of building a packaged city (a ``city360`` command) failed; its output is above."""
 
 
 class DependencyMissingError(City360Error, ImportError):

@@ -2,8 +2,14 @@
 # The wheel works on its own: build the sdist and (from it) the wheel, install the wheel into a
 # fresh venv outside the checkout (no system site-packages, no source tree on the path) and run a
 # small end-to-end there: synth a tiny city from the packaged demo crop, ingest, build, generate
-# and check tasks, eval the oracle, `city360 cities`. Dependencies come from the package index
-# through pip's cache. Run by `make test`; WHEEL_CHECK=0 skips it.
+# and check tasks, eval the oracle, `city360 cities`. Then the README's runnable examples (the
+# blocks marked `<!-- example: runs -->`, scripts/readme_examples.py) run exactly as written, in
+# README order, in one folder with one fresh city cache: the first builds the demo city (the
+# ~3 min of this check), the later ones reuse it. Dependencies come from the package index
+# through pip's cache. Run by `make test`; WHEEL_CHECK=0 skips it; README_EXAMPLES=0 skips only
+# the README examples; README_CACHE_DIR=DIR keeps their city cache there between runs (a CI
+# cache: packaged cities are keyed by the city360 version and their inputs, so a kept build is
+# never stale) instead of a fresh one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${WHEEL_CHECK:-1}" = "0" ]; then
@@ -55,3 +61,29 @@ test -s runs/oracle/results.csv
 "$c360" cities --json >/dev/null
 "$c360" bench --help >/dev/null
 echo "wheel-check: end-to-end from the installed wheel passed in $((SECONDS - started)) s"
+
+if [ "${README_EXAMPLES:-1}" = "0" ]; then
+  echo "wheel-check: README examples skipped (README_EXAMPLES=0)"
+  exit 0
+fi
+examples=$work/readme-examples
+"$work/venv/bin/python" "$work/src/scripts/readme_examples.py" "$work/src/README.md" "$examples" \
+  >"$work/examples.txt"
+test -s "$work/examples.txt" || { echo "wheel-check: README has no runnable example"; exit 1; }
+mkdir "$work/readme"
+cd "$work/readme"  # a fresh folder and cache: what a new user has
+export CITY360_CACHE_DIR=${README_CACHE_DIR:-$work/readme/cache}
+while read -r example; do
+  begun=$SECONDS
+  case $example in
+    *.py) "$work/venv/bin/python" "$examples/$example" ;;
+    *.sh) PATH="$work/venv/bin:$PATH" bash -euo pipefail "$examples/$example" ;;
+  esac </dev/null >"$work/example.log" 2>&1 || {
+    cat "$work/example.log"
+    fence=${example#*-line-}
+    echo "wheel-check: the README example at README.md line ${fence%.*} failed (output above)"
+    exit 1
+  }
+  echo "wheel-check: README example $example ran in $((SECONDS - begun)) s"
+done <"$work/examples.txt"
+echo "wheel-check: $(wc -l <"$work/examples.txt") README examples passed at $((SECONDS - started)) s"

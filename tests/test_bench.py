@@ -35,7 +35,7 @@ REQUIRED_KEYS = (
     "vec_64_peak_rss_mb",
     "pyramid_w_full_p50_ms",
     "pyramid_w_auto_p50_ms",
-    "pyramid_w_075_p50_ms",
+    "pyramid_w_10_p50_ms",
 )
 TARGET_NAMES = (
     "rotate_vs_e2p",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ from typer.testing import CliRunner
 import city360
 from city360 import cities
 from city360.cli import app
-from city360.errors import ConfigError
+from city360.errors import ConfigError, PackagedCityBuildError
 
 
 def test_an_existing_path_wins_over_a_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -82,3 +84,32 @@ def test_cities_command_lists_build_state_size_and_place(
     table = CliRunner().invoke(app, ["cities"], env={"COLUMNS": "80"})
     assert table.exit_code == 0
     assert "demo" in table.output
+
+
+def test_a_script_without_a_main_guard_can_build_with_ingest_workers(
+    synth_city: Path, tmp_path: Path
+) -> None:
+    """``spawn`` workers re-import the parent's main module: building from a plain script (the
+    README's ``city360.make("demo")``) must not run the script again in every worker."""
+    videos = sorted((synth_city / "videos").glob("*.mp4"))[:2]
+    gps = [a for v in videos for a in ("--gps", str(v.with_suffix(".gpx")))]
+    out = tmp_path / "city"
+    args = [*(str(v) for v in videos), *gps, "--out", str(out), "--workers", "2"]
+    script = tmp_path / "build.py"
+    script.write_text(
+        "import sys\nfrom city360.cities import run_command_process\n"
+        f"print('script ran', file=sys.stderr)\nrun_command_process('ingest', *{args!r})\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, check=False, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stderr.count("script ran") == 1
+    assert len(list((out / "trajectories").iterdir())) == len(videos)
+
+
+def test_a_failed_build_step_names_the_command(tmp_path: Path) -> None:
+    with pytest.raises(PackagedCityBuildError) as info:
+        cities.run_command_process("info", str(tmp_path / "nowhere"))
+    assert str(info.value).startswith(f"`city360 info {tmp_path / 'nowhere'}` exited with 1 ")

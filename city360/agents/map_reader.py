@@ -22,7 +22,6 @@ How it works, like a person with a paper map:
 from __future__ import annotations
 
 import math
-import re
 from typing import Any, ClassVar
 
 import numpy as np
@@ -30,6 +29,7 @@ import numpy.typing as npt
 
 from city360.agents._task import task_reference_images
 from city360.agents.base import AgentDecision, Observation, offered_branches
+from city360.agents.street_memory import BRANCH_TURN_DEG, walked_metres
 from city360.errors import ResetNeededError
 from city360.simulator.actions import Action, ActionCommand, Magnitude
 from city360.types import Image
@@ -41,10 +41,6 @@ def angle_diff_deg(a_deg: float, b_deg: float) -> float:
     """Signed smallest difference ``a - b`` in degrees, in [-180, 180). (Kept here rather than
     imported from ``city360.geo`` so that importing the agents does not load pyproj.)"""
     return (a_deg - b_deg + 180.0) % 360.0 - 180.0
-
-
-_WALKED = re.compile(r"Walked\s+([0-9.]+)\s*m", re.IGNORECASE)
-_BRANCH_TURN_DEG = {Action.LEFT: -90.0, Action.UP: 0.0, Action.RIGHT: 90.0}
 
 
 def _blob(mask: npt.NDArray[np.bool_]) -> tuple[float, float] | None:
@@ -316,7 +312,7 @@ class MapReaderAgent:
             if heading is not None:
                 self._heading = heading
         feedback = str(observation.get("feedback", "") or "")
-        walked = sum(float(m) for m in _WALKED.findall(feedback))
+        walked = walked_metres(feedback)
         at_junction = bool(offered_branches(observation))
         along = previous if at_junction or self._heading is None else self._heading
         if walked and along is not None:
@@ -396,7 +392,7 @@ class MapReaderAgent:
             heading = self._heading
             best = min(
                 branches,
-                key=lambda b: abs(angle_diff_deg(heading + _BRANCH_TURN_DEG[b], bearing)),
+                key=lambda b: abs(angle_diff_deg(heading + BRANCH_TURN_DEG[b], bearing)),
             )
             self._last_distance = None
             # the arrow shows the view, which a branch may leave turned from the new street

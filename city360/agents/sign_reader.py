@@ -15,9 +15,12 @@ costs no turn. Three steps per 10 m of street, both sides read.
 A sign whose text matches the landmark (``difflib`` ratio over the best window of words, at
 least ``match_threshold``) ends the episode with ANSWER; one that nearly matches (at least
 ``near_threshold``: read at an angle or cut by the view's edge) makes the next walk a SMALL
-step, for a square-on look. At a junction (the observation offers branches) it takes a seeded
-random branch; at a dead end the U-turn offered there. It uses only the view, the branch mask
-and the feedback text: nothing privileged.
+step, for a square-on look. At a junction (the observation offers branches) it takes the
+branch whose way ahead it has walked least (:class:`~city360.agents.street_memory.StreetMemory`,
+dead-reckoned from the location map's arrow and the feedback's metres; a seeded random one
+among ties, and always a random one with ``memory=False`` or without a location map); at a
+dead end the U-turn offered there. It uses only the view, the location map, the branch mask and
+the feedback text: nothing privileged.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import numpy as np
 from city360.agents._task import task_prompt, task_reference_images
 from city360.agents.base import AgentDecision, Observation, offered_branches
 from city360.agents.ocr import SignText, read_signs, read_text
+from city360.agents.street_memory import StreetMemory
 from city360.errors import ResetNeededError
 from city360.simulator.actions import Action, ActionCommand, Magnitude
 from city360.types import Image
@@ -100,8 +104,11 @@ class SignReaderAgent:
         match_threshold: float = 0.75,
         near_threshold: float = 0.5,
         lang: str = "eng",
+        memory: bool = True,
     ) -> None:
         self.name = "signs"
+        self.memory = StreetMemory() if memory else None
+        """The streets walked so far (None: junction branches at random)."""
         self.seed = seed
         self.match_threshold = match_threshold
         self.near_threshold = near_threshold
@@ -117,7 +124,10 @@ class SignReaderAgent:
         """Every side read: (yaw, text read, best match score), for reports and debugging."""
 
     def __repr__(self) -> str:
-        return f"SignReaderAgent(landmark={self.landmark!r}, seed={self.seed})"
+        return (
+            f"SignReaderAgent(landmark={self.landmark!r}, seed={self.seed}, "
+            f"memory={self.memory is not None})"
+        )
 
     def reset(self, task: Any, *, seed: int | None = None) -> None:
         if seed is not None:
@@ -136,6 +146,8 @@ class SignReaderAgent:
         self._turning = None
         self._near = False
         self.readings = []
+        if self.memory is not None:
+            self.memory.reset()
 
     # -- reading -----------------------------------------------------------------------------
     def _score(self, signs: list[SignText]) -> float:
@@ -167,6 +179,9 @@ class SignReaderAgent:
         if not self._active:
             msg = "SignReaderAgent.act() called before reset(task); call reset(task) first"
             raise ResetNeededError(msg)
+        if self.memory is not None:
+            at_junction = bool(offered_branches(observation))
+            self.memory.update(observation, float(self._yaw), at_junction=at_junction)
         if abs(self._yaw) == _SIDE_YAW and self._yaw not in self._sides_read:
             score = self._read_side(observation)
             side = "right" if self._yaw > 0 else "left"
@@ -192,8 +207,13 @@ class SignReaderAgent:
         if branches:
             # the junction's shop fronts were read on arrival: the first stop is down the street
             self._sides_read = {-_SIDE_YAW, _SIDE_YAW}
-            choice = branches[int(self._rng.integers(len(branches)))]
-            return AgentDecision(ActionCommand(choice), thought="junction: take a branch")
+            if self.memory is not None and observation.get("map") is not None:
+                choice = self.memory.least_walked(branches, self._rng)
+                thought = "junction: the branch I have walked least"
+            else:
+                choice = branches[int(self._rng.integers(len(branches)))]
+                thought = "junction: take a branch"
+            return AgentDecision(ActionCommand(choice), thought=thought)
         magnitude = Magnitude.SMALL if near else Magnitude.LARGE
         thought = "almost read it: a closer look" if near else "walk on"
         return AgentDecision(ActionCommand(Action.W, magnitude), thought=thought)

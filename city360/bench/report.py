@@ -134,7 +134,7 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "vec_throughput",
-        "vector env, 64 envs, 84x84, random legal actions",
+        "vector env, 64 envs, 84x84, random legal actions, sharded over the cores",
         ">= 2,000 steps/s",
         lambda f: f["vec_64_steps_per_s"],
         2000.0,
@@ -143,7 +143,7 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "vec_vs_loop",
-        "vector env vs 64 plain envs in a Python loop",
+        "that vector env vs 64 plain envs in a Python loop",
         ">= 3x the steps/s",
         lambda f: f["vec_64_steps_per_s"] / f["loop_64_steps_per_s"],
         3.0,

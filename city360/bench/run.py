@@ -191,7 +191,12 @@ def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0)
         stage("training scale")
         training = measure_training(city, num_envs=plan.vec_envs, steps=plan.vec_steps, seed=seed)
         pyramid = measure_pyramid(city, repeats=plan.pyramid_repeats, view=VIEW, seed=seed)
-        vec_rss = measure_vector_rss(city, num_envs=plan.vec_envs, steps=plan.vec_steps)
+        vec_rss = measure_vector_rss(
+            city,
+            num_envs=plan.vec_envs,
+            steps=plan.vec_steps,
+            num_workers=training["sharded_workers"],
+        )
         progress.advance(bar)
 
     detail = {
@@ -239,20 +244,23 @@ def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0)
         "episode_worker_start_s": episodes["worker_start_s"],
         "env_peak_rss_mb": rss["peak_rss_mb"],
         "vec_envs": training["num_envs"],
-        "vec_64_steps_per_s": training["vector_steps_per_s"],
+        "vec_64_steps_per_s": training["sharded_steps_per_s"],
+        "vec_64_workers": training["sharded_workers"],
+        "vec_64_sync_steps_per_s": training["vector_steps_per_s"],
         "loop_64_steps_per_s": training["loop_steps_per_s"],
         "one_env_steps_per_s": training["one_env_steps_per_s"],
-        "vec_vs_loop": training["vector_steps_per_s"] / training["loop_steps_per_s"],
-        "vec_vs_one_env": training["vector_steps_per_s"] / training["one_env_steps_per_s"],
+        "vec_vs_loop": training["sharded_steps_per_s"] / training["loop_steps_per_s"],
+        "vec_sync_vs_loop": training["vector_steps_per_s"] / training["loop_steps_per_s"],
+        "vec_vs_one_env": training["sharded_steps_per_s"] / training["one_env_steps_per_s"],
         "vec_64_peak_rss_mb": vec_rss["peak_rss_mb"],
         "pyramid_w_full_p50_ms": pyramid["full"].p50_ms,
         "pyramid_w_auto_p50_ms": pyramid["auto"].p50_ms,
         "pyramid_w_auto_width": pyramid["auto_width"],
         "pyramid_auto_psnr_db": pyramid["auto_psnr_db"],
-        "pyramid_w_075_p50_ms": pyramid["density_075"].p50_ms,
-        "pyramid_w_075_width": pyramid["density_075_width"],
-        "pyramid_075_psnr_db": pyramid["density_075_psnr_db"],
-        "pyramid_w_075_vs_full": pyramid["density_075"].p50_ms / pyramid["full"].p50_ms,
+        "pyramid_w_10_p50_ms": pyramid["density_10"].p50_ms,
+        "pyramid_w_10_width": pyramid["density_10_width"],
+        "pyramid_10_psnr_db": pyramid["density_10_psnr_db"],
+        "pyramid_w_10_vs_full": pyramid["density_10"].p50_ms / pyramid["full"].p50_ms,
     }
     rows = [
         *(_row(f"rotate {a}", t) for a, t in steps["rotate_by_action"].items()),
@@ -291,7 +299,15 @@ def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0)
         ),
         _value_row("peak RSS of one Env", rss["peak_rss_mb"], "MiB"),
         _value_row(
-            f"vector env, {training['num_envs']} envs, 84x84", training["vector_steps_per_s"], "1/s"
+            f"vector env, {training['num_envs']} envs, 84x84, sharded over "
+            f"{training['sharded_workers']} processes",
+            training["sharded_steps_per_s"],
+            "1/s",
+        ),
+        _value_row(
+            f"vector env, {training['num_envs']} envs, 84x84, one process (sync)",
+            training["vector_steps_per_s"],
+            "1/s",
         ),
         _value_row(
             f"{training['num_envs']} plain envs in a Python loop",
@@ -300,11 +316,11 @@ def run_benchmarks(*, quick: bool = False, rebuild: bool = False, seed: int = 0)
         ),
         _value_row("one plain env, 84x84", training["one_env_steps_per_s"], "1/s"),
         _row(f"cold W, full frames ({pyramid['full_width']} px)", pyramid["full"]),
-        _row(f"cold W, pyramid rule ({pyramid['auto_width']} px)", pyramid["auto"]),
-        _row(f"cold W, density 0.75 ({pyramid['density_075_width']} px)", pyramid["density_075"]),
-        _value_row("PSNR, density 0.75 vs full", pyramid["density_075_psnr_db"], "dB"),
+        _row(f"cold W, default density ({pyramid['auto_width']} px)", pyramid["auto"]),
+        _row(f"cold W, density 1.0 ({pyramid['density_10_width']} px)", pyramid["density_10"]),
+        _value_row("PSNR, density 1.0 vs full", pyramid["density_10_psnr_db"], "dB"),
         _value_row(
-            f"peak RSS of the {training['num_envs']}-env vector env",
+            f"peak RSS of the {training['num_envs']}-env vector env (all its processes)",
             vec_rss["peak_rss_mb"],
             "MiB",
         ),

@@ -3,12 +3,15 @@
 On the bench city (its frame pyramid built first, as ``city360 pyramid`` would):
 
 - steps/s of ``city360.make_vec(num_envs=64)`` at 84x84, random legal actions (ANSWER left out,
-  so episodes end by the 50-step limit and autoreset), against the same 64 agents as 64 plain
-  ``CityGymEnv`` stepped in a Python loop (each with its own world and frame cache) and against
-  one plain env; every env with the same options (CPU renderer, no map, no prefetch);
-- a cold W step at 640x480 / 90° reading the level the pyramid rule picks, and the 1920 px
-  level (``pyramid_density=0.75``), each against the full frames (``pyramid_density=None``),
-  with the PSNR of the same views;
+  so episodes end by the 50-step limit and autoreset), sharded over the cores this process
+  may use (``vectorization_mode="sharded"``) and in one process (``"sync"``), against the same
+  64 agents as 64 plain ``CityGymEnv`` stepped in a Python loop (each with its own world and
+  frame cache) and against one plain env; every env with the same options (CPU renderer, no
+  map, no prefetch);
+- a cold W step at 640x480 / 90° reading the level the default rule picks
+  (``EnvConfig.pyramid_density``, 0.75: the 1920 px level of a 3840 px city) and at density
+  1.0 (the full frames there), each against the full frames (``pyramid_density=None``), with
+  the PSNR of the same views;
 - peak RSS of a fresh process holding the 64-env vector env (``VmHWM``).
 """
 
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 import time
@@ -48,11 +52,17 @@ def _actions(rng: np.random.Generator, masks: np.ndarray) -> dict[str, Any]:
     return {"action": np.array(chosen), "magnitude": np.zeros(n, np.int64), "answer": ("",) * n}
 
 
-def _vector_rate(city: Path, num_envs: int, steps: int, seed: int) -> float:
+def _vector_rate(
+    city: Path, num_envs: int, steps: int, seed: int, *, num_workers: int | None = None
+) -> float:
+    """Steps/s of the sync vector env, or of the sharded one over ``num_workers`` processes."""
     import city360
 
     rng = np.random.default_rng(seed)
-    env = city360.make_vec(city, num_envs=num_envs, **RL_VIEW)
+    mode: dict[str, Any] = (
+        {} if num_workers is None else {"vectorization_mode": "sharded", "num_workers": num_workers}
+    )
+    env = city360.make_vec(city, num_envs=num_envs, **mode, **RL_VIEW)
     try:
         obs, _ = env.reset(seed=seed)
         for _ in range(max(steps // 5, 2)):  # warm-up: caches, remap grids
@@ -99,6 +109,8 @@ def measure_training(city: Path, *, num_envs: int, steps: int, seed: int = 0) ->
     started = time.perf_counter()
     built = build_city_pyramid(city)
     pyramid_s = time.perf_counter() - started
+    cores = len(os.sched_getaffinity(0))
+    sharded = _vector_rate(city, num_envs, steps, seed, num_workers=cores)
     vector = _vector_rate(city, num_envs, steps, seed)
     loop = _loop_rate(city, num_envs, steps, seed)
     one = _loop_rate(city, 1, steps * 8, seed)
@@ -106,6 +118,8 @@ def measure_training(city: Path, *, num_envs: int, steps: int, seed: int = 0) ->
         "num_envs": num_envs,
         "vector_steps": steps,
         "vector_steps_per_s": vector,
+        "sharded_steps_per_s": sharded,
+        "sharded_workers": cores,
         "loop_steps_per_s": loop,
         "one_env_steps_per_s": one,
         "pyramid_build_s": pyramid_s,
@@ -150,8 +164,10 @@ def _cold_walks(
 def measure_pyramid(
     city: Path, *, repeats: int, view: dict[str, Any], seed: int = 0
 ) -> dict[str, Any]:
-    """Cold W at ``view`` from the full frames, the level the rule picks and density 0.75."""
+    """Cold W at ``view`` from the full frames, the level the default density picks
+    (``auto``) and density 1.0 (``density_10``)."""
     import city360
+    from city360.simulator.config import EnvConfig
 
     rng = np.random.default_rng(seed)
     with city360.make(city, map=False, renderer="cpu", **view) as env:
@@ -162,18 +178,18 @@ def measure_pyramid(
             segment = env.world.segment(segments[int(rng.integers(len(segments)))])
             starts.append((segment.id, float(rng.uniform(0, max(segment.walk_m - 6.0, 0.0)))))
     full, full_views, full_width = _cold_walks(city, None, starts, view)
-    auto, auto_views, auto_width = _cold_walks(city, 1.0, starts, view)
-    half, half_views, half_width = _cold_walks(city, 0.75, starts, view)
+    auto, auto_views, auto_width = _cold_walks(city, EnvConfig().pyramid_density, starts, view)
+    strict, strict_views, strict_width = _cold_walks(city, 1.0, starts, view)
     return {
         "full": full,
         "auto": auto,
-        "density_075": half,
+        "density_10": strict,
         "full_width": full_width,
         "auto_width": auto_width,
-        "density_075_width": half_width,
+        "density_10_width": strict_width,
         "auto_psnr_db": min(_psnr(a, b) for a, b in zip(auto_views, full_views, strict=True)),
-        "density_075_psnr_db": min(
-            _psnr(a, b) for a, b in zip(half_views, full_views, strict=True)
+        "density_10_psnr_db": min(
+            _psnr(a, b) for a, b in zip(strict_views, full_views, strict=True)
         ),
     }
 
@@ -182,8 +198,8 @@ _CHILD = r"""
 import json, sys
 import numpy as np
 
-def peak_mb():
-    with open("/proc/self/status") as status:
+def peak_mb(pid="self"):
+    with open(f"/proc/{pid}/status") as status:
         for line in status:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
@@ -191,28 +207,49 @@ def peak_mb():
 
 import city360
 
-city, num_envs, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-view = json.loads(sys.argv[4])
-rng = np.random.default_rng(0)
-with city360.make_vec(city, num_envs=num_envs, **view) as env:
-    obs, _ = env.reset(seed=0)
-    for _ in range(steps):
-        actions = [int(rng.choice(np.flatnonzero(m[:9]))) for m in obs["action_mask"]]
-        obs, *_ = env.step({"action": np.array(actions), "magnitude": np.zeros(num_envs, int),
-                            "answer": ("",) * num_envs})
-print(json.dumps({"peak_rss_mb": peak_mb()}))
+if __name__ == "__main__":
+    city, num_envs, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    view, workers = json.loads(sys.argv[4]), int(sys.argv[5])
+    mode = {"vectorization_mode": "sharded", "num_workers": workers} if workers else {}
+    rng = np.random.default_rng(0)
+    with city360.make_vec(city, num_envs=num_envs, **mode, **view) as env:
+        obs, _ = env.reset(seed=0)
+        for _ in range(steps):
+            actions = [int(rng.choice(np.flatnonzero(m[:9]))) for m in obs["action_mask"]]
+            obs, *_ = env.step({"action": np.array(actions),
+                                "magnitude": np.zeros(num_envs, int),
+                                "answer": ("",) * num_envs})
+        shards = [peak_mb(proc.pid) for proc in getattr(env, "_procs", [])]
+    print(json.dumps({"peak_rss_mb": peak_mb() + sum(shards)}))
 """
 
 
-def measure_vector_rss(city: Path, *, num_envs: int, steps: int) -> dict[str, Any]:
-    """Peak RSS (MiB) of a fresh process stepping the ``num_envs`` vector env ``steps`` times."""
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(city), str(num_envs), str(steps), json.dumps(RL_VIEW)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=1800,
-    )
+def measure_vector_rss(
+    city: Path, *, num_envs: int, steps: int, num_workers: int = 0
+) -> dict[str, Any]:
+    """Peak RSS (MiB) of a fresh process stepping the ``num_envs`` vector env ``steps`` times,
+    its shards' peaks added when ``num_workers`` > 0 (the sharded mode)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        # a script file, not ``-c``: the sharded mode's spawned workers re-import the main module
+        script = Path(scratch) / "vector_rss.py"
+        script.write_text(_CHILD)
+        done = subprocess.run(
+            [
+                sys.executable,
+                str(script),
+                str(city),
+                str(num_envs),
+                str(steps),
+                json.dumps(RL_VIEW),
+                str(num_workers),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=1800,
+        )
     if done.returncode != 0:
         msg = f"the vector RSS probe failed ({done.returncode}):\n{done.stderr[-2000:]}"
         raise RuntimeError(msg)

@@ -35,18 +35,39 @@ def _load_rerun(ctx: typer.Context, _param: typer.CallbackParam, value: Path | N
     return value
 
 
+_SUPPLIED = "Required unless --config or --rerun gives it."
+
+
+def _required(value: Path | None, what: str, key: str, ctx: typer.Context) -> Path:
+    """``CITY_DIR`` and ``--suite`` may come from the command line, a run file or a recorded
+    run; without any of the three the usage error says all three ways."""
+    if value is None:
+        msg = (
+            f"Missing {what}: give it on the command line, as `{key} = ...` in a --config run "
+            "file, or repeat a recorded run with --rerun RUN_DIR."
+        )
+        ctx.fail(msg)
+    return value
+
+
 def eval_command(
     ctx: typer.Context,
     city_dir: Annotated[
-        Path,
-        typer.Argument(help="A built city (city.json + graph.json), or a packaged city's name."),
-    ],
-    suite: Annotated[
-        Path,
-        typer.Option(
-            "--suite", help="Task suite folder (suite.json), or a suite name in CITY_DIR/tasks."
+        Path | None,
+        typer.Argument(
+            metavar="CITY_DIR",
+            help=f"A built city (city.json + graph.json), or a packaged city's name. {_SUPPLIED}",
+            show_default=False,
         ),
-    ],
+    ] = None,
+    suite: Annotated[
+        Path | None,
+        typer.Option(
+            "--suite",
+            help=f"Task suite folder (suite.json), or a suite name in CITY_DIR/tasks. {_SUPPLIED}",
+            show_default=False,
+        ),
+    ] = None,
     agent: Annotated[
         str,
         typer.Option(
@@ -90,6 +111,14 @@ def eval_command(
             "--route-guidance", help="Draw the route to the goal on the ground (ablation)."
         ),
     ] = False,
+    condition: Annotated[
+        str,
+        typer.Option(
+            "--condition",
+            help="Visual condition of the views: day (the city's own frames) or a variant "
+            "the city has (dusk, night, rain, fog; `city360 condition add CITY NAME`).",
+        ),
+    ] = "day",
     workers: Annotated[int, typer.Option(help="Episodes in parallel.")] = 1,
     executor: Annotated[str, typer.Option(help="local or ray.")] = "local",
     ray_address: Annotated[
@@ -169,8 +198,8 @@ def eval_command(
     from city360.eval.specs import JudgeSpec
     from city360.eval.summary import print_summary
 
-    city_dir = resolve_city(str(city_dir))
-    suite = resolve_suite(str(suite), city_dir)
+    city_dir = resolve_city(str(_required(city_dir, "argument 'CITY_DIR'", "city", ctx)))
+    suite = resolve_suite(str(_required(suite, "option '--suite'", "suite", ctx)), city_dir)
     if rerun is not None:
         _check_rerun(ctx.meta["city360.rerun"], suite=suite, select=tasks, seed=seed)
 
@@ -218,6 +247,7 @@ def eval_command(
         seed=seed,
         save_frames=save_frames,
         protocol=protocol,
+        condition=condition,
         judge=judge,
     )
     try:
@@ -233,7 +263,8 @@ def eval_command(
         raise typer.Exit(143 if str(exc) == "SIGTERM" else 130) from None
     for warning in outcome.warnings:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
-    print_summary(outcome.summary, title=f"{agent} on {suite.name}")
+    under = "" if condition == "day" else f" ({condition})"
+    print_summary(outcome.summary, title=f"{agent} on {suite.name}{under}")
     console.print(
         f"ran {outcome.ran} episode(s), {outcome.skipped} already done → {outcome.run_dir}"
     )

@@ -2,9 +2,14 @@
 
 One table per measure (success rate, mean score, SPL, checkpoint coverage, tokens), a row per
 (family, difficulty) and the family's overall, a column per run, labelled with the run id, the
-agent and its ablations (from ``run_metadata.json``). Runs are compared as they are: a run on
-another suite is marked, not refused, since comparing conditions of one suite is the point and
-comparing suites may still be what a reader wants.
+agent, its ablations and its visual condition (from ``run_metadata.json``). Runs are compared
+as they are: a run on another suite is marked, not refused, since comparing conditions of one
+suite is the point and comparing suites may still be what a reader wants.
+
+When the runs cover more than one visual condition (``city360 eval --condition night``), the
+page opens with the conditions side by side: per family, success rate and SPL under each
+condition, a column per (agent and ablations, condition), pooling the runs that share both;
+each row is grouped by its own ``condition`` column (rows of older runs count as ``day``).
 """
 
 from __future__ import annotations
@@ -21,7 +26,14 @@ from city360.errors import InputFileError
 from city360.eval.results import EpisodeResult, read_results
 from city360.eval.summary import DIFFICULTIES
 
-__all__ = ["MEASURES", "Measure", "RunColumn", "load_run", "write_comparison"]
+__all__ = [
+    "CONDITION_MEASURES",
+    "MEASURES",
+    "Measure",
+    "RunColumn",
+    "load_run",
+    "write_comparison",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +59,9 @@ MEASURES: tuple[Measure, ...] = (
 )
 """What the comparison shows, in order."""
 
+CONDITION_MEASURES: tuple[str, ...] = ("success rate", "SPL")
+"""The measures of :data:`MEASURES` the conditions section shows side by side."""
+
 
 @dataclass(frozen=True, slots=True)
 class RunColumn:
@@ -54,6 +69,9 @@ class RunColumn:
     label: str
     suite_hash: str
     results: tuple[EpisodeResult, ...]
+    setup: str = ""
+    """The agent and its ablations without the condition (the conditions section's key)."""
+    condition: str = "day"
 
 
 def _ablation_label(env_options: dict[str, Any]) -> str:
@@ -84,12 +102,17 @@ def load_run(run_dir: str | Path) -> RunColumn:
         who += f":{agent['model']}"
     env_options = (meta.get("config") or {}).get("env_options") or {}
     views = (agent.get("options") or {}).get("views")
-    label = f"{who} ({_ablation_label(env_options)}{f', {views} views' if views else ''})"
+    looks = f"{_ablation_label(env_options)}{f', {views} views' if views else ''}"
+    condition = str(meta.get("condition") or env_options.get("condition") or "day")
+    setup = f"{who} ({looks})"
+    label = setup if condition == "day" else f"{who} ({looks}, {condition})"
     return RunColumn(
         run_id=str(meta.get("run_id", folder.name)),
         label=label,
         suite_hash=str(meta.get("suite_hash", "")),
         results=tuple(read_results(results_path)),
+        setup=setup,
+        condition=condition,
     )
 
 
@@ -131,6 +154,43 @@ def _table(measure: Measure, columns: Sequence[RunColumn]) -> str:
     return "".join(lines) + "</table>"
 
 
+def _condition_groups(
+    columns: Sequence[RunColumn],
+) -> dict[tuple[str, str], list[EpisodeResult]]:
+    """(setup, condition) -> the rows of every run with that setup under that condition."""
+    groups: dict[tuple[str, str], list[EpisodeResult]] = {}
+    for column in columns:
+        for result in column.results:
+            groups.setdefault((column.setup, result.condition or "day"), []).append(result)
+    return dict(sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] != "day", kv[0][1])))
+
+
+def _conditions_section(columns: Sequence[RunColumn]) -> str:
+    """Success and SPL per family under each condition ('' when the runs share one)."""
+    groups = _condition_groups(columns)
+    if len({condition for _, condition in groups}) < 2:
+        return ""
+    families = [f for f, level in _rows(columns) if level == "all"]
+    head = "".join(
+        f"<th>{html.escape(condition)}<br><small>{html.escape(setup)}</small></th>"
+        for setup, condition in groups
+    )
+    parts = ["<h2>conditions side by side</h2>"]
+    for measure in (m for m in MEASURES if m.name in CONDITION_MEASURES):
+        lines = [f"<h3>{html.escape(measure.name)}</h3><table><tr><th>family</th>{head}</tr>"]
+        for family in [*families, "all families"]:
+            cells = []
+            for rows in groups.values():
+                picked = [r for r in rows if family == "all families" or r.task_type == family]
+                mean = _mean([measure.value(r) for r in picked])
+                text = "–" if mean is None else f"{mean:.{measure.digits}f}"
+                cells.append(f"<td>{text} <small>({len(picked)})</small></td>")
+            style = " class='all'" if family == "all families" else ""
+            lines.append(f"<tr{style}><td>{html.escape(family)}</td>{''.join(cells)}</tr>")
+        parts.append("".join(lines) + "</table>")
+    return "".join(parts)
+
+
 _CSS = """body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}
 td,th{border:1px solid #ccc;padding:4px 8px}th{background:#f3f3f3}tr.all td{font-weight:bold}
 small{color:#666}.warn{color:#b42318}"""
@@ -146,7 +206,7 @@ def write_comparison(run_dirs: Sequence[str | Path], out_dir: str | Path) -> Pat
         if len(hashes) > 1
         else ""
     )
-    body = "".join(_table(measure, columns) for measure in MEASURES)
+    body = _conditions_section(columns) + "".join(_table(m, columns) for m in MEASURES)
     page = (
         "<!doctype html><html><head><meta charset='utf-8'><title>city360: runs compared</title>"
         f"<style>{_CSS}</style></head><body><h1>{len(columns)} runs compared</h1>{warning}"

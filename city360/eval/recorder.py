@@ -211,6 +211,8 @@ class EpisodeRecorder:
             seed=seed,
             extra=dict(extra or {}),
             protocol=protocol.name,
+            # fakes in tests may carry no config: their views are the city's own frames
+            condition=str(getattr(getattr(env, "config", None), "condition", "day")),
             threshold_m=None if self.goal is None else float(task.metric.threshold_m),
             reference_expected=_reference_expected(task, self.goal, protocol),
             map_id=_map_id(task),

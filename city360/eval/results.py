@@ -100,6 +100,8 @@ class EpisodeResult:
     """What the metric said about the answer (or the final-position check), for people."""
     stop_reason_detail: str = ""
     protocol: str = "default"
+    condition: str = "day"
+    """The visual condition the episode's views showed (``day``, ``night``, ...)."""
     threshold_m: float | None = None
     """The success radius of a navigation task (metres)."""
     judge: str = ""
@@ -302,6 +304,7 @@ _CITY360: dict[str, str] = {
     "evaluation_method": "evaluation_method",
     "judge": "judge",
     "protocol": "protocol",
+    "condition": "condition",
     "agent": "agent",
     "seed": "seed",
     "answer": "user_answer",

@@ -85,6 +85,7 @@ def rerun_defaults(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         "seed": metadata.get("seed", 0),
         "save_frames": config.get("save_frames", False),
         "protocol": (metadata.get("protocol") or {}).get("name", "default"),
+        "condition": metadata.get("condition", "day"),
         "judge_provider": judge.get("provider"),
         "judge_model": judge.get("model"),
         "judge_base_url": judge.get("base_url"),

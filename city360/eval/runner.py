@@ -14,6 +14,7 @@ and sets malformed results lines aside with their line numbers.
 from __future__ import annotations
 
 import contextlib
+import csv
 import dataclasses
 import datetime as dt
 import re
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from city360._lifetime import signals_interrupt
+from city360.city import BASE_CONDITION, CityDir
 from city360.errors import (
     CityFormatError,
     ConfigError,
@@ -34,6 +36,7 @@ from city360.eval.metadata import code_version, now_utc, package_versions, scrub
 from city360.eval.protocols import Protocol, get_protocol
 from city360.eval.results import (
     RERUN_STATUSES,
+    RESULT_COLUMNS,
     EpisodeResult,
     ResultsWriter,
     finished_task_ids,
@@ -111,6 +114,7 @@ def _validate(config: EvalConfig) -> None:
     if not (Path(config.city_dir) / "city.json").is_file():
         msg = f"{config.city_dir} is not a city directory (no city.json)"
         raise InputFileError(msg)
+    CityDir(config.city_dir).check_condition(config.condition)  # names the ones it has
 
 
 IDENTITY_KEYS = (
@@ -123,6 +127,7 @@ IDENTITY_KEYS = (
     "agent_prompt_hash",
     "agent",
     "protocol",
+    "condition",
     "seed",
     "code",
     "versions",
@@ -149,6 +154,9 @@ def _identity_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]
     old_protocol, new_protocol = _name_of(old.get("protocol")), _name_of(new.get("protocol"))
     if old_protocol != new_protocol:
         found.append(f"protocol {old_protocol!r} → {new_protocol!r}")
+    old_condition = old.get("condition", BASE_CONDITION)  # runs before conditions: day
+    if old_condition != new.get("condition", BASE_CONDITION):
+        found.append(f"condition {old_condition!r} → {new.get('condition')!r}")
     old_judge, new_judge = _name_of(old.get("judge"), "label"), _name_of(new.get("judge"), "label")
     if old_judge != new_judge:
         found.append(f"judge {old_judge!r} → {new_judge!r}")
@@ -206,7 +214,11 @@ def _previous_results(run_dir: Path, warnings: list[str]) -> list[EpisodeResult]
         with open(run_dir / "results.rejected.csv", "a", encoding="utf-8") as sidecar:
             for row in read.rejected:
                 sidecar.write(f"# line {row.line}: {row.reason}\n{row.raw}\n")
-    if len(kept) != len(read.results) or read.rejected:
+    with open(path, encoding="utf-8", newline="") as handle:
+        header = next(csv.reader(handle), [])
+    # a file written before a column was added (e.g. `condition`) is rewritten in today's
+    # columns, so rows appended by this resume line up with the header
+    if len(kept) != len(read.results) or read.rejected or tuple(header) != RESULT_COLUMNS:
         rewrite_results(path, kept)
     return kept
 
@@ -258,9 +270,11 @@ def _run_locked(config: EvalConfig, run_id: str, run_dir: Path) -> RunOutcome:
     env_options = {
         **default_env_options(config.agent, use_map=config.use_map),
         **dict(config.env_options),
+        "condition": config.condition,
     }
     identity: dict[str, Any] = {
         "suite_hash": suite_hash,
+        "condition": config.condition,
         "agent": scrub_secrets(agent_metadata(config.agent)),
         "protocol": protocol.as_metadata(),
         "judge": None

@@ -88,6 +88,9 @@ class EvalConfig:
     :func:`~city360.eval.runner.default_env_options`."""
     protocol: str = "default"
     """The evaluation protocol (:mod:`city360.eval.protocols`): ``default`` or ``reference``."""
+    condition: str = "day"
+    """The visual condition whose frames the agent sees (``city360 condition list CITY``); the
+    run refuses a condition the city lacks, naming those it has."""
     judge: JudgeSpec | None = None
     """The LLM judge of RelationalSpatial answers; None scores them offline (labelled)."""
 

@@ -73,14 +73,21 @@ class EnvConfig:
     """Default seed for the first ``reset`` when none is given."""
     renderer: RendererChoice = "auto"
     """Which renderer to use (see :data:`RendererChoice`); the choice is in every ``info``."""
-    pyramid_density: float | None = 1.0
+    pyramid_density: float | None = 0.75
     """Views read the smallest stored frame-pyramid level giving at least this many source
-    pixels per view pixel (``video_store.pyramid``: a 640 px view at 90° wants 2560 px over
-    360°, an 84 px one 336); None always reads the full frames."""
+    pixels per view pixel, averaged over the view's width (``video_store.pyramid``: at 1.0 a
+    640 px view at 90° wants 2560 px over 360°, an 84 px one 336). The default 0.75 reads the
+    1920 px level of a 3840 px city for a 640 px / 90° view (~0.95 source pixels per view pixel
+    at its centre; 36.6 dB PSNR against the full frames, docs/design-notes.md "Training
+    scale"); None always reads the full frames."""
     frame_cache_mb: float = 256.0
     """Decoded-frame cache per environment, shared over its trajectories."""
     prefetch: bool = True
     """After each step decode the frames the next move can reach in the background."""
+    condition: str = "day"
+    """Visual condition whose frames the views show (``day``: the city's own frames; a synth
+    city may have ``dusk``, ``night``, ``rain``, ``fog`` variants, added with
+    ``city360 condition add CITY NAME``). Graph, poses and tasks are the same under each."""
     decode_threads: int = 2
     """FFmpeg slice threads decoding one frame. Evaluation worker processes share the cores
     out (one each with two workers on two cores) so that they do not oversubscribe them."""
@@ -132,6 +139,9 @@ class EnvConfig:
             math.isfinite(self.pyramid_density) and self.pyramid_density > 0
         ):
             msg = f"`pyramid_density` must be > 0 or None, got {self.pyramid_density}"
+            raise ConfigError(msg)
+        if not self.condition or not self.condition.replace("_", "").replace("-", "").isalnum():
+            msg = f"`condition` must be a condition name such as 'night', got {self.condition!r}"
             raise ConfigError(msg)
         if not self.frame_cache_mb > 0:
             msg = f"`frame_cache_mb` must be > 0, got {self.frame_cache_mb}"

@@ -118,12 +118,19 @@ class CityEnv:
         world: World | None = None,
     ) -> None:
         self.config = config or EnvConfig()
+        if world is not None and world.condition != self.config.condition:
+            msg = (
+                f"the shared world shows condition {world.condition!r} but the config asks for "
+                f"{self.config.condition!r}; open a World with condition={self.config.condition!r}"
+            )
+            raise ConfigError(msg)
         self._shared = world is not None
         self.world = world or World(
             Path(city_dir),
             cache_bytes=int(self.config.frame_cache_mb * 1024 * 1024),
             frame_source=frame_source
             or functools.partial(default_frame_source, threads=self.config.decode_threads),
+            condition=self.config.condition,
         )
         made: Renderer | None = None
         try:

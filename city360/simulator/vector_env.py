@@ -7,9 +7,13 @@ renderer, so a frame that any agent decoded is there for every other agent, and 
 one city's memory, not N. Sub-envs do not prefetch by default (``prefetch=False``): N agents
 asking one store for their next frames would only replace each other's requests.
 
+``vectorization_mode="sharded"`` (:mod:`city360.simulator.sharded_vector_env`) splits the N
+agents over ``num_workers`` processes (default: the cores this process may use), each a
+:class:`CityVectorEnv` of its share: the mode for more than one core.
+
 ``vectorization_mode="async"`` is :class:`gymnasium.vector.AsyncVectorEnv` over N single
-:class:`~city360.simulator.gym_env.CityGymEnv` processes (``spawn``ed), for machines with more
-cores than one process can use; each process opens its own world.
+:class:`~city360.simulator.gym_env.CityGymEnv` processes (``spawn``ed), one per agent; each
+process opens its own world (N worlds, N caches), so it suits few agents.
 
 Both follow Gymnasium's vector conventions exactly: ``metadata["autoreset_mode"]`` is
 ``AutoresetMode.NEXT_STEP`` (the step after a sub-env terminated or truncated resets it and
@@ -18,7 +22,7 @@ ignored); observations are batched by :func:`gymnasium.vector.utils.batch_space`
 (N, H, W, 3), ``action_mask`` (N, 10), ``feedback`` a tuple of N strings); ``infos`` are dicts
 of arrays with a boolean ``_key`` mask per key; ``reset(seed=s)`` seeds sub-env i with
 ``s + i``. So the same seed gives the same trajectories in either mode, and in N plain envs
-reset with ``s + i`` (tested).
+reset with ``s + i`` (tested), in any mode.
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ from city360.simulator.world import FrameSourceFactory, World, default_frame_sou
 
 __all__ = ["VECTORIZATION_MODES", "CityVectorEnv", "make_vec"]
 
-VECTORIZATION_MODES = ("sync", "async")
+VECTORIZATION_MODES = ("sync", "sharded", "async")
 MAX_ENVS = 4096
 
 
@@ -65,16 +69,32 @@ def make_vec(
     city_dir: str | os.PathLike[str],
     num_envs: int = 8,
     *,
-    vectorization_mode: Literal["sync", "async"] = "sync",
+    vectorization_mode: Literal["sync", "sharded", "async"] = "sync",
     reward: str | RewardConfig = "sparse",
     tasks: Sequence[Any] | Any | None = None,
+    num_workers: int | None = None,
     **config: Any,
 ) -> VectorEnv[Any, Any, Any]:
     """``num_envs`` agents in the city in ``city_dir`` (see the module docstring); keywords are
-    :class:`EnvConfig` fields and the reward options of :mod:`city360.simulator.gym_env`."""
+    :class:`EnvConfig` fields and the reward options of :mod:`city360.simulator.gym_env`.
+    ``num_workers`` is the number of processes of the sharded mode (default: the cores this
+    process may use); the other modes refuse it."""
     num_envs = _check_num_envs(num_envs)
+    if num_workers is not None and vectorization_mode != "sharded":
+        msg = (
+            f"`num_workers` is an option of vectorization_mode='sharded', not "
+            f"{vectorization_mode!r}"
+        )
+        raise ConfigError(msg)
     if vectorization_mode == "sync":
         return CityVectorEnv(city_dir, num_envs, reward=reward, tasks=tasks, **config)
+    if vectorization_mode == "sharded":
+        from city360.simulator.sharded_vector_env import ShardedVectorEnv
+
+        workers = num_workers if num_workers is not None else len(os.sched_getaffinity(0))
+        return ShardedVectorEnv(
+            city_dir, num_envs, num_workers=workers, reward=reward, tasks=tasks, **config
+        )
     if vectorization_mode == "async":
         config.setdefault("prefetch", False)  # the same frames as the sync mode decodes
         checked = dict(config)  # fail here, not in N child processes
@@ -120,6 +140,7 @@ class CityVectorEnv(VectorEnv[dict[str, Any], dict[str, Any], Any]):
             cache_bytes=int(self.config.frame_cache_mb * 1024 * 1024),
             frame_source=frame_source
             or functools.partial(default_frame_source, threads=self.config.decode_threads),
+            condition=self.config.condition,
         )
         self.envs: list[CityGymEnv] = []
         try:

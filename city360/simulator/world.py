@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from city360.city import CityDir, CityManifest, TrajectoryMeta
+from city360.city import BASE_CONDITION, CityDir, CityManifest, TrajectoryMeta
 from city360.errors import CityFormatError, ClosedResourceError
 from city360.geo import LocalProjection
 from city360.streets import Node, Segment, StreetGraph
@@ -63,7 +63,9 @@ class World:
     """A built city opened for walking. Owns the frame stores; a context manager.
 
     ``frame_source`` opens one trajectory's ``frames.mp4``; it defaults to
-    ``city360.video_store.FrameStore``.
+    ``city360.video_store.FrameStore``. ``condition`` picks the visual condition whose frames
+    are read (``day``: the trajectories' own; others from ``conditions/<name>/``); a condition
+    the city lacks raises :class:`~city360.errors.ConditionMissingError` naming those it has.
     """
 
     def __init__(
@@ -72,9 +74,12 @@ class World:
         *,
         cache_bytes: int = 256 * 1024 * 1024,
         frame_source: FrameSourceFactory | None = None,
+        condition: str = BASE_CONDITION,
     ) -> None:
         self.city = CityDir(city_dir)
         self.manifest: CityManifest = self.city.read_manifest()
+        self.city.check_condition(condition)
+        self.condition = condition
         self.projection: LocalProjection = self.manifest.projection
         self._open_frames = frame_source or default_frame_source
         self._cache_bytes = int(cache_bytes)
@@ -84,7 +89,8 @@ class World:
         self._closed = False
 
     def __repr__(self) -> str:
-        return f"World({str(self.city.root)!r}, segments={len(self.segments)})"
+        condition = "" if self.condition == BASE_CONDITION else f", condition={self.condition!r}"
+        return f"World({str(self.city.root)!r}, segments={len(self.segments)}{condition})"
 
     def __enter__(self) -> World:
         return self
@@ -145,10 +151,13 @@ class World:
         if levels is None:
             from city360.video_store.pyramid import stored_levels
 
-            levels = stored_levels(self.city.frames_path(trajectory_id))
+            levels = stored_levels(self._frames_path(trajectory_id))
             self._levels[trajectory_id] = levels
         wide_enough = [w for w in levels if min_width <= w < full]
         return min(wide_enough) if wide_enough else full
+
+    def _frames_path(self, trajectory_id: str) -> Path:
+        return self.city.frames_path(trajectory_id, condition=self.condition)
 
     def store(self, trajectory_id: str, *, min_width: float | None = None) -> FrameSource:
         """The (lazily opened) frame store of a trajectory; with ``min_width`` (pixels over
@@ -161,7 +170,7 @@ class World:
         store = self._stores.get(key)
         if store is None:
             per_store = max(self._cache_bytes // max(1, len(self.trajectories)), 1 << 20)
-            path = self.city.frames_path(trajectory_id)
+            path = self._frames_path(trajectory_id)
             if width != int(self.trajectories[trajectory_id].width):
                 path = self._levels[trajectory_id][width]
             store = self._open_frames(path, per_store)

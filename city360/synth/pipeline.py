@@ -337,7 +337,7 @@ def _synthesize_into(
             bbox=osm.bbox,
             synthetic=True,
             sources=sources,
-            build={"synth": options.build_params()},
+            build={"synth": {**options.build_params(), "bbox": list(osm.bbox)}},
             stats={
                 "videos": len(videos),
                 "frames": int(sum(len(p) for p in poses)),

@@ -9,6 +9,11 @@ the CPU time there. ``"auto"`` (the default) picks by ``GL_RENDERER``. Both path
 mapping and agree to within interpolation rounding. Conventions follow docs/contracts.md: the
 centre column looks along ``heading_deg``, longitude grows to the right, row 0 is straight up.
 
+The visual condition (``look``, :mod:`city360.synth.looks`: day, dusk, night, rain, fog) is a
+set of shader uniforms (sky, ambient and sun, haze, sign glow, lit windows, the street lamps
+nearest the camera, wet ground) plus rain streaks drawn as world-space lines; ``day`` renders
+exactly what the renderer drew before conditions existed.
+
 Static geometry (ground, walls, signs, street objects) is uploaded once, sorted into 40 m
 chunks; each view draws the chunks inside its frustum and the material's draw distance with
 one indirect multi-draw per material. Only the moving pedestrians and vehicles near the
@@ -34,6 +39,7 @@ import numpy.typing as npt
 from city360.errors import ClosedResourceError, ConfigError, RenderError
 from city360.synth._chunks import RECORD_BYTES, Chunks, frustum_planes, make_chunks
 from city360.synth._meshes import expand_boxes
+from city360.synth.looks import MAX_LAMPS, Look, get_look, lamp_positions, sun_for_look
 from city360.types import Image
 
 if TYPE_CHECKING:
@@ -68,6 +74,14 @@ SIGN_REACH_M = 400.0
 """Signboards further than this are not drawn (under 2 pixels tall at 4K equirect)."""
 OBJECT_REACH_M = 250.0
 """Street objects, people and vehicles further than this are not drawn (sub-pixel)."""
+RAIN_BOX_M = (30.0, 30.0, 14.0)
+"""Rain falls in this box (east, north, up; metres) kept centred on the camera; drops further
+away are sub-pixel streaks that the haze covers anyway."""
+RAIN_FALL_MPS = (1.2, 0.4, -9.0)
+"""Velocity of a raindrop (a light wind from the south-west), metres per second."""
+RAIN_STREAK_S = 0.05
+"""A streak is how far a drop falls in this exposure, seconds (about 0.45 m)."""
+RAIN_COLOR = (0.80, 0.83, 0.87)
 
 F32 = npt.NDArray[np.float32]
 
@@ -188,8 +202,11 @@ class EquirectRenderer:
     cube faces are ``face_px`` square (default ``width // 4``, about one face pixel per output
     pixel at the equator). ``samples`` > 0 multisamples the cube faces (slower, smoother
     edges). ``resample`` is ``"auto"``, ``"gpu"`` or ``"cpu"`` (see the module docstring);
-    :attr:`resample` tells which was chosen. ``ctx`` reuses a moderngl context, which
-    ``close()`` then leaves open; otherwise the renderer makes a headless one
+    :attr:`resample` tells which was chosen. ``look`` is the visual condition
+    (a :class:`~city360.synth.looks.Look` or its name; default ``day``): sky, light, fog,
+    glowing signs, street lamps, wet ground and rain streaks, all drawn in 3D. ``ctx`` reuses
+    a moderngl context, which ``close()`` then leaves open; otherwise the renderer makes a
+    headless one
     (:func:`city360._gl.create_context`) and releases it. Each call makes the renderer's
     context current and restores the caller's afterwards.
 
@@ -206,6 +223,7 @@ class EquirectRenderer:
         face_px: int | None = None,
         samples: int = 0,
         resample: str = "auto",
+        look: Look | str | None = None,
     ) -> None:
         if width < 16 or width % 2:
             msg = f"`width` must be an even number >= 16, got {width}"
@@ -221,6 +239,7 @@ class EquirectRenderer:
             msg = f"`resample` must be 'auto', 'gpu' or 'cpu', got {resample!r}"
             raise ConfigError(msg)
         self._closed = True  # until everything below exists
+        self.look = get_look(look) if isinstance(look, str) else (look or get_look("day"))
         self.scene = scene
         self.width = width
         self.height = width // 2
@@ -267,6 +286,7 @@ class EquirectRenderer:
         self.prog_walls = self._program("walls.vert", "walls.frag")
         self.prog_signs = self._program("signs.vert", "signs.frag")
         self.prog_equirect = self._program("sky.vert", "equirect.frag")
+        self.prog_rain = self._program("rain.vert", "rain.frag")
         self.vao_sky = self._keep(ctx.vertex_array(self.prog_sky, []))
         self.vao_equirect = self._keep(ctx.vertex_array(self.prog_equirect, []))
         lit = "in_pos in_normal in_color"
@@ -314,9 +334,7 @@ class EquirectRenderer:
         )
         self.tex_signs.build_mipmaps()
         self.tex_signs.anisotropy = 8.0
-        for prog in (self.prog_sky, self.prog_lit, self.prog_walls, self.prog_signs):
-            if "u_sun" in prog:  # optimised away where a shader never lights anything
-                _u(prog, "u_sun").value = tuple(scene.sun_direction)
+        self._set_look_uniforms()
         _u(self.prog_walls, "u_windows").value = 0
         _u(self.prog_walls, "u_bay").value = (BAY_WIDTH_M, STOREY_M)
         _u(self.prog_signs, "u_signs").value = 1
@@ -342,6 +360,87 @@ class EquirectRenderer:
         _u(prog, "u_size").value = (float(self.width), float(self.height))
         _u(prog, "u_face_px").value = float(self.face_px)
         self._perspective_fbos: dict[tuple[int, int, int], tuple[Any, Any]] = {}
+        self._setup_weather()
+
+    def _scene_programs(self) -> tuple[moderngl.Program, ...]:
+        return (self.prog_sky, self.prog_lit, self.prog_walls, self.prog_signs, self.prog_rain)
+
+    def _set_look_uniforms(self) -> None:
+        """Write the look's uniforms into every scene program that uses them (the compiler
+        drops uniforms a shader never reads, so each is set only where it exists)."""
+        look = self.look
+        values: dict[str, Any] = {
+            "u_sun": sun_for_look(look, self.scene.sun_direction),
+            "u_sky_zenith": look.sky_zenith,
+            "u_sky_horizon": look.sky_horizon,
+            "u_ground_far": look.ground_far,
+            "u_fog_color": look.fog_color,
+            "u_haze_m": look.haze_m,
+            "u_ambient": look.ambient,
+            "u_sun_gain": look.sun_gain,
+            "u_sun_color": look.sun_color,
+            "u_sun_glow": look.sun_glow,
+            "u_sun_disc": 1.0 if look.sun_disc else 0.0,
+            "u_lamp_count": 0,
+            "u_lamp_light": tuple(look.lamp_gain * c for c in look.lamp_color),
+            "u_lamp_range_m": look.lamp_range_m,
+            "u_sign_gain": look.sign_gain,
+            "u_window_glow": look.window_glow,
+            "u_window_lit_share": look.window_lit_share,
+            "u_wet": look.wet,
+            "u_rain_color": RAIN_COLOR,
+        }
+        for prog in self._scene_programs():
+            for name, value in values.items():
+                if name in prog:
+                    _u(prog, name).value = value
+
+    def _setup_weather(self) -> None:
+        """Street lamps (when the look lights them) and raindrops (when it rains)."""
+        from city360.synth._streets import street_list
+
+        look = self.look
+        self._lamps = (
+            lamp_positions(street_list(self.scene.streets))
+            if look.lamp_gain > 0
+            else np.zeros((0, 3))
+        )
+        self._rain_vertices = 0
+        self.vao_rain: Any = None
+        if look.rain_drops:
+            # seeded by the scene, so every frame of every video of a city rains the same way
+            rng = np.random.default_rng([self.scene.seed, 0x7A1E])
+            self._rain_drops = rng.random((look.rain_drops, 3)) * np.asarray(RAIN_BOX_M)
+            self.vbo_rain = self._keep(self.ctx.buffer(reserve=look.rain_drops * 2 * 16))
+            self.vao_rain = self._keep(
+                self.ctx.vertex_array(
+                    self.prog_rain, [(self.vbo_rain, "3f 1f", "in_pos", "in_alpha")]
+                )
+            )
+
+    def _upload_weather(self, t_s: float, eye: npt.NDArray[np.float64]) -> None:
+        """Light the lamps nearest ``eye`` and move the rain to time ``t_s`` (seconds)."""
+        if len(self._lamps):
+            d2 = np.sum((self._lamps[:, :2] - eye[:2]) ** 2, axis=1)
+            nearest = self._lamps[np.argsort(d2, kind="stable")[:MAX_LAMPS]]
+            padded = np.zeros((MAX_LAMPS, 3), np.float32)
+            padded[: len(nearest)] = nearest
+            for prog in (self.prog_lit, self.prog_walls):
+                if "u_lamps" in prog:
+                    _u(prog, "u_lamps").write(padded.tobytes())
+                    _u(prog, "u_lamp_count").value = len(nearest)
+        if self.vao_rain is not None:
+            box = np.asarray(RAIN_BOX_M)
+            fall = np.asarray(RAIN_FALL_MPS)
+            corner = np.array([eye[0] - box[0] / 2, eye[1] - box[1] / 2, 0.0])
+            # drops fixed in the world, wrapped into the box that follows the camera
+            heads = corner + np.mod(self._rain_drops + fall * float(t_s) - corner, box)
+            tails = heads - fall * RAIN_STREAK_S
+            rows = np.zeros((len(heads), 2, 4), np.float32)
+            rows[:, 0, :3], rows[:, 0, 3] = heads, 0.55
+            rows[:, 1, :3], rows[:, 1, 3] = tails, 0.08
+            self.vbo_rain.write(rows.tobytes())
+            self._rain_vertices = 2 * len(heads)
 
     def _static(
         self, prog: moderngl.Program, chunks: Chunks, fmt: str, names: str, *, reach_m: float
@@ -374,7 +473,7 @@ class EquirectRenderer:
         planes = frustum_planes(matrix)
         f, r, u = basis
         eye32 = tuple(float(v) for v in eye)
-        for prog in (self.prog_lit, self.prog_walls, self.prog_signs):
+        for prog in (self.prog_lit, self.prog_walls, self.prog_signs, self.prog_rain):
             _u(prog, "u_view_proj").write(view_proj)
             if "u_eye" in prog:
                 _u(prog, "u_eye").value = eye32
@@ -403,6 +502,13 @@ class EquirectRenderer:
         _u(sky, "u_tan_half").value = (tan_x, tan_y)
         self.vao_sky.render(moderngl.TRIANGLES, vertices=3)
         ctx.depth_func = "<"
+        if self.vao_rain is not None and self._rain_vertices:
+            # translucent streaks, hidden behind nearer geometry; drawn last, so the depth
+            # they write can only hide a farther streak crossing a nearer one
+            ctx.enable(moderngl.BLEND)
+            ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
+            self.vao_rain.render(moderngl.LINES, vertices=self._rain_vertices)
+            ctx.disable(moderngl.BLEND)
 
     def _upload_movers(self, t_s: float, eye: npt.NDArray[np.float64]) -> None:
         """Upload the pedestrians and vehicles near enough to be seen at time ``t_s``."""
@@ -445,6 +551,7 @@ class EquirectRenderer:
         ctx = self.ctx
         eye = np.array([x_m, y_m, eye_height_m], np.float64)
         self._upload_movers(t_s, eye)
+        self._upload_weather(t_s, eye)
         target = self.fbo_faces_ms or self.fbo_faces
         target.use()
         target.clear(0.0, 0.0, 0.0, 1.0, depth=1.0)
@@ -527,6 +634,7 @@ class EquirectRenderer:
         import moderngl
 
         self._upload_movers(t_s, eye)
+        self._upload_weather(t_s, eye)
         resolve, target = self._perspective_target(width, height, samples)
         target.use()
         target.clear(0.0, 0.0, 0.0, 1.0, depth=1.0)
@@ -593,5 +701,5 @@ class EquirectRenderer:
         state = "closed" if getattr(self, "_closed", True) else "open"
         return (
             f"EquirectRenderer({self.width}x{self.height}, face_px={self.face_px}, "
-            f"scene={self.scene!r}, {state})"
+            f"look={self.look.name!r}, scene={self.scene!r}, {state})"
         )

@@ -22,10 +22,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
-import numpy.typing as npt
 
 from city360._atomic import atomic_dir
 from city360.city import (
@@ -39,7 +38,7 @@ from city360.city import (
 from city360.errors import GpsError, OutputError, VideoError
 from city360.geo import LocalProjection
 from city360.video_store.clean import CleanParams, clean_track
-from city360.video_store.decode import DecodedFrame, VideoInfo, iter_frames, probe_video
+from city360.video_store.decode import VideoInfo, iter_frames, probe_video
 from city360.video_store.gps import GpsTrack, read_embedded_track, read_track, validate_track
 from city360.video_store.heading import fuse_heading
 from city360.video_store.motion import MotionMeter, MotionSignal, still_spans
@@ -49,6 +48,7 @@ from city360.video_store.resample import (
     select_frames,
     stationary_keep,
 )
+from city360.video_store.retake import stored_picture
 from city360.video_store.smooth import heading_aided_smooth
 from city360.video_store.sync import DEFAULT_SEARCH_S, resolve_sync
 from city360.video_store.writer import (
@@ -57,10 +57,6 @@ from city360.video_store.writer import (
     output_size,
     remux_subset,
 )
-
-if TYPE_CHECKING:
-    import av.video.frame
-    import av.video.reformatter
 
 __all__ = [
     "IngestOptions",
@@ -158,28 +154,6 @@ def _sha256(path: Path) -> str:
     return file_sha256(path)
 
 
-def _stored_picture(
-    frame: DecodedFrame,
-    width: int,
-    height: int,
-    scaler: av.video.reformatter.VideoReformatter,
-) -> av.video.frame.VideoFrame | npt.NDArray[np.uint8]:
-    """Frame ``frame`` as it is stored, ``width`` x ``height``: yuv420p straight from the
-    decoder (scaled by FFmpeg with ``scaler`` when needed) when it is upright, else rotated
-    RGB."""
-    yuv = frame.to_yuv420(width=width, scaler=scaler)
-    if yuv is not None and (yuv.width, yuv.height) == (width, height):
-        return yuv
-    image = frame.to_rgb(width=width)
-    if image.shape[:2] != (height, width):
-        import cv2
-
-        image = cv2.resize(  # type: ignore[assignment]
-            image, (width, height), interpolation=cv2.INTER_AREA
-        )
-    return image
-
-
 def ingest_video(
     video: str | os.PathLike[str],
     gps: str | os.PathLike[str] | None,
@@ -262,7 +236,7 @@ def ingest_video(
                         if row != written:
                             msg = f"video {video_path}: frame pts {frame.pts} decoded out of order"
                             raise VideoError(msg)
-                        writer.submit(partial(_stored_picture, frame, out_w, out_h, scaler))
+                        writer.submit(partial(stored_picture, frame, out_w, out_h, scaler))
                         written += 1
                         if written == len(selection) and frame_meter is None:
                             break  # motion is measured already: the rest adds nothing

@@ -12,7 +12,14 @@ from city360.eval.compare import load_run, write_comparison
 from city360.eval.results import EpisodeResult, ResultsWriter
 
 
-def _run(root: Path, run_id: str, *, success: bool, env_options: dict[str, object]) -> Path:
+def _run(
+    root: Path,
+    run_id: str,
+    *,
+    success: bool,
+    env_options: dict[str, object],
+    condition: str = "day",
+) -> Path:
     folder = root / run_id
     with ResultsWriter(folder / "results.csv") as writer:
         writer.append(
@@ -26,6 +33,7 @@ def _run(root: Path, run_id: str, *, success: bool, env_options: dict[str, objec
                 evaluation_metric="coordinate_match",
                 evaluation_score=float(success),
                 spl=1.0 if success else 0.0,
+                condition=condition,
                 input_tokens=100,
                 output_tokens=20,
             )
@@ -40,6 +48,7 @@ def _run(root: Path, run_id: str, *, success: bool, env_options: dict[str, objec
                 completed_by_answer=True,
                 evaluation_metric="errand_match",
                 spl=0.0,
+                condition=condition,
                 extra={"checkpoint_coverage": 0.25 if not success else 0.75},
             )
         )
@@ -47,7 +56,8 @@ def _run(root: Path, run_id: str, *, success: bool, env_options: dict[str, objec
         "run_id": run_id,
         "suite_hash": "abc",
         "agent": {"kind": "lmm", "model": "m1", "options": {}},
-        "config": {"env_options": env_options},
+        "config": {"env_options": {**env_options, "condition": condition}},
+        "condition": condition,
     }
     (folder / "run_metadata.json").write_text(json.dumps(meta), encoding="utf-8")
     return folder
@@ -67,6 +77,23 @@ def test_three_runs_on_one_page(tmp_path: Path) -> None:
         assert f"<h2>{measure}</h2>" in page
     assert "<td>0.25 <small>(1)</small></td>" in page  # Errand coverage of the no-map run
     assert "different suites" not in page
+    assert "conditions side by side" not in page  # all three ran in daylight
+
+
+def test_conditions_side_by_side_pool_runs_of_one_setup(tmp_path: Path) -> None:
+    runs = [
+        _run(tmp_path, "day-a", success=True, env_options={"map": True}),
+        _run(tmp_path, "night-a", success=False, env_options={"map": True}, condition="night"),
+        _run(tmp_path, "night-b", success=True, env_options={"map": True}, condition="night"),
+    ]
+    page = write_comparison(runs, tmp_path / "compare").read_text(encoding="utf-8")
+    section = page.split("<h2>conditions side by side</h2>")[1].split("<h2>")[0]
+    success = section.split("<h3>SPL</h3>")[0]
+    # MapNavigation: day 1 of 1, night 1 of 2 (the two night runs pooled into one column)
+    cells = "<td>1.00 <small>(1)</small></td><td>0.50 <small>(2)</small></td>"
+    assert f"<td>MapNavigation</td>{cells}" in success
+    assert section.count("<th>") == 2 * 3  # family + day + night, in both tables
+    assert "lmm:m1 (full, night)" in page
 
 
 def test_a_folder_without_results_says_what_to_pass(tmp_path: Path) -> None:

@@ -22,6 +22,11 @@ def _eval(*args: str) -> str:
     return result.stdout
 
 
+def _flat(output: str) -> str:
+    """Rich's panels without their borders and line breaks, for matching whole sentences."""
+    return " ".join(output.translate(str.maketrans("", "", "│╭╮╰╯─")).split())
+
+
 def _scores(run_dir: Path) -> dict[str, tuple[str, str]]:
     with (run_dir / "results.csv").open(newline="") as f:
         rows = list(csv.DictReader(f))
@@ -94,3 +99,38 @@ def test_rerun_refuses_another_city360_version(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["eval", "--rerun", str(run)])
     assert isinstance(result.exception, ConfigError)
     assert "was made with city360 0.0.1" in str(result.exception)
+
+
+def test_eval_help_says_city_and_suite_can_come_from_a_run_file_or_a_rerun() -> None:
+    result = CliRunner().invoke(app, ["eval", "--help"], terminal_width=100)
+    assert result.exit_code == 0
+    assert "eval [OPTIONS] [CITY_DIR]" in result.output
+    assert "[required]" not in result.output
+    assert _flat(result.output).count("Required unless --config or --rerun gives it.") == 2
+
+
+def test_eval_without_a_city_names_the_three_ways_to_give_one() -> None:
+    result = CliRunner().invoke(app, ["eval", "--suite", "main"], terminal_width=200)
+    assert result.exit_code == 2
+    assert (
+        "Missing argument 'CITY_DIR': give it on the command line, as `city = ...` in a "
+        "--config run file, or repeat a recorded run with --rerun RUN_DIR." in _flat(result.output)
+    )
+
+
+def test_eval_without_a_suite_names_the_three_ways_to_give_one(built_city: Path) -> None:
+    result = CliRunner().invoke(app, ["eval", str(built_city)], terminal_width=200)
+    assert result.exit_code == 2
+    assert "Missing option '--suite': give it on the command line, as `suite = ...`" in (
+        _flat(result.output)
+    )
+
+
+def test_a_run_file_can_name_the_city_and_suite_alone(
+    built_city: Path, built_suite: Path, tmp_path: Path
+) -> None:
+    run_file = tmp_path / "run.toml"
+    run_file.write_text(f'city = "{built_city}"\nsuite = "{built_suite}"\n', encoding="utf-8")
+    out = _eval("--config", str(run_file), "--tasks", "VLN", "--no-report", "--json",
+                "--output-root", str(tmp_path / "runs"), "--run-id", "from-file")  # fmt: skip
+    assert Path(json.loads(out)["run_dir"]) == tmp_path / "runs" / "from-file"

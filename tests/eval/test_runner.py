@@ -48,7 +48,13 @@ def test_oracle_solves_every_task_and_writes_every_output(oracle_run, built_suit
     assert len(rows) == len(suite.tasks)
     metadata = json.loads((run_dir / "run_metadata.json").read_text(encoding="utf-8"))
     assert metadata["status"] == "complete"
-    assert metadata["config"]["env_options"] == {"map": True, "prefetch": False}
+    assert metadata["config"]["env_options"] == {
+        "map": True,
+        "prefetch": False,
+        "condition": "day",
+    }
+    assert metadata["condition"] == "day"
+    assert {row.condition for row in rows} == {"day"}
     assert metadata["suite_hash"] == suite.content_hash()
     assert metadata["code"]["commit"]
     for row in rows:

@@ -133,7 +133,7 @@ def test_shaped_rewards_in_the_vector_env(plus_city: Path) -> None:
     [
         ({"num_envs": 0}, "`num_envs` must be in 1..4096, got 0"),
         ({"num_envs": 2.5}, "`num_envs` must be an integer in 1..4096, got 2.5"),
-        ({"vectorization_mode": "ray"}, "`vectorization_mode` must be one of sync, async"),
+        ({"vectorization_mode": "ray"}, "`vectorization_mode` must be one of sync, sharded, async"),
         ({"fov": 90}, "unknown config option 'fov'"),
     ],
 )
@@ -196,3 +196,39 @@ def test_bad_reset_mask_says_what_is_wrong(plus_city: Path, mask: Any, message: 
         with pytest.raises(ConfigError) as caught:
             envs.reset(options={"reset_mask": mask})
         assert str(caught.value) == message
+
+
+def test_sharded_gives_the_same_trajectories(plus_city: Path) -> None:
+    with city360.make_vec(plus_city, num_envs=3, **SMALL) as sync:
+        expected = rollout(sync, 9)
+    with city360.make_vec(
+        plus_city, num_envs=3, vectorization_mode="sharded", num_workers=2, **SMALL
+    ) as sharded:
+        assert sharded.sizes == [2, 1]
+        assert sharded.observation_space == sync.observation_space
+        got = rollout(sharded, 9)
+        _obs, infos = sharded.reset(seed=3)
+        assert infos["moved_m"].shape == (3,)
+        assert infos["_moved_m"].all()
+    assert data_equivalence(expected, got, exact=True)
+
+
+def test_sharded_infos_keep_their_masks() -> None:
+    from city360.simulator.sharded_vector_env import _join_infos, shard_sizes
+
+    assert shard_sizes(5, 2) == [3, 2]
+    assert shard_sizes(2, 4) == [1, 1]  # never an empty shard
+    with pytest.raises(ConfigError, match="num_workers"):
+        shard_sizes(4, 0)
+    left = {"success": np.array([1.0, 0.0]), "_success": np.array([True, False])}
+    right = {"moved_m": np.array([2.0]), "_moved_m": np.array([True])}
+    joined = _join_infos([left, right], [2, 1])
+    assert joined["success"].tolist() == [1.0, 0.0, 0.0]
+    assert joined["_success"].tolist() == [True, False, False]
+    assert joined["moved_m"].tolist() == [0.0, 0.0, 2.0]
+    assert joined["_moved_m"].tolist() == [False, False, True]
+
+
+def test_num_workers_belongs_to_the_sharded_mode(plus_city: Path) -> None:
+    with pytest.raises(ConfigError, match="vectorization_mode='sharded'"):
+        city360.make_vec(plus_city, num_envs=2, num_workers=2, **SMALL)

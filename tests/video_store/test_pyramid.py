@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from city360.errors import ConfigError
+from city360.simulator.config import EnvConfig
 from city360.video_store import FrameStore
 from city360.video_store.pyramid import (
     build_city_pyramid,
@@ -41,6 +42,15 @@ def test_the_smallest_level_with_a_source_pixel_per_view_pixel_is_chosen() -> No
     assert choose_level(1536, [768, 384], 256, 90.0) == 1536  # 1024 wanted
     with pytest.raises(ConfigError, match="need view_width > 0"):
         required_width(84, 0.0)
+
+
+def test_the_default_density_reads_the_1920_level_of_a_3840_city_at_640_px() -> None:
+    config = EnvConfig()
+    levels = level_widths(3840, 1920)
+    assert config.source_width(640, 90.0) == pytest.approx(1920.0)
+    assert choose_level(3840, levels, 640, 90.0, density=config.pyramid_density or 1.0) == 1920
+    assert choose_level(3840, levels, 84, 90.0, density=config.pyramid_density or 1.0) == 480
+    assert EnvConfig(pyramid_density=None).source_width(640, 90.0) is None
 
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,8 @@
 //#include common
 uniform sampler2D u_windows;  // 4 styles across; ground-floor tiles in the lower half
 uniform vec2 u_bay;           // window bay width, storey height (metres)
+uniform float u_window_glow;  // brightness of lit windows (0: none lit)
+uniform float u_window_lit_share;  // fraction of upper-floor windows lit (shopfronts: double)
 in vec3 v_world;
 in vec3 v_normal;
 in vec2 v_wall;
@@ -16,6 +18,18 @@ void main() {
     vec2 tile = vec2((v_style + cell.x) * 0.25, upper + (1.0 - cell.y) * 0.5);
     // gradients of the continuous coordinate, so mip selection ignores the fract() seams
     vec4 texel = textureGrad(u_windows, tile, dFdx(uv) * vec2(0.25, 0.5), dFdy(uv) * vec2(0.25, 0.5));
-    vec3 col = mix(texel.rgb, v_tint * texel.rgb, texel.a) * shade(v_normal);
+    vec3 albedo = mix(texel.rgb, v_tint * texel.rgb, texel.a);
+    vec3 col = albedo * shade(v_normal);
+    if (u_lamp_count > 0) {
+        col += albedo * lamp_light(v_world, v_normal);
+    }
+    if (u_window_glow > 0.0) {
+        // lit or dark per window bay, fixed by the bay and the building's tint (deterministic)
+        vec2 bay = floor(uv) + v_tint.rg * 131.0 + v_style * 17.0;
+        float pick = fract(sin(dot(bay, vec2(12.9898, 78.233))) * 43758.5453);
+        float share = upper > 0.0 ? u_window_lit_share : min(1.0, 2.0 * u_window_lit_share);
+        float lit = pick < share ? 1.0 : 0.0;
+        col += (1.0 - texel.a) * lit * u_window_glow * vec3(1.0, 0.82, 0.55);
+    }
     f_color = vec4(apply_fog(col, v_world), 1.0);
 }
