@@ -187,6 +187,8 @@ class ShardedVectorEnv(VectorEnv[dict[str, Any], dict[str, Any], Any]):
         EnvConfig.from_kwargs(**checked)
         self.city_dir = str(city_dir)
         self._closed = False
+        self._last_obs: list[Any] | None = None
+        """Each shard's last batched observation (a partial reset re-sends the others')."""
         self._conns: list[Connection] = []
         self._procs: list[Any] = []
         context = mp.get_context("spawn")
@@ -254,8 +256,28 @@ class ShardedVectorEnv(VectorEnv[dict[str, Any], dict[str, Any], Any]):
         options: dict[str, Any] | None = None,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Reset every sub-env; an int ``seed`` seeds sub-env i with ``seed + i``, a sequence
-        gives each its own (as :meth:`CityVectorEnv.reset`)."""
+        gives each its own; ``options["reset_mask"]`` resets only some (as
+        :meth:`CityVectorEnv.reset`: shards without a True in their part are not asked)."""
         self._check_open()
+        mask = None
+        if options is not None and "reset_mask" in options:
+            options = dict(options)
+            mask = options.pop("reset_mask")
+            if (
+                not isinstance(mask, np.ndarray)
+                or mask.dtype != np.bool_
+                or mask.shape != (self.num_envs,)
+                or not mask.any()
+            ):
+                shown = mask if not isinstance(mask, np.ndarray) else f"{mask.dtype}{mask.shape}"
+                msg = (
+                    f"`options['reset_mask']` must be a numpy bool array of shape "
+                    f"({self.num_envs},) with at least one True, got {shown!r}"
+                )
+                raise ConfigError(msg)
+            if self._last_obs is None:
+                msg = "`options['reset_mask']` needs a full reset() first"
+                raise ConfigError(msg)
         if seed is None:
             seeds: list[int | None] = [None] * self.num_envs
         elif isinstance(seed, int | np.integer):
@@ -267,11 +289,26 @@ class ShardedVectorEnv(VectorEnv[dict[str, Any], dict[str, Any], Any]):
                 raise ConfigError(msg)
         if seed is not None:
             self._np_random, self._np_random_seed = np.random.default_rng(seeds[0]), seeds[0]
-        for conn, (start, stop) in zip(self._conns, self._bounds(), strict=True):
-            conn.send(("reset", (seeds[start:stop], options)))
-        results = [self._receive(k) for k in range(len(self.sizes))]
-        obs = _join(self.single_observation_space, [r[0] for r in results])
-        return obs, _join_infos([r[1] for r in results], self.sizes)
+        asked = []
+        for k, (conn, (start, stop)) in enumerate(zip(self._conns, self._bounds(), strict=True)):
+            part = None if mask is None else mask[start:stop]
+            if part is not None and not part.any():
+                continue
+            shard_options = options if part is None else {**(options or {}), "reset_mask": part}
+            conn.send(("reset", (seeds[start:stop], shard_options)))
+            asked.append(k)
+        replies = {k: self._receive(k) for k in asked}
+        last = list(self._last_obs) if self._last_obs is not None else [None] * len(self.sizes)
+        infos_parts: list[dict[str, Any]] = []
+        for k in range(len(self.sizes)):
+            if k in replies:
+                last[k], info = replies[k]
+            else:
+                info = {}
+            infos_parts.append(info)
+        self._last_obs = last
+        obs = _join(self.single_observation_space, last)
+        return obs, _join_infos(infos_parts, self.sizes)
 
     def step(
         self, actions: Any
@@ -287,7 +324,8 @@ class ShardedVectorEnv(VectorEnv[dict[str, Any], dict[str, Any], Any]):
         for conn, (start, stop) in zip(self._conns, self._bounds(), strict=True):
             conn.send(("step", _slice(self.single_action_space, actions, start, stop)))
         results = [self._receive(k) for k in range(len(self.sizes))]
-        obs = _join(self.single_observation_space, [r[0] for r in results])
+        self._last_obs = [r[0] for r in results]
+        obs = _join(self.single_observation_space, self._last_obs)
         rewards = np.concatenate([r[1] for r in results]).astype(np.float64)
         terminated = np.concatenate([r[2] for r in results]).astype(np.bool_)
         truncated = np.concatenate([r[3] for r in results]).astype(np.bool_)

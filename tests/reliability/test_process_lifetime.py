@@ -41,6 +41,14 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _cmdline(pid: int) -> str:
+    """The command line of ``pid``, or "" once it has exited (its /proc entry is gone)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text(errors="ignore")
+    except (FileNotFoundError, ProcessLookupError):
+        return ""
+
+
 def _workers_of(proc: subprocess.Popen[bytes], count: int) -> set[int]:
     """Wait until ``proc`` has ``count`` worker processes that are running episodes."""
     deadline = time.monotonic() + WAIT_S
@@ -48,8 +56,7 @@ def _workers_of(proc: subprocess.Popen[bytes], count: int) -> set[int]:
         python_children = {
             c
             for c in _children(proc.pid)
-            if "multiprocessing" in Path(f"/proc/{c}/cmdline").read_text(errors="ignore")
-            and "spawn_main" in Path(f"/proc/{c}/cmdline").read_text(errors="ignore")
+            if "multiprocessing" in _cmdline(c) and "spawn_main" in _cmdline(c)
         }
         if len(python_children) >= count:
             return python_children

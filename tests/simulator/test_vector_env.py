@@ -232,3 +232,21 @@ def test_sharded_infos_keep_their_masks() -> None:
 def test_num_workers_belongs_to_the_sharded_mode(plus_city: Path) -> None:
     with pytest.raises(ConfigError, match="vectorization_mode='sharded'"):
         city360.make_vec(plus_city, num_envs=2, num_workers=2, **SMALL)
+
+
+def test_reset_mask_in_the_sharded_mode(plus_city: Path) -> None:
+    with city360.make_vec(
+        plus_city, num_envs=3, vectorization_mode="sharded", num_workers=2, **SMALL
+    ) as envs:
+        obs, _ = envs.reset(seed=0, options={"segment": "ns_a", "offset_m": 0.0})
+        n = 3
+        walk = {"action": np.zeros(n, np.int64), "magnitude": np.zeros(n, np.int64)}
+        obs, *_ = envs.step({**walk, "answer": ("",) * n})
+        assert obs["step"].tolist() == [1, 1, 1]
+        obs, infos = envs.reset(options={"reset_mask": np.array([False, False, True])})
+        assert obs["step"].tolist() == [1, 1, 0]  # shard 0 (sub-envs 0, 1) was not asked
+        assert infos["_action_mask"].tolist() == [False, False, True]
+        obs, infos = envs.reset(options={"reset_mask": np.array([False, True, False])})
+        assert obs["step"].tolist() == [1, 0, 0]
+        with pytest.raises(ConfigError, match="at least one True"):
+            envs.reset(options={"reset_mask": np.zeros(3, np.bool_)})
