@@ -1,7 +1,8 @@
 """Several runs on one page: ``city360 report RUN RUN [RUN ...]``.
 
-One table per measure (success rate, mean score, SPL, checkpoint coverage, tokens), a row per
-(family, difficulty) and the family's overall, a column per run, labelled with the run id, the
+A bar chart of each family's success rate and SPL per run (``plots.png`` beside the page),
+then one table per measure (success rate, mean score, SPL, checkpoint coverage, tokens), a row
+per (family, difficulty) and the family's overall, a column per run, labelled with the run id, the
 agent, its ablations and its visual condition (from ``run_metadata.json``). Runs are compared
 as they are: a run on another suite is marked, not refused, since comparing conditions of one
 suite is the point and comparing suites may still be what a reader wants.
@@ -196,6 +197,49 @@ td,th{border:1px solid #ccc;padding:4px 8px}th{background:#f3f3f3}tr.all td{font
 small{color:#666}.warn{color:#b42318}"""
 
 
+PLOT_MEASURES: tuple[str, ...] = ("success rate", "SPL")
+"""The measures of :data:`MEASURES` the page's bar chart shows per family and run."""
+
+
+def write_plots(columns: Sequence[RunColumn], path: Path) -> Path | None:
+    """Grouped bars (a group per family, a bar per run) of :data:`PLOT_MEASURES`, one panel
+    each, written to ``path`` (PNG); None when no run has rows."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    families = [f for f, d in _rows(columns) if d == "all"]
+    if not families:
+        return None
+    measures = [m for m in MEASURES if m.name in PLOT_MEASURES]
+    fig, axes = plt.subplots(
+        len(measures), 1, figsize=(max(6.0, 1.1 * len(families) + 2), 2.6 * len(measures))
+    )
+    axes_list = list(axes) if len(measures) > 1 else [axes]
+    width = 0.8 / max(1, len(columns))
+    for ax, measure in zip(axes_list, measures, strict=True):
+        for k, column in enumerate(columns):
+            heights = []
+            for family in families:
+                mean = _mean([measure.value(r) for r in column.results if r.task_type == family])
+                heights.append(math.nan if mean is None else mean)  # no rows: no bar
+            xs = [i - 0.4 + width * (k + 0.5) for i in range(len(families))]
+            ax.bar(xs, heights, width=width, label=f"{column.run_id}: {column.label}")
+        ax.set_ylabel(measure.name)
+        ax.set_ylim(0, 1.05)
+        ax.set_xticks(range(len(families)))
+        ax.set_xticklabels(families, rotation=20, ha="right", fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    axes_list[0].legend(  # above the bars, never over them
+        fontsize=7, loc="lower left", bbox_to_anchor=(0.0, 1.02), ncol=min(3, len(columns))
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
 def write_comparison(run_dirs: Sequence[str | Path], out_dir: str | Path) -> Path:
     """Write ``out_dir/index.html`` comparing ``run_dirs`` side by side; returns its path."""
     columns = [load_run(folder) for folder in run_dirs]
@@ -206,14 +250,20 @@ def write_comparison(run_dirs: Sequence[str | Path], out_dir: str | Path) -> Pat
         if len(hashes) > 1
         else ""
     )
-    body = _conditions_section(columns) + "".join(_table(m, columns) for m in MEASURES)
+    target = Path(out_dir)
+    target.mkdir(parents=True, exist_ok=True)
+    plot = write_plots(columns, target / "plots.png")
+    figure = (
+        f"<p><img src='{plot.name}' alt='success rate and SPL per family and run'></p>"
+        if plot is not None
+        else ""
+    )
+    body = figure + _conditions_section(columns) + "".join(_table(m, columns) for m in MEASURES)
     page = (
         "<!doctype html><html><head><meta charset='utf-8'><title>city360: runs compared</title>"
         f"<style>{_CSS}</style></head><body><h1>{len(columns)} runs compared</h1>{warning}"
         f"{body}</body></html>"
     )
-    target = Path(out_dir)
-    target.mkdir(parents=True, exist_ok=True)
     path = target / "index.html"
     path.write_text(page, encoding="utf-8")
     return path

@@ -78,6 +78,26 @@ def test_three_runs_on_one_page(tmp_path: Path) -> None:
     assert "<td>0.25 <small>(1)</small></td>" in page  # Errand coverage of the no-map run
     assert "different suites" not in page
     assert "conditions side by side" not in page  # all three ran in daylight
+    plot = tmp_path / "compare" / "plots.png"
+    assert "<img src='plots.png'" in page
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_plot_draws_each_runs_bars_per_family(tmp_path: Path) -> None:
+    import cv2
+
+    from city360.eval.compare import load_run, write_plots
+
+    good = load_run(_run(tmp_path, "good", success=True, env_options={"map": True}))
+    bad = load_run(_run(tmp_path, "bad", success=False, env_options={"map": True}))
+    both = write_plots([good, bad], tmp_path / "both.png")
+    only_bad = write_plots([bad], tmp_path / "bad.png")
+    assert both is not None
+    assert only_bad is not None
+    # a run that succeeds draws bars where the failing one draws none: more ink
+    ink_both = int((cv2.imread(str(both), cv2.IMREAD_GRAYSCALE) < 200).sum())
+    ink_bad = int((cv2.imread(str(only_bad), cv2.IMREAD_GRAYSCALE) < 200).sum())
+    assert ink_both > ink_bad
 
 
 def test_conditions_side_by_side_pool_runs_of_one_setup(tmp_path: Path) -> None:
