@@ -33,7 +33,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-
 from city360.simulator.actions import Action, Magnitude
 from city360.simulator.config import EnvConfig
 from city360.simulator.state import AgentState, wrap180

@@ -18,7 +18,7 @@ of the junction, inside the oracle's 1 cm offset grid but not at the controller'
 
 
 def _bend() -> StreetGraph:
-    """"a" runs east 10.001 m to a junction whose LEFT branch "b" runs 30 m north."""
+    """Segment "a" runs east 10.001 m to a junction whose LEFT branch "b" runs 30 m north."""
     graph = nx.MultiDiGraph()
     for node, (x, y, kind) in enumerate(
         [(0.0, 0.0, "dead_end"), (_STREET_M, 0.0, "junction"), (_STREET_M, 30.0, "dead_end")]
