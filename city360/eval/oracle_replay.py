@@ -7,16 +7,20 @@ the one episode recorder (:class:`~city360.eval.recorder.EpisodeRecorder`) and i
 (step limit, stagnation, away-from-goal), and a task the graph solves can still fail there when
 a rule or the graph model disagrees with the controller (docs/design-notes.md, "tasks check
 replays the oracle"). :func:`replay_oracle` plays every navigation task exactly that way, with
-a small view (the oracle does not look at pixels) and the step logs in a temporary folder, and
-reports each task the oracle does not solve with SPL 1.
+blank frames and a small view (the oracle does not look at pixels, so nothing is decoded and a
+city built from poses without video is checked too) and the step logs in a temporary folder,
+and reports each task the oracle does not solve with SPL 1.
 """
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from city360.eval.protocols import get_protocol
 from city360.eval.recorder import EpisodeRecorder
@@ -27,8 +31,53 @@ from city360.tasks.schema import TaskBase
 
 __all__ = ["REPLAY_VIEW", "SPL_TOLERANCE", "replay_oracle"]
 
-REPLAY_VIEW: dict[str, Any] = {"renderer": "cpu", "view_width": 64, "view_height": 48}
-"""Environment options of the replay: the smallest useful view on the CPU renderer."""
+REPLAY_VIEW: dict[str, Any] = {"renderer": "cpu", "view_width": 32, "view_height": 24}
+"""Environment options of the replay: a tiny view on the CPU renderer."""
+
+_BLANK_SIZE = (16, 8)
+"""(width, height) pixels of the replay's blank equirectangular frames."""
+
+
+class _BlankFrames:
+    """A frame source of ``count`` mid-grey frames (the simulator's ``FrameSource``)."""
+
+    def __init__(self, count: int) -> None:
+        width, height = _BLANK_SIZE
+        self._count = count
+        self._y: npt.NDArray[np.uint8] = np.full((height, width), 128, np.uint8)
+        self._uv: npt.NDArray[np.uint8] = np.full((height // 2, width // 2), 128, np.uint8)
+
+    @property
+    def width(self) -> int:
+        return _BLANK_SIZE[0]
+
+    @property
+    def height(self) -> int:
+        return _BLANK_SIZE[1]
+
+    def __len__(self) -> int:
+        return self._count
+
+    def get_yuv(
+        self, index: int
+    ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
+        return self._y, self._uv, self._uv
+
+    def prefetch(self, indices: Any) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+def _blank_frames(frame_counts: Mapping[str, int]) -> Callable[[Path, int], _BlankFrames]:
+    """A frame-source factory: a trajectory's frames live in ``trajectories/<id>/``."""
+
+    def open_frames(path: Path, cache_bytes: int) -> _BlankFrames:
+        return _BlankFrames(frame_counts[path.parent.name])
+
+    return open_frames
+
 
 SPL_TOLERANCE = 1e-6
 """An oracle episode with SPL below 1 minus this is reported."""
@@ -45,9 +94,11 @@ def replay_oracle(
     """Play the oracle on every navigation task of ``tasks`` in the city's simulator under
     ``protocol``'s stop rules (``stop``: the eval's defaults); one issue per task it does not
     solve with SPL 1 (field ``truth.goal``), naming how the episode ended."""
-    import city360
     from city360.agents.oracle import OracleAgent
     from city360.eval.episode import ProtocolTask
+    from city360.simulator.config import EnvConfig
+    from city360.simulator.env import CityEnv
+    from city360.streets import StreetGraph
 
     rules = get_protocol(protocol)
     base = stop or StopConfig()
@@ -55,7 +106,11 @@ def replay_oracle(
     navigation = [task for task in tasks if get_family(task.family).navigation]
     with (
         tempfile.TemporaryDirectory(prefix="city360-check-") as logs,
-        city360.make(city_dir, privileged_info=True, **REPLAY_VIEW) as env,
+        CityEnv(
+            city_dir,
+            EnvConfig.from_kwargs(privileged_info=True, **REPLAY_VIEW),
+            frame_source=_blank_frames(_frame_counts(StreetGraph.open(city_dir))),
+        ) as env,
     ):
         graph = env.world.graph
         agent = OracleAgent(graph=graph, move_m=env.config.move_m)
@@ -103,8 +158,8 @@ def _issue(task: TaskBase, recorder: EpisodeRecorder, protocol: str) -> CheckIss
         task.id,
         "truth.goal",
         f"the oracle played in the simulator under the {protocol!r} protocol's stop rules: "
-        f"{how}{where}; the graph model and the simulator disagree (fix the product, or "
-        "regenerate the task)",
+        f"{how}{where}; where the street-graph check passes, the graph model and the "
+        "simulator disagree (fix the product, or regenerate the task)",
     )
 
 
@@ -113,3 +168,7 @@ def _reason(recorder: EpisodeRecorder) -> str:
     name = "?" if reason is None else str(reason.value)
     detail = recorder.result.stop_reason_detail
     return f"{name} ({detail})" if detail else name
+
+
+def _frame_counts(graph: Any) -> dict[str, int]:
+    return {tid: int(meta.frame_count) for tid, meta in graph.trajectories.items()}
