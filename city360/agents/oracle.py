@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 __all__ = ["OracleAgent"]
 
 _OFFSET_TOLERANCE_M = 0.5
+_Walk = tuple[list[tuple[str, str | None]], list[tuple[str, float]]]
+"""A plan: the moves and the (segment, offset_m) the controller reaches after each."""
 
 
 class OracleAgent:
@@ -106,8 +108,11 @@ class OracleAgent:
             )
             self.replans = 0
 
-    def _walk(self, state: tuple[str, float], budget: int) -> list[tuple[str, str | None]] | None:
-        """Fewest moves from ``state`` to the goal (aiming inside the margin first)."""
+    def _walk(
+        self, state: tuple[str, float], budget: int
+    ) -> tuple[list[tuple[str, str | None]], list[tuple[str, float]]] | None:
+        """Fewest moves from ``state`` to the goal (aiming inside the margin first) and the
+        (segment, offset_m) the controller reaches after each."""
         from city360.tasks.walk import oracle_walk
 
         assert self._goal is not None  # only called for tasks with a goal
@@ -119,7 +124,7 @@ class OracleAgent:
                 self.graph, state, (gx, gy), radius, step_limit=budget, move_m=self.move_m
             )
             if result.reachable:
-                return list(result.actions)
+                return list(result.actions), list(result.states)
         return None
 
     def _replan(self, state: tuple[str, float], *, steps_used: int, yaw_deg: float = 0.0) -> None:
@@ -127,44 +132,26 @@ class OracleAgent:
         (the simulator walks the twin when the view faces backwards, ``|yaw| > 90``); the
         shorter wins. Looking back first costs an S; turning round costs two D LARGE."""
         budget = max(1, self._step_limit - steps_used - 1)  # keep a step for ANSWER
-        options: list[tuple[int, list[tuple[str, str | None]], tuple[str, float], list[Any]]] = []
+        options: list[tuple[int, list[tuple[str, str | None]], _Walk]] = []
         facing_back = abs(yaw_deg) > 90.0
         prefix: list[tuple[str, str | None]] = [("S", None)] if facing_back else []
-        moves = self._walk(state, budget - len(prefix))
-        if moves is not None:
-            options.append((len(prefix) + len(moves), prefix, state, moves))
-        twin_id = self.graph.segment(state[0]).twin
-        if twin_id is not None and twin_id in self.graph.segments:
-            x, y = self.graph.position(*state)
-            twin_offset, _ = self.graph.segment(twin_id).project(x, y)
+        walk = self._walk(state, budget - len(prefix))
+        if walk is not None:
+            options.append((len(prefix) + len(walk[0]), prefix, walk))
+        # the twin at the offset where the controller's W facing backwards walks on
+        turned = self.graph.turned_round(*state)
+        if turned is not None:
             prefix = [] if facing_back else [("D", "LARGE"), ("D", "LARGE")]
-            moves = self._walk((twin_id, twin_offset), budget - len(prefix))
-            if moves is not None:
-                options.append((len(prefix) + len(moves), prefix, (twin_id, twin_offset), moves))
+            walk = self._walk(turned, budget - len(prefix))
+            if walk is not None:
+                options.append((len(prefix) + len(walk[0]), prefix, walk))
         self.replans += 1
         self._plan, self._plan_states = [], []
         if options:
-            _, prefix, start, moves = min(options, key=lambda option: option[0])
+            _, prefix, (moves, states) = min(options, key=lambda option: option[0])
             self._plan = prefix + moves
-            self._plan_states = [state] * len(prefix)
-            cursor = start
-            for action, magnitude in moves:
-                cursor = self._advance(cursor, action, magnitude)
-                self._plan_states.append(cursor)
+            self._plan_states = [state] * len(prefix) + states
         self._expected = state
-
-    def _advance(
-        self, state: tuple[str, float], action: str, magnitude: str | None
-    ) -> tuple[str, float]:
-        """Where a planned move leads on the graph (W stops at the segment's end)."""
-        segment = self.graph.segment(state[0])
-        if action == "W":
-            index = ("SMALL", "MEDIUM", "LARGE").index(magnitude or "MEDIUM")
-            return state[0], min(segment.length_m, state[1] + self.move_m[index])
-        for transition in segment.transitions:
-            if transition.label == action:
-                return transition.edge, 0.0
-        return state
 
     def act(self, observation: Observation) -> AgentDecision:
         if self._task is None:
@@ -185,11 +172,18 @@ class OracleAgent:
                     steps_used=int(observation.get("step", 0)),
                     yaw_deg=float(pose.get("yaw_deg", 0.0)),
                 )
-        while not self._plan and self._pending and "segment" in info and "offset_m" in info:
-            self._goal = self._pending.pop(0)  # at a waypoint: on to the next
+        while not self._plan and self._pending:
+            # at a waypoint: on to the next, from the simulator's state when it is shown,
+            # else from where the plan says the last move led
+            self._goal = self._pending.pop(0)
+            here = self._expected
             pose = info.get("pose") or {}
+            if "segment" in info and "offset_m" in info:
+                here = (str(info["segment"]), float(info["offset_m"]))
+            if here is None:
+                break
             self._replan(
-                (str(info["segment"]), float(info["offset_m"])),
+                here,
                 steps_used=int(observation.get("step", 0)),
                 yaw_deg=float(pose.get("yaw_deg", 0.0)),
             )

@@ -258,7 +258,9 @@ class EpisodeRecorder:
         result.oracle_success = bool(oracle_xy) if goal is not None else None
         street = self.protocol.away_measure == "street"
         if goal is not None and self.stop_config.away_from_goal and street:
-            self._street = StreetDistance(self.graph, (goal.x_m, goal.y_m))
+            self._street = StreetDistance(
+                self.graph, (goal.x_m, goal.y_m), threshold_m=float(goal.threshold_m)
+            )
         pose = info["pose"]
         self._log.write(
             {

@@ -33,13 +33,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from city360.simulator.actions import Action, Magnitude
 from city360.simulator.config import EnvConfig
 from city360.simulator.state import AgentState, wrap180
 from city360.simulator.world import World
-from city360.streets import Segment
+from city360.streets import Segment, twin_offset_m
 from city360.streets.moves import END_EPS_M, branch_yaw_deg, passthrough
 
 __all__ = [
@@ -124,8 +122,7 @@ def _walk(world: World, config: EnvConfig, state: AgentState, distance_m: float)
                 "Turn to face forward (S) to walk on.",
             )
         twin = world.segment(segment.twin)
-        k = segment.index_at(state.offset_m)
-        _, offset = _nearest_on(twin, float(segment.x_m[k]), float(segment.y_m[k]))
+        offset = twin_offset_m(segment, twin, state.offset_m)
         state = _cross(world, state, twin, offset)
         segment = twin
         changed = True
@@ -175,11 +172,6 @@ def _passthrough(world: World, segment: Segment) -> Segment | None:
     (a bend or a cut in the video) with exactly one way on that is not a U-turn."""
     transition = passthrough(world.nodes[segment.v].kind, segment.choices)
     return None if transition is None else world.segment(transition.edge)
-
-
-def _nearest_on(segment: Segment, x_m: float, y_m: float) -> tuple[int, float]:
-    k = int(np.argmin(np.hypot(segment.x_m - x_m, segment.y_m - y_m)))
-    return k, float(segment.cum_m[k])
 
 
 def _branch(world: World, config: EnvConfig, state: AgentState, label: str) -> StepResult:

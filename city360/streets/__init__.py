@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from city360.streets.moves import END_EPS_M, branch_yaw_deg, offered, passthrough
 from city360.streets.schema import GRAPH_SCHEMA_VERSION, GraphFile, parse_graph, read_graph_file
-from city360.streets.segment import Segment, scaled_offsets
+from city360.streets.segment import Segment, scaled_offsets, twin_offset_m
 from city360.streets.street_graph import OFFSET_QUANTUM_M, StreetGraph, clear_cache
 from city360.streets.values import LABELS, Label, Node, NodeKind, Transition
 
@@ -41,4 +41,5 @@ __all__ = [
     "passthrough",
     "read_graph_file",
     "scaled_offsets",
+    "twin_offset_m",
 ]

@@ -18,7 +18,7 @@ from city360.geo import bearing_deg
 from city360.streets.moves import offered
 from city360.streets.values import Transition
 
-__all__ = ["Segment", "scaled_offsets"]
+__all__ = ["Segment", "scaled_offsets", "twin_offset_m"]
 
 
 def scaled_offsets(xy: npt.NDArray[np.float64], length_m: float) -> npt.NDArray[np.float64]:
@@ -152,3 +152,12 @@ class Segment:
     def nearest_index(self, x_m: float, y_m: float) -> int:
         """Position in :attr:`frames` of the frame nearest to (x_m, y_m)."""
         return int(np.argmin(np.hypot(self.xy[:, 0] - x_m, self.xy[:, 1] - y_m)))
+
+
+def twin_offset_m(segment: Segment, twin: Segment, offset_m: float) -> float:
+    """Offset (metres) on ``twin`` where W facing backwards walks on from ``offset_m`` on
+    ``segment``: the twin's frame nearest to the frame shown at ``offset_m``, so the picture
+    does not jump. The controller turns round with this rule and the oracle plans with it."""
+    k = segment.index_at(offset_m)
+    nearest = twin.nearest_index(float(segment.x_m[k]), float(segment.y_m[k]))
+    return float(twin.cum_m[nearest])

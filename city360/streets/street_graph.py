@@ -32,7 +32,7 @@ from city360.errors import CityFormatError, TaskError, UnknownSegmentError, did_
 from city360.geo import angle_diff_deg, bearing_deg
 from city360.streets.moves import END_EPS_M, passthrough
 from city360.streets.schema import EdgeModel, GraphFile, parse_graph, read_graph_file
-from city360.streets.segment import Segment, scaled_offsets
+from city360.streets.segment import Segment, scaled_offsets, twin_offset_m
 from city360.streets.values import Node
 
 __all__ = ["OFFSET_QUANTUM_M", "StreetGraph", "clear_cache"]
@@ -279,6 +279,16 @@ class StreetGraph:
             if remaining <= END_EPS_M:
                 break
         return seg.id, offset, walked
+
+    def turned_round(self, segment_id: str, offset_m: float) -> tuple[str, float] | None:
+        """(twin segment, offset_m) where W walks on after turning round at (``segment_id``,
+        ``offset_m``), as the controller maps it (:func:`twin_offset_m`); None without a
+        twin."""
+        seg = self.segment(segment_id)
+        if seg.twin is None or seg.twin not in self.segments:
+            return None
+        twin = self.segments[seg.twin]
+        return twin.id, twin_offset_m(seg, twin, offset_m)
 
     def state_position(self, state: tuple[str, int]) -> tuple[float, float]:
         """Position of an oracle state (segment, offset in :data:`OFFSET_QUANTUM_M` units),

@@ -84,6 +84,17 @@ def generate_command(
 def check_command(
     suite_dir: Annotated[Path, typer.Argument(help="suite folder (suite.json + assets/)")],
     city: Annotated[Path, typer.Option("--city", help="the city directory the suite is for")],
+    replay: Annotated[
+        bool,
+        typer.Option(
+            "--replay/--no-replay",
+            help="also play the oracle on every navigation task in the simulator under the "
+            "eval's stop rules (--no-replay: the street-graph checks only)",
+        ),
+    ] = True,
+    protocol: Annotated[
+        str, typer.Option("--protocol", help="the protocol whose stop rules the replay uses")
+    ] = "default",
 ) -> None:
     """Check every task of SUITE_DIR against its city; exit 1 if any fails."""
     from city360.cities import resolve_city
@@ -97,6 +108,27 @@ def check_command(
     with make_progress() as progress:
         bar = progress.add_task("checking tasks", total=len(suite))
         report = check_suite(suite, city, on_task=lambda _task: progress.advance(bar))
+    if replay:
+        # the eval's oracle in the real simulator: the graph proof is necessary, not enough
+        from city360.eval.oracle_replay import replay_oracle
+        from city360.tasks.families import get_family
+
+        failed = set(report.failing_ids())
+        playable = [
+            task
+            for task in suite.tasks
+            if task.id not in failed and get_family(task.family).navigation
+        ]
+        with make_progress() as progress:
+            bar = progress.add_task("replaying the oracle", total=len(playable))
+            report.issues.extend(
+                replay_oracle(
+                    playable,
+                    city,
+                    protocol=protocol,
+                    on_task=lambda _task: progress.advance(bar),
+                )
+            )
     for note in report.skipped:
         console.print(f"not checked: {note}")
     for issue in report.issues:

@@ -78,11 +78,7 @@ class TourResult:
 
 
 def _twin_of(graph: StreetGraph, state: tuple[str, float]) -> tuple[str, float] | None:
-    twin = graph.segment(state[0]).twin
-    if twin is None or twin not in graph.segments:
-        return None
-    x, y = graph.position(*state)
-    return twin, graph.segment(twin).project(x, y)[0]
+    return graph.turned_round(*state)  # the controller's own mapping onto the twin
 
 
 def oracle_tour(

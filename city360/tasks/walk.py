@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from city360.streets import OFFSET_QUANTUM_M, StreetGraph
+from city360.streets.moves import END_EPS_M
 
 __all__ = [
     "OracleResult",
@@ -40,6 +41,13 @@ class OracleResult:
     path_m: float
     segments: tuple[str, ...] = ()
     """Segments the walk passes through, in order (start segment first)."""
+    states: tuple[tuple[str, float], ...] = ()
+    """(segment, offset_m) after each of ``actions``, as the simulator's controller computes
+    them from ``start`` (the oracle agent compares the simulator's state with these)."""
+
+
+_END = -1
+"""The offset key of a segment's end (offset >= length - END_EPS_M, the controller's rule)."""
 
 
 def oracle_walk(
@@ -66,11 +74,20 @@ def oracle_walk(
     names = ("SMALL", "MEDIUM", "LARGE")
     gx, gy = goal_xy
     q = OFFSET_QUANTUM_M
+    segments_of = graph.segments
 
-    def state_of(seg_id: str, offset: float) -> tuple[str, int]:
+    def key_of(seg_id: str, offset: float) -> tuple[str, int]:
+        # A segment's end is a state of its own, decided by the controller's rule
+        # (END_EPS_M): on the centimetre grid a spot a millimetre before the end would share
+        # the end's key, and the plan would offer branches the controller does not.
+        if offset >= segments_of[seg_id].length_m - END_EPS_M:
+            return seg_id, _END
         return seg_id, round(offset / q)
 
-    first = state_of(start[0], start[1])
+    first = key_of(start[0], start[1])
+    # offset_at keeps the exact metres of the walk that reached a key (the controller's own
+    # float arithmetic from the true start), so the plan's states are the simulator's states
+    offset_at: dict[tuple[str, int], float] = {first: float(start[1])}
     parent: dict[tuple[str, int], tuple[tuple[str, int], tuple[str, str | None], float] | None]
     parent = {first: None}
     walked_to: dict[tuple[str, int], float] = {first: 0.0}  # metres of the best walk there
@@ -85,7 +102,8 @@ def oracle_walk(
         moves_left = step_limit - 1 - depth
         alive: list[tuple[str, int]] = []
         for state in frontier:
-            x, y = graph.state_position(state)
+            # the exact offset, not the centimetre key: success is scored on the true pose
+            x, y = segments_of[state[0]].position(offset_at[state])
             dist = math.hypot(x - gx, y - gy)
             best_dist = min(best_dist, dist)
             if dist <= threshold_m:
@@ -99,63 +117,66 @@ def oracle_walk(
         next_frontier: list[tuple[str, int]] = []
         this_layer: set[tuple[str, int]] = set()
         for state in alive:
-            seg = graph.segments[state[0]]
-            offset = state[1] * q
-            moves: list[tuple[tuple[str, int], tuple[str, str | None], float]] = []
-            at_end = offset >= seg.length_m - q / 2
+            seg = segments_of[state[0]]
+            offset = offset_at[state]
+            moves: list[tuple[str, float, tuple[str, str | None], float]] = []
+            at_end = state[1] == _END
             if not at_end or graph.onward(seg.id) is not None:
                 for name, step in zip(names, move_m, strict=True):
-                    to_seg, to_offset, walked = graph.forward(seg.id, offset, step, end_eps_m=q / 2)
-                    moves.append((state_of(to_seg, to_offset), ("W", name), walked))
+                    to_seg, to_offset, walked = graph.forward(seg.id, offset, step)
+                    moves.append((to_seg, to_offset, ("W", name), walked))
             if at_end:
                 for tr in seg.choices:
-                    if tr.edge in graph.segments:
-                        moves.append((state_of(tr.edge, 0.0), (tr.label, None), 0.0))
-            for new_state, action, walked in moves:
+                    if tr.edge in segments_of:
+                        moves.append((tr.edge, 0.0, (tr.label, None), 0.0))
+            for to_seg, to_offset, action, walked in moves:
+                new_state = key_of(to_seg, to_offset)
                 total = walked_to[state] + walked
                 if new_state not in parent:
                     parent[new_state] = (state, action, walked)
                     walked_to[new_state] = total
+                    offset_at[new_state] = to_offset
                     next_frontier.append(new_state)
                     this_layer.add(new_state)
                 elif new_state in this_layer and total < walked_to[new_state] - 1e-9:
                     parent[new_state] = (state, action, walked)  # as few steps, fewer metres
                     walked_to[new_state] = total
+                    offset_at[new_state] = to_offset
         frontier = next_frontier
         depth += 1
     if found is None:
         return OracleResult(False, None, None, best_dist, (), 0.0)
-    actions: list[tuple[str, str | None]] = []
-    walked_m = 0.0
+    chain: list[tuple[tuple[str, int], tuple[str, str | None], float]] = []
     cursor = found
     while (link := parent[cursor]) is not None:
-        cursor, action, walked = link
-        actions.append(action)
-        walked_m += walked
-    actions.reverse()
-    # replay the moves to list every segment passed, including ones W walks through whole
+        chain.append((cursor, link[1], link[2]))
+        cursor = link[0]
+    chain.reverse()
+    actions = tuple(action for _, action, _ in chain)
+    walked_m = sum(walked for _, _, walked in chain)
+    # replay the moves to list every segment passed, including ones W walks through whole;
+    # each move is replayed from the state the plan keeps (a same-layer parent swap may have
+    # replaced a state's offset by another within the same centimetre)
     segments = [first[0]]
-    seg_id, offset = first[0], first[1] * q
-    for action in actions:
+    seg_id, offset = first[0], offset_at[first]
+    for key, action, _ in chain:
         if action[0] == "W":
             step = move_m[names.index(str(action[1]))]
-            seg_id, offset, _ = graph.forward(
-                seg_id, offset, step, end_eps_m=q / 2, visited=segments
-            )
-            offset = round(offset / q) * q
+            graph.forward(seg_id, offset, step, visited=segments)
         else:
-            seg_id = next(t.edge for t in graph.segments[seg_id].choices if t.label == action[0])
-            offset = 0.0
-            segments.append(seg_id)
-    x, y = graph.segments[found[0]].position(found[1] * q)
+            segments.append(key[0])
+        seg_id, offset = key[0], offset_at[key]
+    final = (found[0], offset_at[found])
+    x, y = segments_of[final[0]].position(final[1])
     return OracleResult(
         True,
         len(actions) + 1,
-        (found[0], found[1] * q),
+        final,
         math.hypot(x - gx, y - gy),
-        tuple(actions),
+        actions,
         walked_m,
         tuple(segments),
+        tuple((key[0], offset_at[key]) for key, _, _ in chain),
     )
 
 
