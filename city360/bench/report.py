@@ -134,7 +134,7 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "vec_throughput",
-        "vector env, 64 envs, 84x84, random legal actions, sharded over the cores",
+        "vector env (sync), 64 envs, 84x84, random legal actions",
         ">= 2,000 steps/s",
         lambda f: f["vec_64_steps_per_s"],
         2000.0,
