@@ -13,7 +13,7 @@ not N times faster).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "CALIBRATION_MIN_S",
     "FilmingClock",
     "format_duration",
+    "planned_makespan",
 ]
 
 CALIBRATION_FRAMES_PER_WORKER = 20
@@ -28,6 +29,15 @@ CALIBRATION_FRAMES_PER_WORKER = 20
 CALIBRATION_MIN_S = 10.0
 """Seconds of filming timed, at least, before the estimate is printed: over fewer, the first
 frames' warm-up (shader compilation, caches) and a neighbour's burst weigh too much."""
+
+
+def planned_makespan(frames: Sequence[int], workers: int) -> int:
+    """Frames the busiest of ``workers`` films when videos of ``frames`` frames each are
+    handed out in this order to whichever worker has the least work (equal speeds)."""
+    loads = [0] * max(1, workers)
+    for count in frames:
+        loads[loads.index(min(loads))] += count
+    return max(loads)
 
 
 def format_duration(seconds: float) -> str:
@@ -46,7 +56,9 @@ def format_duration(seconds: float) -> str:
 class FilmingClock:
     """Counts filmed frames and turns the first ones into an estimate of the time left.
 
-    ``total_frames`` is every frame to film, ``workers`` the processes filming them. Call
+    ``total_frames`` is every frame to film, ``workers`` the processes filming them and
+    ``makespan_frames`` the frames the busiest worker films (:func:`planned_makespan`; default
+    an even share): with few videos the last ones run on fewer workers than the rest. Call
     :meth:`ready` when every worker can render (scene and renderer built), :meth:`advance` as
     frames are encoded; :meth:`advance` returns the estimate line once, when calibration ends.
     ``clock`` (seconds, monotonic) is replaceable for tests.
@@ -54,6 +66,8 @@ class FilmingClock:
 
     total_frames: int
     workers: int
+    makespan_frames: int = 0
+    """0: ``total_frames / workers``."""
     calibration_frames: int = 0
     """0: :data:`CALIBRATION_FRAMES_PER_WORKER` x ``workers``."""
     calibration_s: float = CALIBRATION_MIN_S
@@ -68,6 +82,8 @@ class FilmingClock:
     def __post_init__(self) -> None:
         if self.calibration_frames <= 0:
             self.calibration_frames = CALIBRATION_FRAMES_PER_WORKER * max(1, self.workers)
+        if self.makespan_frames <= 0:
+            self.makespan_frames = -(-self.total_frames // max(1, self.workers))
         self._started_s = self.clock()
 
     def ready(self) -> None:
@@ -95,7 +111,9 @@ class FilmingClock:
             return None
         self._estimated = True
         rate = measured / max(took_s, 1e-9)
-        left_s = (self.total_frames - self.done) / rate
+        # the busiest worker has filmed about an even share so far and films at rate / workers
+        left_frames = max(self.makespan_frames - self.done / self.workers, 0.0)
+        left_s = left_frames * self.workers / rate
         return (
             f"estimate: {format_duration(left_s)} more to film the remaining "
             f"{self.total_frames - self.done:,} of {self.total_frames:,} frames "

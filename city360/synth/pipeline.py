@@ -384,8 +384,8 @@ def _film_all(
 ) -> None:
     """Film every route into ``videos/`` on ``workers`` processes, with one progress bar over
     all frames, an estimate once the first frames are timed and the time it took at the end."""
-    from city360.synth.film_clock import FilmingClock
-    from city360.synth.film_workers import FilmJob, film_jobs
+    from city360.synth.film_clock import FilmingClock, planned_makespan
+    from city360.synth.film_workers import FilmJob, film_jobs, longest_first
 
     city.videos_dir.mkdir(parents=True, exist_ok=True)
     jobs = [
@@ -405,7 +405,11 @@ def _film_all(
         f"{options.width // 2} px on {used} worker{plural}",
         highlight=False,
     )
-    clock = FilmingClock(total_frames=total, workers=used)
+    clock = FilmingClock(
+        total_frames=total,
+        workers=used,
+        makespan_frames=planned_makespan([len(j.poses) for j in longest_first(jobs)], used),
+    )
     task = progress.add_task(f"filming {len(jobs)} videos", total=total, unit="frames")
 
     def advance(frames: int) -> None:

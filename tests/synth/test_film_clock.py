@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from city360.synth.film_clock import FilmingClock, format_duration
+from city360.synth.film_clock import FilmingClock, format_duration, planned_makespan
 
 
 class FakeClock:
@@ -52,3 +52,19 @@ def test_no_estimate_before_enough_frames_and_seconds_or_before_ready() -> None:
 )
 def test_durations_read_like_a_person_says_them(seconds: float, text: str) -> None:
     assert format_duration(seconds) == text
+
+
+def test_few_long_videos_leave_the_last_one_to_a_single_worker() -> None:
+    assert planned_makespan([400, 400, 400, 400, 400], 2) == 1200
+    assert planned_makespan([500, 300, 200, 100], 2) == 600
+    assert planned_makespan([], 2) == 0
+    clock = FakeClock()
+    filming = FilmingClock(
+        total_frames=2000, workers=2, makespan_frames=1200, calibration_s=10.0, clock=clock
+    )
+    filming.ready()
+    filming.advance(2)
+    clock.now_s += 10.0
+    line = filming.advance(40)  # 4 frames/s, 2 a second per worker; the busiest has 1179 left
+    assert line is not None
+    assert line.startswith("estimate: 9 min 50 s more to film the remaining 1,958 of 2,000")
