@@ -12,9 +12,11 @@ the commands are printed as they run.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shlex
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -167,11 +169,14 @@ def ensure_city(
     Steps already done are skipped, so an interrupted build resumes where it stopped; the
     standard suite is ``tasks/main``. ``rebuild=True`` starts from scratch. Each step is a
     ``city360`` command run by ``run``, by default in a child process
-    (:func:`run_command_process`).
+    (:func:`run_command_process`), followed by the time it took. ``synth`` films on every
+    core this process may use (the bytes do not depend on how many) and prints the frames to
+    film and an estimate measured on the first of them.
     """
     import shutil
 
     from city360.city import CityDir
+    from city360.synth.film_workers import default_workers
     from city360.video_store.ingest import trajectory_id_for
 
     packaged = get_city(city) if isinstance(city, str) else city
@@ -179,7 +184,9 @@ def ensure_city(
     if rebuild and root.exists():
         shutil.rmtree(root)
     built = CityDir(root)
+    run = functools.partial(_timed, run)
     if not (built.videos_dir.is_dir() and built.exists()):
+        # synth prints the frames to film and, once it has timed the first ones, an estimate
         run(
             "synth",
             "--osm",
@@ -191,6 +198,8 @@ def ensure_city(
             str(packaged.fps),
             "--speed",
             str(packaged.speed_mps),
+            "--workers",
+            str(default_workers()),
             "--out",
             str(root),
             "--force",
@@ -221,6 +230,18 @@ def ensure_city(
         )
         run("tasks", "check", str(suite), "--city", str(root))
     return root
+
+
+def _timed(run: Callable[..., None], *args: str) -> None:
+    """``run(*args)``, then the wall time it took, so a long build shows where time went."""
+    from city360.progress import console
+    from city360.synth.film_clock import format_duration
+
+    started = time.perf_counter()
+    run(*args)
+    step = " ".join(args[:2]) if args[:1] == ("tasks",) else args[0]
+    took = format_duration(time.perf_counter() - started)
+    console.print(f"[green]done:[/] `city360 {step}` took {took}", highlight=False)
 
 
 def _looks_like_path(value: str) -> bool:

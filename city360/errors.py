@@ -35,6 +35,7 @@ __all__ = [
     "UnknownActionError",
     "UnknownSegmentError",
     "VideoError",
+    "WorkerError",
     "did_you_mean",
 ]
 
@@ -128,7 +129,8 @@ class RunLockedError(City360Error, RuntimeError):
 
 
 class WorkerError(City360Error, RuntimeError):
-    """A worker process (a vector-env shard) failed or died; the message names it."""
+    """A worker process (a vector-env shard, a filming worker) failed or died; the message
+    names it and what it was doing."""
 
 
 class PackagedCityBuildError(City360Error, RuntimeError):

@@ -105,11 +105,21 @@ def synth_command(
     force: Annotated[
         bool, typer.Option("--force", help="Replace --out if it already exists.")
     ] = False,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            help="Processes that film, each with its own renderer (default: the cores this "
+            "process may use; 1 films in this process). The bytes do not depend on it.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Film a procedural 360° twin of an OSM extract: GPS-tagged video plus ground truth.
 
     Map data © OpenStreetMap contributors (ODbL).
     """
+    from city360.synth.film_workers import check_workers, default_workers
     from city360.synth.pipeline import (
         DEMO_FPS,
         DEMO_SPEED_MPS,
@@ -124,6 +134,7 @@ def synth_command(
     if not demo and osm is None:
         msg = "no OSM extract given: pass --osm FILE (.osm, .osm.bz2, .osm.pbf) or --demo"
         raise ConfigError(msg)
+    film_workers = check_workers(workers) if workers is not None else default_workers()
     source = demo_city_source() if demo or osm is None else osm
     started = time.perf_counter()
     with _exit_cleanly_on_sigterm(out):
@@ -143,6 +154,7 @@ def synth_command(
             network=network,
             poses_only=poses_only,
             replace=force,
+            workers=film_workers,
         )
     _print_summary(city_dir, time.perf_counter() - started)
 

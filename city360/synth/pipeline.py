@@ -16,7 +16,6 @@ seed: camera clocks are derived from the seed, never read from the wall clock.
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import logging
 import time
 from collections.abc import Iterator, Sequence
@@ -44,7 +43,6 @@ from city360.synth.film import (
     DEFAULT_SPEED_MPS,
     DEFAULT_WIDTH,
     FramePoses,
-    film_route,
     format_creation_time,
     sample_route,
     validate_width,
@@ -65,7 +63,7 @@ from city360.synth.routes import (
 )
 
 if TYPE_CHECKING:
-    from rich.progress import Progress, TaskID
+    from rich.progress import Progress
 
     from city360.geo import LocalProjection
     from city360.maps.osm import OsmData
@@ -195,6 +193,7 @@ def synthesize(
     network: str = "street",
     poses_only: bool = False,
     replace: bool = False,
+    workers: int = 1,
 ) -> Path:
     """Make a synthetic 360° city from the OSM extract ``osm_path`` into the folder ``out``.
 
@@ -207,6 +206,8 @@ def synthesize(
     street. ``max_video_m`` bounds a coverage video's length. ``network`` picks the streets (see
     ``city360.maps.osm.NETWORK_HIGHWAYS``). ``poses_only`` skips rendering: no MP4s, everything
     else as usual (for large pose-graph tests). ``replace`` overwrites an existing ``out``.
+    ``workers`` is how many processes film (1: this one; ``city360 synth`` defaults to every
+    core it may use); the output bytes are the same for any number.
 
     Returns ``out``. Raises a :class:`~city360.errors.City360Error` leaf naming the file and the
     fix for bad input; ``out`` is then left as it was.
@@ -225,6 +226,9 @@ def synthesize(
         network=network,
         poses_only=poses_only,
     )
+    from city360.synth.film_workers import check_workers
+
+    check_workers(int(workers))
     target = Path(out)
     started = time.perf_counter()
     with make_progress() as progress, atomic_dir(target, replace=replace) as tmp:
@@ -236,6 +240,7 @@ def synthesize(
             route_gpx=Path(route_gpx) if route_gpx is not None else None,
             options=options,
             progress=progress,
+            workers=int(workers),
         )
     log.info("synthesized %s in %.1f s", target, time.perf_counter() - started)
     return target
@@ -266,6 +271,7 @@ def _synthesize_into(
     route_gpx: Path | None,
     options: SynthOptions,
     progress: Progress,
+    workers: int,
 ) -> None:
     from city360.maps.osm import load_osm, write_osm_extract
 
@@ -292,7 +298,7 @@ def _synthesize_into(
         for r, start in zip(routes, starts, strict=True)
     ]
     if not options.poses_only:
-        _film_all(scene, routes, poses, starts, city, options, progress)
+        _film_all(scene, routes, poses, starts, city, options, progress, workers=workers)
 
     videos: list[VideoTruth] = []
     for index, (route, frame_poses, start) in enumerate(zip(routes, poses, starts, strict=True)):
@@ -373,25 +379,51 @@ def _film_all(
     city: CityDir,
     options: SynthOptions,
     progress: Progress,
+    *,
+    workers: int,
 ) -> None:
-    from city360.synth.render import EquirectRenderer
+    """Film every route into ``videos/`` on ``workers`` processes, with one progress bar over
+    all frames, an estimate once the first frames are timed and the time it took at the end."""
+    from city360.synth.film_clock import FilmingClock, planned_makespan
+    from city360.synth.film_workers import FilmJob, film_jobs, longest_first
 
     city.videos_dir.mkdir(parents=True, exist_ok=True)
-    with EquirectRenderer(scene, width=options.width) as renderer:
-        for route, frame_poses, start in zip(routes, poses, starts, strict=True):
-            task = progress.add_task(f"filming {route.name}", total=len(frame_poses))
-            film_route(
-                renderer,
-                frame_poses,
-                city.videos_dir / f"{route.name}.mp4",
-                width=options.width,
-                creation_time=start,
-                on_frame=functools.partial(_advance, progress, task),
-            )
+    jobs = [
+        FilmJob(
+            name=route.name,
+            poses=frame_poses,
+            path=city.videos_dir / f"{route.name}.mp4",
+            creation_time=start,
+        )
+        for route, frame_poses, start in zip(routes, poses, starts, strict=True)
+    ]
+    total = sum(len(job.poses) for job in jobs)
+    used = min(workers, len(jobs)) or 1
+    plural = "s" if used != 1 else ""
+    progress.console.print(
+        f"filming {total:,} frames in {len(jobs)} videos at {options.width} x "
+        f"{options.width // 2} px on {used} worker{plural}",
+        highlight=False,
+    )
+    clock = FilmingClock(
+        total_frames=total,
+        workers=used,
+        makespan_frames=planned_makespan([len(j.poses) for j in longest_first(jobs)], used),
+    )
+    task = progress.add_task(f"filming {len(jobs)} videos", total=total, unit="frames")
 
+    def advance(frames: int) -> None:
+        progress.advance(task, frames)
+        estimate = clock.advance(frames)
+        if estimate is not None:
+            progress.console.print(estimate, highlight=False)
+            log.info("%s", estimate)
 
-def _advance(progress: Progress, task: TaskID, _frame: int) -> None:
-    progress.advance(task)
+    film_jobs(
+        scene, jobs, width=options.width, workers=used, on_ready=clock.ready, on_frames=advance
+    )
+    progress.console.print(clock.summary(), highlight=False)
+    log.info("%s", clock.summary())
 
 
 def _write_gps(

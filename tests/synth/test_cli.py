@@ -94,6 +94,8 @@ def test_synth_gps_model_preset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         (["--out", "X", "--osm", "missing.osm"], "OSM file missing.osm does not exist"),
         (["--out", "X", "--osm", "missing.osm", "--width", "1002"], "`width` must be a multiple"),
         (["--out", "X", "--osm", "missing.osm", "--speed", "0"], "`speed` must be in 0.1..30"),
+        (["--out", "X", "--demo", "--workers", "0"], "`--workers` must be >= 1 (1 films in"),
+        (["--out", "X", "--demo", "--workers", "-1"], "`--workers` must be >= 1 (1 films in"),
     ],
 )
 def test_bad_input_exits_nonzero_with_a_clear_message(
