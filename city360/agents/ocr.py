@@ -34,7 +34,7 @@ import numpy.typing as npt
 from city360.errors import DependencyMissingError
 from city360.types import Image
 
-__all__ = ["SignText", "find_text_boxes", "read_signs", "read_text"]
+__all__ = ["SignText", "check_tesseract", "find_text_boxes", "read_signs", "read_text"]
 
 Box = tuple[int, int, int, int]
 """``(x, y, width, height)`` in pixels of the view, x right and y down from the top-left."""
@@ -131,6 +131,19 @@ def _tesseract() -> ModuleType:
     return pytesseract
 
 
+def check_tesseract() -> None:
+    """Raise :class:`~city360.errors.DependencyMissingError` unless pytesseract imports and
+    the tesseract program runs."""
+    pytesseract = _tesseract()
+    try:
+        pytesseract.get_tesseract_version()
+    except pytesseract.TesseractNotFoundError as exc:
+        raise DependencyMissingError(_NO_TESSERACT) from exc
+
+
+_NO_TESSERACT = "tesseract is not installed: apt-get install tesseract-ocr (Debian/Ubuntu)"
+
+
 def read_signs(image: Image, *, lang: str = "eng") -> list[SignText]:
     """Every box of text OCR reads in an RGB view (see the module docstring); boxes where
     nothing is read are left out."""
@@ -152,8 +165,7 @@ def read_signs(image: Image, *, lang: str = "eng") -> list[SignText]:
             page, lang=lang, config="--psm 6", output_type=pytesseract.Output.DICT
         )
     except pytesseract.TesseractNotFoundError as exc:
-        msg = "tesseract is not installed: apt-get install tesseract-ocr (Debian/Ubuntu)"
-        raise DependencyMissingError(msg) from exc
+        raise DependencyMissingError(_NO_TESSERACT) from exc
     words: list[list[str]] = [[] for _ in boxes]
     for text, top, height in zip(data["text"], data["top"], data["height"], strict=True):
         word = str(text).strip()
