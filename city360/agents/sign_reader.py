@@ -18,8 +18,12 @@ The signs are read by an OCR backend: ``ocr=`` names one of
 command line). A sign whose text matches the landmark (``difflib`` ratio over the best window
 of words, at least ``match_threshold``) ends the episode with ANSWER; one that nearly matches
 (at least ``near_threshold``: read at an angle or cut by the view's edge) makes the next walk a
-SMALL step, for a square-on look. At a junction (the observation offers branches) it takes the
-branch whose way ahead it has walked least (:class:`~city360.agents.street_memory.StreetMemory`,
+SMALL step, for a square-on look; one closer look only: when it still does not read, the walk
+after it is LARGE again, since a near match is as often a few letters shared with another sign
+("Scandinavian" is 0.67 like "Toscanini"), which would keep it creeping on in 2 m steps.
+
+At a junction (the observation offers branches) it takes the branch whose way ahead it has
+walked least (:class:`~city360.agents.street_memory.StreetMemory`,
 dead-reckoned from the location map's arrow and the feedback's metres; a seeded random one
 among ties, and always a random one with ``memory=False`` or without a location map); at a
 dead end the U-turn offered there. It uses only the view, the location map, the branch mask and
@@ -70,8 +74,8 @@ def landmark_from_reference(
     image: Image, *, lang: str = "eng", ocr: OcrBackend | None = None
 ) -> str:
     """The text of the sign nearest the centre of a reference picture, or "" when none reads;
-    read by ``ocr`` (default: tesseract in ``lang``)."""
-    backend = ocr if ocr is not None else make_ocr_backend("tesseract", lang=lang, check=False)
+    read by ``ocr`` (default: the :data:`DEFAULT_OCR` backend, with ``lang`` for tesseract)."""
+    backend = ocr if ocr is not None else make_ocr_backend(DEFAULT_OCR, lang=lang, check=False)
     signs = backend.read_signs(image)
     if not signs:
         return ""
@@ -131,6 +135,7 @@ class SignReaderAgent:
         self._sides_read: set[int] = set()
         self._turning: Action | None = None
         self._near = False
+        self._looked_closer = False
         self.readings: list[tuple[int, str, float]] = []
         """Every side read: (yaw, text read, best match score), for reports and debugging."""
 
@@ -156,6 +161,7 @@ class SignReaderAgent:
         self._sides_read = set()
         self._turning = None
         self._near = False
+        self._looked_closer = False
         self.readings = []
         if self.memory is not None:
             self.memory.reset()
@@ -214,6 +220,7 @@ class SignReaderAgent:
         """Both sides read here: take a branch at a junction, else walk on."""
         self._sides_read = set()
         near, self._near = self._near, False
+        near, self._looked_closer = near and not self._looked_closer, False
         branches = offered_branches(observation)
         if branches:
             # the junction's shop fronts were read on arrival: the first stop is down the street
@@ -225,6 +232,7 @@ class SignReaderAgent:
                 choice = branches[int(self._rng.integers(len(branches)))]
                 thought = "junction: take a branch"
             return AgentDecision(ActionCommand(choice), thought=thought)
+        self._looked_closer = near
         magnitude = Magnitude.SMALL if near else Magnitude.LARGE
         thought = "almost read it: a closer look" if near else "walk on"
         return AgentDecision(ActionCommand(Action.W, magnitude), thought=thought)
