@@ -30,19 +30,21 @@ Against PP-OCR (the ``rapidocr`` backend, :mod:`city360.agents.ocr_rapid`), meas
 =========  ==========  ===========  =====================
 backend    read        false reads  CPU s / view (1 core)
 =========  ==========  ===========  =====================
-rapidocr   87 / 96     18           0.36
-tesseract  56 / 96     11           0.29
+rapidocr   87 / 96     18           0.36 (0.40)
+tesseract  56 / 96     11           0.29 (0.45)
 =========  ==========  ===========  =====================
 
-A false read is another landmark's name matched in a view more than 15 m from its sign; most
-of both backends' are the matcher's, not the OCR's: a sign's generic word ("Asianajotoimisto",
-law office) matches "HPP Asianajotoimisto", a fragment "Gro" matches "Grano". PP-OCR reads
-every view tesseract reads and 31 more (all four of Pastor, Odeco OY, Integware OY, HPP
-Asianajotoimisto and Humap among them); of its 9 misses, 4 are one long board
-(Valtakunnansovittelijan toimisto) it finds no text on. It reads Japanese, kana and kanji
-alike, where tesseract's ``jpn`` splits the characters with spaces ("さく ら 珈 琲" matches
-"さくら珈琲" at 0.67, under the threshold). So ``rapidocr`` is the sign reader's default and
-this module stays as the backend that needs no Python extra (tesseract is a system package).
+(Two runs on a machine loaded by other work; the second in brackets.) A false read is another
+landmark's name matched in a view more than 15 m from its sign; most of both backends' are the
+matcher's, not the OCR's: a sign's generic word ("Asianajotoimisto", law office) matches "HPP
+Asianajotoimisto", a fragment "Gro" matches "Grano". PP-OCR reads every view tesseract reads
+and 31 more (all four of Pastor, Odeco OY, Integware OY, HPP Asianajotoimisto and Humap among
+them); 4 of its 9 misses are one long board (Valtakunnansovittelijan toimisto) it finds no
+text on. It reads Japanese, kana and kanji alike, where tesseract's ``jpn`` splits the
+characters with spaces ("さく ら 珈 琲" matches "さくら珈琲" at 0.67, under the threshold). Off
+the 25 search-by-image reference pictures PP-OCR reads 25 names, tesseract 16. So
+``rapidocr`` is the sign reader's default and this module stays as the backend that needs no
+Python extra (tesseract is a system package).
 """
 
 from __future__ import annotations
