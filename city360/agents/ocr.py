@@ -1,4 +1,5 @@
-"""Reading shop signs in a view with OCR (tesseract through pytesseract), one call per view.
+"""Reading shop signs in a view with OCR (tesseract through pytesseract), one call per view:
+the ``tesseract`` backend of :mod:`city360.agents.ocr_backends`.
 
 Tesseract reads a page; a street view is not one. Its layout analysis on a whole view loses
 most signs to the facade's window grid, and one global threshold cannot serve a dark board with
@@ -21,6 +22,29 @@ the street 3 m before, at, 3 m and 6 m past each sign): 58 of 94 views read the 
 alone: 57, a local mean alone: 46; unsharp masking added nothing); from 512-px video none
 reads. Otsu alone missed a white-on-red sign filmed at 1024 px that the local mean reads.
 About 0.8 s a view on one core, most of it in tesseract.
+
+Against PP-OCR (the ``rapidocr`` backend, :mod:`city360.agents.ocr_rapid`), measured with
+``city360 bench-ocr demo`` (:mod:`city360.bench.ocr`: the same views, now 96 of the 25 signs'
+100 positions on their segments; read = the sign reader's ``text_match`` >= 0.75):
+
+=========  ==========  ===========  =====================
+backend    read        false reads  CPU s / view (1 core)
+=========  ==========  ===========  =====================
+rapidocr   87 / 96     18           0.36 (0.40)
+tesseract  56 / 96     11           0.29 (0.45)
+=========  ==========  ===========  =====================
+
+(Two runs on a machine loaded by other work; the second in brackets.) A false read is another
+landmark's name matched in a view more than 15 m from its sign; most of both backends' are the
+matcher's, not the OCR's: a sign's generic word ("Asianajotoimisto", law office) matches "HPP
+Asianajotoimisto", a fragment "Gro" matches "Grano". PP-OCR reads every view tesseract reads
+and 31 more (all four of Pastor, Odeco OY, Integware OY, HPP Asianajotoimisto and Humap among
+them); 4 of its 9 misses are one long board (Valtakunnansovittelijan toimisto) it finds no
+text on. It reads Japanese, kana and kanji alike, where tesseract's ``jpn`` splits the
+characters with spaces ("さく ら 珈 琲" matches "さくら珈琲" at 0.67, under the threshold). Off
+the 25 search-by-image reference pictures PP-OCR reads 25 names, tesseract 16. So
+``rapidocr`` is the sign reader's default and this module stays as the backend that needs no
+Python extra (tesseract is a system package).
 """
 
 from __future__ import annotations
@@ -34,7 +58,7 @@ import numpy.typing as npt
 from city360.errors import DependencyMissingError
 from city360.types import Image
 
-__all__ = ["SignText", "find_text_boxes", "read_signs", "read_text"]
+__all__ = ["SignText", "check_tesseract", "find_text_boxes", "read_signs", "read_text"]
 
 Box = tuple[int, int, int, int]
 """``(x, y, width, height)`` in pixels of the view, x right and y down from the top-left."""
@@ -131,6 +155,19 @@ def _tesseract() -> ModuleType:
     return pytesseract
 
 
+def check_tesseract() -> None:
+    """Raise :class:`~city360.errors.DependencyMissingError` unless pytesseract imports and
+    the tesseract program runs."""
+    pytesseract = _tesseract()
+    try:
+        pytesseract.get_tesseract_version()
+    except pytesseract.TesseractNotFoundError as exc:
+        raise DependencyMissingError(_NO_TESSERACT) from exc
+
+
+_NO_TESSERACT = "tesseract is not installed: apt-get install tesseract-ocr (Debian/Ubuntu)"
+
+
 def read_signs(image: Image, *, lang: str = "eng") -> list[SignText]:
     """Every box of text OCR reads in an RGB view (see the module docstring); boxes where
     nothing is read are left out."""
@@ -152,8 +189,7 @@ def read_signs(image: Image, *, lang: str = "eng") -> list[SignText]:
             page, lang=lang, config="--psm 6", output_type=pytesseract.Output.DICT
         )
     except pytesseract.TesseractNotFoundError as exc:
-        msg = "tesseract is not installed: apt-get install tesseract-ocr (Debian/Ubuntu)"
-        raise DependencyMissingError(msg) from exc
+        raise DependencyMissingError(_NO_TESSERACT) from exc
     words: list[list[str]] = [[] for _ in boxes]
     for text, top, height in zip(data["text"], data["top"], data["height"], strict=True):
         word = str(text).strip()

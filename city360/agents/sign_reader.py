@@ -12,11 +12,18 @@ turns) and reads the other side, then walks on (``W`` LARGE, 10 m) still looking
 W walks along the street whatever the yaw within 90 degrees, so the first side of the next stop
 costs no turn. Three steps per 10 m of street, both sides read.
 
-A sign whose text matches the landmark (``difflib`` ratio over the best window of words, at
-least ``match_threshold``) ends the episode with ANSWER; one that nearly matches (at least
-``near_threshold``: read at an angle or cut by the view's edge) makes the next walk a SMALL
-step, for a square-on look. At a junction (the observation offers branches) it takes the
-branch whose way ahead it has walked least (:class:`~city360.agents.street_memory.StreetMemory`,
+The signs are read by an OCR backend: ``ocr=`` names one of
+:data:`~city360.agents.ocr_backends.OCR_BACKENDS` (default
+:data:`~city360.agents.ocr_backends.DEFAULT_OCR`; ``--agent-option ocr=tesseract`` from the
+command line). A sign whose text matches the landmark (``difflib`` ratio over the best window
+of words, at least ``match_threshold``) ends the episode with ANSWER; one that nearly matches
+(at least ``near_threshold``: read at an angle or cut by the view's edge) makes the next walk a
+SMALL step, for a square-on look; one closer look only: when it still does not read, the walk
+after it is LARGE again, since a near match is as often a few letters shared with another sign
+("Scandinavian" is 0.67 like "Toscanini"), which would keep it creeping on in 2 m steps.
+
+At a junction (the observation offers branches) it takes the branch whose way ahead it has
+walked least (:class:`~city360.agents.street_memory.StreetMemory`,
 dead-reckoned from the location map's arrow and the feedback's metres; a seeded random one
 among ties, and always a random one with ``memory=False`` or without a location map); at a
 dead end the U-turn offered there. It uses only the view, the location map, the branch mask and
@@ -34,7 +41,8 @@ import numpy as np
 
 from city360.agents._task import task_prompt, task_reference_images
 from city360.agents.base import AgentDecision, Observation, offered_branches
-from city360.agents.ocr import SignText, read_signs, read_text
+from city360.agents.ocr import SignText, read_text
+from city360.agents.ocr_backends import DEFAULT_OCR, OcrBackend, make_ocr_backend
 from city360.agents.street_memory import StreetMemory
 from city360.errors import ResetNeededError
 from city360.simulator.actions import Action, ActionCommand, Magnitude
@@ -62,9 +70,13 @@ def landmark_from_prompt(prompt: str) -> str:
     return quoted.group(1).strip() if quoted else ""
 
 
-def landmark_from_reference(image: Image, *, lang: str = "eng") -> str:
-    """The text of the sign nearest the centre of a reference picture, or "" when none reads."""
-    signs = read_signs(image, lang=lang)
+def landmark_from_reference(
+    image: Image, *, lang: str = "eng", ocr: OcrBackend | None = None
+) -> str:
+    """The text of the sign nearest the centre of a reference picture, or "" when none reads;
+    read by ``ocr`` (default: the :data:`DEFAULT_OCR` backend, with ``lang`` for tesseract)."""
+    backend = ocr if ocr is not None else make_ocr_backend(DEFAULT_OCR, lang=lang, check=False)
+    signs = backend.read_signs(image)
     if not signs:
         return ""
     centre = image.shape[1] / 2
@@ -105,8 +117,11 @@ class SignReaderAgent:
         near_threshold: float = 0.5,
         lang: str = "eng",
         memory: bool = True,
+        ocr: str = DEFAULT_OCR,
     ) -> None:
         self.name = "signs"
+        self.ocr = make_ocr_backend(ocr, lang=lang)
+        """What reads the signs (checked installed now, not at the first view)."""
         self.memory = StreetMemory() if memory else None
         """The streets walked so far (None: junction branches at random)."""
         self.seed = seed
@@ -120,13 +135,14 @@ class SignReaderAgent:
         self._sides_read: set[int] = set()
         self._turning: Action | None = None
         self._near = False
+        self._looked_closer = False
         self.readings: list[tuple[int, str, float]] = []
         """Every side read: (yaw, text read, best match score), for reports and debugging."""
 
     def __repr__(self) -> str:
         return (
             f"SignReaderAgent(landmark={self.landmark!r}, seed={self.seed}, "
-            f"memory={self.memory is not None})"
+            f"memory={self.memory is not None}, ocr={self.ocr.name!r})"
         )
 
     def reset(self, task: Any, *, seed: int | None = None) -> None:
@@ -137,7 +153,7 @@ class SignReaderAgent:
         )
         if not self.landmark:
             for _, image in task_reference_images(task):
-                self.landmark = landmark_from_reference(image, lang=self.lang)
+                self.landmark = landmark_from_reference(image, ocr=self.ocr)
                 if self.landmark:
                     break
         self._active = True
@@ -145,6 +161,7 @@ class SignReaderAgent:
         self._sides_read = set()
         self._turning = None
         self._near = False
+        self._looked_closer = False
         self.readings = []
         if self.memory is not None:
             self.memory.reset()
@@ -160,7 +177,7 @@ class SignReaderAgent:
         view = observation.get("view")
         if view is None:
             return 0.0
-        signs = read_signs(view, lang=self.lang)
+        signs = self.ocr.read_signs(view)
         score = self._score(signs)
         text = " | ".join(sign.text for sign in signs)
         self.readings.append((self._yaw, text[:120], round(score, 3)))
@@ -203,6 +220,7 @@ class SignReaderAgent:
         """Both sides read here: take a branch at a junction, else walk on."""
         self._sides_read = set()
         near, self._near = self._near, False
+        near, self._looked_closer = near and not self._looked_closer, False
         branches = offered_branches(observation)
         if branches:
             # the junction's shop fronts were read on arrival: the first stop is down the street
@@ -214,6 +232,7 @@ class SignReaderAgent:
                 choice = branches[int(self._rng.integers(len(branches)))]
                 thought = "junction: take a branch"
             return AgentDecision(ActionCommand(choice), thought=thought)
+        self._looked_closer = near
         magnitude = Magnitude.SMALL if near else Magnitude.LARGE
         thought = "almost read it: a closer look" if near else "walk on"
         return AgentDecision(ActionCommand(Action.W, magnitude), thought=thought)

@@ -110,6 +110,17 @@ def _build_signs(spec: AgentSpec, city_dir: Path, env_config: Any, seed: int) ->
     return SignReaderAgent(**_agent_options(spec))
 
 
+def _preflight_signs(spec: AgentSpec, city_dir: Path) -> None:
+    # building it checks its options and that its OCR backend is installed (a second)
+    from city360.agents.sign_reader import SignReaderAgent
+
+    try:
+        SignReaderAgent(**_agent_options(spec))
+    except TypeError as exc:
+        msg = f"bad signs agent option: {exc}"
+        raise ConfigError(msg) from None
+
+
 for _kind in (
     AgentKind(
         "lmm",
@@ -121,7 +132,9 @@ for _kind in (
     AgentKind("random", _build_random, description="random moves, rare answers"),
     AgentKind("oracle", _build_oracle, description="privileged shortest path and answer"),
     AgentKind("map", _build_map, description="reads the location map"),
-    AgentKind("signs", _build_signs, description="reads shop signs (OCR)"),
+    AgentKind(
+        "signs", _build_signs, preflight=_preflight_signs, description="reads shop signs (OCR)"
+    ),
 ):
     register_agent(_kind)
 

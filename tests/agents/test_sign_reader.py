@@ -8,7 +8,8 @@ import cv2
 import numpy as np
 import pytest
 
-from city360.agents.ocr import read_signs
+from city360.agents.ocr import SignText, read_signs
+from city360.agents.ocr_backends import OCR_BACKENDS
 from city360.agents.random_agent import RandomAgent
 from city360.agents.sign_reader import (
     SignReaderAgent,
@@ -18,6 +19,7 @@ from city360.agents.sign_reader import (
     text_match,
 )
 from city360.simulator.actions import Action, ActionCommand, Magnitude
+from tests.agents.ocr_available import backend_or_skip
 
 pytestmark = pytest.mark.ocr
 
@@ -129,23 +131,27 @@ def test_read_signs_says_where_each_sign_is() -> None:
     assert 250 < best.centre_x < 390
 
 
-def test_the_name_of_a_search_by_image_is_read_off_the_reference_picture() -> None:
+@pytest.mark.parametrize("ocr", list(OCR_BACKENDS))
+def test_the_name_of_a_search_by_image_is_read_off_the_reference_picture(ocr: str) -> None:
     picture = _sign("Leipomo Sola")
-    assert text_match("Leipomo Sola", landmark_from_reference(picture)) > 0.8
+    backend = backend_or_skip(ocr)
+    assert text_match("Leipomo Sola", landmark_from_reference(picture, ocr=backend)) > 0.8
 
     class ImageTask:
         prompt_text = "Find the place in the picture. Walk there and answer."
         family = "LandmarkSearchImage"
         reference_images = (("picture of the place to find", picture),)
 
-    agent = SignReaderAgent(seed=0)
+    agent = SignReaderAgent(seed=0, ocr=ocr)
     agent.reset(ImageTask())
     assert text_match("Leipomo Sola", agent.landmark) > 0.8
 
 
-def test_sign_reader_finds_the_named_shop_and_beats_random() -> None:
+@pytest.mark.parametrize("ocr", list(OCR_BACKENDS))
+def test_sign_reader_finds_the_named_shop_and_beats_random(ocr: str) -> None:
+    backend_or_skip(ocr)
     target = "Kahvila Aalto"
-    found, error_m = _episode(SignReaderAgent(seed=0), target, seed=0)
+    found, error_m = _episode(SignReaderAgent(seed=0, ocr=ocr), target, seed=0)
     assert found
     assert error_m <= 3.0
     random_hits = 0
@@ -153,3 +159,34 @@ def test_sign_reader_finds_the_named_shop_and_beats_random() -> None:
         answered, err = _episode(RandomAgent(seed=seed), target, seed=seed)
         random_hits += answered and err <= 3.0
     assert random_hits == 0
+
+
+class ReadsScandinavian:
+    """An OCR backend that reads the same sign everywhere: a near match for "Toscanini"."""
+
+    name = "fixed"
+
+    def read_signs(self, image: np.ndarray) -> list[SignText]:
+        return [SignText("Scandinavian Logistic", (10, 10, 100, 20))]
+
+    def check(self) -> None:
+        return None
+
+
+def test_a_near_match_earns_one_closer_look_not_a_creep() -> None:
+    class Task:
+        prompt_text = "Find Toscanini in this city."
+        family = "LandmarkSearchText"
+
+    agent = SignReaderAgent(seed=0, ocr="tesseract")  # its OCR is replaced below
+    agent.ocr = ReadsScandinavian()
+    agent.reset(Task(), seed=0)
+    assert agent.near_threshold <= text_match("Toscanini", "Scandinavian") < agent.match_threshold
+    walks = []
+    obs = {"view": _sign(None), "branch_mask": np.zeros(3, np.int8), "step": 0, "feedback": ""}
+    for step in range(24):
+        command = agent.act({**obs, "step": step}).command
+        assert command.action is not Action.ANSWER
+        if command.action is Action.W:
+            walks.append(command.magnitude)
+    assert walks[:4] == [Magnitude.SMALL, Magnitude.LARGE, Magnitude.SMALL, Magnitude.LARGE]

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from city360._gl import gl_available
+from city360.agents.ocr_backends import DEFAULT_OCR
 from city360.eval.runner import AgentSpec, EvalConfig, RunOutcome, run_eval
+from tests.agents.ocr_available import backend_or_skip
 from tests.fixtures.built import run_cli
 from tests.fixtures.cities import SynthFactory, write_grid_osm
 
@@ -25,8 +27,7 @@ FAMILIES = ("LandmarkSearchText", "LandmarkSearchImage")
 
 @pytest.fixture(scope="module")
 def sign_city(synth_city_factory: SynthFactory, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if shutil.which("tesseract") is None:
-        pytest.skip("tesseract not installed (apt-get install tesseract-ocr)")
+    backend_or_skip(DEFAULT_OCR)  # the sign reader's OCR
     if not gl_available():
         pytest.skip("no OpenGL context (install Mesa EGL: apt-get install libegl1 libegl-mesa0)")
     scratch = tmp_path_factory.mktemp("sign-city")
