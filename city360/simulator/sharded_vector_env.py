@@ -278,15 +278,9 @@ class ShardedVectorEnv(VectorEnv[dict[str, Any], dict[str, Any], Any]):
             if self._last_obs is None:
                 msg = "`options['reset_mask']` needs a full reset() first"
                 raise ConfigError(msg)
-        if seed is None:
-            seeds: list[int | None] = [None] * self.num_envs
-        elif isinstance(seed, int | np.integer):
-            seeds = [int(seed) + i for i in range(self.num_envs)]
-        else:
-            seeds = list(seed)
-            if len(seeds) != self.num_envs:
-                msg = f"`seed` needs {self.num_envs} values (one per sub-env), got {len(seeds)}"
-                raise ConfigError(msg)
+        from city360.simulator.vector_env import sub_env_seeds
+
+        seeds = sub_env_seeds(seed, self.num_envs)
         if seed is not None:
             self._np_random, self._np_random_seed = np.random.default_rng(seeds[0]), seeds[0]
         asked = []

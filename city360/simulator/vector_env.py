@@ -49,7 +49,7 @@ from city360.simulator.renderer import make_renderer
 from city360.simulator.rewards import RewardConfig
 from city360.simulator.world import FrameSourceFactory, World, default_frame_source
 
-__all__ = ["VECTORIZATION_MODES", "CityVectorEnv", "make_vec"]
+__all__ = ["VECTORIZATION_MODES", "CityVectorEnv", "make_vec", "sub_env_seeds"]
 
 VECTORIZATION_MODES = ("sync", "sharded", "async")
 MAX_ENVS = 4096
@@ -109,6 +109,20 @@ def make_vec(
         f"got {vectorization_mode!r}"
     )
     raise ConfigError(msg)
+
+
+def sub_env_seeds(seed: int | Sequence[int | None] | None, num_envs: int) -> list[int | None]:
+    """One seed per sub-env: an int ``seed`` gives sub-env i ``seed + i``, a sequence its own
+    (exactly ``num_envs`` of them), None none."""
+    if seed is None:
+        return [None] * num_envs
+    if isinstance(seed, int | np.integer):
+        return [int(seed) + i for i in range(num_envs)]
+    seeds = list(seed)
+    if len(seeds) != num_envs:
+        msg = f"`seed` needs {num_envs} values (one per sub-env), got {len(seeds)}"
+        raise ConfigError(msg)
+    return seeds
 
 
 class CityVectorEnv(VectorEnv[dict[str, Any], dict[str, Any], Any]):
@@ -202,15 +216,7 @@ class CityVectorEnv(VectorEnv[dict[str, Any], dict[str, Any], Any]):
         if options is not None and "reset_mask" in options:
             options = dict(options)
             mask = self._check_reset_mask(options.pop("reset_mask"))
-        if seed is None:
-            seeds: list[int | None] = [None] * self.num_envs
-        elif isinstance(seed, int | np.integer):
-            seeds = [int(seed) + i for i in range(self.num_envs)]
-        else:
-            seeds = list(seed)
-            if len(seeds) != self.num_envs:
-                msg = f"`seed` needs {self.num_envs} values (one per sub-env), got {len(seeds)}"
-                raise ConfigError(msg)
+        seeds = sub_env_seeds(seed, self.num_envs)
         if seed is not None:
             self._np_random, self._np_random_seed = np.random.default_rng(seeds[0]), seeds[0]
         if mask is None:
