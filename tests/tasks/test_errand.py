@@ -103,3 +103,57 @@ def test_the_oracle_runs_every_errand_and_one_stop_covers_one_place(
         assert not row.scored_success
         assert row.extra[COVERAGE_KEY] == pytest.approx(1 / places, abs=1e-6)
         assert "checkpoint coverage" in row.message
+
+
+def test_tasks_check_proves_an_errand_with_its_tour_not_one_walk_to_the_last_place(
+    errand_suite: Path, built_city: Path
+) -> None:
+    """Found on a West Oakland twin: ``tasks check`` rejected freshly generated errands ("goal
+    unreachable") because it walked from the start to the last place without ever turning
+    round, while the tour (and the oracle agent) turn round to reach a place behind."""
+    from city360.streets import StreetGraph
+    from city360.tasks.check import check_tasks
+    from city360.tasks.suite import load_suite
+    from city360.tasks.tour import oracle_tour
+    from city360.tasks.walk import oracle_walk
+
+    graph = StreetGraph.from_city(built_city)
+    task = load_suite(errand_suite).tasks[0]
+    assert isinstance(task, ErrandTask)
+    # the longest street with a twin: start near its end, two places behind the start
+    seg = max(
+        (s for s in graph.segments.values() if graph.turned_round(s.id, 1.0)),
+        key=lambda s: s.length_m,
+    )
+    assert seg.length_m > 38.0
+    start_offset = seg.length_m - 2.0
+
+    def stop_at(offset: float, name: str) -> dict[str, object]:
+        x, y = seg.position(offset)
+        goal = task.truth.goal.model_copy(update={"x_m": float(x), "y_m": float(y)})
+        return {"name": name, "landmark_id": name, "goal": goal}
+
+    stops = [stop_at(start_offset - 13.0, task.told.places[0]),
+             stop_at(start_offset - 33.0, task.told.places[1])]  # fmt: skip
+    truth = task.truth.model_validate(
+        {**task.truth.model_dump(), "waypoints": stops, "goal": stops[-1]["goal"]}
+    )
+    told = task.told.model_copy(update={"places": [s["name"] for s in stops]})
+    start = task.start.model_copy(update={"segment": seg.id, "offset_m": start_offset})
+    goals = [(s.goal.x_m, s.goal.y_m) for s in truth.waypoints]
+    tour = oracle_tour(graph, (seg.id, start_offset), goals, 10.0, step_limit=99)
+    assert tour.reachable
+    assert tour.turns >= 1
+    behind = task.model_copy(
+        update={"start": start, "truth": truth, "told": told, "step_limit": tour.steps}
+    )
+    straight = oracle_walk(
+        graph, (seg.id, start_offset), goals[-1], 10.0, step_limit=int(tour.steps or 0)
+    )
+    assert not straight.reachable  # the old check's verdict
+    report = check_tasks([behind], graph)
+    assert report.ok, report.issues
+    assert report.oracle_steps[behind.id] == tour.steps
+    tight = behind.model_copy(update={"step_limit": int(tour.steps or 0) - 1})
+    (issue,) = check_tasks([tight], graph).issues
+    assert issue.field.startswith("truth.waypoints")

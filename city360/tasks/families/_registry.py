@@ -9,7 +9,7 @@ check``, prompts, statistics, the viewer's Author screen, eval) asks :func:`get_
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -18,9 +18,11 @@ from city360.plugins import load_plugins
 from city360.tasks.schema import PromptRules, TaskBase
 
 if TYPE_CHECKING:
+    from city360.streets import StreetGraph
     from city360.tasks.check import CheckContext, CheckIssue
     from city360.tasks.generate.common import GenerationContext, GenerationReport
     from city360.tasks.generate.sources import GenerationSource
+    from city360.tasks.walk import OracleResult
     from city360.viewer.authoring import DraftForm
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "EpisodeProgress",
     "FamilySpec",
     "Generator",
+    "Planner",
     "ProgressFactory",
     "ProtocolImages",
     "all_families",
@@ -51,6 +54,10 @@ Author = Callable[["DraftForm"], "tuple[dict[str, Any], dict[str, Any]]"]
 """The viewer's draft -> the task's ``told`` and ``truth`` (as dicts for the model)."""
 DraftFields = Callable[[TaskBase], dict[str, Any]]
 """A saved task -> its family's form fields (the inverse of :data:`Author`)."""
+Planner = Callable[[TaskBase, "StreetGraph", Sequence[float]], "OracleResult"]
+"""``(task, graph, move_m) -> the oracle's walk`` of a navigation task whose oracle is not one
+plan to ``truth.goal`` from the start (Errand: the tour through every waypoint in order, each
+leg free to begin by turning round)."""
 ProtocolImages = Callable[[TaskBase, "PromptRules", Any], dict[str, Any]]
 """``(task, rules, city_map) -> {told image field: RGB image}``: pictures a protocol shows in
 place of the suite's (Localization: a grid map numbered from 0 under the reference)."""
@@ -106,6 +113,11 @@ class FamilySpec:
     progress: ProgressFactory | None = None
     """What an episode reached on its way, beyond where it ended (Errand: the waypoints in
     order); None: nothing to follow."""
+    plan: Planner | None = None
+    """The oracle's walk of a navigation task when it is not the fewest steps to
+    ``truth.goal`` (:func:`city360.tasks.walk.oracle_walk`): ``tasks check`` proves
+    reachability with the plan the family's generator and the oracle agent use. A family with
+    a plan reports an unreachable goal from its ``check`` (naming what is out of reach)."""
     results_name: str = ""
     """The family's ``task_type`` in results.csv: the reference benchmark's name for it
     (``LanguageGuidedNavigation`` for VLN); empty: :attr:`name`."""

@@ -13,6 +13,7 @@ suite's step budget: the reference's 50 steps are for one goal.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -30,9 +31,12 @@ from city360.tasks.schema import (
 )
 
 if TYPE_CHECKING:
+    from city360.streets import StreetGraph
     from city360.tasks.check import CheckContext, CheckIssue
     from city360.tasks.generate.common import GenerationContext, GenerationReport
     from city360.tasks.generate.sources import GenerationSource, PlacedPoi
+    from city360.tasks.tour import TourResult
+    from city360.tasks.walk import OracleResult
     from city360.viewer.authoring import DraftForm
 
 __all__ = [
@@ -48,6 +52,7 @@ __all__ = [
     "ErrandTold",
     "ErrandTruth",
     "generate",
+    "plan",
 ]
 
 NAME = Family.ERRAND.value
@@ -250,7 +255,6 @@ def check(task: TaskBase, checker: CheckContext) -> list[CheckIssue]:
     """Every place exists in the city (by name, where its places are known), the last
     waypoint is the goal, and the oracle visits every place in order within the step limit."""
     from city360.tasks.check import CheckIssue, normalize_name
-    from city360.tasks.tour import oracle_tour
 
     truth: ErrandTruth = task.truth  # type: ignore[assignment]
     told: ErrandTold = task.told  # type: ignore[assignment]
@@ -269,14 +273,7 @@ def check(task: TaskBase, checker: CheckContext) -> list[CheckIssue]:
                         "OSM extract has that name); name a place the city has",
                     )
                 ]
-    tour = oracle_tour(
-        checker.graph,
-        (task.start.segment, task.start.offset_m),
-        _goals_xy(task),
-        task.metric.threshold_m or THRESHOLD_M,
-        step_limit=task.step_limit,
-        move_m=checker.move_m,
-    )
+    tour = _tour(task, checker.graph, checker.move_m)
     if not tour.reachable:
         name = truth.waypoints[tour.reached].name
         return [
@@ -343,6 +340,26 @@ def draft_fields(task: TaskBase) -> dict[str, Any]:
     return {"landmark": truth.waypoints[-1].name, "waypoints": "\n".join(lines)}
 
 
+def _tour(task: TaskBase, graph: StreetGraph, move_m: Sequence[float]) -> TourResult:
+    """The oracle's tour of ``task``: every waypoint in order, from the start."""
+    from city360.tasks.tour import oracle_tour
+
+    return oracle_tour(
+        graph,
+        (task.start.segment, task.start.offset_m),
+        _goals_xy(task),
+        task.metric.threshold_m or THRESHOLD_M,
+        step_limit=task.step_limit,
+        move_m=move_m,
+    )
+
+
+def plan(task: TaskBase, graph: StreetGraph, move_m: Sequence[float]) -> OracleResult:
+    """The oracle of an errand is its tour (``FamilySpec.plan``), not one walk to the last
+    place: a leg may begin by turning round, which one walk from the start never does."""
+    return _tour(task, graph, move_m).as_walk()
+
+
 def coverage(task: TaskBase) -> CheckpointCoverage:
     return CheckpointCoverage(task)
 
@@ -354,6 +371,7 @@ SPEC = FamilySpec(
     from_truth=generate,
     from_osm=generate,
     check=check,
+    plan=plan,
     author=author,
     draft_fields=draft_fields,
     progress=coverage,
