@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
     from city360.synth.scene import Scene
 
-__all__ = ["DEFAULT_EYE_HEIGHT_M", "EquirectRenderer"]
+__all__ = ["DEFAULT_EYE_HEIGHT_M", "EquirectRenderer", "look_features"]
 
 DEFAULT_EYE_HEIGHT_M = 1.6
 """Camera height above the street, metres (a 360° camera held or worn at head height)."""
@@ -106,12 +106,32 @@ class _StaticDraw:
 
 
 @cache
-def _shader(name: str) -> str:
+def _shader(name: str, features: tuple[str, ...] = ()) -> str:
+    """The GLSL source of ``name`` with ``common.glsl`` included and each of ``features``
+    (``LOOK_LAMPS``, ...: :func:`look_features`) defined right after ``#version``."""
     source = resources.files("city360.synth").joinpath("shaders", name).read_text("utf-8")
     if "//#include common" in source:
         common = resources.files("city360.synth").joinpath("shaders", "common.glsl")
         source = source.replace("//#include common", common.read_text("utf-8"))
+    if features:
+        version, _, body = source.partition("\n")
+        defines = "".join(f"#define {feature}\n" for feature in features)
+        source = f"{version}\n{defines}{body}"
     return source
+
+
+def look_features(look: Look) -> tuple[str, ...]:
+    """The optional shader parts ``look`` uses: street lamps, wet ground, lit windows.
+
+    They are compiled in only where a look uses them, not skipped by a branch on a uniform:
+    llvmpipe shades both sides of a branch, so a day shader carrying the night's lamp loop
+    and the rain's sky reflection ran 2.7x slower per frame (read-back time, demo crop)."""
+    parts = (
+        ("LOOK_LAMPS", look.lamp_gain > 0),
+        ("LOOK_WET", look.wet > 0),
+        ("LOOK_WINDOW_GLOW", look.window_glow > 0),
+    )
+    return tuple(name for name, used in parts if used)
 
 
 def _u(prog: moderngl.Program, name: str) -> moderngl.Uniform:
@@ -275,8 +295,12 @@ class EquirectRenderer:
         return obj
 
     def _program(self, vertex: str, fragment: str) -> moderngl.Program:
+        features = look_features(self.look)
         return self._keep(
-            self.ctx.program(vertex_shader=_shader(vertex), fragment_shader=_shader(fragment))
+            self.ctx.program(
+                vertex_shader=_shader(vertex, features),
+                fragment_shader=_shader(fragment, features),
+            )
         )
 
     def _setup(self) -> None:

@@ -1,6 +1,9 @@
 // Shared by every scene shader: sky colour, aerial perspective (fog) and lighting under the
 // city's visual condition (city360/synth/looks.py sets every u_ value below from a Look; the
 // day look's values are what these were as constants). World frame: x east, y north, z up, m.
+// A look's optional parts (LOOK_LAMPS, LOOK_WET, LOOK_WINDOW_GLOW) are compiled in only when
+// it uses them: llvmpipe runs both sides of a branch, even one on a uniform, so a day shader
+// that merely skipped them at run time shaded 2.7x slower (issue 17 round three).
 uniform vec3 u_sun;          // unit vector towards the sun
 uniform vec3 u_eye;          // camera position
 uniform vec3 u_sky_zenith;
@@ -13,10 +16,12 @@ uniform float u_sun_gain;    // extra light on a surface facing the sun
 uniform vec3 u_sun_color;    // glare around the sun
 uniform float u_sun_glow;    // scale of that glare (0: none)
 uniform float u_sun_disc;    // 1: draw the sun's disc
+#ifdef LOOK_LAMPS
 uniform int u_lamp_count;    // street lamps lighting this view (0: none)
 uniform vec3 u_lamps[12];    // their positions (x, y, height), m
 uniform vec3 u_lamp_light;   // lamp colour x gain
 uniform float u_lamp_range_m;
+#endif
 
 vec3 sky_color(vec3 d) {
     float h = d.z;
@@ -45,6 +50,7 @@ float shade(vec3 n) {
     return u_ambient + u_sun_gain * max(dot(normalize(n), u_sun), 0.0);
 }
 
+#ifdef LOOK_LAMPS
 // Light from the nearest street lamps (only called when u_lamp_count > 0): a soft falloff
 // 1 / (1 + (d / range)^2), brighter on surfaces that face the lamp.
 vec3 lamp_light(vec3 world, vec3 n) {
@@ -58,3 +64,4 @@ vec3 lamp_light(vec3 world, vec3 n) {
     }
     return u_lamp_light * total;
 }
+#endif

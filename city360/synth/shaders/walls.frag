@@ -2,8 +2,10 @@
 //#include common
 uniform sampler2D u_windows;  // 4 styles across; ground-floor tiles in the lower half
 uniform vec2 u_bay;           // window bay width, storey height (metres)
+#ifdef LOOK_WINDOW_GLOW
 uniform float u_window_glow;  // brightness of lit windows (0: none lit)
 uniform float u_window_lit_share;  // fraction of upper-floor windows lit (shopfronts: double)
+#endif
 in vec3 v_world;
 in vec3 v_normal;
 in vec2 v_wall;
@@ -20,9 +22,12 @@ void main() {
     vec4 texel = textureGrad(u_windows, tile, dFdx(uv) * vec2(0.25, 0.5), dFdy(uv) * vec2(0.25, 0.5));
     vec3 albedo = mix(texel.rgb, v_tint * texel.rgb, texel.a);
     vec3 col = albedo * shade(v_normal);
+#ifdef LOOK_LAMPS
     if (u_lamp_count > 0) {
         col += albedo * lamp_light(v_world, v_normal);
     }
+#endif
+#ifdef LOOK_WINDOW_GLOW
     if (u_window_glow > 0.0) {
         // lit or dark per window bay, fixed by the bay and the building's tint (deterministic)
         vec2 bay = floor(uv) + v_tint.rg * 131.0 + v_style * 17.0;
@@ -31,5 +36,6 @@ void main() {
         float lit = pick < share ? 1.0 : 0.0;
         col += (1.0 - texel.a) * lit * u_window_glow * vec3(1.0, 0.82, 0.55);
     }
+#endif
     f_color = vec4(apply_fog(col, v_world), 1.0);
 }
