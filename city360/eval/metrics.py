@@ -135,11 +135,20 @@ _NUMBER_WORDS = {
     "twelve": 12,
 }
 _NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?")
+_NUMBER = r"(?:\d+(?:\.\d+)?|" + "|".join(w for w in _NUMBER_WORDS if w not in ("no", "none")) + ")"
+_HEDGE_RE = re.compile(
+    rf"\b{_NUMBER}\s*(?:or|to|-|–|/|~)\s*{_NUMBER}\b|\bbetween\s+{_NUMBER}\s+and\s+{_NUMBER}\b"
+)
+"""Two counts offered as alternatives or a range (``3 or 4``, ``3-4``, ``between three and
+five``): such an answer names no count, or hedging would score the lower bound."""
 
 
 def parse_count(answer: str) -> float | None:
-    """The first number in an answer (digits or an English word up to twelve); else None."""
+    """The first number in an answer (digits or an English word up to twelve); else None,
+    also when the answer hedges between two counts (``"3 or 4"``, ``"3-4"``)."""
     text = (answer or "").strip().lower()
+    if _HEDGE_RE.search(text):
+        return None
     match = _NUMBER_RE.search(text)
     if match is not None:
         return float(match.group(0))

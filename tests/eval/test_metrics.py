@@ -60,6 +60,21 @@ def test_parse_count_prefers_digits() -> None:
     assert parse_count("none") == 0.0
 
 
+@pytest.mark.parametrize(
+    "answer", ["3 or 4", "3-4", "3 – 4", "three or four", "between 2 and 5", "about 3/4"]
+)
+def test_parse_count_reads_no_count_from_a_hedged_answer(answer: str) -> None:
+    assert parse_count(answer) is None
+
+
+@pytest.mark.parametrize(
+    ("answer", "count"),
+    [("4", 4.0), ("There are 4 trees.", 4.0), ("4 (four)", 4.0), ("no benches", 0.0)],
+)
+def test_parse_count_still_reads_one_count(answer: str, count: float) -> None:
+    assert parse_count(answer) == count
+
+
 def test_fuzzy_match_offline_fallback_is_labelled() -> None:
     result = fuzzy_match("It is Café Ursula.", "Cafe Ursula")
     assert result.method == "offline-similarity"
