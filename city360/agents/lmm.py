@@ -225,6 +225,8 @@ class LMMAgent:
         self.last_reply = reply
         self.usage.input_tokens += reply.input_tokens
         self.usage.output_tokens += reply.output_tokens
+        self.usage.last_finish_reason = reply.finish_reason
+        self.usage.last_response_model = reply.model
         parsed = parse_reply(reply.text)
         step = int(observation.get("step", self._steps_taken))
         self._steps_taken += 1

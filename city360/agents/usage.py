@@ -30,12 +30,16 @@ class EpisodeUsage:
     invalid_actions: int = 0
     unoffered_branches: int = 0
     images_downscaled: int = 0
+    last_finish_reason: str = ""
+    """Why the provider ended its last reply (``stop``, ``length``, ``end_turn``, ...)."""
+    last_response_model: str = ""
+    """The model the provider says answered last (may name a dated version of the one asked)."""
 
     def reset(self) -> None:
         """Zero every counter."""
         for name in self.__dataclass_fields__:
             setattr(self, name, type(getattr(self, name))())
 
-    def to_dict(self) -> dict[str, int | float]:
+    def to_dict(self) -> dict[str, int | float | str]:
         """Plain dict for results files (no payloads, no keys)."""
         return asdict(self)

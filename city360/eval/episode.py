@@ -192,6 +192,8 @@ class EpisodeWorker:
             result.invalid_actions = int(usage.invalid_actions)
             result.api_errors = int(usage.failed_requests)
             result.llm_latency_s = float(getattr(usage, "latency_s", 0.0))
+            result.last_finish_reason = str(getattr(usage, "last_finish_reason", ""))
+            result.last_response_model = str(getattr(usage, "last_response_model", ""))
         result.run_id = self.run_dir.name
         config = getattr(self.agent, "config", None)
         if config is not None and hasattr(config, "max_output_tokens"):

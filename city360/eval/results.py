@@ -118,6 +118,10 @@ class EpisodeResult:
     judge_provider: str = ""
     judge_model: str = ""
     llm_latency_s: float = 0.0
+    last_finish_reason: str = ""
+    """Why the model ended its last reply, as its provider says (``stop``, ``length``, ...)."""
+    last_response_model: str = ""
+    """The model that answered last, as its provider names it."""
     artifact_dir: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -287,8 +291,8 @@ _REFERENCE_GETTERS: dict[str, Any] = {
     "total_tokens": _total_tokens,
     "total_llm_latency_seconds": lambda r: f"{r.llm_latency_s:.4f}",
     "avg_llm_latency_seconds": lambda r: f"{r.llm_latency_s / r.requests if r.requests else 0:.4f}",
-    "last_finish_reason": lambda r: "",
-    "last_response_model": lambda r: "",
+    "last_finish_reason": lambda r: r.last_finish_reason,
+    "last_response_model": lambda r: r.last_response_model,
     "last_error_type": _last_error_type,
     "last_error_message": lambda r: r.error_message,
     "artifact_dir": lambda r: r.artifact_dir,
@@ -364,6 +368,8 @@ _READ_FROM: dict[str, str] = {
     "judge_provider": "validation_provider",
     "judge_model": "validation_model",
     "llm_latency_s": "total_llm_latency_seconds",
+    "last_finish_reason": "last_finish_reason",
+    "last_response_model": "last_response_model",
     "artifact_dir": "artifact_dir",
 }
 """EpisodeResult field -> the column it is read back from."""

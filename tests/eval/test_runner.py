@@ -262,6 +262,10 @@ def test_lmm_agent_runs_through_a_provider_and_keeps_keys_out(
     assert row.parse_errors == 1
     assert row.requests >= 3
     assert row.input_tokens == 300
+    assert row.last_finish_reason == "stop"
+    assert row.last_response_model == "fake-model"
+    [read_back] = read_results(outcome.run_dir / "results.csv")
+    assert (read_back.last_finish_reason, read_back.last_response_model) == ("stop", "fake-model")
     for path in outcome.run_dir.rglob("*"):
         if path.is_file():
             assert secret not in path.read_text(encoding="utf-8", errors="ignore"), path
