@@ -60,7 +60,8 @@ def run_lock(run_dir: str | os.PathLike[str]) -> Iterator[Path]:
                 f"started {holder.get('started', '?')}"
             )
             msg = (
-                f"run folder {folder} is being written by another city360 eval ({who}); "
+                f"run folder {folder} is being written by another city360 eval or viewer "
+                f"({who}); "
                 "wait for it to finish or stop it, or use another --run-id"
             )
             raise RunLockedError(msg) from None

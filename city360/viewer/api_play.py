@@ -102,9 +102,9 @@ def install(app: FastAPI, state: ViewerState) -> None:
             episode = HumanEpisode(
                 session.env, task, suite, run=run, graph=state.graph, seed=task_seed(0, task.id)
             )
+            episode.start()  # may refuse (the run folder is locked): the session keeps none
             session.mode = "play"
             session.episode = episode
-            episode.start()
             return {**prompt_of(task), **_play_payload(state, episode)}
 
     @app.get("/api/play")

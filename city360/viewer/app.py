@@ -23,7 +23,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from city360.errors import City360Error, TaskError
+from city360.errors import City360Error, RunLockedError, TaskError
 from city360.viewer import api_author, api_play, api_walk
 from city360.viewer.api_common import Refused, ViewerState, error_response
 from city360.viewer.authoring import SuiteEditor
@@ -202,7 +202,8 @@ def _install_guards(app: FastAPI, config: ViewerConfig) -> None:
 
     @app.exception_handler(City360Error)
     async def city360_error(_request: Request, exc: City360Error) -> JSONResponse:
-        return error_response(400, str(exc))
+        # a run folder another process writes is a conflict, not a bad request
+        return error_response(409 if isinstance(exc, RunLockedError) else 400, str(exc))
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -12,6 +12,7 @@ a row in ``results.csv`` (agent ``human``), ``episodes/<task_id>.jsonl`` step lo
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from pathlib import Path
@@ -57,6 +58,10 @@ class HumanRun:
         self.player = player
         self.stop = stop or StopConfig()
         self._lock = threading.Lock()
+        self._run_lock: contextlib.ExitStack | None = None
+        """The run folder's write lock (:func:`city360.eval.runlock.run_lock`), held from the
+        first episode until :meth:`close`, so an eval or another viewer cannot append to the
+        same results.csv meanwhile."""
         self._writer: ResultsWriter | None = None
         self._metadata: dict[str, Any] | None = None
         results = run_dir / "results.csv"
@@ -114,8 +119,13 @@ class HumanRun:
 
     def begin(self, suite: Suite) -> None:
         """Create the run folder and its metadata before the first step is logged."""
+        from city360.eval.runlock import run_lock
+
         with self._lock:
-            self.run_dir.mkdir(parents=True, exist_ok=True)
+            if self._run_lock is None:
+                held = contextlib.ExitStack()
+                held.enter_context(run_lock(self.run_dir))  # RunLockedError: someone writes
+                self._run_lock = held
             self._write_metadata(suite, "running")
 
     def record(self, result: EpisodeResult, suite: Suite) -> None:
@@ -132,6 +142,9 @@ class HumanRun:
             if self._writer is not None:
                 self._writer.close()
                 self._writer = None
+            if self._run_lock is not None:
+                self._run_lock.close()
+                self._run_lock = None
 
 
 class HumanEpisode:

@@ -92,7 +92,7 @@ def test_eval_on_a_locked_run_folder_fails_and_writes_nothing(
     rows_before = (first.run_dir / "results.csv").read_bytes()
     with (
         run_lock(first.run_dir),
-        pytest.raises(RunLockedError, match="being written by another city360 eval"),
+        pytest.raises(RunLockedError, match="being written by another city360 eval or viewer"),
     ):
         run_eval(_config(built_city, built_suite, tmp_path, run_id="shared", resume=True))
     assert (first.run_dir / "results.csv").read_bytes() == rows_before
@@ -134,7 +134,8 @@ def test_concurrent_resumes_never_duplicate_rows(
     assert len(ids) == len(set(ids)) == 3, outputs
     if codes != [0, 0]:  # they overlapped: the loser was refused by name
         assert codes == [0, 1], outputs
-        assert any("being written by another city360 eval (pid" in o for o in outputs), outputs
+        locked = "being written by another city360 eval or viewer (pid"
+        assert any(locked in o for o in outputs), outputs
 
 
 def test_a_failed_start_leaves_no_run_folder(

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.viewer.conftest import LOCAL_URL, ViewerPaths
+from tests.viewer.conftest import LOCAL_URL, ViewerPaths, make_config
 
 pytest.importorskip("fastapi", reason="fastapi is needed for the viewer tests")
 
@@ -499,3 +499,30 @@ def test_gl_sessions_keep_their_own_views(viewer_paths: ViewerPaths, tmp_path: P
         )
     assert np.abs(again_a - view_a).mean() < 1.0  # ... and back: each session's own frame
     assert np.abs(again_b - view_b).mean() < 1.0
+
+
+def test_play_holds_the_run_folder_lock_against_an_eval(viewer_paths: ViewerPaths) -> None:
+    """Play appends to results.csv like an eval does: both take the run folder's lock, so
+    neither can write rows into a run the other is writing."""
+    from fastapi.testclient import TestClient
+
+    from city360.errors import RunLockedError
+    from city360.eval.runlock import run_lock
+    from city360.viewer.app import create_app
+
+    paths = ViewerPaths(viewer_paths.city, viewer_paths.suite, viewer_paths.outputs, "locked")
+    task = {"task_id": "rel-001"}
+    app = create_app(make_config(paths))  # type: ignore[arg-type]
+    with TestClient(app, base_url=LOCAL_URL) as client:
+        with run_lock(paths.run_dir):  # an eval writing this run
+            refused = client.post(
+                "/api/play/start", headers=headers("p"), json={"task_id": "rel-001"}
+            )
+        assert refused.status_code == 409
+        assert "being written by another city360 eval or viewer" in refused.json()["error"]
+        started = client.post("/api/play/start", headers=headers("p"), json=task)
+        assert started.status_code == 200
+        with pytest.raises(RunLockedError), run_lock(paths.run_dir):
+            pass
+    with run_lock(paths.run_dir):  # the viewer let go when it closed
+        pass
