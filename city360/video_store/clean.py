@@ -186,6 +186,14 @@ def find_jumps(
         if step[k] < params.jump_min_m or not is_jump(float(step[k]), float(dt[k]), usual_speed(k)):
             k += 1
             continue
+        if k >= 1 and not is_jump(
+            math.hypot(x_m[k + 1] - x_m[k - 1], y_m[k + 1] - y_m[k - 1]),
+            float(t_s[k + 1] - t_s[k - 1]),
+            usual_speed(k),
+        ):
+            outliers[k] = True  # fix k alone was off (it came in under the length limit)
+            k += 1
+            continue
         # an excursion comes back: a later fix (within MAX_EXCURSION_S) nearer to where the
         # track was before the jump than to where it jumped to
         back = None

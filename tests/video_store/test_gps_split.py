@@ -89,6 +89,11 @@ def test_jumps_are_breaks_excursions_and_dropouts_are_not() -> None:
     jumps, outliers = find_jumps(t, x, y + away_and_back, params)
     assert jumps.tolist() == []
     assert np.flatnonzero(outliers).tolist() == [30, 31, 32]
+    # one fix thrown back and sideways: 24.4 m in (under the 25 m limit), 25.3 m out
+    lone = t == 30
+    jumps, outliers = find_jumps(t, x - 8.0 * lone, y + 23.5 * lone, params)
+    assert jumps.tolist() == []
+    assert np.flatnonzero(outliers).tolist() == [30]
     dropout = (t < 20) | (t >= 50)  # 30 s without fixes, 42 m walked: bridged, not a break
     assert find_jumps(t[dropout], x[dropout], y[dropout], params)[0].tolist() == []
     assert find_jumps(t, 15.0 * t, y, params)[0].tolist() == []  # a car at 15 m/s
