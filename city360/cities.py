@@ -205,6 +205,7 @@ def ensure_city(
             "--force",
         )
     ingested = set(built.trajectory_ids())
+    # a video split at GPS jumps is <id>, <id>_2, ...: its first part always carries <id>
     missing = [
         v for v in sorted(built.videos_dir.glob("*.mp4")) if trajectory_id_for(v) not in ingested
     ]

@@ -153,6 +153,15 @@ class TrajectoryMeta(BaseModel):
     )
     clock_offset_s: float = Field(0.0, description="GPS time minus video time, seconds")
     length_m: float = 0.0
+    part: int | None = Field(
+        default=None,
+        description="1-based part of a source split at GPS gaps (ids <stem>, <stem>_2, ...); "
+        "None when the source is one trajectory",
+    )
+    source_range_s: tuple[float, float] | None = Field(
+        default=None,
+        description="video time of the part's first and last frame, seconds (split parts)",
+    )
 
 
 class ConditionMeta(BaseModel):

@@ -5,6 +5,11 @@ Steps, each because real receivers do it to us:
 1. keep usable fixes (:func:`~city360.video_store.gps.track.validate_track`);
 2. project to the city's metric CRS (x east, y north, metres);
 3. drop impossible jumps: a fix reached *and* left faster than ``max_speed_mps`` is a spike;
+   a step to a new place that the track then stays at, far faster than the walk around it
+   (:func:`find_jumps`), is a break: the receiver lost the position and found it elsewhere.
+   Each side of a break is smoothed on its own and the span between is recorded in
+   ``breaks_s``, so the jump stays a jump (ingest splits the walk there) instead of being
+   smoothed into a fast sidestep that the pose graph would take for a street;
 4. a constant-velocity Kalman filter on a fine time grid with a chi-square innovation gate
    (rejects the outliers the speed gate misses), then a Rauch–Tung–Striebel backward pass;
 5. across a gap in the fixes longer than ``max_gap_s`` (a logger paused, a dead spot, a
@@ -20,6 +25,7 @@ The smoother lives in :mod:`.smooth` with the heading-aided one ingest uses late
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -31,7 +37,15 @@ from city360.geo import LocalProjection
 from city360.video_store.gps.track import GpsTrack, validate_track
 from city360.video_store.smooth import rts_smooth
 
-__all__ = ["CleanParams", "SmoothTrack", "clean_track", "drop_speed_spikes"]
+__all__ = [
+    "JUMP_CONTEXT_S",
+    "MAX_EXCURSION_S",
+    "CleanParams",
+    "SmoothTrack",
+    "clean_track",
+    "drop_speed_spikes",
+    "find_jumps",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -54,6 +68,11 @@ class CleanParams:
     stationary_min_s: float = 2.0
     max_gap_s: float = 10.0
     """Fixes further apart in time than this are joined by a straight line, seconds."""
+    jump_min_m: float = 25.0
+    """A step between consecutive fixes shorter than this is never a break, metres."""
+    jump_speed_factor: float = 4.0
+    """A step at least ``jump_min_m`` long and faster than this many times the median speed
+    of the steps within ``JUMP_CONTEXT_S`` around it, plus 2 m/s, is a break."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +94,17 @@ class SmoothTrack:
     """The fixes that survived the speed gate: GPS time and metres (for later refinement)."""
     meas_x_m: FloatArray
     meas_y_m: FloatArray
+    breaks_s: tuple[tuple[float, float], ...] = ()
+    """GPS-time spans ``(last fix before, first fix after)`` of the jumps the track was cut
+    at: no position is known inside one (:meth:`in_break`)."""
+
+    def in_break(self, t_s: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+        """Mask of GPS times strictly inside one of :attr:`breaks_s`."""
+        t = np.asarray(t_s, np.float64)
+        mask = np.zeros(t.shape, bool)
+        for start, end in self.breaks_s:
+            mask |= (t > start) & (t < end)
+        return mask
 
     @property
     def start_s(self) -> float:
@@ -112,6 +142,76 @@ def drop_speed_spikes(
         else:
             prev = i
     return keep
+
+
+JUMP_CONTEXT_S = 30.0
+"""Half-width of the window whose median step speed a jump is compared with, seconds."""
+
+
+MAX_EXCURSION_S = 10.0
+"""Fixes that jump away and back within this many seconds are outliers (multipath), not two
+breaks: they are dropped and the track runs on, seconds."""
+
+
+def find_jumps(
+    t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, params: CleanParams
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+    """``(jumps, outliers)``: indices ``k`` where the step from fix ``k`` to fix ``k + 1`` is a
+    break (see :class:`CleanParams`: long, and far faster than the motion around it), and a mask
+    of the fixes of excursions (away at one jump, back at the next within
+    :data:`MAX_EXCURSION_S`), which are outliers rather than breaks. A walker's long dropout
+    (40 m in 30 s) is slow and stays bridged; a car's 15 m a second is its usual speed.
+    """
+    n = t_s.shape[0]
+    outliers = np.zeros(n, bool)
+    if n < 2:
+        return np.zeros(0, np.int64), outliers
+    step = np.hypot(np.diff(x_m), np.diff(y_m))
+    dt = np.maximum(np.diff(t_s), 1e-3)
+    speed = step / dt
+    mid = 0.5 * (t_s[1:] + t_s[:-1])
+
+    def usual_speed(k: int) -> float:
+        near = np.abs(mid - mid[k]) <= JUMP_CONTEXT_S
+        near[k] = False
+        return float(np.median(speed[near])) if near.any() else 0.0
+
+    def is_jump(length_m: float, seconds: float, usual: float) -> bool:
+        limit = params.jump_speed_factor * usual + 2.0
+        return length_m >= params.jump_min_m and length_m / max(seconds, 1e-3) > limit
+
+    jumps: list[int] = []
+    k = 0
+    while k < n - 1:
+        if step[k] < params.jump_min_m or not is_jump(float(step[k]), float(dt[k]), usual_speed(k)):
+            k += 1
+            continue
+        if k >= 1 and not is_jump(
+            math.hypot(x_m[k + 1] - x_m[k - 1], y_m[k + 1] - y_m[k - 1]),
+            float(t_s[k + 1] - t_s[k - 1]),
+            usual_speed(k),
+        ):
+            outliers[k] = True  # fix k alone was off (it came in under the length limit)
+            k += 1
+            continue
+        # an excursion comes back: a later fix (within MAX_EXCURSION_S) nearer to where the
+        # track was before the jump than to where it jumped to
+        back = None
+        m = k + 2
+        while m < n and t_s[m] - t_s[k + 1] <= MAX_EXCURSION_S:
+            to_before = math.hypot(x_m[m] - x_m[k], y_m[m] - y_m[k])
+            to_after = math.hypot(x_m[m] - x_m[k + 1], y_m[m] - y_m[k + 1])
+            if to_before < to_after:
+                back = m
+                break
+            m += 1
+        if back is None:
+            jumps.append(k)
+            k += 1
+        else:
+            outliers[k + 1 : back] = True
+            k = back
+    return np.asarray(jumps, np.int64), outliers
 
 
 def _collapse_stationary(
@@ -181,8 +281,46 @@ def clean_track(
     usable = validate_track(track)
     x, y = projection.to_xy(usable.lat, usable.lon)
     keep = drop_speed_spikes(usable.t_s, x, y, params.max_speed_mps)
-    spikes = int((~keep).sum())
     t_meas, x, y = usable.t_s[keep], x[keep], y[keep]
+    jumps, outliers = find_jumps(t_meas, x, y, params)
+    if outliers.any():  # excursions away and back: drop them, then find the real breaks
+        t_meas, x, y = t_meas[~outliers], x[~outliers], y[~outliers]
+        jumps, _ = find_jumps(t_meas, x, y, params)
+    dropped = int((~keep).sum()) + int(outliers.sum())
+    cuts = [0, *(int(k) + 1 for k in jumps), t_meas.shape[0]]
+    pieces: list[tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, int]] = []
+    breaks: list[tuple[float, float]] = []
+    for a, b in itertools.pairwise(cuts):
+        if b - a < 2:  # a lone fix between two jumps places nothing
+            dropped += b - a
+            continue
+        if pieces:
+            breaks.append((float(pieces[-1][0][-1]), float(t_meas[a])))
+        pieces.append(_smooth_piece(track, t_meas[a:b], x[a:b], y[a:b], params))
+        dropped += pieces[-1][-1]
+    if not pieces:
+        msg = f"GPS track {track.source}: every fix lies across a jump; check the track"
+        raise GpsError(msg)
+    grid, sx, sy, speed, heading = (np.concatenate([p[i] for p in pieces]) for i in range(5))
+    heading = np.degrees(np.unwrap(np.radians(heading)))
+    return SmoothTrack(
+        grid,
+        sx,
+        sy,
+        speed,
+        heading,
+        dropped=dropped,
+        meas_t_s=t_meas,
+        meas_x_m=x,
+        meas_y_m=y,
+        breaks_s=tuple(breaks),
+    )
+
+
+def _smooth_piece(
+    track: GpsTrack, t_meas: FloatArray, x: FloatArray, y: FloatArray, params: CleanParams
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, int]:
+    """Smooth the fixes between two breaks: ``(grid, x, y, speed, heading, gated)``."""
     span_s = float(t_meas[-1] - t_meas[0])
     grid_n = max(2, math.ceil(span_s * params.grid_hz) + 1)
     grid = np.linspace(t_meas[0], t_meas[-1], grid_n)
@@ -202,15 +340,4 @@ def clean_track(
     speed = np.hypot(vx, vy)
     heading = np.degrees(np.arctan2(vx, vy))
     _collapse_stationary(grid, sx, sy, speed, heading, params)
-    heading = np.degrees(np.unwrap(np.radians(heading)))
-    return SmoothTrack(
-        grid,
-        sx,
-        sy,
-        speed,
-        heading,
-        dropped=spikes + gated,
-        meas_t_s=t_meas,
-        meas_x_m=x,
-        meas_y_m=y,
-    )
+    return grid, sx, sy, speed, heading, int(gated)

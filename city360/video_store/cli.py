@@ -28,7 +28,14 @@ if TYPE_CHECKING:
     from city360.video_store.ingest import IngestOptions, IngestResult
     from city360.video_store.inputs import PhotoSequence
 
-__all__ = ["pair_inputs", "pair_sequences", "parse_offset", "register", "run_ingest"]
+__all__ = [
+    "describe_result",
+    "pair_inputs",
+    "pair_sequences",
+    "parse_offset",
+    "register",
+    "run_ingest",
+]
 
 
 MAX_OFFSET_S = 10 * 365.25 * 86400.0
@@ -235,7 +242,7 @@ def _ingest_all(
                     failures.append((video, exc))
                     continue
                 show(video.stem, "frames", 1, 1)
-                results.append(result)
+                results.extend(result.all_parts())
         else:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
@@ -272,7 +279,7 @@ def _ingest_all(
                     for future in finished:
                         video = futures[future]
                         try:
-                            results.append(future.result())
+                            results.extend(future.result().all_parts())
                             show(video.stem, "frames", 1, 1)
                         except City360Error as exc:
                             failures.append((video, exc))
@@ -288,6 +295,24 @@ def _ingest_all(
                 )  # fmt: skip
             except City360Error as exc:
                 failures.append((sequence.photos[0].parent, exc))
+
+
+def describe_result(r: IngestResult) -> str:
+    """One line of ``city360 ingest`` output for a trajectory written."""
+    ratio = r.video_duration_s / r.elapsed_s if r.elapsed_s > 0 else float("inf")
+    score = f", match {r.sync_score:.2f}" if r.sync_score is not None else ""
+    line = (
+        f"{r.trajectory_id}: {r.frame_count} frames {r.width}x{r.height}, "
+        f"{r.length_m:.0f} m, clock offset {r.offset_s:+.2f} s ({r.sync_method}{score}), "
+        f"{r.dropped_fixes} GPS fixes dropped, {ratio:.1f}x real time"
+    )
+    if r.part is not None and r.source_range_s is not None:
+        start_s, end_s = r.source_range_s
+        line += (
+            f"; part {r.part} of {r.source_video.name} (video {start_s:.1f}-{end_s:.1f} s), "
+            "split at a GPS jump"
+        )
+    return line
 
 
 def register(app: typer.Typer) -> None:
@@ -374,14 +399,14 @@ def register(app: typer.Typer) -> None:
             )
             raise typer.Exit(143 if stop.signal_name == "SIGTERM" else 130) from None
         for r in results:
-            ratio = r.video_duration_s / r.elapsed_s if r.elapsed_s > 0 else float("inf")
-            score = f", match {r.sync_score:.2f}" if r.sync_score is not None else ""
-            console.print(
-                f"{r.trajectory_id}: {r.frame_count} frames {r.width}x{r.height}, "
-                f"{r.length_m:.0f} m, clock offset {r.offset_s:+.2f} s ({r.sync_method}{score}), "
-                f"{r.dropped_fixes} GPS fixes dropped, {ratio:.1f}x real time",
-                highlight=False,
-            )
+            console.print(describe_result(r), highlight=False)
+            for start_s, end_s in r.dropped_parts:
+                console.print(
+                    f"[yellow]warning:[/] {r.source_video}: dropped the part at video time "
+                    f"{start_s:.1f}-{end_s:.1f} s between GPS jumps (under 2 frames or "
+                    f"{options.spacing_m:g} m)",
+                    highlight=False,
+                )
         if len(failures) == 1 and not results:
             raise failures[0][1]
         for video, exc in failures:

@@ -2,7 +2,9 @@
 
 Any codec the bundled FFmpeg decodes works (H.264, HEVC, VP9, AV1 via libdav1d). Frames come out
 upright: rotation metadata (the display matrix) is applied, because a phone or camera held
-sideways stores the picture rotated and says so in the container.
+sideways stores the picture rotated and says so in the container. A GoPro MAX ``.360`` (two
+EAC cube-map streams, :mod:`.gopro_max`) is decoded stream by stream, and its frames come out
+as the equirectangular picture the two strips hold.
 """
 
 from __future__ import annotations
@@ -20,6 +22,12 @@ import numpy as np
 import numpy.typing as npt
 
 from city360.errors import InputFileError, VideoError
+from city360.video_store.gopro_max import (
+    GOPRO_MAX_LAYOUTS,
+    GoProMaxLayout,
+    eac_to_equirect,
+    layout_for_size,
+)
 
 if TYPE_CHECKING:
     import av
@@ -29,8 +37,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EQUIRECT_ASPECT_TOLERANCE",
+    "GOPRO_HANDLER",
     "DecodedFrame",
     "VideoInfo",
+    "gopro_max_layout",
     "iter_frames",
     "open_video",
     "probe_video",
@@ -75,18 +85,26 @@ class VideoInfo:
     rotation_deg: int
     spherical: str | None
     """Projection from spherical metadata (``"equirectangular"``, ``"cubemap"``, ...) or None."""
+    gopro_max: GoProMaxLayout | None = None
+    """A GoPro MAX ``.360``'s strip layout (``width``/``height`` are then the equirect size
+    its strips hold), or None for an equirectangular video."""
 
 
 @dataclass(frozen=True, slots=True)
 class DecodedFrame:
     """One decoded source frame: its 0-based decode-order ``index``, ``pts`` in the stream
-    time_base, ``t_s`` seconds since the first frame, and the upright picture."""
+    time_base, ``t_s`` seconds since the first frame, and the upright picture.
+
+    For a GoPro MAX ``.360``, ``frame`` is stream 0's strip and ``back_strip`` stream 1's of the
+    same pts; every ``to_*`` method then returns the equirect picture they hold."""
 
     index: int
     pts: int
     t_s: float
     frame: av.video.frame.VideoFrame
     rotation_deg: int
+    back_strip: av.video.frame.VideoFrame | None = None
+    gopro_max: GoProMaxLayout | None = None
 
     def to_yuv420(
         self, *, width: int, scaler: av.video.reformatter.VideoReformatter | None = None
@@ -94,7 +112,7 @@ class DecodedFrame:
         """The picture as a yuv420p frame ``width`` wide, or None when it must be rotated
         (then use :meth:`to_rgb`). Staying in Y'CbCr skips two colour conversions, keeps
         chroma as decoded, and is the fast path at 4K. ``scaler``: see :meth:`to_gray`."""
-        if self.rotation_deg % 360:
+        if self.rotation_deg % 360 or self.gopro_max is not None:
             return None
         frame = self.frame
         height = _even_height(frame.width, frame.height, width)
@@ -117,6 +135,8 @@ class DecodedFrame:
         thread at a time). Setting up FFmpeg's area scaler from 4K costs several times the
         scaling itself, and every decoded frame would otherwise set up its own.
         """
+        if self.gopro_max is not None:
+            return self._gopro_equirect("gray", width, scaler)
         rotated_sideways = self.rotation_deg % 180 != 0
         src_w = self.frame.height if rotated_sideways else self.frame.width
         src_h = self.frame.width if rotated_sideways else self.frame.height
@@ -135,6 +155,8 @@ class DecodedFrame:
 
     def to_rgb(self, *, width: int | None = None) -> npt.NDArray[np.uint8]:
         """The picture as RGB uint8 (H, W, 3), upright, scaled to ``width`` when given."""
+        if self.gopro_max is not None:
+            return self._gopro_equirect("rgb24", width or self.gopro_max.equirect_width, None)
         rotated_sideways = self.rotation_deg % 180 != 0
         src_w = self.frame.height if rotated_sideways else self.frame.width
         src_h = self.frame.width if rotated_sideways else self.frame.height
@@ -149,6 +171,41 @@ class DecodedFrame:
         else:
             image = self.frame.to_ndarray(format="rgb24")  # type: ignore[assignment]
         return rotate_upright(image, self.rotation_deg)
+
+    def _gopro_equirect(
+        self,
+        pixel_format: str,
+        width: int,
+        scaler: av.video.reformatter.VideoReformatter | None,
+    ) -> npt.NDArray[np.uint8]:
+        """The equirect picture ``width`` wide that the two strips hold. For a small output the
+        strips are scaled down first (area-averaged by FFmpeg), which is far cheaper than
+        converting at full size."""
+        layout = self.gopro_max
+        if layout is None or self.back_strip is None:
+            msg = "this frame is not a GoPro MAX frame pair"
+            raise VideoError(msg)
+        strip_w = min(layout.width, max(2, round(width * layout.width / layout.equirect_width)))
+        strip_w += strip_w % 2
+        strip_h = _even_height(layout.width, layout.height, strip_w)
+        strips: list[npt.NDArray[np.uint8]] = []
+        for frame in (self.frame, self.back_strip):
+            if (strip_w, strip_h) == (frame.width, frame.height):
+                strips.append(frame.to_ndarray(format=pixel_format))  # type: ignore[arg-type]
+            elif scaler is None:
+                strips.append(
+                    frame.to_ndarray(  # type: ignore[arg-type]
+                        format=pixel_format, width=strip_w, height=strip_h, interpolation="AREA"
+                    )
+                )
+            else:
+                strips.append(
+                    scaler.reformat(
+                        frame, width=strip_w, height=strip_h, format=pixel_format,
+                        interpolation="AREA",
+                    ).to_ndarray()  # type: ignore[arg-type]
+                )  # fmt: skip
+        return eac_to_equirect(strips[0], strips[1], layout, width=width)
 
 
 def _even_height(src_w: int, src_h: int, width: int) -> int:
@@ -234,17 +291,49 @@ def open_video(path: str | os.PathLike[str]) -> av.container.InputContainer:
     return container
 
 
+GOPRO_HANDLER = "GoPro H.265"
+"""The handler name of a GoPro MAX's video tracks (its ``.360`` files carry two)."""
+
+
+def gopro_max_layout(container: av.container.InputContainer, source: Path) -> GoProMaxLayout | None:
+    """The GoPro MAX strip layout of an opened video, or None when it is not a ``.360``.
+
+    A ``.360`` is recognised by its suffix, or by two video tracks named ``GoPro H.265``; it
+    must then hold exactly two video streams of one known strip size, else
+    :class:`VideoError` says what was found.
+    """
+    videos = list(container.streams.video)
+    handlers = [str(s.metadata.get("handler_name", "")).strip() for s in videos]
+    named = len(videos) == 2 and all(h == GOPRO_HANDLER for h in handlers)
+    if source.suffix.lower() != ".360" and not named:
+        return None
+    sizes = [(s.codec_context.width, s.codec_context.height) for s in videos]
+    layout = layout_for_size(*sizes[0]) if len(set(sizes)) == 1 else None
+    if len(videos) == 2 and layout is not None:
+        return layout
+    found = ", ".join(f"{w}x{h}" for w, h in sizes)
+    expected = " or ".join(f"{lay.width}x{lay.height} ({lay.name})" for lay in GOPRO_MAX_LAYOUTS)
+    msg = (
+        f"GoPro MAX video {source} has {len(videos)} video stream(s) ({found}); a .360 holds "
+        f"two EAC strips of one size, {expected}: re-copy it from the camera, or export it "
+        "as an equirectangular .mp4 (GoPro Player) and ingest that"
+    )
+    raise VideoError(msg)
+
+
 def probe_video(path: str | os.PathLike[str], *, projection: Projection | None = None) -> VideoInfo:
     """Read a video's properties and decode its first frame to prove it is decodable.
 
     The picture must be equirectangular: spherical metadata saying so, or (when there is
     none) a 2:1 frame. ``projection="equirect"`` overrides both checks for footage whose
-    metadata is missing or wrong.
+    metadata is missing or wrong. A GoPro MAX ``.360`` (:func:`gopro_max_layout`) is taken as
+    the equirect picture its two strips hold, whatever ``projection`` says.
     """
     import av
 
     source = Path(path)
     with open_video(source) as container:
+        layout = gopro_max_layout(container, source)
         stream = container.streams.video[0]
         codec = stream.codec_context.name
         try:
@@ -280,7 +369,13 @@ def probe_video(path: str | os.PathLike[str], *, projection: Projection | None =
     if fps <= 0 or not math.isfinite(fps):
         msg = f"video {source}: no frame rate in the container; remux it with ffmpeg"
         raise VideoError(msg)
-    if projection is None:
+    if layout is not None:
+        if rotation:
+            msg = f"GoPro MAX video {source}: rotation {rotation}° on a .360 is not supported"
+            raise VideoError(msg)
+        width, height = layout.equirect_width, layout.equirect_width // 2
+        spherical = None
+    elif projection is None:
         if spherical is not None and spherical != "equirectangular":
             msg = (
                 f"video {source}: spherical metadata says {spherical!r}, not equirectangular; "
@@ -308,6 +403,7 @@ def probe_video(path: str | os.PathLike[str], *, projection: Projection | None =
         creation_time_utc=created,
         rotation_deg=rotation,
         spherical=spherical,
+        gopro_max=layout,
     )
 
 
@@ -325,6 +421,9 @@ def iter_frames(
     """
     import av
 
+    if info.gopro_max is not None:
+        yield from _iter_gopro_max(info, threads=threads, deblock=deblock)
+        return
     with open_video(info.path) as container:
         stream = container.streams.video[0]
         stream.thread_type = "FRAME"
@@ -340,6 +439,57 @@ def iter_frames(
                 index += 1
                 t_s = (frame.pts - start) * info.time_base
                 yield DecodedFrame(index, int(frame.pts), t_s, frame, info.rotation_deg)
+        except av.FFmpegError as exc:
+            msg = (
+                f"video {info.path} breaks off after frame {index} ({exc}); the file is "
+                "corrupt or truncated: re-copy it from the camera"
+            )
+            raise VideoError(msg) from None
+    decoded = index + 1
+    if info.frame_count and decoded < 0.98 * info.frame_count - 1:
+        msg = (
+            f"video {info.path} is truncated: its header promises {info.frame_count} frames "
+            f"but only {decoded} decode; re-copy it from the camera"
+        )
+        raise VideoError(msg)
+
+
+def _iter_gopro_max(
+    info: VideoInfo, *, threads: int, deblock: bool
+) -> Generator[DecodedFrame, None, None]:
+    """:func:`iter_frames` for a GoPro MAX ``.360``: decode both strip streams (interleaved in
+    the file) and pair their frames by pts; a frame of one stream without its partner in the
+    other (a truncated tail) is dropped."""
+    import av
+
+    with open_video(info.path) as container:
+        streams = list(container.streams.video[:2])
+        for stream in streams:
+            stream.thread_type = "FRAME"
+            stream.thread_count = threads
+            if not deblock:
+                stream.codec_context.options = {"skip_loop_filter": "all"}
+        start = streams[0].start_time or 0
+        pending: tuple[dict[int, Any], dict[int, Any]] = ({}, {})
+        index = -1
+        try:
+            for packet in container.demux(streams):
+                side = 0 if packet.stream.index == streams[0].index else 1
+                for item in packet.decode():
+                    frame: av.VideoFrame = item  # type: ignore[assignment]
+                    if frame.pts is None:
+                        continue
+                    pts = int(frame.pts)
+                    other = pending[1 - side].pop(pts, None)
+                    if other is None:
+                        pending[side][pts] = frame
+                        continue
+                    front, back = (frame, other) if side == 0 else (other, frame)
+                    index += 1
+                    t_s = (pts - start) * info.time_base
+                    yield DecodedFrame(
+                        index, pts, t_s, front, 0, back_strip=back, gopro_max=info.gopro_max
+                    )
         except av.FFmpegError as exc:
             msg = (
                 f"video {info.path} breaks off after frame {index} ({exc}); the file is "

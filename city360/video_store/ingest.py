@@ -15,8 +15,11 @@ last kept frame.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
 import re
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from city360._atomic import atomic_dir
 from city360.city import (
@@ -33,24 +37,25 @@ from city360.city import (
     SourceFile,
     TrajectoryMeta,
     TrajectoryPoses,
-    max_pose_step_m,
 )
 from city360.errors import GpsError, OutputError, VideoError
 from city360.geo import LocalProjection
-from city360.video_store.clean import CleanParams, clean_track
+from city360.video_store.clean import CleanParams, SmoothTrack, clean_track
 from city360.video_store.decode import VideoInfo, iter_frames, probe_video
 from city360.video_store.gps import GpsTrack, read_embedded_track, read_track, validate_track
-from city360.video_store.heading import fuse_heading
+from city360.video_store.heading import HeadingFusion, fuse_heading
 from city360.video_store.motion import MotionMeter, MotionSignal, still_spans
 from city360.video_store.resample import (
+    FrameSelection,
     continuity_gaps,
+    continuous_parts,
     frame_times,
     select_frames,
     stationary_keep,
 )
 from city360.video_store.retake import stored_picture
 from city360.video_store.smooth import heading_aided_smooth
-from city360.video_store.sync import DEFAULT_SEARCH_S, resolve_sync
+from city360.video_store.sync import DEFAULT_SEARCH_S, SyncResult, resolve_sync
 from city360.video_store.writer import (
     BackgroundWriter,
     FrameWriter,
@@ -65,8 +70,10 @@ __all__ = [
     "city_projection",
     "ingest_video",
     "load_track",
+    "part_id",
     "trajectory_id_for",
     "update_manifest",
+    "video_trajectory_ids",
 ]
 
 ProgressCallback = Callable[[str, int, int], None]
@@ -114,12 +121,31 @@ class IngestResult:
     lon_range: tuple[float, float]
     video_sha256: str
     gps_sha256: str
+    part: int | None = None
+    """1-based part number when the video was split at GPS gaps, else None."""
+    source_range_s: tuple[float, float] | None = None
+    """Video time of the part's first and last kept frame, seconds (split parts)."""
+    split_parts: tuple[IngestResult, ...] = ()
+    """The video's further parts (2, 3, ...) when it was split; this result is part 1."""
+    dropped_parts: tuple[tuple[float, float], ...] = ()
+    """Video time ranges of parts too short to keep (< 2 frames or < ``spacing_m``)."""
+
+    def all_parts(self) -> tuple[IngestResult, ...]:
+        """This result and its :attr:`split_parts`: one per trajectory written."""
+        return (self, *self.split_parts)
 
 
 def trajectory_id_for(video: Path) -> str:
     """The trajectory id of a video: its file stem, reduced to ``[A-Za-z0-9._-]``."""
     cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", video.stem).strip("._")
     return cleaned or "trajectory"
+
+
+def part_id(base: str, number: int) -> str:
+    """The id of part ``number`` (1-based) of a source split at GPS gaps: ``base`` for the
+    first, ``base_2``, ``base_3``, ... after it (videos and photo sequences alike). Parts are
+    numbered in time order among the parts kept, so the first always carries ``base``."""
+    return base if number == 1 else f"{base}_{number}"
 
 
 def load_track(video: Path, gps: Path | None, info: VideoInfo | None = None) -> GpsTrack:
@@ -216,7 +242,9 @@ def ingest_video(
 
     created_dirs = [p for p in (city.root, city.trajectories_dir) if not p.exists()]
     try:
-        with atomic_dir(target, replace=opts.overwrite) as tmp:
+        # every part's folder is renamed into place only when all of them are complete
+        with contextlib.ExitStack() as stack:
+            tmp = stack.enter_context(atomic_dir(target, replace=opts.overwrite))
             written = 0
             frame_meter = None if motion is not None else MotionMeter(info)
             scaler = VideoReformatter()  # used by the writer's thread alone
@@ -257,92 +285,188 @@ def ingest_video(
                 os.replace(tmp / "frames.kept.mp4", tmp / "frames.mp4")
                 selection = selection.subset(keep)
                 written = len(keep)
-            if opts.pyramid:  # the half-width levels the renderer reads for small views
-                from city360.video_store.pyramid import build_levels
-
-                build_levels(tmp / "frames.mp4", crf=opts.crf)
             heading = fuse_heading(selection.t_s, motion, smooth, sync)
             x_m, y_m = selection.x_m, selection.y_m
-            if heading.dense_t_s is not None and heading.dense_heading_deg is not None:
-                rx, ry, _ = heading_aided_smooth(
-                    sync.video_start_gps + heading.dense_t_s,
-                    heading.dense_heading_deg,
-                    smooth.meas_t_s,
-                    smooth.meas_x_m,
-                    smooth.meas_y_m,
-                    sigma_m=opts.clean.gps_sigma_m,
-                    gate_sigma=opts.clean.gate_sigma,
-                )
-                aided_x = np.interp(selection.t_s, heading.dense_t_s, rx)
-                aided_y = np.interp(selection.t_s, heading.dense_t_s, ry)
-                if not continuity_gaps(aided_x, aided_y, spacing_m=opts.spacing_m).size:
-                    x_m, y_m = aided_x, aided_y  # else keep the plain GPS smoothing
-            gaps = continuity_gaps(x_m, y_m, spacing_m=opts.spacing_m)
-            if gaps.size:  # never write a trajectory the pose-graph build rejects
-                k = int(gaps[0])
-                step = float(np.hypot(x_m[k + 1] - x_m[k], y_m[k + 1] - y_m[k]))
+            aided = _aided_positions(selection, heading, smooth, sync, opts)
+            plain_gaps = continuity_gaps(x_m, y_m, spacing_m=opts.spacing_m)
+            if aided is not None and np.array_equal(
+                continuity_gaps(*aided, spacing_m=opts.spacing_m), plain_gaps
+            ):
+                x_m, y_m = aided  # else keep the plain GPS smoothing
+            parts, dropped = continuous_parts(x_m, y_m, spacing_m=opts.spacing_m)
+            if not parts:
                 msg = (
-                    f"video {video_path}: kept frames {k} and {k + 1} (video time "
-                    f"{selection.t_s[k]:.1f} s .. {selection.t_s[k + 1]:.1f} s) are "
-                    f"{step:.1f} m apart, more than the {max_pose_step_m(opts.spacing_m):.0f} m "
-                    "a trajectory may jump; the video has a gap there: cut it into two "
-                    "videos at that time, or check the GPS track for a dropout"
+                    f"video {video_path}: GPS jumps split the walk into {len(dropped)} parts, "
+                    f"each shorter than 2 frames or `spacing_m` = {opts.spacing_m:g} m; check "
+                    "the GPS track for dropouts"
                 )
                 raise VideoError(msg)
-            lat, lon = projection.to_latlon(x_m, y_m)
-            poses = TrajectoryPoses(
-                x_m=x_m,
-                y_m=y_m,
-                lat=lat,
-                lon=lon,
-                heading_deg=heading.heading_deg,
-                t_s=selection.t_s,
-                source_pts=selection.source_pts,
-            )
-            steps = np.hypot(np.diff(x_m), np.diff(y_m))
-            length_m = float(steps.sum())
-            meta = TrajectoryMeta(
-                id=tid,
-                source_video=str(video_path),
-                source_sha256=video_sha,
-                gps_source=str(track.source),
-                width=out_w,
-                height=out_h,
-                frame_count=written,
-                spacing_m=opts.spacing_m,
-                camera_yaw_offset_deg=0.0,
-                clock_offset_s=sync.offset_s,
-                length_m=length_m,
-            )
-            CityDir.write_trajectory_files(tmp, meta, poses)
+            full = tmp / "frames.mp4"
+            if len(parts) > 1:  # each part gets its own frame store, cut from the whole
+                full = tmp / "frames.all.mp4"
+                os.replace(tmp / "frames.mp4", full)
+            results = []
+            for number, (a, b) in enumerate(parts, start=1):
+                part_tid = part_id(tid, number)
+                folder = tmp
+                if number > 1:
+                    part_target = city.trajectory_dir(part_tid)
+                    _check_free(part_target, overwrite=opts.overwrite)
+                    folder = stack.enter_context(atomic_dir(part_target, replace=opts.overwrite))
+                if len(parts) > 1:
+                    remux_subset(full, folder / "frames.mp4", list(range(a, b)))
+                if opts.pyramid:  # the half-width levels the renderer reads for small views
+                    from city360.video_store.pyramid import build_levels
+
+                    build_levels(folder / "frames.mp4", crf=opts.crf)
+                rows = slice(a, b)
+                lat, lon = projection.to_latlon(x_m[rows], y_m[rows])
+                poses = TrajectoryPoses(
+                    x_m=x_m[rows],
+                    y_m=y_m[rows],
+                    lat=lat,
+                    lon=lon,
+                    heading_deg=heading.heading_deg[rows],
+                    t_s=selection.t_s[rows],
+                    source_pts=selection.source_pts[rows],
+                )
+                length_m = float(np.hypot(np.diff(poses.x_m), np.diff(poses.y_m)).sum())
+                video_range = (float(poses.t_s[0]), float(poses.t_s[-1]))
+                split = len(parts) + len(dropped) > 1  # the trajectory is not the whole video
+                meta = TrajectoryMeta(
+                    id=part_tid,
+                    source_video=str(video_path),
+                    source_sha256=video_sha,
+                    gps_source=str(track.source),
+                    width=out_w,
+                    height=out_h,
+                    frame_count=b - a,
+                    spacing_m=opts.spacing_m,
+                    camera_yaw_offset_deg=0.0,
+                    clock_offset_s=sync.offset_s,
+                    length_m=length_m,
+                    part=number if split else None,
+                    source_range_s=video_range if split else None,
+                )
+                CityDir.write_trajectory_files(folder, meta, poses)
+                results.append(
+                    IngestResult(
+                        trajectory_id=part_tid,
+                        folder=city.trajectory_dir(part_tid),
+                        source_video=video_path,
+                        gps_source=track.source,
+                        frame_count=b - a,
+                        width=out_w,
+                        height=out_h,
+                        length_m=length_m,
+                        offset_s=sync.offset_s,
+                        sync_method=sync.method,
+                        sync_score=sync.score,
+                        dropped_fixes=smooth.dropped,
+                        visual_heading=heading.visual,
+                        video_duration_s=info.duration_s,
+                        elapsed_s=0.0,
+                        lat_range=(float(lat.min()), float(lat.max())),
+                        lon_range=(float(lon.min()), float(lon.max())),
+                        video_sha256=video_sha,
+                        gps_sha256=gps_sha,
+                        part=number if split else None,
+                        source_range_s=video_range if split else None,
+                    )
+                )
+            if len(parts) > 1:
+                full.unlink()
+            stale = _stale_parts(city, tid, video_path, keep=len(parts))
     except BaseException:
         for folder in reversed(created_dirs):
             if folder.is_dir() and not any(folder.iterdir()):
                 folder.rmdir()
         raise
+    for old in stale:  # --overwrite of a video that split into more parts before
+        shutil.rmtree(city.trajectory_dir(old), ignore_errors=True)
     if progress is not None:
         progress("frames", info.frame_count, info.frame_count)
-    return IngestResult(
-        trajectory_id=tid,
-        folder=target,
-        source_video=video_path,
-        gps_source=track.source,
-        frame_count=written,
-        width=out_w,
-        height=out_h,
-        length_m=length_m,
-        offset_s=sync.offset_s,
-        sync_method=sync.method,
-        sync_score=sync.score,
-        dropped_fixes=smooth.dropped,
-        visual_heading=heading.visual,
-        video_duration_s=info.duration_s,
-        elapsed_s=time.perf_counter() - started,
-        lat_range=(float(lat.min()), float(lat.max())),
-        lon_range=(float(lon.min()), float(lon.max())),
-        video_sha256=video_sha,
-        gps_sha256=gps_sha,
+    dropped_ranges = tuple(
+        (float(selection.t_s[a]), float(selection.t_s[b - 1])) for a, b in dropped
     )
+    elapsed = time.perf_counter() - started  # one pass made every part
+    parts_done = [dataclasses.replace(r, elapsed_s=elapsed) for r in results]
+    return dataclasses.replace(
+        parts_done[0], split_parts=tuple(parts_done[1:]), dropped_parts=dropped_ranges
+    )
+
+
+def _aided_positions(
+    selection: FrameSelection,
+    heading: HeadingFusion,
+    smooth: SmoothTrack,
+    sync: SyncResult,
+    opts: IngestOptions,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
+    """Kept-frame positions from the heading-aided smoother, or None without a visual
+    heading. Each stretch between GPS jumps (``smooth.breaks_s``) is smoothed on its own, so
+    a jump stays a jump; a stretch too short for it keeps the plain smoothing."""
+    if heading.dense_t_s is None or heading.dense_heading_deg is None:
+        return None
+    dense_gps = sync.video_start_gps + heading.dense_t_s
+    kept_gps = sync.video_start_gps + selection.t_s
+    x_m, y_m = selection.x_m.copy(), selection.y_m.copy()
+    bounds = [-np.inf, *(t for span in smooth.breaks_s for t in span), np.inf]
+    for lo, hi in zip(bounds[::2], bounds[1::2], strict=True):
+        dense = (dense_gps >= lo) & (dense_gps <= hi)
+        meas = (smooth.meas_t_s >= lo) & (smooth.meas_t_s <= hi)
+        rows = (kept_gps >= lo) & (kept_gps <= hi)
+        if dense.sum() < 2 or meas.sum() < 2 or not rows.any():
+            continue
+        rx, ry, _ = heading_aided_smooth(
+            dense_gps[dense],
+            heading.dense_heading_deg[dense],
+            smooth.meas_t_s[meas],
+            smooth.meas_x_m[meas],
+            smooth.meas_y_m[meas],
+            sigma_m=opts.clean.gps_sigma_m,
+            gate_sigma=opts.clean.gate_sigma,
+        )
+        x_m[rows] = np.interp(kept_gps[rows], dense_gps[dense], rx)
+        y_m[rows] = np.interp(kept_gps[rows], dense_gps[dense], ry)
+    return x_m, y_m
+
+
+def _check_free(target: Path, *, overwrite: bool) -> None:
+    if target.exists() and any(target.iterdir()) and not overwrite:
+        msg = f"trajectory {target} already exists; pass --overwrite to replace it"
+        raise OutputError(msg)
+
+
+def _stale_parts(city: CityDir, tid: str, video: Path, *, keep: int) -> list[str]:
+    """Ids of parts ``part_id(tid, n)``, ``n > keep``, that an earlier ingest of ``video``
+    wrote (a re-ingest with --overwrite that splits into fewer parts leaves them behind)."""
+    stale = []
+    pattern = re.compile(re.escape(tid) + r"_(\d+)")
+    for other in city.trajectory_ids() if city.trajectories_dir.is_dir() else []:
+        match = pattern.fullmatch(other)
+        if match is None or int(match.group(1)) <= keep:
+            continue
+        meta = city.read_trajectory_meta(other)
+        if meta.part is not None and Path(meta.source_video).name == video.name:
+            stale.append(other)
+    return stale
+
+
+def video_trajectory_ids(city: CityDir, video: Path) -> list[str]:
+    """The trajectories ingest made of ``video``: ``trajectory_id_for(video)`` and, when the
+    video was split at GPS gaps, its further parts (:func:`part_id`); empty when it is not
+    ingested. The first part always has the video's own id, so ``trajectory_id_for(video) in
+    city.trajectory_ids()`` is the test for "ingested"."""
+    tid = trajectory_id_for(video)
+    ids = set(city.trajectory_ids()) if city.trajectories_dir.is_dir() else set()
+    if tid not in ids:
+        return []
+    return [tid, *sorted(_stale_parts(city, tid, video, keep=1), key=_part_number)]
+
+
+def _part_number(trajectory_id: str) -> int:
+    return int(trajectory_id.rsplit("_", 1)[1])
 
 
 def update_manifest(

@@ -15,7 +15,6 @@ one the pose-graph build accepts.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import math
 import os
 import time
@@ -26,14 +25,15 @@ import numpy as np
 import numpy.typing as npt
 
 from city360._atomic import atomic_dir
-from city360.city import CityDir, TrajectoryMeta, TrajectoryPoses, max_pose_step_m
+from city360.city import CityDir, TrajectoryMeta, TrajectoryPoses
 from city360.errors import ConfigError, GpsError, OutputError, VideoError
 from city360.geo import LocalProjection
 from city360.video_store.clean import clean_track
 from city360.video_store.decode import EQUIRECT_ASPECT_TOLERANCE
 from city360.video_store.gps import GpsTrack, read_track
 from city360.video_store.gps.exif import read_exif_fix
-from city360.video_store.ingest import IngestOptions, IngestResult, trajectory_id_for
+from city360.video_store.ingest import IngestOptions, IngestResult, part_id, trajectory_id_for
+from city360.video_store.resample import continuous_parts
 from city360.video_store.writer import FrameWriter, output_size
 
 __all__ = ["PhotoPlaces", "ingest_photos", "place_photos"]
@@ -99,13 +99,6 @@ def _moving_subset(places: PhotoPlaces, spacing_m: float) -> list[int]:
     return keep
 
 
-def _pieces(x: FloatArray, y: FloatArray, spacing_m: float) -> list[tuple[int, int]]:
-    """``[start, stop)`` ranges without a step wider than the build allows."""
-    steps = np.hypot(np.diff(x), np.diff(y))
-    cuts = [0, *(int(i) + 1 for i in np.flatnonzero(steps > max_pose_step_m(spacing_m))), len(x)]
-    return [(a, b) for a, b in itertools.pairwise(cuts) if b - a >= 2]
-
-
 def _headings(x: FloatArray, y: FloatArray) -> FloatArray:
     """Travel heading (degrees clockwise from north, [0, 360)) from neighbour to neighbour."""
     n = x.shape[0]
@@ -164,7 +157,7 @@ def ingest_photos(
     keep = _moving_subset(places, opts.spacing_m)
     x, y, t = places.x_m[keep], places.y_m[keep], places.t_s[keep]
     kept = [places.photos[k] for k in keep]
-    pieces = _pieces(x, y, opts.spacing_m)
+    pieces, _ = continuous_parts(x, y, spacing_m=opts.spacing_m)
     if not pieces:
         msg = (
             f"photo sequence {name!r}: its {len(paths)} photos lie within "
@@ -182,7 +175,7 @@ def ingest_photos(
     gps_sha = sha if gps_path is None else _sequence_sha256([gps_path])
     results: list[IngestResult] = []
     for number, (a, b) in enumerate(pieces, start=1):
-        tid = base if number == 1 else f"{base}_{number}"
+        tid = part_id(base, number)
         target = city.trajectory_dir(tid)
         if target.exists() and any(target.iterdir()) and not opts.overwrite:
             msg = f"trajectory {target} already exists; pass --overwrite to replace it"
@@ -219,6 +212,7 @@ def ingest_photos(
                 camera_yaw_offset_deg=0.0,
                 clock_offset_s=float(opts.offset or 0.0),
                 length_m=length_m,
+                part=number if len(pieces) > 1 else None,
             )
             CityDir.write_trajectory_files(tmp, meta, poses)
         results.append(
@@ -242,6 +236,7 @@ def ingest_photos(
                 lon_range=(float(np.min(lon)), float(np.max(lon))),
                 video_sha256=sha,
                 gps_sha256=gps_sha,
+                part=number if len(pieces) > 1 else None,
             )
         )
     return results

@@ -7,6 +7,7 @@ times (standing still adds no frames; walking fast adds no gaps beyond the sourc
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ __all__ = [
     "GPS_STILL_SPEED_MPS",
     "FrameSelection",
     "continuity_gaps",
+    "continuous_parts",
     "frame_times",
     "select_frames",
     "stationary_keep",
@@ -107,7 +109,10 @@ def select_frames(
         msg = f"`spacing_m` must be > 0, got {spacing_m}"
         raise ConfigError(msg)
     gps_t = sync.video_start_gps + t_video_s
-    inside = np.flatnonzero((gps_t >= smooth.start_s) & (gps_t <= smooth.end_s))
+    # frames taken while the GPS jumped (smooth.breaks_s) have no place: leave them out, so
+    # the jump stays a step between kept frames and ingest splits the walk there
+    placed = (gps_t >= smooth.start_s) & (gps_t <= smooth.end_s) & ~smooth.in_break(gps_t)
+    inside = np.flatnonzero(placed)
     if inside.shape[0] == 0:
         video_from = sync.video_start_gps
         video_to = video_from + (float(t_video_s[-1]) if t_video_s.shape[0] else 0.0)
@@ -210,3 +215,20 @@ def _iso(t_s: float) -> str:
     from datetime import datetime
 
     return datetime.fromtimestamp(t_s, tz=UTC).isoformat(timespec="seconds")
+
+
+def continuous_parts(
+    x_m: npt.NDArray[np.float64], y_m: npt.NDArray[np.float64], *, spacing_m: float
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Split poses where consecutive ones are further apart than
+    :func:`city360.city.max_pose_step_m` allows: ``(kept, dropped)`` lists of ``[start, stop)``
+    ranges. A part with fewer than 2 poses or shorter than ``spacing_m`` along its path is no
+    trajectory and is dropped. Videos and photo sequences both split this way; the parts are
+    named by :func:`city360.video_store.ingest.part_id`."""
+    cuts = [0, *(int(k) + 1 for k in continuity_gaps(x_m, y_m, spacing_m=spacing_m)), len(x_m)]
+    kept: list[tuple[int, int]] = []
+    dropped: list[tuple[int, int]] = []
+    for a, b in itertools.pairwise(cuts):
+        length = float(np.hypot(np.diff(x_m[a:b]), np.diff(y_m[a:b])).sum())
+        (kept if b - a >= 2 and length >= spacing_m else dropped).append((a, b))
+    return kept, dropped

@@ -1,0 +1,225 @@
+"""A real GPS jump splits a walk into several trajectories instead of failing ingest (#17)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from city360.city import CityDir, max_pose_step_m
+from city360.errors import OutputError
+from city360.geo import LocalProjection
+from city360.video_store.clean import CleanParams, clean_track, find_jumps
+from city360.video_store.gps import read_track
+from city360.video_store.ingest import (
+    IngestOptions,
+    ingest_video,
+    part_id,
+    trajectory_id_for,
+    video_trajectory_ids,
+)
+from city360.video_store.resample import continuous_parts
+from tests.fixtures.videos import (
+    CREATION,
+    ORIGIN,
+    _far_scene,
+    render_frame,
+    walk_path,
+    write_equirect_video,
+    write_gpx,
+)
+
+JUMP_AT_S = 35.0
+JUMP_M = (0.0, -40.0)
+"""The GPS relocks 40 m south at 35 s and stays off: part 2 then runs west along y = 10 m and
+crosses part 1's first street (x = 0, y 0..25 m)."""
+
+
+def _walk(
+    folder: Path,
+    name: str,
+    *,
+    jump_m: tuple[float, float] | None,
+    jump_at_s: float = JUMP_AT_S,
+    stop: tuple[float, float] | None = None,
+) -> tuple[Path, Path]:
+    """A 70 s walk at 10 fps (256x128) and its 1 Hz GPS, which jumps by ``jump_m`` at
+    ``jump_at_s`` and stays there."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fps = 10.0
+    t, x, y, heading, dist = walk_path(70.0, fps, stop=stop)
+    scene = _far_scene(256, 128, 0)
+    ground = _far_scene(256, 64, 2)
+    frames = [render_frame(scene, ground, h, d) for h, d in zip(heading, dist, strict=True)]
+    video = folder / f"{name}.mp4"
+    if not video.exists():
+        write_equirect_video(video, frames, fps)
+    gps_t = np.arange(0.0, 70.0, 1.0)
+    gx, gy = np.interp(gps_t, t, x), np.interp(gps_t, t, y)
+    if jump_m is not None:
+        gx = np.where(gps_t >= jump_at_s, gx + jump_m[0], gx)
+        gy = np.where(gps_t >= jump_at_s, gy + jump_m[1], gy)
+    lat, lon = LocalProjection(*ORIGIN).to_latlon(gx, gy)
+    gpx = write_gpx(folder / f"{name}.gpx", CREATION.timestamp() + gps_t, lat, lon)
+    return video, gpx
+
+
+def _ingest(video: Path, gpx: Path, city: Path, *, overwrite: bool = False):  # type: ignore[no-untyped-def]
+    return ingest_video(
+        video,
+        gpx,
+        city,
+        projection=LocalProjection(*ORIGIN),
+        options=IngestOptions(max_width=256, pyramid=False, overwrite=overwrite),
+    )
+
+
+def test_part_ids_follow_the_photo_rule() -> None:
+    assert [part_id("walk_001", n) for n in (1, 2, 3)] == ["walk_001", "walk_001_2", "walk_001_3"]
+
+
+def test_jumps_are_breaks_excursions_and_dropouts_are_not() -> None:
+    t = np.arange(60.0)
+    x, y = 1.4 * t, np.zeros(60)
+    params = CleanParams()
+    relock = np.where(t >= 30, 50.0, 0.0)
+    assert find_jumps(t, x, y + relock, params)[0].tolist() == [29]
+    away_and_back = np.where((t >= 30) & (t < 33), 40.0, 0.0)  # multipath for 3 s
+    jumps, outliers = find_jumps(t, x, y + away_and_back, params)
+    assert jumps.tolist() == []
+    assert np.flatnonzero(outliers).tolist() == [30, 31, 32]
+    # one fix thrown back and sideways: 24.4 m in (under the 25 m limit), 25.3 m out
+    lone = t == 30
+    jumps, outliers = find_jumps(t, x - 8.0 * lone, y + 23.5 * lone, params)
+    assert jumps.tolist() == []
+    assert np.flatnonzero(outliers).tolist() == [30]
+    dropout = (t < 20) | (t >= 50)  # 30 s without fixes, 42 m walked: bridged, not a break
+    assert find_jumps(t[dropout], x[dropout], y[dropout], params)[0].tolist() == []
+    assert find_jumps(t, 15.0 * t, y, params)[0].tolist() == []  # a car at 15 m/s
+
+
+def test_continuous_parts_drop_short_pieces() -> None:
+    x = np.array([0.0, 1, 2, 3, 50, 51, 52, 100, 100.5])
+    kept, dropped = continuous_parts(x, np.zeros_like(x), spacing_m=1.0)
+    assert kept == [(0, 4), (4, 7)]
+    assert dropped == [(7, 9)]  # two poses 0.5 m apart: shorter than a spacing
+
+
+def test_clean_track_keeps_the_jump(tmp_path: Path) -> None:
+    _, gpx = _walk(tmp_path, "jump", jump_m=JUMP_M)
+    smooth = clean_track(read_track(gpx), LocalProjection(*ORIGIN))
+    start = CREATION.timestamp()
+    assert smooth.breaks_s == ((start + JUMP_AT_S - 1.0, start + JUMP_AT_S),)
+    x, y, _ = smooth.sample([start + JUMP_AT_S - 1.0, start + JUMP_AT_S])
+    assert float(np.hypot(x[1] - x[0], y[1] - y[0])) > 35.0  # not smoothed into a sidestep
+
+
+@pytest.fixture(scope="module")
+def split_city(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, object]:
+    folder = tmp_path_factory.mktemp("split")
+    video, gpx = _walk(folder / "in", "walk_001", jump_m=JUMP_M)
+    city = folder / "city"
+    return video, city, _ingest(video, gpx, city)
+
+
+def test_a_gps_jump_gives_two_trajectories(split_city) -> None:  # type: ignore[no-untyped-def]
+    video, city, result = split_city
+    assert [r.trajectory_id for r in result.all_parts()] == ["walk_001", "walk_001_2"]
+    assert [r.part for r in result.all_parts()] == [1, 2]
+    assert result.dropped_parts == ()
+    directory = CityDir(city)
+    assert directory.trajectory_ids() == ["walk_001", "walk_001_2"]
+    first, second = (directory.read_trajectory_meta(t) for t in directory.trajectory_ids())
+    assert (first.part, second.part) == (1, 2)
+    assert first.source_video == second.source_video == str(video)
+    assert first.source_range_s is not None
+    assert second.source_range_s is not None
+    assert first.source_range_s[0] == 0.0
+    assert JUMP_AT_S - 2.0 <= first.source_range_s[1] < JUMP_AT_S
+    assert JUMP_AT_S <= second.source_range_s[0] <= JUMP_AT_S + 1.0
+    for tid in directory.trajectory_ids():
+        poses = directory.read_poses(tid)
+        steps = np.hypot(np.diff(poses.x_m), np.diff(poses.y_m))
+        assert float(steps.max()) <= max_pose_step_m(1.0)
+        assert len(poses.x_m) == directory.read_trajectory_meta(tid).frame_count >= 20
+    assert video_trajectory_ids(directory, video) == ["walk_001", "walk_001_2"]
+    assert trajectory_id_for(video) in directory.trajectory_ids()  # what ensure_city checks
+
+
+def test_the_parts_build_and_join(split_city, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    from city360.pose_graph.build import build_city
+    from city360.video_store.ingest import update_manifest
+
+    _, city, result = split_city
+    copy = tmp_path / "city"
+    shutil.copytree(city, copy)
+    update_manifest(copy, LocalProjection(*ORIGIN), result.all_parts(), IngestOptions())
+    graph = build_city(copy)
+    on_edges = {data["trajectory"] for _, _, data in graph.graph.edges(data=True)}
+    assert on_edges == {"walk_001", "walk_001_2"}
+    # part 2 crosses part 1's first street: one node carries edges of both
+    joined = [
+        node
+        for node in graph.graph.nodes
+        if {d["trajectory"] for *_, d in graph.graph.edges(node, data=True)}
+        | {d["trajectory"] for *_, d in graph.graph.in_edges(node, data=True)}
+        == {"walk_001", "walk_001_2"}
+    ]
+    assert joined
+
+
+def test_reingest_needs_overwrite_and_overwrite_removes_stale_parts(
+    split_city,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
+    import shutil
+
+    video, city, _ = split_city
+    copy = tmp_path / "city"
+    shutil.copytree(city, copy)
+    _, clean_gpx = _walk(tmp_path / "clean", "walk_001", jump_m=None)
+    with pytest.raises(OutputError, match="already exists; pass --overwrite"):
+        _ingest(video, clean_gpx, copy)
+    again = _ingest(video, clean_gpx, copy, overwrite=True)
+    assert [r.trajectory_id for r in again.all_parts()] == ["walk_001"]
+    assert again.part is None
+    assert CityDir(copy).trajectory_ids() == ["walk_001"]  # walk_001_2 was of the old split
+    assert CityDir(copy).read_trajectory_meta("walk_001").part is None
+
+
+def test_a_part_too_short_is_dropped_with_a_warning(tmp_path: Path) -> None:
+    """The GPS jumps at 65 s while the walker stands still from 62 s: what follows the jump
+    is one place, no trajectory."""
+    video, gpx = _walk(tmp_path / "in", "stop", jump_m=JUMP_M, jump_at_s=65.0, stop=(62.0, 80.0))
+    result = _ingest(video, gpx, tmp_path / "city")
+    assert [r.trajectory_id for r in result.all_parts()] == ["stop"]
+    assert len(result.dropped_parts) == 1
+    start_s, end_s = result.dropped_parts[0]
+    assert 65.0 <= start_s <= end_s <= 70.0
+    meta = CityDir(tmp_path / "city").read_trajectory_meta("stop")
+    assert meta.part == 1  # part of the video: its time range is recorded
+    assert meta.source_range_s is not None
+    assert meta.source_range_s[1] < 65.0
+
+
+def test_cli_reports_the_split(split_city, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from typer.testing import CliRunner
+
+    from city360.cli import app
+
+    video, _, _ = split_city
+    gpx = video.with_suffix(".gpx")
+    out = tmp_path / "city"
+    run = CliRunner().invoke(app, ["ingest", str(video), "--gps", str(gpx), "--out", str(out)])
+    assert run.exit_code == 0, run.output
+    text = " ".join(run.output.split())  # the console wraps long lines
+    assert "walk_001: 46 frames" in text
+    assert "; part 1 of walk_001.mp4 (video 0.0-34.0 s), split at a GPS jump" in text
+    assert "walk_001_2: 47 frames" in text
+    assert "; part 2 of walk_001.mp4 (video 35.0-" in text
+    manifest = CityDir(out).read_manifest()
+    assert set(manifest.build["ingest"]["offsets_s"]) == {"walk_001", "walk_001_2"}
+    assert manifest.stats["trajectories"] == 2
