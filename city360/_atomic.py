@@ -1,7 +1,9 @@
 """Atomic writes: a crash never leaves a file or folder that looks whole and is not.
 
 Files are written under a temporary name in the same folder and renamed into place; folders are
-built under a temporary sibling name and renamed when complete.
+built under a temporary sibling name and renamed when complete. Both get the modes a plain
+``open``/``mkdir`` would give them (0666 / 0777 less the umask), not the owner-only modes of
+:mod:`tempfile`: a city or run folder is meant to be read by others on a shared machine.
 """
 
 from __future__ import annotations
@@ -36,6 +38,20 @@ _FIXES = {
 }
 
 
+def _read_umask() -> int:
+    """The process's umask (read once, at import: setting it to read it is not thread-safe)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
+FILE_MODE = 0o666 & ~_UMASK
+"""Mode of every file written here: what ``open(path, "w")`` would create."""
+DIR_MODE = 0o777 & ~_UMASK
+"""Mode of every folder made here: what ``mkdir`` would create."""
+
+
 def write_failure(path: str | os.PathLike[str], exc: OSError) -> str:
     """The message for a failed write of ``path``: what happened and what to do."""
     fix = _FIXES.get(exc.errno or 0, "check the folder exists and is writable")
@@ -64,6 +80,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     except OSError as exc:
         raise OutputError(write_failure(target, exc)) from None
     try:
+        os.fchmod(fd, FILE_MODE)  # mkstemp makes 0600
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -109,6 +126,7 @@ def atomic_dir(path: str | os.PathLike[str], *, replace: bool = False) -> Iterat
         )
     )
     try:
+        tmp.chmod(DIR_MODE)  # mkdtemp makes 0700
         yield tmp
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
