@@ -102,7 +102,8 @@ def info_command(
         bool, typer.Option("--pose-only", help="Accept trajectories without frames.mp4.")
     ] = False,
 ) -> None:
-    """Nodes, edges, mean branching degree, connected components, length, OSM coverage."""
+    """Nodes, edges, mean branching degree, connected components, length, OSM coverage, and
+    the visual conditions the city was filmed under."""
     from city360.cities import resolve_city
     from city360.city import CityDir
     from city360.pose_graph.graph import load_graph
@@ -122,6 +123,7 @@ def info_command(
         network = manifest.build.get("pose_graph", {}).get("osm_network") or "street"
         streets = load_streets(osm_path, manifest.projection, network=network)
     stats = graph_stats(pose_graph, osm=streets, tracks=tracks)
+    stats["conditions"] = ", ".join(city.condition_names())  # `eval --condition` takes these
     if as_json:
         typer.echo(json.dumps(stats, indent=2))
     else:

@@ -30,6 +30,7 @@ def test_build_then_info_with_plot(
     assert stats["reverse_edges"] > 0
     assert stats["osm_coverage"] > 0.95  # the OSM file recorded at build time is reused
     assert stats["mean_branching_degree"] > 2.5
+    assert stats["conditions"] == "day"
     assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

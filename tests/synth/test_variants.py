@@ -71,6 +71,16 @@ def test_adding_a_condition_leaves_the_base_city_unchanged(
     assert file_sha256(base.graph_path) == file_sha256(variant.graph_path)
 
 
+def test_info_lists_the_conditions(night_city: Path) -> None:
+    from typer.testing import CliRunner
+
+    from city360.cli import app
+
+    info = CliRunner().invoke(app, ["info", str(night_city), "--json"])
+    assert info.exit_code == 0, info.output
+    assert '"conditions": "day, night"' in info.stdout
+
+
 def test_world_reads_the_condition_and_refuses_a_missing_one(night_city: Path) -> None:
     with World(night_city, condition=NIGHT) as world:
         assert world.condition == NIGHT
