@@ -6,7 +6,8 @@ SPL = success × L / max(P, L), P the metres the agent walked and L
 (``FamilySpec.instructed_route``: VLN's ``truth.route``, the directions it is told) the length
 of that route from the start to the goal's nearest point on
 its last segment; for every other task the oracle's walk: the fewest controller steps to the
-goal (aiming for half its radius, as the oracle agent does), in metres (:func:`oracle_path`;
+goal (aiming for half its radius, as the oracle agent does; turning round first when that takes
+fewer steps), in metres (:func:`oracle_path`;
 where the oracle cannot reach the goal, the shortest walk in metres, :func:`shortest_walk_m`).
 The controller walks in steps of 2 / 5 / 10 m, so a walk that is shortest in steps can be a
 little longer in metres than the shortest one; measuring against the controller's best walk
@@ -23,7 +24,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from city360.streets import StreetGraph
-from city360.tasks.walk import oracle_walk
 
 __all__ = ["oracle_path", "route_length_m", "shortest_walk_m", "spl_reference_m"]
 
@@ -43,44 +43,21 @@ def oracle_path(
 ) -> tuple[list[list[float]], float | None]:
     """The positions (metres, city CRS) of the oracle's walk on ``task`` and its length in
     metres: the fewest controller steps to ``margin`` times the goal's radius, else to the
-    radius (as the oracle agent plans); ``([], None)`` when the task has no goal or the oracle
-    cannot reach it within the task's step limit with the step sizes ``move_m`` (SMALL, MEDIUM,
-    LARGE)."""
+    radius, going on from the start or first turning round onto the street's twin, whichever
+    takes fewer steps (as the oracle agent plans); for ordered ``truth.waypoints`` (Errand)
+    through each in turn. ``([], None)`` when the task has no goal or the oracle cannot reach
+    it within the task's step limit with the step sizes ``move_m`` (SMALL, MEDIUM, LARGE)."""
+    from city360.tasks.tour import oracle_tour
+
     goal = getattr(task.truth, "goal", None)
     if goal is None:
         return [], None
-    if getattr(task.truth, "waypoints", None):
-        return _tour_path(graph, task, move_m=move_m, margin=margin)
-    for radius in (goal.threshold_m * margin, goal.threshold_m):
-        result = oracle_walk(
-            graph,
-            (task.start.segment, task.start.offset_m),
-            (goal.x_m, goal.y_m),
-            radius,
-            step_limit=task.step_limit,
-            move_m=tuple(move_m),
-        )
-        if result.reachable:
-            break
-    if not result.reachable or result.final is None:
-        return [], None
-    polyline = _walked_polyline(graph, result.segments, task.start.offset_m, result.final)
-    return polyline, result.path_m
-
-
-def _tour_path(
-    graph: StreetGraph, task: Any, *, move_m: Sequence[float], margin: float
-) -> tuple[list[list[float]], float | None]:
-    """:func:`oracle_path` of a task with ordered ``truth.waypoints`` (Errand): the oracle's
-    tour through each in turn (:func:`city360.tasks.tour.oracle_tour`)."""
-    from city360.tasks.tour import oracle_tour
-
-    stops = task.truth.waypoints
+    stops = [s.goal for s in getattr(task.truth, "waypoints", None) or ()] or [goal]
     tour = oracle_tour(
         graph,
         (task.start.segment, task.start.offset_m),
-        [(s.goal.x_m, s.goal.y_m) for s in stops],
-        float(stops[-1].goal.threshold_m),
+        [(stop.x_m, stop.y_m) for stop in stops],
+        float(stops[-1].threshold_m),
         step_limit=task.step_limit,
         move_m=tuple(move_m),
         margin=margin,
