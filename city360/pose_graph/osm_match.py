@@ -179,25 +179,11 @@ def load_matching_streets(
 
 
 def match_tracks(osm: OsmStreets, tracks: Sequence[Track]) -> list[IntArray]:
-    """Per track, the OSM street index of every pose (-1 where none is close and aligned)."""
-    tree = cKDTree(osm.samples_xy)
-    k = min(16, len(osm.samples_xy))
-    out = []
-    for track in tracks:
-        dist, idx = tree.query(track.xy, k=k, distance_upper_bound=MATCH_RADIUS_M)
-        dist = dist.reshape(len(track), k)
-        idx = idx.reshape(len(track), k)
-        valid = np.isfinite(dist)
-        safe = np.where(valid, idx, 0)
-        axial = np.abs(
-            np.mod(osm.sample_dir_deg[safe] - track.heading_deg[:, None] + 90.0, 180.0) - 90.0
-        )
-        ok = valid & (axial <= MATCH_ANGLE_DEG)
-        first = np.argmax(ok, axis=1)  # neighbours come sorted by distance
-        rows = np.arange(len(track))
-        matched = np.where(ok[rows, first], osm.sample_edge[safe[rows, first]], -1)
-        out.append(matched.astype(np.int64))
-    return out
+    """Per track, the OSM street index of every pose (-1 where it is off the mapped network),
+    map-matched over the whole sequence (:func:`city360.pose_graph.map_match.viterbi_match`)."""
+    from city360.pose_graph.map_match import viterbi_match
+
+    return viterbi_match(osm, tracks)
 
 
 def check_overlap(
