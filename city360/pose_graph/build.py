@@ -35,6 +35,7 @@ from city360.pose_graph.junctions import (
     merge_close,
 )
 from city360.pose_graph.segments import (
+    CutFilter,
     Segment,
     SegmentParams,
     Street,
@@ -220,10 +221,20 @@ def _check_meeting(tracks: Sequence[Track], segments: Sequence[Segment]) -> None
 
 
 def _cut(
-    tracks: Sequence[Track], junctions_xy: FloatArray, params: BuildParams
+    tracks: Sequence[Track],
+    junctions_xy: FloatArray,
+    params: BuildParams,
+    gate: Callable[[FloatArray], CutFilter] | None = None,
 ) -> tuple[FloatArray, FloatArray, list[Segment], list[Street], list[int]]:
     dead_xy, events = find_dead_ends(tracks, junctions_xy, params.junctions)
-    segments = cut_tracks(tracks, junctions_xy, events, params.segments, dead_end_xy=dead_xy)
+    segments = cut_tracks(
+        tracks,
+        junctions_xy,
+        events,
+        params.segments,
+        dead_end_xy=dead_xy,
+        may_cut=gate(junctions_xy) if gate is not None else None,
+    )
     streets, street_of = group_streets(tracks, segments, params.segments)
     return dead_xy, np.asarray(junctions_xy), segments, streets, street_of
 
@@ -247,19 +258,33 @@ def build_from_tracks(
         msg = "no trajectories to build a graph from"
         raise GraphBuildError(msg)
     junctions_xy, _support = find_junctions(tracks, params.junctions)
+    gate: Callable[[FloatArray], CutFilter] | None = None
     if osm is not None:
-        from city360.pose_graph.osm_match import reconcile_junctions
+        from city360.pose_graph.osm_match import (
+            match_tracks,
+            matched_cut_filter,
+            reconcile_junctions,
+        )
 
-        junctions_xy = reconcile_junctions(junctions_xy, osm, tracks, snap_m=params.osm_snap_m)
+        matches = match_tracks(osm, tracks)
+        junctions_xy = reconcile_junctions(
+            junctions_xy, osm, tracks, snap_m=params.osm_snap_m, matches=matches
+        )
         # OSM draws some crossings as two nodes a few metres apart; video cannot tell them apart
         junctions_xy, _ = merge_close(
             junctions_xy, np.ones(len(junctions_xy), dtype=np.int64), params.junctions.merge_m
         )
-    dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params)
+
+        def gate(xy: FloatArray) -> CutFilter:
+            return matched_cut_filter(osm, matches, xy, reach_m=params.junctions.merge_m)
+
+    dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params, gate)
     dissolved = dissolve_pass_through(segments, streets, range(len(junctions_xy)))
     if dissolved:
         keep = np.array([i not in dissolved for i in range(len(junctions_xy))])
-        dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy[keep], params)
+        dead_xy, junctions_xy, segments, streets, _ = _cut(
+            tracks, junctions_xy[keep], params, gate
+        )
     if not segments:
         msg = (
             f"no segments: the {len(tracks)} trajectories pass no junction and reach no dead end "

@@ -32,6 +32,7 @@ from scipy.spatial import cKDTree
 
 from city360.errors import OsmError
 from city360.geo import LocalProjection
+from city360.pose_graph.segments import CutFilter
 from city360.pose_graph.tracks import Track
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "load_matching_streets",
     "load_streets",
     "match_tracks",
+    "matched_cut_filter",
     "matched_share",
     "osm_junction_candidates",
     "reconcile_junctions",
@@ -229,10 +231,13 @@ def check_overlap(
     raise OsmError(msg)
 
 
-def osm_junction_candidates(osm: OsmStreets, tracks: Sequence[Track]) -> FloatArray:
+def osm_junction_candidates(
+    osm: OsmStreets, tracks: Sequence[Track], *, matches: Sequence[IntArray] | None = None
+) -> FloatArray:
     """Positions (K, 2) of OSM nodes the video passes through with three or more streets
-    filmed near them. Raises :class:`OsmError` if the extract does not cover the tracks."""
-    matches = match_tracks(osm, tracks)
+    filmed near them (``matches``: :func:`match_tracks` of ``tracks``, computed when None).
+    Raises :class:`OsmError` if the extract does not cover the tracks."""
+    matches = match_tracks(osm, tracks) if matches is None else matches
     check_overlap(osm, tracks, matches)
     n_nodes, n_edges = len(osm.node_xy), len(osm.edge_nodes)
     near_count = np.zeros((n_edges, 2), dtype=np.int64)  # poses near the edge's u / v end
@@ -290,11 +295,17 @@ def _inside_area(
 
 
 def reconcile_junctions(
-    pose_xy: FloatArray, osm: OsmStreets, tracks: Sequence[Track], *, snap_m: float
+    pose_xy: FloatArray,
+    osm: OsmStreets,
+    tracks: Sequence[Track],
+    *,
+    snap_m: float,
+    matches: Sequence[IntArray] | None = None,
 ) -> FloatArray:
     """Junction positions (K, 2) from OSM candidates and pose-derived junctions (see the module
-    docstring). Raises :class:`OsmError` if the extract does not cover the tracks."""
-    candidates = osm_junction_candidates(osm, tracks)
+    docstring; ``matches`` as for :func:`osm_junction_candidates`). Raises :class:`OsmError`
+    if the extract does not cover the tracks."""
+    candidates = osm_junction_candidates(osm, tracks, matches=matches)
     if len(pose_xy) == 0:
         return candidates
     degree = np.bincount(osm.edge_nodes.ravel(), minlength=len(osm.node_xy))
@@ -317,3 +328,28 @@ def reconcile_junctions(
         )
         keep.append(rest[~on_street])
     return np.concatenate(keep).reshape(-1, 2)
+
+
+def matched_cut_filter(
+    osm: OsmStreets, matches: Sequence[IntArray], junctions_xy: FloatArray, *, reach_m: float
+) -> CutFilter:
+    """A :data:`~city360.pose_graph.segments.CutFilter` from the map matching: a frame may be
+    cut at a junction that stands for OSM nodes (those within ``reach_m`` of it) only when the
+    frame walks one of those nodes' streets, or no mapped street. Junctions with no OSM node
+    near (lanes OSM lacks) take any frame."""
+    junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
+    incident = np.zeros((len(junctions_xy), len(osm.edge_nodes)), dtype=bool)
+    gated = np.zeros(len(junctions_xy), dtype=bool)
+    if len(junctions_xy):
+        near = cKDTree(osm.node_xy).query_ball_point(junctions_xy, reach_m)
+        for k, nodes in enumerate(near):
+            if not nodes:
+                continue
+            gated[k] = True
+            incident[k] = np.isin(osm.edge_nodes, nodes).any(axis=1)
+
+    def may_cut(track: int, frames: IntArray, junctions: IntArray) -> npt.NDArray[np.bool_]:
+        edge = matches[track][frames]
+        return ~gated[junctions] | (edge < 0) | incident[junctions, np.maximum(edge, 0)]
+
+    return may_cut
