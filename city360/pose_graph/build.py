@@ -29,6 +29,7 @@ from city360.errors import GraphBuildError
 from city360.geo import LocalProjection, bearing_deg, wrap_deg
 from city360.pose_graph.graph import GRAPH_SCHEMA_VERSION, PoseGraph, save_graph
 from city360.pose_graph.junctions import (
+    DeadEndEvent,
     JunctionParams,
     find_dead_ends,
     find_junctions,
@@ -224,7 +225,7 @@ def _cut(
     tracks: Sequence[Track],
     junctions_xy: FloatArray,
     params: BuildParams,
-    gate: Callable[[FloatArray], CutFilter] | None = None,
+    gate: Callable[[FloatArray, list[list[DeadEndEvent]]], CutFilter] | None = None,
 ) -> tuple[FloatArray, FloatArray, list[Segment], list[Street], list[int]]:
     dead_xy, events = find_dead_ends(tracks, junctions_xy, params.junctions)
     segments = cut_tracks(
@@ -233,7 +234,7 @@ def _cut(
         events,
         params.segments,
         dead_end_xy=dead_xy,
-        may_cut=gate(junctions_xy) if gate is not None else None,
+        may_cut=gate(junctions_xy, events) if gate is not None else None,
     )
     streets, street_of = group_streets(tracks, segments, params.segments)
     return dead_xy, np.asarray(junctions_xy), segments, streets, street_of
@@ -258,7 +259,7 @@ def build_from_tracks(
         msg = "no trajectories to build a graph from"
         raise GraphBuildError(msg)
     junctions_xy, _support = find_junctions(tracks, params.junctions)
-    gate: Callable[[FloatArray], CutFilter] | None = None
+    gate: Callable[[FloatArray, list[list[DeadEndEvent]]], CutFilter] | None = None
     if osm is not None:
         from city360.pose_graph.osm_match import (
             match_tracks,
@@ -275,8 +276,10 @@ def build_from_tracks(
             junctions_xy, np.ones(len(junctions_xy), dtype=np.int64), params.junctions.merge_m
         )
 
-        def gate(xy: FloatArray) -> CutFilter:
-            return matched_cut_filter(osm, matches, xy, reach_m=params.junctions.merge_m)
+        def gate(xy: FloatArray, dead_ends: list[list[DeadEndEvent]]) -> CutFilter:
+            return matched_cut_filter(
+                osm, matches, xy, dead_ends, reach_m=params.junctions.merge_m
+            )
 
     dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params, gate)
     dissolved = dissolve_pass_through(segments, streets, range(len(junctions_xy)))

@@ -32,6 +32,7 @@ from scipy.spatial import cKDTree
 
 from city360.errors import OsmError
 from city360.geo import LocalProjection
+from city360.pose_graph.junctions import DeadEndEvent
 from city360.pose_graph.segments import CutFilter
 from city360.pose_graph.tracks import Track
 
@@ -61,6 +62,10 @@ MATCH_ANGLE_DEG = 35.0
 JUNCTION_REACH_M = 25.0
 """Poses on a street this close to one of its end nodes count as filming that street there."""
 MIN_POSES_PER_STREET = 4
+SHORT_STREET_M = 8.0
+"""OSM streets shorter than this join their two end nodes into one place when counting the
+streets filmed at a node: video cannot resolve them (the scorer, ``score.MATCH_M``, contracts
+them too), so a 1.5 m stub does not turn a bend into a junction."""
 MIN_COVERED_SHARE = 0.5
 """At least this share of all poses must match an OSM street, or the extract is elsewhere."""
 AUTO_NETWORKS = ("street", "walk", "all")
@@ -250,11 +255,33 @@ def osm_junction_candidates(
             node_xy = osm.node_xy[osm.edge_nodes[edges, end]]
             close = np.hypot(*(track.xy[rows] - node_xy).T) <= JUNCTION_REACH_M
             np.add.at(near_count[:, end], edges[close], 1)
-    filmed_degree = np.zeros(n_nodes, dtype=np.int64)
+    group = _node_groups(osm)
+    inner = group[osm.edge_nodes[:, 0]] == group[osm.edge_nodes[:, 1]]
+    filmed_degree = np.zeros(n_nodes, dtype=np.int64)  # per group label
     for end in (0, 1):
-        filmed = near_count[:, end] >= MIN_POSES_PER_STREET
-        np.add.at(filmed_degree, osm.edge_nodes[filmed, end], 1)
-    return osm.node_xy[filmed_degree >= 3]
+        filmed = (near_count[:, end] >= MIN_POSES_PER_STREET) & ~inner
+        np.add.at(filmed_degree, group[osm.edge_nodes[filmed, end]], 1)
+    degree = np.bincount(osm.edge_nodes.ravel(), minlength=n_nodes)
+    found = []
+    for label in np.flatnonzero(filmed_degree >= 3):
+        members = np.flatnonzero(group == label)
+        top = members[degree[members] == degree[members].max()]
+        found.append(osm.node_xy[top].mean(axis=0))
+    return np.asarray(found, dtype=np.float64).reshape(-1, 2)
+
+
+def _node_groups(osm: OsmStreets) -> IntArray:
+    """A label per OSM node; nodes joined by streets shorter than :data:`SHORT_STREET_M` share
+    one (a 1.5 m stub beside a bend, or two nodes 5 m apart drawn for one crossing, are one
+    place to a camera)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = len(osm.node_xy)
+    short = osm.edge_nodes[osm.edge_length_m < SHORT_STREET_M]
+    graph = coo_matrix((np.ones(len(short)), (short[:, 0], short[:, 1])), shape=(n, n))
+    _, labels = connected_components(graph, directed=False)
+    return labels.astype(np.int64)
 
 
 def coverage(
@@ -331,25 +358,48 @@ def reconcile_junctions(
 
 
 def matched_cut_filter(
-    osm: OsmStreets, matches: Sequence[IntArray], junctions_xy: FloatArray, *, reach_m: float
+    osm: OsmStreets,
+    matches: Sequence[IntArray],
+    junctions_xy: FloatArray,
+    dead_ends: Sequence[Sequence[DeadEndEvent]],
+    *,
+    reach_m: float,
 ) -> CutFilter:
-    """A :data:`~city360.pose_graph.segments.CutFilter` from the map matching: a frame may be
-    cut at a junction that stands for OSM nodes (those within ``reach_m`` of it) only when the
-    frame walks one of those nodes' streets, or no mapped street. Junctions with no OSM node
-    near (lanes OSM lacks) take any frame."""
+    """A :data:`~city360.pose_graph.segments.CutFilter` from the map matching.
+
+    A frame may be cut at a junction that stands for OSM nodes (those within ``reach_m`` of it)
+    only when the frame walks one of those nodes' streets, or no mapped street; junctions with
+    no OSM node near (lanes OSM lacks) take any frame. A frame may be cut at a dead end (node
+    id ``len(junctions_xy) + k``, where videos start, stop or turn back) only when it walks the
+    street a video ended on there, or its continuation through a node of OSM degree two: a
+    video that starts in the middle of a street is shared by the other videos of that street,
+    the end of a street OSM leaves unconnected beside another street is not.
+    """
     junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
-    incident = np.zeros((len(junctions_xy), len(osm.edge_nodes)), dtype=bool)
-    gated = np.zeros(len(junctions_xy), dtype=bool)
+    n_edges = len(osm.edge_nodes)
+    count = len(junctions_xy) + len(dead_ends)
+    incident = np.zeros((count, n_edges), dtype=bool)
+    gated = np.zeros(count, dtype=bool)
     if len(junctions_xy):
         near = cKDTree(osm.node_xy).query_ball_point(junctions_xy, reach_m)
         for k, nodes in enumerate(near):
-            if not nodes:
-                continue
-            gated[k] = True
-            incident[k] = np.isin(osm.edge_nodes, nodes).any(axis=1)
+            if nodes:
+                gated[k] = True
+                incident[k] = np.isin(osm.edge_nodes, nodes).any(axis=1)
+    degree = np.bincount(osm.edge_nodes.ravel(), minlength=len(osm.node_xy))
+    for k, events in enumerate(dead_ends):
+        edges = np.array([matches[e.track][e.frame] for e in events], dtype=np.int64)
+        if edges.size == 0 or (edges < 0).any():
+            continue  # a video ends off the mapped streets: any frame may pass there
+        row = len(junctions_xy) + k
+        gated[row] = True
+        through = osm.edge_nodes[edges].ravel()
+        through = through[degree[through] <= 2]
+        incident[row, edges] = True
+        incident[row] |= np.isin(osm.edge_nodes, through).any(axis=1)
 
-    def may_cut(track: int, frames: IntArray, junctions: IntArray) -> npt.NDArray[np.bool_]:
+    def may_cut(track: int, frames: IntArray, nodes: IntArray) -> npt.NDArray[np.bool_]:
         edge = matches[track][frames]
-        return ~gated[junctions] | (edge < 0) | incident[junctions, np.maximum(edge, 0)]
+        return ~gated[nodes] | (edge < 0) | incident[nodes, np.maximum(edge, 0)]
 
     return may_cut

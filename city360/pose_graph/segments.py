@@ -126,7 +126,6 @@ def _nearest_allowed(
     track: int,
     k: int,
     radius: FloatArray,
-    n_junctions: int,
     cut_radius_m: float,
     may_cut: CutFilter | None,
 ) -> tuple[FloatArray, npt.NDArray[np.int64]]:
@@ -137,8 +136,7 @@ def _nearest_allowed(
     ok = np.isfinite(dist)
     ok[ok] = dist[ok] <= radius[node[ok]]
     if may_cut is not None:
-        check = ok & (node < n_junctions)
-        rows, cols = np.nonzero(check)
+        rows, cols = np.nonzero(ok)
         ok[rows, cols] = may_cut(track, rows.astype(np.int64), node[rows, cols].astype(np.int64))
     first = np.argmax(ok, axis=1)
     rows = np.arange(len(xy))
@@ -161,10 +159,10 @@ def cut_tracks(
     With ``dead_end_xy`` (positions of the dead ends), a track that runs past a "dead end" within
     ``dead_end_pass_m`` is cut there too: such a node is where another video starts or stops in
     the middle of a street, and every video of that street must share it. With ``may_cut``
-    (``may_cut(track, frames, junctions)`` -> which of those frames may be cut at those
-    junctions), a frame is only cut at a junction the filter allows, the nearest allowed one
-    within the radius: a street running 8 m beside a junction of another street is not cut
-    there (the filter knows from OSM which street each frame walks).
+    (``may_cut(track, frames, nodes)`` -> which of those frames may be cut at those nodes, ids
+    as above), a frame is only cut at a node the filter allows, the nearest allowed one within
+    the radius: a street running 8 m beside a junction of another street, or past the end of
+    another street, is not cut there (the filter knows from OSM which street each frame walks).
     """
     params = params or SegmentParams()
     n_junctions = len(junctions_xy)
@@ -184,7 +182,7 @@ def cut_tracks(
         cuts = list(end_cuts.get(t, []))
         if tree is not None:
             dist, node = _nearest_allowed(
-                tree, track.xy, t, nearest, radius, n_junctions, params.cut_radius_m, may_cut
+                tree, track.xy, t, nearest, radius, params.cut_radius_m, may_cut
             )
             inside = np.isfinite(dist)
             gap = max(1, round(params.rejoin_gap_m / max(track.spacing_m, 1e-6)))
