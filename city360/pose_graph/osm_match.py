@@ -1,22 +1,18 @@
 """Trajectories matched to an OpenStreetMap street network; OSM junctions as candidates.
 
-Matching is nearest-street with heading gating: each pose goes to the closest OSM street
-(polylines densely sampled every ``SAMPLE_STEP_M``, searched with a ``cKDTree``) within
-``MATCH_RADIUS_M`` whose local direction agrees with the travel heading within
-``MATCH_ANGLE_DEG`` (axially: a street can be walked either way). This is osmnx's
-``nearest_edges`` idea, vectorised and with a heading gate, and it is enough here: ingested
-poses are smoothed to 1-2 m, far less than the spacing of streets, and the heading gate keeps a
-pose near a junction on the street it actually walks. A hidden-Markov matcher (leuvenmapmatching,
-last released 2022 and pure Python, hence slow at city scale) would add little at this noise
-level; the pose-derived junctions remain the primary evidence and OSM only adds candidates.
+Matching is a hidden-Markov model over the OSM streets, solved per trajectory by Viterbi
+(:mod:`city360.pose_graph.map_match`): a pose is matched from the whole sequence, so a street
+and a lane 8-12 m beside it, or the arms of a junction where the track cuts the corner, do not
+flicker per pose. (Round two matched each pose to the nearest street with a heading gate.)
 
-An OSM node where at least three streets have matched poses within ``JUNCTION_REACH_M`` of it is
-a junction the video passes through, and becomes a junction at its OSM position. Pose-derived
-junctions are then reconciled with OSM (:func:`reconcile_junctions`): near such a candidate they
-give way to it; near another OSM intersection they move onto it; on an OSM street far from any
-OSM intersection they are dropped (passes of two streets that part at a shallow angle vote
-where they separate, not where the streets meet: OSM knows better); away from every OSM street
-(a lane OSM lacks) they stay.
+An OSM node where at least three streets have matched poses within ``JUNCTION_REACH_M`` of it
+is a junction the video passes through, and becomes a junction at its OSM position (nodes
+joined by streets under ``SHORT_STREET_M`` count as one). Pose-derived junctions are then
+reconciled with OSM (:func:`reconcile_junctions`): near such a candidate they give way to it;
+within ``MATCH_RADIUS_M`` of any OSM street they are dropped (the matched sequence says which
+streets the video walks; passes that part at a shallow angle vote where they separate, not
+where the streets meet, and two passes of one bent street vote a bend); away from every OSM
+street (a lane OSM lacks) they stay. Cuts follow the matching too (:func:`matched_cut_filter`).
 """
 
 from __future__ import annotations
@@ -335,8 +331,6 @@ def reconcile_junctions(
     candidates = osm_junction_candidates(osm, tracks, matches=matches)
     if len(pose_xy) == 0:
         return candidates
-    degree = np.bincount(osm.edge_nodes.ravel(), minlength=len(osm.node_xy))
-    intersections = osm.node_xy[degree >= 3]
     keep: list[FloatArray] = [candidates]
     near_candidate = (
         np.isfinite(cKDTree(candidates).query(pose_xy, distance_upper_bound=snap_m)[0])
@@ -344,11 +338,6 @@ def reconcile_junctions(
         else np.zeros(len(pose_xy), dtype=bool)
     )
     rest = pose_xy[~near_candidate]
-    if len(rest) and len(intersections):
-        dist, idx = cKDTree(intersections).query(rest, distance_upper_bound=snap_m)
-        moved = np.isfinite(dist)
-        keep.append(np.unique(intersections[idx[moved]], axis=0))
-        rest = rest[~moved]
     if len(rest):
         on_street = np.isfinite(
             cKDTree(osm.samples_xy).query(rest, distance_upper_bound=MATCH_RADIUS_M)[0]
