@@ -356,8 +356,8 @@ def matched_cut_filter(
 ) -> CutFilter:
     """A :data:`~city360.pose_graph.segments.CutFilter` from the map matching.
 
-    A frame may be cut at a junction that stands for OSM nodes (those within ``reach_m`` of it)
-    only when the frame walks one of those nodes' streets, or no mapped street; junctions with
+    A frame may be cut at a junction that stands for OSM nodes (those within ``reach_m`` of it
+    where three or more streets meet, else any within ``reach_m``) only when the frame walks one of those nodes' streets, or no mapped street; junctions with
     no OSM node near (lanes OSM lacks) take any frame. A frame may be cut at a dead end (node
     id ``len(junctions_xy) + k``, where videos start, stop or turn back) only when it walks the
     street a video ended on there, or its continuation through a node of OSM degree two: a
@@ -369,13 +369,15 @@ def matched_cut_filter(
     count = len(junctions_xy) + len(dead_ends)
     incident = np.zeros((count, n_edges), dtype=bool)
     gated = np.zeros(count, dtype=bool)
+    degree = np.bincount(osm.edge_nodes.ravel(), minlength=len(osm.node_xy))
     if len(junctions_xy):
         near = cKDTree(osm.node_xy).query_ball_point(junctions_xy, reach_m)
         for k, nodes in enumerate(near):
             if nodes:
+                # a bend node of a street running beside the junction is not one of its nodes
+                branching = [n for n in nodes if degree[n] >= 3]
                 gated[k] = True
-                incident[k] = np.isin(osm.edge_nodes, nodes).any(axis=1)
-    degree = np.bincount(osm.edge_nodes.ravel(), minlength=len(osm.node_xy))
+                incident[k] = np.isin(osm.edge_nodes, branching or nodes).any(axis=1)
     for k, events in enumerate(dead_ends):
         edges = np.array([matches[e.track][e.frame] for e in events], dtype=np.int64)
         if edges.size == 0 or (edges < 0).any():

@@ -69,3 +69,14 @@ def test_walk_network_has_the_path_street_and_cross_streets(
     degrees = np.array([d for _, d in streets.degree()])
     crossings = int((degrees >= 3).sum())
     assert crossings == 7  # one every 80 m along the 590 m simplified path
+
+
+def test_select_cases_filters_areas_and_sets_seeds() -> None:
+    from city360.errors import ConfigError
+    from city360.pose_graph.accuracy import SUITE, select_cases
+
+    chosen = select_cases(SUITE, areas=["helsinki"], seeds=[3, 4])
+    assert [(c.area, c.seeds) for c in chosen] == [("helsinki", (3, 4))]
+    assert select_cases(SUITE) == list(SUITE)
+    with pytest.raises(ConfigError, match="unknown accuracy area 'helsinky'; expected one of"):
+        select_cases(SUITE, areas=["helsinky"])
