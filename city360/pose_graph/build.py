@@ -277,17 +277,13 @@ def build_from_tracks(
         )
 
         def gate(xy: FloatArray, dead_ends: list[list[DeadEndEvent]]) -> CutFilter:
-            return matched_cut_filter(
-                osm, matches, xy, dead_ends, reach_m=params.junctions.merge_m
-            )
+            return matched_cut_filter(osm, matches, xy, dead_ends, reach_m=params.junctions.merge_m)
 
     dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params, gate)
     dissolved = dissolve_pass_through(segments, streets, range(len(junctions_xy)))
     if dissolved:
         keep = np.array([i not in dissolved for i in range(len(junctions_xy))])
-        dead_xy, junctions_xy, segments, streets, _ = _cut(
-            tracks, junctions_xy[keep], params, gate
-        )
+        dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy[keep], params, gate)
     if not segments:
         msg = (
             f"no segments: the {len(tracks)} trajectories pass no junction and reach no dead end "

@@ -5,10 +5,11 @@ Matching is a hidden-Markov model over the OSM streets, solved per trajectory by
 and a lane 8-12 m beside it, or the arms of a junction where the track cuts the corner, do not
 flicker per pose. (Round two matched each pose to the nearest street with a heading gate.)
 
-An OSM node where at least three streets have matched poses within ``JUNCTION_REACH_M`` of it
-is a junction the video passes through, and becomes a junction at its OSM position (nodes
-joined by streets under ``SHORT_STREET_M`` count as one). Pose-derived junctions are then
-reconciled with OSM (:func:`reconcile_junctions`): near such a candidate they give way to it;
+An OSM node where at least three streets have matched poses within ``JUNCTION_REACH_M`` of it,
+reaching ``ARM_M`` along each, is a junction the video passes through, and becomes a junction
+at its OSM position (nodes joined by streets under ``SHORT_STREET_M`` count as one).
+Pose-derived junctions are then reconciled with OSM (:func:`reconcile_junctions`): near such
+a candidate they give way to it;
 within ``MATCH_RADIUS_M`` of any OSM street they are dropped (the matched sequence says which
 streets the video walks; passes that part at a shallow angle vote where they separate, not
 where the streets meet, and two passes of one bent street vote a bend); away from every OSM
@@ -58,6 +59,11 @@ MATCH_ANGLE_DEG = 35.0
 JUNCTION_REACH_M = 25.0
 """Poses on a street this close to one of its end nodes count as filming that street there."""
 MIN_POSES_PER_STREET = 4
+ARM_M = 15.0
+ARM_SHARE = 0.6
+"""A street counts as filmed at a node only when its matched poses reach ``ARM_M`` from the
+node, or ``ARM_SHARE`` of its length if shorter: GPS wander of a walker standing or milling
+about at a crossing (~10 m at the end of the real Hamburg walk) puts poses on every arm."""
 SHORT_STREET_M = 8.0
 """OSM streets shorter than this join their two end nodes into one place when counting the
 streets filmed at a node: video cannot resolve them (the scorer, ``score.MATCH_M``, contracts
@@ -242,6 +248,7 @@ def osm_junction_candidates(
     check_overlap(osm, tracks, matches)
     n_nodes, n_edges = len(osm.node_xy), len(osm.edge_nodes)
     near_count = np.zeros((n_edges, 2), dtype=np.int64)  # poses near the edge's u / v end
+    farthest = np.zeros((n_edges, 2))  # how far from the u / v end matched poses reach
     for track, matched in zip(tracks, matches, strict=True):
         rows = np.flatnonzero(matched >= 0)
         if rows.size == 0:
@@ -249,13 +256,16 @@ def osm_junction_candidates(
         edges = matched[rows]
         for end in (0, 1):
             node_xy = osm.node_xy[osm.edge_nodes[edges, end]]
-            close = np.hypot(*(track.xy[rows] - node_xy).T) <= JUNCTION_REACH_M
-            np.add.at(near_count[:, end], edges[close], 1)
+            dist = np.hypot(*(track.xy[rows] - node_xy).T)
+            np.add.at(near_count[:, end], edges[dist <= JUNCTION_REACH_M], 1)
+            np.maximum.at(farthest[:, end], edges, dist)
     group = _node_groups(osm)
     inner = group[osm.edge_nodes[:, 0]] == group[osm.edge_nodes[:, 1]]
+    # a walker wandering about a crossing has poses on every arm near it, but walks none
+    walked = farthest >= np.minimum(ARM_M, ARM_SHARE * osm.edge_length_m)[:, None]
     filmed_degree = np.zeros(n_nodes, dtype=np.int64)  # per group label
     for end in (0, 1):
-        filmed = (near_count[:, end] >= MIN_POSES_PER_STREET) & ~inner
+        filmed = (near_count[:, end] >= MIN_POSES_PER_STREET) & walked[:, end] & ~inner
         np.add.at(filmed_degree, group[osm.edge_nodes[filmed, end]], 1)
     degree = np.bincount(osm.edge_nodes.ravel(), minlength=n_nodes)
     found = []
@@ -357,7 +367,8 @@ def matched_cut_filter(
     """A :data:`~city360.pose_graph.segments.CutFilter` from the map matching.
 
     A frame may be cut at a junction that stands for OSM nodes (those within ``reach_m`` of it
-    where three or more streets meet, else any within ``reach_m``) only when the frame walks one of those nodes' streets, or no mapped street; junctions with
+    where three or more streets meet, else any within ``reach_m``) only when the frame walks
+    one of those nodes' streets, or no mapped street; junctions with
     no OSM node near (lanes OSM lacks) take any frame. A frame may be cut at a dead end (node
     id ``len(junctions_xy) + k``, where videos start, stop or turn back) only when it walks the
     street a video ended on there, or its continuation through a node of OSM degree two: a

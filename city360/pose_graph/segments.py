@@ -53,6 +53,10 @@ class SegmentParams:
     """A track passing this close to a dead-end node (one it does not end at) is cut there."""
     min_loop_m: float = 30.0
     """A piece from a node back to the same node shorter than this is a U-turn, not a street."""
+    loop_reach_m: float = 12.0
+    """... and so is one that never gets this far from the node: a walker standing or milling
+    about at the end of filming draws 30 m loops of GPS jitter around one spot (the real
+    Hamburg walk ends with 400 m of them within ~6 m)."""
     same_street_m: float = 8.0
     """Mean distance under which two segments between the same nodes are one street."""
     polyline_samples: int = 12
@@ -194,6 +198,10 @@ def cut_tracks(
                 span = track.arc_m[frame] - track.arc_m[cleaned[-1][0]]
                 if span < params.min_loop_m:
                     continue  # back at the same node at once: one visit (a U-turn), keep the first
+                if node_id < len(nodes_xy):
+                    way = track.xy[cleaned[-1][0] : frame + 1] - nodes_xy[node_id]
+                    if float(np.hypot(*way.T).max()) < params.loop_reach_m:
+                        continue  # milling about the node (GPS jitter of a walker standing)
             if cleaned and cleaned[-1][0] == frame:
                 continue
             cleaned.append((frame, node_id))
