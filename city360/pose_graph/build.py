@@ -35,6 +35,7 @@ from city360.pose_graph.junctions import (
     find_junctions,
     merge_close,
 )
+from city360.pose_graph.refine import RefineParams, refine_junctions
 from city360.pose_graph.segments import (
     CutFilter,
     Segment,
@@ -71,6 +72,10 @@ class BuildParams:
     """Spacing of ``heading_profile_deg`` samples along an edge."""
     osm_snap_m: float = 12.0
     """A pose-derived junction this close to an OSM junction takes the OSM position."""
+    refine: bool = True
+    """Without OSM, move junctions to where their arms' centre lines meet
+    (:mod:`city360.pose_graph.refine`)."""
+    refine_params: RefineParams = field(default_factory=RefineParams)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -280,6 +285,13 @@ def build_from_tracks(
             return matched_cut_filter(osm, matches, xy, dead_ends, reach_m=params.junctions.merge_m)
 
     dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params, gate)
+    if osm is None and params.refine:
+        # where the arms' centre lines meet, not where the passes' votes piled up
+        moved = refine_junctions(tracks, junctions_xy, segments, streets, params.refine_params)
+        junctions_xy, _ = merge_close(
+            moved, np.ones(len(moved), dtype=np.int64), params.junctions.merge_m
+        )
+        dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params, gate)
     dissolved = dissolve_pass_through(segments, streets, range(len(junctions_xy)))
     if dissolved:
         keep = np.array([i not in dissolved for i in range(len(junctions_xy))])

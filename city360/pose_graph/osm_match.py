@@ -12,7 +12,8 @@ Pose-derived junctions are then reconciled with OSM (:func:`reconcile_junctions`
 a candidate they give way to it; within ``MATCH_RADIUS_M`` of any OSM street they are dropped
 (the matched sequence says which streets the video walks; passes that part at a shallow angle
 vote where they separate, not where the streets meet, and two passes of one bent street vote a
-bend); away from every OSM street (a lane OSM lacks) they stay. Cuts follow the matching too (:func:`matched_cut_filter`).
+bend); away from every OSM street (a lane OSM lacks) they stay. Cuts follow the matching too
+(:func:`matched_cut_filter`).
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import networkx as nx
 import numpy as np
 
@@ -29,7 +31,7 @@ def _streets(nodes: dict[int, tuple[float, float]], edges: list[tuple[int, int]]
 def _walk(points: list[tuple[float, float]], name: str, *, noise_m: float) -> Track:
     rng = np.random.default_rng(sum(map(ord, name)))
     parts = []
-    for a, b in zip(points[:-1], points[1:], strict=True):
+    for a, b in itertools.pairwise(points):
         a_xy, b_xy = np.asarray(a, float), np.asarray(b, float)
         n = int(np.hypot(*(b_xy - a_xy)))
         parts.append(a_xy + np.linspace(0.0, 1.0, n, endpoint=False)[:, None] * (b_xy - a_xy))
