@@ -43,7 +43,7 @@ class RefineParams:
     """An arm needs this many poses between ``near_m`` and ``far_m`` for a line."""
     max_shift_m: float = 10.0
     """A junction moves at most this far."""
-    min_spread: float = 0.25
+    min_spread: float = 0.04
     """Smallest eigenvalue of the mean projector ``mean(I - d d^T)``: 0 when every arm line is
     parallel, 0.5 when they cross at right angles."""
 
