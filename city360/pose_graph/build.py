@@ -287,9 +287,13 @@ def build_from_tracks(
     dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params, gate)
     if osm is None and params.refine:
         # where the arms' centre lines meet, not where the passes' votes piled up
-        moved = refine_junctions(tracks, junctions_xy, segments, streets, params.refine_params)
+        moved, branching = refine_junctions(
+            tracks, junctions_xy, segments, streets, params.refine_params
+        )
         junctions_xy, _ = merge_close(
-            moved, np.ones(len(moved), dtype=np.int64), params.junctions.merge_m
+            moved[branching],
+            np.ones(int(branching.sum()), dtype=np.int64),
+            params.junctions.merge_m,
         )
         dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params, gate)
     dissolved = dissolve_pass_through(segments, streets, range(len(junctions_xy)))

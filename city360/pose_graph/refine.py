@@ -9,7 +9,8 @@ the poses of each arm between ``near_m`` and ``far_m`` from the junction, all pa
 pooled, and moves the junction to the point nearest all arm lines in the least-squares sense
 (``sum_i |(I - d_i d_i^T)(p - c_i)|^2``, one 2 x 2 solve). A junction whose arms are all nearly
 parallel (the system is ill-conditioned) or whose solution lies more than ``max_shift_m`` away
-stays where it is. All positions are metres in the city CRS.
+stays where it is; one whose three or more arms all run one way is dropped. All positions
+are metres in the city CRS.
 """
 
 from __future__ import annotations
@@ -44,8 +45,13 @@ class RefineParams:
     max_shift_m: float = 10.0
     """A junction moves at most this far."""
     min_spread: float = 0.04
-    """Smallest eigenvalue of the mean projector ``mean(I - d d^T)``: 0 when every arm line is
-    parallel, 0.5 when they cross at right angles."""
+    """Smallest eigenvalue of the mean projector ``mean(I - d d^T)`` for a junction to move: 0
+    when every arm line is parallel, 0.5 when they cross at right angles (0.04: a fork of two
+    arms ~25 degrees apart off a stem)."""
+    parallel_spread: float = 0.01
+    """Below this (every arm within ~6 degrees of one direction) the "junction" is no branch
+    point: a divided road's two carriageways, or two parallel streets 8-15 m apart, cut at a
+    spot where noisy headings voted; it is dropped."""
 
 
 def _arm_points(
@@ -76,10 +82,11 @@ def refine_junctions(
     segments: Sequence[Segment],
     streets: Sequence[Street],
     params: RefineParams | None = None,
-) -> FloatArray:
+) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
     """Junction positions (J, 2) moved to where their arms' centre lines meet (see the module
-    docstring); node ids are those of :func:`city360.pose_graph.segments.cut_tracks`
-    (``0 .. J-1`` are the junctions)."""
+    docstring), and which junctions are branch points at all (False: every arm runs one way,
+    ``parallel_spread``). Node ids are those of
+    :func:`city360.pose_graph.segments.cut_tracks` (``0 .. J-1`` are the junctions)."""
     params = params or RefineParams()
     junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
     arms: dict[tuple[int, int], list[FloatArray]] = defaultdict(list)  # (node, street) -> poses
@@ -101,6 +108,7 @@ def refine_junctions(
             centre, direction = _line(points)
             lines_of[node].append((centre, direction, 1.0))
     refined = junctions_xy.copy()
+    branching = np.ones(len(junctions_xy), dtype=bool)
     for node, lines in lines_of.items():
         if len(lines) < 2:
             continue
@@ -110,9 +118,12 @@ def refine_junctions(
             projector = np.eye(2) - np.outer(direction, direction)
             lhs += weight * projector
             rhs += weight * projector @ centre
-        if np.linalg.eigvalsh(lhs / len(lines))[0] < params.min_spread:
+        spread = float(np.linalg.eigvalsh(lhs / len(lines))[0])
+        if len(lines) >= 3 and spread < params.parallel_spread:
+            branching[node] = False
+        if spread < params.min_spread:
             continue
         point = np.linalg.solve(lhs, rhs)
         if np.hypot(*(point - junctions_xy[node])) <= params.max_shift_m:
             refined[node] = point
-    return refined
+    return refined, branching
