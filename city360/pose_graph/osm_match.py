@@ -59,11 +59,13 @@ MATCH_ANGLE_DEG = 35.0
 JUNCTION_REACH_M = 25.0
 """Poses on a street this close to one of its end nodes count as filming that street there."""
 MIN_POSES_PER_STREET = 4
-ARM_M = 15.0
-ARM_SHARE = 0.6
+ARM_M = 8.0
+ARM_SHARE = 0.4
 """A street counts as filmed at a node only when its matched poses reach ``ARM_M`` from the
 node, or ``ARM_SHARE`` of its length if shorter: GPS wander of a walker standing or milling
-about at a crossing (~10 m at the end of the real Hamburg walk) puts poses on every arm."""
+about at a crossing puts poses a few metres along every arm. Short because a walk may step only
+8-9 m into a street where the filmed area ends (old-town twin: 15 m lost a junction there); the
+share is low because a smoothed U-turn at the end of a 12 m stub turns 4-5 m short of it."""
 SHORT_STREET_M = 8.0
 """OSM streets shorter than this join their two end nodes into one place when counting the
 streets filmed at a node: video cannot resolve them (the scorer, ``score.MATCH_M``, contracts
