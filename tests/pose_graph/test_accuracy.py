@@ -44,8 +44,11 @@ def test_real_hamburg_walk_replayed_in_time_builds_and_stays_on_the_path(
         assert row.position_rmse_m <= TARGET_RMSE_M, row
         # the walk films no junction on three arms; none may be invented without OSM
         assert row.junction_recall == 1.0, row
-    assert rows[0].junction_precision == 1.0
-    assert rows[0].street_f1 == 1.0
+    # with and without OSM: the walker standing ~400 poses at the end of filming invents no
+    # junction and no self-loops there (round two: with OSM, P 0.000, F1 0.667)
+    for row in rows:
+        assert row.junction_precision == 1.0, row
+        assert row.street_f1 == 1.0, row
     # the twin keeps the real clock: the 21 min GPS gap is in the video's duration
     truth = json.loads(
         (tmp_path / "hamburg-walk-phone-0" / "groundtruth" / "scene.json").read_text()
