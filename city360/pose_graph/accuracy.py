@@ -27,14 +27,14 @@ import os
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from city360.errors import City360Error, InputFileError
+from city360.errors import City360Error, ConfigError, InputFileError
 
 if TYPE_CHECKING:
     from city360.synth.groundtruth import SceneTruth
@@ -56,6 +56,7 @@ __all__ = [
     "position_rmse_m",
     "run_case",
     "run_suite",
+    "select_cases",
 ]
 
 TARGET_JUNCTIONS = 0.95
@@ -361,6 +362,27 @@ def run_suite(
                     if on_row is not None:
                         on_row(row)
     return rows
+
+
+def select_cases(
+    cases: Sequence[AccuracyCase],
+    *,
+    areas: Sequence[str] | None = None,
+    seeds: Sequence[int] | None = None,
+) -> list[AccuracyCase]:
+    """``cases`` of the named ``areas`` only (all when None or empty), each run with those of
+    its seeds that are in ``seeds`` (seeds a case does not list are added: other seeds of the
+    same area check that a change is general). Raises :class:`ConfigError` naming the
+    known areas when an area matches no case."""
+    known = sorted({c.area for c in cases})
+    unknown = [a for a in areas or () if a not in known]
+    if unknown:
+        msg = f"unknown accuracy area {unknown[0]!r}; expected one of {', '.join(known)}"
+        raise ConfigError(msg)
+    chosen = [c for c in cases if not areas or c.area in areas]
+    if seeds:
+        chosen = [replace(c, seeds=tuple(seeds)) for c in chosen]
+    return chosen
 
 
 def format_table(rows: Sequence[AccuracyRow]) -> str:

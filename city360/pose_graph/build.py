@@ -29,12 +29,15 @@ from city360.errors import GraphBuildError
 from city360.geo import LocalProjection, bearing_deg, wrap_deg
 from city360.pose_graph.graph import GRAPH_SCHEMA_VERSION, PoseGraph, save_graph
 from city360.pose_graph.junctions import (
+    DeadEndEvent,
     JunctionParams,
     find_dead_ends,
     find_junctions,
     merge_close,
 )
+from city360.pose_graph.refine import RefineParams, refine_junctions
 from city360.pose_graph.segments import (
+    CutFilter,
     Segment,
     SegmentParams,
     Street,
@@ -69,6 +72,10 @@ class BuildParams:
     """Spacing of ``heading_profile_deg`` samples along an edge."""
     osm_snap_m: float = 12.0
     """A pose-derived junction this close to an OSM junction takes the OSM position."""
+    refine: bool = True
+    """Without OSM, move junctions to where their arms' centre lines meet
+    (:mod:`city360.pose_graph.refine`)."""
+    refine_params: RefineParams = field(default_factory=RefineParams)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -220,10 +227,20 @@ def _check_meeting(tracks: Sequence[Track], segments: Sequence[Segment]) -> None
 
 
 def _cut(
-    tracks: Sequence[Track], junctions_xy: FloatArray, params: BuildParams
+    tracks: Sequence[Track],
+    junctions_xy: FloatArray,
+    params: BuildParams,
+    gate: Callable[[FloatArray, list[list[DeadEndEvent]]], CutFilter] | None = None,
 ) -> tuple[FloatArray, FloatArray, list[Segment], list[Street], list[int]]:
     dead_xy, events = find_dead_ends(tracks, junctions_xy, params.junctions)
-    segments = cut_tracks(tracks, junctions_xy, events, params.segments, dead_end_xy=dead_xy)
+    segments = cut_tracks(
+        tracks,
+        junctions_xy,
+        events,
+        params.segments,
+        dead_end_xy=dead_xy,
+        may_cut=gate(junctions_xy, events) if gate is not None else None,
+    )
     streets, street_of = group_streets(tracks, segments, params.segments)
     return dead_xy, np.asarray(junctions_xy), segments, streets, street_of
 
@@ -247,19 +264,42 @@ def build_from_tracks(
         msg = "no trajectories to build a graph from"
         raise GraphBuildError(msg)
     junctions_xy, _support = find_junctions(tracks, params.junctions)
+    gate: Callable[[FloatArray, list[list[DeadEndEvent]]], CutFilter] | None = None
     if osm is not None:
-        from city360.pose_graph.osm_match import reconcile_junctions
+        from city360.pose_graph.osm_match import (
+            match_tracks,
+            matched_cut_filter,
+            reconcile_junctions,
+        )
 
-        junctions_xy = reconcile_junctions(junctions_xy, osm, tracks, snap_m=params.osm_snap_m)
+        matches = match_tracks(osm, tracks)
+        junctions_xy = reconcile_junctions(
+            junctions_xy, osm, tracks, snap_m=params.osm_snap_m, matches=matches
+        )
         # OSM draws some crossings as two nodes a few metres apart; video cannot tell them apart
         junctions_xy, _ = merge_close(
             junctions_xy, np.ones(len(junctions_xy), dtype=np.int64), params.junctions.merge_m
         )
-    dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params)
+
+        def gate(xy: FloatArray, dead_ends: list[list[DeadEndEvent]]) -> CutFilter:
+            return matched_cut_filter(osm, matches, xy, dead_ends, reach_m=params.junctions.merge_m)
+
+    dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params, gate)
+    if osm is None and params.refine:
+        # where the arms' centre lines meet, not where the passes' votes piled up
+        moved, branching = refine_junctions(
+            tracks, junctions_xy, segments, streets, params.refine_params
+        )
+        junctions_xy, _ = merge_close(
+            moved[branching],
+            np.ones(int(branching.sum()), dtype=np.int64),
+            params.junctions.merge_m,
+        )
+        dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params, gate)
     dissolved = dissolve_pass_through(segments, streets, range(len(junctions_xy)))
     if dissolved:
         keep = np.array([i not in dissolved for i in range(len(junctions_xy))])
-        dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy[keep], params)
+        dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy[keep], params, gate)
     if not segments:
         msg = (
             f"no segments: the {len(tracks)} trajectories pass no junction and reach no dead end "

@@ -207,6 +207,16 @@ def accuracy_command(
         Path | None,
         typer.Option("--keep", help="Keep the twins in this folder.", show_default=False),
     ] = None,
+    area: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--area", help="Only the cases of this area (repeatable).", show_default=False
+        ),
+    ] = None,
+    seed: Annotated[
+        list[int] | None,
+        typer.Option("--seed", help="Only these seeds (repeatable).", show_default=False),
+    ] = None,
 ) -> None:
     """Run the accuracy suite: pose-only synth twins of real OSM areas (several seeds each),
     ingested from their GPS, built with and without OSM, scored against the truth; prints a
@@ -218,6 +228,7 @@ def accuracy_command(
         AccuracyRow,
         format_table,
         run_suite,
+        select_cases,
     )
 
     def show(row: AccuracyRow) -> None:
@@ -229,7 +240,8 @@ def accuracy_command(
                 highlight=False,
             )
 
-    rows = run_suite(QUICK if quick else SUITE + WALKS, data_dir=data, work_dir=keep, on_row=show)
+    cases = select_cases(QUICK if quick else SUITE + WALKS, areas=area, seeds=seed)
+    rows = run_suite(cases, data_dir=data, work_dir=keep, on_row=show)
     if as_json:
         typer.echo(json.dumps([r.to_json() for r in rows], indent=2))
     else:

@@ -242,30 +242,38 @@ def spur_roots(tracks: Sequence[Track], params: JunctionParams | None = None) ->
     params = params or JunctionParams()
     roots: list[tuple[float, float]] = []
     for track in tracks:
-        arc = track.arc_m
         for apex in _uturn_frames(track, params):
-            reach = min(arc[apex] - arc[0], arc[-1] - arc[apex])
-            if reach < params.spur_min_m + params.spur_split_m:
+            parting = _parting(track, apex, params)
+            if parting is None or parting[0] < params.spur_min_m:
                 continue
-            s = np.arange(0.0, reach, params.sample_step_m)
-            inbound = np.column_stack(
-                [np.interp(arc[apex] - s, arc, track.xy[:, k]) for k in (0, 1)]
-            )
-            outbound = np.column_stack(
-                [np.interp(arc[apex] + s, arc, track.xy[:, k]) for k in (0, 1)]
-            )
-            gap = np.hypot(*(outbound - inbound).T)
-            apart = np.flatnonzero(gap > params.spur_split_m)
-            if apart.size == 0:
-                continue  # retraced all the way: a dead end, no side street
-            together = np.flatnonzero(gap[: apart[0]] <= 0.5 * params.spur_split_m)
-            if together.size == 0:
-                continue
-            root = int(together[-1])
-            if s[root] < params.spur_min_m:
-                continue
-            roots.append(tuple(0.5 * (inbound[root] + outbound[root])))
+            roots.append(parting[1])
     return np.asarray(roots, np.float64).reshape(-1, 2)
+
+
+def _parting(
+    track: Track, apex: int, params: JunctionParams
+) -> tuple[float, tuple[float, float]] | None:
+    """Where the ways into and out of the U-turn at frame ``apex``, followed back from it
+    together, part: (distance from the apex along the track in metres, the point midway
+    between the two ways there), or None when they never part (retraced to the track's start
+    or end, or too short to tell)."""
+    arc = track.arc_m
+    reach = min(arc[apex] - arc[0], arc[-1] - arc[apex])
+    if reach < params.spur_split_m:
+        return None
+    s = np.arange(0.0, reach, params.sample_step_m)
+    inbound = np.column_stack([np.interp(arc[apex] - s, arc, track.xy[:, k]) for k in (0, 1)])
+    outbound = np.column_stack([np.interp(arc[apex] + s, arc, track.xy[:, k]) for k in (0, 1)])
+    gap = np.hypot(*(outbound - inbound).T)
+    apart = np.flatnonzero(gap > params.spur_split_m)
+    if apart.size == 0:
+        return None  # retraced all the way: a dead end, no side street
+    together = np.flatnonzero(gap[: apart[0]] <= 0.5 * params.spur_split_m)
+    if together.size == 0:
+        return None
+    root = int(together[-1])
+    mid = 0.5 * (inbound[root] + outbound[root])
+    return float(s[root]), (float(mid[0]), float(mid[1]))
 
 
 def find_junctions(
@@ -314,6 +322,15 @@ def _uturn_frames(track: Track, params: JunctionParams) -> list[int]:
     return apexes
 
 
+def _steps_back(track: Track, apex: int, params: JunctionParams) -> bool:
+    """Whether the U-turn at ``apex`` only stepped into a stub and back: the ways in and out
+    part less than ``junction_clearance_m`` from the apex (the walker leaves along another
+    street than the one they came on; the apex belongs to the place where the ways part, as a
+    dead end that close to a junction belongs to the junction)."""
+    parting = _parting(track, apex, params)
+    return parting is not None and parting[0] < params.junction_clearance_m
+
+
 def find_dead_ends(
     tracks: Sequence[Track],
     junctions_xy: FloatArray,
@@ -321,13 +338,16 @@ def find_dead_ends(
 ) -> tuple[FloatArray, list[list[DeadEndEvent]]]:
     """Dead-end nodes (D, 2) and, per node, the trajectory frames that end there.
 
-    Candidates are U-turn apexes and trajectory ends farther than ``junction_clearance_m`` from
-    every junction; candidates within ``dead_end_merge_m`` of each other are one dead end.
+    Candidates are U-turn apexes (not those where the ways in and out part within
+    ``junction_clearance_m``: a step into a stub and out along another street) and trajectory ends
+    farther than ``junction_clearance_m`` from every junction; candidates within
+    ``dead_end_merge_m`` of each other are one dead end.
     """
     params = params or JunctionParams()
     events: list[DeadEndEvent] = []
     for k, track in enumerate(tracks):
-        frames = {0, len(track) - 1, *_uturn_frames(track, params)}
+        turns = [f for f in _uturn_frames(track, params) if not _steps_back(track, f, params)]
+        frames = {0, len(track) - 1, *turns}
         events.extend(
             DeadEndEvent(k, f, float(track.xy[f, 0]), float(track.xy[f, 1])) for f in sorted(frames)
         )

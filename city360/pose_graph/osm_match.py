@@ -1,22 +1,19 @@
 """Trajectories matched to an OpenStreetMap street network; OSM junctions as candidates.
 
-Matching is nearest-street with heading gating: each pose goes to the closest OSM street
-(polylines densely sampled every ``SAMPLE_STEP_M``, searched with a ``cKDTree``) within
-``MATCH_RADIUS_M`` whose local direction agrees with the travel heading within
-``MATCH_ANGLE_DEG`` (axially: a street can be walked either way). This is osmnx's
-``nearest_edges`` idea, vectorised and with a heading gate, and it is enough here: ingested
-poses are smoothed to 1-2 m, far less than the spacing of streets, and the heading gate keeps a
-pose near a junction on the street it actually walks. A hidden-Markov matcher (leuvenmapmatching,
-last released 2022 and pure Python, hence slow at city scale) would add little at this noise
-level; the pose-derived junctions remain the primary evidence and OSM only adds candidates.
+Matching is a hidden-Markov model over the OSM streets, solved per trajectory by Viterbi
+(:mod:`city360.pose_graph.map_match`): a pose is matched from the whole sequence, so a street
+and a lane 8-12 m beside it, or the arms of a junction where the track cuts the corner, do not
+flicker per pose. (Round two matched each pose to the nearest street with a heading gate.)
 
-An OSM node where at least three streets have matched poses within ``JUNCTION_REACH_M`` of it is
-a junction the video passes through, and becomes a junction at its OSM position. Pose-derived
-junctions are then reconciled with OSM (:func:`reconcile_junctions`): near such a candidate they
-give way to it; near another OSM intersection they move onto it; on an OSM street far from any
-OSM intersection they are dropped (passes of two streets that part at a shallow angle vote
-where they separate, not where the streets meet: OSM knows better); away from every OSM street
-(a lane OSM lacks) they stay.
+An OSM node where at least three streets have matched poses within ``JUNCTION_REACH_M`` of it,
+reaching ``ARM_M`` along each, is a junction the video passes through, and becomes a junction
+at its OSM position (nodes joined by streets under ``SHORT_STREET_M`` count as one).
+Pose-derived junctions are then reconciled with OSM (:func:`reconcile_junctions`): near such
+a candidate they give way to it; within ``MATCH_RADIUS_M`` of any OSM street they are dropped
+(the matched sequence says which streets the video walks; passes that part at a shallow angle
+vote where they separate, not where the streets meet, and two passes of one bent street vote a
+bend); away from every OSM street (a lane OSM lacks) they stay. Cuts follow the matching too
+(:func:`matched_cut_filter`).
 """
 
 from __future__ import annotations
@@ -32,6 +29,8 @@ from scipy.spatial import cKDTree
 
 from city360.errors import OsmError
 from city360.geo import LocalProjection
+from city360.pose_graph.junctions import DeadEndEvent
+from city360.pose_graph.segments import CutFilter
 from city360.pose_graph.tracks import Track
 
 __all__ = [
@@ -44,6 +43,7 @@ __all__ = [
     "load_matching_streets",
     "load_streets",
     "match_tracks",
+    "matched_cut_filter",
     "matched_share",
     "osm_junction_candidates",
     "reconcile_junctions",
@@ -59,6 +59,17 @@ MATCH_ANGLE_DEG = 35.0
 JUNCTION_REACH_M = 25.0
 """Poses on a street this close to one of its end nodes count as filming that street there."""
 MIN_POSES_PER_STREET = 4
+ARM_M = 8.0
+ARM_SHARE = 0.4
+"""A street counts as filmed at a node only when its matched poses reach ``ARM_M`` from the
+node, or ``ARM_SHARE`` of its length if shorter: GPS wander of a walker standing or milling
+about at a crossing puts poses a few metres along every arm. Short because a walk may step only
+8-9 m into a street where the filmed area ends (old-town twin: 15 m lost a junction there); the
+share is low because a smoothed U-turn at the end of a 12 m stub turns 4-5 m short of it."""
+SHORT_STREET_M = 8.0
+"""OSM streets shorter than this join their two end nodes into one place when counting the
+streets filmed at a node: video cannot resolve them (the scorer, ``score.MATCH_M``, contracts
+them too), so a 1.5 m stub does not turn a bend into a junction."""
 MIN_COVERED_SHARE = 0.5
 """At least this share of all poses must match an OSM street, or the extract is elsewhere."""
 AUTO_NETWORKS = ("street", "walk", "all")
@@ -179,25 +190,11 @@ def load_matching_streets(
 
 
 def match_tracks(osm: OsmStreets, tracks: Sequence[Track]) -> list[IntArray]:
-    """Per track, the OSM street index of every pose (-1 where none is close and aligned)."""
-    tree = cKDTree(osm.samples_xy)
-    k = min(16, len(osm.samples_xy))
-    out = []
-    for track in tracks:
-        dist, idx = tree.query(track.xy, k=k, distance_upper_bound=MATCH_RADIUS_M)
-        dist = dist.reshape(len(track), k)
-        idx = idx.reshape(len(track), k)
-        valid = np.isfinite(dist)
-        safe = np.where(valid, idx, 0)
-        axial = np.abs(
-            np.mod(osm.sample_dir_deg[safe] - track.heading_deg[:, None] + 90.0, 180.0) - 90.0
-        )
-        ok = valid & (axial <= MATCH_ANGLE_DEG)
-        first = np.argmax(ok, axis=1)  # neighbours come sorted by distance
-        rows = np.arange(len(track))
-        matched = np.where(ok[rows, first], osm.sample_edge[safe[rows, first]], -1)
-        out.append(matched.astype(np.int64))
-    return out
+    """Per track, the OSM street index of every pose (-1 where it is off the mapped network),
+    map-matched over the whole sequence (:func:`city360.pose_graph.map_match.viterbi_match`)."""
+    from city360.pose_graph.map_match import viterbi_match
+
+    return viterbi_match(osm, tracks)
 
 
 def check_overlap(
@@ -243,13 +240,17 @@ def check_overlap(
     raise OsmError(msg)
 
 
-def osm_junction_candidates(osm: OsmStreets, tracks: Sequence[Track]) -> FloatArray:
+def osm_junction_candidates(
+    osm: OsmStreets, tracks: Sequence[Track], *, matches: Sequence[IntArray] | None = None
+) -> FloatArray:
     """Positions (K, 2) of OSM nodes the video passes through with three or more streets
-    filmed near them. Raises :class:`OsmError` if the extract does not cover the tracks."""
-    matches = match_tracks(osm, tracks)
+    filmed near them (``matches``: :func:`match_tracks` of ``tracks``, computed when None).
+    Raises :class:`OsmError` if the extract does not cover the tracks."""
+    matches = match_tracks(osm, tracks) if matches is None else matches
     check_overlap(osm, tracks, matches)
     n_nodes, n_edges = len(osm.node_xy), len(osm.edge_nodes)
     near_count = np.zeros((n_edges, 2), dtype=np.int64)  # poses near the edge's u / v end
+    farthest = np.zeros((n_edges, 2))  # how far from the u / v end matched poses reach
     for track, matched in zip(tracks, matches, strict=True):
         rows = np.flatnonzero(matched >= 0)
         if rows.size == 0:
@@ -257,13 +258,38 @@ def osm_junction_candidates(osm: OsmStreets, tracks: Sequence[Track]) -> FloatAr
         edges = matched[rows]
         for end in (0, 1):
             node_xy = osm.node_xy[osm.edge_nodes[edges, end]]
-            close = np.hypot(*(track.xy[rows] - node_xy).T) <= JUNCTION_REACH_M
-            np.add.at(near_count[:, end], edges[close], 1)
-    filmed_degree = np.zeros(n_nodes, dtype=np.int64)
+            dist = np.hypot(*(track.xy[rows] - node_xy).T)
+            np.add.at(near_count[:, end], edges[dist <= JUNCTION_REACH_M], 1)
+            np.maximum.at(farthest[:, end], edges, dist)
+    group = _node_groups(osm)
+    inner = group[osm.edge_nodes[:, 0]] == group[osm.edge_nodes[:, 1]]
+    # a walker wandering about a crossing has poses on every arm near it, but walks none
+    walked = farthest >= np.minimum(ARM_M, ARM_SHARE * osm.edge_length_m)[:, None]
+    filmed_degree = np.zeros(n_nodes, dtype=np.int64)  # per group label
     for end in (0, 1):
-        filmed = near_count[:, end] >= MIN_POSES_PER_STREET
-        np.add.at(filmed_degree, osm.edge_nodes[filmed, end], 1)
-    return osm.node_xy[filmed_degree >= 3]
+        filmed = (near_count[:, end] >= MIN_POSES_PER_STREET) & walked[:, end] & ~inner
+        np.add.at(filmed_degree, group[osm.edge_nodes[filmed, end]], 1)
+    degree = np.bincount(osm.edge_nodes.ravel(), minlength=n_nodes)
+    found = []
+    for label in np.flatnonzero(filmed_degree >= 3):
+        members = np.flatnonzero(group == label)
+        top = members[degree[members] == degree[members].max()]
+        found.append(osm.node_xy[top].mean(axis=0))
+    return np.asarray(found, dtype=np.float64).reshape(-1, 2)
+
+
+def _node_groups(osm: OsmStreets) -> IntArray:
+    """A label per OSM node; nodes joined by streets shorter than :data:`SHORT_STREET_M` share
+    one (a 1.5 m stub beside a bend, or two nodes 5 m apart drawn for one crossing, are one
+    place to a camera)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = len(osm.node_xy)
+    short = osm.edge_nodes[osm.edge_length_m < SHORT_STREET_M]
+    graph = coo_matrix((np.ones(len(short)), (short[:, 0], short[:, 1])), shape=(n, n))
+    _, labels = connected_components(graph, directed=False)
+    return labels.astype(np.int64)
 
 
 def coverage(
@@ -304,15 +330,19 @@ def _inside_area(
 
 
 def reconcile_junctions(
-    pose_xy: FloatArray, osm: OsmStreets, tracks: Sequence[Track], *, snap_m: float
+    pose_xy: FloatArray,
+    osm: OsmStreets,
+    tracks: Sequence[Track],
+    *,
+    snap_m: float,
+    matches: Sequence[IntArray] | None = None,
 ) -> FloatArray:
     """Junction positions (K, 2) from OSM candidates and pose-derived junctions (see the module
-    docstring). Raises :class:`OsmError` if the extract does not cover the tracks."""
-    candidates = osm_junction_candidates(osm, tracks)
+    docstring; ``matches`` as for :func:`osm_junction_candidates`). Raises :class:`OsmError`
+    if the extract does not cover the tracks."""
+    candidates = osm_junction_candidates(osm, tracks, matches=matches)
     if len(pose_xy) == 0:
         return candidates
-    degree = np.bincount(osm.edge_nodes.ravel(), minlength=len(osm.node_xy))
-    intersections = osm.node_xy[degree >= 3]
     keep: list[FloatArray] = [candidates]
     near_candidate = (
         np.isfinite(cKDTree(candidates).query(pose_xy, distance_upper_bound=snap_m)[0])
@@ -320,14 +350,60 @@ def reconcile_junctions(
         else np.zeros(len(pose_xy), dtype=bool)
     )
     rest = pose_xy[~near_candidate]
-    if len(rest) and len(intersections):
-        dist, idx = cKDTree(intersections).query(rest, distance_upper_bound=snap_m)
-        moved = np.isfinite(dist)
-        keep.append(np.unique(intersections[idx[moved]], axis=0))
-        rest = rest[~moved]
     if len(rest):
         on_street = np.isfinite(
             cKDTree(osm.samples_xy).query(rest, distance_upper_bound=MATCH_RADIUS_M)[0]
         )
         keep.append(rest[~on_street])
     return np.concatenate(keep).reshape(-1, 2)
+
+
+def matched_cut_filter(
+    osm: OsmStreets,
+    matches: Sequence[IntArray],
+    junctions_xy: FloatArray,
+    dead_ends: Sequence[Sequence[DeadEndEvent]],
+    *,
+    reach_m: float,
+) -> CutFilter:
+    """A :data:`~city360.pose_graph.segments.CutFilter` from the map matching.
+
+    A frame may be cut at a junction that stands for OSM nodes (those within ``reach_m`` of it
+    where three or more streets meet, else any within ``reach_m``) only when the frame walks
+    one of those nodes' streets, or no mapped street; junctions with
+    no OSM node near (lanes OSM lacks) take any frame. A frame may be cut at a dead end (node
+    id ``len(junctions_xy) + k``, where videos start, stop or turn back) only when it walks the
+    street a video ended on there, or its continuation through a node of OSM degree two: a
+    video that starts in the middle of a street is shared by the other videos of that street,
+    the end of a street OSM leaves unconnected beside another street is not.
+    """
+    junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
+    n_edges = len(osm.edge_nodes)
+    count = len(junctions_xy) + len(dead_ends)
+    incident = np.zeros((count, n_edges), dtype=bool)
+    gated = np.zeros(count, dtype=bool)
+    degree = np.bincount(osm.edge_nodes.ravel(), minlength=len(osm.node_xy))
+    if len(junctions_xy):
+        near = cKDTree(osm.node_xy).query_ball_point(junctions_xy, reach_m)
+        for k, nodes in enumerate(near):
+            if nodes:
+                # a bend node of a street running beside the junction is not one of its nodes
+                branching = [n for n in nodes if degree[n] >= 3]
+                gated[k] = True
+                incident[k] = np.isin(osm.edge_nodes, branching or nodes).any(axis=1)
+    for k, events in enumerate(dead_ends):
+        edges = np.array([matches[e.track][e.frame] for e in events], dtype=np.int64)
+        if edges.size == 0 or (edges < 0).any():
+            continue  # a video ends off the mapped streets: any frame may pass there
+        row = len(junctions_xy) + k
+        gated[row] = True
+        through = osm.edge_nodes[edges].ravel()
+        through = through[degree[through] <= 2]
+        incident[row, edges] = True
+        incident[row] |= np.isin(osm.edge_nodes, through).any(axis=1)
+
+    def may_cut(track: int, frames: IntArray, nodes: IntArray) -> npt.NDArray[np.bool_]:
+        edge = matches[track][frames]
+        return ~gated[nodes] | (edge < 0) | incident[nodes, np.maximum(edge, 0)]
+
+    return may_cut

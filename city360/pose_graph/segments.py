@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +27,7 @@ from city360.pose_graph.junctions import DeadEndEvent
 from city360.pose_graph.tracks import Track
 
 __all__ = [
+    "CutFilter",
     "Segment",
     "SegmentParams",
     "Street",
@@ -52,6 +53,10 @@ class SegmentParams:
     """A track passing this close to a dead-end node (one it does not end at) is cut there."""
     min_loop_m: float = 30.0
     """A piece from a node back to the same node shorter than this is a U-turn, not a street."""
+    loop_reach_m: float = 12.0
+    """... and so is one that never gets this far from the node: a walker standing or milling
+    about at the end of filming draws 30 m loops of GPS jitter around one spot (the real
+    Hamburg walk ends with 400 m of them within ~6 m)."""
     same_street_m: float = 8.0
     """Mean distance under which two segments between the same nodes are one street."""
     polyline_samples: int = 12
@@ -115,6 +120,34 @@ def _passes(
     return cuts
 
 
+CutFilter = Callable[[int, npt.NDArray[np.int64], npt.NDArray[np.int64]], npt.NDArray[np.bool_]]
+"""``(track index, frames, junction ids) -> allowed`` (see :func:`cut_tracks`)."""
+
+
+def _nearest_allowed(
+    tree: cKDTree,
+    xy: FloatArray,
+    track: int,
+    k: int,
+    radius: FloatArray,
+    cut_radius_m: float,
+    may_cut: CutFilter | None,
+) -> tuple[FloatArray, npt.NDArray[np.int64]]:
+    """Per frame, the distance to and id of the nearest node within its radius that the frame
+    may be cut at (inf and a fill id where none)."""
+    dist, node = tree.query(xy, k=k, distance_upper_bound=cut_radius_m)
+    dist, node = dist.reshape(len(xy), k), node.reshape(len(xy), k)
+    ok = np.isfinite(dist)
+    ok[ok] = dist[ok] <= radius[node[ok]]
+    if may_cut is not None:
+        rows, cols = np.nonzero(ok)
+        ok[rows, cols] = may_cut(track, rows.astype(np.int64), node[rows, cols].astype(np.int64))
+    first = np.argmax(ok, axis=1)
+    rows = np.arange(len(xy))
+    hit = ok[rows, first]
+    return np.where(hit, dist[rows, first], np.inf), np.where(hit, node[rows, first], 0)
+
+
 def cut_tracks(
     tracks: Sequence[Track],
     junctions_xy: FloatArray,
@@ -122,13 +155,18 @@ def cut_tracks(
     params: SegmentParams | None = None,
     *,
     dead_end_xy: FloatArray | None = None,
+    may_cut: CutFilter | None = None,
 ) -> list[Segment]:
     """Cut every track at the junctions it passes and the dead ends it reaches.
 
     Node ids: junctions are ``0 .. J-1`` in ``junctions_xy`` order, dead end ``k`` is ``J + k``.
     With ``dead_end_xy`` (positions of the dead ends), a track that runs past a "dead end" within
     ``dead_end_pass_m`` is cut there too: such a node is where another video starts or stops in
-    the middle of a street, and every video of that street must share it.
+    the middle of a street, and every video of that street must share it. With ``may_cut``
+    (``may_cut(track, frames, nodes)`` -> which of those frames may be cut at those nodes, ids
+    as above), a frame is only cut at a node the filter allows, the nearest allowed one within
+    the radius: a street running 8 m beside a junction of another street, or past the end of
+    another street, is not cut there (the filter knows from OSM which street each frame walks).
     """
     params = params or SegmentParams()
     n_junctions = len(junctions_xy)
@@ -138,6 +176,7 @@ def cut_tracks(
         nodes_xy = np.concatenate([nodes_xy, np.asarray(dead_end_xy).reshape(-1, 2)])
         radius = np.concatenate([radius, np.full(len(dead_end_xy), params.dead_end_pass_m)])
     tree = cKDTree(nodes_xy) if len(nodes_xy) else None
+    nearest = min(3, len(nodes_xy))
     end_cuts: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for k, events in enumerate(dead_ends):
         for event in events:
@@ -146,9 +185,10 @@ def cut_tracks(
     for t, track in enumerate(tracks):
         cuts = list(end_cuts.get(t, []))
         if tree is not None:
-            dist, node = tree.query(track.xy, distance_upper_bound=params.cut_radius_m)
+            dist, node = _nearest_allowed(
+                tree, track.xy, t, nearest, radius, params.cut_radius_m, may_cut
+            )
             inside = np.isfinite(dist)
-            inside[inside] = dist[inside] <= radius[node[inside]]
             gap = max(1, round(params.rejoin_gap_m / max(track.spacing_m, 1e-6)))
             cuts += _passes(dist, node.astype(np.int64), inside, gap, [f for f, _ in cuts])
         cuts.sort()
@@ -158,6 +198,10 @@ def cut_tracks(
                 span = track.arc_m[frame] - track.arc_m[cleaned[-1][0]]
                 if span < params.min_loop_m:
                     continue  # back at the same node at once: one visit (a U-turn), keep the first
+                if node_id < len(nodes_xy):
+                    way = track.xy[cleaned[-1][0] : frame + 1] - nodes_xy[node_id]
+                    if float(np.hypot(*way.T).max()) < params.loop_reach_m:
+                        continue  # milling about the node (GPS jitter of a walker standing)
             if cleaned and cleaned[-1][0] == frame:
                 continue
             cleaned.append((frame, node_id))

@@ -95,3 +95,21 @@ def test_staggered_crossing_a_few_metres_apart_is_one_junction(gap_m: float) -> 
     junctions, _ = find_junctions(tracks)
     assert junctions.shape == (1, 2)
     assert -1.0 < junctions[0][0] < gap_m + 1.0
+
+
+def test_milling_about_at_the_end_of_filming_makes_no_loop_streets() -> None:
+    from city360.pose_graph.segments import SegmentParams
+
+    # along a street to its end at (0, 0), then three 31 m circles of GPS jitter through it
+    angle = np.linspace(0.0, 6 * np.pi, 94)
+    circles = np.column_stack([5.0 * np.sin(angle), 5.0 - 5.0 * np.cos(angle)])
+    approach = np.column_stack([np.linspace(-60.0, 0.0, 61)[:-1], np.zeros(60)])
+    xy = np.concatenate([approach, circles])
+    track = make_track("stands", xy, spacing_m=1.0, frame_count=len(xy))
+    junctions = np.array([[0.0, 0.0]])  # where the loops start and end
+    dead_xy, events = find_dead_ends([track], junctions)
+    loops = SegmentParams(loop_reach_m=0.0)
+    with_loops = cut_tracks([track], junctions, events, loops, dead_end_xy=dead_xy)
+    assert any(s.u == s.v for s in with_loops)  # the rule is what removes them
+    segments = cut_tracks([track], junctions, events, dead_end_xy=dead_xy)
+    assert not any(s.u == s.v for s in segments)

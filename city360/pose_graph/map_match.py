@@ -1,0 +1,175 @@
+"""Map matching: the OSM street each pose of a trajectory walks, decided for the whole sequence.
+
+A hidden-Markov model over OSM streets (the idea of Newson & Krumm 2009, "Hidden Markov map
+matching through noise and sparseness"), solved exactly by Viterbi per trajectory. States at a
+pose are the OSM streets within :data:`CANDIDATE_RADIUS_M` (found with a shapely ``STRtree``
+``dwithin`` query, at most :data:`MAX_CANDIDATES`, nearest first) plus one *off-network* state
+(a lane or square OSM does not map). Costs are negative log-likelihoods:
+
+- emission: ``0.5 (d / POSITION_SIGMA_M)^2`` for distance ``d`` to the street, plus
+  ``0.5 (a / HEADING_SIGMA_DEG)^2`` (capped at :data:`HEADING_COST_CAP`) for the axial angle
+  ``a`` between the travel heading and the street there (a street can be walked either way; the
+  cap lets a pose mid-turn at a corner match either street); the off-network state costs
+  :data:`OFF_NETWORK_COST` (a street ~12 m away);
+- transition: 0 along the same street; :data:`TURN_COST` onto a street sharing an end node, plus
+  ``0.5 (max(0, r - TURN_REACH_M) / POSITION_SIGMA_M)^2`` for the pose's distance ``r`` to that
+  node (a walker turns at the node, not halfway along the block); :data:`JUMP_COST` onto any
+  other street; :data:`OFF_NETWORK_SWITCH_COST` into or out of the off-network state.
+
+Per pose the nearest street can flicker between a street and a lane 8-12 m beside it, or
+between the arms of a junction where the track cuts the corner; the sequence cannot, because
+every switch must be paid for and is only cheap at a shared node. Poses are ~1 m apart, so
+the gap between consecutive poses is not modelled (Newson & Krumm's route-length term matters
+for sparse fixes). No maintained Python HMM map matcher fits: leuvenmapmatching (last release
+2022) is pure Python per state and slow at city scale, and works on its own graph type; this
+is ~100 lines of numpy on the arrays the build already holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from city360.pose_graph.tracks import Track
+
+if TYPE_CHECKING:
+    from city360.pose_graph.osm_match import OsmStreets
+
+__all__ = [
+    "CANDIDATE_RADIUS_M",
+    "HEADING_SIGMA_DEG",
+    "JUMP_COST",
+    "MAX_CANDIDATES",
+    "OFF_NETWORK_COST",
+    "POSITION_SIGMA_M",
+    "TURN_COST",
+    "viterbi_match",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+CANDIDATE_RADIUS_M = 15.0
+"""Streets farther than this from a pose are not candidates for it."""
+MAX_CANDIDATES = 8
+"""Nearest candidate streets kept per pose."""
+POSITION_SIGMA_M = 4.0
+"""Standard deviation of a smoothed pose about its street's centre line (GPS error plus the
+walker's offset from the centre line), metres."""
+HEADING_SIGMA_DEG = 20.0
+"""Standard deviation of the travel heading about the street's direction, degrees."""
+HEADING_COST_CAP = 4.5
+OFF_NETWORK_COST = 9.0
+"""Emission cost of the off-network state: a pose is off the mapped streets when the nearest
+street is more than ~12 m away (``0.5 * (12 / 4)^2 = 4.5``, times two for margin)."""
+TURN_COST = 2.0
+TURN_REACH_M = 8.0
+JUMP_COST = 20.0
+OFF_NETWORK_SWITCH_COST = 6.0
+
+
+def viterbi_match(osm: OsmStreets, tracks: Sequence[Track]) -> list[IntArray]:
+    """Per track, the OSM street index (into ``osm.edge_nodes``) each pose walks, -1 where it
+    is off the mapped network: the most likely sequence under the model of the module
+    docstring."""
+    import shapely
+
+    lines = _lines(osm)
+    tree = shapely.STRtree(lines)
+    return [_viterbi(osm, track, _candidates(lines, tree, track)) for track in tracks]
+
+
+def _lines(osm: OsmStreets) -> npt.NDArray[np.object_]:
+    """The streets as shapely LineStrings, from their samples (which run along each street in
+    order, at least two per street)."""
+    import shapely
+
+    return np.asarray(shapely.linestrings(osm.samples_xy, indices=osm.sample_edge))
+
+
+def _candidates(
+    lines: npt.NDArray[np.object_], tree: object, track: Track
+) -> tuple[IntArray, FloatArray, FloatArray]:
+    """Per pose, up to ``MAX_CANDIDATES`` streets (-1 padding), nearest first, their distance
+    (m) and the axial angle (deg, 0..90) between the travel heading and the street at the
+    nearest point."""
+    import shapely
+
+    points = shapely.points(track.xy[:, 0], track.xy[:, 1])
+    pose, edge = tree.query(  # type: ignore[attr-defined]
+        points, predicate="dwithin", distance=CANDIDATE_RADIUS_M
+    )
+    n = len(track)
+    out_edge = np.full((n, MAX_CANDIDATES), -1, dtype=np.int64)
+    out_dist = np.full((n, MAX_CANDIDATES), np.inf)
+    out_angle = np.zeros((n, MAX_CANDIDATES))
+    if pose.size == 0:
+        return out_edge, out_dist, out_angle
+    dist = shapely.distance(points[pose], lines[edge])
+    along = shapely.line_locate_point(lines[edge], points[pose])
+    ahead = shapely.get_coordinates(shapely.line_interpolate_point(lines[edge], along + 1.0))
+    behind = shapely.get_coordinates(shapely.line_interpolate_point(lines[edge], along - 1.0))
+    street_dir = np.degrees(np.arctan2(ahead[:, 0] - behind[:, 0], ahead[:, 1] - behind[:, 1]))
+    angle = np.abs(np.mod(street_dir - track.heading_deg[pose] + 90.0, 180.0) - 90.0)
+    order = np.lexsort((dist, pose))
+    pose, edge, dist, angle = pose[order], edge[order], dist[order], angle[order]
+    rank = np.arange(len(pose)) - np.searchsorted(pose, pose, side="left")
+    keep = rank < MAX_CANDIDATES
+    out_edge[pose[keep], rank[keep]] = edge[keep]
+    out_dist[pose[keep], rank[keep]] = dist[keep]
+    out_angle[pose[keep], rank[keep]] = angle[keep]
+    return out_edge, out_dist, out_angle
+
+
+def _viterbi(
+    osm: OsmStreets, track: Track, candidates: tuple[IntArray, FloatArray, FloatArray]
+) -> IntArray:
+    edge, dist, angle = candidates
+    n = len(track)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    # state K (the last column) is off-network
+    heading_cost = np.minimum(0.5 * (angle / HEADING_SIGMA_DEG) ** 2, HEADING_COST_CAP)
+    emission = np.where(edge >= 0, 0.5 * (dist / POSITION_SIGMA_M) ** 2 + heading_cost, np.inf)
+    emission = np.column_stack([emission, np.full(n, OFF_NETWORK_COST)])
+    states = np.column_stack([edge, np.full(n, -1, dtype=np.int64)])
+    ends = osm.edge_nodes
+    cost = emission[0].copy()
+    back = np.zeros((n, states.shape[1]), dtype=np.int64)
+    for i in range(1, n):
+        prev, cur = states[i - 1], states[i]
+        transition = _transition_costs(prev, cur, ends, osm.node_xy, track.xy[i])
+        total = cost[:, None] + transition
+        back[i] = np.argmin(total, axis=0)
+        cost = total[back[i], np.arange(len(cur))] + emission[i]
+    path = np.empty(n, dtype=np.int64)
+    path[-1] = int(np.argmin(cost))
+    for i in range(n - 1, 0, -1):
+        path[i - 1] = back[i, path[i]]
+    return states[np.arange(n), path]
+
+
+def _transition_costs(
+    prev: IntArray, cur: IntArray, ends: IntArray, node_xy: FloatArray, pose_xy: FloatArray
+) -> FloatArray:
+    """(len(prev), len(cur)) costs of moving from each previous state to each current one."""
+    prev_on, cur_on = prev >= 0, cur >= 0
+    pu, pv = ends[np.where(prev_on, prev, 0)].T
+    cu, cv = ends[np.where(cur_on, cur, 0)].T
+    best = np.full((len(prev), len(cur)), np.inf)
+    for a in (pu, pv):
+        for b in (cu, cv):
+            shared = a[:, None] == b[None, :]
+            reach = np.hypot(*(node_xy[a] - pose_xy).T)
+            turn = TURN_COST + 0.5 * (np.maximum(reach - TURN_REACH_M, 0.0) / POSITION_SIGMA_M) ** 2
+            best = np.where(shared, np.minimum(best, turn[:, None]), best)
+    costs = np.where(np.isfinite(best), best, JUMP_COST)
+    costs = np.minimum(costs, JUMP_COST)
+    costs[prev[:, None] == cur[None, :]] = 0.0
+    both_on = prev_on[:, None] & cur_on[None, :]
+    costs = np.where(both_on, costs, OFF_NETWORK_SWITCH_COST)
+    costs[~prev_on[:, None] & ~cur_on[None, :]] = 0.0
+    return costs

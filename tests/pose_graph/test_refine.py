@@ -1,0 +1,65 @@
+"""Junctions moved to where their arms' centre lines meet (builds without OSM)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from city360.pose_graph.junctions import find_dead_ends
+from city360.pose_graph.refine import refine_junctions
+from city360.pose_graph.segments import cut_tracks, group_streets
+from city360.pose_graph.tracks import Track, make_track
+
+
+def _walk(points: list[tuple[float, float]], name: str) -> Track:
+    rng = np.random.default_rng(sum(map(ord, name)))
+    parts = []
+    for a, b in itertools.pairwise(points):
+        a_xy, b_xy = np.asarray(a, float), np.asarray(b, float)
+        n = int(np.hypot(*(b_xy - a_xy)))
+        parts.append(a_xy + np.linspace(0.0, 1.0, n, endpoint=False)[:, None] * (b_xy - a_xy))
+    xy = np.concatenate([*parts, np.asarray(points[-1:], float)])
+    xy = xy + rng.normal(0.0, 0.5, xy.shape)
+    return make_track(name, xy, spacing_m=1.0, frame_count=len(xy))
+
+
+def _refined(tracks: list[Track], junction: tuple[float, float]) -> np.ndarray:
+    junctions = np.array([junction])
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
+    streets, _ = group_streets(tracks, segments)
+    moved, branching = refine_junctions(tracks, junctions, segments, streets)
+    assert branching.all()
+    return moved[0]
+
+
+def test_shallow_fork_junction_moves_to_where_the_streets_meet() -> None:
+    # a stem along y = 0 forking at the origin into two arms 30 degrees apart; the passes
+    # separate (and vote) metres past the fork
+    left = (60 * np.cos(np.radians(15)), 60 * np.sin(np.radians(15)))
+    right = (left[0], -left[1])
+    tracks = [
+        _walk([(-60, 0), (0, 0), left], "left"),
+        _walk([(-60, 0), (0, 0), right], "right"),
+        _walk([left, (0, 0), right], "across"),
+    ]
+    moved = _refined(tracks, (7.0, 0.0))
+    assert np.hypot(*moved) < 2.0
+
+
+def test_junction_on_a_straight_street_with_only_its_two_arms_stays() -> None:
+    tracks = [_walk([(-60, 0), (60, 0)], "straight")]
+    assert np.allclose(_refined(tracks, (5.0, 3.0)), [5.0, 3.0])
+
+
+def test_junction_between_two_carriageways_of_a_divided_road_is_no_branch_point() -> None:
+    # two carriageways 12 m apart, cut at a spot between them where noisy headings voted
+    tracks = [_walk([(-60, 0), (60, 0)], "north side"), _walk([(60, -12), (-60, -12)], "south")]
+    junctions = np.array([[0.0, -6.0]])
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
+    streets, _ = group_streets(tracks, segments)
+    assert sum(0 in (s.a, s.b) for s in streets) == 4  # the false junction has four arms
+    _, branching = refine_junctions(tracks, junctions, segments, streets)
+    assert not branching[0]
