@@ -310,9 +310,12 @@ def describe_result(r: IngestResult) -> str:
     ratio = r.video_duration_s / r.elapsed_s if r.elapsed_s > 0 else float("inf")
     score = f", match {r.sync_score:.2f}" if r.sync_score is not None else ""
     line = (
-        f"{r.trajectory_id}: {r.frame_count} frames {r.width}x{r.height} (from {r.layout}), "
+        f"{r.trajectory_id}: {r.frame_count} frames {r.width}x{r.height}, "
         f"{r.length_m:.0f} m, clock offset {r.offset_s:+.2f} s ({r.sync_method}{score}), "
         f"{r.dropped_fixes} GPS fixes dropped, {ratio:.1f}x real time"
+    )
+    line += f"; source layout {r.layout}" + (
+        ", stored as equirect" if r.layout != "equirect" else ""
     )
     if r.part is not None and r.source_range_s is not None:
         start_s, end_s = r.source_range_s

@@ -63,7 +63,7 @@ def parse_layout(value: str) -> LayoutChoice:
     """``value`` as a layout choice; :class:`ConfigError` with a close match otherwise."""
     cleaned = value.strip().lower().replace("_", "-")
     if cleaned in LAYOUT_CHOICES:
-        return cleaned  # type: ignore[return-value]
+        return cleaned
     close = difflib.get_close_matches(cleaned, LAYOUT_CHOICES, n=1)
     hint = f". Did you mean {close[0]!r}?" if close else ""
     msg = f"unknown --layout {value!r}; expected one of {', '.join(LAYOUT_CHOICES)}{hint}"
