@@ -71,7 +71,7 @@ EAC_FACES = (
 C3X2_FACES = (
     CubeFace("right", 0, 0, _PX, _NY, _NZ),
     CubeFace("left", 1, 0, _NX, _PY, _NZ),
-    CubeFace("up", 2, 0, _PZ, _PX, _NY),
+    CubeFace("up", 2, 0, _PZ, _PX, _PY),
     CubeFace("down", 0, 1, _NZ, _PX, _NY),
     CubeFace("front", 1, 1, _PY, _PX, _NZ),
     CubeFace("back", 2, 1, _NY, _NX, _NZ),
