@@ -40,7 +40,7 @@ def test_cube_maps_convert_back_to_the_equirect_they_show(layout: str) -> None:
     assert frame.shape == (512, 768, 3)
     equirect = cube_to_equirect(frame, layout, width=1024)  # type: ignore[arg-type]
     assert equirect.shape == (512, 1024, 3)
-    assert _psnr(equirect[40:-40, 8:-8], scene[40:-40, 8:-8]) >= 38.0
+    assert _psnr(equirect[40:-40, 8:-8], scene[40:-40, 8:-8]) >= 45.0
     pattern = direction_pattern(1024)
     converted = cube_to_equirect(equirect_to_cube(pattern, layout, 768), layout, width=1024)  # type: ignore[arg-type]
     assert _close(_direction_colours(converted), 4)
@@ -61,7 +61,7 @@ def test_dual_fisheye_converts_back_to_the_equirect_it_shows() -> None:
     assert frame.shape == (512, 1024, 3)
     lenses = DualFisheye()
     equirect = dual_fisheye_to_equirect(frame, lenses, width=1024)
-    assert _psnr(equirect[40:-40, 8:-8], scene[40:-40, 8:-8]) >= 36.0
+    assert _psnr(equirect[40:-40, 8:-8], scene[40:-40, 8:-8]) >= 45.0
     pattern = direction_pattern(1024)
     converted = dual_fisheye_to_equirect(_fisheye_pair(pattern), lenses, width=1024)
     assert _close(_direction_colours(converted), 4)
@@ -82,9 +82,9 @@ def test_dual_fisheye_sides_are_cross_faded_and_the_fov_matters() -> None:
     frame = _fisheye_pair(scene, fov_deg=200.0)
     sides = np.s_[150:362, 230:282]  # around longitude -90° (x = 256)
     right = DualFisheye(fov_deg=200.0)
-    assert _psnr(dual_fisheye_to_equirect(frame, right, width=1024)[sides], scene[sides]) >= 34.0
-    wrong = DualFisheye(fov_deg=185.0)
-    assert _psnr(dual_fisheye_to_equirect(frame, wrong, width=1024)[sides], scene[sides]) < 28.0
+    assert _psnr(dual_fisheye_to_equirect(frame, right, width=1024)[sides], scene[sides]) >= 45.0
+    wrong = DualFisheye(fov_deg=195.0)  # 5° off: the band lands ~2° from where it should
+    assert _psnr(dual_fisheye_to_equirect(frame, wrong, width=1024)[sides], scene[sides]) < 30.0
 
 
 def test_lens_geometry_is_checked() -> None:
@@ -185,12 +185,24 @@ def test_a_2_to_1_mp4_is_equirect_unless_told(native_walks, tmp_path: Path) -> N
 @pytest.mark.parametrize(
     ("layout", "told", "message"),
     [
-        ("dual-fisheye", "eac", "but --layout eac needs 3:2 (3x2 cube faces); pass --layout equirect (or auto)"),
-        ("eac", "dual-fisheye", "but --layout dual-fisheye needs 2:1 (two fisheye circles side by side); pass --layout eac (or auto)"),
+        (
+            "dual-fisheye",
+            "eac",
+            "but --layout eac needs 3:2 (3x2 cube faces); pass --layout equirect (or auto)",
+        ),
+        (
+            "eac",
+            "dual-fisheye",
+            "but --layout dual-fisheye needs 2:1 (two fisheye circles side by side); pass "
+            "--layout eac (or auto)",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_frame_that_does_not_fit_the_told_layout_is_refused(
-    native_walks, layout: str, told: str, message: str  # type: ignore[no-untyped-def]
+    native_walks,
+    layout: str,
+    told: str,
+    message: str,  # type: ignore[no-untyped-def]
 ) -> None:
     video, _, _ = native_walks[layout]
     size = "512x256 (aspect 2.000)" if layout == "dual-fisheye" else "384x256 (aspect 1.500)"
@@ -213,14 +225,14 @@ def test_a_frame_of_no_known_shape_says_how_to_pass_the_layout(tmp_path: Path) -
 
 @pytest.mark.parametrize("layout", ["dual-fisheye", "eac", "cubemap"])
 def test_ingest_stores_equirect_frames_and_records_the_layout(
-    native_walks, tmp_path: Path, layout: str  # type: ignore[no-untyped-def]
+    native_walks,
+    tmp_path: Path,
+    layout: str,  # type: ignore[no-untyped-def]
 ) -> None:
     video, gpx, frames = native_walks[layout]
     city = tmp_path / "city"
     options = IngestOptions(max_width=512, layout="cubemap" if layout == "cubemap" else "auto")
-    result = ingest_video(
-        video, gpx, city, projection=LocalProjection(*ORIGIN), options=options
-    )
+    result = ingest_video(video, gpx, city, projection=LocalProjection(*ORIGIN), options=options)
     assert result.layout == layout
     assert (result.width, result.height) == (512, 256)
     assert result.frame_count >= 10  # ~14 m walked at 1 m spacing
