@@ -431,6 +431,7 @@ def probe_video(
             container.metadata.get("creation_time") or stream.metadata.get("creation_time")
         )
         width, height = first.width, first.height
+        video_streams = len(container.streams.video)
     if rotation % 180:
         width, height = height, width
     if fps <= 0 or not math.isfinite(fps):
@@ -451,6 +452,13 @@ def probe_video(
         else:
             chosen = layout
             check_frame_size(chosen, source, width, height)
+        if chosen == "dual-fisheye" and video_streams > 1 and abs(width / height - 1.0) < 0.1:
+            msg = (
+                f"video {source} holds {video_streams} video streams of {width}x{height}: one "
+                "lens per stream (Insta360 X3/X4/X5), which ingest does not stitch; export it "
+                "as equirectangular .mp4 (Insta360 Studio) and ingest that"
+            )
+            raise VideoError(msg)
         if chosen != "equirect":
             if rotation:
                 msg = (

@@ -260,3 +260,19 @@ def test_cli_takes_the_layout_and_prints_it(native_walks, tmp_path: Path) -> Non
     bad = CliRunner().invoke(app, [*args[:6], "--layout", "fisheye"])
     assert bad.exit_code != 0
     assert "unknown --layout 'fisheye'" in str(bad.exception) + bad.output
+
+
+def test_an_insv_with_one_lens_per_stream_says_to_export_it(tmp_path: Path) -> None:
+    """Insta360 X3/X4/X5 write each lens as its own ~1:1 track: not a side-by-side frame."""
+    from tests.fixtures.gopro360 import write_gopro_max_360
+
+    lens = np.zeros((128, 128, 3), np.uint8)
+    video = write_gopro_max_360(tmp_path / "VID_0002.insv", [(lens, lens)] * 2, 2.0,
+                                codec="libx264", handler="VideoHandler")  # fmt: skip
+    with pytest.raises(VideoError) as caught:
+        probe_video(video)
+    assert str(caught.value) == (
+        f"video {video} holds 2 video streams of 128x128: one lens per stream (Insta360 "
+        "X3/X4/X5), which ingest does not stitch; export it as equirectangular .mp4 "
+        "(Insta360 Studio) and ingest that"
+    )
