@@ -276,3 +276,26 @@ def test_an_insv_with_one_lens_per_stream_says_to_export_it(tmp_path: Path) -> N
         "X3/X4/X5), which ingest does not stitch; export it as equirectangular .mp4 "
         "(Insta360 Studio) and ingest that"
     )
+
+
+@pytest.mark.parametrize("layout", ["eac", "cubemap", "dual-fisheye"])
+def test_a_real_panorama_survives_each_layout(shared_data: Path, layout: str) -> None:
+    """A real GoPro MAX equirect photo (fine detail, real light) through each layout and
+    back: two resamplings at about the same resolution cost detail (28-30 dB measured), a 90°
+    turn or a swapped face costs far more (8 dB)."""
+    import cv2
+
+    from city360.video_store.layouts import native_to_equirect
+
+    photo = cv2.imread(str(shared_data / "pano360" / "gopro_max_GSAG2002.JPG"))
+    scene = np.ascontiguousarray(
+        cv2.resize(photo, (1024, 512), interpolation=cv2.INTER_AREA)[..., ::-1]
+    )
+    if layout == "dual-fisheye":
+        native = equirect_to_dual_fisheye(scene, 1024)
+    else:
+        native = equirect_to_cube(scene, layout, 768)  # type: ignore[arg-type]
+    back = native_to_equirect(native, layout, width=1024)  # type: ignore[arg-type]
+    inner = np.s_[40:-40, 8:-8]
+    assert _psnr(back[inner], scene[inner]) >= 26.0
+    assert _psnr(np.roll(back, 256, axis=1)[inner], scene[inner]) < 15.0
