@@ -522,6 +522,12 @@ def update_manifest(
             **build.get("ingest", {}).get("offsets_s", {}),
             **{r.trajectory_id: round(r.offset_s, 3) for r in results},
         },
+        "layout": options.layout,
+        "fisheye_fov_deg": options.fisheye.fov_deg,
+        "layouts": {
+            **build.get("ingest", {}).get("layouts", {}),
+            **{r.trajectory_id: r.layout for r in results},
+        },
     }
     stats = dict(manifest.stats)
     stats["trajectories"] = len(city.trajectory_ids())

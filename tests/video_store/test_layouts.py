@@ -257,6 +257,8 @@ def test_cli_takes_the_layout_and_prints_it(native_walks, tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     assert "; source layout cubemap, stored as equirect" in result.output
     assert CityDir(city).read_trajectory_meta("cube").source_layout == "cubemap"
+    ingest = CityDir(city).read_manifest().build["ingest"]
+    assert (ingest["layout"], ingest["layouts"]) == ("cubemap", {"cube": "cubemap"})
     bad = CliRunner().invoke(app, [*args[:6], "--layout", "fisheye"])
     assert bad.exit_code != 0
     assert "unknown --layout 'fisheye'" in str(bad.exception) + bad.output
