@@ -301,3 +301,9 @@ def test_a_real_panorama_survives_each_layout(shared_data: Path, layout: str) ->
     inner = np.s_[40:-40, 8:-8]
     assert _psnr(back[inner], scene[inner]) >= 26.0
     assert _psnr(np.roll(back, 256, axis=1)[inner], scene[inner]) < 15.0
+
+
+def test_gopro_max_told_on_another_file_says_what_it_found(native_walks) -> None:  # type: ignore[no-untyped-def]
+    video, _, _ = native_walks["eac"]
+    with pytest.raises(VideoError, match=r"has 1 video stream\(s\) \(384x256\); a \.360 holds two"):
+        probe_video(video, layout="gopro-max")
