@@ -132,7 +132,8 @@ class DecodedFrame:
     ) -> av.video.frame.VideoFrame | None:
         """The picture as a yuv420p frame ``width`` wide, or None when it must be rotated or
         converted from a native layout (then use :meth:`to_rgb`). Staying in Y'CbCr skips two
-        colour conversions, keeps chroma as decoded, and is the fast path at 4K. ``scaler``: see :meth:`to_gray`."""
+        colour conversions, keeps chroma as decoded, and is the fast path at 4K. ``scaler``:
+        see :meth:`to_gray`."""
         if self.rotation_deg % 360 or self.gopro_max is not None or self.layout != "equirect":
             return None
         frame = self.frame
