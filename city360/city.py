@@ -33,7 +33,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -161,6 +161,10 @@ class TrajectoryMeta(BaseModel):
     source_range_s: tuple[float, float] | None = Field(
         default=None,
         description="video time of the part's first and last frame, seconds (split parts)",
+    )
+    source_layout: Literal["equirect", "gopro-max", "dual-fisheye", "eac", "cubemap"] = Field(
+        default="equirect",
+        description="how the source video laid out the sphere; frames are stored equirect",
     )
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from city360.video_store.clean import CleanParams, SmoothTrack, clean_track
     from city360.video_store.decode import VideoInfo, probe_video
+    from city360.video_store.dual_fisheye import DualFisheye
     from city360.video_store.frame_store import DEFAULT_CACHE_BYTES, FrameStore, YuvPlanes
     from city360.video_store.gps import GpsTrack, read_embedded_track, read_track
     from city360.video_store.ingest import (
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_CACHE_BYTES",
     "CleanParams",
+    "DualFisheye",
     "FrameStore",
     "GpsTrack",
     "IngestOptions",
@@ -51,6 +53,7 @@ _LAZY = {
     "SmoothTrack": "clean",
     "clean_track": "clean",
     "VideoInfo": "decode",
+    "DualFisheye": "dual_fisheye",
     "probe_video": "decode",
     "GpsTrack": "gps",
     "read_embedded_track": "gps",

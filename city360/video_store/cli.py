@@ -23,6 +23,7 @@ import typer
 
 from city360._lifetime import die_with_parent, signals_interrupt, stop_pool
 from city360.errors import City360Error, ConfigError, InputFileError
+from city360.video_store.dual_fisheye import DEFAULT_FISHEYE_FOV_DEG
 
 if TYPE_CHECKING:
     from city360.video_store.ingest import IngestOptions, IngestResult
@@ -161,7 +162,14 @@ def run_ingest(
     else:  # a new city: centre its CRS on every track, read here once (tracks are small)
         tracks = []
         for video, gps in pairs:
-            info = probe_video(video, projection=options.projection) if gps is None else None
+            info = (
+                probe_video(
+                    video, projection=options.projection, layout=options.layout,
+                    fisheye=options.fisheye,
+                )
+                if gps is None
+                else None
+            )  # fmt: skip
             tracks.append(load_track(video, gps, info))
         for sequence, gps in sequences:
             tracks.append(
@@ -306,6 +314,9 @@ def describe_result(r: IngestResult) -> str:
         f"{r.length_m:.0f} m, clock offset {r.offset_s:+.2f} s ({r.sync_method}{score}), "
         f"{r.dropped_fixes} GPS fixes dropped, {ratio:.1f}x real time"
     )
+    line += f"; source layout {r.layout}" + (
+        ", stored as equirect" if r.layout != "equirect" else ""
+    )
     if r.part is not None and r.source_range_s is not None:
         start_s, end_s = r.source_range_s
         line += (
@@ -347,6 +358,18 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option(help="'equirect' to accept a video whose shape/metadata say otherwise."),
         ] = None,
+        layout: Annotated[
+            str,
+            typer.Option(
+                help="How the camera laid out the sphere: auto (from the file: .360 GoPro MAX, "
+                ".insv dual fisheye, spherical metadata, else 2:1 equirect / 3:2 EAC), "
+                "equirect, gopro-max, dual-fisheye, eac (YouTube 3x2), cubemap (3x2 c3x2)."
+            ),
+        ] = "auto",
+        fisheye_fov: Annotated[
+            float,
+            typer.Option(help="Field of view of each dual-fisheye lens, degrees."),
+        ] = DEFAULT_FISHEYE_FOV_DEG,
         workers: Annotated[
             int, typer.Option(help="Parallel ingest processes (default: CPU count).")
         ] = 0,
@@ -358,16 +381,24 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Ingest GPS-tagged 360° videos into a city directory (trajectories/<id>/)."""
         from city360.progress import console
+        from city360.video_store.dual_fisheye import DualFisheye
         from city360.video_store.ingest import IngestOptions
+        from city360.video_store.layouts import parse_layout
 
         if projection is not None and projection != "equirect":
             msg = f"--projection must be 'equirect', got {projection!r}"
+            raise ConfigError(msg)
+        chosen_layout = parse_layout(layout)
+        if projection and chosen_layout not in ("auto", "equirect"):
+            msg = f"--projection equirect contradicts --layout {chosen_layout}; pass one of them"
             raise ConfigError(msg)
         options = IngestOptions(
             offset=parse_offset(offset),
             spacing_m=spacing_m,
             max_width=max_width,
             projection="equirect" if projection else None,
+            layout=chosen_layout,
+            fisheye=DualFisheye(fov_deg=fisheye_fov),
             overwrite=overwrite,
             pyramid=pyramid,
         )

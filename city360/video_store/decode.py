@@ -4,7 +4,8 @@ Any codec the bundled FFmpeg decodes works (H.264, HEVC, VP9, AV1 via libdav1d).
 upright: rotation metadata (the display matrix) is applied, because a phone or camera held
 sideways stores the picture rotated and says so in the container. A GoPro MAX ``.360`` (two
 EAC cube-map streams, :mod:`.gopro_max`) is decoded stream by stream, and its frames come out
-as the equirectangular picture the two strips hold.
+as the equirectangular picture the two strips hold; the single-stream native layouts (dual
+fisheye, EAC and plain 3x2 cube maps, :mod:`.layouts`) come out converted the same way.
 """
 
 from __future__ import annotations
@@ -22,11 +23,20 @@ import numpy as np
 import numpy.typing as npt
 
 from city360.errors import InputFileError, VideoError
+from city360.video_store.dual_fisheye import DualFisheye
 from city360.video_store.gopro_max import (
     GOPRO_MAX_LAYOUTS,
     GoProMaxLayout,
     eac_to_equirect,
     layout_for_size,
+)
+from city360.video_store.layouts import (
+    Layout,
+    LayoutChoice,
+    check_frame_size,
+    detect_layout,
+    equirect_size,
+    native_to_equirect,
 )
 
 if TYPE_CHECKING:
@@ -88,6 +98,13 @@ class VideoInfo:
     gopro_max: GoProMaxLayout | None = None
     """A GoPro MAX ``.360``'s strip layout (``width``/``height`` are then the equirect size
     its strips hold), or None for an equirectangular video."""
+    layout: Layout = "equirect"
+    """The layout the camera wrote (:mod:`.layouts`); for any but ``equirect``,
+    ``width``/``height`` are the size of the equirect picture a frame holds."""
+    source_size: tuple[int, int] | None = None
+    """The decoded frame's own size (width, height) as displayed, pixels."""
+    fisheye: DualFisheye | None = None
+    """The lens geometry of a ``dual-fisheye`` video, else None."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,14 +122,19 @@ class DecodedFrame:
     rotation_deg: int
     back_strip: av.video.frame.VideoFrame | None = None
     gopro_max: GoProMaxLayout | None = None
+    layout: Layout = "equirect"
+    """The source's layout; a single-stream native one (dual fisheye, cube maps) is converted
+    by every ``to_*`` method."""
+    fisheye: DualFisheye | None = None
 
     def to_yuv420(
         self, *, width: int, scaler: av.video.reformatter.VideoReformatter | None = None
     ) -> av.video.frame.VideoFrame | None:
-        """The picture as a yuv420p frame ``width`` wide, or None when it must be rotated
-        (then use :meth:`to_rgb`). Staying in Y'CbCr skips two colour conversions, keeps
-        chroma as decoded, and is the fast path at 4K. ``scaler``: see :meth:`to_gray`."""
-        if self.rotation_deg % 360 or self.gopro_max is not None:
+        """The picture as a yuv420p frame ``width`` wide, or None when it must be rotated or
+        converted from a native layout (then use :meth:`to_rgb`). Staying in Y'CbCr skips two
+        colour conversions, keeps chroma as decoded, and is the fast path at 4K. ``scaler``:
+        see :meth:`to_gray`."""
+        if self.rotation_deg % 360 or self.gopro_max is not None or self.layout != "equirect":
             return None
         frame = self.frame
         height = _even_height(frame.width, frame.height, width)
@@ -137,6 +159,8 @@ class DecodedFrame:
         """
         if self.gopro_max is not None:
             return self._gopro_equirect("gray", width, scaler)
+        if self.layout != "equirect":
+            return self._native_equirect("gray", width, scaler)
         rotated_sideways = self.rotation_deg % 180 != 0
         src_w = self.frame.height if rotated_sideways else self.frame.width
         src_h = self.frame.width if rotated_sideways else self.frame.height
@@ -157,6 +181,9 @@ class DecodedFrame:
         """The picture as RGB uint8 (H, W, 3), upright, scaled to ``width`` when given."""
         if self.gopro_max is not None:
             return self._gopro_equirect("rgb24", width or self.gopro_max.equirect_width, None)
+        if self.layout != "equirect":
+            full = equirect_size(self.layout, self.frame.width, self.frame.height)[0]
+            return self._native_equirect("rgb24", width or full, None)
         rotated_sideways = self.rotation_deg % 180 != 0
         src_w = self.frame.height if rotated_sideways else self.frame.width
         src_h = self.frame.width if rotated_sideways else self.frame.height
@@ -206,6 +233,33 @@ class DecodedFrame:
                     ).to_ndarray()  # type: ignore[arg-type]
                 )  # fmt: skip
         return eac_to_equirect(strips[0], strips[1], layout, width=width)
+
+    def _native_equirect(
+        self,
+        pixel_format: str,
+        width: int,
+        scaler: av.video.reformatter.VideoReformatter | None,
+    ) -> npt.NDArray[np.uint8]:
+        """The equirect picture ``width`` wide that a single-stream native frame holds. The
+        frame is first scaled (area-averaged by FFmpeg) to about the resolution the output
+        needs: far cheaper than converting at full size for a small output."""
+        frame = self.frame
+        full_w = equirect_size(self.layout, frame.width, frame.height)[0]
+        src_w = min(frame.width, max(2, round(width * frame.width / full_w)))
+        src_w += src_w % 2
+        src_h = _even_height(frame.width, frame.height, src_w)
+        picture: npt.NDArray[np.uint8]
+        if (src_w, src_h) == (frame.width, frame.height):
+            picture = frame.to_ndarray(format=pixel_format)  # type: ignore[assignment]
+        elif scaler is None:
+            picture = frame.to_ndarray(  # type: ignore[assignment]
+                format=pixel_format, width=src_w, height=src_h, interpolation="AREA"
+            )
+        else:
+            picture = scaler.reformat(  # type: ignore[assignment]
+                frame, width=src_w, height=src_h, format=pixel_format, interpolation="AREA"
+            ).to_ndarray()
+        return native_to_equirect(picture, self.layout, width=width, fisheye=self.fisheye)
 
 
 def _even_height(src_w: int, src_h: int, width: int) -> int:
@@ -295,17 +349,19 @@ GOPRO_HANDLER = "GoPro H.265"
 """The handler name of a GoPro MAX's video tracks (its ``.360`` files carry two)."""
 
 
-def gopro_max_layout(container: av.container.InputContainer, source: Path) -> GoProMaxLayout | None:
+def gopro_max_layout(
+    container: av.container.InputContainer, source: Path, *, told: bool = False
+) -> GoProMaxLayout | None:
     """The GoPro MAX strip layout of an opened video, or None when it is not a ``.360``.
 
-    A ``.360`` is recognised by its suffix, or by two video tracks named ``GoPro H.265``; it
-    must then hold exactly two video streams of one known strip size, else
-    :class:`VideoError` says what was found.
+    A ``.360`` is recognised by its suffix, or by two video tracks named ``GoPro H.265``, or
+    ``told`` (``--layout gopro-max``); it must then hold exactly two video streams of one
+    known strip size, else :class:`VideoError` says what was found.
     """
     videos = list(container.streams.video)
     handlers = [str(s.metadata.get("handler_name", "")).strip() for s in videos]
     named = len(videos) == 2 and all(h == GOPRO_HANDLER for h in handlers)
-    if source.suffix.lower() != ".360" and not named:
+    if source.suffix.lower() != ".360" and not named and not told:
         return None
     sizes = [(s.codec_context.width, s.codec_context.height) for s in videos]
     layout = layout_for_size(*sizes[0]) if len(set(sizes)) == 1 else None
@@ -321,19 +377,31 @@ def gopro_max_layout(container: av.container.InputContainer, source: Path) -> Go
     raise VideoError(msg)
 
 
-def probe_video(path: str | os.PathLike[str], *, projection: Projection | None = None) -> VideoInfo:
+def probe_video(
+    path: str | os.PathLike[str],
+    *,
+    projection: Projection | None = None,
+    layout: LayoutChoice = "auto",
+    fisheye: DualFisheye | None = None,
+) -> VideoInfo:
     """Read a video's properties and decode its first frame to prove it is decodable.
 
-    The picture must be equirectangular: spherical metadata saying so, or (when there is
-    none) a 2:1 frame. ``projection="equirect"`` overrides both checks for footage whose
-    metadata is missing or wrong. A GoPro MAX ``.360`` (:func:`gopro_max_layout`) is taken as
-    the equirect picture its two strips hold, whatever ``projection`` says.
+    ``layout`` says how the camera laid out the sphere (:mod:`.layouts`); ``auto`` decides
+    from the container (a GoPro MAX ``.360``, a ``.insv`` suffix, spherical metadata, else a
+    2:1 frame is equirect and a 3:2 frame EAC). A told layout the frame's size does not fit is
+    a :class:`VideoError`. ``layout="equirect"`` (or the older ``projection="equirect"``)
+    takes the frame as equirect whatever its shape or metadata say. ``fisheye``: the lens
+    geometry of a dual-fisheye video (default :class:`DualFisheye`).
     """
     import av
 
     source = Path(path)
+    if projection == "equirect" and layout == "auto":
+        layout = "equirect"
     with open_video(source) as container:
-        layout = gopro_max_layout(container, source)
+        gopro = None
+        if layout in ("auto", "gopro-max"):
+            gopro = gopro_max_layout(container, source, told=layout == "gopro-max")
         stream = container.streams.video[0]
         codec = stream.codec_context.name
         try:
@@ -364,33 +432,42 @@ def probe_video(path: str | os.PathLike[str], *, projection: Projection | None =
             container.metadata.get("creation_time") or stream.metadata.get("creation_time")
         )
         width, height = first.width, first.height
+        video_streams = len(container.streams.video)
     if rotation % 180:
         width, height = height, width
     if fps <= 0 or not math.isfinite(fps):
         msg = f"video {source}: no frame rate in the container; remux it with ffmpeg"
         raise VideoError(msg)
-    if layout is not None:
+    source_size = (width, height)
+    chosen: Layout
+    if gopro is not None:
         if rotation:
             msg = f"GoPro MAX video {source}: rotation {rotation}° on a .360 is not supported"
             raise VideoError(msg)
-        width, height = layout.equirect_width, layout.equirect_width // 2
+        width, height = gopro.equirect_width, gopro.equirect_width // 2
         spherical = None
-    elif projection is None:
-        if spherical is not None and spherical != "equirectangular":
+        chosen = "gopro-max"
+    else:
+        if layout == "auto":
+            chosen = detect_layout(source, spherical=spherical, width=width, height=height)
+        else:
+            chosen = layout
+            check_frame_size(chosen, source, width, height)
+        if chosen == "dual-fisheye" and video_streams > 1 and abs(width / height - 1.0) < 0.1:
             msg = (
-                f"video {source}: spherical metadata says {spherical!r}, not equirectangular; "
-                "convert it to equirectangular, or pass --projection equirect if the "
-                "metadata is wrong"
+                f"video {source} holds {video_streams} video streams of {width}x{height}: one "
+                "lens per stream (Insta360 X3/X4/X5), which ingest does not stitch; export it "
+                "as equirectangular .mp4 (Insta360 Studio) and ingest that"
             )
             raise VideoError(msg)
-        aspect = width / height
-        if abs(aspect / 2.0 - 1.0) > EQUIRECT_ASPECT_TOLERANCE:
-            msg = (
-                f"video {source} is {width}x{height} (aspect {aspect:.3f}), not a 2:1 "
-                "equirectangular frame; export it as equirectangular 360° video, or pass "
-                "--projection equirect if it is equirectangular anyway"
-            )
-            raise VideoError(msg)
+        if chosen != "equirect":
+            if rotation:
+                msg = (
+                    f"video {source}: rotation {rotation}° on a {chosen} video is not "
+                    "supported; remux it without the rotation (ffmpeg -display_rotation 0)"
+                )
+                raise VideoError(msg)
+            width, height = equirect_size(chosen, width, height)
     return VideoInfo(
         path=source,
         codec=codec,
@@ -403,7 +480,10 @@ def probe_video(path: str | os.PathLike[str], *, projection: Projection | None =
         creation_time_utc=created,
         rotation_deg=rotation,
         spherical=spherical,
-        gopro_max=layout,
+        gopro_max=gopro,
+        layout=chosen,
+        source_size=source_size,
+        fisheye=(fisheye or DualFisheye()) if chosen == "dual-fisheye" else None,
     )
 
 
@@ -438,7 +518,10 @@ def iter_frames(
                     continue
                 index += 1
                 t_s = (frame.pts - start) * info.time_base
-                yield DecodedFrame(index, int(frame.pts), t_s, frame, info.rotation_deg)
+                yield DecodedFrame(
+                    index, int(frame.pts), t_s, frame, info.rotation_deg,
+                    layout=info.layout, fisheye=info.fisheye,
+                )  # fmt: skip
         except av.FFmpegError as exc:
             msg = (
                 f"video {info.path} breaks off after frame {index} ({exc}); the file is "
@@ -488,8 +571,9 @@ def _iter_gopro_max(
                     index += 1
                     t_s = (pts - start) * info.time_base
                     yield DecodedFrame(
-                        index, pts, t_s, front, 0, back_strip=back, gopro_max=info.gopro_max
-                    )
+                        index, pts, t_s, front, 0, back_strip=back, gopro_max=info.gopro_max,
+                        layout="gopro-max",
+                    )  # fmt: skip
         except av.FFmpegError as exc:
             msg = (
                 f"video {info.path} breaks off after frame {index} ({exc}); the file is "

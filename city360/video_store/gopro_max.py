@@ -30,6 +30,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from city360.video_store.cubemap import EAC_FACES, equirect_directions
+
 __all__ = [
     "GOPRO_MAX_LAYOUTS",
     "GoProMaxLayout",
@@ -71,17 +73,13 @@ def layout_for_size(width: int, height: int) -> GoProMaxLayout | None:
     return None
 
 
-# Face slots: (strip, slot, normal, column axis, row axis). The column axis is where a face's
-# picture columns grow (rightwards), the row axis where its rows grow (downwards).
-_X, _Y, _Z = np.eye(3)
-_FACES = (
-    (0, 0, -_X, _Y, -_Z),  # left
-    (0, 1, _Y, _X, -_Z),  # front
-    (0, 2, _X, -_Y, -_Z),  # right
-    (1, 0, -_Z, -_Y, -_X),  # down, rotated 90° clockwise
-    (1, 1, -_Y, _Z, -_X),  # back, rotated 90° clockwise
-    (1, 2, _Z, _Y, -_X),  # top, rotated 90° clockwise
-)
+# Face slots: (strip, slot, normal, column axis, row axis): the equi-angular cube map's faces,
+# stream 0 its top row and stream 1 its bottom row.
+_FACES = tuple(
+    (face.row, face.column, np.asarray(face.normal), np.asarray(face.col_axis),
+     np.asarray(face.row_axis))
+    for face in EAC_FACES
+)  # fmt: skip
 
 
 _BAND_ROW = 1024
@@ -101,26 +99,11 @@ class _Maps:
     alpha: npt.NDArray[np.float32]
 
 
-def _directions(out_w: int, out_h: int) -> FloatArray:
-    """Unit view direction of every equirect pixel centre, shape (out_h, out_w, 3)."""
-    lon = ((np.arange(out_w) + 0.5) / out_w - 0.5) * 2.0 * math.pi
-    lat = (0.5 - (np.arange(out_h) + 0.5) / out_h) * math.pi
-    cos_lat = np.cos(lat)[:, None]
-    return np.stack(
-        np.broadcast_arrays(
-            cos_lat * np.sin(lon)[None, :],
-            cos_lat * np.cos(lon)[None, :],
-            np.sin(lat)[:, None],
-        ),
-        axis=-1,
-    )
-
-
 @functools.lru_cache(maxsize=8)
 def _maps(layout: GoProMaxLayout, strip_w: int, strip_h: int, out_w: int) -> _Maps:
     """Maps for strips of ``strip_w`` x ``strip_h`` px (the layout scaled) to ``out_w`` wide."""
     out_h = out_w // 2
-    d = _directions(out_w, out_h).reshape(-1, 3)
+    d = equirect_directions(out_w, out_h).reshape(-1, 3)
     normals = np.stack([face[2] for face in _FACES])
     face = np.argmax(d @ normals.T, axis=1)
     x_first = np.empty(face.shape, np.float64)  # layout pixels, continuous (0 = left edge)

@@ -42,8 +42,10 @@ from city360.errors import GpsError, OutputError, VideoError
 from city360.geo import LocalProjection
 from city360.video_store.clean import CleanParams, SmoothTrack, clean_track
 from city360.video_store.decode import VideoInfo, iter_frames, probe_video
+from city360.video_store.dual_fisheye import DualFisheye
 from city360.video_store.gps import GpsTrack, read_embedded_track, read_track, validate_track
 from city360.video_store.heading import HeadingFusion, fuse_heading
+from city360.video_store.layouts import Layout, LayoutChoice
 from city360.video_store.motion import MotionMeter, MotionSignal, still_spans
 from city360.video_store.resample import (
     FrameSelection,
@@ -89,6 +91,10 @@ class IngestOptions:
     spacing_m: float = 1.0
     max_width: int | None = 3840
     projection: Literal["equirect"] | None = None
+    layout: LayoutChoice = "auto"
+    """How the camera laid out the sphere (:mod:`.layouts`); ``auto`` decides from the file."""
+    fisheye: DualFisheye = field(default_factory=DualFisheye)
+    """Lens geometry of dual-fisheye videos (field of view, circle centres and radius)."""
     crf: int = 16
     pyramid: bool = True
     """Also write the frame pyramid (``frames_<width>.mp4``, ``video_store.pyramid``)."""
@@ -129,6 +135,8 @@ class IngestResult:
     """The video's further parts (2, 3, ...) when it was split; this result is part 1."""
     dropped_parts: tuple[tuple[float, float], ...] = ()
     """Video time ranges of parts too short to keep (< 2 frames or < ``spacing_m``)."""
+    layout: Layout = "equirect"
+    """The layout the source was in (converted to equirect on ingest)."""
 
     def all_parts(self) -> tuple[IngestResult, ...]:
         """This result and its :attr:`split_parts`: one per trajectory written."""
@@ -208,7 +216,9 @@ def ingest_video(
         msg = f"trajectory {target} already exists; pass --overwrite to replace it"
         raise OutputError(msg)
 
-    info = probe_video(video_path, projection=opts.projection)
+    info = probe_video(
+        video_path, projection=opts.projection, layout=opts.layout, fisheye=opts.fisheye
+    )
     track = load_track(video_path, gps_path, info)
     smooth = clean_track(track, projection, params=opts.clean)
     motion: MotionSignal | None = None
@@ -347,6 +357,7 @@ def ingest_video(
                     length_m=length_m,
                     part=number if split else None,
                     source_range_s=video_range if split else None,
+                    source_layout=info.layout,
                 )
                 CityDir.write_trajectory_files(folder, meta, poses)
                 results.append(
@@ -372,6 +383,7 @@ def ingest_video(
                         gps_sha256=gps_sha,
                         part=number if split else None,
                         source_range_s=video_range if split else None,
+                        layout=info.layout,
                     )
                 )
             if len(parts) > 1:
@@ -509,6 +521,12 @@ def update_manifest(
         "offsets_s": {
             **build.get("ingest", {}).get("offsets_s", {}),
             **{r.trajectory_id: round(r.offset_s, 3) for r in results},
+        },
+        "layout": options.layout,
+        "fisheye_fov_deg": options.fisheye.fov_deg,
+        "layouts": {
+            **build.get("ingest", {}).get("layouts", {}),
+            **{r.trajectory_id: r.layout for r in results},
         },
     }
     stats = dict(manifest.stats)

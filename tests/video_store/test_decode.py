@@ -70,12 +70,15 @@ def test_other_codecs_decode(tmp_path: Path, codec: str) -> None:
 
 
 def test_non_2_to_1_needs_the_override(tmp_path: Path) -> None:
-    path = write_equirect_video(tmp_path / "flat.mp4", _pattern(96, 64, 3), 10)
-    with pytest.raises(VideoError, match=r"is 96x64 \(aspect 1.500\), not a 2:1 equirect") as e:
+    path = write_equirect_video(tmp_path / "flat.mp4", _pattern(112, 64, 3), 10)
+    with pytest.raises(
+        VideoError, match=r"is 112x64 \(aspect 1.750\), neither a 2:1 equirect"
+    ) as e:
         probe_video(path)
-    assert "pass --projection equirect" in str(e.value)
+    assert "or --layout equirect if it is equirectangular anyway" in str(e.value)
     info = probe_video(path, projection="equirect")
-    assert (info.width, info.height) == (96, 64)
+    assert (info.width, info.height) == (112, 64)
+    assert info.layout == "equirect"
 
 
 def test_zero_length_video(tmp_path: Path) -> None:

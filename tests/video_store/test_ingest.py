@@ -152,7 +152,7 @@ def test_existing_trajectory_needs_overwrite(ingested: Path, synthetic_walk: Syn
 
 # bad input: a clear error and nothing written -------------------------------------------------
 def _flat_video(path: Path) -> Path:
-    frames = [np.full((64, 96, 3), 10 * k, np.uint8) for k in range(5)]
+    frames = [np.full((64, 112, 3), 10 * k, np.uint8) for k in range(5)]
     return write_equirect_video(path, frames, 10)
 
 
@@ -191,7 +191,7 @@ def _bad_inputs(walk: SyntheticWalk, folder: Path) -> dict[str, tuple[Path, Path
             VideoError,
         ),
         "zero-length": (empty, g, r"empty\.mp4 is empty \(0 bytes\)", VideoError),
-        "not 2:1": (_flat_video(folder / "flat.mp4"), g, r"is 96x64 .*not a 2:1", VideoError),
+        "not 2:1": (_flat_video(folder / "flat.mp4"), g, r"is 112x64 .*neither a 2:1", VideoError),
         "no overlap": (v, no_overlap, r"later\.gpx .* does not overlap video", GpsError),
         "broken gpx": (v, broken_gpx, r"broken\.gpx cannot be parsed", GpsError),
         "empty gpx": (v, empty_gpx, r"empty\.gpx is empty", GpsError),
