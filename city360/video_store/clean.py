@@ -5,6 +5,9 @@ Steps, each because real receivers do it to us:
 1. keep usable fixes (:func:`~city360.video_store.gps.track.validate_track`);
 2. project to the city's metric CRS (x east, y north, metres);
 3. drop impossible jumps: a fix reached *and* left faster than ``max_speed_mps`` is a spike;
+   then every fix of a span where the camera stood still (told by how far the fixes get over a
+   minute, :mod:`.stationary`: drift and canyon bursts fool a speed test) is moved to the
+   span's median point, so a stop is one place however the noise wandered;
 4. a constant-velocity Kalman filter on a fine time grid with a chi-square innovation gate
    (rejects the outliers the speed gate misses), then a Rauch–Tung–Striebel backward pass;
 5. across a gap in the fixes longer than ``max_gap_s`` (a logger paused, a dead spot, a
@@ -20,8 +23,9 @@ The smoother lives in :mod:`.smooth` with the heading-aided one ingest uses late
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +34,7 @@ from city360.errors import GpsError
 from city360.geo import LocalProjection
 from city360.video_store.gps.track import GpsTrack, validate_track
 from city360.video_store.smooth import rts_smooth
+from city360.video_store.stationary import StationaryParams, pin_stationary
 
 __all__ = ["CleanParams", "SmoothTrack", "clean_track", "drop_speed_spikes"]
 
@@ -54,6 +59,9 @@ class CleanParams:
     stationary_min_s: float = 2.0
     max_gap_s: float = 10.0
     """Fixes further apart in time than this are joined by a straight line, seconds."""
+    stationary: StationaryParams = field(default_factory=StationaryParams)
+    """The window test for standing still from the fixes (its radius is at least 2.5
+    ``gps_sigma_m``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +191,11 @@ def clean_track(
     keep = drop_speed_spikes(usable.t_s, x, y, params.max_speed_mps)
     spikes = int((~keep).sum())
     t_meas, x, y = usable.t_s[keep], x[keep], y[keep]
+    standing = params.stationary
+    radius = max(standing.radius_m, 2.5 * params.gps_sigma_m)
+    if radius != standing.radius_m:
+        standing = dataclasses.replace(standing, radius_m=radius)
+    x, y, _ = pin_stationary(t_meas, x, y, standing)
     span_s = float(t_meas[-1] - t_meas[0])
     grid_n = max(2, math.ceil(span_s * params.grid_hz) + 1)
     grid = np.linspace(t_meas[0], t_meas[-1], grid_n)
