@@ -294,6 +294,31 @@ def _true_path(city: Path, truth: SceneTruth) -> FloatArray:
     return np.concatenate([t[:, 2:4] for t in tables])
 
 
+def _failed_row(
+    case: AccuracyCase,
+    seed: int,
+    with_osm: bool,
+    error: str,
+    rmse: float,
+    started: float | None = None,
+) -> AccuracyRow:
+    return AccuracyRow(
+        area=case.area,
+        seed=seed,
+        pattern=case.walk,
+        capture=case.capture,
+        osm=with_osm,
+        junction_precision=0.0,
+        junction_recall=0.0,
+        street_f1=0.0,
+        turn_accuracy=0.0,
+        position_rmse_m=round(rmse, 3),
+        true_junctions=0,
+        seconds=round(time.perf_counter() - started, 2) if started is not None else 0.0,
+        error=error,
+    )
+
+
 def run_case(case: AccuracyCase, seed: int, *, data_dir: Path, work_dir: Path) -> list[AccuracyRow]:
     """Synthesize, ingest and build ``case`` with ``seed`` in ``work_dir``; two rows (without
     and with OSM). Raises :class:`InputFileError` when an input file is missing."""
@@ -333,7 +358,10 @@ def run_case(case: AccuracyCase, seed: int, *, data_dir: Path, work_dir: Path) -
         poses_only=True,
         replace=True,
     )
-    trajectories_from_gpx(city)
+    try:
+        trajectories_from_gpx(city)
+    except City360Error as exc:  # an ingest that fails is a result too
+        return [_failed_row(case, seed, with_osm, str(exc), 0.0) for with_osm in (False, True)]
     rmse = position_rmse_m(city)
     truth = SceneTruth.load(city / "groundtruth" / "scene.json")
     if not case.films_everything:
@@ -344,23 +372,8 @@ def run_case(case: AccuracyCase, seed: int, *, data_dir: Path, work_dir: Path) -
         try:
             build_city(city, osm_path=osm if with_osm else None, require_frames=False)
         except City360Error as exc:  # a failed build is a result of the suite, not its end
-            rows.append(
-                AccuracyRow(
-                    area=case.area,
-                    seed=seed,
-                    pattern=case.walk,
-                    capture=case.capture,
-                    osm=with_osm,
-                    junction_precision=0.0,
-                    junction_recall=0.0,
-                    street_f1=0.0,
-                    turn_accuracy=0.0,
-                    position_rmse_m=round(rmse, 3),
-                    true_junctions=0,
-                    seconds=round(time.perf_counter() - started, 2),
-                    error=str(exc).splitlines()[0] + " ..." if "\n" in str(exc) else str(exc),
-                )
-            )
+            message = str(exc).splitlines()[0] + " ..." if "\n" in str(exc) else str(exc)
+            rows.append(_failed_row(case, seed, with_osm, message, rmse, started))
             continue
         result = score(load_graph(city, require_frames=False), truth)
         rows.append(
