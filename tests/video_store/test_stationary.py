@@ -5,10 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+from city360.errors import GpsError
 from city360.geo import LocalProjection
 from city360.video_store.clean import clean_track
 from city360.video_store.gps.track import GpsTrack
+from city360.video_store.gps_only import poses_along
 from city360.video_store.stationary import StationaryParams, pin_stationary, stationary_spans
 
 PROJECTION = LocalProjection(53.56, 9.96)
@@ -81,3 +84,14 @@ def test_clean_track_keeps_a_wandering_stop_in_one_place() -> None:
     path_m = float(np.hypot(np.diff(smooth.x_m[standing]), np.diff(smooth.y_m[standing])).sum())
     # a 15 min stop with a 25 m burst every minute: before, the smoothed track walked ~1 km
     assert path_m < 15.0
+
+
+def test_a_track_that_only_stands_gives_no_poses() -> None:
+    t = np.arange(0.0, 120.0)
+    fx, fy = noisy(t, np.zeros_like(t), np.zeros_like(t), 5, bursts=False)
+    lat, lon = PROJECTION.to_latlon(fx, fy)
+    smooth = clean_track(
+        GpsTrack.from_columns(Path("s.gpx"), "gpx", 1.7e9 + t, lat, lon), PROJECTION
+    )
+    with pytest.raises(GpsError, match="a camera that stood still throughout has no trajectory"):
+        poses_along(smooth, PROJECTION)
