@@ -63,6 +63,7 @@ def _standing_centres(
 ) -> list[tuple[int, int, float, float]]:
     """``(first, last, x, y)`` per stationary window: the fixes around its centre (indices,
     inclusive) and the window's median point, in time order."""
+    n = t_s.shape[0]
     half = params.window_s / 2
     centres = np.arange(t_s[0] + half, t_s[-1] - half + 1e-9, params.step_s)
     lows = np.searchsorted(t_s, centres - half, side="left")
@@ -78,16 +79,39 @@ def _standing_centres(
         if near.mean() < params.share:
             continue
         # only the window's centre counts as standing: its ends may be the walk in and out,
-        # whose fixes near the stop would otherwise be pulled onto it. The first and last
-        # half window of the track have no centre of their own: standing at the first (last)
-        # centre means standing from the start (to the end).
-        lo = -np.inf if k == 0 else centre - params.step_s / 2
-        hi = np.inf if k == len(centres) - 1 else centre + params.step_s / 2
-        first = int(np.searchsorted(t_s, lo, side="left"))
-        last = int(np.searchsorted(t_s, hi, side="right")) - 1
+        # whose fixes near the stop would otherwise be pulled onto it.
+        first = int(np.searchsorted(t_s, centre - params.step_s / 2, side="left"))
+        last = int(np.searchsorted(t_s, centre + params.step_s / 2, side="right")) - 1
+        if k == 0:  # the track's first half window has no centre of its own
+            first = _stood_since(x_m, y_m, first, stop=-1, centre=(cx, cy), params=params)
+        if k == len(centres) - 1:  # nor has its last
+            last = _stood_since(x_m, y_m, last, stop=n, centre=(cx, cy), params=params)
         if last >= first:
             found.append((first, last, cx, cy))
     return found
+
+
+def _stood_since(
+    x_m: FloatArray,
+    y_m: FloatArray,
+    start: int,
+    *,
+    stop: int,
+    centre: tuple[float, float],
+    params: StationaryParams,
+) -> int:
+    """From fix ``start`` towards ``stop`` (exclusive; -1: the track's start, n: its end), the
+    farthest fix up to which the camera still stood at ``centre``: at least ``share`` of the
+    fixes passed lie within ``radius_m`` of it, and that fix does. A short video that walks
+    in, stops and walks out keeps its walking."""
+    step = -1 if stop < start else 1
+    order = np.arange(start, stop, step)
+    if len(order) == 0:
+        return start
+    near = np.hypot(x_m[order] - centre[0], y_m[order] - centre[1]) <= params.radius_m
+    share = np.cumsum(near) / np.arange(1, len(order) + 1)
+    good = np.flatnonzero(near & (share >= params.share))
+    return int(order[good[-1]]) if len(good) else start
 
 
 def _spans_with_points(

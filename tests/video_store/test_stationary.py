@@ -95,3 +95,18 @@ def test_a_track_that_only_stands_gives_no_poses() -> None:
     )
     with pytest.raises(GpsError, match="a camera that stood still throughout has no trajectory"):
         poses_along(smooth, PROJECTION)
+
+
+def test_a_short_video_that_stops_keeps_its_walk_in_and_out() -> None:
+    """Found on `synth --pattern one-way --stops`: a 30 m video with a 40 s stop in the middle
+    was pinned from its first fix to its last, so it moved 0 m and gave no trajectory."""
+    t = np.arange(0.0, 62.0)
+    x = np.clip(t, 0.0, 11.0) * 1.4 + np.clip(t - 51.0, 0.0, None) * 1.4
+    fx, fy = noisy(t, x, np.zeros_like(x), 6, bursts=False)
+    spans = stationary_spans(t, fx, fy, StationaryParams())
+    assert len(spans) == 1
+    first, last = spans[0]
+    assert t[first] > 2.0  # the first metres walked stay
+    assert t[last] < 59.0  # and the last
+    pinned_x, _, _ = pin_stationary(t, fx, fy, StationaryParams())
+    assert np.ptp(pinned_x) > 25.0
