@@ -66,6 +66,8 @@ __all__ = [
     "CityMap",
     "MapMeta",
     "load_map_meta",
+    "map_network",
+    "record_map_network",
 ]
 
 logger = logging.getLogger(__name__)
@@ -83,7 +85,9 @@ near the edge still shows real surroundings."""
 MAX_RASTER_PX = 6144
 """Longest side of the base raster; larger areas get a coarser scale (recorded in map.json)."""
 OSM_NETWORK = "walk"
-"""The base map draws footways and paths too: they are part of what a person sees."""
+"""The base map draws footways and paths too: they are part of what a person sees. A city
+built on a wider network (``all``) draws that; ``city360 map --network`` chooses and records
+the choice in ``city.json`` ``build.maps.network`` (see :func:`map_network`)."""
 
 
 class MapMeta(BaseModel):
@@ -107,6 +111,54 @@ class MapMeta(BaseModel):
     @property
     def map_grid(self) -> MapGrid:
         return MapGrid.from_dict(self.grid)
+
+
+def _check_network(network: str) -> str:
+    from city360.errors import did_you_mean
+    from city360.maps.osm_types import NETWORK_HIGHWAYS
+
+    if network not in NETWORK_HIGHWAYS:
+        msg = (
+            f"map network {network!r} is not known; expected one of "
+            f"{', '.join(NETWORK_HIGHWAYS)}.{did_you_mean(network, NETWORK_HIGHWAYS)}"
+        )
+        raise ConfigError(msg)
+    return network
+
+
+def map_network(city_dir: str | os.PathLike[str], network: str | None = None) -> str:
+    """The OSM network the base map of ``city_dir`` draws: ``network`` when given, else the one
+    recorded by ``city360 map --network`` (``city.json`` ``build.maps.network``), else the
+    network the city was built on (``build.pose_graph.osm_network``, else the filmed
+    ``build.synth.network``) but at least :data:`OSM_NETWORK`. Networks nest (street within
+    street+service within walk within all), so the default draws every street the city was
+    made from and the footways a person sees beside them."""
+    from city360.maps.osm_types import NETWORK_HIGHWAYS
+
+    if network is not None:
+        return _check_network(network)
+    build = CityDir(city_dir).read_manifest().build
+    recorded = build.get("maps", {}).get("network")
+    if recorded in NETWORK_HIGHWAYS:
+        return str(recorded)
+    built = build.get("pose_graph", {}).get("osm_network") or build.get("synth", {}).get("network")
+    order = list(NETWORK_HIGHWAYS)
+    if built in NETWORK_HIGHWAYS and order.index(built) > order.index(OSM_NETWORK):
+        return str(built)
+    return OSM_NETWORK
+
+
+def record_map_network(city_dir: str | os.PathLike[str], network: str) -> None:
+    """Record ``network`` as the city's map network (``city.json`` ``build.maps.network``), so
+    every later map of the city (simulator, tasks, viewer) draws it."""
+    city = CityDir(city_dir)
+    manifest = city.read_manifest()
+    maps = dict(manifest.build.get("maps", {}))
+    if maps.get("network") == _check_network(network):
+        return
+    maps["network"] = network
+    manifest.build["maps"] = maps
+    city.write_manifest(manifest)
 
 
 def load_map_meta(city_dir: str | os.PathLike[str]) -> MapMeta:
@@ -225,11 +277,14 @@ class CityMap:
         grid_n: int = DEFAULT_GRID_N,
         pad_m: float = DEFAULT_PAD_M,
         rebuild: bool = False,
+        network: str | None = None,
     ) -> CityMap:
         """Load the cached base map of ``city_dir``, drawing it first when missing or stale.
 
         ``map.json`` always records the default ``DEFAULT_GRID_N`` grid; ``grid_n`` only sets
         the grid of the returned object (the area, and so the cells' edges, are shared).
+        ``network`` is the OSM network drawn (:data:`city360.maps.osm.NETWORK_HIGHWAYS`;
+        default :func:`map_network`: the city's recorded choice).
 
         ``osm`` is an extract to draw streets, buildings, parks and water from; by default
         ``map/extract.osm`` or an OSM source in ``city.json``. Without one the streets are the
@@ -249,7 +304,8 @@ class CityMap:
         if osm_path is not None and not osm_path.is_file():
             msg = f"OSM file {osm_path} does not exist; pass a local .osm, .osm.bz2 or .osm.pbf"
             raise InputFileError(msg)
-        params = {"metres_per_px": metres_per_px, "pad_m": pad_m, "osm_network": OSM_NETWORK}
+        drawn_network = map_network(city.root, network)
+        params = {"metres_per_px": metres_per_px, "pad_m": pad_m, "osm_network": drawn_network}
         inputs = _inputs_digest(city, osm_path, params)
         meta_path = city.map_dir / MAP_JSON_NAME
         image_path = city.map_dir / BASEMAP_NAME
@@ -262,7 +318,7 @@ class CityMap:
                 image = np.asarray(PilImage.open(image_path).convert("RGB"), dtype=np.uint8)
                 citymap = cls(image, meta, root=city.root)
                 return citymap.with_grid(grid_n) if grid_n != citymap.grid.n else citymap
-        image, meta = cls._draw(city, osm_path, inputs, metres_per_px, pad_m)
+        image, meta = cls._draw(city, osm_path, inputs, metres_per_px, pad_m, drawn_network)
         try:
             atomic_write_bytes(image_path, _png(image))
             atomic_write_json(meta_path, meta.model_dump(mode="json"))
@@ -278,6 +334,7 @@ class CityMap:
         inputs: dict[str, Any],
         metres_per_px: float,
         pad_m: float,
+        network: str,
     ) -> tuple[Image, MapMeta]:
         from city360.maps.basemap import render_basemap
 
@@ -307,11 +364,11 @@ class CityMap:
                 osm,
                 bbox=_area_bbox_latlon(transform),
                 projection=projection,
-                network=OSM_NETWORK,
+                network=network,
                 all_components=True,
             )
             layers = layers_from_osm(data)
-            layer_info: dict[str, Any] = {"source": "osm", "osm": str(osm), "network": OSM_NETWORK}
+            layer_info: dict[str, Any] = {"source": "osm", "osm": str(osm), "network": network}
         else:
             layers = MapLayers(source=source, streets=lines)
             layer_info = {"source": source}

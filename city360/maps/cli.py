@@ -95,6 +95,15 @@ def map_command(
             show_default=False,
         ),
     ] = None,
+    network: Annotated[
+        str | None,
+        typer.Option(
+            "--network",
+            help="OSM streets to draw: street, street+service, walk, all (default: the city's "
+            "recorded choice, else what it was built on, at least walk). Recorded in city.json.",
+            show_default=False,
+        ),
+    ] = None,
     size: Annotated[int, typer.Option("--size", help="Longest side of the image, pixels.")] = 800,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Redraw the cached base map.")] = False,
 ) -> None:
@@ -104,7 +113,7 @@ def map_command(
     from city360._atomic import atomic_write_bytes
     from city360.cities import resolve_city
     from city360.errors import ConfigError
-    from city360.maps.citymap import CityMap, _png
+    from city360.maps.citymap import CityMap, _png, map_network, record_map_network
     from city360.maps.grid import DEFAULT_GRID_N
     from city360.progress import make_progress
 
@@ -117,9 +126,13 @@ def map_command(
     if sum(x is not None for x in (grid, route, landmark, location)) > 1:
         msg = "choose one of --grid, --route, --landmark and --location per image"
         raise ConfigError(msg)
+    if network is not None:
+        record_map_network(city_dir, map_network(city_dir, network))
     with make_progress(transient=True) as progress:
         task = progress.add_task("drawing the base map", total=None)
-        citymap = CityMap.open(city_dir, osm=osm, rebuild=rebuild, grid_n=grid or DEFAULT_GRID_N)
+        citymap = CityMap.open(
+            city_dir, osm=osm, rebuild=rebuild, grid_n=grid or DEFAULT_GRID_N, network=network
+        )
         progress.update(task, total=1, completed=1)
     if route is not None:
         start = parse_point(citymap, route[0], what="--route start")
@@ -145,7 +158,13 @@ def map_command(
         atomic_write_bytes(out, buffer.getvalue())
     console.print(
         f"wrote {out} ({image.shape[1]}x{image.shape[0]} px); base map {citymap.root}/map/ "
-        f"({citymap.meta.layers['source']} layers, {citymap.transform.metres_per_px} m/px)"
+        f"({citymap.meta.layers['source']} layers"
+        + (
+            f", {citymap.meta.layers['network']} network"
+            if "network" in citymap.meta.layers
+            else ""
+        )
+        + f", {citymap.transform.metres_per_px} m/px)"
     )
 
 

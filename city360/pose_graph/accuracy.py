@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 FloatArray = npt.NDArray[np.float64]
 
 __all__ = [
+    "PATTERNS",
     "QUICK",
     "SUITE",
     "TARGET_F1",
@@ -73,8 +74,10 @@ class AccuracyCase:
     generated around ``route`` by :func:`city360.synth.walk_network.walk_network_osm`);
     ``bbox`` is S,W,N,E degrees (None: the whole extract); ``seeds`` the synth seeds run;
     ``route`` a GPX (relative to the data folder) the twin replays with its real timing,
-    else the twin is filmed by coverage (every street both ways in videos of at most 600 m);
-    ``gps_model`` the simulated GPS (``city360.synth.gps.GPS_MODELS``)."""
+    else the twin is filmed in the filming ``pattern`` (``city360.synth.patterns``: coverage =
+    every street both ways, one-way, wander; videos of at most 600 m), with ``stops``
+    (``city360.synth.stops``) when set; ``gps_model`` the simulated GPS
+    (``city360.synth.gps.GPS_MODELS``)."""
 
     area: str
     osm: str | None
@@ -83,12 +86,26 @@ class AccuracyCase:
     route: str | None = None
     gps_model: str = "phone"
     note: str = ""
+    pattern: str = "coverage"
+    stops: bool = False
 
     @property
-    def pattern(self) -> str:
-        """How the twin is filmed, for the table."""
-        walk = "coverage" if self.route is None else "real walk, timed"
-        return walk if self.gps_model == "phone" else f"{walk}, {self.gps_model} GPS"
+    def walk(self) -> str:
+        """What the twin walks, for the table: the filming pattern or ``real walk``."""
+        return self.pattern if self.route is None else "real walk"
+
+    @property
+    def capture(self) -> str:
+        """How the walk is filmed beyond its path, for the table (``-`` when plainly)."""
+        parts = ["timed"] if self.route is not None else []
+        parts += ["stops"] if self.stops else []
+        parts += [f"{self.gps_model} GPS"] if self.gps_model != "phone" else []
+        return ", ".join(parts) or "-"
+
+    @property
+    def films_everything(self) -> bool:
+        """Whether every street of the area is filmed (else rows score the filmed part)."""
+        return self.route is None and self.pattern in ("coverage", "one-way")
 
 
 SUITE: tuple[AccuracyCase, ...] = (
@@ -153,6 +170,23 @@ WALKS: tuple[AccuracyCase, ...] = (
 )
 """Twins along the real tracks of the data folder, replayed in time (``city360 accuracy``)."""
 
+_OLDTOWN = ("osm/tokyo_nerima.osm", "35.74342,139.67347,35.74612,139.67679")
+PATTERNS: tuple[AccuracyCase, ...] = tuple(
+    AccuracyCase(area, osm, bbox, seeds, pattern=pattern, stops=stops)
+    for area, osm, bbox in (
+        ("tokyo-oldtown", *_OLDTOWN),
+        ("helsinki", "osm/Helsinki.osm.pbf", None),
+    )
+    for pattern, stops, seeds in (
+        ("coverage", True, (0,)),
+        ("one-way", False, (0, 1)),
+        ("one-way", True, (0,)),
+        ("wander", False, (0, 1)),
+        ("wander", True, (0, 1)),
+    )
+)
+"""Filming patterns other than plain coverage on two dense areas (``city360 accuracy``)."""
+
 QUICK: tuple[AccuracyCase, ...] = (
     AccuracyCase("oakland", "osm/West-Oakland.osm.bz2", None, (0,)),
     AccuracyCase(
@@ -169,6 +203,9 @@ class AccuracyRow:
     area: str
     seed: int
     pattern: str
+    """The filming pattern (coverage, one-way, wander) or ``real walk``."""
+    capture: str
+    """Timing, stops and GPS model beyond the phone default (``-``: none)."""
     osm: bool
     junction_precision: float
     junction_recall: float
@@ -258,6 +295,31 @@ def _true_path(city: Path, truth: SceneTruth) -> FloatArray:
     return np.concatenate([t[:, 2:4] for t in tables])
 
 
+def _failed_row(
+    case: AccuracyCase,
+    seed: int,
+    with_osm: bool,
+    error: str,
+    rmse: float,
+    started: float | None = None,
+) -> AccuracyRow:
+    return AccuracyRow(
+        area=case.area,
+        seed=seed,
+        pattern=case.walk,
+        capture=case.capture,
+        osm=with_osm,
+        junction_precision=0.0,
+        junction_recall=0.0,
+        street_f1=0.0,
+        turn_accuracy=0.0,
+        position_rmse_m=round(rmse, 3),
+        true_junctions=0,
+        seconds=round(time.perf_counter() - started, 2) if started is not None else 0.0,
+        error=error,
+    )
+
+
 def run_case(case: AccuracyCase, seed: int, *, data_dir: Path, work_dir: Path) -> list[AccuracyRow]:
     """Synthesize, ingest and build ``case`` with ``seed`` in ``work_dir``; two rows (without
     and with OSM). Raises :class:`InputFileError` when an input file is missing."""
@@ -275,7 +337,8 @@ def run_case(case: AccuracyCase, seed: int, *, data_dir: Path, work_dir: Path) -
             msg = f"{data_dir / name} not found; pass --data DIR (the folder holding {name})"
             raise InputFileError(msg)
     route = data_dir / case.route if case.route is not None else None
-    city = work_dir / f"{case.area}-{case.gps_model}-{seed}"
+    stops = "-stops" if case.stops else ""
+    city = work_dir / f"{case.area}-{case.walk.replace(' ', '-')}{stops}-{case.gps_model}-{seed}"
     if case.osm is not None:
         osm = data_dir / case.osm
     else:
@@ -291,13 +354,18 @@ def run_case(case: AccuracyCase, seed: int, *, data_dir: Path, work_dir: Path) -
         fps=2,
         gps_model=case.gps_model,
         route_gpx=route,
+        pattern=case.pattern,
+        stops=case.stops,
         poses_only=True,
         replace=True,
     )
-    trajectories_from_gpx(city)
+    try:
+        trajectories_from_gpx(city)
+    except City360Error as exc:  # an ingest that fails is a result too
+        return [_failed_row(case, seed, with_osm, str(exc), 0.0) for with_osm in (False, True)]
     rmse = position_rmse_m(city)
     truth = SceneTruth.load(city / "groundtruth" / "scene.json")
-    if route is not None:
+    if not case.films_everything:
         truth = filmed_truth(truth, _true_path(city, truth))
     rows = []
     for with_osm in (False, True):
@@ -305,29 +373,16 @@ def run_case(case: AccuracyCase, seed: int, *, data_dir: Path, work_dir: Path) -
         try:
             build_city(city, osm_path=osm if with_osm else None, require_frames=False)
         except City360Error as exc:  # a failed build is a result of the suite, not its end
-            rows.append(
-                AccuracyRow(
-                    area=case.area,
-                    seed=seed,
-                    pattern=case.pattern,
-                    osm=with_osm,
-                    junction_precision=0.0,
-                    junction_recall=0.0,
-                    street_f1=0.0,
-                    turn_accuracy=0.0,
-                    position_rmse_m=round(rmse, 3),
-                    true_junctions=0,
-                    seconds=round(time.perf_counter() - started, 2),
-                    error=str(exc).splitlines()[0] + " ..." if "\n" in str(exc) else str(exc),
-                )
-            )
+            message = str(exc).splitlines()[0] + " ..." if "\n" in str(exc) else str(exc)
+            rows.append(_failed_row(case, seed, with_osm, message, rmse, started))
             continue
         result = score(load_graph(city, require_frames=False), truth)
         rows.append(
             AccuracyRow(
                 area=case.area,
                 seed=seed,
-                pattern=case.pattern,
+                pattern=case.walk,
+                capture=case.capture,
                 osm=with_osm,
                 junction_precision=round(result.junction_precision, 4),
                 junction_recall=round(result.junction_recall, 4),
@@ -342,7 +397,7 @@ def run_case(case: AccuracyCase, seed: int, *, data_dir: Path, work_dir: Path) -
 
 
 def run_suite(
-    cases: Sequence[AccuracyCase] = SUITE + WALKS,
+    cases: Sequence[AccuracyCase] = SUITE + WALKS + PATTERNS,
     *,
     data_dir: Path | None = None,
     work_dir: Path | None = None,
@@ -388,13 +443,14 @@ def select_cases(
 def format_table(rows: Sequence[AccuracyRow]) -> str:
     """A Markdown table of ``rows``."""
     lines = [
-        "| area | seed | capture | OSM | junction P | junction R | street F1 | turns | "
+        "| area | seed | pattern | capture | OSM | junction P | junction R | street F1 | turns | "
         "RMSE m | target |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
         lines.append(
-            f"| {r.area} | {r.seed} | {r.pattern} | {'with' if r.osm else 'without'} | "
+            f"| {r.area} | {r.seed} | {r.pattern} | {r.capture} | "
+            f"{'with' if r.osm else 'without'} | "
             f"{r.junction_precision:.3f} | {r.junction_recall:.3f} | {r.street_f1:.3f} | "
             f"{r.turn_accuracy:.3f} | {r.position_rmse_m:.2f} | "
             f"{'yes' if r.meets_targets else ('build failed' if r.error else 'no')} |"

@@ -222,6 +222,7 @@ def accuracy_command(
     ingested from their GPS, built with and without OSM, scored against the truth; prints a
     table and exits 1 when a row misses the targets (see city360/pose_graph/accuracy.py)."""
     from city360.pose_graph.accuracy import (
+        PATTERNS,
         QUICK,
         SUITE,
         WALKS,
@@ -234,13 +235,14 @@ def accuracy_command(
     def show(row: AccuracyRow) -> None:
         if not as_json:
             console.print(
-                f"{row.area} seed {row.seed} {'with' if row.osm else 'without'} OSM: "
+                f"{row.area} seed {row.seed} {row.pattern} ({row.capture}) "
+                f"{'with' if row.osm else 'without'} OSM: "
                 f"junctions P {row.junction_precision:.3f} R {row.junction_recall:.3f}, "
                 f"street F1 {row.street_f1:.3f}, RMSE {row.position_rmse_m:.2f} m",
                 highlight=False,
             )
 
-    cases = select_cases(QUICK if quick else SUITE + WALKS, areas=area, seeds=seed)
+    cases = select_cases(QUICK if quick else SUITE + WALKS + PATTERNS, areas=area, seeds=seed)
     rows = run_suite(cases, data_dir=data, work_dir=keep, on_row=show)
     if as_json:
         typer.echo(json.dumps([r.to_json() for r in rows], indent=2))

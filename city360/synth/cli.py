@@ -87,8 +87,25 @@ def synth_command(
             "--route", help="Film along this GPX track instead of every street.", show_default=False
         ),
     ] = None,
+    pattern: Annotated[
+        str,
+        typer.Option(
+            "--pattern",
+            help="How the streets are filmed: coverage (every street both ways), one-way "
+            "(every street once, one direction), wander (long random walks that cross, turn "
+            "back and overlap). See city360/synth/patterns.py.",
+        ),
+    ] = "coverage",
+    stops: Annotated[
+        bool,
+        typer.Option(
+            "--stops",
+            help="Pause 5-60 s at some junctions and mid-street and vary the pace (any "
+            "--pattern; not with a timed --route).",
+        ),
+    ] = False,
     max_video_m: Annotated[
-        float, typer.Option("--max-video-m", help="Longest coverage video, metres.")
+        float, typer.Option("--max-video-m", help="Longest planned video, metres.")
     ] = _DEFAULT_MAX_VIDEO_M,
     network: Annotated[
         str,
@@ -152,6 +169,8 @@ def synth_command(
             route_gpx=route,
             max_video_m=max_video_m,
             network=network,
+            pattern=pattern,
+            stops=stops,
             poses_only=poses_only,
             replace=force,
             workers=film_workers,

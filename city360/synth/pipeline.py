@@ -1,7 +1,8 @@
 """``synthesize``: an OSM extract in, a proto-city directory of 360° videos and truth out.
 
 Steps: load the extract (streets, buildings, POIs) in a local metric CRS; build the 3D scene;
-plan routes that walk every street both ways (or follow a given GPX track); film each route;
+plan routes that walk every street both ways or in another filming pattern (or follow a given
+GPX track), optionally with stops; film each route;
 simulate the GPS a phone would log beside it; write the ground truth. The layout is the
 "synth output" of docs/contracts.md::
 
@@ -54,13 +55,14 @@ from city360.synth.groundtruth import (
     VideoTruth,
     write_true_poses,
 )
+from city360.synth.patterns import check_pattern, plan_routes
 from city360.synth.routes import (
     DEFAULT_MAX_VIDEO_M,
     PathSampler,
     Route,
-    plan_coverage_routes,
     route_from_gpx,
 )
+from city360.synth.stops import with_stops
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -140,9 +142,12 @@ class SynthOptions:
     network: str = "street"
     poses_only: bool = False
     gps_model: str = "phone"
+    pattern: str = "coverage"
+    stops: bool = False
 
     def __post_init__(self) -> None:
         validate_width(self.width)
+        check_pattern(self.pattern)
         if self.fps <= 0 or self.fps > 240:
             msg = f"`fps` must be in 1..240 frames per second, got {self.fps}"
             raise ConfigError(msg)
@@ -172,6 +177,8 @@ class SynthOptions:
             "clock_offset_s": self.clock_offset_s,
             "max_video_m": self.max_video_m,
             "network": self.network,
+            "pattern": self.pattern,
+            "stops": self.stops,
             "poses_only": self.poses_only,
         }
 
@@ -191,6 +198,8 @@ def synthesize(
     route_gpx: str | Path | None = None,
     max_video_m: float = DEFAULT_MAX_VIDEO_M,
     network: str = "street",
+    pattern: str = "coverage",
+    stops: bool = False,
     poses_only: bool = False,
     replace: bool = False,
     workers: int = 1,
@@ -203,7 +212,10 @@ def synthesize(
     canyon), ``gps_noise_m`` its RMS horizontal error in metres (None: the model's own; phone
     3 m), ``clock_offset_s`` GPS time minus
     camera time in seconds. ``route_gpx`` films along that track instead of covering every
-    street. ``max_video_m`` bounds a coverage video's length. ``network`` picks the streets (see
+    street. ``pattern`` is how the streets are filmed (``city360.synth.patterns.
+    FILMING_PATTERNS``: coverage, one-way, wander; not with ``route_gpx``); ``stops`` adds pauses
+    of 5-60 s and a varying pace to any pattern (``city360.synth.stops``). ``max_video_m``
+    bounds a video's length. ``network`` picks the streets (see
     ``city360.maps.osm.NETWORK_HIGHWAYS``). ``poses_only`` skips rendering: no MP4s, everything
     else as usual (for large pose-graph tests). ``replace`` overwrites an existing ``out``.
     ``workers`` is how many processes film (1: this one; ``city360 synth`` defaults to every
@@ -225,7 +237,15 @@ def synthesize(
         max_video_m=float(max_video_m),
         network=network,
         poses_only=poses_only,
+        pattern=pattern,
+        stops=bool(stops),
     )
+    if route_gpx is not None and pattern != "coverage":
+        msg = (
+            f"--pattern {pattern} plans its own walks; a --route is filmed as recorded "
+            "(leave out one of them)"
+        )
+        raise ConfigError(msg)
     from city360.synth.film_workers import check_workers
 
     check_workers(int(workers))
@@ -284,7 +304,20 @@ def _synthesize_into(
     if route_gpx is not None:
         routes = [route_from_gpx(route_gpx, graph=streets, projection=projection)]
     else:
-        routes = plan_coverage_routes(streets, max_video_m=options.max_video_m)
+        routes = plan_routes(
+            streets, pattern=options.pattern, seed=options.seed, max_video_m=options.max_video_m
+        )
+    if options.stops:
+        node_xy = {int(n): (d["x_m"], d["y_m"]) for n, d in streets.nodes(data=True)}
+        routes = [
+            with_stops(
+                route,
+                speed_mps=options.speed_mps,
+                rng=np.random.default_rng([options.seed, 0x5709, index]),
+                node_xy=node_xy,
+            )
+            for index, route in enumerate(routes)
+        ]
     poses = [sample_route(r, fps=options.fps, speed_mps=options.speed_mps) for r in routes]
 
     with _step(progress, "building the 3D scene"):

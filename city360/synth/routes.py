@@ -37,7 +37,10 @@ __all__ = [
     "PathSampler",
     "Route",
     "RouteTiming",
+    "arcs_of",
+    "cut_walk",
     "plan_coverage_routes",
+    "route_from_arcs",
     "route_from_gpx",
 ]
 
@@ -213,8 +216,9 @@ def _oriented_polyline(
     return np.ascontiguousarray(points)
 
 
-def _arcs_of(graph: nx.MultiGraph) -> list[Arc]:
-    """Both directions of every edge, in a deterministic order."""
+def arcs_of(graph: nx.MultiGraph) -> list[Arc]:
+    """Both directions of every edge, in a deterministic order: arc ``2k`` walks street k
+    forward, arc ``2k + 1`` backward (zero-length edges are left out)."""
     arcs: list[Arc] = []
     for u, v, key, data in sorted(graph.edges(keys=True, data=True), key=_edge_sort_key):
         forward = _oriented_polyline(graph, u, v, data)
@@ -349,7 +353,7 @@ def _rotate_to_best_start(arcs: list[Arc], cycle: list[int]) -> list[int]:
     return cycle[best:] + cycle[:best]
 
 
-def _cut(arcs: list[Arc], cycle: list[int], *, max_video_m: float) -> list[list[int]]:
+def cut_walk(arcs: list[Arc], cycle: list[int], *, max_video_m: float) -> list[list[int]]:
     """Cut a walk at junctions into pieces of at most ``max_video_m`` (one arc may exceed it).
 
     Aims at equal pieces (total / number needed); cuts earlier only to respect the bound.
@@ -375,7 +379,8 @@ def _cut(arcs: list[Arc], cycle: list[int], *, max_video_m: float) -> list[list[
     return out
 
 
-def _route_from_arcs(arcs: list[Arc], walk: Sequence[int], name: str) -> Route:
+def route_from_arcs(arcs: list[Arc], walk: Sequence[int], name: str) -> Route:
+    """The route walking ``arcs[i]`` for each ``i`` of ``walk`` in turn (they must join)."""
     parts = [arcs[walk[0]].polyline_xy]
     parts += [arcs[a].polyline_xy[1:] for a in walk[1:]]
     polyline = np.concatenate(parts, axis=0)
@@ -404,7 +409,7 @@ def plan_coverage_routes(
     if not max_video_m > 0:
         msg = f"`max_video_m` must be > 0, got {max_video_m}"
         raise ConfigError(msg)
-    arcs = _arcs_of(graph)
+    arcs = arcs_of(graph)
     if not arcs:
         msg = "the street graph has no streets of non-zero length to film"
         raise ConfigError(msg)
@@ -412,8 +417,8 @@ def plan_coverage_routes(
     _join_cycles(arcs, successor, max_video_m=max_video_m)
     walks: list[list[int]] = []
     for cycle in _cycles(successor):
-        walks.extend(_cut(arcs, _rotate_to_best_start(arcs, cycle), max_video_m=max_video_m))
-    return [_route_from_arcs(arcs, walk, f"{name_prefix}_{n:03d}") for n, walk in enumerate(walks)]
+        walks.extend(cut_walk(arcs, _rotate_to_best_start(arcs, cycle), max_video_m=max_video_m))
+    return [route_from_arcs(arcs, walk, f"{name_prefix}_{n:03d}") for n, walk in enumerate(walks)]
 
 
 def route_from_gpx(

@@ -10,6 +10,10 @@ Steps, each because real receivers do it to us:
    Each side of a break is smoothed on its own and the span between is recorded in
    ``breaks_s``, so the jump stays a jump (ingest splits the walk there) instead of being
    smoothed into a fast sidestep that the pose graph would take for a street;
+   then, within each side of a break, every fix of a span where the camera stood still (told
+   by how far the fixes get over a minute, :mod:`.stationary`: drift and canyon bursts fool a
+   speed test) is moved to the span's median point, so a stop is one place however the noise
+   wandered;
 4. a constant-velocity Kalman filter on a fine time grid with a chi-square innovation gate
    (rejects the outliers the speed gate misses), then a Rauch–Tung–Striebel backward pass;
 5. across a gap in the fixes longer than ``max_gap_s`` (a logger paused, a dead spot, a
@@ -25,9 +29,10 @@ The smoother lives in :mod:`.smooth` with the heading-aided one ingest uses late
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +41,7 @@ from city360.errors import GpsError
 from city360.geo import LocalProjection
 from city360.video_store.gps.track import GpsTrack, validate_track
 from city360.video_store.smooth import rts_smooth
+from city360.video_store.stationary import StationaryParams, pin_stationary
 
 __all__ = [
     "JUMP_CONTEXT_S",
@@ -73,6 +79,9 @@ class CleanParams:
     jump_speed_factor: float = 4.0
     """A step at least ``jump_min_m`` long and faster than this many times the median speed
     of the steps within ``JUMP_CONTEXT_S`` around it, plus 2 m/s, is a break."""
+    stationary: StationaryParams = field(default_factory=StationaryParams)
+    """The window test for standing still from the fixes (its radius is at least 2.5
+    ``gps_sigma_m``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,6 +297,10 @@ def clean_track(
         jumps, _ = find_jumps(t_meas, x, y, params)
     dropped = int((~keep).sum()) + int(outliers.sum())
     cuts = [0, *(int(k) + 1 for k in jumps), t_meas.shape[0]]
+    standing = params.stationary
+    radius = max(standing.radius_m, 2.5 * params.gps_sigma_m)
+    if radius != standing.radius_m:
+        standing = dataclasses.replace(standing, radius_m=radius)
     pieces: list[tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, int]] = []
     breaks: list[tuple[float, float]] = []
     for a, b in itertools.pairwise(cuts):
@@ -296,6 +309,8 @@ def clean_track(
             continue
         if pieces:
             breaks.append((float(pieces[-1][0][-1]), float(t_meas[a])))
+        # a stop is pinned within its own side of a break, so a jump stays a jump
+        x[a:b], y[a:b], _ = pin_stationary(t_meas[a:b], x[a:b], y[a:b], standing)
         pieces.append(_smooth_piece(track, t_meas[a:b], x[a:b], y[a:b], params))
         dropped += pieces[-1][-1]
     if not pieces:

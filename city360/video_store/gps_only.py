@@ -11,6 +11,7 @@ build it with ``city360 build --pose-only``. Used by the accuracy suite
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -18,11 +19,13 @@ import numpy.typing as npt
 
 from city360._atomic import atomic_dir
 from city360.city import CityDir, TrajectoryMeta, TrajectoryPoses, file_sha256
-from city360.errors import InputFileError
+from city360.errors import GpsError, InputFileError
 from city360.geo import LocalProjection
 from city360.video_store.clean import CleanParams, SmoothTrack, clean_track
 
 __all__ = ["poses_along", "trajectories_from_gpx"]
+
+log = logging.getLogger(__name__)
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -31,13 +34,21 @@ def poses_along(
     smooth: SmoothTrack, projection: LocalProjection, *, spacing_m: float = 1.0
 ) -> TrajectoryPoses:
     """Poses every ``spacing_m`` metres along ``smooth`` (metres in the city CRS; ``t_s``
-    seconds since the track's start on the GPS clock; heading the chord between neighbours)."""
+    seconds since the track's start on the GPS clock; heading the chord between neighbours).
+    Raises :class:`GpsError` when the track moves less than two poses' worth."""
     xy = np.column_stack([smooth.x_m, smooth.y_m])
     arc = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(xy, axis=0).T))])
     # the smoothed track may stand still (stops): arc must increase for interpolation
     moving = np.concatenate([[True], np.diff(arc) > 1e-9])
     arc, xy, t = arc[moving], xy[moving], smooth.t_s[moving]
     marks = np.arange(0.0, arc[-1], spacing_m)
+    if len(marks) < 2:
+        msg = (
+            f"the GPS track ({smooth.meas_t_s.shape[0]} fixes) moves {arc[-1]:.1f} m in all, "
+            f"less than two poses {spacing_m} m apart: a camera that stood still throughout "
+            "has no trajectory"
+        )
+        raise GpsError(msg)
     x = np.interp(marks, arc, xy[:, 0])
     y = np.interp(marks, arc, xy[:, 1])
     times = np.interp(marks, arc, t) - smooth.start_s
@@ -63,7 +74,9 @@ def trajectories_from_gpx(
 ) -> list[str]:
     """Write one pose-only trajectory per ``videos/*.gpx`` of the city; returns their ids.
 
-    Raises :class:`InputFileError` when the city has no GPX under ``videos/``.
+    A track along which the camera stood still throughout (a few metres of video, a stop
+    collapsed to one place) gives no trajectory and is skipped with a warning. Raises
+    :class:`InputFileError` when the city has no GPX under ``videos/``.
     """
     from city360.video_store.gps import read_track
 
@@ -76,7 +89,11 @@ def trajectories_from_gpx(
     ids = []
     for gpx in tracks:
         smooth = clean_track(read_track(gpx), projection, params=params)
-        poses = poses_along(smooth, projection, spacing_m=spacing_m)
+        try:
+            poses = poses_along(smooth, projection, spacing_m=spacing_m)
+        except GpsError as exc:
+            log.warning("%s skipped: %s", gpx.name, exc)
+            continue
         xy = np.column_stack([poses.x_m, poses.y_m])
         meta = TrajectoryMeta(
             id=gpx.stem,

@@ -58,6 +58,8 @@ def test_synth_poses_only_passes_every_option(
         "clock_offset_s": -1.5,
         "max_video_m": 250.0,
         "network": "street",
+        "pattern": "coverage",
+        "stops": False,
         "poses_only": True,
     }
     err = capsys.readouterr().err

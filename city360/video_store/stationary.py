@@ -1,0 +1,178 @@
+"""Standing still, told from GPS fixes alone: where a camera stopped although its fixes wander.
+
+A smoothed track's speed says "stopped" only while the GPS noise is slow. Under drift and
+urban-canyon bursts a standing receiver's smoothed track wanders (a real walk's 21-minute stop
+became a kilometre of loops), because noise looks like motion at every instant. What tells the
+two apart is how far the fixes get over a long window: a walk's net displacement grows like
+``t`` (84 m in a minute at 1.4 m/s), a standing receiver's stays within its noise whatever the
+window. So a window of ``window_s`` seconds is *stationary* when at least ``share`` of its
+fixes lie within ``radius_m`` of the window's median point, and then the camera stood still
+at the window's centre (the fixes around it; the window's ends may be the walk in and out).
+The test is robust to bursts and outliers (they are the minority outside the radius) and to
+turning back: a walk out and back over a window still spreads its fixes over half its length
+(walking out and back at 1.4 m/s puts 38% of a minute's fixes within 8 m of their median;
+walking on, 19%; 0.84 m/s out and back, the slowest pace of ``synth --stops``, 64%: its
+U-turn's tip may then be taken for a short stop).
+
+A stop is found once it lasts about half a window (with the walk in and out near it counted);
+shorter ones are left to the smoothed speed. Neighbouring stationary centres join into a span;
+spans less than a window apart where the camera stood within ``radius_m`` of the same place
+before and after the gap (a burst in the middle of a long stop) join into one; each span
+lasting at least ``min_span_s`` has its fixes moved to where the camera stood (the median point
+of the window around each) before the track is smoothed (:mod:`.clean`), so a stop is one
+place whatever bursts and outliers did, creeping at most with the receiver's slow drift.
+
+Units: seconds (GPS clock), metres in the city CRS.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["StationaryParams", "pin_stationary", "stationary_spans"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class StationaryParams:
+    """Settings of the window test (module docstring)."""
+
+    window_s: float = 60.0
+    """Length of a window, seconds."""
+    share: float = 0.6
+    """Share of a window's fixes that must lie near its median for it to be stationary."""
+    radius_m: float = 8.0
+    """How near, metres (at least 2.5 GPS sigmas: :func:`clean_track` widens it)."""
+    min_span_s: float = 10.0
+    """Shorter stationary spans are left to the speed test of :mod:`.clean`, seconds."""
+    step_s: float = 1.0
+    """Window centres are this far apart, seconds."""
+
+
+def _median_point(x: FloatArray, y: FloatArray) -> tuple[float, float]:
+    return float(np.median(x)), float(np.median(y))
+
+
+def _standing_centres(
+    t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, params: StationaryParams
+) -> list[tuple[int, int, float, float]]:
+    """``(first, last, x, y)`` per stationary window: the fixes around its centre (indices,
+    inclusive) and the window's median point, in time order."""
+    n = t_s.shape[0]
+    half = params.window_s / 2
+    centres = np.arange(t_s[0] + half, t_s[-1] - half + 1e-9, params.step_s)
+    lows = np.searchsorted(t_s, centres - half, side="left")
+    highs = np.searchsorted(t_s, centres + half, side="right")
+    found: list[tuple[int, int, float, float]] = []
+    for k, (centre, low, high) in enumerate(
+        zip(centres.tolist(), lows.tolist(), highs.tolist(), strict=True)
+    ):
+        if high - low < 3:
+            continue  # a dropout: too few fixes to tell
+        cx, cy = _median_point(x_m[low:high], y_m[low:high])
+        near = np.hypot(x_m[low:high] - cx, y_m[low:high] - cy) <= params.radius_m
+        if near.mean() < params.share:
+            continue
+        # only the window's centre counts as standing: its ends may be the walk in and out,
+        # whose fixes near the stop would otherwise be pulled onto it.
+        first = int(np.searchsorted(t_s, centre - params.step_s / 2, side="left"))
+        last = int(np.searchsorted(t_s, centre + params.step_s / 2, side="right")) - 1
+        if k == 0:  # the track's first half window has no centre of its own
+            first = _stood_since(x_m, y_m, first, stop=-1, centre=(cx, cy), params=params)
+        if k == len(centres) - 1:  # nor has its last
+            last = _stood_since(x_m, y_m, last, stop=n, centre=(cx, cy), params=params)
+        if last >= first:
+            found.append((first, last, cx, cy))
+    return found
+
+
+def _stood_since(
+    x_m: FloatArray,
+    y_m: FloatArray,
+    start: int,
+    *,
+    stop: int,
+    centre: tuple[float, float],
+    params: StationaryParams,
+) -> int:
+    """From fix ``start`` towards ``stop`` (exclusive; -1: the track's start, n: its end), the
+    farthest fix up to which the camera still stood at ``centre``: at least ``share`` of the
+    fixes passed lie within ``radius_m`` of it, and that fix does. A short video that walks
+    in, stops and walks out keeps its walking."""
+    step = -1 if stop < start else 1
+    order = np.arange(start, stop, step)
+    if len(order) == 0:
+        return start
+    near = np.hypot(x_m[order] - centre[0], y_m[order] - centre[1]) <= params.radius_m
+    share = np.cumsum(near) / np.arange(1, len(order) + 1)
+    good = np.flatnonzero(near & (share >= params.share))
+    return int(order[good[-1]]) if len(good) else start
+
+
+def _spans_with_points(
+    t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, params: StationaryParams
+) -> tuple[list[tuple[int, int]], FloatArray, FloatArray, npt.NDArray[np.bool_]]:
+    """The joined spans and, per fix, the point it stands at (NaN where no centre says)."""
+    n = t_s.shape[0]
+    px = np.full(n, np.nan)
+    py = np.full(n, np.nan)
+    if n < 3 or t_s[-1] - t_s[0] < params.window_s:
+        return [], px, py, np.zeros(n, bool)
+    spans: list[tuple[int, int]] = []
+    for first, last, cx, cy in _standing_centres(t_s, x_m, y_m, params):
+        px[first : last + 1], py[first : last + 1] = cx, cy
+        if spans and first <= spans[-1][1] + 1:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], last))
+        else:
+            spans.append((first, last))
+    joined: list[tuple[int, int]] = []
+    for first, last in spans:
+        # a burst in the middle of a long stop breaks it: join spans less than a window apart
+        # where the camera stood at the same place before and after the gap
+        if (
+            joined
+            and t_s[first] - t_s[joined[-1][1]] < params.window_s
+            and math.hypot(px[first] - px[joined[-1][1]], py[first] - py[joined[-1][1]])
+            <= params.radius_m
+        ):
+            joined[-1] = (joined[-1][0], last)
+        else:
+            joined.append((first, last))
+    kept = [(a, b) for a, b in joined if t_s[b] - t_s[a] >= params.min_span_s]
+    mask = np.zeros(n, bool)
+    for a, b in kept:
+        mask[a : b + 1] = True
+    return kept, px, py, mask
+
+
+def stationary_spans(
+    t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, params: StationaryParams
+) -> list[tuple[int, int]]:
+    """``[(first, last), ...]`` index ranges (inclusive) of fixes where the camera stood still.
+
+    ``t_s`` increasing (seconds), ``x_m``/``y_m`` the fixes (metres). Spans are in order and
+    do not overlap.
+    """
+    return _spans_with_points(t_s, x_m, y_m, params)[0]
+
+
+def pin_stationary(
+    t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, params: StationaryParams
+) -> tuple[FloatArray, FloatArray, list[tuple[int, int]]]:
+    """Copies of ``x_m``/``y_m`` with every fix of a stationary span moved to where the camera
+    stood (the median point of the window around it; across a joined gap, between the points
+    before and after it), and the spans (see :func:`stationary_spans`). The point may creep
+    with the receiver's drift; the smoother's speed test then freezes it (:mod:`.clean`)."""
+    x, y = x_m.copy(), y_m.copy()
+    spans, px, py, _ = _spans_with_points(t_s, x_m, y_m, params)
+    for first, last in spans:
+        span = slice(first, last + 1)
+        known = np.isfinite(px[span])
+        x[span] = np.interp(t_s[span], t_s[span][known], px[span][known])
+        y[span] = np.interp(t_s[span], t_s[span][known], py[span][known])
+    return x, y, spans

@@ -1,0 +1,112 @@
+"""Standing still from GPS alone (city360/video_store/stationary.py) under drift and bursts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from city360.errors import GpsError
+from city360.geo import LocalProjection
+from city360.video_store.clean import clean_track
+from city360.video_store.gps.track import GpsTrack
+from city360.video_store.gps_only import poses_along
+from city360.video_store.stationary import StationaryParams, pin_stationary, stationary_spans
+
+PROJECTION = LocalProjection(53.56, 9.96)
+
+
+def noisy(t: np.ndarray, x: np.ndarray, y: np.ndarray, seed: int, *, bursts: bool) -> tuple:
+    """Fixes with 3 m white noise, a slow drift and (optionally) a 25 m canyon burst a minute."""
+    rng = np.random.default_rng(seed)
+    drift = np.cumsum(rng.normal(0, 0.02, (len(t), 2)), axis=0)
+    fx = x + rng.normal(0, 3.0 / np.sqrt(2), len(t)) + drift[:, 0]
+    fy = y + rng.normal(0, 3.0 / np.sqrt(2), len(t)) + drift[:, 1]
+    if bursts:
+        for start in np.arange(20.0, t[-1], 60.0):
+            inside = (t >= start) & (t < start + 15.0)
+            fx[inside] += 25.0
+    return fx, fy
+
+
+def walk_stop_walk(stop_s: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """1 Hz: 120 s east at 1.4 m/s, ``stop_s`` standing, 120 s north."""
+    t = np.arange(0.0, 240.0 + stop_s)
+    x = np.minimum(t, 120.0) * 1.4
+    y = np.clip(t - 120.0 - stop_s, 0.0, None) * 1.4
+    return t, x, y
+
+
+def test_a_long_stop_under_drift_and_bursts_is_one_span() -> None:
+    t, x, y = walk_stop_walk(600.0)
+    fx, fy = noisy(t, x, y, 1, bursts=True)
+    spans = stationary_spans(t, fx, fy, StationaryParams())
+    assert len(spans) == 1
+    first, last = spans[0]
+    # bursts at 140-155 s and 680-695 s, near the ends of the stop, hide a few of its seconds:
+    # the span is the stop to within a burst and a few seconds
+    assert 120.0 <= t[first] <= 120.0 + 20.0
+    assert 720.0 - 20.0 <= t[last] <= 720.0
+    px, py, _ = pin_stationary(t, fx, fy, StationaryParams())
+    standing = slice(first, last + 1)
+    # bursts and noise are gone: the fixes creep at most with the drift
+    assert np.ptp(px[standing]) < 8.0
+    assert np.hypot(np.median(px[standing]) - 168.0, np.median(py[standing])) < 6.0
+
+
+def test_walking_and_turning_back_is_not_standing() -> None:
+    t = np.arange(0.0, 300.0)
+    # 40 s out, straight back, out again: U-turns every 40 s at 1.4 m/s
+    phase = np.mod(t, 80.0)
+    x = np.where(phase < 40.0, phase, 80.0 - phase) * 1.4
+    fx, fy = noisy(t, x, np.zeros_like(x), 2, bursts=False)
+    assert stationary_spans(t, fx, fy, StationaryParams()) == []
+
+
+def test_a_stop_at_the_end_of_a_track_reaches_its_last_fix() -> None:
+    t = np.arange(0.0, 400.0)
+    x = np.minimum(t, 100.0) * 1.4
+    fx, fy = noisy(t, x, np.zeros_like(x), 3, bursts=False)
+    spans = stationary_spans(t, fx, fy, StationaryParams())
+    assert spans
+    assert spans[-1][1] == len(t) - 1
+    assert abs(t[spans[-1][0]] - 100.0) <= 10.0
+
+
+def test_clean_track_keeps_a_wandering_stop_in_one_place() -> None:
+    t, x, y = walk_stop_walk(900.0)
+    fx, fy = noisy(t, x, y, 4, bursts=True)
+    lat, lon = PROJECTION.to_latlon(fx, fy)
+    track = GpsTrack.from_columns(Path("stop.gpx"), "gpx", 1.7e9 + t, lat, lon)
+    smooth = clean_track(track, PROJECTION)
+    standing = (smooth.t_s > 1.7e9 + 140.0) & (smooth.t_s < 1.7e9 + 1000.0)
+    path_m = float(np.hypot(np.diff(smooth.x_m[standing]), np.diff(smooth.y_m[standing])).sum())
+    # a 15 min stop with a 25 m burst every minute: before, the smoothed track walked ~1 km
+    assert path_m < 15.0
+
+
+def test_a_track_that_only_stands_gives_no_poses() -> None:
+    t = np.arange(0.0, 120.0)
+    fx, fy = noisy(t, np.zeros_like(t), np.zeros_like(t), 5, bursts=False)
+    lat, lon = PROJECTION.to_latlon(fx, fy)
+    smooth = clean_track(
+        GpsTrack.from_columns(Path("s.gpx"), "gpx", 1.7e9 + t, lat, lon), PROJECTION
+    )
+    with pytest.raises(GpsError, match="a camera that stood still throughout has no trajectory"):
+        poses_along(smooth, PROJECTION)
+
+
+def test_a_short_video_that_stops_keeps_its_walk_in_and_out() -> None:
+    """Found on `synth --pattern one-way --stops`: a 30 m video with a 40 s stop in the middle
+    was pinned from its first fix to its last, so it moved 0 m and gave no trajectory."""
+    t = np.arange(0.0, 62.0)
+    x = np.clip(t, 0.0, 11.0) * 1.4 + np.clip(t - 51.0, 0.0, None) * 1.4
+    fx, fy = noisy(t, x, np.zeros_like(x), 6, bursts=False)
+    spans = stationary_spans(t, fx, fy, StationaryParams())
+    assert len(spans) == 1
+    first, last = spans[0]
+    assert t[first] > 2.0  # the first metres walked stay
+    assert t[last] < 59.0  # and the last
+    pinned_x, _, _ = pin_stationary(t, fx, fy, StationaryParams())
+    assert np.ptp(pinned_x) > 25.0
