@@ -22,14 +22,15 @@ the checkout); map data © OpenStreetMap contributors, ODbL 1.0.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import os
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -55,9 +56,11 @@ __all__ = [
     "filmed_truth",
     "format_table",
     "position_rmse_m",
+    "read_rows",
     "run_case",
     "run_suite",
     "select_cases",
+    "summary_table",
 ]
 
 TARGET_JUNCTIONS = 0.95
@@ -229,6 +232,64 @@ class AccuracyRow:
 
     def to_json(self) -> dict[str, object]:
         return {**asdict(self), "meets_targets": self.meets_targets}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AccuracyRow:
+        """A row as :meth:`to_json` wrote it (``meets_targets`` is recomputed, not read)."""
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - names - {"meets_targets"})
+        if unknown:
+            msg = f"accuracy row has unknown fields {unknown}; expected {sorted(names)}"
+            raise ConfigError(msg)
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def read_rows(path: Path) -> list[AccuracyRow]:
+    """The rows of a saved ``city360 accuracy --json`` output."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        msg = f"{path}: not a saved `city360 accuracy --json` output ({exc})"
+        raise InputFileError(msg) from None
+    if not isinstance(data, list):
+        msg = f"{path}: expected a JSON list of rows (`city360 accuracy --json`)"
+        raise InputFileError(msg)
+    return [AccuracyRow.from_json(row) for row in data]
+
+
+def summary_table(rows: Sequence[AccuracyRow]) -> str:
+    """A Markdown table with one line per area, pattern and capture: the means over its seeds
+    of junction P / R and street F1 without and with OSM, position RMSE, and how many of its
+    rows meet every target (the README's accuracy table)."""
+    groups: dict[tuple[str, str, str], list[AccuracyRow]] = {}
+    for row in rows:
+        groups.setdefault((row.area, row.pattern, row.capture), []).append(row)
+    lines = [
+        "| area | pattern | capture | seeds | P / R / F1 without OSM | P / R / F1 with OSM "
+        "| position RMSE | rows at target |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+
+    def means(chosen: Sequence[AccuracyRow]) -> str:
+        if not chosen:
+            return "-"
+        p, r, f = (
+            float(np.mean([getattr(x, name) for x in chosen]))
+            for name in ("junction_precision", "junction_recall", "street_f1")
+        )
+        failed = sum(1 for x in chosen if x.error)
+        return f"{p:.2f} / {r:.2f} / {f:.2f}" + (f" ({failed} failed)" if failed else "")
+
+    for (area, pattern, capture), chosen in groups.items():
+        seeds = sorted({x.seed for x in chosen})
+        rmse = float(np.mean([x.position_rmse_m for x in chosen if not x.error] or [math.nan]))
+        met = sum(1 for x in chosen if x.meets_targets)
+        lines.append(
+            f"| {area} | {pattern} | {capture} | {','.join(map(str, seeds))} | "
+            f"{means([x for x in chosen if not x.osm])} | {means([x for x in chosen if x.osm])} "
+            f"| {rmse:.2f} m | {met} of {len(chosen)} |"
+        )
+    return "\n".join(lines)
 
 
 def default_data_dir() -> Path:

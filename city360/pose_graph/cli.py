@@ -217,6 +217,14 @@ def accuracy_command(
         list[int] | None,
         typer.Option("--seed", help="Only these seeds (repeatable).", show_default=False),
     ] = None,
+    rows_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--rows",
+            help="Print the tables of a saved `--json` output instead of running the suite.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run the accuracy suite: pose-only synth twins of real OSM areas (several seeds each),
     ingested from their GPS, built with and without OSM, scored against the truth; prints a
@@ -228,8 +236,10 @@ def accuracy_command(
         WALKS,
         AccuracyRow,
         format_table,
+        read_rows,
         run_suite,
         select_cases,
+        summary_table,
     )
 
     def show(row: AccuracyRow) -> None:
@@ -242,12 +252,17 @@ def accuracy_command(
                 highlight=False,
             )
 
-    cases = select_cases(QUICK if quick else SUITE + WALKS + PATTERNS, areas=area, seeds=seed)
-    rows = run_suite(cases, data_dir=data, work_dir=keep, on_row=show)
+    if rows_file is not None:
+        rows = read_rows(rows_file)
+    else:
+        cases = select_cases(QUICK if quick else SUITE + WALKS + PATTERNS, areas=area, seeds=seed)
+        rows = run_suite(cases, data_dir=data, work_dir=keep, on_row=show)
     if as_json:
         typer.echo(json.dumps([r.to_json() for r in rows], indent=2))
     else:
         typer.echo(format_table(rows))
+        typer.echo("")
+        typer.echo(summary_table(rows))
     missed = [r for r in rows if not r.meets_targets]
     if missed and not as_json:
         console.print(f"{len(missed)} of {len(rows)} rows miss the targets", highlight=False)

@@ -131,3 +131,23 @@ def test_a_wandering_twin_is_filmed_ingested_and_scored(shared_data: Path, tmp_p
         "wander",
         True,
     )
+
+
+def test_summary_table_means_seeds_and_counts_rows_at_target(tmp_path: Path) -> None:
+    from city360.errors import InputFileError
+    from city360.pose_graph.accuracy import AccuracyRow, read_rows, summary_table
+
+    def row(seed: int, osm: bool, p: float, error: str = "") -> AccuracyRow:
+        return AccuracyRow("tokyo", seed, "one-way", "stops", osm, p, 1.0, p, 1.0, 2.0, 9, 1.0,
+                           error)  # fmt: skip
+
+    rows = [row(0, False, 0.9), row(1, False, 1.0), row(0, True, 1.0), row(1, True, 0.0, "x")]
+    saved = tmp_path / "rows.json"
+    saved.write_text(json.dumps([r.to_json() for r in rows]))
+    assert read_rows(saved) == rows
+    table = summary_table(read_rows(saved))
+    assert "| tokyo | one-way | stops | 0,1 | 0.95 / 1.00 / 0.95 |" in table
+    assert "0.50 / 1.00 / 0.50 (1 failed) | 2.00 m | 2 of 4 |" in table
+    saved.write_text('{"not": "rows"}')
+    with pytest.raises(InputFileError, match="expected a JSON list of rows"):
+        read_rows(saved)
