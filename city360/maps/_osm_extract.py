@@ -204,10 +204,78 @@ def _is_street_way(tags: Any, highways: frozenset[str] | None) -> bool:
     return highway in highways
 
 
-def _write_streets_xml(crop_xml: Path, dst: Path, highways: frozenset[str] | None) -> int:
+@dataclass(frozen=True, slots=True)
+class _Area:
+    """A walkable area (``highway=pedestrian|footway|... + area=yes``: a square, a plaza)."""
+
+    way_id: int
+    ring: tuple[int, ...]
+    """Its outline's node ids, closed (first == last)."""
+    highway: str
+    name: str
+
+
+def _walkable_areas(crop_xml: Path, highways: frozenset[str] | None) -> list[_Area]:
+    """The closed ``area=yes`` ways of ``crop_xml`` whose ``highway`` the network keeps."""
+    import osmium
+
+    areas = []
+    for way in _objects(crop_xml, osmium.osm.WAY):
+        tags = way.tags
+        highway = tags.get("highway")
+        if highway is None or tags.get("area") != "yes":
+            continue
+        if (highway in _NOT_A_STREET) if highways is None else (highway not in highways):
+            continue
+        ring = tuple(n.ref for n in way.nodes)
+        if len(ring) >= 4 and ring[0] == ring[-1]:
+            areas.append(_Area(way.id, ring, highway, tags.get("name", "")))
+    return areas
+
+
+def _area_ways(
+    areas: Sequence[_Area], street_nodes: set[int], lonlat: dict[int, tuple[float, float]]
+) -> list[tuple[list[int], dict[str, str]]]:
+    """Streets across and around walkable areas, as (node ids, tags) ways.
+
+    A street graph has no way across a square, so a walk over one matched nothing. Each area
+    becomes its outline (people walk along the shopfronts) plus a straight way between every
+    two of its entrances (outline nodes that a street also uses) that stays inside the area:
+    the visibility graph area routers build (OSRM, GraphHopper), limited to the entrances.
+    """
+    from shapely.geometry import LineString, Polygon
+
+    out: list[tuple[list[int], dict[str, str]]] = []
+    for area in areas:
+        if any(ref not in lonlat for ref in area.ring):
+            continue  # clipped by the extract's producer: its shape is unknown
+        tags = {"highway": area.highway, "city360:area": str(area.way_id)}
+        if area.name:
+            tags["name"] = area.name
+        out.append((list(area.ring), tags))
+        shape = Polygon([lonlat[ref] for ref in area.ring])
+        if not shape.is_valid:
+            continue
+        inside = shape.buffer(1e-7)  # about a centimetre of slack for points on the outline
+        entrances = sorted({ref for ref in area.ring[:-1] if ref in street_nodes})
+        ring_neighbours = set(zip(area.ring, area.ring[1:], strict=False))
+        for i, a in enumerate(entrances):
+            for b in entrances[i + 1 :]:
+                if (a, b) in ring_neighbours or (b, a) in ring_neighbours:
+                    continue  # the outline already joins them
+                if inside.covers(LineString([lonlat[a], lonlat[b]])):
+                    out.append(([a, b], {**tags, "city360:area_crossing": "yes"}))
+    return out
+
+
+def _write_streets_xml(
+    crop_xml: Path, dst: Path, highways: frozenset[str] | None, *, areas: bool = False
+) -> int:
     """Write the street ways of ``crop_xml`` (and their nodes) to ``dst``; return how many.
 
     ``highways`` are the ``highway=*`` values kept; None keeps all but :data:`_NOT_A_STREET`.
+    ``areas``: also the walkable areas those values name, as their outline plus straight ways
+    between their entrances (:func:`_area_ways`), under negative way ids.
     """
     import osmium
 
@@ -217,13 +285,25 @@ def _write_streets_xml(crop_xml: Path, dst: Path, highways: frozenset[str] | Non
         if _is_street_way(way.tags, highways) and len(way.nodes) >= 2:
             ways.add(way.id)
             nodes.update(n.ref for n in way.nodes)
+    found = _walkable_areas(crop_xml, highways) if areas else []
+    ring_nodes = {ref for area in found for ref in area.ring}
+    lonlat: dict[int, tuple[float, float]] = {}
+    extra: list[tuple[list[int], dict[str, str]]] = []
+    if found:
+        for node in _objects(crop_xml, osmium.osm.NODE):
+            if node.id in ring_nodes and node.location.valid():
+                lonlat[node.id] = (node.location.lon, node.location.lat)
+        extra = _area_ways(found, nodes, lonlat)
+        nodes.update(ref for refs, _ in extra for ref in refs)
     with osmium.SimpleWriter(dst, overwrite=True) as writer:
-        if ways:
+        if ways or extra:
             objects = _objects(crop_xml, osmium.osm.NODE | osmium.osm.WAY)
             _write_complete(
                 (o for o in objects if o.id in (nodes if o.is_node() else ways)), writer
             )
-    return len(ways)
+            for k, (refs, tags) in enumerate(extra, start=1):
+                writer.add_way(osmium.osm.mutable.Way(id=-k, nodes=refs, tags=tags))
+    return len(ways) + len(extra)
 
 
 def _no_overlap(

@@ -366,6 +366,7 @@ class CityMap:
                 projection=projection,
                 network=network,
                 all_components=True,
+                squares=False,  # a square is drawn as an area, not hatched with crossings
             )
             layers = layers_from_osm(data)
             layer_info: dict[str, Any] = {"source": "osm", "osm": str(osm), "network": network}

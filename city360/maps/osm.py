@@ -41,6 +41,7 @@ from city360.maps._osm_extract import (
     _write_streets_xml,
 )
 from city360.maps.osm_types import (
+    AREA_NETWORKS,
     ATTRIBUTION,
     NETWORK_HIGHWAYS,
     POI_KEYS,
@@ -237,6 +238,7 @@ def load_osm(
     projection: LocalProjection | None = None,
     network: Network | str = "street",
     all_components: bool = False,
+    squares: bool | None = None,
 ) -> OsmData:
     """Read a local OSM extract into streets, buildings, POIs, parks and water in metres.
 
@@ -249,6 +251,8 @@ def load_osm(
     adds service roads; ``"walk"`` adds footways, paths, steps and cycleways; ``"all"`` every
     usable ``highway=*``. ``all_components=True`` keeps every connected piece of the street
     graph instead of only the largest (maps draw all streets; a walkable city needs one piece).
+    ``squares`` adds ways across walkable squares (:data:`AREA_NETWORKS`; default: in those
+    networks); maps and the synth scene leave them out (nothing to draw or build along).
 
     Raises :class:`InputFileError` for a missing or empty file, :class:`OsmError` for a corrupt
     one, an extract that does not overlap ``bbox``, or no streets inside it.
@@ -271,7 +275,9 @@ def load_osm(
         kept = crop.bbox
         proj = projection or LocalProjection((kept[0] + kept[2]) / 2, (kept[1] + kept[3]) / 2)
         streets_xml = tmp / "streets.osm"
-        if _write_streets_xml(crop.path, streets_xml, NETWORK_HIGHWAYS[str(network)]) == 0:
+        highways = NETWORK_HIGHWAYS[str(network)]
+        areas = str(network) in AREA_NETWORKS if squares is None else squares
+        if _write_streets_xml(crop.path, streets_xml, highways, areas=areas) == 0:
             msg = (
                 f"no streets inside bbox {_fmt_bbox(kept)} of {source}; widen --bbox or pick "
                 "another extract"

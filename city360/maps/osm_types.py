@@ -19,6 +19,7 @@ from shapely.geometry import Polygon
 from city360.geo import LocalProjection
 
 __all__ = [
+    "AREA_NETWORKS",
     "ATTRIBUTION",
     "NETWORK_HIGHWAYS",
     "POI_KEYS",
@@ -66,7 +67,14 @@ NETWORK_HIGHWAYS: Mapping[str, frozenset[str] | None] = MappingProxyType(
     }
 )
 """``highway=*`` values each ``network`` keeps. Motorways are never filmed on foot, so only
-``"all"`` keeps them. Ways tagged ``area=yes`` (pedestrian squares) are never streets."""
+``"all"`` keeps them. Ways tagged ``area=yes`` (pedestrian squares) are not streets
+themselves; in :data:`AREA_NETWORKS` they add their outline and straight ways across them."""
+
+AREA_NETWORKS = frozenset({"walk", "all"})
+"""Networks that walk across squares: a walkable ``area=yes`` way whose ``highway`` the network
+keeps adds its outline and a straight way between every two of its entrances that stays
+inside it. ``street`` and ``street+service`` keep to streets (the synth cities are filmed on
+them, and their bytes stay as they were)."""
 
 POI_KEYS = (
     "shop",

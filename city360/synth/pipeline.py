@@ -297,7 +297,8 @@ def _synthesize_into(
 
     city = CityDir(root)
     with _step(progress, f"reading {osm_path.name}"):
-        osm = load_osm(osm_path, bbox=bbox, network=options.network)
+        # no ways across squares: the scene would line them with facades (city360.maps.osm)
+        osm = load_osm(osm_path, bbox=bbox, network=options.network, squares=False)
         extract = write_osm_extract(osm_path, city.osm_extract_path, bbox=osm.bbox)
     streets, projection = osm.streets, osm.projection
 

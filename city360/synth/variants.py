@@ -88,6 +88,7 @@ def city_scene(city: CityDir, params: dict[str, Any]) -> Scene:
         bbox=tuple(bbox),
         projection=manifest.projection,
         network=str(params.get("network", "street")),
+        squares=False,  # as synth built the scene
     )
     scene = scene_from_osm(osm, seed=int(params.get("seed", 0)))
     stats = manifest.stats

@@ -123,6 +123,7 @@ class CityImages:
                 bbox=manifest.bbox,
                 projection=manifest.projection,
                 network=str(synth.get("network", "street")),
+                squares=False,  # as synth built the scene
             )
             scene = scene_from_osm(osm, seed=int(synth.get("seed", 0)))
             self._renderer = EquirectRenderer(scene, width=1024)
