@@ -296,6 +296,14 @@ def build_from_tracks(
             params.junctions.merge_m,
         )
         dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params, gate)
+        # moving and merging gives junctions new arms: check once more that each branches
+        _, branching = refine_junctions(
+            tracks, junctions_xy, segments, streets, params.refine_params
+        )
+        if not branching.all():
+            dead_xy, junctions_xy, segments, streets, _ = _cut(
+                tracks, junctions_xy[branching], params, gate
+            )
     dissolved = dissolve_pass_through(segments, streets, range(len(junctions_xy)))
     if dissolved:
         keep = np.array([i not in dissolved for i in range(len(junctions_xy))])

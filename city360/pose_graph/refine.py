@@ -52,6 +52,17 @@ class RefineParams:
     """Below this (every arm within ~6 degrees of one direction) the "junction" is no branch
     point: a divided road's two carriageways, or two parallel streets 8-15 m apart, cut at a
     spot where noisy headings voted; it is dropped."""
+    same_way_deg: float = 25.0
+    """Arms leaving a junction within this many degrees of each other (directed: away from
+    the junction) go the same way, unless they fork (``fork_deg``). A junction with three or
+    more arms, every one with a line, that go only two ways is dropped: two parallel
+    streets 5-9 m apart (Helsinki's paired carriageways and tram-side streets) or two passes
+    of one street not grouped, cut where GPS noise voted."""
+    fork_deg: float = 12.0
+    """Two arms within ``same_way_deg`` whose lines both pass within ``through_m`` of the
+    junction and differ by at least this much fork there (a shallow Y): two ways, not one."""
+    through_m: float = 2.5
+    """See ``fork_deg``: a line this close to the junction starts at it."""
 
 
 def _arm_points(
@@ -74,6 +85,36 @@ def _line(points: FloatArray) -> tuple[FloatArray, FloatArray]:
     centre = points.mean(axis=0)
     _, _, vt = np.linalg.svd(points - centre, full_matrices=False)
     return centre, vt[0]
+
+
+def _ways(
+    node_xy: FloatArray,
+    lines: Sequence[tuple[FloatArray, FloatArray, float]],
+    params: RefineParams,
+) -> int:
+    """How many ways the arms ``lines`` (centre, unit axis, weight) leave ``node_xy`` by:
+    arms within ``same_way_deg`` of each other (directed away from the node) are one way,
+    unless they fork there (see :attr:`RefineParams.fork_deg`)."""
+    away, offset = [], []
+    for centre, direction, _ in lines:
+        out = centre - node_xy
+        axis = direction if float(out @ direction) >= 0.0 else -direction
+        away.append(np.degrees(np.arctan2(axis[0], axis[1])))
+        offset.append(abs(float(out[0] * axis[1] - out[1] * axis[0])))
+    label = list(range(len(lines)))
+
+    def root(k: int) -> int:
+        while label[k] != k:
+            k = label[k]
+        return k
+
+    for a in range(len(lines)):
+        for b in range(a + 1, len(lines)):
+            diff = abs((away[a] - away[b] + 180.0) % 360.0 - 180.0)
+            fork = diff >= params.fork_deg and max(offset[a], offset[b]) < params.through_m
+            if diff < params.same_way_deg and not fork:
+                label[root(a)] = root(b)
+    return len({root(k) for k in range(len(lines))})
 
 
 def refine_junctions(
@@ -102,7 +143,9 @@ def refine_junctions(
                     )
                     arms[(node, street.id)].append(points)
     lines_of: dict[int, list[tuple[FloatArray, FloatArray, float]]] = defaultdict(list)
+    arm_count: dict[int, int] = defaultdict(int)
     for (node, _), parts in arms.items():
+        arm_count[node] += 1
         points = np.concatenate(parts)
         if len(points) >= params.min_poses:
             centre, direction = _line(points)
@@ -112,6 +155,8 @@ def refine_junctions(
     for node, lines in lines_of.items():
         if len(lines) < 2:
             continue
+        if len(lines) >= 3 and len(lines) == arm_count[node]:
+            branching[node] = _ways(junctions_xy[node], lines, params) >= 3
         lhs = np.zeros((2, 2))
         rhs = np.zeros(2)
         for centre, direction, weight in lines:
