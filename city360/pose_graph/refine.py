@@ -9,8 +9,10 @@ the poses of each arm between ``near_m`` and ``far_m`` from the junction, all pa
 pooled, and moves the junction to the point nearest all arm lines in the least-squares sense
 (``sum_i |(I - d_i d_i^T)(p - c_i)|^2``, one 2 x 2 solve). A junction whose arms are all nearly
 parallel (the system is ill-conditioned) or whose solution lies more than ``max_shift_m`` away
-stays where it is; one whose three or more arms all run one way is dropped. All positions
-are metres in the city CRS.
+stays where it is; one whose three or more arms all run one way, or leave it by only two
+ways (:attr:`RefineParams.same_way_deg`), is dropped. :func:`split_junctions` undoes what
+the 8 m merge did to two junctions 8-10 m apart: it replaces a junction whose arm lines meet
+at two separate places by those places. All positions are metres in the city CRS.
 """
 
 from __future__ import annotations
