@@ -35,7 +35,7 @@ from city360.pose_graph.junctions import (
     find_junctions,
     merge_close,
 )
-from city360.pose_graph.refine import RefineParams, refine_junctions
+from city360.pose_graph.refine import RefineParams, refine_junctions, split_junctions
 from city360.pose_graph.segments import (
     CutFilter,
     Segment,
@@ -296,6 +296,17 @@ def build_from_tracks(
             params.junctions.merge_m,
         )
         dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params, gate)
+        split = split_junctions(tracks, junctions_xy, segments, streets, params.refine_params)
+        if len(split) != len(junctions_xy):
+            dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, split, params, gate)
+        # moving and merging gives junctions new arms: check once more that each branches
+        _, branching = refine_junctions(
+            tracks, junctions_xy, segments, streets, params.refine_params
+        )
+        if not branching.all():
+            dead_xy, junctions_xy, segments, streets, _ = _cut(
+                tracks, junctions_xy[branching], params, gate
+            )
     dissolved = dissolve_pass_through(segments, streets, range(len(junctions_xy)))
     if dissolved:
         keep = np.array([i not in dissolved for i in range(len(junctions_xy))])

@@ -9,8 +9,10 @@ the poses of each arm between ``near_m`` and ``far_m`` from the junction, all pa
 pooled, and moves the junction to the point nearest all arm lines in the least-squares sense
 (``sum_i |(I - d_i d_i^T)(p - c_i)|^2``, one 2 x 2 solve). A junction whose arms are all nearly
 parallel (the system is ill-conditioned) or whose solution lies more than ``max_shift_m`` away
-stays where it is; one whose three or more arms all run one way is dropped. All positions
-are metres in the city CRS.
+stays where it is; one whose three or more arms all run one way, or leave it by only two
+ways (:attr:`RefineParams.same_way_deg`), is dropped. :func:`split_junctions` undoes what
+the 8 m merge did to two junctions 8-10 m apart: it replaces a junction whose arm lines meet
+at two separate places by those places. All positions are metres in the city CRS.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import numpy.typing as npt
 from city360.pose_graph.segments import Segment, Street
 from city360.pose_graph.tracks import Track
 
-__all__ = ["RefineParams", "refine_junctions"]
+__all__ = ["RefineParams", "refine_junctions", "split_junctions"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -52,6 +54,26 @@ class RefineParams:
     """Below this (every arm within ~6 degrees of one direction) the "junction" is no branch
     point: a divided road's two carriageways, or two parallel streets 8-15 m apart, cut at a
     spot where noisy headings voted; it is dropped."""
+    same_way_deg: float = 25.0
+    """Arms leaving a junction within this many degrees of each other (directed: away from
+    the junction) go the same way, unless they fork (``fork_deg``). A junction with three or
+    more arms, every one with a line, that go only two ways is dropped: two parallel
+    streets 5-9 m apart (Helsinki's paired carriageways and tram-side streets) or two passes
+    of one street not grouped, cut where GPS noise voted."""
+    fork_deg: float = 12.0
+    """Two arms within ``same_way_deg`` whose lines both pass within ``through_m`` of the
+    junction and differ by at least this much fork there (a shallow Y): two ways, not one."""
+    through_m: float = 2.5
+    """See ``fork_deg``: a line this close to the junction starts at it."""
+    split_angle_deg: float = 35.0
+    """Two arm lines crossing at least this steeply (axial) give a meeting point for
+    :func:`split_junctions` (shallower crossings put it metres off along the lines)."""
+    split_link_m: float = 5.0
+    """Meeting points closer than this (single link) are one place."""
+    split_min_m: float = 7.0
+    """A junction splits when two places, each where two or more pairs of its arm lines
+    meet, lie at least this far apart: two junctions 8-10 m apart (a street across both
+    carriageways of a divided road, an old-town triangle) that the 8 m merge fused."""
 
 
 def _arm_points(
@@ -76,19 +98,45 @@ def _line(points: FloatArray) -> tuple[FloatArray, FloatArray]:
     return centre, vt[0]
 
 
-def refine_junctions(
+def _ways(
+    node_xy: FloatArray,
+    lines: Sequence[tuple[FloatArray, FloatArray, float]],
+    params: RefineParams,
+) -> int:
+    """How many ways the arms ``lines`` (centre, unit axis, weight) leave ``node_xy`` by:
+    arms within ``same_way_deg`` of each other (directed away from the node) are one way,
+    unless they fork there (see :attr:`RefineParams.fork_deg`)."""
+    away, offset = [], []
+    for centre, direction, _ in lines:
+        out = centre - node_xy
+        axis = direction if float(out @ direction) >= 0.0 else -direction
+        away.append(np.degrees(np.arctan2(axis[0], axis[1])))
+        offset.append(abs(float(out[0] * axis[1] - out[1] * axis[0])))
+    label = list(range(len(lines)))
+
+    def root(k: int) -> int:
+        while label[k] != k:
+            k = label[k]
+        return k
+
+    for a in range(len(lines)):
+        for b in range(a + 1, len(lines)):
+            diff = abs((away[a] - away[b] + 180.0) % 360.0 - 180.0)
+            fork = diff >= params.fork_deg and max(offset[a], offset[b]) < params.through_m
+            if diff < params.same_way_deg and not fork:
+                label[root(a)] = root(b)
+    return len({root(k) for k in range(len(lines))})
+
+
+def _arm_lines(
     tracks: Sequence[Track],
     junctions_xy: FloatArray,
     segments: Sequence[Segment],
     streets: Sequence[Street],
-    params: RefineParams | None = None,
-) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
-    """Junction positions (J, 2) moved to where their arms' centre lines meet (see the module
-    docstring), and which junctions are branch points at all (False: every arm runs one way,
-    ``parallel_spread``). Node ids are those of
-    :func:`city360.pose_graph.segments.cut_tracks` (``0 .. J-1`` are the junctions)."""
-    params = params or RefineParams()
-    junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
+    params: RefineParams,
+) -> tuple[dict[int, list[tuple[FloatArray, FloatArray, float]]], dict[int, int]]:
+    """Per junction: the centre lines (centre, unit axis, weight) of its arms that have
+    ``min_poses`` poses, and how many arms it has."""
     arms: dict[tuple[int, int], list[FloatArray]] = defaultdict(list)  # (node, street) -> poses
     for street in streets:
         if street.a == street.b:
@@ -102,16 +150,37 @@ def refine_junctions(
                     )
                     arms[(node, street.id)].append(points)
     lines_of: dict[int, list[tuple[FloatArray, FloatArray, float]]] = defaultdict(list)
+    arm_count: dict[int, int] = defaultdict(int)
     for (node, _), parts in arms.items():
+        arm_count[node] += 1
         points = np.concatenate(parts)
         if len(points) >= params.min_poses:
             centre, direction = _line(points)
             lines_of[node].append((centre, direction, 1.0))
+    return lines_of, arm_count
+
+
+def refine_junctions(
+    tracks: Sequence[Track],
+    junctions_xy: FloatArray,
+    segments: Sequence[Segment],
+    streets: Sequence[Street],
+    params: RefineParams | None = None,
+) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
+    """Junction positions (J, 2) moved to where their arms' centre lines meet (see the module
+    docstring), and which junctions are branch points at all (False: every arm runs one way,
+    ``parallel_spread``). Node ids are those of
+    :func:`city360.pose_graph.segments.cut_tracks` (``0 .. J-1`` are the junctions)."""
+    params = params or RefineParams()
+    junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
+    lines_of, arm_count = _arm_lines(tracks, junctions_xy, segments, streets, params)
     refined = junctions_xy.copy()
     branching = np.ones(len(junctions_xy), dtype=bool)
     for node, lines in lines_of.items():
         if len(lines) < 2:
             continue
+        if len(lines) >= 3 and len(lines) == arm_count[node]:
+            branching[node] = _ways(junctions_xy[node], lines, params) >= 3
         lhs = np.zeros((2, 2))
         rhs = np.zeros(2)
         for centre, direction, weight in lines:
@@ -127,3 +196,73 @@ def refine_junctions(
         if np.hypot(*(point - junctions_xy[node])) <= params.max_shift_m:
             refined[node] = point
     return refined, branching
+
+
+def _places(
+    node_xy: FloatArray,
+    lines: Sequence[tuple[FloatArray, FloatArray, float]],
+    params: RefineParams,
+) -> list[FloatArray]:
+    """Where pairs of ``lines`` crossing at ``split_angle_deg`` or more meet within
+    ``max_shift_m`` of ``node_xy``, grouped (``split_link_m``); the median of each group met
+    by at least two pairs."""
+    points = []
+    min_sin = np.sin(np.radians(params.split_angle_deg))
+    for a in range(len(lines)):
+        for b in range(a + 1, len(lines)):
+            (ca, da, _), (cb, db, _) = lines[a], lines[b]
+            cross = float(da[0] * db[1] - da[1] * db[0])
+            if abs(cross) < min_sin:
+                continue
+            w = cb - ca
+            t = float(w[0] * db[1] - w[1] * db[0]) / cross
+            point = ca + t * da
+            if np.hypot(*(point - node_xy)) <= params.max_shift_m:
+                points.append(point)
+    if len(points) < 4:
+        return []
+    xy = np.asarray(points)
+    label = list(range(len(xy)))
+
+    def root(k: int) -> int:
+        while label[k] != k:
+            k = label[k]
+        return k
+
+    for a in range(len(xy)):
+        for b in range(a + 1, len(xy)):
+            if np.hypot(*(xy[a] - xy[b])) < params.split_link_m:
+                label[root(a)] = root(b)
+    groups: dict[int, list[int]] = defaultdict(list)
+    for k in range(len(xy)):
+        groups[root(k)].append(k)
+    return [np.median(xy[members], axis=0) for members in groups.values() if len(members) >= 2]
+
+
+def split_junctions(
+    tracks: Sequence[Track],
+    junctions_xy: FloatArray,
+    segments: Sequence[Segment],
+    streets: Sequence[Street],
+    params: RefineParams | None = None,
+) -> FloatArray:
+    """Junction positions (J', 2): each junction whose arm lines meet at two or more places
+    at least ``split_min_m`` apart (see :attr:`RefineParams.split_min_m`) replaced by those
+    places, every other junction kept where it is."""
+    params = params or RefineParams()
+    junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
+    lines_of, _ = _arm_lines(tracks, junctions_xy, segments, streets, params)
+    out: list[FloatArray] = []
+    for node, node_xy in enumerate(junctions_xy):
+        places = (
+            _places(node_xy, lines_of.get(node, []), params)
+            if len(lines_of.get(node, [])) >= 4
+            else []
+        )
+        apart = len(places) >= 2 and all(
+            np.hypot(*(places[a] - places[b])) >= params.split_min_m
+            for a in range(len(places))
+            for b in range(a + 1, len(places))
+        )
+        out.extend(places if apart else [node_xy])
+    return np.asarray(out, dtype=np.float64).reshape(-1, 2)

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 
 from city360.pose_graph.junctions import find_dead_ends
-from city360.pose_graph.refine import refine_junctions
+from city360.pose_graph.refine import refine_junctions, split_junctions
 from city360.pose_graph.segments import cut_tracks, group_streets
 from city360.pose_graph.tracks import Track, make_track
 
@@ -63,3 +63,59 @@ def test_junction_between_two_carriageways_of_a_divided_road_is_no_branch_point(
     assert sum(0 in (s.a, s.b) for s in streets) == 4  # the false junction has four arms
     _, branching = refine_junctions(tracks, junctions, segments, streets)
     assert not branching[0]
+
+
+def _branching(tracks: list[Track], junction: tuple[float, float]) -> bool:
+    junctions = np.array([junction])
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
+    streets, _ = group_streets(tracks, segments)
+    _, branching = refine_junctions(tracks, junctions, segments, streets)
+    return bool(branching[0])
+
+
+def test_junction_between_two_streets_14_degrees_apart_that_go_two_ways_is_dropped() -> None:
+    # two streets 7 m either side of the cut, 14 degrees apart: too far from parallel for the
+    # divided-road rule, but their four arms leave by two ways only
+    tracks = [_walk([(-60, 0), (60, 0)], "straight"), _walk([(-60, 1), (60, -29)], "slanted")]
+    assert not _branching(tracks, (0.0, -7.0))
+
+
+def test_shallow_y_fork_16_degrees_wide_stays_a_junction() -> None:
+    # both branches' lines start at the fork, so they are two ways though 16 degrees apart
+    left = (60 * np.cos(np.radians(8)), 60 * np.sin(np.radians(8)))
+    right = (left[0], -left[1])
+    tracks = [
+        _walk([(-60, 0), (0, 0), left], "left"),
+        _walk([(-60, 0), (0, 0), right], "right"),
+        _walk([left, (0, 0), right], "across"),
+    ]
+    assert _branching(tracks, (0.0, 0.0))
+
+
+def _split(tracks: list[Track], junction: tuple[float, float]) -> np.ndarray:
+    junctions = np.array([junction])
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
+    streets, _ = group_streets(tracks, segments)
+    return split_junctions(tracks, junctions, segments, streets)
+
+
+def test_one_junction_across_both_carriageways_splits_where_the_street_crosses_each() -> None:
+    # a street crossing a divided road whose carriageways run 9 m apart: two true junctions,
+    # fused into one between them by the 8 m merge
+    tracks = [
+        _walk([(0, 60), (0, -70)], "across"),
+        _walk([(-60, 0), (60, 0)], "north carriageway"),
+        _walk([(60, -9), (-60, -9)], "south carriageway"),
+    ]
+    split = _split(tracks, (0.0, -4.5))
+    assert len(split) == 2
+    found = split[np.argsort(split[:, 1])]
+    assert np.hypot(*(found[0] - [0.0, -9.0])) < 2.0
+    assert np.hypot(*(found[1] - [0.0, 0.0])) < 2.0
+
+
+def test_a_plain_crossing_stays_one_junction() -> None:
+    tracks = [_walk([(0, 60), (0, -60)], "north-south"), _walk([(-60, 0), (60, 0)], "east-west")]
+    assert np.allclose(_split(tracks, (1.0, 1.0)), [[1.0, 1.0]])
