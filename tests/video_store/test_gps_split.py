@@ -223,3 +223,24 @@ def test_cli_reports_the_split(split_city, tmp_path: Path) -> None:  # type: ign
     manifest = CityDir(out).read_manifest()
     assert set(manifest.build["ingest"]["offsets_s"]) == {"walk_001", "walk_001_2"}
     assert manifest.stats["trajectories"] == 2
+
+
+def test_the_pose_only_path_splits_at_the_jump_too(tmp_path: Path) -> None:
+    """Pose-only trajectories (accuracy twins, `synth --poses-only`) cut a GPS jump like
+    ingest does, instead of drawing a 40 m street along it."""
+    from city360.video_store.gps_only import poses_along, split_at_breaks
+
+    gps_t = np.arange(0.0, 70.0, 1.0)
+    gx, gy = 1.4 * gps_t, np.where(gps_t >= JUMP_AT_S, -40.0, 0.0)
+    projection = LocalProjection(*ORIGIN)
+    lat, lon = projection.to_latlon(gx, gy)
+    gpx = write_gpx(tmp_path / "walk.gpx", CREATION.timestamp() + gps_t, lat, lon)
+    smooth = clean_track(read_track(gpx), projection)
+    parts = split_at_breaks(smooth)
+    assert len(parts) == 2
+    first, second = (poses_along(p, projection, origin_s=smooth.start_s) for p in parts)
+    assert float(first.t_s[-1]) < JUMP_AT_S <= float(second.t_s[0])  # one clock
+    for poses in (first, second):
+        steps = np.hypot(np.diff(poses.x_m), np.diff(poses.y_m))
+        assert float(steps.max()) < 1.5  # no pose spans the jump
+    assert abs(float(np.median(second.y_m)) + 40.0) < 3.0
