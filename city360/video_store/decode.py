@@ -523,12 +523,21 @@ def iter_frames(
                     layout=info.layout, fisheye=info.fisheye,
                 )  # fmt: skip
         except av.FFmpegError as exc:
-            msg = (
-                f"video {info.path} breaks off after frame {index} ({exc}); the file is "
-                "corrupt or truncated: re-copy it from the camera"
-            )
-            raise VideoError(msg) from None
-    decoded = index + 1
+            raise _broken_off(info, index, exc) from None
+    _check_complete(info, index + 1)
+
+
+def _broken_off(info: VideoInfo, index: int, exc: Exception) -> VideoError:
+    """The error for a decode that fails after frame ``index``."""
+    msg = (
+        f"video {info.path} breaks off after frame {index} ({exc}); the file is "
+        "corrupt or truncated: re-copy it from the camera"
+    )
+    return VideoError(msg)
+
+
+def _check_complete(info: VideoInfo, decoded: int) -> None:
+    """Refuse a video that decoded to fewer frames than its header promises (2 % slack)."""
     if info.frame_count and decoded < 0.98 * info.frame_count - 1:
         msg = (
             f"video {info.path} is truncated: its header promises {info.frame_count} frames "
@@ -575,15 +584,5 @@ def _iter_gopro_max(
                         layout="gopro-max",
                     )  # fmt: skip
         except av.FFmpegError as exc:
-            msg = (
-                f"video {info.path} breaks off after frame {index} ({exc}); the file is "
-                "corrupt or truncated: re-copy it from the camera"
-            )
-            raise VideoError(msg) from None
-    decoded = index + 1
-    if info.frame_count and decoded < 0.98 * info.frame_count - 1:
-        msg = (
-            f"video {info.path} is truncated: its header promises {info.frame_count} frames "
-            f"but only {decoded} decode; re-copy it from the camera"
-        )
-        raise VideoError(msg)
+            raise _broken_off(info, index, exc) from None
+    _check_complete(info, index + 1)

@@ -515,9 +515,7 @@ def test_play_holds_the_run_folder_lock_against_an_eval(viewer_paths: ViewerPath
     app = create_app(make_config(paths))  # type: ignore[arg-type]
     with TestClient(app, base_url=LOCAL_URL) as client:
         with run_lock(paths.run_dir):  # an eval writing this run
-            refused = client.post(
-                "/api/play/start", headers=headers("p"), json={"task_id": "rel-001"}
-            )
+            refused = client.post("/api/play/start", headers=headers("p"), json=task)
         assert refused.status_code == 409
         assert "being written by another city360 eval or viewer" in refused.json()["error"]
         started = client.post("/api/play/start", headers=headers("p"), json=task)
