@@ -157,3 +157,31 @@ def test_tasks_check_proves_an_errand_with_its_tour_not_one_walk_to_the_last_pla
     tight = behind.model_copy(update={"step_limit": int(tour.steps or 0) - 1})
     (issue,) = check_tasks([tight], graph).issues
     assert issue.field.startswith("truth.waypoints")
+
+
+def test_tasks_check_plans_each_errand_tour_once(
+    errand_suite: Path, built_city: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tasks check`` proves an errand with its tour (the family's plan) and then checks the
+    same tour names every place: one tour per task, not two."""
+    import city360.tasks.tour as tour_module
+    from city360.streets import StreetGraph
+    from city360.tasks.check import check_tasks
+    from city360.tasks.suite import load_suite
+
+    calls: list[str] = []
+    real_tour = tour_module.oracle_tour
+
+    def counting_tour(*args: object, **kwargs: object) -> object:
+        calls.append("tour")
+        return real_tour(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tour_module, "oracle_tour", counting_tour)
+    graph = StreetGraph.from_city(built_city)
+    tasks = load_suite(errand_suite).tasks[:3]
+    report = check_tasks(tasks, graph)
+    assert report.ok, report.issues
+    assert len(calls) == len(tasks)
+    longer = [t.model_copy(update={"step_limit": t.step_limit + 1}) for t in tasks]
+    check_tasks(longer, graph)  # other inputs: planned again
+    assert len(calls) == 2 * len(tasks)

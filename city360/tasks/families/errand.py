@@ -13,6 +13,7 @@ suite's step budget: the reference's 50 steps are for one goal.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -340,18 +341,28 @@ def draft_fields(task: TaskBase) -> dict[str, Any]:
     return {"landmark": truth.waypoints[-1].name, "waypoints": "\n".join(lines)}
 
 
+_TOURS: weakref.WeakKeyDictionary[StreetGraph, dict[tuple[Any, ...], TourResult]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Tours already planned, per graph (read-only) and per inputs: ``tasks check`` asks for one
+errand's tour twice (its oracle plan, then its own check)."""
+
+
 def _tour(task: TaskBase, graph: StreetGraph, move_m: Sequence[float]) -> TourResult:
-    """The oracle's tour of ``task``: every waypoint in order, from the start."""
+    """The oracle's tour of ``task``: every waypoint in order, from the start (planned once
+    per graph and inputs)."""
     from city360.tasks.tour import oracle_tour
 
-    return oracle_tour(
-        graph,
-        (task.start.segment, task.start.offset_m),
-        _goals_xy(task),
-        task.metric.threshold_m or THRESHOLD_M,
-        step_limit=task.step_limit,
-        move_m=move_m,
-    )
+    start = (task.start.segment, task.start.offset_m)
+    goals = tuple(_goals_xy(task))
+    threshold_m = task.metric.threshold_m or THRESHOLD_M
+    key = (start, goals, threshold_m, task.step_limit, tuple(move_m))
+    tours = _TOURS.setdefault(graph, {})
+    if key not in tours:
+        tours[key] = oracle_tour(
+            graph, start, list(goals), threshold_m, step_limit=task.step_limit, move_m=move_m
+        )
+    return tours[key]
 
 
 def plan(task: TaskBase, graph: StreetGraph, move_m: Sequence[float]) -> OracleResult:
