@@ -39,6 +39,7 @@ import numpy.typing as npt
 
 from city360.errors import GpsError
 from city360.geo import LocalProjection
+from city360.video_store.bursts import burst_mask
 from city360.video_store.gps.track import GpsTrack, validate_track
 from city360.video_store.smooth import rts_smooth
 from city360.video_store.stationary import StationaryParams, pin_stationary
@@ -297,6 +298,16 @@ def clean_track(
         jumps, _ = find_jumps(t_meas, x, y, params)
     dropped = int((~keep).sum()) + int(outliers.sum())
     cuts = [0, *(int(k) + 1 for k in jumps), t_meas.shape[0]]
+    # bursts (stepped away and back) are outliers however slowly they moved; each side of a
+    # break on its own, since the break itself would look like a step to pair
+    bursts = np.zeros(t_meas.shape[0], bool)
+    for a, b in itertools.pairwise(cuts):
+        bursts[a:b] = burst_mask(t_meas[a:b], x[a:b], y[a:b])
+    if bursts.any():
+        kept_before = np.concatenate([[0], np.cumsum(~bursts)])
+        cuts = sorted({int(kept_before[c]) for c in cuts})
+        t_meas, x, y = t_meas[~bursts], x[~bursts], y[~bursts]
+        dropped += int(bursts.sum())
     standing = params.stationary
     radius = max(standing.radius_m, 2.5 * params.gps_sigma_m)
     if radius != standing.radius_m:

@@ -1,0 +1,259 @@
+"""Urban-canyon bursts, told from GPS fixes alone: the track steps away, stays, steps back.
+
+In a street canyon a receiver may lock on a reflection from a facade: for 5-30 s its fixes sit
+10-30 m off the true path in one direction, reached and left within a second or two. A
+constant-velocity smoother follows such a burst (a 20 m detour over 15 s is an ordinary walk to
+it: 15 fixes agree), and the pose graph takes the detour for a spur and invents a junction.
+
+What a walker (or a car) cannot do is *step*: however sharply it turns, its position is
+continuous. So at every instant ``t`` a stiff constant-velocity Kalman filter run forward over
+the fixes up to ``t - gap_s`` and another run backward over those from ``t + gap_s`` are both
+carried to ``t`` (a two-filter test: each filter gates lone outliers). At a corner the two meet
+near the corner (velocity changes, position does not); at a burst's start or end they miss each
+other by the burst's offset. Their difference ``D(t)`` is tested against its variance (both
+filters' position variance, with the fixes' noise estimated robustly by :func:`fix_noise_m`):
+a *step* is a local maximum of the test statistic above ``step_chi2`` (two degrees of freedom)
+that is at least ``min_step_m`` long and longer than ``turn_lag_s`` of the usual speed (the
+filters lag a fast camera at a turn).
+
+A burst is a run of steps, within ``max_burst_s``, whose vectors add up to nothing (away and
+back, possibly through a second burst: away, across, back): the fixes between its first and
+last step (with ``gap_s`` of ramp each side) are outliers. A step that is never undone is left
+alone: that is the receiver finding itself elsewhere, a break :func:`.clean.find_jumps` decides.
+
+Units: seconds (GPS clock), metres in the city CRS.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from city360.video_store.smooth import MAX_GATED_IN_A_ROW
+
+__all__ = ["BurstParams", "Step", "burst_mask", "find_steps", "fix_noise_m"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class BurstParams:
+    """Settings of the step test and of the pairing of steps into bursts (module docstring)."""
+
+    accel_sigma: float = 0.05
+    """Process noise of the two filters, m²/s³: stiffer than the smoother's 0.6, so a 15 s
+    burst is not followed as a detour within the time it lasts (its lag at a turn is what
+    ``turn_lag_s`` allows for)."""
+    gap_s: float = 1.5
+    """Time left out each side of the instant tested (a burst ramps in over about 2 s),
+    seconds."""
+    step_chi2: float = 30.0
+    """Test statistic (squared Mahalanobis length of ``D``, two degrees of freedom) a step
+    must exceed; 30 is a chance of 3e-7 per instant for Gaussian noise."""
+    min_step_m: float = 6.0
+    """Shortest step that counts, metres (a smaller offset does not make a spur)."""
+    turn_lag_s: float = 3.0
+    """A step must also be longer than this many seconds of the usual speed around it: at a
+    turn both filters lag the camera by about its speed times a second or two (a car's corner
+    at 8 m/s gives 18 m), a walker's by a few metres."""
+    max_burst_s: float = 45.0
+    """Longest run of steps that is a burst (away and back), seconds."""
+    return_share: float = 0.5
+    """A run is back where it started when its steps add up to less than this share of its
+    longest step (and to nothing significant)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """A discontinuity of the track at GPS time ``t_s``: the fixes after it sit ``dx_m``,
+    ``dy_m`` from the line through those before it; ``chi2`` its test statistic."""
+
+    t_s: float
+    dx_m: float
+    dy_m: float
+    chi2: float
+    var_m2: float
+    """Variance of ``dx_m`` (and of ``dy_m``), m²."""
+
+
+def _predictions(
+    t_s: FloatArray,
+    x_m: FloatArray,
+    y_m: FloatArray,
+    probe_s: FloatArray,
+    *,
+    lag_s: float,
+    sigma_m: float,
+    accel_sigma: float,
+    gate_sigma: float,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """A constant-velocity Kalman filter run forward over the fixes (chi-square gate on each),
+    carried from the last fix at or before ``lag_s`` ahead of each of ``probe_s`` to it:
+    ``(x, y, var)``, var the position variance per axis (inf where there is no such fix)."""
+    n = t_s.shape[0]
+    states = np.zeros((n, 8))  # t, px, vx, py, vy, and the shared covariance a, b, c
+    r = sigma_m**2
+    q = accel_sigma
+    limit = 2 * gate_sigma**2
+    misses = 0
+    px, vx, py, vy = float(x_m[0]), 0.0, float(y_m[0]), 0.0
+    a, b, c = r, 0.0, 4.0
+    for k in range(n):
+        if k > 0:
+            dt = float(t_s[k] - t_s[k - 1])
+            px, py = px + vx * dt, py + vy * dt
+            a, b, c = (
+                a + 2 * b * dt + c * dt * dt + q * dt**3 / 3,
+                b + c * dt + q * dt * dt / 2,
+                c + q * dt,
+            )
+            s = a + r
+            ix, iy = float(x_m[k]) - px, float(y_m[k]) - py
+            if (ix * ix + iy * iy) / s <= limit or misses >= MAX_GATED_IN_A_ROW:
+                misses = 0
+                kp, kv = a / s, b / s
+                px, vx = px + kp * ix, vx + kv * ix
+                py, vy = py + kp * iy, vy + kv * iy
+                a, b, c = (1 - kp) * a, (1 - kp) * b, c - kv * b
+            else:
+                misses += 1
+        states[k] = (t_s[k], px, vx, py, vy, a, b, c)
+    last = np.searchsorted(t_s, probe_s - lag_s, side="right") - 1
+    known = last >= 0
+    t0, px_, vx_, py_, vy_, a_, b_, c_ = states[np.maximum(last, 0)].T
+    dt_ = np.where(known, probe_s - t0, 0.0)
+    var = a_ + 2 * b_ * dt_ + c_ * dt_**2 + q * dt_**3 / 3
+    return px_ + vx_ * dt_, py_ + vy_ * dt_, np.where(known, var, np.inf)
+
+
+MIN_NOISE_M = 1.0
+"""Least one-axis noise the step test assumes, metres: a track smoother than that (drawn, or
+filtered by its logger) makes every lag of the filters at a turn significant."""
+
+USUAL_SPEED_S = 30.0
+"""Half-width of the window whose median step speed is the usual speed at an instant, s."""
+
+
+def _usual_speed(t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, at_s: FloatArray) -> FloatArray:
+    """Median speed between consecutive fixes within :data:`USUAL_SPEED_S` of each ``at_s``
+    (m/s; a few bursts do not move a median)."""
+    speed = np.hypot(np.diff(x_m), np.diff(y_m)) / np.maximum(np.diff(t_s), 1e-3)
+    mid = 0.5 * (t_s[1:] + t_s[:-1])
+    low = np.searchsorted(mid, at_s - USUAL_SPEED_S, side="left")
+    high = np.searchsorted(mid, at_s + USUAL_SPEED_S, side="right")
+    out = np.zeros(at_s.shape[0])
+    for k, (a, b) in enumerate(zip(low.tolist(), high.tolist(), strict=True)):
+        if b > a:
+            out[k] = float(np.median(speed[a:b]))
+    return out
+
+
+def fix_noise_m(t_s: FloatArray, x_m: FloatArray, y_m: FloatArray) -> float:
+    """Robust one-axis noise of the fixes about a straight local path, metres: 1.4826 times the
+    median absolute deviation of each fix from the line through its two neighbours, scaled by
+    that line's own error (a second difference), so bursts and corners (few) do not count."""
+    if t_s.shape[0] < 5:
+        return 0.0
+    before = t_s[1:-1] - t_s[:-2]
+    after = t_s[2:] - t_s[1:-1]
+    share = before / (before + after)
+    residual = np.concatenate(
+        [
+            x_m[1:-1] - (x_m[:-2] + share * (x_m[2:] - x_m[:-2])),
+            y_m[1:-1] - (y_m[:-2] + share * (y_m[2:] - y_m[:-2])),
+        ]
+    )
+    # Var(x_i - ((1-s) x_{i-1} + s x_{i+1})) = sigma^2 (1 + (1-s)^2 + s^2)
+    scale = np.sqrt(1.0 + np.concatenate([(1 - share) ** 2 + share**2] * 2))
+    return float(1.4826 * np.median(np.abs(residual / scale)))
+
+
+def find_steps(
+    t_s: FloatArray,
+    x_m: FloatArray,
+    y_m: FloatArray,
+    *,
+    sigma_m: float,
+    params: BurstParams | None = None,
+) -> list[Step]:
+    """The steps of a track (module docstring), in time order. ``sigma_m``: one-axis noise of
+    the fixes, metres (:func:`fix_noise_m`)."""
+    params = params or BurstParams()
+    n = t_s.shape[0]
+    if n < 8 or sigma_m <= 0:
+        return []
+    # test at every fix time and half way between fixes (a step falls between two fixes)
+    probe = np.sort(np.concatenate([t_s, 0.5 * (t_s[1:] + t_s[:-1])]))
+    filter_args = {"sigma_m": sigma_m, "accel_sigma": params.accel_sigma, "gate_sigma": 4.0}
+    # forward from the fixes up to ``gap_s`` before, and backward (time reversed) from the
+    # fixes from ``gap_s`` after, both carried to the instant tested
+    lx, ly, lvar = _predictions(t_s, x_m, y_m, probe, lag_s=params.gap_s, **filter_args)
+    rx, ry, rvar = _predictions(
+        -t_s[::-1], x_m[::-1], y_m[::-1], -probe, lag_s=params.gap_s, **filter_args
+    )
+    var = lvar + rvar
+    finite = np.isfinite(var)
+    dx = np.where(finite, rx - lx, 0.0)
+    dy = np.where(finite, ry - ly, 0.0)
+    chi2 = np.where(finite, (dx * dx + dy * dy) / np.where(finite, var, 1.0), 0.0)
+    length = np.hypot(dx, dy)
+    floor = np.maximum(params.min_step_m, params.turn_lag_s * _usual_speed(t_s, x_m, y_m, probe))
+    candidate = (chi2 > params.step_chi2) & (length >= floor)
+    steps: list[Step] = []
+    for k in np.flatnonzero(candidate).tolist():
+        near = np.abs(probe - probe[k]) <= params.gap_s + 0.5
+        if chi2[k] < np.max(chi2[near]):
+            continue  # not the peak of its step
+        if steps and probe[k] - steps[-1].t_s <= params.gap_s:
+            continue  # a plateau: the step was taken already
+        steps.append(
+            Step(float(probe[k]), float(dx[k]), float(dy[k]), float(chi2[k]), float(var[k]))
+        )
+    return steps
+
+
+def _returns(run: list[Step], params: BurstParams) -> bool:
+    """Whether the steps of ``run`` add up to nothing: back where the track started."""
+    total_x = sum(s.dx_m for s in run)
+    total_y = sum(s.dy_m for s in run)
+    total = math.hypot(total_x, total_y)
+    longest = max(math.hypot(s.dx_m, s.dy_m) for s in run)
+    var = sum(s.var_m2 for s in run)
+    return total <= params.return_share * longest and total * total / var < params.step_chi2
+
+
+def burst_mask(
+    t_s: FloatArray,
+    x_m: FloatArray,
+    y_m: FloatArray,
+    *,
+    sigma_m: float | None = None,
+    params: BurstParams | None = None,
+) -> npt.NDArray[np.bool_]:
+    """Mask of the fixes inside a burst (module docstring). ``sigma_m``: the fixes' one-axis
+    noise, metres (None: estimated with :func:`fix_noise_m`; at least :data:`MIN_NOISE_M`)."""
+    params = params or BurstParams()
+    mask = np.zeros(t_s.shape[0], bool)
+    noise = max(fix_noise_m(t_s, x_m, y_m) if sigma_m is None else sigma_m, MIN_NOISE_M)
+    steps = find_steps(t_s, x_m, y_m, sigma_m=noise, params=params)
+    k = 0
+    while k < len(steps):
+        # the shortest run from step k that comes back (a burst inside a burst is one run)
+        end = None
+        for m in range(k + 1, len(steps)):
+            if steps[m].t_s - steps[k].t_s > params.max_burst_s:
+                break
+            if _returns(steps[k : m + 1], params):
+                end = m
+                break
+        if end is None:
+            k += 1
+            continue
+        start_s = steps[k].t_s - params.gap_s
+        end_s = steps[end].t_s + params.gap_s
+        mask |= (t_s > start_s) & (t_s < end_s)
+        k = end + 1
+    return mask
