@@ -232,7 +232,9 @@ def _cut(
     params: BuildParams,
     gate: Callable[[FloatArray, list[list[DeadEndEvent]]], CutFilter] | None = None,
 ) -> tuple[FloatArray, FloatArray, list[Segment], list[Street], list[int]]:
-    dead_xy, events = find_dead_ends(tracks, junctions_xy, params.junctions)
+    dead_xy, events = find_dead_ends(
+        tracks, junctions_xy, params.junctions, short_spurs=gate is None
+    )
     segments = cut_tracks(
         tracks,
         junctions_xy,
