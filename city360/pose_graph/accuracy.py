@@ -157,7 +157,7 @@ WALKS: tuple[AccuracyCase, ...] = (
         "hamburg-walk",
         None,
         None,
-        (0,),
+        (0, 1, 2),
         route="gps/hamburg_sternschanze_walk.gpx",
         gps_model="canyon",
     ),

@@ -204,11 +204,12 @@ def find_jumps(
             outliers[k] = True  # fix k alone was off (it came in under the length limit)
             k += 1
             continue
-        # an excursion comes back: a later fix (within MAX_EXCURSION_S) nearer to where the
-        # track was before the jump than to where it jumped to
+        # an excursion comes back: a later fix (within MAX_EXCURSION_S, or the very next one
+        # however late: a lone outlier just before a dropout) nearer to where the track was
+        # before the jump than to where it jumped to
         back = None
         m = k + 2
-        while m < n and t_s[m] - t_s[k + 1] <= MAX_EXCURSION_S:
+        while m < n and (m == k + 2 or t_s[m] - t_s[k + 1] <= MAX_EXCURSION_S):
             to_before = math.hypot(x_m[m] - x_m[k], y_m[m] - y_m[k])
             to_after = math.hypot(x_m[m] - x_m[k + 1], y_m[m] - y_m[k + 1])
             if to_before < to_after:

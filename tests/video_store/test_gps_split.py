@@ -99,6 +99,24 @@ def test_jumps_are_breaks_excursions_and_dropouts_are_not() -> None:
     assert find_jumps(t, 15.0 * t, y, params)[0].tolist() == []  # a car at 15 m/s
 
 
+def test_a_lone_outlier_before_a_dropout_is_no_jump() -> None:
+    """A fix thrown 35 m off just before 11 s without fixes (Hamburg canyon twin seed 11): the
+    way back comes after MAX_EXCURSION_S, but the fixes either side of it agree."""
+    t = np.arange(80.0)
+    x, y = 1.4 * t, np.zeros(80)
+    lone = t == 40
+    kept = (t <= 40) | (t >= 51)
+    jumps, outliers = find_jumps(
+        t[kept], (x + 20.0 * lone)[kept], (y - 28.0 * lone)[kept], CleanParams()
+    )
+    assert jumps.tolist() == []
+    assert np.flatnonzero(outliers).tolist() == [40]
+    # a real relock just before the dropout stays a break: the fix after it agrees with it
+    relock = np.where(t >= 40, 50.0, 0.0)
+    jumps, _ = find_jumps(t[kept], x[kept], (y + relock)[kept], CleanParams())
+    assert jumps.tolist() == [39]
+
+
 def test_continuous_parts_drop_short_pieces() -> None:
     x = np.array([0.0, 1, 2, 3, 50, 51, 52, 100, 100.5])
     kept, dropped = continuous_parts(x, np.zeros_like(x), spacing_m=1.0)
