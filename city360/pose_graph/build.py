@@ -77,7 +77,7 @@ class BuildParams:
     """Without OSM, move junctions to where their arms' centre lines meet
     (:mod:`city360.pose_graph.refine`)."""
     refine_params: RefineParams = field(default_factory=RefineParams)
-    clarify: bool = False
+    clarify: bool = True
     """Without OSM, pull the passes of each street onto one centre line before anything is
     sought (:mod:`city360.pose_graph.clarify`)."""
     clarify_params: ClarifyParams = field(default_factory=ClarifyParams)

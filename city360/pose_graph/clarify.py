@@ -31,9 +31,9 @@ FloatArray = npt.NDArray[np.float64]
 class ClarifyParams:
     """Parameters of :func:`clarify_tracks` (metres, degrees)."""
 
-    radius_m: float = 7.0
+    radius_m: float = 5.0
     """Poses of other passes within this distance pull a pose."""
-    sigma_m: float = 3.0
+    sigma_m: float = 2.0
     """Gaussian width (metres) of the pull's weight over distance: near passes pull hardest."""
     same_line_deg: float = 20.0
     """A pose pulls only when its heading is within this of the other's, or of its opposite."""
@@ -41,7 +41,7 @@ class ClarifyParams:
     """Poses of the same trajectory closer than this along it are the same pass (no pull)."""
     step: float = 0.5
     """Share of the weighted mean offset a pose moves per round."""
-    rounds: int = 6
+    rounds: int = 10
     max_shift_m: float = 6.0
     """No pose moves further than this from where it was measured."""
 
@@ -97,9 +97,9 @@ def clarify_tracks(tracks: Sequence[Track], params: ClarifyParams | None = None)
         shift = xy - measured
         far = np.hypot(shift[:, 0], shift[:, 1])
         too_far = far > params.max_shift_m
-        xy[too_far] = measured[too_far] + shift[too_far] * (params.max_shift_m / far[too_far])[
-            :, None
-        ]
+        xy[too_far] = (
+            measured[too_far] + shift[too_far] * (params.max_shift_m / far[too_far])[:, None]
+        )
         heading = np.concatenate(
             [
                 make_track("", xy[s : s + n], spacing_m=1.0, frame_count=n).heading_deg
