@@ -27,6 +27,7 @@ import numpy.typing as npt
 from city360.city import OSM_EXTRACT, CityDir
 from city360.errors import GraphBuildError
 from city360.geo import LocalProjection, bearing_deg, wrap_deg
+from city360.pose_graph.clarify import ClarifyParams, clarify_tracks
 from city360.pose_graph.graph import GRAPH_SCHEMA_VERSION, PoseGraph, save_graph
 from city360.pose_graph.junctions import (
     DeadEndEvent,
@@ -76,6 +77,10 @@ class BuildParams:
     """Without OSM, move junctions to where their arms' centre lines meet
     (:mod:`city360.pose_graph.refine`)."""
     refine_params: RefineParams = field(default_factory=RefineParams)
+    clarify: bool = True
+    """Without OSM, pull the passes of each street onto one centre line before anything is
+    sought (:mod:`city360.pose_graph.clarify`)."""
+    clarify_params: ClarifyParams = field(default_factory=ClarifyParams)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -265,6 +270,8 @@ def build_from_tracks(
     if not tracks:
         msg = "no trajectories to build a graph from"
         raise GraphBuildError(msg)
+    if osm is None and params.clarify:
+        tracks = clarify_tracks(tracks, params.clarify_params)
     junctions_xy, _support = find_junctions(tracks, params.junctions)
     gate: Callable[[FloatArray, list[list[DeadEndEvent]]], CutFilter] | None = None
     if osm is not None:

@@ -156,6 +156,13 @@ def _arm_lines(
         points = np.concatenate(parts)
         if len(points) >= params.min_poses:
             centre, direction = _line(points)
+            reach = np.hypot(*(points - junctions_xy[node]).T)
+            if reach.max() < params.far_m - params.near_m:
+                # a stub walked in and back (a V of two legs): its axis runs from the legs'
+                # centroid to the apex, which SVD of an uneven V tilts
+                apex = points[reach >= reach.max() - 1.0].mean(axis=0)
+                if np.hypot(*(apex - centre)) > 1.0:
+                    direction = (apex - centre) / np.hypot(*(apex - centre))
             lines_of[node].append((centre, direction, 1.0))
     return lines_of, arm_count
 
