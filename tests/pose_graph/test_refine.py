@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from city360.pose_graph.junctions import find_dead_ends
 from city360.pose_graph.refine import refine_junctions, split_junctions
 from city360.pose_graph.segments import cut_tracks, group_streets
-from city360.pose_graph.tracks import Track, make_track
+from city360.pose_graph.tracks import Track
+from tests.pose_graph.walks import polyline_track
 
-
-def _walk(points: list[tuple[float, float]], name: str) -> Track:
-    rng = np.random.default_rng(sum(map(ord, name)))
-    parts = []
-    for a, b in itertools.pairwise(points):
-        a_xy, b_xy = np.asarray(a, float), np.asarray(b, float)
-        n = int(np.hypot(*(b_xy - a_xy)))
-        parts.append(a_xy + np.linspace(0.0, 1.0, n, endpoint=False)[:, None] * (b_xy - a_xy))
-    xy = np.concatenate([*parts, np.asarray(points[-1:], float)])
-    xy = xy + rng.normal(0.0, 0.5, xy.shape)
-    return make_track(name, xy, spacing_m=1.0, frame_count=len(xy))
+_walk = polyline_track
 
 
 def _refined(tracks: list[Track], junction: tuple[float, float]) -> np.ndarray:

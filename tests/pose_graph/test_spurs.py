@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 import networkx as nx
@@ -10,7 +9,6 @@ import numpy as np
 
 from city360.geo import LocalProjection
 from city360.pose_graph.build import build_city, build_from_tracks
-from city360.pose_graph.tracks import Track, make_track
 from tests.pose_graph.walks import write_city
 
 # a walk north through o, round a block, across its own start at o, out west; a 12 m spur
@@ -84,16 +82,7 @@ def test_a_spur_walked_7_m_in_keeps_its_junction_and_dead_end() -> None:
     # a stub off a street: the walker cuts the corners in and out and turns back 7 m from the
     # street (within the 8 m a track end needs from a junction), then walks on the other way;
     # the stub is a street, its root a junction
-    def walk(points: list[tuple[float, float]], name: str) -> Track:
-        rng = np.random.default_rng(sum(map(ord, name)))
-        parts = []
-        for a, b in itertools.pairwise(points):
-            a_xy, b_xy = np.asarray(a, float), np.asarray(b, float)
-            n = int(np.hypot(*(b_xy - a_xy)))
-            parts.append(a_xy + np.linspace(0.0, 1.0, n, endpoint=False)[:, None] * (b_xy - a_xy))
-        xy = np.concatenate([*parts, np.asarray(points[-1:], float)])
-        xy = xy + rng.normal(0.0, 0.5, xy.shape)
-        return make_track(name, xy, spacing_m=1.0, frame_count=len(xy))
+    from tests.pose_graph.walks import polyline_track as walk
 
     tracks = [
         walk([(-60, 0), (60, 0)], "east"),

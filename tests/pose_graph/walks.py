@@ -21,6 +21,7 @@ from scipy.ndimage import gaussian_filter1d
 from city360._atomic import atomic_dir
 from city360.city import CityDir, CityManifest, TrajectoryMeta, TrajectoryPoses
 from city360.geo import LocalProjection
+from city360.pose_graph.tracks import Track, make_track
 from city360.synth.groundtruth import Junction, SceneTruth, StreetEdge
 
 ORIGIN = (35.7356, 139.6522)  # Nerima, Tokyo
@@ -298,3 +299,17 @@ def street_graph_from_osm(streets: nx.MultiGraph) -> nx.Graph:
     graph.remove_nodes_from([n for n in list(graph.nodes) if graph.degree[n] == 0])
     largest = max(nx.connected_components(graph), key=len)
     return graph.subgraph(largest).copy()
+
+
+def polyline_track(points: list[tuple[float, float]], name: str) -> Track:
+    """A pose-only track walking ``points`` (metres) at 1 m spacing with 0.5 m noise, seeded by
+    ``name``."""
+    rng = np.random.default_rng(sum(map(ord, name)))
+    parts = []
+    for a, b in itertools.pairwise(points):
+        a_xy, b_xy = np.asarray(a, float), np.asarray(b, float)
+        n = int(np.hypot(*(b_xy - a_xy)))
+        parts.append(a_xy + np.linspace(0.0, 1.0, n, endpoint=False)[:, None] * (b_xy - a_xy))
+    xy = np.concatenate([*parts, np.asarray(points[-1:], float)])
+    xy = xy + rng.normal(0.0, 0.5, xy.shape)
+    return make_track(name, xy, spacing_m=1.0, frame_count=len(xy))
