@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import networkx as nx
 import numpy as np
@@ -32,6 +33,9 @@ from city360.geo import LocalProjection
 from city360.pose_graph.junctions import DeadEndEvent
 from city360.pose_graph.segments import CutFilter
 from city360.pose_graph.tracks import Track
+
+if TYPE_CHECKING:
+    from city360.pose_graph.osm_dead_ends import Spur
 
 __all__ = [
     "AUTO_NETWORKS",
@@ -241,10 +245,17 @@ def check_overlap(
 
 
 def osm_junction_candidates(
-    osm: OsmStreets, tracks: Sequence[Track], *, matches: Sequence[IntArray] | None = None
+    osm: OsmStreets,
+    tracks: Sequence[Track],
+    *,
+    matches: Sequence[IntArray] | None = None,
+    spurs: Sequence[Spur] = (),
 ) -> FloatArray:
     """Positions (K, 2) of OSM nodes the video passes through with three or more streets
     filmed near them (``matches``: :func:`match_tracks` of ``tracks``, computed when None).
+    A street also counts as filmed at a node when one of ``spurs``
+    (:func:`city360.pose_graph.osm_dead_ends.find_spurs`) walks into it from there and back:
+    the smoothed U-turn at the end of a 12 m stub reaches 7 m, short of ``ARM_M``.
     Raises :class:`OsmError` if the extract does not cover the tracks."""
     matches = match_tracks(osm, tracks) if matches is None else matches
     check_overlap(osm, tracks, matches)
@@ -265,6 +276,8 @@ def osm_junction_candidates(
     inner = group[osm.edge_nodes[:, 0]] == group[osm.edge_nodes[:, 1]]
     # a walker wandering about a crossing has poses on every arm near it, but walks none
     walked = farthest >= np.minimum(ARM_M, ARM_SHARE * osm.edge_length_m)[:, None]
+    for spur in spurs:
+        walked[spur.edge, int(osm.edge_nodes[spur.edge, 1] == spur.node)] = True
     filmed_degree = np.zeros(n_nodes, dtype=np.int64)  # per group label
     for end in (0, 1):
         filmed = (near_count[:, end] >= MIN_POSES_PER_STREET) & walked[:, end] & ~inner
@@ -336,11 +349,12 @@ def reconcile_junctions(
     *,
     snap_m: float,
     matches: Sequence[IntArray] | None = None,
+    spurs: Sequence[Spur] = (),
 ) -> FloatArray:
     """Junction positions (K, 2) from OSM candidates and pose-derived junctions (see the module
-    docstring; ``matches`` as for :func:`osm_junction_candidates`). Raises :class:`OsmError`
-    if the extract does not cover the tracks."""
-    candidates = osm_junction_candidates(osm, tracks, matches=matches)
+    docstring; ``matches`` and ``spurs`` as for :func:`osm_junction_candidates`). Raises
+    :class:`OsmError` if the extract does not cover the tracks."""
+    candidates = osm_junction_candidates(osm, tracks, matches=matches, spurs=spurs)
     if len(pose_xy) == 0:
         return candidates
     keep: list[FloatArray] = [candidates]
