@@ -34,6 +34,7 @@ end nodes, measured on its OSM polyline.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -209,6 +210,7 @@ def place_dead_ends(
     pairs = cKDTree(points).query_pairs(merge_m, output_type="ndarray")
     if pairs.size:
         pairs = pairs[_same_street_end(osm, edge_of[pairs[:, 0]], edge_of[pairs[:, 1]])]
+    pairs = np.concatenate([pairs.reshape(-1, 2), _same_place(osm, edge_of)])
     n = len(kept)
     graph = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
     _, labels = connected_components(graph, directed=False)
@@ -220,13 +222,40 @@ def place_dead_ends(
     return centres, grouped
 
 
+def _same_place(osm: OsmStreets, edge_of: IntArray) -> IntArray:
+    """Pairs (P, 2) of candidates on streets inside one place (OSM streets shorter than
+    ``SHORT_STREET_M`` joining nodes of one place), however far apart: the U-turns into two
+    stubs of 6 m either side of a T are one end of the filmed street to a camera (old-town
+    twin: 8.4 m apart, one street end in the truth)."""
+    from city360.pose_graph.osm_match import node_groups
+
+    group = node_groups(osm)
+    on = edge_of >= 0
+    ends = group[osm.edge_nodes[np.maximum(edge_of, 0)]]
+    place = np.where(on & (ends[:, 0] == ends[:, 1]), ends[:, 0], -1)
+    pairs = [
+        (int(i), int(j))
+        for label in np.unique(place[place >= 0])
+        for i, j in itertools.pairwise(np.flatnonzero(place == label))
+    ]
+    return np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+
+
 def _same_street_end(osm: OsmStreets, a: IntArray, b: IntArray) -> npt.NDArray[np.bool_]:
     """Whether dead-end candidates on streets ``a`` and ``b`` (-1: off the mapped streets) may
-    be one dead end: the same street, streets meeting at a node of degree two, or off-map."""
-    degree = np.bincount(osm.edge_nodes.ravel(), minlength=len(osm.node_xy))
+    be one dead end: the same street, streets that meet where only they meet (a place of two
+    streets: a bend, or the end of one and the start of the next), a street shorter than
+    ``SHORT_STREET_M`` inside such a place, or either off the map. Places are OSM nodes joined
+    by streets shorter than ``SHORT_STREET_M`` (as for junction candidates)."""
+    from city360.pose_graph.osm_match import node_groups
+
+    group = node_groups(osm)
+    ends = group[osm.edge_nodes]
+    inner = ends[:, 0] == ends[:, 1]
+    streets_at = np.bincount(ends[~inner].ravel(), minlength=int(group.max()) + 1)
     off = (a < 0) | (b < 0)
-    ea, eb = osm.edge_nodes[np.maximum(a, 0)], osm.edge_nodes[np.maximum(b, 0)]
-    shared = (ea[:, :, None] == eb[:, None, :]) & (degree[ea][:, :, None] <= 2)
+    ga, gb = ends[np.maximum(a, 0)], ends[np.maximum(b, 0)]
+    shared = (ga[:, :, None] == gb[:, None, :]) & (streets_at[ga][:, :, None] <= 2)
     return off | (a == b) | shared.any(axis=(1, 2))
 
 

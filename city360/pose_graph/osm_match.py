@@ -49,6 +49,7 @@ __all__ = [
     "match_tracks",
     "matched_cut_filter",
     "matched_share",
+    "node_groups",
     "osm_junction_candidates",
     "reconcile_junctions",
     "streets_from_graph",
@@ -272,7 +273,7 @@ def osm_junction_candidates(
             dist = np.hypot(*(track.xy[rows] - node_xy).T)
             np.add.at(near_count[:, end], edges[dist <= JUNCTION_REACH_M], 1)
             np.maximum.at(farthest[:, end], edges, dist)
-    group = _node_groups(osm)
+    group = node_groups(osm)
     inner = group[osm.edge_nodes[:, 0]] == group[osm.edge_nodes[:, 1]]
     # a walker wandering about a crossing has poses on every arm near it, but walks none
     walked = farthest >= np.minimum(ARM_M, ARM_SHARE * osm.edge_length_m)[:, None]
@@ -291,7 +292,7 @@ def osm_junction_candidates(
     return np.asarray(found, dtype=np.float64).reshape(-1, 2)
 
 
-def _node_groups(osm: OsmStreets) -> IntArray:
+def node_groups(osm: OsmStreets) -> IntArray:
     """A label per OSM node; nodes joined by streets shorter than :data:`SHORT_STREET_M` share
     one (a 1.5 m stub beside a bend, or two nodes 5 m apart drawn for one crossing, are one
     place to a camera)."""
