@@ -21,6 +21,8 @@ from scipy.ndimage import gaussian_filter1d
 from city360._atomic import atomic_dir
 from city360.city import CityDir, CityManifest, TrajectoryMeta, TrajectoryPoses
 from city360.geo import LocalProjection
+from city360.pose_graph.osm_match import OsmStreets, streets_from_graph
+from city360.pose_graph.tracks import Track, make_track
 from city360.synth.groundtruth import Junction, SceneTruth, StreetEdge
 
 ORIGIN = (35.7356, 139.6522)  # Nerima, Tokyo
@@ -298,3 +300,27 @@ def street_graph_from_osm(streets: nx.MultiGraph) -> nx.Graph:
     graph.remove_nodes_from([n for n in list(graph.nodes) if graph.degree[n] == 0])
     largest = max(nx.connected_components(graph), key=len)
     return graph.subgraph(largest).copy()
+
+
+def osm_streets(nodes: dict[int, tuple[float, float]], edges: list[tuple[int, int]]) -> OsmStreets:
+    """A straight-street OSM network (metres) for map-matching tests: node id -> (x, y)."""
+    graph = nx.MultiGraph()
+    for n, (x, y) in nodes.items():
+        graph.add_node(n, x_m=x, y_m=y)
+    for u, v in edges:
+        graph.add_edge(u, v, polyline_xy=[nodes[u], nodes[v]])
+    return streets_from_graph(graph, source="test")
+
+
+def noisy_walk(points: list[tuple[float, float]], name: str, *, noise_m: float) -> Track:
+    """A track walking the polyline ``points`` one pose a metre, with white noise of
+    ``noise_m`` (seeded by ``name``)."""
+    rng = np.random.default_rng(sum(map(ord, name)))
+    parts = []
+    for a, b in itertools.pairwise(points):
+        a_xy, b_xy = np.asarray(a, float), np.asarray(b, float)
+        n = int(np.hypot(*(b_xy - a_xy)))
+        parts.append(a_xy + np.linspace(0.0, 1.0, n, endpoint=False)[:, None] * (b_xy - a_xy))
+    xy = np.concatenate([*parts, np.asarray(points[-1:], float)])
+    xy = xy + rng.normal(0.0, noise_m, xy.shape)
+    return make_track(name, xy, spacing_m=1.0, frame_count=len(xy))
