@@ -194,14 +194,16 @@ def place_dead_ends(
             if (at_junction[ends[edge]] & (from_end <= clearance_m)).any():
                 continue  # ends at the junction, whatever the GPS says to the side
         kept.append(event)
-    spur_apex = {(s.track, s.apex) for s, _ in spur_events}
-    spans = {(s.track, s.first, s.last) for s, _ in spur_events}
+    # a spur's own U-turn, where the pose-only rule found it, is its apex
+    apex_arc = [(s.track, float(tracks[s.track].arc_m[s.apex])) for s, _ in spur_events]
     kept = [
         e
         for e in kept
-        if (e.track, e.frame) not in spur_apex
-        and not any(t == e.track and a <= e.frame <= b for t, a, b in spans)
-    ]  # a spur's own U-turn is its apex
+        if not any(
+            t == e.track and abs(float(tracks[t].arc_m[e.frame]) - arc) < merge_m
+            for t, arc in apex_arc
+        )
+    ]
     kept += [event for _, event in spur_events]
     if not kept:
         return np.zeros((0, 2)), []

@@ -89,6 +89,21 @@ def test_a_mid_street_turn_back_is_shared_by_a_pass_5_m_beside_it() -> None:
     assert len(kinds["junction"]) == 1
 
 
+def test_a_turn_back_inside_a_spur_stays_a_node_of_the_spur() -> None:
+    # into a 90 m dead-end street, to its end, back 40 m, to the end again and out
+    osm = osm_streets({0: (0, 0), 1: (100, 0), 2: (200, 0), 3: (100, 90)}, [(0, 1), (1, 2), (1, 3)])
+    walk = noisy_walk(
+        [(10, 0), (100, 0), (100, 90), (100, 50), (100, 90), (100, 0), (190, 0)], "in", noise_m=0.3
+    )
+    through = noisy_walk([(190, -1), (10, -1)], "through", noise_m=0.3)
+    graph = _build(osm, [walk, through])
+    kinds = _kinds(graph)
+    assert all(edge.u != edge.v for edge in graph.edges())  # no loop from the end back to it
+    assert _near(kinds["dead_end"], (100, 90), 3.0) == 1
+    assert _near(kinds["link"], (100, 50), 3.0) == 1
+    assert _streets(graph) == 4
+
+
 def test_spurs_are_out_and_backs_not_streets_walked_through_or_ends() -> None:
     osm = osm_streets({0: (0, 0), 1: (100, 0), 2: (200, 0), 3: (100, 50)}, [(0, 1), (1, 2), (1, 3)])
     into = noisy_walk([(10, 0), (100, 0), (100, 20), (100, 0), (190, 0)], "into", noise_m=0.2)
