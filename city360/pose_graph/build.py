@@ -1,7 +1,8 @@
 """Build a pose graph from a city's trajectories (and optionally an OSM extract).
 
 Steps: junctions from crossings of passes (:mod:`.junctions`), plus OSM intersections the video
-passes through when an extract is given (:mod:`.osm_match`); dead ends; cutting every trajectory
+passes through when an extract is given (:mod:`.osm_match`); dead ends (placed along the matched
+streets with an extract, :mod:`.osm_dead_ends`); cutting every trajectory
 into segments and grouping them into streets (:mod:`.segments`); removing nodes that are no
 branch point and cutting again; one edge per filmed segment, plus a ``reverse`` edge for each
 street direction nobody filmed; transitions at every node (:mod:`.transitions`).

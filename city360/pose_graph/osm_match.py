@@ -6,14 +6,16 @@ and a lane 8-12 m beside it, or the arms of a junction where the track cuts the 
 flicker per pose. (Round two matched each pose to the nearest street with a heading gate.)
 
 An OSM node where at least three streets have matched poses within ``JUNCTION_REACH_M`` of it,
-reaching ``ARM_M`` along each, is a junction the video passes through, and becomes a junction
-at its OSM position (nodes joined by streets under ``SHORT_STREET_M`` count as one).
+reaching ``ARM_M`` along each (or walked into and back from it: a spur,
+:func:`city360.pose_graph.osm_dead_ends.find_spurs`), is a junction the video passes through,
+and becomes a junction at its OSM position (nodes joined by streets under ``SHORT_STREET_M``
+count as one).
 Pose-derived junctions are then reconciled with OSM (:func:`reconcile_junctions`): near such
 a candidate they give way to it; within ``MATCH_RADIUS_M`` of any OSM street they are dropped
 (the matched sequence says which streets the video walks; passes that part at a shallow angle
 vote where they separate, not where the streets meet, and two passes of one bent street vote a
 bend); away from every OSM street (a lane OSM lacks) they stay. Cuts follow the matching too
-(:func:`matched_cut_filter`).
+(:func:`matched_cut_filter`), and so do dead ends (:mod:`city360.pose_graph.osm_dead_ends`).
 """
 
 from __future__ import annotations
