@@ -8,9 +8,11 @@ of its street) is as large as. With the walk matched to OSM streets
 
 - **Belongs to a junction.** A video end, start or turn-back whose matched position lies
   within ``clearance_m`` along its street from a junction's OSM node belongs to that junction,
-  however far to the side the smoothed pose stands. (A wander video that ended at a crossing
-  was smoothed to a point 5 m along the street and 6.4 m beside it, 8.1 m from the node: its
-  dead end cut a pass of that street 8 m from the junction and split the street there.)
+  however far to the side the smoothed pose stands, when the track comes within the cut
+  radius of the junction close by (so that its cut there stands for the end). (A wander
+  video that ended at a crossing was smoothed to a point 5 m along the street and 6.4 m
+  beside it, 8.1 m from the node: its dead end cut a pass of that street 8 m from the
+  junction and split the street there.)
 - **Spurs.** A track that walks from a junction's node into one OSM street and back (one run of
   poses matched to that street, entering and leaving at the same end, :class:`Spur`) walked a
   spur, and its apex is a dead end even when it is nearer the junction than ``clearance_m``:
@@ -18,8 +20,11 @@ of its street) is as large as. With the walk matched to OSM streets
   that apex to the junction, which then had no third arm. Out-and-backs reaching less than
   :data:`SPUR_MIN_M` are not spurs (a step off the corner, GPS wander).
 - **One dead end per street end.** Dead-end candidates within ``merge_m`` are one dead end
-  only when their streets are the same or meet at an OSM node of degree two: two stubs leaving
-  one junction 6 m apart end at two dead ends.
+  when they lie on one street or on streets meeting where no junction is (a video ending
+  where the next starts); on two streets that leave one junction (two stubs 6 m apart) or do
+  not meet at all (two parallel streets a crop cuts 7.5 m apart) they are two. Candidates on
+  short streets inside one place (two 6 m stubs either side of a T, 8.4 m apart) are one
+  however far apart.
 
 A dead end on a mapped street is where another video starts, stops or turns back in the middle
 of that street: every pass of the street must be cut there (else the street is split into two
@@ -166,12 +171,14 @@ def place_dead_ends(
     *,
     clearance_m: float,
     merge_m: float,
+    cut_radius_m: float,
 ) -> tuple[FloatArray, list[list[DeadEndEvent]]]:
     """Dead-end nodes (D, 2) and the frames ending at each, from the pose-only dead ends
     ``events`` (grouped as :func:`~city360.pose_graph.junctions.find_dead_ends` gives them) and
     the ``spurs``, following the rules of the module docstring (``clearance_m``: along-street
-    distance within which an end belongs to a junction; ``merge_m``: candidates of one street
-    end closer than this are one)."""
+    distance within which an end belongs to a junction, when the track comes within
+    ``cut_radius_m`` of that junction close by, so that it is cut there; ``merge_m``:
+    candidates of one street end closer than this are one)."""
     junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
     at_junction = _junction_nodes(osm, junctions_xy, merge_m)
     ends = osm.edge_nodes
@@ -180,6 +187,7 @@ def place_dead_ends(
         for s in spurs
         if at_junction[s.node]
     ]
+    junction_tree = cKDTree(junctions_xy) if len(junctions_xy) else None
     kept: list[DeadEndEvent] = []
     along_cache: dict[int, FloatArray] = {}
     for event in (e for group in events for e in group):
@@ -191,7 +199,14 @@ def place_dead_ends(
                 )
             s = float(along_cache[event.track][event.frame])
             from_end = np.array([s, osm.edge_length_m[edge] - s])
-            if (at_junction[ends[edge]] & (from_end <= clearance_m)).any():
+            near = at_junction[ends[edge]] & (from_end <= clearance_m)
+            if near.any() and _cut_nearby(
+                tracks[event.track],
+                event.frame,
+                junction_tree,
+                reach_m=cut_radius_m,
+                arc_m=clearance_m + cut_radius_m,
+            ):
                 continue  # ends at the junction, whatever the GPS says to the side
         kept.append(event)
     # a spur's own U-turn, where the pose-only rule found it, is its apex
@@ -211,7 +226,7 @@ def place_dead_ends(
     points = np.array([[e.x_m, e.y_m] for e in kept])
     pairs = cKDTree(points).query_pairs(merge_m, output_type="ndarray")
     if pairs.size:
-        pairs = pairs[_same_street_end(osm, edge_of[pairs[:, 0]], edge_of[pairs[:, 1]])]
+        pairs = pairs[_one_street_end(osm, at_junction, edge_of[pairs[:, 0]], edge_of[pairs[:, 1]])]
     pairs = np.concatenate([pairs.reshape(-1, 2), _same_place(osm, edge_of)])
     n = len(kept)
     graph = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
@@ -243,22 +258,39 @@ def _same_place(osm: OsmStreets, edge_of: IntArray) -> IntArray:
     return np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
 
 
-def _same_street_end(osm: OsmStreets, a: IntArray, b: IntArray) -> npt.NDArray[np.bool_]:
+def _cut_nearby(
+    track: Track, frame: int, junctions: cKDTree | None, *, reach_m: float, arc_m: float
+) -> bool:
+    """Whether ``track`` comes within ``reach_m`` of a junction within ``arc_m`` of travel of
+    ``frame``: a video end that the junction's cut stands for. (An end smoothed 12 m to the
+    side of its street, 6 m along it from a junction it never comes within 8 m of, is no
+    such end: dropping it lost the street it ended.)"""
+    if junctions is None:
+        return False
+    arc = track.arc_m
+    lo, hi = np.searchsorted(arc, [arc[frame] - arc_m, arc[frame] + arc_m])
+    dist, _ = junctions.query(track.xy[lo : max(hi, lo + 1)], distance_upper_bound=reach_m)
+    return bool(np.isfinite(dist).any())
+
+
+def _one_street_end(
+    osm: OsmStreets, at_junction: npt.NDArray[np.bool_], a: IntArray, b: IntArray
+) -> npt.NDArray[np.bool_]:
     """Whether dead-end candidates on streets ``a`` and ``b`` (-1: off the mapped streets) may
-    be one dead end: the same street, streets that meet where only they meet (a place of two
-    streets: a bend, or the end of one and the start of the next), a street shorter than
-    ``SHORT_STREET_M`` inside such a place, or either off the map. Places are OSM nodes joined
-    by streets shorter than ``SHORT_STREET_M`` (as for junction candidates)."""
+    be one dead end: the same street, or streets that meet at a place (OSM nodes joined by
+    streets under ``SHORT_STREET_M``, as for junction candidates) no junction stands for (a
+    video that ends where the next starts, at a corner whose other streets nobody filmed, ends
+    on one street and starts on the other), or either off the map. Ends of two streets leaving
+    one junction, and of two streets that do not meet (parallel streets a crop cuts 12 m
+    apart: one node fused them into one street), stay apart however close."""
     from city360.pose_graph.osm_match import node_groups
 
     group = node_groups(osm)
-    ends = group[osm.edge_nodes]
-    inner = ends[:, 0] == ends[:, 1]
-    streets_at = np.bincount(ends[~inner].ravel(), minlength=int(group.max()) + 1)
-    off = (a < 0) | (b < 0)
-    ga, gb = ends[np.maximum(a, 0)], ends[np.maximum(b, 0)]
-    shared = (ga[:, :, None] == gb[:, None, :]) & (streets_at[ga][:, :, None] <= 2)
-    return off | (a == b) | shared.any(axis=(1, 2))
+    junction_place = np.zeros(int(group.max()) + 1, dtype=bool)
+    junction_place[group[at_junction]] = True
+    ga, gb = group[osm.edge_nodes[np.maximum(a, 0)]], group[osm.edge_nodes[np.maximum(b, 0)]]
+    shared = (ga[:, :, None] == gb[:, None, :]) & ~junction_place[ga][:, :, None]
+    return (a < 0) | (b < 0) | (a == b) | shared.any(axis=(1, 2))
 
 
 def dead_end_pass_radius(
@@ -312,6 +344,7 @@ class MatchedCuts:
             events,
             clearance_m=self.clearance_m,
             merge_m=self.merge_m,
+            cut_radius_m=self.cut_radius_m,
         )
         radius = dead_end_pass_radius(
             self.matches, placed, mapped_m=self.cut_radius_m, unmapped_m=self.unmapped_pass_m

@@ -136,7 +136,15 @@ def test_u_turns_into_two_stubs_of_one_place_are_one_dead_end() -> None:
     east = int(np.argmin(np.hypot(*(walk.xy - [4.2, 0.0]).T)))
     events = [[_event(walk, 0, west)], [_event(walk, 0, east)]]
     dead_xy, grouped = place_dead_ends(
-        osm, [walk], matches, [], np.zeros((0, 2)), events, clearance_m=8.0, merge_m=8.0
+        osm,
+        [walk],
+        matches,
+        [],
+        np.zeros((0, 2)),
+        events,
+        clearance_m=8.0,
+        merge_m=8.0,
+        cut_radius_m=8.0,
     )
     assert len(grouped) == 1
     assert np.allclose(dead_xy[0], [0.0, 0.0], atol=0.5)
@@ -156,7 +164,15 @@ def test_spur_ends_of_two_streets_leaving_one_junction_stay_apart() -> None:
     spurs = find_spurs(osm, [walk], matches)
     assert len(spurs) == 2
     dead_xy, grouped = place_dead_ends(
-        osm, [walk], matches, spurs, np.array([[100.0, 0.0]]), [], clearance_m=8.0, merge_m=8.0
+        osm,
+        [walk],
+        matches,
+        spurs,
+        np.array([[100.0, 0.0]]),
+        [],
+        clearance_m=8.0,
+        merge_m=8.0,
+        cut_radius_m=8.0,
     )
     assert len(grouped) == 2
     assert sorted(np.round(dead_xy[:, 0]).tolist()) == [98.0, 102.0]
@@ -176,3 +192,51 @@ def test_mapped_dead_ends_are_passed_within_the_cut_radius_others_within_4_m() -
     assert (
         str(caught.value) == "`dead_end_pass_m` needs one radius per dead end (2), got shape (1,)"
     )
+
+
+def _place(
+    osm: OsmStreets, tracks: list[Track], events: list[list[DeadEndEvent]], junctions: list
+) -> tuple[np.ndarray, list[list[DeadEndEvent]]]:
+    matches = viterbi_match(osm, tracks)
+    return place_dead_ends(
+        osm,
+        tracks,
+        matches,
+        [],
+        np.asarray(junctions, dtype=np.float64).reshape(-1, 2),
+        events,
+        clearance_m=8.0,
+        merge_m=8.0,
+        cut_radius_m=8.0,
+    )
+
+
+def test_a_video_ending_where_the_next_starts_at_a_corner_is_one_dead_end() -> None:
+    # one-way trails: one ends at a corner on the east street, the next starts there on the
+    # north street; the corner's third (west) street nobody filmed, so no junction stands there
+    osm = osm_streets({0: (0, 0), 1: (100, 0), 2: (0, 100), 3: (-100, 0)}, [(0, 1), (0, 2), (0, 3)])
+    ends = noisy_walk([(90, 0), (1.5, 0)], "ends", noise_m=0.0)
+    starts = noisy_walk([(0, 1.5), (0, 90)], "starts", noise_m=0.0)
+    events = [[_event(ends, 0, len(ends) - 1)], [_event(starts, 1, 0)]]
+    _, grouped = _place(osm, [ends, starts], events, [])
+    assert len(grouped) == 1
+
+
+def test_ends_of_two_parallel_streets_cut_7_5_m_apart_stay_two() -> None:
+    osm = osm_streets({0: (0, 0), 1: (100, 0), 2: (0, 7.5), 3: (100, 7.5)}, [(0, 1), (2, 3)])
+    low = noisy_walk([(10, 0), (99, 0)], "low", noise_m=0.0)
+    high = noisy_walk([(10, 7.5), (99, 7.5)], "high", noise_m=0.0)
+    events = [[_event(low, 0, len(low) - 1)], [_event(high, 1, len(high) - 1)]]
+    _, grouped = _place(osm, [low, high], events, [])
+    assert len(grouped) == 2
+
+
+def test_an_end_6_m_along_from_a_junction_it_never_comes_near_stays_a_dead_end() -> None:
+    # smoothed 12 m to the side of the east arm: no cut at the junction stands for this end
+    aside = noisy_walk([(190, 12), (106, 12)], "aside", noise_m=0.0)
+    past = noisy_walk([(100, 90), (100, 2), (103, 4), (106, 6.5)], "past", noise_m=0.0)
+    tracks = [aside, past]
+    events = [[_event(aside, 0, len(aside) - 1)], [_event(past, 1, len(past) - 1)]]
+    dead_xy, grouped = _place(CROSSING, tracks, events, [(100.0, 0.0)])
+    assert [e.track for group in grouped for e in group] == [0]
+    assert np.allclose(dead_xy[0], [106.0, 12.0])
