@@ -18,7 +18,9 @@ of its street) is as large as. With the walk matched to OSM streets
   spur, and its apex is a dead end even when it is nearer the junction than ``clearance_m``:
   smoothing cuts the U-turn at the end of a 9-12 m stub to 6-7 m, and the pose-only rule gave
   that apex to the junction, which then had no third arm. Out-and-backs reaching less than
-  :data:`SPUR_MIN_M` are not spurs (a step off the corner, GPS wander).
+  :data:`SPUR_MIN_M` are not spurs (a step off the corner, GPS wander), and neither is a walk
+  along a street to the junction at its other end and back (that junction's cut stands for
+  the apex).
 - **One dead end per street end.** Dead-end candidates within ``merge_m`` are one dead end
   when they lie on one street or on streets meeting where no junction is (a video ending
   where the next starts); on two streets that leave one junction (two stubs 6 m apart) or do
@@ -182,12 +184,25 @@ def place_dead_ends(
     junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
     at_junction = _junction_nodes(osm, junctions_xy, merge_m)
     ends = osm.edge_nodes
+    junction_tree = cKDTree(junctions_xy) if len(junctions_xy) else None
+
+    def at_far_junction(spur: Spur) -> bool:
+        """The spur walked its street to the junction at the other end and back."""
+        far = ends[spur.edge, 1] if ends[spur.edge, 0] == spur.node else ends[spur.edge, 0]
+        short = float(osm.edge_length_m[spur.edge]) - spur.reach_m <= clearance_m
+        return bool(at_junction[far] and short) and _cut_nearby(
+            tracks[spur.track],
+            spur.apex,
+            junction_tree,
+            reach_m=cut_radius_m,
+            arc_m=clearance_m + cut_radius_m,
+        )
+
     spur_events = [
         (s, DeadEndEvent(s.track, s.apex, *map(float, tracks[s.track].xy[s.apex])))
         for s in spurs
-        if at_junction[s.node]
+        if at_junction[s.node] and not at_far_junction(s)
     ]
-    junction_tree = cKDTree(junctions_xy) if len(junctions_xy) else None
     kept: list[DeadEndEvent] = []
     along_cache: dict[int, FloatArray] = {}
     for event in (e for group in events for e in group):

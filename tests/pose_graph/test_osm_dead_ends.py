@@ -89,6 +89,24 @@ def test_a_mid_street_turn_back_is_shared_by_a_pass_5_m_beside_it() -> None:
     assert len(kinds["junction"]) == 1
 
 
+def test_walking_a_street_to_the_junction_at_its_far_end_and_back_is_no_spur() -> None:
+    # a ladder: streets y = 0 and y = 100 joined by x = 100; one video walks the rung down to
+    # the lower junction, turns there and walks back up
+    osm = osm_streets(
+        {0: (0, 0), 1: (100, 0), 2: (200, 0), 3: (0, 100), 4: (100, 100), 5: (200, 100)},
+        [(0, 1), (1, 2), (3, 4), (4, 5), (1, 4)],
+    )
+    rung = noisy_walk(
+        [(10, 100), (100, 100), (100, 3), (100, 100), (190, 100)], "rung", noise_m=0.3
+    )
+    lower = noisy_walk([(10, 0), (190, 0)], "lower", noise_m=0.3)
+    graph = _build(osm, [rung, lower])
+    kinds = _kinds(graph)
+    assert _near(kinds["junction"], (100, 0), 1.0) == 1
+    assert _near(kinds["junction"], (100, 100), 1.0) == 1
+    assert _near(kinds.get("dead_end", []), (100, 3), 8.0) == 0
+
+
 def test_a_turn_back_inside_a_spur_stays_a_node_of_the_spur() -> None:
     # into a 90 m dead-end street, to its end, back 40 m, to the end again and out
     osm = osm_streets({0: (0, 0), 1: (100, 0), 2: (200, 0), 3: (100, 90)}, [(0, 1), (1, 2), (1, 3)])
