@@ -1,7 +1,8 @@
 """Build a pose graph from a city's trajectories (and optionally an OSM extract).
 
 Steps: junctions from crossings of passes (:mod:`.junctions`), plus OSM intersections the video
-passes through when an extract is given (:mod:`.osm_match`); dead ends; cutting every trajectory
+passes through when an extract is given (:mod:`.osm_match`); dead ends (placed along the matched
+streets with an extract, :mod:`.osm_dead_ends`); cutting every trajectory
 into segments and grouping them into streets (:mod:`.segments`); removing nodes that are no
 branch point and cutting again; one edge per filmed segment, plus a ``reverse`` edge for each
 street direction nobody filmed; transitions at every node (:mod:`.transitions`).
@@ -30,7 +31,6 @@ from city360.geo import LocalProjection, bearing_deg, wrap_deg
 from city360.pose_graph.clarify import ClarifyParams, clarify_tracks
 from city360.pose_graph.graph import GRAPH_SCHEMA_VERSION, PoseGraph, save_graph
 from city360.pose_graph.junctions import (
-    DeadEndEvent,
     JunctionParams,
     find_dead_ends,
     find_junctions,
@@ -49,6 +49,7 @@ from city360.pose_graph.segments import (
 from city360.pose_graph.tracks import Track, load_tracks
 
 if TYPE_CHECKING:
+    from city360.pose_graph.osm_dead_ends import MatchedCuts
     from city360.pose_graph.osm_match import OsmStreets
 from city360.pose_graph.transitions import Choice, transitions_for
 
@@ -235,18 +236,23 @@ def _cut(
     tracks: Sequence[Track],
     junctions_xy: FloatArray,
     params: BuildParams,
-    gate: Callable[[FloatArray, list[list[DeadEndEvent]]], CutFilter] | None = None,
+    matched: MatchedCuts | None = None,
 ) -> tuple[FloatArray, FloatArray, list[Segment], list[Street], list[int]]:
     dead_xy, events = find_dead_ends(
-        tracks, junctions_xy, params.junctions, short_spurs=gate is None
+        tracks, junctions_xy, params.junctions, short_spurs=matched is None
     )
+    dead_end_pass_m: FloatArray | None = None
+    may_cut: CutFilter | None = None
+    if matched is not None:  # dead ends placed along the matched streets (osm_dead_ends)
+        dead_xy, events, dead_end_pass_m, may_cut = matched.dead_ends(junctions_xy, events)
     segments = cut_tracks(
         tracks,
         junctions_xy,
         events,
         params.segments,
         dead_end_xy=dead_xy,
-        may_cut=gate(junctions_xy, events) if gate is not None else None,
+        dead_end_pass_m=dead_end_pass_m,
+        may_cut=may_cut,
     )
     streets, street_of = group_streets(tracks, segments, params.segments)
     return dead_xy, np.asarray(junctions_xy), segments, streets, street_of
@@ -273,27 +279,32 @@ def build_from_tracks(
     if osm is None and params.clarify:
         tracks = clarify_tracks(tracks, params.clarify_params)
     junctions_xy, _support = find_junctions(tracks, params.junctions)
-    gate: Callable[[FloatArray, list[list[DeadEndEvent]]], CutFilter] | None = None
+    matched: MatchedCuts | None = None
     if osm is not None:
-        from city360.pose_graph.osm_match import (
-            match_tracks,
-            matched_cut_filter,
-            reconcile_junctions,
-        )
+        from city360.pose_graph.osm_dead_ends import MatchedCuts, find_spurs
+        from city360.pose_graph.osm_match import match_tracks, reconcile_junctions
 
         matches = match_tracks(osm, tracks)
+        spurs = find_spurs(osm, tracks, matches)
         junctions_xy = reconcile_junctions(
-            junctions_xy, osm, tracks, snap_m=params.osm_snap_m, matches=matches
+            junctions_xy, osm, tracks, snap_m=params.osm_snap_m, matches=matches, spurs=spurs
         )
         # OSM draws some crossings as two nodes a few metres apart; video cannot tell them apart
         junctions_xy, _ = merge_close(
             junctions_xy, np.ones(len(junctions_xy), dtype=np.int64), params.junctions.merge_m
         )
+        matched = MatchedCuts(
+            osm,
+            tracks,
+            matches,
+            spurs,
+            clearance_m=params.junctions.junction_clearance_m,
+            merge_m=params.junctions.merge_m,
+            cut_radius_m=params.segments.cut_radius_m,
+            unmapped_pass_m=params.segments.dead_end_pass_m,
+        )
 
-        def gate(xy: FloatArray, dead_ends: list[list[DeadEndEvent]]) -> CutFilter:
-            return matched_cut_filter(osm, matches, xy, dead_ends, reach_m=params.junctions.merge_m)
-
-    dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params, gate)
+    dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params, matched)
     if osm is None and params.refine:
         # where the arms' centre lines meet, not where the passes' votes piled up
         moved, branching = refine_junctions(
@@ -304,22 +315,24 @@ def build_from_tracks(
             np.ones(int(branching.sum()), dtype=np.int64),
             params.junctions.merge_m,
         )
-        dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params, gate)
+        dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params, matched)
         split = split_junctions(tracks, junctions_xy, segments, streets, params.refine_params)
         if len(split) != len(junctions_xy):
-            dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, split, params, gate)
+            dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, split, params, matched)
         # moving and merging gives junctions new arms: check once more that each branches
         _, branching = refine_junctions(
             tracks, junctions_xy, segments, streets, params.refine_params
         )
         if not branching.all():
             dead_xy, junctions_xy, segments, streets, _ = _cut(
-                tracks, junctions_xy[branching], params, gate
+                tracks, junctions_xy[branching], params, matched
             )
     dissolved = dissolve_pass_through(segments, streets, range(len(junctions_xy)))
     if dissolved:
         keep = np.array([i not in dissolved for i in range(len(junctions_xy))])
-        dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy[keep], params, gate)
+        dead_xy, junctions_xy, segments, streets, _ = _cut(
+            tracks, junctions_xy[keep], params, matched
+        )
     if not segments:
         msg = (
             f"no segments: the {len(tracks)} trajectories pass no junction and reach no dead end "

@@ -6,14 +6,16 @@ and a lane 8-12 m beside it, or the arms of a junction where the track cuts the 
 flicker per pose. (Round two matched each pose to the nearest street with a heading gate.)
 
 An OSM node where at least three streets have matched poses within ``JUNCTION_REACH_M`` of it,
-reaching ``ARM_M`` along each, is a junction the video passes through, and becomes a junction
-at its OSM position (nodes joined by streets under ``SHORT_STREET_M`` count as one).
+reaching ``ARM_M`` along each (or walked into and back from it: a spur,
+:func:`city360.pose_graph.osm_dead_ends.find_spurs`), is a junction the video passes through,
+and becomes a junction at its OSM position (nodes joined by streets under ``SHORT_STREET_M``
+count as one).
 Pose-derived junctions are then reconciled with OSM (:func:`reconcile_junctions`): near such
 a candidate they give way to it; within ``MATCH_RADIUS_M`` of any OSM street they are dropped
 (the matched sequence says which streets the video walks; passes that part at a shallow angle
 vote where they separate, not where the streets meet, and two passes of one bent street vote a
 bend); away from every OSM street (a lane OSM lacks) they stay. Cuts follow the matching too
-(:func:`matched_cut_filter`).
+(:func:`matched_cut_filter`), and so do dead ends (:mod:`city360.pose_graph.osm_dead_ends`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import networkx as nx
 import numpy as np
@@ -32,6 +35,9 @@ from city360.geo import LocalProjection
 from city360.pose_graph.junctions import DeadEndEvent
 from city360.pose_graph.segments import CutFilter
 from city360.pose_graph.tracks import Track
+
+if TYPE_CHECKING:
+    from city360.pose_graph.osm_dead_ends import Spur
 
 __all__ = [
     "AUTO_NETWORKS",
@@ -45,6 +51,7 @@ __all__ = [
     "match_tracks",
     "matched_cut_filter",
     "matched_share",
+    "node_groups",
     "osm_junction_candidates",
     "reconcile_junctions",
     "streets_from_graph",
@@ -241,10 +248,17 @@ def check_overlap(
 
 
 def osm_junction_candidates(
-    osm: OsmStreets, tracks: Sequence[Track], *, matches: Sequence[IntArray] | None = None
+    osm: OsmStreets,
+    tracks: Sequence[Track],
+    *,
+    matches: Sequence[IntArray] | None = None,
+    spurs: Sequence[Spur] = (),
 ) -> FloatArray:
     """Positions (K, 2) of OSM nodes the video passes through with three or more streets
     filmed near them (``matches``: :func:`match_tracks` of ``tracks``, computed when None).
+    A street also counts as filmed at a node when one of ``spurs``
+    (:func:`city360.pose_graph.osm_dead_ends.find_spurs`) walks into it from there and back:
+    the smoothed U-turn at the end of a 12 m stub reaches 7 m, short of ``ARM_M``.
     Raises :class:`OsmError` if the extract does not cover the tracks."""
     matches = match_tracks(osm, tracks) if matches is None else matches
     check_overlap(osm, tracks, matches)
@@ -261,10 +275,12 @@ def osm_junction_candidates(
             dist = np.hypot(*(track.xy[rows] - node_xy).T)
             np.add.at(near_count[:, end], edges[dist <= JUNCTION_REACH_M], 1)
             np.maximum.at(farthest[:, end], edges, dist)
-    group = _node_groups(osm)
+    group = node_groups(osm)
     inner = group[osm.edge_nodes[:, 0]] == group[osm.edge_nodes[:, 1]]
     # a walker wandering about a crossing has poses on every arm near it, but walks none
     walked = farthest >= np.minimum(ARM_M, ARM_SHARE * osm.edge_length_m)[:, None]
+    for spur in spurs:
+        walked[spur.edge, int(osm.edge_nodes[spur.edge, 1] == spur.node)] = True
     filmed_degree = np.zeros(n_nodes, dtype=np.int64)  # per group label
     for end in (0, 1):
         filmed = (near_count[:, end] >= MIN_POSES_PER_STREET) & walked[:, end] & ~inner
@@ -278,7 +294,7 @@ def osm_junction_candidates(
     return np.asarray(found, dtype=np.float64).reshape(-1, 2)
 
 
-def _node_groups(osm: OsmStreets) -> IntArray:
+def node_groups(osm: OsmStreets) -> IntArray:
     """A label per OSM node; nodes joined by streets shorter than :data:`SHORT_STREET_M` share
     one (a 1.5 m stub beside a bend, or two nodes 5 m apart drawn for one crossing, are one
     place to a camera)."""
@@ -336,11 +352,12 @@ def reconcile_junctions(
     *,
     snap_m: float,
     matches: Sequence[IntArray] | None = None,
+    spurs: Sequence[Spur] = (),
 ) -> FloatArray:
     """Junction positions (K, 2) from OSM candidates and pose-derived junctions (see the module
-    docstring; ``matches`` as for :func:`osm_junction_candidates`). Raises :class:`OsmError`
-    if the extract does not cover the tracks."""
-    candidates = osm_junction_candidates(osm, tracks, matches=matches)
+    docstring; ``matches`` and ``spurs`` as for :func:`osm_junction_candidates`). Raises
+    :class:`OsmError` if the extract does not cover the tracks."""
+    candidates = osm_junction_candidates(osm, tracks, matches=matches, spurs=spurs)
     if len(pose_xy) == 0:
         return candidates
     keep: list[FloatArray] = [candidates]

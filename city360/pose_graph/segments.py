@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.spatial import cKDTree
 
+from city360.errors import ConfigError
 from city360.pose_graph.junctions import DeadEndEvent
 from city360.pose_graph.tracks import Track
 
@@ -155,14 +156,16 @@ def cut_tracks(
     params: SegmentParams | None = None,
     *,
     dead_end_xy: FloatArray | None = None,
+    dead_end_pass_m: FloatArray | None = None,
     may_cut: CutFilter | None = None,
 ) -> list[Segment]:
     """Cut every track at the junctions it passes and the dead ends it reaches.
 
     Node ids: junctions are ``0 .. J-1`` in ``junctions_xy`` order, dead end ``k`` is ``J + k``.
     With ``dead_end_xy`` (positions of the dead ends), a track that runs past a "dead end" within
-    ``dead_end_pass_m`` is cut there too: such a node is where another video starts or stops in
-    the middle of a street, and every video of that street must share it. With ``may_cut``
+    ``dead_end_pass_m`` (per dead end; default :attr:`SegmentParams.dead_end_pass_m` for all, at
+    most ``cut_radius_m``) is cut there too: such a node is where another video starts or stops
+    in the middle of a street, and every video of that street must share it. With ``may_cut``
     (``may_cut(track, frames, nodes)`` -> which of those frames may be cut at those nodes, ids
     as above), a frame is only cut at a node the filter allows, the nearest allowed one within
     the radius: a street running 8 m beside a junction of another street, or past the end of
@@ -174,7 +177,18 @@ def cut_tracks(
     radius = np.full(n_junctions, params.cut_radius_m)
     if dead_end_xy is not None and len(dead_end_xy):
         nodes_xy = np.concatenate([nodes_xy, np.asarray(dead_end_xy).reshape(-1, 2)])
-        radius = np.concatenate([radius, np.full(len(dead_end_xy), params.dead_end_pass_m)])
+        passing = (
+            np.full(len(dead_end_xy), params.dead_end_pass_m)
+            if dead_end_pass_m is None
+            else np.minimum(np.asarray(dead_end_pass_m, dtype=np.float64), params.cut_radius_m)
+        )
+        if passing.shape != (len(dead_end_xy),):
+            msg = (
+                f"`dead_end_pass_m` needs one radius per dead end ({len(dead_end_xy)}), "
+                f"got shape {passing.shape}"
+            )
+            raise ConfigError(msg)
+        radius = np.concatenate([radius, passing])
     tree = cKDTree(nodes_xy) if len(nodes_xy) else None
     nearest = min(3, len(nodes_xy))
     end_cuts: dict[int, list[tuple[int, int]]] = defaultdict(list)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
-
-import networkx as nx
 import numpy as np
 
 from city360.pose_graph.junctions import DeadEndEvent, find_dead_ends
@@ -13,31 +10,10 @@ from city360.pose_graph.osm_match import (
     OsmStreets,
     matched_cut_filter,
     osm_junction_candidates,
-    streets_from_graph,
 )
 from city360.pose_graph.segments import cut_tracks
-from city360.pose_graph.tracks import Track, make_track
-
-
-def _streets(nodes: dict[int, tuple[float, float]], edges: list[tuple[int, int]]) -> OsmStreets:
-    graph = nx.MultiGraph()
-    for n, (x, y) in nodes.items():
-        graph.add_node(n, x_m=x, y_m=y)
-    for u, v in edges:
-        graph.add_edge(u, v, polyline_xy=[nodes[u], nodes[v]])
-    return streets_from_graph(graph, source="test")
-
-
-def _walk(points: list[tuple[float, float]], name: str, *, noise_m: float) -> Track:
-    rng = np.random.default_rng(sum(map(ord, name)))
-    parts = []
-    for a, b in itertools.pairwise(points):
-        a_xy, b_xy = np.asarray(a, float), np.asarray(b, float)
-        n = int(np.hypot(*(b_xy - a_xy)))
-        parts.append(a_xy + np.linspace(0.0, 1.0, n, endpoint=False)[:, None] * (b_xy - a_xy))
-    xy = np.concatenate([*parts, np.asarray(points[-1:], float)])
-    xy = xy + rng.normal(0.0, noise_m, xy.shape)
-    return make_track(name, xy, spacing_m=1.0, frame_count=len(xy))
+from tests.pose_graph.walks import noisy_walk as _walk
+from tests.pose_graph.walks import osm_streets as _streets
 
 
 def _edge(osm: OsmStreets, u: int, v: int) -> int:

@@ -21,6 +21,7 @@ from scipy.ndimage import gaussian_filter1d
 from city360._atomic import atomic_dir
 from city360.city import CityDir, CityManifest, TrajectoryMeta, TrajectoryPoses
 from city360.geo import LocalProjection
+from city360.pose_graph.osm_match import OsmStreets, streets_from_graph
 from city360.pose_graph.tracks import Track, make_track
 from city360.synth.groundtruth import Junction, SceneTruth, StreetEdge
 
@@ -301,9 +302,19 @@ def street_graph_from_osm(streets: nx.MultiGraph) -> nx.Graph:
     return graph.subgraph(largest).copy()
 
 
-def polyline_track(points: list[tuple[float, float]], name: str) -> Track:
-    """A pose-only track walking ``points`` (metres) at 1 m spacing with 0.5 m noise, seeded by
-    ``name``."""
+def osm_streets(nodes: dict[int, tuple[float, float]], edges: list[tuple[int, int]]) -> OsmStreets:
+    """A straight-street OSM network (metres) for map-matching tests: node id -> (x, y)."""
+    graph = nx.MultiGraph()
+    for n, (x, y) in nodes.items():
+        graph.add_node(n, x_m=x, y_m=y)
+    for u, v in edges:
+        graph.add_edge(u, v, polyline_xy=[nodes[u], nodes[v]])
+    return streets_from_graph(graph, source="test")
+
+
+def noisy_walk(points: list[tuple[float, float]], name: str, *, noise_m: float) -> Track:
+    """A track walking the polyline ``points`` one pose a metre, with white noise of
+    ``noise_m`` (seeded by ``name``)."""
     rng = np.random.default_rng(sum(map(ord, name)))
     parts = []
     for a, b in itertools.pairwise(points):
@@ -311,5 +322,11 @@ def polyline_track(points: list[tuple[float, float]], name: str) -> Track:
         n = int(np.hypot(*(b_xy - a_xy)))
         parts.append(a_xy + np.linspace(0.0, 1.0, n, endpoint=False)[:, None] * (b_xy - a_xy))
     xy = np.concatenate([*parts, np.asarray(points[-1:], float)])
-    xy = xy + rng.normal(0.0, 0.5, xy.shape)
+    xy = xy + rng.normal(0.0, noise_m, xy.shape)
     return make_track(name, xy, spacing_m=1.0, frame_count=len(xy))
+
+
+def polyline_track(points: list[tuple[float, float]], name: str) -> Track:
+    """A pose-only track walking ``points`` (metres) at 1 m spacing with 0.5 m noise, seeded by
+    ``name``."""
+    return noisy_walk(points, name, noise_m=0.5)

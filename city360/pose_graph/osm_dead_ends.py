@@ -1,0 +1,370 @@
+"""Dead ends on mapped streets: where videos end, turn back or walk into a spur, placed by the
+map matching (used by the build with OSM).
+
+Pose-only dead ends (:func:`city360.pose_graph.junctions.find_dead_ends`) are judged by
+straight-line distances, which the GPS error of a smoothed track end (up to 6-8 m to the side
+of its street) is as large as. With the walk matched to OSM streets
+(:mod:`city360.pose_graph.map_match`) the distance that matters is *along* the street:
+
+- **Belongs to a junction.** A video end, start or turn-back whose matched position lies
+  within ``clearance_m`` along its street from a junction's OSM node belongs to that junction,
+  however far to the side the smoothed pose stands, when the track comes within the cut
+  radius of the junction close by (so that its cut there stands for the end). (A wander
+  video that ended at a crossing was smoothed to a point 5 m along the street and 6.4 m
+  beside it, 8.1 m from the node: its dead end cut a pass of that street 8 m from the
+  junction and split the street there.)
+- **Spurs.** A track that walks from a junction's node into one OSM street and back (one run of
+  poses matched to that street, entering and leaving at the same end, :class:`Spur`) walked a
+  spur, and its apex is a dead end even when it is nearer the junction than ``clearance_m``:
+  smoothing cuts the U-turn at the end of a 9-12 m stub to 6-7 m, and the pose-only rule gave
+  that apex to the junction, which then had no third arm. Out-and-backs reaching less than
+  :data:`SPUR_MIN_M` are not spurs (a step off the corner, GPS wander), and neither is a walk
+  along a street to the junction at its other end and back (that junction's cut stands for
+  the apex).
+- **One dead end per street end.** Dead-end candidates within ``merge_m`` are one dead end
+  when they lie on one street or on streets meeting where no junction is (a video ending
+  where the next starts); on two streets that leave one junction (two stubs 6 m apart) or do
+  not meet at all (two parallel streets a crop cuts 7.5 m apart) they are two. Candidates on
+  short streets inside one place (two 6 m stubs either side of a T, 8.4 m apart) are one
+  however far apart.
+
+A dead end on a mapped street is where another video starts, stops or turns back in the middle
+of that street: every pass of the street must be cut there (else the street is split into two
+that end at different nodes and the dead end becomes a three-way "junction"). The cut filter
+knows from the matching which frames walk the street, so the build lets those frames be cut
+within the full junction cut radius (:func:`dead_end_pass_radius`), not only the pose-only
+4 m.
+
+Positions are metres in the city CRS; distances along a street are metres from one of its
+end nodes, measured on its OSM polyline.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+from scipy.spatial import cKDTree
+
+from city360.pose_graph.junctions import DeadEndEvent
+from city360.pose_graph.osm_match import OsmStreets
+from city360.pose_graph.segments import CutFilter
+from city360.pose_graph.tracks import Track
+
+__all__ = [
+    "SPUR_MIN_M",
+    "MatchedCuts",
+    "Spur",
+    "along_street_m",
+    "dead_end_pass_radius",
+    "find_spurs",
+    "place_dead_ends",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+SPUR_MIN_M = 5.0
+"""Shortest out-and-back along one street (metres from the node it leaves) that is a spur.
+Smoothing cuts the U-turn at the end of a stub by 3-5 m (a 9.3 m stub reached 6.8 m, 10.9 m
+reached 6.7 m, 11.9 m reached 7.1 m in the Helsinki and old-town twins), and streets under
+8 m are no streets to the scorer; the same floor as the pose-only ``spur_min_m``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Spur:
+    """Track ``track`` walks from OSM node ``node`` into street ``edge`` and back: frames
+    ``first``..``last`` are matched to the street, ``apex`` is the frame farthest along it,
+    ``reach_m`` metres from the node."""
+
+    track: int
+    edge: int
+    node: int
+    first: int
+    apex: int
+    last: int
+    reach_m: float
+
+
+def along_street_m(osm: OsmStreets, track: Track, matched: IntArray) -> FloatArray:
+    """Per pose, metres along its matched street from the street's first end node
+    (``osm.edge_nodes[e, 0]``); NaN where the pose is off the mapped streets."""
+    import shapely
+
+    along = np.full(len(track), np.nan)
+    rows = np.flatnonzero(matched >= 0)
+    if rows.size == 0:
+        return along
+    lines = np.asarray(shapely.linestrings(osm.samples_xy, indices=osm.sample_edge))
+    edges = matched[rows]
+    points = shapely.points(track.xy[rows, 0], track.xy[rows, 1])
+    s = shapely.line_locate_point(lines[edges], points)
+    # the samples run from one end node to the other; which one is not promised
+    first_sample = np.searchsorted(osm.sample_edge, edges)
+    start = osm.samples_xy[first_sample]
+    from_u = np.hypot(*(start - osm.node_xy[osm.edge_nodes[edges, 0]]).T)
+    from_v = np.hypot(*(start - osm.node_xy[osm.edge_nodes[edges, 1]]).T)
+    along[rows] = np.where(from_u <= from_v, s, osm.edge_length_m[edges] - s)
+    return along
+
+
+def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntArray]) -> list[Spur]:
+    """Every out-and-back of a track along one OSM street reaching :data:`SPUR_MIN_M` from
+    the node it leaves: a run of poses matched to one street, not at the track's start or end,
+    whose first and last poses lie nearer the same end node and within half the reach of it."""
+    spurs: list[Spur] = []
+    for t, (track, matched) in enumerate(zip(tracks, matches, strict=True)):
+        if len(track) < 3:
+            continue
+        along = along_street_m(osm, track, matched)
+        change = np.flatnonzero(np.diff(matched) != 0) + 1
+        starts = np.concatenate([[0], change])
+        stops = np.concatenate([change, [len(track)]]) - 1
+        for first, last in zip(starts, stops, strict=True):
+            edge = int(matched[first])
+            if edge < 0 or first == 0 or last == len(track) - 1 or last - first < 2:
+                continue
+            length = float(osm.edge_length_m[edge])
+            s = along[first : last + 1]
+            end = 0 if s[0] <= length - s[0] else 1
+            if (s[-1] <= length - s[-1]) != (end == 0):
+                continue  # walked the street through, end to end
+            from_node = s if end == 0 else length - s
+            reach = float(from_node.max())
+            if reach < SPUR_MIN_M or max(from_node[0], from_node[-1]) > 0.5 * reach:
+                continue
+            spurs.append(
+                Spur(
+                    track=t,
+                    edge=edge,
+                    node=int(osm.edge_nodes[edge, end]),
+                    first=int(first),
+                    apex=int(first + np.argmax(from_node)),
+                    last=int(last),
+                    reach_m=reach,
+                )
+            )
+    return spurs
+
+
+def _junction_nodes(
+    osm: OsmStreets, junctions_xy: FloatArray, reach_m: float
+) -> npt.NDArray[np.bool_]:
+    """Which OSM nodes a junction stands for: those within ``reach_m`` of one."""
+    marked = np.zeros(len(osm.node_xy), dtype=bool)
+    if len(junctions_xy):
+        for nodes in cKDTree(osm.node_xy).query_ball_point(junctions_xy, reach_m):
+            marked[nodes] = True
+    return marked
+
+
+def place_dead_ends(
+    osm: OsmStreets,
+    tracks: Sequence[Track],
+    matches: Sequence[IntArray],
+    spurs: Sequence[Spur],
+    junctions_xy: FloatArray,
+    events: Sequence[Sequence[DeadEndEvent]],
+    *,
+    clearance_m: float,
+    merge_m: float,
+    cut_radius_m: float,
+) -> tuple[FloatArray, list[list[DeadEndEvent]]]:
+    """Dead-end nodes (D, 2) and the frames ending at each, from the pose-only dead ends
+    ``events`` (grouped as :func:`~city360.pose_graph.junctions.find_dead_ends` gives them) and
+    the ``spurs``, following the rules of the module docstring (``clearance_m``: along-street
+    distance within which an end belongs to a junction, when the track comes within
+    ``cut_radius_m`` of that junction close by, so that it is cut there; ``merge_m``:
+    candidates of one street end closer than this are one)."""
+    junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
+    at_junction = _junction_nodes(osm, junctions_xy, merge_m)
+    ends = osm.edge_nodes
+    junction_tree = cKDTree(junctions_xy) if len(junctions_xy) else None
+
+    def at_far_junction(spur: Spur) -> bool:
+        """The spur walked its street to the junction at the other end and back."""
+        far = ends[spur.edge, 1] if ends[spur.edge, 0] == spur.node else ends[spur.edge, 0]
+        short = float(osm.edge_length_m[spur.edge]) - spur.reach_m <= clearance_m
+        return bool(at_junction[far] and short) and _cut_nearby(
+            tracks[spur.track],
+            spur.apex,
+            junction_tree,
+            reach_m=cut_radius_m,
+            arc_m=clearance_m + cut_radius_m,
+        )
+
+    spur_events = [
+        (s, DeadEndEvent(s.track, s.apex, *map(float, tracks[s.track].xy[s.apex])))
+        for s in spurs
+        if at_junction[s.node] and not at_far_junction(s)
+    ]
+    kept: list[DeadEndEvent] = []
+    along_cache: dict[int, FloatArray] = {}
+    for event in (e for group in events for e in group):
+        edge = int(matches[event.track][event.frame])
+        if edge >= 0:
+            if event.track not in along_cache:
+                along_cache[event.track] = along_street_m(
+                    osm, tracks[event.track], matches[event.track]
+                )
+            s = float(along_cache[event.track][event.frame])
+            from_end = np.array([s, osm.edge_length_m[edge] - s])
+            near = at_junction[ends[edge]] & (from_end <= clearance_m)
+            if near.any() and _cut_nearby(
+                tracks[event.track],
+                event.frame,
+                junction_tree,
+                reach_m=cut_radius_m,
+                arc_m=clearance_m + cut_radius_m,
+            ):
+                continue  # ends at the junction, whatever the GPS says to the side
+        kept.append(event)
+    # a spur's own U-turn, where the pose-only rule found it, is its apex
+    apex_arc = [(s.track, float(tracks[s.track].arc_m[s.apex])) for s, _ in spur_events]
+    kept = [
+        e
+        for e in kept
+        if not any(
+            t == e.track and abs(float(tracks[t].arc_m[e.frame]) - arc) < merge_m
+            for t, arc in apex_arc
+        )
+    ]
+    kept += [event for _, event in spur_events]
+    if not kept:
+        return np.zeros((0, 2)), []
+    edge_of = np.array([matches[e.track][e.frame] for e in kept], dtype=np.int64)
+    points = np.array([[e.x_m, e.y_m] for e in kept])
+    pairs = cKDTree(points).query_pairs(merge_m, output_type="ndarray")
+    if pairs.size:
+        pairs = pairs[_one_street_end(osm, at_junction, edge_of[pairs[:, 0]], edge_of[pairs[:, 1]])]
+    pairs = np.concatenate([pairs.reshape(-1, 2), _same_place(osm, edge_of)])
+    n = len(kept)
+    graph = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
+    _, labels = connected_components(graph, directed=False)
+    count = int(labels.max()) + 1
+    centres = np.array([points[labels == c].mean(axis=0) for c in range(count)])
+    grouped: list[list[DeadEndEvent]] = [[] for _ in range(count)]
+    for event, label in zip(kept, labels, strict=True):
+        grouped[label].append(event)
+    return centres, grouped
+
+
+def _same_place(osm: OsmStreets, edge_of: IntArray) -> IntArray:
+    """Pairs (P, 2) of candidates on streets inside one place (OSM streets shorter than
+    ``SHORT_STREET_M`` joining nodes of one place), however far apart: the U-turns into two
+    stubs of 6 m either side of a T are one end of the filmed street to a camera (old-town
+    twin: 8.4 m apart, one street end in the truth)."""
+    from city360.pose_graph.osm_match import node_groups
+
+    group = node_groups(osm)
+    on = edge_of >= 0
+    ends = group[osm.edge_nodes[np.maximum(edge_of, 0)]]
+    place = np.where(on & (ends[:, 0] == ends[:, 1]), ends[:, 0], -1)
+    pairs = [
+        (int(i), int(j))
+        for label in np.unique(place[place >= 0])
+        for i, j in itertools.pairwise(np.flatnonzero(place == label))
+    ]
+    return np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+
+
+def _cut_nearby(
+    track: Track, frame: int, junctions: cKDTree | None, *, reach_m: float, arc_m: float
+) -> bool:
+    """Whether ``track`` comes within ``reach_m`` of a junction within ``arc_m`` of travel of
+    ``frame``: a video end that the junction's cut stands for. (An end smoothed 12 m to the
+    side of its street, 6 m along it from a junction it never comes within 8 m of, is no
+    such end: dropping it lost the street it ended.)"""
+    if junctions is None:
+        return False
+    arc = track.arc_m
+    lo, hi = np.searchsorted(arc, [arc[frame] - arc_m, arc[frame] + arc_m])
+    dist, _ = junctions.query(track.xy[lo : max(hi, lo + 1)], distance_upper_bound=reach_m)
+    return bool(np.isfinite(dist).any())
+
+
+def _one_street_end(
+    osm: OsmStreets, at_junction: npt.NDArray[np.bool_], a: IntArray, b: IntArray
+) -> npt.NDArray[np.bool_]:
+    """Whether dead-end candidates on streets ``a`` and ``b`` (-1: off the mapped streets) may
+    be one dead end: the same street, or streets that meet at a place (OSM nodes joined by
+    streets under ``SHORT_STREET_M``, as for junction candidates) no junction stands for (a
+    video that ends where the next starts, at a corner whose other streets nobody filmed, ends
+    on one street and starts on the other), or either off the map. Ends of two streets leaving
+    one junction, and of two streets that do not meet (parallel streets a crop cuts 12 m
+    apart: one node fused them into one street), stay apart however close."""
+    from city360.pose_graph.osm_match import node_groups
+
+    group = node_groups(osm)
+    junction_place = np.zeros(int(group.max()) + 1, dtype=bool)
+    junction_place[group[at_junction]] = True
+    ga, gb = group[osm.edge_nodes[np.maximum(a, 0)]], group[osm.edge_nodes[np.maximum(b, 0)]]
+    shared = (ga[:, :, None] == gb[:, None, :]) & ~junction_place[ga][:, :, None]
+    return (a < 0) | (b < 0) | (a == b) | shared.any(axis=(1, 2))
+
+
+def dead_end_pass_radius(
+    matches: Sequence[IntArray],
+    dead_ends: Sequence[Sequence[DeadEndEvent]],
+    *,
+    mapped_m: float,
+    unmapped_m: float,
+) -> FloatArray:
+    """Per dead end, how close a pass must come to be cut there: ``mapped_m`` when every video
+    ending there walks a mapped street (the cut filter then admits only frames walking that
+    street or its continuation), else the pose-only ``unmapped_m``."""
+    radius = np.full(len(dead_ends), unmapped_m)
+    for k, group in enumerate(dead_ends):
+        if group and all(matches[e.track][e.frame] >= 0 for e in group):
+            radius[k] = mapped_m
+    return radius
+
+
+@dataclass(frozen=True, slots=True)
+class MatchedCuts:
+    """The map matching as every cut of a build with OSM uses it: ``matches`` per track
+    (:func:`~city360.pose_graph.osm_match.match_tracks`), ``spurs`` (:func:`find_spurs`), and
+    the build's radii (metres): ``clearance_m`` and ``merge_m`` for :func:`place_dead_ends`,
+    ``cut_radius_m`` for passes of mapped dead ends and ``unmapped_pass_m`` for the others."""
+
+    osm: OsmStreets
+    tracks: Sequence[Track]
+    matches: Sequence[IntArray]
+    spurs: Sequence[Spur]
+    clearance_m: float
+    merge_m: float
+    cut_radius_m: float
+    unmapped_pass_m: float
+
+    def dead_ends(
+        self, junctions_xy: FloatArray, events: Sequence[Sequence[DeadEndEvent]]
+    ) -> tuple[FloatArray, list[list[DeadEndEvent]], FloatArray, CutFilter]:
+        """From the pose-only dead ends ``events``: the dead-end nodes, their frames, how
+        close a pass must come to each to be cut there, and the cut filter
+        (:func:`~city360.pose_graph.osm_match.matched_cut_filter`) for ``junctions_xy`` and
+        these dead ends."""
+        from city360.pose_graph.osm_match import matched_cut_filter
+
+        dead_xy, placed = place_dead_ends(
+            self.osm,
+            self.tracks,
+            self.matches,
+            self.spurs,
+            junctions_xy,
+            events,
+            clearance_m=self.clearance_m,
+            merge_m=self.merge_m,
+            cut_radius_m=self.cut_radius_m,
+        )
+        radius = dead_end_pass_radius(
+            self.matches, placed, mapped_m=self.cut_radius_m, unmapped_m=self.unmapped_pass_m
+        )
+        may_cut = matched_cut_filter(
+            self.osm, self.matches, junctions_xy, placed, reach_m=self.merge_m
+        )
+        return dead_xy, placed, radius, may_cut

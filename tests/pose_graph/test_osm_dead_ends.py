@@ -1,0 +1,260 @@
+"""Dead ends placed by the map matching: ends at junctions, spurs, mid-street turn-backs
+(issue 17, filming patterns with OSM)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from city360.errors import ConfigError
+from city360.geo import LocalProjection
+from city360.pose_graph import PoseGraph, build_from_tracks
+from city360.pose_graph.junctions import DeadEndEvent
+from city360.pose_graph.map_match import viterbi_match
+from city360.pose_graph.osm_dead_ends import dead_end_pass_radius, find_spurs, place_dead_ends
+from city360.pose_graph.osm_match import OsmStreets
+from city360.pose_graph.segments import cut_tracks
+from city360.pose_graph.tracks import Track
+from tests.pose_graph.walks import ORIGIN, noisy_walk, osm_streets
+
+PROJECTION = LocalProjection(*ORIGIN)
+
+# a crossing at (100, 0) of a west-east and a south-north street, 100 m arms
+CROSSING = osm_streets(
+    {0: (0, 0), 1: (100, 0), 2: (200, 0), 3: (100, -100), 4: (100, 100)},
+    [(0, 1), (1, 2), (3, 1), (1, 4)],
+)
+
+
+def _build(osm: OsmStreets, tracks: list[Track]) -> PoseGraph:
+    return build_from_tracks(tracks, PROJECTION, osm=osm)
+
+
+def _kinds(graph: PoseGraph) -> dict[str, list[tuple[float, float]]]:
+    found: dict[str, list[tuple[float, float]]] = {}
+    for _, data in graph.graph.nodes(data=True):
+        found.setdefault(data["kind"], []).append((data["x_m"], data["y_m"]))
+    return found
+
+
+def _streets(graph: PoseGraph) -> int:
+    return len({edge.street for edge in graph.edges()})
+
+
+def _near(points: list[tuple[float, float]], xy: tuple[float, float], radius_m: float) -> int:
+    return sum(1 for p in points if np.hypot(p[0] - xy[0], p[1] - xy[1]) <= radius_m)
+
+
+def test_a_video_ending_just_past_a_junction_belongs_to_it_whatever_the_side_offset() -> None:
+    # the smoothed end stands 6 m along the east arm and 6.5 m beside it: 8.8 m from the node
+    through_we = noisy_walk([(10, 0), (190, 0)], "we", noise_m=0.3)
+    through_sn = noisy_walk([(100, -90), (100, 90)], "sn", noise_m=0.3)
+    ends = noisy_walk([(100, 90), (100, 2), (103, 4), (106, 6.5)], "ends", noise_m=0.0)
+    graph = _build(CROSSING, [through_we, through_sn, ends])
+    kinds = _kinds(graph)
+    assert len(kinds["junction"]) == 1
+    assert _near(kinds["junction"], (100, 0), 1.0) == 1
+    assert _streets(graph) == 4  # the four arms; no stub to the end, no split east arm
+    assert _near(kinds.get("dead_end", []), (106, 6.5), 8.0) == 0
+
+
+@pytest.mark.parametrize("stub_m", [11.0, 50.0])
+def test_a_spur_walked_7_m_into_a_street_and_back_is_the_junctions_third_arm(
+    stub_m: float,
+) -> None:
+    # smoothing cuts the U-turn at the end of an 11 m stub to 7 m; a 50 m street filmed only
+    # to a turn-back 7 m in is the same walk
+    osm = osm_streets(
+        {0: (0, 0), 1: (100, 0), 2: (200, 0), 3: (100, stub_m)}, [(0, 1), (1, 2), (1, 3)]
+    )
+    spur = noisy_walk([(10, 0), (100, 0), (100, 7), (100, 0), (190, 0)], "spur", noise_m=0.3)
+    back = noisy_walk([(190, -1), (10, -1)], "back", noise_m=0.3)
+    graph = _build(osm, [spur, back])
+    kinds = _kinds(graph)
+    assert len(kinds["junction"]) == 1
+    assert _near(kinds["junction"], (100, 0), 2.0) == 1
+    assert _near(kinds["dead_end"], (100, 7), 2.0) == 1
+    assert _streets(graph) == 3
+
+
+def test_a_mid_street_turn_back_is_shared_by_a_pass_5_m_beside_it() -> None:
+    # one video turns back 60 m east of the crossing; another passes 5 m north of the apex
+    turn_back = noisy_walk([(100, -90), (100, 0), (160, 0), (100, 0), (100, 90)], "tb", noise_m=0.3)
+    passing = noisy_walk([(10, 4), (190, 5)], "pass", noise_m=0.3)
+    graph = _build(CROSSING, [turn_back, passing])
+    kinds = _kinds(graph)
+    assert _near(kinds.get("dead_end", []), (160, 0), 8.0) == 0  # no street ends at the apex
+    assert _near(kinds["link"], (160, 2), 6.0) == 1  # the east arm runs through it
+    assert _near(kinds["junction"], (100, 0), 1.0) == 1
+    assert len(kinds["junction"]) == 1
+
+
+def test_walking_a_street_to_the_junction_at_its_far_end_and_back_is_no_spur() -> None:
+    # a ladder: streets y = 0 and y = 100 joined by x = 100; one video walks the rung down to
+    # the lower junction, turns there and walks back up
+    osm = osm_streets(
+        {0: (0, 0), 1: (100, 0), 2: (200, 0), 3: (0, 100), 4: (100, 100), 5: (200, 100)},
+        [(0, 1), (1, 2), (3, 4), (4, 5), (1, 4)],
+    )
+    rung = noisy_walk(
+        [(10, 100), (100, 100), (100, 3), (100, 100), (190, 100)], "rung", noise_m=0.3
+    )
+    lower = noisy_walk([(10, 0), (190, 0)], "lower", noise_m=0.3)
+    graph = _build(osm, [rung, lower])
+    kinds = _kinds(graph)
+    assert _near(kinds["junction"], (100, 0), 1.0) == 1
+    assert _near(kinds["junction"], (100, 100), 1.0) == 1
+    assert _near(kinds.get("dead_end", []), (100, 3), 8.0) == 0
+
+
+def test_a_turn_back_inside_a_spur_stays_a_node_of_the_spur() -> None:
+    # into a 90 m dead-end street, to its end, back 40 m, to the end again and out
+    osm = osm_streets({0: (0, 0), 1: (100, 0), 2: (200, 0), 3: (100, 90)}, [(0, 1), (1, 2), (1, 3)])
+    walk = noisy_walk(
+        [(10, 0), (100, 0), (100, 90), (100, 50), (100, 90), (100, 0), (190, 0)], "in", noise_m=0.3
+    )
+    through = noisy_walk([(190, -1), (10, -1)], "through", noise_m=0.3)
+    graph = _build(osm, [walk, through])
+    kinds = _kinds(graph)
+    assert all(edge.u != edge.v for edge in graph.edges())  # no loop from the end back to it
+    assert _near(kinds["dead_end"], (100, 90), 3.0) == 1
+    assert _near(kinds["link"], (100, 50), 3.0) == 1
+    assert _streets(graph) == 4
+
+
+def test_spurs_are_out_and_backs_not_streets_walked_through_or_ends() -> None:
+    osm = osm_streets({0: (0, 0), 1: (100, 0), 2: (200, 0), 3: (100, 50)}, [(0, 1), (1, 2), (1, 3)])
+    into = noisy_walk([(10, 0), (100, 0), (100, 20), (100, 0), (190, 0)], "into", noise_m=0.2)
+    step = noisy_walk([(10, 0), (100, 0), (100, 3), (100, 0), (190, 0)], "step", noise_m=0.0)
+    ends_up = noisy_walk([(10, 0), (100, 0), (100, 40)], "up", noise_m=0.2)
+    tracks = [into, step, ends_up]
+    spurs = find_spurs(osm, tracks, viterbi_match(osm, tracks))
+    assert [s.track for s in spurs] == [0]
+    (spur,) = spurs
+    assert osm.node_ids[spur.node] == 1
+    assert spur.reach_m == pytest.approx(20.0, abs=1.0)
+    assert np.hypot(*(into.xy[spur.apex] - [100.0, 20.0])) < 1.5
+
+
+def _event(track: Track, k: int, frame: int) -> DeadEndEvent:
+    return DeadEndEvent(k, frame, *map(float, track.xy[frame]))
+
+
+def test_u_turns_into_two_stubs_of_one_place_are_one_dead_end() -> None:
+    # a street from the north ends at a T whose two arms are 6 m stubs (one place to a camera);
+    # the U-turns into them stand 8.4 m apart
+    osm = osm_streets({0: (0, 100), 1: (0, 0), 2: (-6, 0), 3: (6, 0)}, [(0, 1), (1, 2), (1, 3)])
+    walk = noisy_walk(
+        [(0, 90), (0, 0), (-4.2, 0), (0, 0), (0, 40), (0, 0), (4.2, 0), (0, 0), (0, 90)],
+        "t",
+        noise_m=0.0,
+    )
+    matches = viterbi_match(osm, [walk])
+    west = int(np.argmin(np.hypot(*(walk.xy - [-4.2, 0.0]).T)))
+    east = int(np.argmin(np.hypot(*(walk.xy - [4.2, 0.0]).T)))
+    events = [[_event(walk, 0, west)], [_event(walk, 0, east)]]
+    dead_xy, grouped = place_dead_ends(
+        osm,
+        [walk],
+        matches,
+        [],
+        np.zeros((0, 2)),
+        events,
+        clearance_m=8.0,
+        merge_m=8.0,
+        cut_radius_m=8.0,
+    )
+    assert len(grouped) == 1
+    assert np.allclose(dead_xy[0], [0.0, 0.0], atol=0.5)
+
+
+def test_spur_ends_of_two_streets_leaving_one_junction_stay_apart() -> None:
+    # two dead-end streets leave the junction at (100, 0) 40 degrees apart; spurs 7 m into each
+    a = (100 + 7 * np.sin(np.radians(-20)), 7 * np.cos(np.radians(-20)))
+    b = (100 + 7 * np.sin(np.radians(20)), 7 * np.cos(np.radians(20)))
+    far_a = (100 + 30 * np.sin(np.radians(-20)), 30 * np.cos(np.radians(-20)))
+    far_b = (100 + 30 * np.sin(np.radians(20)), 30 * np.cos(np.radians(20)))
+    osm = osm_streets(
+        {0: (0, 0), 1: (100, 0), 2: (200, 0), 3: far_a, 4: far_b}, [(0, 1), (1, 2), (1, 3), (1, 4)]
+    )
+    walk = noisy_walk([(10, 0), (100, 0), a, (100, 0), b, (100, 0), (190, 0)], "v", noise_m=0.0)
+    matches = viterbi_match(osm, [walk])
+    spurs = find_spurs(osm, [walk], matches)
+    assert len(spurs) == 2
+    dead_xy, grouped = place_dead_ends(
+        osm,
+        [walk],
+        matches,
+        spurs,
+        np.array([[100.0, 0.0]]),
+        [],
+        clearance_m=8.0,
+        merge_m=8.0,
+        cut_radius_m=8.0,
+    )
+    assert len(grouped) == 2
+    assert sorted(np.round(dead_xy[:, 0]).tolist()) == [98.0, 102.0]
+
+
+def test_mapped_dead_ends_are_passed_within_the_cut_radius_others_within_4_m() -> None:
+    walk = noisy_walk([(10, 0), (100, 0), (100, 60)], "w", noise_m=0.0)
+    park = noisy_walk([(40, 60), (80, 60)], "park", noise_m=0.0)
+    tracks = [walk, park]
+    matches = viterbi_match(CROSSING, tracks)
+    events = [[_event(walk, 0, len(walk) - 1)], [_event(park, 1, 0)]]
+    radius = dead_end_pass_radius(matches, events, mapped_m=8.0, unmapped_m=4.0)
+    assert radius.tolist() == [8.0, 4.0]
+    with pytest.raises(ConfigError) as caught:
+        cut_tracks(tracks, np.zeros((0, 2)), events, dead_end_xy=np.zeros((2, 2)),
+                   dead_end_pass_m=radius[:1])  # fmt: skip
+    assert (
+        str(caught.value) == "`dead_end_pass_m` needs one radius per dead end (2), got shape (1,)"
+    )
+
+
+def _place(
+    osm: OsmStreets, tracks: list[Track], events: list[list[DeadEndEvent]], junctions: list
+) -> tuple[np.ndarray, list[list[DeadEndEvent]]]:
+    matches = viterbi_match(osm, tracks)
+    return place_dead_ends(
+        osm,
+        tracks,
+        matches,
+        [],
+        np.asarray(junctions, dtype=np.float64).reshape(-1, 2),
+        events,
+        clearance_m=8.0,
+        merge_m=8.0,
+        cut_radius_m=8.0,
+    )
+
+
+def test_a_video_ending_where_the_next_starts_at_a_corner_is_one_dead_end() -> None:
+    # one-way trails: one ends at a corner on the east street, the next starts there on the
+    # north street; the corner's third (west) street nobody filmed, so no junction stands there
+    osm = osm_streets({0: (0, 0), 1: (100, 0), 2: (0, 100), 3: (-100, 0)}, [(0, 1), (0, 2), (0, 3)])
+    ends = noisy_walk([(90, 0), (1.5, 0)], "ends", noise_m=0.0)
+    starts = noisy_walk([(0, 1.5), (0, 90)], "starts", noise_m=0.0)
+    events = [[_event(ends, 0, len(ends) - 1)], [_event(starts, 1, 0)]]
+    _, grouped = _place(osm, [ends, starts], events, [])
+    assert len(grouped) == 1
+
+
+def test_ends_of_two_parallel_streets_cut_7_5_m_apart_stay_two() -> None:
+    osm = osm_streets({0: (0, 0), 1: (100, 0), 2: (0, 7.5), 3: (100, 7.5)}, [(0, 1), (2, 3)])
+    low = noisy_walk([(10, 0), (99, 0)], "low", noise_m=0.0)
+    high = noisy_walk([(10, 7.5), (99, 7.5)], "high", noise_m=0.0)
+    events = [[_event(low, 0, len(low) - 1)], [_event(high, 1, len(high) - 1)]]
+    _, grouped = _place(osm, [low, high], events, [])
+    assert len(grouped) == 2
+
+
+def test_an_end_6_m_along_from_a_junction_it_never_comes_near_stays_a_dead_end() -> None:
+    # smoothed 12 m to the side of the east arm: no cut at the junction stands for this end
+    aside = noisy_walk([(190, 12), (106, 12)], "aside", noise_m=0.0)
+    past = noisy_walk([(100, 90), (100, 2), (103, 4), (106, 6.5)], "past", noise_m=0.0)
+    tracks = [aside, past]
+    events = [[_event(aside, 0, len(aside) - 1)], [_event(past, 1, len(past) - 1)]]
+    dead_xy, grouped = _place(CROSSING, tracks, events, [(100.0, 0.0)])
+    assert [e.track for group in grouped for e in group] == [0]
+    assert np.allclose(dead_xy[0], [106.0, 12.0])
