@@ -17,6 +17,7 @@ from city360.errors import ConfigError, InputFileError
 from city360.eval.results import read_results
 from city360.eval.runner import AgentSpec, EvalConfig, run_eval
 from city360.tasks.suite import load_suite
+from tests.processes import sigint_as_from_a_terminal
 
 NAVIGATION = ("LandmarkSearchText", "LandmarkSearchImage", "MapNavigation", "VLN")
 
@@ -202,6 +203,7 @@ def test_ctrl_c_marks_the_run_interrupted(
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        preexec_fn=sigint_as_from_a_terminal,
     )
     _wait_for_rows(tmp_path / "stopped" / "results.csv", 1, proc)
     proc.send_signal(signal.SIGINT)

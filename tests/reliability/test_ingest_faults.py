@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.processes import sigint_as_from_a_terminal
 from tests.reliability.test_process_lifetime import _alive, _children
 
 WAIT_S = 180.0
@@ -41,7 +42,13 @@ def test_an_interrupted_ingest_leaves_no_worker_and_runs_again(
     env = {**os.environ, "CITY360_NO_PROGRESS": "1"}
     log = tmp_path / "ingest.log"
     with open(log, "wb") as sink:
-        proc = subprocess.Popen(_ingest_command(city), env=env, stdout=sink, stderr=sink)
+        proc = subprocess.Popen(
+            _ingest_command(city),
+            env=env,
+            stdout=sink,
+            stderr=sink,
+            preexec_fn=sigint_as_from_a_terminal,
+        )
     workers: set[int] = set()
     try:
         deadline = time.monotonic() + WAIT_S
