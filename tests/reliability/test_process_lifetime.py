@@ -74,8 +74,18 @@ def _wait_gone(pids: set[int], timeout_s: float = 20.0) -> set[int]:
     return {p for p in pids if _alive(p)}
 
 
+def _descendants(pid: int) -> set[int]:
+    """Every live process below ``pid`` (children, their children, ...)."""
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = set().union(*(_children(p) for p in frontier)) - found
+        found |= frontier
+    return found
+
+
 def _start_eval(
-    city: Path, suite: Path, out: Path, run_id: str, log: Path
+    city: Path, suite: Path, out: Path, run_id: str, log: Path, *extra: str
 ) -> subprocess.Popen[bytes]:
     command = [
         sys.executable,
@@ -94,6 +104,7 @@ def _start_eval(
         "--run-id",
         run_id,
         "--no-report",
+        *extra,
     ]
     env = {**os.environ, "CITY360_NO_PROGRESS": "1"}
     # Output to a file, not a pipe: a surviving worker would hold a pipe open forever.
@@ -132,6 +143,43 @@ def test_workers_die_with_the_eval_process(
         assert metadata["status"] == "interrupted"
         assert "interrupted by SIGTERM" in metadata["message"]
         assert "--resume killed" in metadata["message"]
+
+
+# Ray's own housekeeping agents (dashboard, runtime-env) notice the lost raylet later, by
+# themselves; measured: about 100 s after the driver's SIGKILL. They hold no episode.
+_RAY_AGENTS = ("ray::DashboardAgent", "ray::RuntimeEnvAgent")
+
+
+def test_ray_workers_die_with_a_killed_eval_process(
+    built_city: Path, built_suite: Path, tmp_path: Path
+) -> None:
+    """``--executor ray`` starts a local Ray node below the eval process; a SIGKILL of the
+    eval leaves no raylet, GCS or episode actor running (Ray starts them fate-sharing)."""
+    log = tmp_path / "eval.log"
+    proc = _start_eval(built_city, built_suite, tmp_path, "ray-killed", log, "--executor", "ray")
+    below: set[int] = set()
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline and proc.poll() is None:
+            below = _descendants(proc.pid)
+            if sum("ray::EpisodeWorker" in _cmdline(p) for p in below) >= 2:
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail(f"eval started no two Ray actors (exit {proc.poll()})")
+        heavy = {p for p in below if not _cmdline(p).startswith(_RAY_AGENTS)}
+        assert any("raylet" in _cmdline(p) for p in heavy), "no raylet below the eval"
+        proc.kill()
+        proc.wait(timeout=60)
+        left = _wait_gone(heavy, timeout_s=60.0)
+        assert not left, [_cmdline(p)[:80] for p in left]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        for pid in below:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_an_orphaned_worker_exits_by_itself(tmp_path: Path) -> None:
