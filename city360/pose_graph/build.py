@@ -244,8 +244,10 @@ def _cut(
     )
     dead_end_pass_m: FloatArray | None = None
     may_cut: CutFilter | None = None
+    passes = None
     if matched is not None:  # dead ends placed along the matched streets (osm_dead_ends)
         dead_xy, events, dead_end_pass_m, may_cut = matched.dead_ends(junctions_xy, events)
+        passes = matched.passes(events)
     segments = cut_tracks(
         tracks,
         junctions_xy,
@@ -254,8 +256,14 @@ def _cut(
         dead_end_xy=dead_xy,
         dead_end_pass_m=dead_end_pass_m,
         may_cut=may_cut,
+        dead_end_passes=passes,
     )
-    streets, street_of = group_streets(tracks, segments, params.segments)
+    streets, street_of = group_streets(
+        tracks,
+        segments,
+        params.segments,
+        mapped_street=matched.mapped_street if matched is not None else None,
+    )
     return dead_xy, np.asarray(junctions_xy), segments, streets, street_of
 
 
