@@ -58,6 +58,7 @@ __all__ = ["BuildParams", "build_city", "build_from_tracks"]
 logger = logging.getLogger(__name__)
 
 FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,8 +244,10 @@ def _cut(
     )
     dead_end_pass_m: FloatArray | None = None
     may_cut: CutFilter | None = None
+    passes = None
     if matched is not None:  # dead ends placed along the matched streets (osm_dead_ends)
         dead_xy, events, dead_end_pass_m, may_cut = matched.dead_ends(junctions_xy, events)
+        passes = matched.passes(events)
     segments = cut_tracks(
         tracks,
         junctions_xy,
@@ -253,8 +256,14 @@ def _cut(
         dead_end_xy=dead_xy,
         dead_end_pass_m=dead_end_pass_m,
         may_cut=may_cut,
+        dead_end_passes=passes,
     )
-    streets, street_of = group_streets(tracks, segments, params.segments)
+    streets, street_of = group_streets(
+        tracks,
+        segments,
+        params.segments,
+        mapped_street=matched.mapped_street if matched is not None else None,
+    )
     return dead_xy, np.asarray(junctions_xy), segments, streets, street_of
 
 
@@ -264,13 +273,16 @@ def build_from_tracks(
     *,
     params: BuildParams | None = None,
     osm: OsmStreets | None = None,
+    osm_matches: Sequence[IntArray] | None = None,
     build_info: dict[str, Any] | None = None,
 ) -> PoseGraph:
     """Build the pose graph of ``tracks`` (pure: reads and writes nothing).
 
     With ``osm`` (the city's OSM street network) OSM intersections the video passes through
     become junctions, and pose-derived junctions are reconciled with them
-    (:func:`city360.pose_graph.osm_match.reconcile_junctions`).
+    (:func:`city360.pose_graph.osm_match.reconcile_junctions`). ``osm_matches``: the tracks
+    already map-matched to ``osm`` (:func:`~city360.pose_graph.osm_match.match_tracks`), else
+    they are matched here.
     """
     params = params or BuildParams()
     if not tracks:
@@ -284,7 +296,7 @@ def build_from_tracks(
         from city360.pose_graph.osm_dead_ends import MatchedCuts, find_spurs
         from city360.pose_graph.osm_match import match_tracks, reconcile_junctions
 
-        matches = match_tracks(osm, tracks)
+        matches = list(osm_matches) if osm_matches is not None else match_tracks(osm, tracks)
         spurs = find_spurs(osm, tracks, matches)
         junctions_xy = reconcile_junctions(
             junctions_xy, osm, tracks, snap_m=params.osm_snap_m, matches=matches, spurs=spurs
@@ -486,6 +498,7 @@ def build_city(
     projection = manifest.projection
     info: dict[str, Any] = {"trajectories": [t.id for t in tracks], "osm": None}
     osm = None
+    osm_matches = None
     with ExitStack() as keep:
         if osm_path is not None:
             from city360.maps.city_extract import city_extract
@@ -494,14 +507,21 @@ def build_city(
             step("cropping the OSM extract to the city")
             crop = keep.enter_context(city_extract(city, osm_path))
             step("reading the OSM extract")
-            osm, network, shares = load_matching_streets(
+            osm, network, shares, osm_matches = load_matching_streets(
                 crop, projection, tracks, network=osm_network
             )
             info["osm"] = OSM_EXTRACT
             info["osm_network"] = network
             info["osm_matched_share"] = {k: round(v, 3) for k, v in shares.items()}
         step("finding junctions, cutting segments")
-        pose_graph = build_from_tracks(tracks, projection, params=params, osm=osm, build_info=info)
+        pose_graph = build_from_tracks(
+            tracks,
+            projection,
+            params=params,
+            osm=osm,
+            osm_matches=osm_matches,
+            build_info=info,
+        )
         step("validating and writing graph.json")
         save_graph_path = save_graph(
             pose_graph, city, require_frames=require_frames, tracks={t.id: t for t in tracks}

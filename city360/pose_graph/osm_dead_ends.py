@@ -53,7 +53,7 @@ from scipy.spatial import cKDTree
 
 from city360.pose_graph.junctions import DeadEndEvent
 from city360.pose_graph.osm_match import OsmStreets
-from city360.pose_graph.segments import CutFilter
+from city360.pose_graph.segments import CutFilter, Segment
 from city360.pose_graph.tracks import Track
 
 __all__ = [
@@ -61,6 +61,7 @@ __all__ = [
     "MatchedCuts",
     "Spur",
     "along_street_m",
+    "along_street_passes",
     "dead_end_pass_radius",
     "find_spurs",
     "place_dead_ends",
@@ -325,6 +326,53 @@ def dead_end_pass_radius(
     return radius
 
 
+def along_street_passes(
+    osm: OsmStreets,
+    tracks: Sequence[Track],
+    matches: Sequence[IntArray],
+    dead_ends: Sequence[Sequence[DeadEndEvent]],
+    *,
+    own_m: float,
+) -> dict[int, list[tuple[int, int]]]:
+    """Per track, ``(frame, dead end index)`` where it walks past a dead end in the middle of
+    a mapped street: the dead end's frames all walk one OSM street, and the track, walking
+    that street, crosses the dead end's place along it (the median of its frames' positions
+    along the street), however far to the side: the cut radius measures the smoothed pose's
+    distance, and two passes of one street may run 8 m apart (Helsinki wander+stops seed 1: a
+    walker pacing a 150 m street turned back 59 m and 47 m from its junction; the pass 8.5 m
+    beside the first turn-back was not cut there, so it and the passes that were made two
+    streets between the turn-backs, and the second a three-way node). Crossings within
+    ``own_m`` of travel of one of the dead end's own frames are that visit, not a pass."""
+    passes: dict[int, list[tuple[int, int]]] = {}
+    along: dict[int, FloatArray] = {}
+
+    def along_of(t: int) -> FloatArray:
+        if t not in along:
+            along[t] = along_street_m(osm, tracks[t], matches[t])
+        return along[t]
+
+    for k, group in enumerate(dead_ends):
+        edges = {int(matches[e.track][e.frame]) for e in group}
+        if len(edges) != 1 or min(edges) < 0:
+            continue  # unmapped, or where streets meet: the cut radius decides
+        edge = edges.pop()
+        place = float(np.median([along_of(e.track)[e.frame] for e in group]))
+        for t, matched in enumerate(matches):
+            on = matched == edge
+            if not on[:-1].any():
+                continue
+            offset = along_of(t) - place
+            crossing = np.flatnonzero(on[:-1] & on[1:] & (offset[:-1] * offset[1:] <= 0))
+            arc = tracks[t].arc_m
+            own = [float(arc[e.frame]) for e in group if e.track == t]
+            for i in crossing:
+                frame = int(i if abs(offset[i]) <= abs(offset[i + 1]) else i + 1)
+                if any(abs(float(arc[frame]) - a) < own_m for a in own):
+                    continue
+                passes.setdefault(t, []).append((frame, k))
+    return passes
+
+
 @dataclass(frozen=True, slots=True)
 class MatchedCuts:
     """The map matching as every cut of a build with OSM uses it: ``matches`` per track
@@ -368,3 +416,22 @@ class MatchedCuts:
             self.osm, self.matches, junctions_xy, placed, reach_m=self.merge_m
         )
         return dead_xy, placed, radius, may_cut
+
+    def passes(
+        self, dead_ends: Sequence[Sequence[DeadEndEvent]]
+    ) -> dict[int, list[tuple[int, int]]]:
+        """Where each track walks past a mapped dead end along its street
+        (:func:`along_street_passes`), for :func:`~city360.pose_graph.segments.cut_tracks`."""
+        return along_street_passes(
+            self.osm, self.tracks, self.matches, dead_ends, own_m=self.merge_m
+        )
+
+    def mapped_street(self, segment: Segment) -> int:
+        """The OSM street most of ``segment``'s frames walk (more than half of them), else -1
+        (for :func:`~city360.pose_graph.segments.group_streets`)."""
+        matched = self.matches[segment.track][segment.first_frame : segment.last_frame + 1]
+        if matched.size == 0:
+            return -1
+        values, counts = np.unique(matched, return_counts=True)
+        best = int(np.argmax(counts))
+        return int(values[best]) if values[best] >= 0 and 2 * counts[best] > matched.size else -1

@@ -20,7 +20,7 @@ bend); away from every OSM street (a lane OSM lacks) they stay. Cuts follow the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,6 +45,7 @@ __all__ = [
     "MATCH_RADIUS_M",
     "MIN_COVERED_SHARE",
     "OsmStreets",
+    "choose_network",
     "coverage",
     "load_matching_streets",
     "load_streets",
@@ -165,20 +166,59 @@ def matched_share(osm: OsmStreets, tracks: Sequence[Track]) -> float:
     return sum(int((m >= 0).sum()) for m in matches) / total if total else 0.0
 
 
+def choose_network(
+    names: Sequence[str], bounds: dict[str, float], share_of: Callable[[str], float]
+) -> tuple[str, dict[str, float]]:
+    """The network ``auto`` keeps, and the matched share of each network it had to match.
+
+    The rule: the first of ``names`` whose matched share is within
+    :data:`NETWORK_SHARE_SLACK` of the best. ``share_of(name)`` map-matches (the cost);
+    ``bounds[name]`` is an upper bound of it (:func:`~city360.pose_graph.map_match.
+    candidate_share`). A network is matched only while the bounds leave the choice open: once
+    a matched share reaches the highest bound still possible less the slack, the networks
+    before it are out and it is in, the same choice as matching all of them. The first
+    network still open is matched when it may be chosen at once, else the one of highest
+    bound (the best share found rules out every network bounded below it less the slack).
+    """
+    shares: dict[str, float] = {}
+    while True:
+        low = max(shares.values(), default=0.0)  # the best share is at least this ...
+        high = max([low, *(bounds[n] for n in names if n not in shares)])  # ... at most this
+        undecided = None
+        for name in names:
+            share = shares.get(name)
+            if share is not None and share >= high - NETWORK_SHARE_SLACK:
+                return name, shares
+            if (share if share is not None else bounds[name]) < low - NETWORK_SHARE_SLACK:
+                continue  # out whatever the best is
+            undecided = name
+            break
+        if undecided is None:  # unreachable: the best network is never out; match the rest
+            undecided = next(n for n in names if n not in shares)
+        if undecided in shares or bounds[undecided] < high - NETWORK_SHARE_SLACK:
+            # it cannot be decided on its own: match the network that may be best, whose
+            # share rules the most out (a walk on footways: "walk" rules out "street")
+            undecided = max((n for n in names if n not in shares), key=lambda n: bounds[n])
+        shares[undecided] = share_of(undecided)
+
+
 def load_matching_streets(
     path: Path, projection: LocalProjection, tracks: Sequence[Track], *, network: str = "auto"
-) -> tuple[OsmStreets, str, dict[str, float]]:
+) -> tuple[OsmStreets, str, dict[str, float], list[IntArray]]:
     """The OSM network the walk is on: ``(streets, network name, share matched per network
-    tried)``.
+    matched, per track the street of every pose on it)`` (the last as :func:`match_tracks`).
 
-    ``network="auto"`` tries :data:`AUTO_NETWORKS` and keeps the smallest whose matched share
-    is within :data:`NETWORK_SHARE_SLACK` of the best; any other value is that network. Raises
-    :class:`OsmError` naming the cause when no network matches :data:`MIN_COVERED_SHARE` of
-    the poses (see :func:`check_overlap`).
+    ``network="auto"`` keeps the smallest of :data:`AUTO_NETWORKS` whose matched share is
+    within :data:`NETWORK_SHARE_SLACK` of the best (:func:`choose_network`: a network the
+    cheap bound of :func:`~city360.pose_graph.map_match.candidate_share` rules in or out is not
+    map-matched, so a walk on streets is matched once); any other value is that network.
+    Raises :class:`OsmError` naming the cause when no network matches
+    :data:`MIN_COVERED_SHARE` of the poses (see :func:`check_overlap`).
     """
+    from city360.pose_graph.map_match import candidate_share
+
     names = AUTO_NETWORKS if network == "auto" else (network,)
     loaded: dict[str, OsmStreets] = {}
-    shares: dict[str, float] = {}
     for name in names:
         try:
             loaded[name] = load_streets(path, projection, network=name)
@@ -186,14 +226,27 @@ def load_matching_streets(
             if network != "auto":
                 raise
             continue  # e.g. an extract of footpaths only has no "street" network
-        shares[name] = matched_share(loaded[name], tracks)
     if not loaded:
         msg = f"OSM extract {path} has no highway=* ways in any network ({', '.join(names)})"
         raise OsmError(msg)
-    best = max(shares.values())
-    chosen = next(n for n in loaded if shares[n] >= best - NETWORK_SHARE_SLACK)
-    check_overlap(loaded[chosen], tracks, match_tracks(loaded[chosen], tracks), shares=shares)
-    return loaded[chosen], chosen, shares
+    matches: dict[str, list[IntArray]] = {}
+
+    def share_of(name: str) -> float:
+        matches[name] = match_tracks(loaded[name], tracks)
+        total = sum(len(m) for m in matches[name])
+        return sum(int((m >= 0).sum()) for m in matches[name]) / total if total else 0.0
+
+    tried = list(loaded)
+    bounds = {n: candidate_share(loaded[n], tracks) for n in tried} if len(tried) > 1 else {}
+    bounds = bounds or {n: 1.0 for n in tried}
+    chosen, shares = choose_network(tried, bounds, share_of)
+    if shares[chosen] < MIN_COVERED_SHARE:  # the error names every network's share
+        for name in tried:
+            if name not in shares:
+                shares[name] = share_of(name)
+    shares = {n: shares[n] for n in tried if n in shares}
+    check_overlap(loaded[chosen], tracks, matches[chosen], shares=shares)
+    return loaded[chosen], chosen, shares, matches[chosen]
 
 
 def match_tracks(osm: OsmStreets, tracks: Sequence[Track]) -> list[IntArray]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -158,6 +158,7 @@ def cut_tracks(
     dead_end_xy: FloatArray | None = None,
     dead_end_pass_m: FloatArray | None = None,
     may_cut: CutFilter | None = None,
+    dead_end_passes: Mapping[int, Sequence[tuple[int, int]]] | None = None,
 ) -> list[Segment]:
     """Cut every track at the junctions it passes and the dead ends it reaches.
 
@@ -170,6 +171,9 @@ def cut_tracks(
     as above), a frame is only cut at a node the filter allows, the nearest allowed one within
     the radius: a street running 8 m beside a junction of another street, or past the end of
     another street, is not cut there (the filter knows from OSM which street each frame walks).
+    ``dead_end_passes`` (per track, ``(frame, dead end index)``) are further passes of dead
+    ends, found by other means than the radius (along a mapped street, see
+    :func:`city360.pose_graph.osm_dead_ends.along_street_passes`).
     """
     params = params or SegmentParams()
     n_junctions = len(junctions_xy)
@@ -205,6 +209,8 @@ def cut_tracks(
             inside = np.isfinite(dist)
             gap = max(1, round(params.rejoin_gap_m / max(track.spacing_m, 1e-6)))
             cuts += _passes(dist, node.astype(np.int64), inside, gap, [f for f, _ in cuts])
+        if dead_end_passes is not None:
+            cuts += [(f, n_junctions + k) for f, k in dead_end_passes.get(t, ())]
         cuts.sort()
         cleaned: list[tuple[int, int]] = []
         for frame, node_id in cuts:
@@ -226,10 +232,19 @@ def cut_tracks(
 
 
 def group_streets(
-    tracks: Sequence[Track], segments: Sequence[Segment], params: SegmentParams | None = None
+    tracks: Sequence[Track],
+    segments: Sequence[Segment],
+    params: SegmentParams | None = None,
+    *,
+    mapped_street: Callable[[Segment], int] | None = None,
 ) -> tuple[list[Street], list[int]]:
-    """Streets and, per segment, the id of its street."""
+    """Streets and, per segment, the id of its street. With ``mapped_street`` (the mapped
+    street a segment walks, -1 when none: :meth:`city360.pose_graph.osm_dead_ends.MatchedCuts.
+    mapped_street`), segments between the same nodes walking the same mapped street are one
+    street however far apart their smoothed poses run (two passes of one street 8-9 m apart
+    made two streets and turned both their nodes into three-way "junctions")."""
     params = params or SegmentParams()
+    mapped = [mapped_street(seg) if mapped_street else -1 for seg in segments]
     by_pair: dict[tuple[int, int], list[int]] = defaultdict(list)
     for i, seg in enumerate(segments):
         by_pair[(min(seg.u, seg.v), max(seg.u, seg.v))].append(i)
@@ -245,6 +260,9 @@ def group_streets(
         anchors: list[FloatArray] = []
         for i, line in zip(members, lines, strict=True):
             for group, anchor in zip(groups, anchors, strict=True):
+                if a != b and mapped[i] >= 0 and mapped[i] == mapped[group[0]]:
+                    group.append(i)
+                    break
                 gap = float(np.mean(np.hypot(*(line - anchor).T)))
                 if a == b:  # a loop may be filmed either way round
                     gap = min(gap, float(np.mean(np.hypot(*(line[::-1] - anchor).T))))

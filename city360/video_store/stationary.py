@@ -33,6 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from city360.video_store.bursts import burst_mask
+
 __all__ = ["StationaryParams", "pin_stationary", "stationary_spans"]
 
 FloatArray = npt.NDArray[np.float64]
@@ -52,6 +54,9 @@ class StationaryParams:
     """Shorter stationary spans are left to the speed test of :mod:`.clean`, seconds."""
     step_s: float = 1.0
     """Window centres are this far apart, seconds."""
+    local_s: float = 20.0
+    """Length of the short window around a centre that must itself stand (see
+    :func:`_stands_locally`), seconds."""
 
 
 def _median_point(x: FloatArray, y: FloatArray) -> tuple[float, float]:
@@ -59,10 +64,16 @@ def _median_point(x: FloatArray, y: FloatArray) -> tuple[float, float]:
 
 
 def _standing_centres(
-    t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, params: StationaryParams
+    t_s: FloatArray,
+    x_m: FloatArray,
+    y_m: FloatArray,
+    params: StationaryParams,
+    *,
+    steady: npt.NDArray[np.bool_],
 ) -> list[tuple[int, int, float, float]]:
     """``(first, last, x, y)`` per stationary window: the fixes around its centre (indices,
-    inclusive) and the window's median point, in time order."""
+    inclusive) and the window's median point, in time order. ``steady``: the fixes outside
+    bursts, the only ones the local test (:func:`_stands_locally`) looks at."""
     n = t_s.shape[0]
     half = params.window_s / 2
     centres = np.arange(t_s[0] + half, t_s[-1] - half + 1e-9, params.step_s)
@@ -78,6 +89,8 @@ def _standing_centres(
         near = np.hypot(x_m[low:high] - cx, y_m[low:high] - cy) <= params.radius_m
         if near.mean() < params.share:
             continue
+        if not _stands_locally(t_s[steady], x_m[steady], y_m[steady], centre, (cx, cy), params):
+            continue
         # only the window's centre counts as standing: its ends may be the walk in and out,
         # whose fixes near the stop would otherwise be pulled onto it.
         first = int(np.searchsorted(t_s, centre - params.step_s / 2, side="left"))
@@ -89,6 +102,35 @@ def _standing_centres(
         if last >= first:
             found.append((first, last, cx, cy))
     return found
+
+
+def _stands_locally(
+    t_s: FloatArray,
+    x_m: FloatArray,
+    y_m: FloatArray,
+    centre_s: float,
+    place: tuple[float, float],
+    params: StationaryParams,
+) -> bool:
+    """Whether the camera stood at ``place`` (a stationary window's median point) around
+    ``centre_s`` itself, not only most of the window: over the ``local_s`` around the centre
+    the fixes' median lies within half the radius of ``place``, and the medians of its two
+    halves lie within half the radius of each other. A walk out and back between two stops
+    keeps most of a minute's fixes near the stops (12 m out at 0.86 m/s: 73% within 8 m), but
+    on the way its halves' medians are ``local_s / 2`` of walking apart (8.6 m at 0.86 m/s,
+    standing: about a metre of noise) and at its tip their median is away from the stop."""
+    half = params.local_s / 2
+    low, mid, high = np.searchsorted(t_s, [centre_s - half, centre_s, centre_s + half])
+    high = int(np.searchsorted(t_s, centre_s + half, side="right"))
+    if mid - low < 2 or high - mid < 2:
+        return True  # too few fixes to tell: the window's test stands
+    limit = params.radius_m / 2
+    mx, my = _median_point(x_m[low:high], y_m[low:high])
+    if math.hypot(mx - place[0], my - place[1]) > limit:
+        return False
+    ax, ay = _median_point(x_m[low:mid], y_m[low:mid])
+    bx, by = _median_point(x_m[mid:high], y_m[mid:high])
+    return math.hypot(bx - ax, by - ay) <= limit
 
 
 def _stood_since(
@@ -114,6 +156,36 @@ def _stood_since(
     return int(order[good[-1]]) if len(good) else start
 
 
+RUNNING_MEDIAN_FIXES = 5
+"""Fixes of the running median that tells a walk from noise and bursts (:func:`_walked`)."""
+BRISK_WALK_MPS = 2.0
+"""A camera carried on foot crosses half the radius no faster than this, metres a second."""
+
+
+def _walked(
+    t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, place: tuple[float, float], radius_m: float
+) -> bool:
+    """Whether the fixes of a gap between two stops at ``place`` walked away from it and back.
+
+    Their running median (:data:`RUNNING_MEDIAN_FIXES`; one noisy fix does not move it) must
+    leave ``radius_m``, and it must get there the way a walk does, continuously: it spends at
+    least half the radius at :data:`BRISK_WALK_MPS` between half the radius and the radius.
+    An urban-canyon burst *steps* away and back (the median of a few fixes jumps from the place
+    to the burst's offset in one fix), so a stop broken by bursts is still one stop."""
+    count = min(RUNNING_MEDIAN_FIXES, x_m.shape[0])
+    if count < 2:
+        return False
+    rx = np.median(np.lib.stride_tricks.sliding_window_view(x_m, count), axis=1)
+    ry = np.median(np.lib.stride_tricks.sliding_window_view(y_m, count), axis=1)
+    distance = np.hypot(rx - place[0], ry - place[1])
+    if not (distance > radius_m).any():
+        return False
+    dt = np.diff(t_s)
+    step_s = float(np.median(dt)) if dt.size else 1.0
+    in_band = (distance > radius_m / 2) & (distance <= radius_m)
+    return float(in_band.sum()) * step_s >= radius_m / 2 / BRISK_WALK_MPS
+
+
 def _spans_with_points(
     t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, params: StationaryParams
 ) -> tuple[list[tuple[int, int]], FloatArray, FloatArray, npt.NDArray[np.bool_]]:
@@ -123,8 +195,9 @@ def _spans_with_points(
     py = np.full(n, np.nan)
     if n < 3 or t_s[-1] - t_s[0] < params.window_s:
         return [], px, py, np.zeros(n, bool)
+    steady = ~burst_mask(t_s, x_m, y_m)
     spans: list[tuple[int, int]] = []
-    for first, last, cx, cy in _standing_centres(t_s, x_m, y_m, params):
+    for first, last, cx, cy in _standing_centres(t_s, x_m, y_m, params, steady=steady):
         px[first : last + 1], py[first : last + 1] = cx, cy
         if spans and first <= spans[-1][1] + 1:
             spans[-1] = (spans[-1][0], max(spans[-1][1], last))
@@ -133,12 +206,20 @@ def _spans_with_points(
     joined: list[tuple[int, int]] = []
     for first, last in spans:
         # a burst in the middle of a long stop breaks it: join spans less than a window apart
-        # where the camera stood at the same place before and after the gap
+        # where the camera stood at the same place before and after the gap and, bursts
+        # aside, did not leave it in between (a walk out and back between two stops did)
         if (
             joined
             and t_s[first] - t_s[joined[-1][1]] < params.window_s
             and math.hypot(px[first] - px[joined[-1][1]], py[first] - py[joined[-1][1]])
             <= params.radius_m
+            and not _walked(
+                t_s[joined[-1][1] : first + 1],
+                x_m[joined[-1][1] : first + 1],
+                y_m[joined[-1][1] : first + 1],
+                (float(px[first]), float(py[first])),
+                params.radius_m,
+            )
         ):
             joined[-1] = (joined[-1][0], last)
         else:

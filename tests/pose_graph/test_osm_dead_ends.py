@@ -89,6 +89,29 @@ def test_a_mid_street_turn_back_is_shared_by_a_pass_5_m_beside_it() -> None:
     assert len(kinds["junction"]) == 1
 
 
+@pytest.mark.parametrize("turn_backs_m", [(60.0,), (59.0, 47.0)])
+def test_mid_street_turn_backs_are_shared_by_a_pass_8_5_m_beside_them(
+    turn_backs_m: tuple[float, ...],
+) -> None:
+    """Helsinki wander+stops seed 1: a walker paced a street, turning back 59 m and 47 m from
+    its junction; a pass smoothed 8.5 m beside the first turn-back was not cut there (the cut
+    radius is 8 m), so the passes made two streets between the turn-backs and a three-way
+    node. Matched to the street, the pass walks past both turn-backs' places along it."""
+    corners: list[tuple[float, float]] = [(100, -90), (100, 0)]
+    for reach in turn_backs_m:
+        corners += [(100 + reach, 0), (100, 0)]
+    corners.append((100, 90))
+    turn_back = noisy_walk(corners, "tb", noise_m=0.3)
+    passing = noisy_walk([(10, 0), (110, 0), (125, 8.5), (190, 8.5)], "pass", noise_m=0.3)
+    graph = _build(CROSSING, [turn_back, passing])
+    kinds = _kinds(graph)
+    assert len(kinds["junction"]) == 1
+    assert _near(kinds["junction"], (100, 0), 1.0) == 1
+    for reach in turn_backs_m:  # no street ends at an apex: the east arm runs through it
+        assert _near(kinds.get("dead_end", []), (100 + reach, 0), 10.0) == 0
+    assert _streets(graph) == 4 + len(turn_backs_m)  # four arms, the east one cut at each
+
+
 def test_walking_a_street_to_the_junction_at_its_far_end_and_back_is_no_spur() -> None:
     # a ladder: streets y = 0 and y = 100 joined by x = 100; one video walks the rung down to
     # the lower junction, turns there and walks back up

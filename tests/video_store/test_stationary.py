@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -110,3 +111,54 @@ def test_a_short_video_that_stops_keeps_its_walk_in_and_out() -> None:
     assert t[last] < 59.0  # and the last
     pinned_x, _, _ = pin_stationary(t, fx, fy, StationaryParams())
     assert np.ptp(pinned_x) > 25.0
+
+
+def out_and_back_between_stops(
+    out_m: float, speed_mps: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """1 Hz: 60 s east at 1.4 m/s, 52 s standing, ``out_m`` north and straight back at
+    ``speed_mps``, 14 s standing, 60 s east again."""
+    excursion_s = 2 * out_m / speed_mps
+    t = np.arange(0.0, 60.0 + 52.0 + excursion_s + 14.0 + 60.0)
+    x = np.minimum(t, 60.0) * 1.4 + np.clip(t - (126.0 + excursion_s), 0.0, None) * 1.4
+    since = np.clip(t - 112.0, 0.0, excursion_s)
+    y = np.minimum(since, excursion_s - since) * speed_mps
+    return t, x, y
+
+
+@pytest.mark.parametrize("seed", [7, 8, 9])
+def test_an_out_and_back_between_two_stops_is_movement(seed: int) -> None:
+    """Old town wander+stops seed 1: a stop of 52 s, 12 m out and back in 28 s, a stop of 14 s.
+    Every 60 s window over the excursion had most of its fixes within 8 m of the stop, so the
+    whole excursion was pinned to the stop and its street was lost."""
+    t, x, y = out_and_back_between_stops(12.0, 24.0 / 28.0)
+    fx, fy = noisy(t, x, y, seed, bursts=False)
+    spans = stationary_spans(t, fx, fy, StationaryParams())
+    away = y > 6.0  # the far half of the excursion
+    for first, last in spans:
+        assert not away[first : last + 1].any(), (t[first], t[last])
+    _, pinned_y, _ = pin_stationary(t, fx, fy, StationaryParams())
+    assert np.array_equal(pinned_y[away], fy[away])
+    # the stops themselves are still found
+    assert any(t[a] <= 80.0 and t[b] >= 100.0 for a, b in spans)
+
+
+@pytest.mark.parametrize(("seed", "speed"), [(10, 1.0), (11, 0.84), (12, 0.84)])
+def test_two_short_stubs_walked_within_a_minute_are_no_stop(seed: int, speed: float) -> None:
+    """A T walked through with 15 m stubs either side, each walked to its end and back (0.84
+    m/s is the slowest pace of ``synth --stops``): the fixes stay near the T, but the camera
+    never stood."""
+    legs = [(0.0, 0.0), (40.0, 0.0), (40.0, 15.0), (40.0, 0.0), (40.0, -15.0), (40.0, 0.0)]
+    legs.append((80.0, 0.0))
+    t_parts, x_parts, y_parts = [], [], []
+    clock = 0.0
+    for (ax, ay), (bx, by) in itertools.pairwise(legs):
+        duration = float(np.hypot(bx - ax, by - ay)) / speed
+        local = np.arange(0.0, duration, 1.0)
+        t_parts.append(clock + local)
+        x_parts.append(ax + (bx - ax) * local / duration)
+        y_parts.append(ay + (by - ay) * local / duration)
+        clock += duration
+    t, x, y = (np.concatenate(p) for p in (t_parts, x_parts, y_parts))
+    fx, fy = noisy(t, x, y, seed, bursts=False)
+    assert stationary_spans(t, fx, fy, StationaryParams()) == []
