@@ -29,6 +29,7 @@ from city360.city import OSM_EXTRACT, CityDir
 from city360.errors import GraphBuildError
 from city360.geo import LocalProjection, bearing_deg, wrap_deg
 from city360.pose_graph.clarify import ClarifyParams, clarify_tracks
+from city360.pose_graph.dwell import DwellParams, hold_still_spans
 from city360.pose_graph.graph import GRAPH_SCHEMA_VERSION, PoseGraph, save_graph
 from city360.pose_graph.junctions import (
     JunctionParams,
@@ -83,6 +84,10 @@ class BuildParams:
     """Without OSM, pull the passes of each street onto one centre line before anything is
     sought (:mod:`city360.pose_graph.clarify`)."""
     clarify_params: ClarifyParams = field(default_factory=ClarifyParams)
+    hold_still: bool = True
+    """Without OSM, hold the poses of each span where the camera stood still at one place
+    before anything is sought (:mod:`city360.pose_graph.dwell`)."""
+    dwell_params: DwellParams = field(default_factory=DwellParams)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -288,6 +293,8 @@ def build_from_tracks(
     if not tracks:
         msg = "no trajectories to build a graph from"
         raise GraphBuildError(msg)
+    if osm is None and params.hold_still:
+        tracks = hold_still_spans(tracks, params.dwell_params)
     if osm is None and params.clarify:
         tracks = clarify_tracks(tracks, params.clarify_params)
     junctions_xy, _support = find_junctions(tracks, params.junctions)

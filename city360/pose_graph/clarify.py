@@ -107,6 +107,6 @@ def clarify_tracks(tracks: Sequence[Track], params: ClarifyParams | None = None)
             ]
         )
     return [
-        make_track(t.id, xy[s : s + n], spacing_m=t.spacing_m, frame_count=t.frame_count)
+        make_track(t.id, xy[s : s + n], spacing_m=t.spacing_m, frame_count=t.frame_count, t_s=t.t_s)
         for t, s, n in zip(tracks, starts, sizes, strict=True)
     ]

@@ -34,7 +34,8 @@ _M_PER_DEG_LAT = 111_320.0
 class Track:
     """One trajectory: ``xy`` (N, 2) metres east/north, ``arc_m`` (N,) cumulative distance
     travelled from frame 0, ``heading_deg`` (N,) travel heading estimated from positions over a
-    few metres (clockwise from north), ``spacing_m`` the nominal distance between frames."""
+    few metres (clockwise from north), ``spacing_m`` the nominal distance between frames,
+    ``t_s`` (N,) each pose's time in seconds on the trajectory's clock (None: not known)."""
 
     id: str
     xy: npt.NDArray[np.float64]
@@ -42,6 +43,7 @@ class Track:
     heading_deg: npt.NDArray[np.float64]
     spacing_m: float
     frame_count: int
+    t_s: npt.NDArray[np.float64] | None = None
 
     def __len__(self) -> int:
         return int(self.xy.shape[0])
@@ -72,9 +74,15 @@ def track_headings(
 
 
 def make_track(
-    track_id: str, xy: npt.NDArray[np.float64], *, spacing_m: float, frame_count: int
+    track_id: str,
+    xy: npt.NDArray[np.float64],
+    *,
+    spacing_m: float,
+    frame_count: int,
+    t_s: npt.NDArray[np.float64] | None = None,
 ) -> Track:
-    """A :class:`Track` from positions alone (arc length and headings derived)."""
+    """A :class:`Track` from positions (and optionally times, seconds) alone (arc length and
+    headings derived)."""
     xy = np.asarray(xy, dtype=np.float64)
     steps = np.hypot(*np.diff(xy, axis=0).T) if len(xy) > 1 else np.zeros(0)
     arc = np.concatenate([[0.0], np.cumsum(steps)])
@@ -85,6 +93,7 @@ def make_track(
         heading_deg=track_headings(xy, arc),
         spacing_m=float(spacing_m),
         frame_count=int(frame_count),
+        t_s=None if t_s is None else np.asarray(t_s, dtype=np.float64),
     )
 
 
@@ -174,6 +183,12 @@ def load_tracks(city: CityDir, *, require_frames: bool = True) -> tuple[CityMani
         _check_crs(city, manifest, projection, track_id, poses)
         _check_inside(city, manifest, track_id, poses)
         tracks.append(
-            make_track(track_id, xy, spacing_m=meta.spacing_m, frame_count=meta.frame_count)
+            make_track(
+                track_id,
+                xy,
+                spacing_m=meta.spacing_m,
+                frame_count=meta.frame_count,
+                t_s=np.asarray(poses.t_s, dtype=np.float64),
+            )
         )
     return manifest, tracks
