@@ -22,11 +22,37 @@ Error model (horizontal, metres):
   of the walk (an integrated random velocity, this model before, reached ~19 m RMS after
   30 minutes at 0.02 m/s).
 
+Reported quality (``report_quality``, off by default; on in the ``canyon`` preset): each fix
+also carries an HDOP, a satellite count and a fix type, as a receiver writes them, and the
+error follows the HDOP the way real receivers' does, without the HDOP being an oracle:
+
+* satellite geometry is a slow process: log HDOP is a first-order Gauss-Markov process around
+  ``log(hdop_median)`` with spread ``hdop_log_sigma`` and correlation time ``hdop_time_s``
+  (satellites rise and set over minutes; buildings block them street by street);
+* the fix error (white plus correlated part) is scaled by the geometry, ``hdop / rms(hdop)``,
+  before the exact-RMS scaling, so the track's RMS error is still ``sigma_m``: a fix with HDOP
+  3 is three times as far off *on average* as one with HDOP 1, but any one fix is still a
+  random draw;
+* what multipath does is *not* in the HDOP, as on real receivers (the satellites are all
+  tracked, only their signals arrive by a reflection): canyon bursts raise the HDOP by a
+  mere ``canyon_hdop_factor`` (a few satellites lost behind the facade), while their fixes sit
+  10-30 m off; outliers and the slow drift leave the HDOP alone;
+* the HDOP is written rounded to 0.1, as NMEA and GPX writers do; satellites ~ ``4 + 8 / hdop``
+  plus one of noise, clipped to 4..24; the fix type is 3d, 2d below 5 satellites.
+
+Quality draws come from a generator spawned off ``rng``, so with ``report_quality`` off a
+track's bytes are those of the model before it existed.
+
 Named presets (:data:`GPS_MODELS`, ``city360 synth --gps-model``): ``phone`` (the defaults: a
 phone in a city centre, 1 Hz), ``camera`` (an action camera's receiver: 10 Hz, more correlated
 error, 1 m of slow drift, more dropouts) and ``canyon`` (narrow streets between tall
-buildings: 5 m RMS, a 10-30 m burst a minute, 2 m of slow drift, dropouts). Rates from 0.2 to
-20 Hz are accepted.
+buildings: 5 m RMS, a 10-30 m burst a minute, 2 m of slow drift, dropouts; it reports quality,
+HDOP around 1.6 and more variable than under open sky). Rates from 0.2 to 20 Hz are accepted.
+
+Writers: :func:`write_gpx` (GPX 1.1, with ``<fix>``, ``<sat>`` and ``<hdop>`` when the track
+reports quality), :func:`write_nmea` (RMC + GGA, and GSA when quality is reported) and
+:func:`write_csv` (``time,lat,lon,alt[,hdop,satellites,fix]``), each readable by
+:func:`city360.video_store.gps.read_track`.
 
 Clock: a fix taken when the camera's clock shows ``creation_time + t`` (t = video time) is
 stamped ``creation_time + t + clock_offset_s``; fixes fall on whole seconds of GPS time. So
@@ -47,7 +73,16 @@ from city360.errors import ConfigError
 from city360.geo import LocalProjection
 from city360.synth.routes import PathSampler
 
-__all__ = ["GPS_MODELS", "GpsNoise", "GpsTrack", "gps_model", "simulate_gps", "write_gpx"]
+__all__ = [
+    "GPS_MODELS",
+    "GpsNoise",
+    "GpsTrack",
+    "gps_model",
+    "simulate_gps",
+    "write_csv",
+    "write_gpx",
+    "write_nmea",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +117,17 @@ class GpsNoise:
     """Horizontal root-mean-square of the slow drift bias, metres (0: no drift)."""
     drift_time_s: float = 600.0
     """Correlation time of the drift bias, seconds."""
+    report_quality: bool = False
+    """Write HDOP, satellites and fix type per fix, and let the error follow the HDOP (see the
+    module docstring)."""
+    hdop_median: float = 1.0
+    """Median HDOP (dimensionless) of the satellite geometry."""
+    hdop_log_sigma: float = 0.35
+    """Spread of natural-log HDOP over time."""
+    hdop_time_s: float = 90.0
+    """Correlation time of the satellite geometry, seconds."""
+    canyon_hdop_factor: float = 1.3
+    """HDOP multiplier inside an urban-canyon burst (its error is far larger: multipath)."""
 
     def __post_init__(self) -> None:
         checks = {
@@ -96,6 +142,10 @@ class GpsNoise:
             "canyon_offset_m": 0 <= self.canyon_offset_m[0] <= self.canyon_offset_m[1],
             "drift_m": self.drift_m >= 0,
             "drift_time_s": self.drift_time_s > 0,
+            "hdop_median": self.hdop_median > 0,
+            "hdop_log_sigma": self.hdop_log_sigma >= 0,
+            "hdop_time_s": self.hdop_time_s > 0,
+            "canyon_hdop_factor": self.canyon_hdop_factor >= 1,
         }
         for name, ok in checks.items():
             if not ok:
@@ -110,7 +160,9 @@ class GpsTrack:
     ``video_t_s`` is the video time each fix describes; ``time_utc`` its GPS timestamp;
     ``true_xy`` where the camera really was; ``lat``/``lon`` what the GPS reported.
     ``outlier_indices`` index these arrays; ``dropout_spans_s`` are (start, end) video times
-    without fixes; ``canyon_spans_s`` (start, end) video times of urban-canyon bursts.
+    without fixes; ``canyon_spans_s`` (start, end) video times of urban-canyon bursts;
+    ``hdop``/``satellites``/``fix_type`` what the receiver reports of each fix (None when the
+    model does not report quality).
     """
 
     video_t_s: npt.NDArray[np.float64] = field(repr=False)
@@ -123,6 +175,12 @@ class GpsTrack:
     dropout_spans_s: tuple[tuple[float, float], ...]
     clock_offset_s: float
     canyon_spans_s: tuple[tuple[float, float], ...] = ()
+    hdop: npt.NDArray[np.float64] | None = field(default=None, repr=False)
+    """HDOP the receiver reports per fix (dimensionless, 0.1 steps); None: not reported."""
+    satellites: npt.NDArray[np.int64] | None = field(default=None, repr=False)
+    """Satellites used per fix; None: not reported."""
+    fix_type: tuple[str, ...] | None = field(default=None, repr=False)
+    """GPX fix type per fix (``2d``/``3d``); None: not reported."""
 
     def __len__(self) -> int:
         return int(self.video_t_s.shape[0])
@@ -221,6 +279,11 @@ def simulate_gps(
     keep = np.ones(len(video_t), bool)
     for start, end in spans:
         keep &= ~((video_t >= start) & (video_t < end))
+    quality_rng = rng.spawn(1)[0] if noise.report_quality else None
+    geometry = None
+    if quality_rng is not None:
+        geometry = _geometry_hdop(quality_rng, len(video_t), step_s=step_s, noise=noise)
+        error = error * (geometry / math.sqrt(float(np.mean(geometry[keep] ** 2))))[:, None]
     # Exact RMS over the fixes actually written.
     kept_rms = _rms(error[keep])
     error = error * (noise.sigma_m / kept_rms) if kept_rms > 0 else error * 0.0
@@ -243,6 +306,15 @@ def simulate_gps(
     if noise.drift_m > 0:
         reported = reported + _drift(rng, video_t, noise)
 
+    hdop: npt.NDArray[np.float64] | None = None
+    satellites: npt.NDArray[np.int64] | None = None
+    fix_type: tuple[str, ...] | None = None
+    if quality_rng is not None and geometry is not None:
+        all_hdop, all_sats, all_fixes = _reported_quality(
+            quality_rng, video_t, geometry, canyon, noise
+        )
+        hdop, satellites = all_hdop[keep], all_sats[keep]
+        fix_type = tuple(f for f, kept in zip(all_fixes, keep, strict=True) if kept)
     lat, lon = projection.to_latlon(reported[keep, 0], reported[keep, 1])
     kept_t = video_t[keep]
     base = dt.datetime.fromtimestamp(first_tick, dt.UTC)
@@ -258,7 +330,37 @@ def simulate_gps(
         dropout_spans_s=tuple(spans),
         clock_offset_s=float(clock_offset_s),
         canyon_spans_s=tuple(canyon),
+        hdop=hdop,
+        satellites=satellites,
+        fix_type=fix_type,
     )
+
+
+def _geometry_hdop(
+    rng: np.random.Generator, count: int, *, step_s: float, noise: GpsNoise
+) -> npt.NDArray[np.float64]:
+    """True HDOP of the satellite geometry at each fix: log-normal, slowly varying."""
+    unit = _gauss_markov(rng, count, step_s=step_s, tau_s=noise.hdop_time_s)[:, 0]
+    return noise.hdop_median * np.exp(noise.hdop_log_sigma * unit)
+
+
+def _reported_quality(
+    rng: np.random.Generator,
+    video_t: npt.NDArray[np.float64],
+    geometry: npt.NDArray[np.float64],
+    canyon: list[tuple[float, float]],
+    noise: GpsNoise,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], list[str]]:
+    """``(hdop, satellites, fix_type)`` as written: the geometry HDOP, a little higher in a
+    canyon burst (not as much as its error: multipath does not show), rounded to 0.1."""
+    in_canyon = np.zeros(len(video_t), bool)
+    for start, end in canyon:
+        in_canyon |= (video_t >= start) & (video_t < end)
+    hdop = geometry * np.where(in_canyon, noise.canyon_hdop_factor, 1.0)
+    hdop = np.maximum(np.round(hdop, 1), 0.5)
+    satellites = np.clip(np.round(4 + 8 / hdop + rng.normal(0, 1, len(hdop))), 4, 24)
+    fixes = ["2d" if n < 5 else "3d" for n in satellites]
+    return hdop, satellites.astype(np.int64), fixes
 
 
 def _canyon_offsets(
@@ -310,6 +412,9 @@ GPS_MODELS: dict[str, GpsNoise] = {
         dropout_rate_per_min=0.5,
         canyon_rate_per_min=1.0,
         drift_m=2.0,
+        report_quality=True,
+        hdop_median=1.6,
+        hdop_log_sigma=0.45,
     ),
 }
 """Named error models (see the module docstring); ``phone`` is the default."""
@@ -331,7 +436,8 @@ def gps_model(name: str, *, sigma_m: float | None = None) -> GpsNoise:
 
 
 def write_gpx(path: str | Path, track: GpsTrack, *, name: str) -> Path:
-    """Write ``track`` as a GPX 1.1 file with one track and one segment, atomically."""
+    """Write ``track`` as a GPX 1.1 file with one track and one segment, atomically; each
+    point carries ``<fix>``, ``<sat>`` and ``<hdop>`` when the track reports quality."""
     import gpxpy.gpx
 
     from city360._atomic import atomic_write_text
@@ -341,14 +447,80 @@ def write_gpx(path: str | Path, track: GpsTrack, *, name: str) -> Path:
     gpx_track = gpxpy.gpx.GPXTrack(name=name)
     segment = gpxpy.gpx.GPXTrackSegment()
     for i in range(len(track)):
-        segment.points.append(
-            gpxpy.gpx.GPXTrackPoint(
-                latitude=round(float(track.lat[i]), 8),
-                longitude=round(float(track.lon[i]), 8),
-                elevation=round(float(track.elevation_m[i]), 1),
-                time=track.time_utc[i],
-            )
+        point = gpxpy.gpx.GPXTrackPoint(
+            latitude=round(float(track.lat[i]), 8),
+            longitude=round(float(track.lon[i]), 8),
+            elevation=round(float(track.elevation_m[i]), 1),
+            time=track.time_utc[i],
         )
+        if track.hdop is not None and track.satellites is not None and track.fix_type:
+            point.type_of_gpx_fix = track.fix_type[i]
+            point.satellites = int(track.satellites[i])
+            point.horizontal_dilution = float(track.hdop[i])
+        segment.points.append(point)
     gpx_track.segments.append(segment)
     gpx.tracks.append(gpx_track)
     return atomic_write_text(path, gpx.to_xml(version="1.1"))
+
+
+def _nmea_sentence(body: str) -> str:
+    checksum = 0
+    for char in body:
+        checksum ^= ord(char)
+    return f"${body}*{checksum:02X}"
+
+
+def _nmea_angle(value: float, *, degree_digits: int, hemispheres: str) -> tuple[str, str]:
+    """``(d)ddmm.mmmmmm`` and its hemisphere letter for decimal degrees ``value``."""
+    hemisphere = hemispheres[1] if value < 0 else hemispheres[0]
+    degrees, minutes = divmod(abs(value) * 60.0, 60.0)
+    minutes = round(minutes, 6)
+    if minutes >= 60.0:  # rounding carried into the next degree
+        degrees, minutes = degrees + 1, 0.0
+    return f"{int(degrees):0{degree_digits}d}{minutes:09.6f}", hemisphere
+
+
+def write_nmea(path: str | Path, track: GpsTrack) -> Path:
+    """Write ``track`` as an NMEA 0183 log, atomically: per fix an RMC (date, position) and a
+    GGA (fix quality 1, satellites, HDOP, altitude), then a GSA (fix mode, HDOP; PDOP and
+    VDOP left empty: the model has none) when the track reports quality."""
+    from city360._atomic import atomic_write_text
+
+    lines = []
+    for i in range(len(track)):
+        stamp = track.time_utc[i]
+        clock = stamp.strftime("%H%M%S.") + f"{stamp.microsecond // 10_000:02d}"
+        date = stamp.strftime("%d%m%y")
+        lat, ns = _nmea_angle(float(track.lat[i]), degree_digits=2, hemispheres="NS")
+        lon, ew = _nmea_angle(float(track.lon[i]), degree_digits=3, hemispheres="EW")
+        lines.append(_nmea_sentence(f"GPRMC,{clock},A,{lat},{ns},{lon},{ew},,,{date},,,A"))
+        sats = hdop = ""
+        if track.hdop is not None and track.satellites is not None:
+            sats, hdop = f"{int(track.satellites[i]):02d}", f"{float(track.hdop[i]):.1f}"
+        alt = f"{float(track.elevation_m[i]):.1f}"
+        lines.append(
+            _nmea_sentence(f"GPGGA,{clock},{lat},{ns},{lon},{ew},1,{sats},{hdop},{alt},M,,M,,")
+        )
+        if track.fix_type is not None:
+            mode = track.fix_type[i][0]
+            lines.append(_nmea_sentence(f"GPGSA,A,{mode},,,,,,,,,,,,,,{hdop},"))
+    return atomic_write_text(path, "\r\n".join(lines) + "\r\n")
+
+
+def write_csv(path: str | Path, track: GpsTrack) -> Path:
+    """Write ``track`` as a CSV ``time,lat,lon,alt`` (ISO 8601 UTC), with ``hdop``,
+    ``satellites`` and ``fix`` columns when the track reports quality, atomically."""
+    from city360._atomic import atomic_write_text
+
+    quality = track.hdop is not None and track.satellites is not None and track.fix_type
+    header = "time,lat,lon,alt" + (",hdop,satellites,fix" if quality else "")
+    rows = [header]
+    for i in range(len(track)):
+        row = (
+            f"{track.time_utc[i].isoformat().replace('+00:00', 'Z')},"
+            f"{float(track.lat[i]):.8f},{float(track.lon[i]):.8f},{float(track.elevation_m[i]):.1f}"
+        )
+        if quality and track.hdop is not None and track.satellites is not None and track.fix_type:
+            row += f",{float(track.hdop[i]):.1f},{int(track.satellites[i])},{track.fix_type[i]}"
+        rows.append(row)
+    return atomic_write_text(path, "\n".join(rows) + "\n")

@@ -16,6 +16,11 @@ Steps, each because real receivers do it to us:
    wandered;
 4. a constant-velocity Kalman filter on a fine time grid with a chi-square innovation gate
    (rejects the outliers the speed gate misses), then a Rauch–Tung–Striebel backward pass;
+   when the receiver reported its fixes' quality (horizontal accuracy in metres, or HDOP:
+   :mod:`~city360.video_store.gps.quality`) and ``use_fix_quality`` is on, each fix gets its
+   own measurement sigma from it (clamped; ``gps_sigma_m`` for a fix that reports none), else
+   every fix has ``gps_sigma_m``. Fixes that say they have no position (GPX ``<fix>none``,
+   NMEA GGA quality 0, GPMF GPSF 0, CAMM fix 0) never get this far: step 1 drops them;
 5. across a gap in the fixes longer than ``max_gap_s`` (a logger paused, a dead spot, a
    stop indoors) the smoothed track runs straight from the last fix before to the first fix
    after: a constant-velocity smoother left to itself carries the last velocity into the gap
@@ -40,6 +45,7 @@ import numpy.typing as npt
 from city360.errors import GpsError
 from city360.geo import LocalProjection
 from city360.video_store.bursts import burst_mask
+from city360.video_store.gps.quality import QualityNoise, horizontal_sigma_m
 from city360.video_store.gps.track import GpsTrack, validate_track
 from city360.video_store.smooth import rts_smooth
 from city360.video_store.stationary import StationaryParams, pin_stationary
@@ -83,6 +89,10 @@ class CleanParams:
     stationary: StationaryParams = field(default_factory=StationaryParams)
     """The window test for standing still from the fixes (its radius is at least 2.5
     ``gps_sigma_m``)."""
+    use_fix_quality: bool = True
+    """Weigh each fix by the accuracy or HDOP it reports (when the track has them)."""
+    quality_noise: QualityNoise = field(default_factory=QualityNoise)
+    """How a reported accuracy or HDOP becomes a sigma (UERE, clamps)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +117,9 @@ class SmoothTrack:
     breaks_s: tuple[tuple[float, float], ...] = ()
     """GPS-time spans ``(last fix before, first fix after)`` of the jumps the track was cut
     at: no position is known inside one (:meth:`in_break`)."""
+    meas_sigma_m: FloatArray | None = None
+    """Per-fix measurement sigma of the fixes above, metres (one per axis), from their
+    reported quality; None when the track reports none or quality is not used."""
 
     def in_break(self, t_s: npt.ArrayLike) -> npt.NDArray[np.bool_]:
         """Mask of GPS times strictly inside one of :attr:`breaks_s`."""
@@ -291,11 +304,21 @@ def clean_track(
     params = params or CleanParams()
     usable = validate_track(track)
     x, y = projection.to_xy(usable.lat, usable.lon)
+    sigma = (
+        horizontal_sigma_m(
+            usable.quality, fallback_sigma_m=params.gps_sigma_m, noise=params.quality_noise
+        )
+        if params.use_fix_quality
+        else None
+    )
+    # which of the usable fixes are still in: the per-fix sigmas follow them
+    index = np.arange(len(usable))
     keep = drop_speed_spikes(usable.t_s, x, y, params.max_speed_mps)
-    t_meas, x, y = usable.t_s[keep], x[keep], y[keep]
+    t_meas, x, y, index = usable.t_s[keep], x[keep], y[keep], index[keep]
     jumps, outliers = find_jumps(t_meas, x, y, params)
     if outliers.any():  # excursions away and back: drop them, then find the real breaks
         t_meas, x, y = t_meas[~outliers], x[~outliers], y[~outliers]
+        index = index[~outliers]
         jumps, _ = find_jumps(t_meas, x, y, params)
     dropped = int((~keep).sum()) + int(outliers.sum())
     cuts = [0, *(int(k) + 1 for k in jumps), t_meas.shape[0]]
@@ -308,7 +331,9 @@ def clean_track(
         kept_before = np.concatenate([[0], np.cumsum(~bursts)])
         cuts = sorted({int(kept_before[c]) for c in cuts})
         t_meas, x, y = t_meas[~bursts], x[~bursts], y[~bursts]
+        index = index[~bursts]
         dropped += int(bursts.sum())
+    meas_sigma = None if sigma is None else sigma[index]
     standing = params.stationary
     radius = max(standing.radius_m, 2.5 * params.gps_sigma_m)
     if radius != standing.radius_m:
@@ -323,7 +348,8 @@ def clean_track(
             breaks.append((float(pieces[-1][0][-1]), float(t_meas[a])))
         # a stop is pinned within its own side of a break, so a jump stays a jump
         x[a:b], y[a:b], _ = pin_stationary(t_meas[a:b], x[a:b], y[a:b], standing)
-        pieces.append(_smooth_piece(track, t_meas[a:b], x[a:b], y[a:b], params))
+        piece_sigma = None if meas_sigma is None else meas_sigma[a:b]
+        pieces.append(_smooth_piece(track, t_meas[a:b], x[a:b], y[a:b], piece_sigma, params))
         dropped += pieces[-1][-1]
     if not pieces:
         msg = f"GPS track {track.source}: every fix lies across a jump; check the track"
@@ -341,11 +367,17 @@ def clean_track(
         meas_x_m=x,
         meas_y_m=y,
         breaks_s=tuple(breaks),
+        meas_sigma_m=meas_sigma,
     )
 
 
 def _smooth_piece(
-    track: GpsTrack, t_meas: FloatArray, x: FloatArray, y: FloatArray, params: CleanParams
+    track: GpsTrack,
+    t_meas: FloatArray,
+    x: FloatArray,
+    y: FloatArray,
+    sigma: FloatArray | None,
+    params: CleanParams,
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, int]:
     """Smooth the fixes between two breaks: ``(grid, x, y, speed, heading, gated)``."""
     span_s = float(t_meas[-1] - t_meas[0])
@@ -359,6 +391,7 @@ def _smooth_piece(
         sigma_m=params.gps_sigma_m,
         accel_sigma=params.accel_sigma,
         gate_sigma=params.gate_sigma,
+        meas_sigma_m=sigma,
     )
     if not (np.all(np.isfinite(sx)) and np.all(np.isfinite(sy))):
         msg = f"GPS track {track.source}: smoothing diverged; check the track for bad values"

@@ -55,6 +55,7 @@ def split_at_breaks(smooth: SmoothTrack) -> list[SmoothTrack]:
                 meas_x_m=smooth.meas_x_m[fixes],
                 meas_y_m=smooth.meas_y_m[fixes],
                 breaks_s=(),
+                meas_sigma_m=None if smooth.meas_sigma_m is None else smooth.meas_sigma_m[fixes],
             )
         )
     return parts

@@ -438,6 +438,7 @@ def _aided_positions(
             smooth.meas_y_m[meas],
             sigma_m=opts.clean.gps_sigma_m,
             gate_sigma=opts.clean.gate_sigma,
+            meas_sigma_m=None if smooth.meas_sigma_m is None else smooth.meas_sigma_m[meas],
         )
         x_m[rows] = np.interp(kept_gps[rows], dense_gps[dense], rx)
         y_m[rows] = np.interp(kept_gps[rows], dense_gps[dense], ry)

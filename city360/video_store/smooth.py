@@ -13,6 +13,11 @@ a Rauch-Tung-Striebel backward pass.
   state ``(x, y, speed)``; between steps the camera moves ``speed * dt`` along the heading, so
   corners are followed exactly instead of cut and GPS noise across the street averages out.
 
+Measurement noise: one ``sigma_m`` for every fix, or per fix (``meas_sigma_m``, metres, one
+sigma per axis) when the receiver reported how good each fix is
+(:func:`city360.video_store.gps.quality.horizontal_sigma_m`): a fix with HDOP 4 then pulls the
+track a sixteenth as hard as one with HDOP 1, and the gate judges it by its own spread.
+
 Units: seconds, metres (city CRS, x east, y north), m/s; headings degrees clockwise from north.
 """
 
@@ -68,18 +73,21 @@ def rts_smooth(
     sigma_m: float,
     accel_sigma: float,
     gate_sigma: float,
+    meas_sigma_m: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, int]:
     """Constant-velocity Kalman filter + RTS smoother evaluated at ``t_s`` (sorted, covering
     the measurement times; measurements are applied at the grid step nearest in time).
+    ``meas_sigma_m``: per-fix sigma (metres), else ``sigma_m`` for all.
 
     Returns smoothed ``x, y, vx, vy`` (metres, m/s) and the number of gated-out measurements.
     """
     n = t_s.shape[0]
     steps = nearest_steps(t_s, meas_t_s)
-    meas_at: dict[int, tuple[float, float]] = {}
+    sigmas = np.full(meas_t_s.shape[0], sigma_m) if meas_sigma_m is None else meas_sigma_m
+    meas_at: dict[int, tuple[float, float, float]] = {}
     for k, step in enumerate(steps):
-        meas_at.setdefault(int(step), (float(meas_x[k]), float(meas_y[k])))
-    r = sigma_m**2
+        meas_at.setdefault(int(step), (float(meas_x[k]), float(meas_y[k]), float(sigmas[k]) ** 2))
+    r = float(sigmas[0]) ** 2
     q = accel_sigma
     gate = _Gate(gate_sigma, dof=2)
     # forward pass: state per axis (p, v); shared covariance [[a, b], [b, c]]
@@ -87,7 +95,7 @@ def rts_smooth(
     fy = np.zeros((n, 2))
     fcov = np.zeros((n, 3))
     pcov = np.zeros((n, 3))  # predicted covariance at step k (prior), for the RTS gain
-    first = meas_at.get(int(steps[0]), (float(meas_x[0]), float(meas_y[0])))
+    first = meas_at.get(int(steps[0]), (float(meas_x[0]), float(meas_y[0]), r))
     px, vx, py, vy = first[0], 0.0, first[1], 0.0
     a, b, c = r, 0.0, 4.0  # 2 m/s velocity uncertainty at the start
     for k in range(n):
@@ -102,7 +110,7 @@ def rts_smooth(
         pcov[k] = (a, b, c)
         meas = meas_at.get(k)
         if meas is not None:
-            s = a + r
+            s = a + meas[2]
             ix, iy = meas[0] - px, meas[1] - py
             if gate.accept((ix * ix + iy * iy) / s):
                 kp, kv = a / s, b / s
@@ -149,9 +157,11 @@ def heading_aided_smooth(
     speed_sigma: float = 0.3,
     drift_sigma: float = 0.15,
     gate_sigma: float = 4.0,
+    meas_sigma_m: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Smoothed ``(x, y, speed)`` at grid times ``t_s`` (sorted, seconds) given the heading
-    there (degrees, unwrapped) and the fixes ``meas_*`` (same clock, metres).
+    there (degrees, unwrapped) and the fixes ``meas_*`` (same clock, metres); ``meas_sigma_m``
+    per-fix sigma (metres), else ``sigma_m`` for all.
 
     ``speed_sigma``: random-walk noise of speed, m/s per sqrt(s); ``drift_sigma``: random-walk
     noise of position beyond the heading model, m per sqrt(s).
@@ -159,15 +169,17 @@ def heading_aided_smooth(
     n = t_s.shape[0]
     steps = nearest_steps(t_s, meas_t_s)
     inside = (meas_t_s >= t_s[0] - 1.0) & (meas_t_s <= t_s[-1] + 1.0)
+    sigmas = np.full(meas_t_s.shape[0], sigma_m) if meas_sigma_m is None else meas_sigma_m
     meas_at: dict[int, FloatArray] = {}
     for row in np.flatnonzero(inside).tolist():
-        meas_at.setdefault(int(steps[row]), np.array([meas_x[row], meas_y[row]]))
+        meas_at.setdefault(
+            int(steps[row]), np.array([meas_x[row], meas_y[row], float(sigmas[row]) ** 2])
+        )
     heading = np.radians(heading_deg)
-    r = np.eye(2) * sigma_m**2
     h = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
-    first = meas_at[min(meas_at)] if meas_at else np.zeros(2)
+    first = meas_at[min(meas_at)] if meas_at else np.array([0.0, 0.0, sigma_m**2])
     z = np.array([first[0], first[1], 1.0])
-    p = np.diag([sigma_m**2, sigma_m**2, 1.0])
+    p = np.diag([first[2], first[2], 1.0])
     zs = np.zeros((n, 3))
     ps = np.zeros((n, 3, 3))
     zp = np.zeros((n, 3))
@@ -187,8 +199,8 @@ def heading_aided_smooth(
         zp[k], pp[k] = z, p
         meas = meas_at.get(k)
         if meas is not None:
-            s = h @ p @ h.T + r
-            innovation = meas - h @ z
+            s = h @ p @ h.T + np.eye(2) * meas[2]
+            innovation = meas[:2] - h @ z
             d2 = float(innovation @ np.linalg.solve(s, innovation))
             if gate.accept(d2):
                 gain = p @ h.T @ np.linalg.inv(s)

@@ -4,9 +4,13 @@
 | --- | --- | --- |
 | GPX (gpxpy) | :mod:`.gpx` | UTC per point |
 | CSV ``time,lat,lon[,alt]`` | :mod:`.csv` | ISO 8601 or POSIX seconds |
+| NMEA 0183 (GGA, RMC, GSA) | :mod:`.nmea` | RMC date + time of day (UTC) |
 | CAMM track in an MP4 | :mod:`.camm` | video pts (+ GPS time in type 6) |
 | GoPro GPMF in an MP4 | :mod:`.gpmf` | video clock (+ GPSU / GPS9 UTC) |
 | EXIF GPS of still photos | :mod:`.exif` | GPSDateStamp + GPSTimeStamp |
+
+Every reader also returns the fix quality the file reports (:mod:`.quality`: DOP,
+satellites, fix type, accuracy in metres), or none when the file has none.
 """
 
 from __future__ import annotations
@@ -15,9 +19,17 @@ import os
 from pathlib import Path
 
 from city360.errors import GpsError, InputFileError
+from city360.video_store.gps.quality import FixQuality
 from city360.video_store.gps.track import GpsTrack, validate_track
 
-__all__ = ["VIDEO_SUFFIXES", "GpsTrack", "read_embedded_track", "read_track", "validate_track"]
+__all__ = [
+    "VIDEO_SUFFIXES",
+    "FixQuality",
+    "GpsTrack",
+    "read_embedded_track",
+    "read_track",
+    "validate_track",
+]
 
 VIDEO_SUFFIXES = frozenset({".mp4", ".mov", ".m4v", ".insv", ".lrv", ".360", ".mkv", ".webm"})
 _PHOTO_SUFFIXES = frozenset({".jpg", ".jpeg", ".tif", ".tiff"})
@@ -45,6 +57,7 @@ def read_track(path: str | os.PathLike[str], *, creation_time_utc: float | None 
     from city360.video_store.gps.csv import read_csv_track
     from city360.video_store.gps.exif import read_exif_track
     from city360.video_store.gps.gpx import read_gpx
+    from city360.video_store.gps.nmea import is_nmea_text, read_nmea
 
     source = Path(path)
     if not source.is_file():
@@ -53,8 +66,11 @@ def read_track(path: str | os.PathLike[str], *, creation_time_utc: float | None 
     suffix = source.suffix.lower()
     if suffix == ".gpx":
         return read_gpx(source)
+    if suffix == ".nmea":
+        return read_nmea(source)
     if suffix in (".csv", ".txt"):
-        return read_csv_track(source)
+        head = source.read_bytes()[:4096].decode("ascii", errors="replace")
+        return read_nmea(source) if is_nmea_text(head) else read_csv_track(source)
     if suffix in _PHOTO_SUFFIXES:
         return read_exif_track([source])
     if suffix in VIDEO_SUFFIXES:
@@ -64,7 +80,7 @@ def read_track(path: str | os.PathLike[str], *, creation_time_utc: float | None 
             raise GpsError(msg)
         return track
     msg = (
-        f"GPS track {source}: unknown format {suffix!r}; expected .gpx, .csv, a GoPro/CAMM "
+        f"GPS track {source}: unknown format {suffix!r}; expected .gpx, .csv, .nmea, a GoPro/CAMM "
         ".mp4 or a geotagged .jpg"
     )
     raise GpsError(msg)

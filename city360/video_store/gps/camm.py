@@ -3,7 +3,11 @@
 Each sample of the ``camm`` track is one little-endian packet: ``uint16 reserved`` (0),
 ``uint16 type``, then the payload. Position comes from type 5 (minimal GPS: lat, lon, alt as
 doubles, timed by the sample's pts) and type 6 (full GPS: time since the GPS epoch, fix type,
-lat/lon doubles, altitude and accuracies as floats). No maintained Python reader exists; the
+lat/lon doubles, altitude and accuracies as floats: horizontal and vertical accuracy in metres,
+then velocity east/north/up and speed accuracy). The fix type of type 6 is 0 none, 2 2D, 3 3D;
+its horizontal accuracy fills ``accuracy_m`` (a negative or non-finite one is read as
+unknown: the spec gives no range, and a camera's float there is a sensor's guess, not a
+structured field worth failing a whole video for). No maintained Python reader exists; the
 format is a few fixed structs, read here with :mod:`struct`.
 """
 
@@ -18,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from city360.errors import GpsError
+from city360.video_store.gps.quality import FIX_NAMES, FIX_UNKNOWN, FixQuality
 from city360.video_store.gps.track import GpsTrack
 
 __all__ = [
@@ -50,6 +55,10 @@ class CammFix:
     lon: float
     alt_m: float
     has_fix: bool
+    fix_type: int = FIX_UNKNOWN
+    """Fix type code (:data:`~city360.video_store.gps.quality.FIX_NAMES`), type 6 only."""
+    accuracy_m: float = math.nan
+    """Horizontal accuracy, metres, type 6 only."""
 
 
 def is_camm_packet(data: bytes) -> bool:
@@ -72,9 +81,15 @@ def camm_fixes_from_packets(packets: Iterable[tuple[float, bytes]]) -> list[Camm
             lat, lon, alt = _TYPE5.unpack_from(data, 4)
             fixes.append(CammFix(t_video, None, lat, lon, alt, True))
         elif kind == 6:
-            gps_time, fix_type, lat, lon, alt, *_ = _TYPE6.unpack_from(data, 4)
+            gps_time, fix_type, lat, lon, alt, accuracy, *_ = _TYPE6.unpack_from(data, 4)
             t_utc = GPS_EPOCH_POSIX + gps_time - GPS_LEAP_SECONDS
-            fixes.append(CammFix(t_video, t_utc, lat, lon, alt, fix_type >= 2))
+            code = {0: FIX_NAMES["none"], 2: FIX_NAMES["2d"], 3: FIX_NAMES["3d"]}.get(
+                fix_type, FIX_UNKNOWN
+            )
+            usable_accuracy = accuracy if math.isfinite(accuracy) and accuracy >= 0 else math.nan
+            fixes.append(
+                CammFix(t_video, t_utc, lat, lon, alt, fix_type >= 2, code, usable_accuracy)
+            )
     return fixes
 
 
@@ -134,4 +149,7 @@ def read_camm(path: Path, *, creation_time_utc: float | None) -> GpsTrack | None
         alt,
         [f.has_fix for f in fixes],
         video_start_utc=start,
+        quality=FixQuality.from_columns(
+            accuracy_m=[f.accuracy_m for f in fixes], fix_type=[f.fix_type for f in fixes]
+        ),
     )

@@ -3,6 +3,15 @@
 ``time`` is ISO 8601 (``2024-05-01T10:00:00Z``; without a zone it is taken as UTC) or POSIX
 seconds. Column names are matched case-insensitively; ``latitude``/``longitude``/``elevation``
 /``timestamp`` are accepted too.
+
+Quality columns, read when present (the names of GPSLogger for Android, which writes
+``time,lat,lon,elevation,accuracy,bearing,speed,satellites,provider,hdop,vdop,pdop,...``):
+``accuracy`` (horizontal accuracy, metres; also ``accuracy_m``, ``horizontal_accuracy``,
+``hacc``), ``hdop``, ``vdop``, ``pdop``, ``satellites`` (``sat``, ``sats``) and ``fix``
+(``fix_type``: none, 2d, 3d, dgps, pps, or GGA's quality number). An empty cell is unknown. A
+cell that is not a number, an unknown fix word or a negative value is an error naming the file,
+line and column: a CSV track is written by one program, and a bad cell means that program
+wrote something else than we think, so guessing would be wrong.
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from city360.errors import GpsError
+from city360.video_store.gps.quality import FIX_NAMES, FIX_UNKNOWN, FixQuality
 from city360.video_store.gps.track import GpsTrack
 
 __all__ = ["read_csv_track"]
@@ -23,6 +33,16 @@ _ALIASES = {
     "lon": ("lon", "lng", "long", "longitude"),
     "alt": ("alt", "altitude", "elevation", "ele", "alt_m"),
 }
+_QUALITY_ALIASES = {
+    "accuracy_m": ("accuracy", "accuracy_m", "horizontal_accuracy", "hacc"),
+    "hdop": ("hdop",),
+    "vdop": ("vdop",),
+    "pdop": ("pdop",),
+    "satellites": ("satellites", "sat", "sats", "num_sats"),
+    "fix_type": ("fix", "fix_type"),
+}
+_GGA_FIX = ("none", "gps", "dgps", "pps", "rtk", "rtk", "estimated")
+"""Fix names of NMEA GGA quality 0-6 (5, float RTK, counted as RTK)."""
 
 
 def _parse_time(value: str) -> float:
@@ -42,6 +62,43 @@ def _parse_float(value: str) -> float:
     return math.nan if value == "" else float(value)
 
 
+def _parse_fix(value: str, *, path: Path, line_no: int) -> int:
+    value = value.strip().lower()
+    if not value:
+        return FIX_UNKNOWN
+    if value.isdigit() and int(value) < len(_GGA_FIX):
+        return FIX_NAMES[_GGA_FIX[int(value)]]
+    if value in FIX_NAMES:
+        return FIX_NAMES[value]
+    msg = (
+        f"CSV {path} line {line_no}: column `fix` has unknown fix type {value!r}; expected "
+        f"one of {', '.join(FIX_NAMES)} or a GGA quality 0-6"
+    )
+    raise GpsError(msg)
+
+
+def _find_columns(header: list[str], aliases: dict[str, tuple[str, ...]]) -> dict[str, int]:
+    columns: dict[str, int] = {}
+    for key, names in aliases.items():
+        for name in names:
+            if name in header:
+                columns[key] = header.index(name)
+                break
+    return columns
+
+
+def _quality_cell(value: str, *, path: Path, line_no: int, column: str) -> float:
+    try:
+        number = _parse_float(value)
+    except ValueError:
+        msg = f"CSV {path} line {line_no}: column `{column}` is {value!r}, not a number"
+        raise GpsError(msg) from None
+    if number < 0:
+        msg = f"CSV {path} line {line_no}: column `{column}` is {number}; it must be >= 0"
+        raise GpsError(msg)
+    return number
+
+
 def read_csv_track(path: Path) -> GpsTrack:
     """Read a CSV track. Empty cells and ``nan`` become NaN (rejected later as fix-less)."""
     try:
@@ -54,12 +111,8 @@ def read_csv_track(path: Path) -> GpsTrack:
         msg = f"CSV {path} is empty; it needs a header 'time,lat,lon[,alt]' and rows"
         raise GpsError(msg)
     header = [cell.strip().lower() for cell in rows[0]]
-    columns: dict[str, int] = {}
-    for key, names in _ALIASES.items():
-        for name in names:
-            if name in header:
-                columns[key] = header.index(name)
-                break
+    columns = _find_columns(header, _ALIASES)
+    quality_columns = _find_columns(header, _QUALITY_ALIASES)
     missing = [k for k in ("time", "lat", "lon") if k not in columns]
     if missing:
         msg = (
@@ -71,6 +124,7 @@ def read_csv_track(path: Path) -> GpsTrack:
         msg = f"CSV {path} has a header but no rows"
         raise GpsError(msg)
     t, lat, lon, alt = [], [], [], []
+    quality: dict[str, list[float]] = {key: [] for key in quality_columns}
     for line_no, row in enumerate(rows[1:], start=2):
         try:
             t.append(_parse_time(row[columns["time"]]))
@@ -83,4 +137,14 @@ def read_csv_track(path: Path) -> GpsTrack:
                 "ISO 8601 or POSIX-seconds time and decimal degrees"
             )
             raise GpsError(msg) from None
-    return GpsTrack.from_columns(path, "csv", t, lat, lon, alt)
+        for key, index in quality_columns.items():
+            cell = row[index] if index < len(row) else ""
+            if key == "fix_type":
+                quality[key].append(_parse_fix(cell, path=path, line_no=line_no))
+            else:
+                quality[key].append(
+                    _quality_cell(cell, path=path, line_no=line_no, column=header[index])
+                )
+    return GpsTrack.from_columns(
+        path, "csv", t, lat, lon, alt, quality=FixQuality.from_columns(**quality)
+    )

@@ -1,7 +1,16 @@
-"""EXIF GPS of still panoramas (Pillow): one fix per photo."""
+"""EXIF GPS of still panoramas (Pillow): one fix per photo.
+
+Quality: GPSMeasureMode (tag 10: "2" 2-D, "3" 3-D) and GPSDOP (tag 11). EXIF says GPSDOP is an
+HDOP in 2-D measurement and a PDOP in 3-D, so it fills ``hdop`` or ``pdop`` by the mode (``pdop``
+when no mode is given: PDOP >= HDOP, so the smoother then errs on the cautious side). A negative
+GPSDOP is an error naming the photo and tag (a broken writer); an unknown GPSMeasureMode is
+ignored with a logged warning, since the position and time of the photo are still good. The
+GoPro MAX photo of the shared data carries neither tag.
+"""
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -9,14 +18,19 @@ from pathlib import Path
 from typing import Any
 
 from city360.errors import GpsError, InputFileError
+from city360.video_store.gps.quality import FIX_NAMES, FIX_UNKNOWN, FixQuality
 from city360.video_store.gps.track import GpsTrack
 
-__all__ = ["read_exif_fix", "read_exif_track"]
+__all__ = ["read_exif_fix", "read_exif_quality", "read_exif_track"]
+
+log = logging.getLogger(__name__)
 
 _GPS_IFD = 0x8825
 _EXIF_IFD = 0x8769
 _DATETIME_ORIGINAL = 36867
 _SUBSEC_ORIGINAL = 37521
+_MEASURE_MODE = 10
+_DOP = 11
 
 
 def _dms(value: Any, ref: str | None, negative_ref: str) -> float:
@@ -78,11 +92,40 @@ def read_exif_fix(
     raise GpsError(msg)
 
 
+def read_exif_quality(path: Path) -> tuple[int, float, float]:
+    """``(fix_type, hdop, pdop)`` of one photo from GPSMeasureMode and GPSDOP (see the module
+    docstring; :data:`FIX_UNKNOWN` and NaN when absent)."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        gps = image.getexif().get_ifd(_GPS_IFD)
+    mode = str(gps.get(_MEASURE_MODE, "")).strip().strip("\x00")
+    fix = {"2": FIX_NAMES["2d"], "3": FIX_NAMES["3d"], "": FIX_UNKNOWN}.get(mode)
+    if fix is None:
+        log.warning("photo %s: GPSMeasureMode %r is not 2 or 3; ignored", path, mode)
+        fix = FIX_UNKNOWN
+    dop = math.nan
+    if _DOP in gps:
+        try:
+            dop = float(gps[_DOP])
+        except (TypeError, ValueError, ZeroDivisionError):
+            dop = math.nan
+        if dop < 0:
+            msg = f"photo {path}: EXIF GPSDOP is {dop}; a dilution of precision is >= 0"
+            raise GpsError(msg)
+    if fix == FIX_NAMES["2d"]:
+        return fix, dop, math.nan
+    return fix, math.nan, dop
+
+
 def read_exif_track(paths: Sequence[Path]) -> GpsTrack:
-    """A track with one fix per photo, in the order given (sorted by time later)."""
+    """A track with one fix per photo, in the order given (sorted by time later), with the
+    photos' GPSMeasureMode and GPSDOP as quality."""
     if not paths:
         msg = "no photos given to read EXIF GPS from"
         raise GpsError(msg)
     fixes = [read_exif_fix(p) for p in paths]
     t, lat, lon, alt = (list(col) for col in zip(*fixes, strict=True))
-    return GpsTrack.from_columns(paths[0], "exif", t, lat, lon, alt)
+    fix, hdop, pdop = (list(col) for col in zip(*map(read_exif_quality, paths), strict=True))
+    quality = FixQuality.from_columns(hdop=hdop, pdop=pdop, fix_type=fix)
+    return GpsTrack.from_columns(paths[0], "exif", t, lat, lon, alt, quality=quality)

@@ -7,6 +7,12 @@ other maintained reader, imports geopandas and contextily at import time, far to
 Timing: every payload carries its span on the video clock (``t_in``..``t_out``), and samples
 are spread evenly over it, so GPMF positions are synchronised with the video by construction.
 GPSU (GPS5) or the days/seconds fields (GPS9) give the UTC time of the video's first frame.
+
+Quality: a GPS5 payload carries GPSF (fix 0 none, 2 2D, 3 3D) and GPSP (DOP x 100, 9999 before
+the receiver has one) for all its samples; GPS9 carries DOP and fix per sample. GoPro's "DOP" is
+the receiver's horizontal DOP (``GPSP`` in GoPro's docs: "GPS Precision - Dilution of Precision
+(DOP x100) ... under 500 is good"), so it fills ``hdop``. A DOP of 99.99 or more is "not known
+yet" and read as NaN; a negative one cannot come from the camera's integer fields.
 """
 
 from __future__ import annotations
@@ -19,11 +25,25 @@ from typing import Any
 import numpy as np
 
 from city360.errors import GpsError
+from city360.video_store.gps.quality import FIX_NAMES, FIX_UNKNOWN, FixQuality
 from city360.video_store.gps.track import GpsTrack
 
 __all__ = ["parse_gpsu", "read_gpmf"]
 
 _GPS2000_POSIX = 946_684_800.0  # 2000-01-01T00:00:00Z; GPS9 counts days from here
+_UNKNOWN_DOP = 99.99
+"""GoPro writes GPSP 9999 (DOP 99.99) until the receiver has a DOP."""
+
+
+def _dop(value: float) -> float:
+    return value if math.isfinite(value) and 0 <= value < _UNKNOWN_DOP else math.nan
+
+
+def _fix_code(value: float) -> int:
+    """Fix type code of a GPMF fix field (0, 2 or 3; anything else unknown)."""
+    return {0: FIX_NAMES["none"], 2: FIX_NAMES["2d"], 3: FIX_NAMES["3d"]}.get(
+        int(value) if math.isfinite(value) else -1, FIX_UNKNOWN
+    )
 
 
 def parse_gpsu(raw: bytes) -> float | None:
@@ -75,6 +95,8 @@ def read_gpmf(path: Path) -> GpsTrack | None:
     t_utc: list[float] = []
     rows: list[np.ndarray] = []
     fixes: list[np.ndarray] = []
+    dops: list[np.ndarray] = []
+    fix_types: list[np.ndarray] = []
     start_estimates: list[float] = []
     try:
         for index in range(gp.GetNumberPayloads(handle)):
@@ -93,6 +115,10 @@ def read_gpmf(path: Path) -> GpsTrack | None:
             if _find(gp, stream, "GPSF"):
                 fix_value = float(_scaled(gp, stream).ravel()[0])
             gp.GPMF_ResetState(stream)
+            dop_value = math.nan
+            if _find(gp, stream, "GPSP"):
+                dop_value = _dop(float(_scaled(gp, stream).ravel()[0]) / 100.0)
+            gp.GPMF_ResetState(stream)
             gpsu = None
             if _find(gp, stream, "GPSU"):
                 gpsu = parse_gpsu(bytes(gp.GPMF_RawData(stream)))
@@ -108,6 +134,8 @@ def read_gpmf(path: Path) -> GpsTrack | None:
                 t_utc.extend(utc)
                 rows.append(data[:, :3])
                 fixes.append(data[:, 8] >= 2)
+                dops.append(np.array([_dop(v) for v in data[:, 7]]))
+                fix_types.append(np.array([_fix_code(v) for v in data[:, 8]], np.int8))
                 continue
             gp.GPMF_ResetState(stream)
             if _find(gp, stream, "GPS5"):
@@ -122,6 +150,8 @@ def read_gpmf(path: Path) -> GpsTrack | None:
                 rows.append(data[:, :3])
                 lock = math.isnan(fix_value) or fix_value >= 2
                 fixes.append(np.full(len(data), lock))
+                dops.append(np.full(len(data), dop_value))
+                fix_types.append(np.full(len(data), _fix_code(fix_value), np.int8))
     finally:
         gp.CloseSource(handle)
     if not rows:
@@ -145,4 +175,7 @@ def read_gpmf(path: Path) -> GpsTrack | None:
         table[:, 2],
         np.concatenate(fixes),
         video_start_utc=start,
+        quality=FixQuality.from_columns(
+            hdop=np.concatenate(dops), fix_type=np.concatenate(fix_types)
+        ),
     )

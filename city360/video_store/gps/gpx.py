@@ -1,4 +1,11 @@
-"""GPX tracks (gpxpy): track points, else route points, else waypoints, in file order."""
+"""GPX tracks (gpxpy): track points, else route points, else waypoints, in file order.
+
+Fix quality comes from GPX 1.1's own point fields: ``<fix>`` (none, 2d, 3d, dgps, pps),
+``<sat>``, ``<hdop>``, ``<vdop>`` and ``<pdop>``. gpxpy already rejects an unknown ``<fix>``
+word or a non-numeric DOP (reported here as unparseable, naming the file); a negative DOP or
+satellite count parses, and is rejected by :meth:`FixQuality.check` naming the field: GPX is
+a schema-checked format, so a bad value means a broken writer, not a noisy line to skip.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +15,15 @@ from typing import Any
 import numpy as np
 
 from city360.errors import GpsError
+from city360.video_store.gps.quality import FIX_NAMES, FIX_UNKNOWN, FixQuality
 from city360.video_store.gps.track import GpsTrack
 
 __all__ = ["read_gpx"]
 
 
 def read_gpx(path: Path) -> GpsTrack:
-    """Read every timed point of a GPX file. ``<fix>none</fix>`` marks a point fix-less."""
+    """Read every timed point of a GPX file with its quality fields (see the module docstring).
+    ``<fix>none</fix>`` marks a point fix-less."""
     import gpxpy
     import gpxpy.gpx
 
@@ -50,5 +59,28 @@ def read_gpx(path: Path) -> GpsTrack:
     lat = np.array([p.latitude for p in points], np.float64)
     lon = np.array([p.longitude for p in points], np.float64)
     alt = np.array([np.nan if p.elevation is None else p.elevation for p in points], np.float64)
-    fix = np.array([(getattr(p, "type_of_gpx_fix", None) or "") != "none" for p in points])
-    return GpsTrack.from_columns(path, "gpx", t, lat, lon, alt, fix)
+    return GpsTrack.from_columns(path, "gpx", t, lat, lon, alt, quality=_quality(points))
+
+
+def _number(value: float | int | None) -> float:
+    return np.nan if value is None else float(value)
+
+
+def _quality(points: list[Any]) -> FixQuality:
+    def fix(point: Any) -> int:
+        name = getattr(point, "type_of_gpx_fix", None)
+        if not name:
+            return FIX_UNKNOWN
+        # gpxpy lets "3" through as well as GPX's five words (a legacy spelling of "3d")
+        return FIX_NAMES["3d"] if str(name) == "3" else FIX_NAMES[str(name)]
+
+    def column(attribute: str) -> list[float]:
+        return [_number(getattr(p, attribute, None)) for p in points]
+
+    return FixQuality.from_columns(
+        hdop=column("horizontal_dilution"),
+        vdop=column("vertical_dilution"),
+        pdop=column("position_dilution"),
+        satellites=column("satellites"),
+        fix_type=[fix(p) for p in points],
+    )

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from city360.errors import GpsError
+from city360.video_store.gps.quality import FIX_NONE, FixQuality
 
 __all__ = ["GpsTrack", "validate_track"]
 
@@ -22,6 +23,8 @@ class GpsTrack:
     receiver marked as without a fix. ``video_start_utc`` is set by readers of tracks embedded in
     the video itself (GPMF, CAMM): the GPS time of the video's first frame, which makes the
     container's creation time (often local time on cameras) unnecessary for synchronisation.
+    ``quality``: the per-fix DOP, satellites, fix type and accuracy the file reports
+    (:class:`~city360.video_store.gps.quality.FixQuality`; empty when it reports none).
     """
 
     source: Path
@@ -32,6 +35,7 @@ class GpsTrack:
     alt_m: npt.NDArray[np.float64]
     has_fix: npt.NDArray[np.bool_]
     video_start_utc: float | None = None
+    quality: FixQuality = field(default_factory=FixQuality)
 
     def __len__(self) -> int:
         return int(self.t_s.shape[0])
@@ -48,9 +52,17 @@ class GpsTrack:
         has_fix: npt.ArrayLike | None = None,
         *,
         video_start_utc: float | None = None,
+        quality: FixQuality | None = None,
     ) -> GpsTrack:
+        """A track from columns; ``quality`` is checked (:meth:`FixQuality.check`) and a fix
+        whose ``fix_type`` says none is marked without a fix."""
         t = np.asarray(t_s, np.float64)
         n = t.shape[0]
+        quality = quality or FixQuality()
+        quality.check(source, n)
+        fix = np.ones(n, bool) if has_fix is None else np.asarray(has_fix, bool)
+        if quality.fix_type is not None:
+            fix = fix & (quality.fix_type != FIX_NONE)
         return cls(
             source=source,
             kind=kind,
@@ -58,16 +70,18 @@ class GpsTrack:
             lat=np.asarray(lat, np.float64),
             lon=np.asarray(lon, np.float64),
             alt_m=np.full(n, np.nan) if alt_m is None else np.asarray(alt_m, np.float64),
-            has_fix=np.ones(n, bool) if has_fix is None else np.asarray(has_fix, bool),
+            has_fix=fix,
             video_start_utc=video_start_utc,
+            quality=quality,
         )
 
 
 def validate_track(track: GpsTrack) -> GpsTrack:
     """Reject tracks that cannot give a trajectory; return the usable fixes, sorted by time.
 
-    Usable: has a fix, finite time/lat/lon, lat/lon in range. At least two usable fixes at
-    distinct times and places are needed to know where the camera went.
+    Usable: has a fix (a fix type of none is none), finite time/lat/lon, lat/lon in range.
+    The quality columns follow the fixes kept. At least two usable fixes at distinct times
+    and places are needed to know where the camera went.
     """
     src = track.source
     if len(track) == 0:
@@ -104,6 +118,7 @@ def validate_track(track: GpsTrack) -> GpsTrack:
         )
         raise GpsError(msg)
     alt = track.alt_m[usable][order][keep]
+    chosen = np.flatnonzero(usable)[order][keep]
     return GpsTrack(
         source=src,
         kind=track.kind,
@@ -113,4 +128,5 @@ def validate_track(track: GpsTrack) -> GpsTrack:
         alt_m=alt,
         has_fix=np.ones(t.shape[0], bool),
         video_start_utc=track.video_start_utc,
+        quality=track.quality.take(chosen),
     )

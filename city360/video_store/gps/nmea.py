@@ -1,0 +1,247 @@
+"""NMEA 0183 logs (``.nmea``, or ``.txt`` starting with ``$``): GGA, RMC and GSA sentences.
+
+A receiver speaks once per epoch (one fix time) in several sentences, any talker (GP, GN, GL,
+GA, BD): RMC gives the date, time, position and status (A valid, V void); GGA the time,
+position, altitude, fix quality (0 invalid, 1 GPS, 2 DGPS, 3 PPS, 4/5 RTK, 6 estimated),
+satellites used and HDOP; GSA (no time of its own: it belongs to the epoch being told) the fix
+mode (1 none, 2 2-D, 3 3-D) and PDOP, HDOP, VDOP. Sentences are grouped by their time field
+into one fix each; position from GGA, else RMC. A fix is without a position when GGA says
+quality 0, RMC says V or GSA says 1.
+
+Time: GGA and GSA carry no date, so every epoch takes the date of the RMC sentences around it
+(the first RMC date for epochs before it), a day later each time the time of day runs
+backwards over midnight. A log without RMC has no date and is rejected.
+
+Bad input: a serial log is a noisy stream (a sentence cut when the logger started, a byte
+lost), and NMEA's own answer is the checksum; so a sentence with a wrong checksum, or one too
+short to hold its fields, is skipped and counted in one logged warning per file. A sentence
+whose checksum is right but whose field is not a number, or is negative where it cannot be
+(HDOP, satellites), is an error naming the file, line and field: the receiver said it.
+Hand-written because it is three fixed sentence layouts, and ``pynmea2``, the one maintained
+parser, is not among the project's dependencies.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import reduce
+from pathlib import Path
+
+from city360.errors import GpsError
+from city360.video_store.gps.quality import FIX_NAMES, FIX_UNKNOWN, FixQuality
+from city360.video_store.gps.track import GpsTrack
+
+__all__ = ["is_nmea_text", "read_nmea"]
+
+log = logging.getLogger(__name__)
+
+_GGA_FIX = ("none", "gps", "dgps", "pps", "rtk", "rtk", "estimated")
+"""Fix names of GGA quality 0-6 (5, float RTK, counted as RTK); 7 manual, 8 simulated are
+not positions and read as none."""
+_MIN_FIELDS = {"GGA": 10, "RMC": 10, "GSA": 18}
+
+
+_SENTENCE = re.compile(r"^\$[A-Z]{2}(GGA|RMC|GSA|GSV|VTG|GLL|ZDA|TXT),")
+
+
+def is_nmea_text(text: str) -> bool:
+    """True when one of the first five non-empty lines of ``text`` is an NMEA sentence (the
+    very first is often cut short: the logger started mid-sentence)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()][:5]
+    return any(_SENTENCE.match(line) for line in lines)
+
+
+@dataclass(slots=True)
+class _Epoch:
+    """What the sentences of one fix time said (NaN / None: not said)."""
+
+    time_of_day_s: float
+    date: str | None = None
+    lat: float = math.nan
+    lon: float = math.nan
+    rmc_lat: float = math.nan
+    rmc_lon: float = math.nan
+    alt_m: float = math.nan
+    gga_quality: int | None = None
+    rmc_valid: bool | None = None
+    gsa_mode: int | None = None
+    satellites: float = math.nan
+    hdop: float = math.nan
+    vdop: float = math.nan
+    pdop: float = math.nan
+
+
+def _checksum_ok(sentence: str) -> bool:
+    body, star, given = sentence[1:].partition("*")
+    if not star:
+        return True  # the checksum is optional in NMEA 0183
+    try:
+        return reduce(lambda acc, ch: acc ^ ord(ch), body, 0) == int(given[:2], 16)
+    except ValueError:
+        return False
+
+
+def _degrees(value: str, hemisphere: str) -> float:
+    """Decimal degrees of an NMEA ``(d)ddmm.mmmm`` field and its N/S/E/W letter."""
+    if not value:
+        return math.nan
+    whole, minutes = divmod(float(value), 100.0)
+    decimal = whole + minutes / 60.0
+    return -decimal if hemisphere.upper() in ("S", "W") else decimal
+
+
+def _time_of_day(value: str) -> float:
+    return int(value[0:2]) * 3600 + int(value[2:4]) * 60 + float(value[4:])
+
+
+class _Reader:
+    """One pass over a log's lines, building epochs in order."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.epochs: dict[str, _Epoch] = {}
+        self.current: _Epoch | None = None
+        self.skipped = 0
+
+    def _epoch(self, stamp: str) -> _Epoch | None:
+        if not stamp:
+            return None
+        epoch = self.epochs.get(stamp)
+        if epoch is None:
+            epoch = self.epochs[stamp] = _Epoch(_time_of_day(stamp))
+        self.current = epoch
+        return epoch
+
+    def _number(self, value: str, *, line_no: int, field: str, minimum: float | None) -> float:
+        if not value:
+            return math.nan
+        try:
+            number = float(value)
+        except ValueError:
+            msg = f"NMEA {self.path} line {line_no}: field `{field}` is {value!r}, not a number"
+            raise GpsError(msg) from None
+        if minimum is not None and number < minimum:
+            msg = f"NMEA {self.path} line {line_no}: field `{field}` is {number}; must be >= 0"
+            raise GpsError(msg)
+        return number
+
+    def line(self, raw: str, line_no: int) -> None:
+        sentence = raw.strip()
+        if not sentence.startswith("$"):
+            return
+        if not _checksum_ok(sentence):
+            self.skipped += 1
+            return
+        fields = sentence[1:].partition("*")[0].split(",")
+        kind = fields[0][-3:]
+        if kind not in _MIN_FIELDS:
+            return
+        if len(fields) < _MIN_FIELDS[kind]:
+            self.skipped += 1
+            return
+        try:
+            getattr(self, f"_{kind.lower()}")(fields, line_no)
+        except GpsError:  # a ValueError too, but the receiver's own word: not to be skipped
+            raise
+        except (ValueError, IndexError):
+            self.skipped += 1  # a mangled time or coordinate field: a cut sentence
+
+    def _gga(self, f: list[str], line_no: int) -> None:
+        epoch = self._epoch(f[1])
+        if epoch is None:
+            return
+        epoch.lat, epoch.lon = _degrees(f[2], f[3]), _degrees(f[4], f[5])
+        quality = self._number(f[6], line_no=line_no, field="GGA fix quality", minimum=0)
+        epoch.gga_quality = None if math.isnan(quality) else int(quality)
+        epoch.satellites = self._number(f[7], line_no=line_no, field="GGA satellites", minimum=0)
+        epoch.hdop = self._number(f[8], line_no=line_no, field="GGA HDOP", minimum=0)
+        epoch.alt_m = self._number(f[9], line_no=line_no, field="GGA altitude", minimum=None)
+
+    def _rmc(self, f: list[str], line_no: int) -> None:
+        epoch = self._epoch(f[1])
+        if epoch is None:
+            return
+        epoch.rmc_valid = f[2].upper() == "A"
+        epoch.rmc_lat, epoch.rmc_lon = _degrees(f[3], f[4]), _degrees(f[5], f[6])
+        if f[9]:
+            datetime.strptime(f[9], "%d%m%y")  # a mangled date is a cut sentence
+            epoch.date = f[9]
+
+    def _gsa(self, f: list[str], line_no: int) -> None:
+        epoch = self.current
+        if epoch is None:
+            return
+        mode = self._number(f[2], line_no=line_no, field="GSA fix mode", minimum=0)
+        if not math.isnan(mode):
+            epoch.gsa_mode = int(mode)
+        for index, name in ((15, "pdop"), (16, "hdop"), (17, "vdop")):
+            value = self._number(f[index], line_no=line_no, field=f"GSA {name.upper()}", minimum=0)
+            if not math.isnan(value):
+                setattr(epoch, name, value)
+
+
+def _fix_type(epoch: _Epoch) -> int:
+    if epoch.gga_quality is not None and (epoch.gga_quality == 0 or epoch.gga_quality > 6):
+        return FIX_NAMES["none"]
+    if epoch.rmc_valid is False or epoch.gsa_mode == 1:
+        return FIX_NAMES["none"]
+    if epoch.gga_quality is not None and epoch.gga_quality >= 2:
+        return FIX_NAMES[_GGA_FIX[epoch.gga_quality]]
+    if epoch.gsa_mode in (2, 3):
+        return FIX_NAMES[f"{epoch.gsa_mode}d"]
+    return FIX_NAMES["gps"] if epoch.gga_quality == 1 else FIX_UNKNOWN
+
+
+def _posix_times(path: Path, epochs: list[_Epoch]) -> list[float]:
+    dates = [e.date for e in epochs if e.date]
+    if not dates:
+        msg = f"NMEA {path} has no RMC sentence with a date; log RMC too (GGA has no date)"
+        raise GpsError(msg)
+    day = datetime.strptime(dates[0], "%d%m%y").replace(tzinfo=UTC).timestamp()
+    times: list[float] = []
+    previous = -math.inf
+    for epoch in epochs:
+        if epoch.date:
+            dated = datetime.strptime(epoch.date, "%d%m%y").replace(tzinfo=UTC).timestamp()
+            day = dated
+        elif epoch.time_of_day_s < previous - 43_200:
+            day += 86_400.0  # past midnight with no RMC yet to say so
+        previous = epoch.time_of_day_s
+        times.append(day + epoch.time_of_day_s)
+    return times
+
+
+def read_nmea(path: Path) -> GpsTrack:
+    """Read an NMEA log into a track with fix type, satellites and DOPs (module docstring)."""
+    try:
+        text = path.read_text(encoding="ascii", errors="replace")
+    except OSError as exc:
+        msg = f"NMEA {path} cannot be read ({exc})"
+        raise GpsError(msg) from None
+    reader = _Reader(path)
+    for line_no, raw in enumerate(text.splitlines(), start=1):
+        reader.line(raw, line_no)
+    if reader.skipped:
+        log.warning(
+            "NMEA %s: skipped %d sentences with a bad checksum or cut short", path, reader.skipped
+        )
+    epochs = list(reader.epochs.values())
+    if not epochs:
+        msg = f"NMEA {path} has no GGA or RMC sentence; is it really an NMEA log?"
+        raise GpsError(msg)
+    t = _posix_times(path, epochs)
+    lat = [e.lat if math.isfinite(e.lat) else e.rmc_lat for e in epochs]
+    lon = [e.lon if math.isfinite(e.lon) else e.rmc_lon for e in epochs]
+    quality = FixQuality.from_columns(
+        hdop=[e.hdop for e in epochs],
+        vdop=[e.vdop for e in epochs],
+        pdop=[e.pdop for e in epochs],
+        satellites=[e.satellites for e in epochs],
+        fix_type=[_fix_type(e) for e in epochs],
+    )
+    alt = [e.alt_m for e in epochs]
+    return GpsTrack.from_columns(path, "nmea", t, lat, lon, alt, quality=quality)
