@@ -325,3 +325,27 @@ def test_sigma_from_accuracy_then_dop_then_fallback() -> None:
     assert horizontal_sigma_m(FixQuality(), fallback_sigma_m=3.0) is None
     fix_only = FixQuality.from_columns(fix_type=[3, 3])
     assert horizontal_sigma_m(fix_only, fallback_sigma_m=3.0) is None
+
+
+def test_gpx_time_without_a_zone_is_utc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from city360.video_store.gps.gpx import read_gpx
+
+    path = tmp_path / "naive.gpx"
+    path.write_text(
+        '<?xml version="1.0"?><gpx version="1.1" creator="t" '
+        'xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>'
+        '<trkpt lat="35.7" lon="139.7"><time>2024-05-01T10:00:00</time></trkpt>'
+        '<trkpt lat="35.7001" lon="139.7"><time>2024-05-01T10:00:01</time></trkpt>'
+        "</trkseg></trk></gpx>",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        track = read_gpx(path)
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    assert track.t_s[0] == 1714557600.0

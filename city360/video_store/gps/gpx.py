@@ -9,6 +9,7 @@ a schema-checked format, so a bad value means a broken writer, not a noisy line 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ def read_gpx(path: Path) -> GpsTrack:
             "with a video"
         )
         raise GpsError(msg)
-    t = np.array([p.time.timestamp() if p.time else np.nan for p in points], np.float64)
+    t = np.array([_posix_s(p.time) if p.time else np.nan for p in points], np.float64)
     lat = np.array([p.latitude for p in points], np.float64)
     lon = np.array([p.longitude for p in points], np.float64)
     alt = np.array([np.nan if p.elevation is None else p.elevation for p in points], np.float64)
@@ -84,3 +85,11 @@ def _quality(points: list[Any]) -> FixQuality:
         satellites=column("satellites"),
         fix_type=[fix(p) for p in points],
     )
+
+
+def _posix_s(stamp: datetime) -> float:
+    """POSIX seconds of a GPX time; GPX times are UTC, so one written without a zone is UTC
+    (not the reading machine's local time)."""
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=UTC)
+    return stamp.timestamp()
