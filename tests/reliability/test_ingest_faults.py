@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.processes import sigint_as_from_a_terminal
-from tests.reliability.test_process_lifetime import _alive, _children
+from tests.reliability.test_process_lifetime import _alive, _children, _reap
 
 WAIT_S = 180.0
 
@@ -68,12 +68,7 @@ def test_an_interrupted_ingest_leaves_no_worker_and_runs_again(
             time.sleep(0.1)
         assert not [p for p in workers if _alive(p)], "workers outlived the ingest"
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
-        for pid in workers:
-            if _alive(pid):
-                os.kill(pid, signal.SIGKILL)
+        _reap(proc, workers)
     output = log.read_text(encoding="utf-8", errors="replace")
     if sig is not signal.SIGKILL:
         assert code == (130 if sig is signal.SIGINT else 143), output

@@ -64,6 +64,16 @@ def _workers_of(proc: subprocess.Popen[bytes], count: int) -> set[int]:
     pytest.fail(f"eval did not start {count} workers (exit {proc.poll()})")
 
 
+def _reap(proc: subprocess.Popen[bytes], pids: set[int]) -> None:
+    """Kill ``proc`` and every one of ``pids`` still alive: a failing test leaves nothing."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait(timeout=10)
+    for pid in pids:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
 def _wait_gone(pids: set[int], timeout_s: float = 20.0) -> set[int]:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -129,12 +139,7 @@ def test_workers_die_with_the_eval_process(
         left = _wait_gone(workers)
         assert not left, f"workers {left} outlived the eval process ({sig.name})"
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
-        for pid in workers | _children(proc.pid):  # never leave a failing run's workers behind
-            if _alive(pid):
-                os.kill(pid, signal.SIGKILL)
+        _reap(proc, workers | _children(proc.pid))
     output = log.read_text(encoding="utf-8", errors="replace")
     if sig is signal.SIGTERM:
         assert proc.returncode == 143, output
@@ -174,12 +179,7 @@ def test_ray_workers_die_with_a_killed_eval_process(
         left = _wait_gone(heavy, timeout_s=60.0)
         assert not left, [_cmdline(p)[:80] for p in left]
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
-        for pid in below:
-            if _alive(pid):
-                os.kill(pid, signal.SIGKILL)
+        _reap(proc, below)
 
 
 def test_an_orphaned_worker_exits_by_itself(tmp_path: Path) -> None:
