@@ -30,13 +30,19 @@ from city360.errors import GraphBuildError
 from city360.geo import LocalProjection, bearing_deg, wrap_deg
 from city360.pose_graph.clarify import ClarifyParams, clarify_tracks
 from city360.pose_graph.dwell import DwellParams, hold_still_spans
-from city360.pose_graph.graph import GRAPH_SCHEMA_VERSION, PoseGraph, save_graph
+from city360.pose_graph.graph import (
+    GRAPH_SCHEMA_VERSION,
+    NODE_TOLERANCE_M,
+    PoseGraph,
+    save_graph,
+)
 from city360.pose_graph.junctions import (
     JunctionParams,
     find_dead_ends,
     find_junctions,
     merge_close,
 )
+from city360.pose_graph.node_fit import fit_nodes
 from city360.pose_graph.refine import RefineParams, refine_junctions, split_junctions
 from city360.pose_graph.segments import (
     CutFilter,
@@ -293,6 +299,7 @@ def build_from_tracks(
     if not tracks:
         msg = "no trajectories to build a graph from"
         raise GraphBuildError(msg)
+    stored_xy = [track.xy for track in tracks]  # the poses graph.json is checked against
     if osm is None and params.hold_still:
         tracks = hold_still_spans(tracks, params.dwell_params)
     if osm is None and params.clarify:
@@ -360,20 +367,43 @@ def build_from_tracks(
         raise GraphBuildError(msg)
     _check_meeting(tracks, segments)
     specs = _edges(tracks, segments, streets)
-    return _assemble(tracks, projection, junctions_xy, dead_xy, streets, specs, params, build_info)
+    nodes_xy = np.concatenate([junctions_xy.reshape(-1, 2), dead_xy.reshape(-1, 2)])
+    nodes_xy = fit_nodes(nodes_xy, _ends_of_nodes(specs, stored_xy), _NODE_REACH_M)
+    return _assemble(tracks, projection, nodes_xy, streets, specs, params, build_info)
+
+
+_NODE_REACH_M = NODE_TOLERANCE_M - 0.01
+"""Nodes are moved to reach every edge end cut at them within this (m): the validator's
+tolerance, less a centimetre for the millimetre rounding of ``graph.json``."""
+
+
+def _ends_of_nodes(
+    specs: Sequence[_EdgeSpec], stored_xy: Sequence[FloatArray]
+) -> dict[int, list[FloatArray]]:
+    """The stored positions (m) of the first and last pose of every edge, by the node the
+    edge starts or ends at (the index into the junctions then dead ends)."""
+    ends: dict[int, list[FloatArray]] = defaultdict(list)
+    for spec in specs:
+        start, end = (
+            (spec.last_frame, spec.first_frame)
+            if spec.reverse
+            else (spec.first_frame, spec.last_frame)
+        )
+        ends[spec.u].append(stored_xy[spec.track][start])
+        ends[spec.v].append(stored_xy[spec.track][end])
+    return ends
 
 
 def _assemble(
     tracks: Sequence[Track],
     projection: LocalProjection,
-    junctions_xy: FloatArray,
-    dead_xy: FloatArray,
+    all_xy: FloatArray,
     streets: Sequence[Street],
     specs: Sequence[_EdgeSpec],
     params: BuildParams,
     build_info: dict[str, Any] | None,
 ) -> PoseGraph:
-    all_xy = np.concatenate([junctions_xy.reshape(-1, 2), dead_xy.reshape(-1, 2)])
+    """The graph of ``specs``; ``all_xy`` (N, 2): the junctions then the dead ends (m)."""
     degree: dict[int, int] = defaultdict(int)
     for street in streets:
         degree[street.a] += 1
