@@ -77,6 +77,16 @@ def synth_command(
             "10-30 m bursts, drift, dropouts). See city360/synth/gps.py.",
         ),
     ] = "phone",
+    gps_quality: Annotated[
+        bool | None,
+        typer.Option(
+            "--gps-quality/--no-gps-quality",
+            help="Write fix quality (HDOP, satellites, 2d/3d fix) per point into the GPX as "
+            "<hdop>, <sat>, <fix>, the error following the HDOP (default: the model's; on for "
+            "canyon only).",
+            show_default=False,
+        ),
+    ] = None,
     clock_offset: Annotated[
         float,
         typer.Option("--clock-offset", help="GPS time minus camera (MP4 creation) time, s."),
@@ -165,6 +175,7 @@ def synth_command(
             speed=speed if speed is not None else (DEMO_SPEED_MPS if demo else _DEFAULT_SPEED_MPS),
             gps_noise_m=gps_noise,
             gps_model=gps_model,
+            gps_quality=gps_quality,
             clock_offset_s=clock_offset,
             route_gpx=route,
             max_video_m=max_video_m,

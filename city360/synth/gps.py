@@ -48,6 +48,8 @@ phone in a city centre, 1 Hz), ``camera`` (an action camera's receiver: 10 Hz, m
 error, 1 m of slow drift, more dropouts) and ``canyon`` (narrow streets between tall
 buildings: 5 m RMS, a 10-30 m burst a minute, 2 m of slow drift, dropouts; it reports quality,
 HDOP around 1.6 and more variable than under open sky). Rates from 0.2 to 20 Hz are accepted.
+``city360 synth --gps-quality/--no-gps-quality`` turns reported quality on or off for any
+preset (:func:`gps_model`'s ``report_quality``).
 
 Writers: :func:`write_gpx` (GPX 1.1, with ``<fix>``, ``<sat>`` and ``<hdop>`` when the track
 reports quality), :func:`write_nmea` (RMC + GGA, and GSA when quality is reported) and
@@ -420,9 +422,12 @@ GPS_MODELS: dict[str, GpsNoise] = {
 """Named error models (see the module docstring); ``phone`` is the default."""
 
 
-def gps_model(name: str, *, sigma_m: float | None = None) -> GpsNoise:
+def gps_model(
+    name: str, *, sigma_m: float | None = None, report_quality: bool | None = None
+) -> GpsNoise:
     """The preset ``name`` of :data:`GPS_MODELS`, with its RMS error replaced by ``sigma_m``
-    when given. Raises :class:`ConfigError` for an unknown name, naming the known ones."""
+    (metres) and its ``report_quality`` by ``report_quality`` when given (None: the preset's).
+    Raises :class:`ConfigError` for an unknown name, naming the known ones."""
     import dataclasses
     import difflib
 
@@ -432,7 +437,11 @@ def gps_model(name: str, *, sigma_m: float | None = None) -> GpsNoise:
         msg = f"unknown GPS model {name!r}; expected one of {', '.join(GPS_MODELS)}{hint}"
         raise ConfigError(msg)
     model = GPS_MODELS[name]
-    return model if sigma_m is None else dataclasses.replace(model, sigma_m=float(sigma_m))
+    if sigma_m is not None:
+        model = dataclasses.replace(model, sigma_m=float(sigma_m))
+    if report_quality is not None:
+        model = dataclasses.replace(model, report_quality=bool(report_quality))
+    return model
 
 
 def write_gpx(path: str | Path, track: GpsTrack, *, name: str) -> Path:

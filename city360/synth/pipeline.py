@@ -142,6 +142,7 @@ class SynthOptions:
     network: str = "street"
     poses_only: bool = False
     gps_model: str = "phone"
+    gps_quality: bool = False
     pattern: str = "coverage"
     stops: bool = False
 
@@ -174,6 +175,7 @@ class SynthOptions:
             "speed_mps": self.speed_mps,
             "gps_noise_m": self.gps_noise_m,
             "gps_model": self.gps_model,
+            "gps_quality": self.gps_quality,
             "clock_offset_s": self.clock_offset_s,
             "max_video_m": self.max_video_m,
             "network": self.network,
@@ -194,6 +196,7 @@ def synthesize(
     speed: float = DEFAULT_SPEED_MPS,
     gps_noise_m: float | None = None,
     gps_model: str = "phone",
+    gps_quality: bool | None = None,
     clock_offset_s: float = 0.0,
     route_gpx: str | Path | None = None,
     max_video_m: float = DEFAULT_MAX_VIDEO_M,
@@ -210,7 +213,9 @@ def synthesize(
     (height = width / 2), ``fps`` frames per second, ``speed`` walking speed in m/s,
     ``gps_model`` the GPS error model (``city360.synth.gps.GPS_MODELS``: phone, camera,
     canyon), ``gps_noise_m`` its RMS horizontal error in metres (None: the model's own; phone
-    3 m), ``clock_offset_s`` GPS time minus
+    3 m), ``gps_quality`` whether each fix carries HDOP, satellites and fix type (written to
+    the GPX as ``<hdop>``, ``<sat>``, ``<fix>``; None: the model's own, on for canyon only),
+    ``clock_offset_s`` GPS time minus
     camera time in seconds. ``route_gpx`` films along that track instead of covering every
     street. ``pattern`` is how the streets are filmed (``city360.synth.patterns.
     FILMING_PATTERNS``: coverage, one-way, wander; not with ``route_gpx``); ``stops`` adds pauses
@@ -233,6 +238,9 @@ def synthesize(
             gps_noise_m if gps_noise_m is not None else make_gps_model(gps_model).sigma_m
         ),
         gps_model=gps_model,
+        gps_quality=bool(
+            gps_quality if gps_quality is not None else make_gps_model(gps_model).report_quality
+        ),
         clock_offset_s=float(clock_offset_s),
         max_video_m=float(max_video_m),
         network=network,
@@ -477,7 +485,9 @@ def _write_gps(
         duration_s=frame_poses.duration_s,
         creation_time=start,
         projection=projection,
-        noise=make_gps_model(options.gps_model, sigma_m=options.gps_noise_m),
+        noise=make_gps_model(
+            options.gps_model, sigma_m=options.gps_noise_m, report_quality=options.gps_quality
+        ),
         clock_offset_s=options.clock_offset_s,
         rng=rng,
         distance_m=(frame_poses.t_s, frame_poses.s_m) if route.timing is not None else None,

@@ -55,6 +55,7 @@ def test_synth_poses_only_passes_every_option(
         "speed_mps": 1.2,
         "gps_noise_m": 2.0,
         "gps_model": "phone",
+        "gps_quality": False,
         "clock_offset_s": -1.5,
         "max_video_m": 250.0,
         "network": "street",
@@ -83,6 +84,55 @@ def test_synth_gps_model_preset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert {v.gps_model for v in videos} == {"camera"}
     gpx = (out / "videos" / f"{videos[0].name}.gpx").read_text(encoding="utf-8")
     assert gpx.count("<trkpt") >= 9 * videos[0].frame_count / 2  # 10 Hz at 2 fps
+
+
+@pytest.mark.parametrize(
+    ("args", "quality"),
+    [
+        (["--gps-model", "phone"], False),
+        (["--gps-model", "canyon"], True),
+        (["--gps-model", "phone", "--gps-quality"], True),
+        (["--gps-model", "canyon", "--no-gps-quality"], False),
+    ],
+)
+def test_synth_gps_quality_round_trips_through_the_gpx(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], quality: bool
+) -> None:
+    """``--gps-quality/--no-gps-quality`` (default: the preset's) writes ``<hdop>``, ``<sat>``
+    and ``<fix>`` per point, and ``read_gpx`` reads them back as the walk's fix quality."""
+    from city360.synth.groundtruth import SceneTruth
+    from city360.video_store.gps import read_track
+    from city360.video_store.gps.quality import FIX_NAMES
+
+    osm = write_grid_osm(tmp_path / "grid.osm")
+    out = tmp_path / "city"
+    code = run_cli(
+        monkeypatch, "synth", "--osm", str(osm), "--out", str(out), "--poses-only",
+        "--fps", "2", "--max-video-m", "150", *args,
+    )  # fmt: skip
+    assert code == 0
+    assert CityDir(out).read_manifest().build["synth"]["gps_quality"] is quality
+    videos = SceneTruth.load(out / "groundtruth" / "scene.json").videos
+    gpx_path = out / "videos" / f"{videos[0].name}.gpx"
+    gpx = gpx_path.read_text(encoding="utf-8")
+    points = gpx.count("<trkpt")
+    track = read_track(gpx_path)
+    assert len(track) == points > 20
+    if not quality:
+        assert "<hdop>" not in gpx
+        assert "<sat>" not in gpx
+        assert "<fix>" not in gpx
+        assert track.quality.hdop is None
+        return
+    assert gpx.count("<hdop>") == gpx.count("<sat>") == gpx.count("<fix>") == points
+    hdop, satellites, fix = track.quality.hdop, track.quality.satellites, track.quality.fix_type
+    assert hdop is not None
+    assert satellites is not None
+    assert fix is not None
+    assert float(hdop.min()) > 0.0
+    assert len(set(hdop.tolist())) > 3  # drawn per fix, not a constant
+    assert int(satellites.min()) >= 4
+    assert set(fix.tolist()) <= {FIX_NAMES["2d"], FIX_NAMES["3d"]}
 
 
 @pytest.mark.parametrize(

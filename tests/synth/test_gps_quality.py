@@ -10,7 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from city360.synth.gps import GPS_MODELS, GpsNoise, GpsTrack, write_csv, write_gpx, write_nmea
+from city360.synth.gps import (
+    GPS_MODELS,
+    GpsNoise,
+    GpsTrack,
+    gps_model,
+    write_csv,
+    write_gpx,
+    write_nmea,
+)
 from city360.video_store.gps import read_track
 from city360.video_store.gps.quality import FIX_NAMES
 from tests.synth.test_gps import PROJECTION, errors_m, simulate
@@ -132,3 +140,11 @@ def test_nmea_writer_handles_the_southern_and_western_hemispheres(tmp_path: Path
     read = read_track(write_nmea(tmp_path / "south.nmea", flipped))
     np.testing.assert_allclose(read.lat, -track.lat, atol=1e-7)
     np.testing.assert_allclose(read.lon, -track.lon, atol=1e-7)
+
+
+def test_gps_model_overrides_report_quality_and_keeps_the_rest() -> None:
+    assert gps_model("phone", report_quality=True).report_quality
+    assert not gps_model("canyon", report_quality=False).report_quality
+    assert gps_model("canyon") == GPS_MODELS["canyon"]
+    turned = gps_model("canyon", sigma_m=2.0, report_quality=False)
+    assert dataclasses.replace(turned, report_quality=True, sigma_m=5.0) == GPS_MODELS["canyon"]

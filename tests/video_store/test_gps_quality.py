@@ -349,3 +349,68 @@ def test_gpx_time_without_a_zone_is_utc(tmp_path: Path, monkeypatch: pytest.Monk
         monkeypatch.delenv("TZ")
         time.tzset()
     assert track.t_s[0] == 1714557600.0
+
+
+def _gga(stamp: str) -> str:
+    return _nmea(f"GPGGA,{stamp},6000.000,N,02500.000,E,1,08,0.9,12.5,M,17.0,M,,")
+
+
+def test_nmea_over_midnight_with_and_without_rmc(tmp_path: Path) -> None:
+    day = datetime(2024, 5, 1, tzinfo=UTC).timestamp()
+    with_rmc = _nmea_log(
+        tmp_path,
+        [
+            _gga("235959.00"),
+            _nmea("GPRMC,000000.00,A,6000.000,N,02500.000,E,0.5,90.0,020524,,,A"),
+            _gga("000001.00"),
+        ],
+        name="a.nmea",
+    )
+    assert list(read_track(with_rmc).t_s) == [day + 86_399, day + 86_400, day + 86_401]
+    gga_only_after = _nmea_log(
+        tmp_path,
+        [
+            _nmea("GPRMC,235958.00,A,6000.000,N,02500.000,E,0.5,90.0,010524,,,A"),
+            _gga("235959.00"),
+            _gga("000000.00"),
+        ],
+        name="b.nmea",
+    )
+    assert list(read_track(gga_only_after).t_s) == [day + 86_398, day + 86_399, day + 86_400]
+
+
+def test_nmea_30_hour_log_keeps_days_apart(tmp_path: Path) -> None:
+    rmc = "GPRMC,{},A,6000.000,N,02500.000,E,0.5,90.0,010524,,,A"
+    lines = [_nmea(rmc.format("100000.00"))]
+    lines += [_gga(f"{h % 24:02d}0000.00") for h in range(10, 10 + 31)]
+    track = read_track(_nmea_log(tmp_path, lines))
+    assert len(track.t_s) == 31
+    assert float(np.diff(track.t_s).min()) == 3600.0
+    assert float(track.t_s[-1] - track.t_s[0]) == 30 * 3600.0
+
+
+def test_nmea_time_back_without_date_names_line(tmp_path: Path) -> None:
+    path = _nmea_log(
+        tmp_path,
+        [
+            _nmea("GPRMC,100000.00,A,6000.000,N,02500.000,E,0.5,90.0,010524,,,A"),
+            _gga("100005.00"),
+            _gga("100001.00"),
+        ],
+    )
+    with pytest.raises(GpsError, match=r"line 3: time of day 36001.00 s runs back"):
+        read_track(path)
+
+
+def test_nmea_rmc_date_back_in_time_names_line(tmp_path: Path) -> None:
+    path = _nmea_log(
+        tmp_path,
+        [
+            _nmea("GPRMC,100000.00,A,6000.000,N,02500.000,E,0.5,90.0,020524,,,A"),
+            _nmea("GPRMC,100001.00,A,6000.000,N,02500.000,E,0.5,90.0,010524,,,A"),
+        ],
+    )
+    with pytest.raises(
+        GpsError, match=r"line 2: RMC date 010524 and time 36001.00 s are not after"
+    ):
+        read_track(path)

@@ -9,8 +9,10 @@ into one fix each; position from GGA, else RMC. A fix is without a position when
 quality 0, RMC says V or GSA says 1.
 
 Time: GGA and GSA carry no date, so every epoch takes the date of the RMC sentences around it
-(the first RMC date for epochs before it), a day later each time the time of day runs
-backwards over midnight. A log without RMC has no date and is rejected.
+(epochs before the first RMC are dated back from it), a day later each time the time of day
+runs back by more than 12 h (midnight); a log over 24 h stays in order because an epoch is a
+run of one time stamp. A smaller step back without a date is an error naming the line. A log
+without RMC has no date and is rejected.
 
 Bad input: a serial log is a noisy stream (a sentence cut when the logger started, a byte
 lost), and NMEA's own answer is the checksum; so a sentence with a wrong checksum, or one too
@@ -60,6 +62,7 @@ class _Epoch:
     """What the sentences of one fix time said (NaN / None: not said)."""
 
     time_of_day_s: float
+    line_no: int
     date: str | None = None
     lat: float = math.nan
     lon: float = math.nan
@@ -103,18 +106,21 @@ class _Reader:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.epochs: dict[str, _Epoch] = {}
+        self.epochs: list[_Epoch] = []
         self.current: _Epoch | None = None
+        self.current_stamp = ""
         self.skipped = 0
 
-    def _epoch(self, stamp: str) -> _Epoch | None:
+    def _epoch(self, stamp: str, line_no: int) -> _Epoch | None:
+        # A fix's sentences come together; the same time of day later in the log is another
+        # day (a log over 24 h), so an epoch is a run of one stamp, never a lookup by stamp.
         if not stamp:
             return None
-        epoch = self.epochs.get(stamp)
-        if epoch is None:
-            epoch = self.epochs[stamp] = _Epoch(_time_of_day(stamp))
-        self.current = epoch
-        return epoch
+        if self.current is None or stamp != self.current_stamp:
+            self.current = _Epoch(_time_of_day(stamp), line_no)
+            self.current_stamp = stamp
+            self.epochs.append(self.current)
+        return self.current
 
     def _number(self, value: str, *, line_no: int, field: str, minimum: float | None) -> float:
         if not value:
@@ -151,7 +157,7 @@ class _Reader:
             self.skipped += 1  # a mangled time or coordinate field: a cut sentence
 
     def _gga(self, f: list[str], line_no: int) -> None:
-        epoch = self._epoch(f[1])
+        epoch = self._epoch(f[1], line_no)
         if epoch is None:
             return
         epoch.lat, epoch.lon = _degrees(f[2], f[3]), _degrees(f[4], f[5])
@@ -162,7 +168,7 @@ class _Reader:
         epoch.alt_m = self._number(f[9], line_no=line_no, field="GGA altitude", minimum=None)
 
     def _rmc(self, f: list[str], line_no: int) -> None:
-        epoch = self._epoch(f[1])
+        epoch = self._epoch(f[1], line_no)
         if epoch is None:
             return
         epoch.rmc_valid = f[2].upper() == "A"
@@ -196,23 +202,53 @@ def _fix_type(epoch: _Epoch) -> int:
     return FIX_NAMES["gps"] if epoch.gga_quality == 1 else FIX_UNKNOWN
 
 
+_DAY_S = 86_400.0
+
+
 def _posix_times(path: Path, epochs: list[_Epoch]) -> list[float]:
-    dates = [e.date for e in epochs if e.date]
-    if not dates:
+    """POSIX seconds of each epoch: RMC dates where given, else one day on per midnight.
+
+    A time of day that runs backwards by more than 12 h with no RMC date is taken as midnight
+    passed; a smaller step back, or an RMC date and time before the epoch ahead of it, leaves
+    the order of time undecided and is an error naming the line.
+    """
+    first_dated = next((i for i, e in enumerate(epochs) if e.date), None)
+    if first_dated is None:
         msg = f"NMEA {path} has no RMC sentence with a date; log RMC too (GGA has no date)"
         raise GpsError(msg)
-    day = datetime.strptime(dates[0], "%d%m%y").replace(tzinfo=UTC).timestamp()
-    times: list[float] = []
-    previous = -math.inf
-    for epoch in epochs:
+    days = [0.0] * len(epochs)
+    day = 0.0
+    previous: _Epoch | None = None
+    for i, epoch in enumerate(epochs):
         if epoch.date:
-            dated = datetime.strptime(epoch.date, "%d%m%y").replace(tzinfo=UTC).timestamp()
-            day = dated
-        elif epoch.time_of_day_s < previous - 43_200:
-            day += 86_400.0  # past midnight with no RMC yet to say so
-        previous = epoch.time_of_day_s
-        times.append(day + epoch.time_of_day_s)
-    return times
+            day = datetime.strptime(epoch.date, "%d%m%y").replace(tzinfo=UTC).timestamp()
+            if i == first_dated and previous is not None:
+                wrapped = previous.time_of_day_s - epoch.time_of_day_s > _DAY_S / 2
+                shift = day - (days[i - 1] + (_DAY_S if wrapped else 0.0))
+                days[:i] = [d + shift for d in days[:i]]
+        elif previous is not None and epoch.time_of_day_s < previous.time_of_day_s:
+            if previous.time_of_day_s - epoch.time_of_day_s <= _DAY_S / 2:
+                msg = (
+                    f"NMEA {path} line {epoch.line_no}: time of day "
+                    f"{epoch.time_of_day_s:.2f} s runs back from {previous.time_of_day_s:.2f} s "
+                    f"(line {previous.line_no}) with no RMC date to say a day passed; "
+                    "the order of time cannot be decided"
+                )
+                raise GpsError(msg)
+            day += _DAY_S  # past midnight with no RMC to say so
+        ahead = previous is not None and (
+            day + epoch.time_of_day_s <= days[i - 1] + previous.time_of_day_s
+        )
+        if epoch.date and previous is not None and ahead:
+            msg = (
+                f"NMEA {path} line {epoch.line_no}: RMC date {epoch.date} and time "
+                f"{epoch.time_of_day_s:.2f} s are not after line {previous.line_no}; "
+                "the order of time cannot be decided"
+            )
+            raise GpsError(msg)
+        days[i] = day
+        previous = epoch
+    return [d + e.time_of_day_s for d, e in zip(days, epochs, strict=True)]
 
 
 def read_nmea(path: Path) -> GpsTrack:
@@ -229,7 +265,7 @@ def read_nmea(path: Path) -> GpsTrack:
         log.warning(
             "NMEA %s: skipped %d sentences with a bad checksum or cut short", path, reader.skipped
         )
-    epochs = list(reader.epochs.values())
+    epochs = reader.epochs
     if not epochs:
         msg = f"NMEA {path} has no GGA or RMC sentence; is it really an NMEA log?"
         raise GpsError(msg)
