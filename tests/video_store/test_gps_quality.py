@@ -355,26 +355,18 @@ def _gga(stamp: str) -> str:
     return _nmea(f"GPGGA,{stamp},6000.000,N,02500.000,E,1,08,0.9,12.5,M,17.0,M,,")
 
 
+def _rmc(stamp: str, date: str) -> str:
+    return _nmea(f"GPRMC,{stamp},A,6000.000,N,02500.000,E,0.5,90.0,{date},,,A")
+
+
 def test_nmea_over_midnight_with_and_without_rmc(tmp_path: Path) -> None:
     day = datetime(2024, 5, 1, tzinfo=UTC).timestamp()
     with_rmc = _nmea_log(
-        tmp_path,
-        [
-            _gga("235959.00"),
-            _nmea("GPRMC,000000.00,A,6000.000,N,02500.000,E,0.5,90.0,020524,,,A"),
-            _gga("000001.00"),
-        ],
-        name="a.nmea",
+        tmp_path, [_gga("235959.00"), _rmc("000000.00", "020524"), _gga("000001.00")], name="a.nmea"
     )
     assert list(read_track(with_rmc).t_s) == [day + 86_399, day + 86_400, day + 86_401]
     gga_only_after = _nmea_log(
-        tmp_path,
-        [
-            _nmea("GPRMC,235958.00,A,6000.000,N,02500.000,E,0.5,90.0,010524,,,A"),
-            _gga("235959.00"),
-            _gga("000000.00"),
-        ],
-        name="b.nmea",
+        tmp_path, [_rmc("235958.00", "010524"), _gga("235959.00"), _gga("000000.00")], name="b.nmea"
     )
     assert list(read_track(gga_only_after).t_s) == [day + 86_398, day + 86_399, day + 86_400]
 
