@@ -5,27 +5,28 @@ SPL = success × L / max(P, L), P the metres the agent walked and L
 :func:`spl_reference_m`: for a family that instructs its route
 (``FamilySpec.instructed_route``: VLN's ``truth.route``, the directions it is told) the length
 of that route from the start to the goal's nearest point on
-its last segment; for every other task the oracle's walk: the fewest controller steps to the
-goal (aiming for half its radius, as the oracle agent does; turning round first when that takes
-fewer steps), in metres (:func:`oracle_path`;
+its last segment, or the oracle's walk where that walk follows the told route and is longer
+(the controller's steps can end a few centimetres past the goal's street point and still be
+the fewest steps to the goal); for every other task the oracle's walk: the fewest controller
+steps to the goal (aiming for half its radius, as the oracle agent does; turning round first
+when that takes fewer steps), in metres (:func:`oracle_path`;
 where the oracle cannot reach the goal, the shortest walk in metres, :func:`shortest_walk_m`).
 The controller walks in steps of 2 / 5 / 10 m, so a walk that is shortest in steps can be a
 little longer in metres than the shortest one; measuring against the controller's best walk
-keeps an agent that walks it at SPL 1. An agent
-that walks no more than that scores 1.0; the oracle does on every task it solves (an
-instructed route is never shorter than the shortest walk, and the oracle stops within the
-goal's radius, before the goal's street point).
+keeps an agent that walks it at SPL 1. An agent that walks no more than that scores 1.0; the
+oracle does on every task it solves (an instructed route is never shorter than the shortest
+walk, and where the oracle walks the told route L is at least its walk).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from city360.streets import StreetGraph
 
-__all__ = ["oracle_path", "route_length_m", "shortest_walk_m", "spl_reference_m"]
+__all__ = ["OraclePath", "oracle_path", "route_length_m", "shortest_walk_m", "spl_reference_m"]
 
 
 TURN_ROUND_SLACK_M = 0.5
@@ -38,20 +39,33 @@ ORACLE_GOAL_MARGIN = 0.5
 """The share of the success radius the oracle aims for first (``OracleAgent.goal_margin``)."""
 
 
+class OraclePath(NamedTuple):
+    """The oracle's walk on a task (:func:`oracle_path`)."""
+
+    xy: list[list[float]]
+    """Positions (metres, city CRS) along the walk; empty when the goal is out of reach."""
+    length_m: float | None
+    """Metres walked, plus :data:`TURN_ROUND_SLACK_M` per leg that turns round; None when
+    the goal is out of reach or the task has none."""
+    segments: tuple[str, ...] = ()
+    """Segments the walk passes, in order (the start's first)."""
+
+
 def oracle_path(
     graph: StreetGraph, task: Any, *, move_m: Sequence[float], margin: float = ORACLE_GOAL_MARGIN
-) -> tuple[list[list[float]], float | None]:
-    """The positions (metres, city CRS) of the oracle's walk on ``task`` and its length in
-    metres: the fewest controller steps to ``margin`` times the goal's radius, else to the
-    radius, going on from the start or first turning round onto the street's twin, whichever
-    takes fewer steps (as the oracle agent plans); for ordered ``truth.waypoints`` (Errand)
-    through each in turn. ``([], None)`` when the task has no goal or the oracle cannot reach
-    it within the task's step limit with the step sizes ``move_m`` (SMALL, MEDIUM, LARGE)."""
+) -> OraclePath:
+    """The positions (metres, city CRS) of the oracle's walk on ``task``, its length in
+    metres and the segments it passes: the fewest controller steps to ``margin`` times the
+    goal's radius, else to the radius, going on from the start or first turning round onto the
+    street's twin, whichever takes fewer steps (as the oracle agent plans); for ordered
+    ``truth.waypoints`` (Errand) through each in turn. An empty :class:`OraclePath` when the
+    task has no goal or the oracle cannot reach it within the task's step limit with the step
+    sizes ``move_m`` (SMALL, MEDIUM, LARGE)."""
     from city360.tasks.tour import oracle_tour
 
     goal = getattr(task.truth, "goal", None)
     if goal is None:
-        return [], None
+        return OraclePath([], None)
     stops = [s.goal for s in getattr(task.truth, "waypoints", None) or ()] or [goal]
     tour = oracle_tour(
         graph,
@@ -63,12 +77,12 @@ def oracle_path(
         margin=margin,
     )
     if not tour.reachable:
-        return [], None
+        return OraclePath([], None)
     polyline: list[list[float]] = []
     for begin, walk in tour.legs:
         if walk.final is not None:
             polyline.extend(_walked_polyline(graph, walk.segments, begin[1], walk.final))
-    return polyline, tour.path_m + TURN_ROUND_SLACK_M * tour.turns
+    return OraclePath(polyline, tour.path_m + TURN_ROUND_SLACK_M * tour.turns, tour.segments)
 
 
 def _walked_polyline(
@@ -139,11 +153,17 @@ def shortest_walk_m(
 
 
 def spl_reference_m(
-    graph: StreetGraph, task: Any, *, oracle_m: float | None = None
+    graph: StreetGraph,
+    task: Any,
+    *,
+    oracle_m: float | None = None,
+    oracle_segments: Sequence[str] = (),
 ) -> float | None:
     """L of SPL in metres (see the module docstring); None for a task without a goal.
     ``oracle_m`` is the oracle's walk (:func:`oracle_path`), the yardstick of tasks without an
-    instructed route; None falls back to the shortest walk in metres."""
+    instructed route; None falls back to the shortest walk in metres. ``oracle_segments`` are
+    the segments that walk passes: where they are the instructed route, L is at least
+    ``oracle_m``."""
     goal = getattr(task.truth, "goal", None)
     if goal is None:
         return None
@@ -155,7 +175,8 @@ def spl_reference_m(
     if route and route[0] == start[0]:
         length = route_length_m(graph, route, start[1], (goal.x_m, goal.y_m))
         if length is not None:
-            return length
+            on_route = oracle_m is not None and tuple(oracle_segments) == tuple(route)
+            return max(length, oracle_m) if on_route and oracle_m is not None else length
     if oracle_m is not None:
         return oracle_m
     walk = shortest_walk_m(graph, start, (goal.x_m, goal.y_m))

@@ -253,9 +253,11 @@ class EpisodeRecorder:
         self._log = StepLogWriter(self.log_path)
         shows_map = self.protocol.shows_map(str(task.family))
         obs, info = self.env.reset(seed=self.seed, options={"task": task, "map": shows_map})
-        oracle_xy, oracle_m = oracle_path(self.graph, task, move_m=self.env.config.move_m)
-        result.shortest_path_m = spl_reference_m(self.graph, task, oracle_m=oracle_m)
-        result.oracle_success = bool(oracle_xy) if goal is not None else None
+        oracle = oracle_path(self.graph, task, move_m=self.env.config.move_m)
+        result.shortest_path_m = spl_reference_m(
+            self.graph, task, oracle_m=oracle.length_m, oracle_segments=oracle.segments
+        )
+        result.oracle_success = bool(oracle.xy) if goal is not None else None
         street = self.protocol.away_measure == "street"
         if goal is not None and self.stop_config.away_from_goal and street:
             self._street = StreetDistance(
@@ -269,7 +271,7 @@ class EpisodeRecorder:
                 "family": str(task.family),
                 "difficulty": task.difficulty.value,
                 "goal_xy": [goal.x_m, goal.y_m] if goal is not None else None,
-                "oracle_path_xy": oracle_xy,
+                "oracle_path_xy": oracle.xy,
                 "start": pose,
                 "agent": result.agent,
             }

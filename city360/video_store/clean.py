@@ -15,7 +15,10 @@ Steps, each because real receivers do it to us:
    speed test) is moved to the span's median point, so a stop is one place however the noise
    wandered;
 4. a constant-velocity Kalman filter on a fine time grid with a chi-square innovation gate
-   (rejects the outliers the speed gate misses), then a Rauch–Tung–Striebel backward pass;
+   (rejects the outliers the speed gate misses), then a Rauch–Tung–Striebel backward pass,
+   run again ``robust_passes`` times with each fix reweighted on its residual to the track
+   (Huber weights, :func:`~city360.video_store.smooth.robust_rts_smooth`: outliers under the
+   gate stop pulling the track);
    when the receiver reported its fixes' quality (horizontal accuracy in metres, or HDOP:
    :mod:`~city360.video_store.gps.quality`) and ``use_fix_quality`` is on, each fix gets its
    own measurement sigma from it (clamped; ``gps_sigma_m`` for a fix that reports none), else
@@ -47,7 +50,7 @@ from city360.geo import LocalProjection
 from city360.video_store.bursts import burst_mask
 from city360.video_store.gps.quality import QualityNoise, horizontal_sigma_m
 from city360.video_store.gps.track import GpsTrack, validate_track
-from city360.video_store.smooth import rts_smooth
+from city360.video_store.smooth import robust_rts_smooth
 from city360.video_store.stationary import StationaryParams, pin_stationary
 
 __all__ = [
@@ -93,6 +96,10 @@ class CleanParams:
     """Weigh each fix by the accuracy or HDOP it reports (when the track has them)."""
     quality_noise: QualityNoise = field(default_factory=QualityNoise)
     """How a reported accuracy or HDOP becomes a sigma (UERE, clamps)."""
+    robust_passes: int = 2
+    """Reweighted smoothing passes after the first (:func:`.smooth.robust_rts_smooth`)."""
+    huber_k: float = 3.0
+    """Residual, in robust sigmas, beyond which a fix's sigma grows with its residual."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,7 +390,7 @@ def _smooth_piece(
     span_s = float(t_meas[-1] - t_meas[0])
     grid_n = max(2, math.ceil(span_s * params.grid_hz) + 1)
     grid = np.linspace(t_meas[0], t_meas[-1], grid_n)
-    sx, sy, vx, vy, gated = rts_smooth(
+    sx, sy, vx, vy, gated = robust_rts_smooth(
         grid,
         t_meas,
         x,
@@ -392,6 +399,8 @@ def _smooth_piece(
         accel_sigma=params.accel_sigma,
         gate_sigma=params.gate_sigma,
         meas_sigma_m=sigma,
+        passes=params.robust_passes,
+        huber_k=params.huber_k,
     )
     if not (np.all(np.isfinite(sx)) and np.all(np.isfinite(sy))):
         msg = f"GPS track {track.source}: smoothing diverged; check the track for bad values"

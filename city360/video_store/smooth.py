@@ -23,10 +23,12 @@ Units: seconds, metres (city CRS, x east, y north), m/s; headings degrees clockw
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["heading_aided_smooth", "nearest_steps", "rts_smooth"]
+__all__ = ["heading_aided_smooth", "nearest_steps", "robust_rts_smooth", "rts_smooth"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -144,6 +146,70 @@ def rts_smooth(
             s_[k, 0] = f[k, 0] + g00 * dp + g01 * dv
             s_[k, 1] = f[k, 1] + g10 * dp + g11 * dv
     return sx[:, 0], sy[:, 0], sx[:, 1], sy[:, 1], gate.rejected
+
+
+RAYLEIGH_MEDIAN = math.sqrt(2.0 * math.log(2.0))
+"""Median of the distance of a 2D Gaussian point (sigma 1 per axis) from its mean."""
+
+
+def robust_rts_smooth(
+    t_s: FloatArray,
+    meas_t_s: FloatArray,
+    meas_x: FloatArray,
+    meas_y: FloatArray,
+    *,
+    sigma_m: float,
+    accel_sigma: float,
+    gate_sigma: float,
+    meas_sigma_m: FloatArray | None = None,
+    passes: int = 2,
+    huber_k: float = 3.0,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, int]:
+    """:func:`rts_smooth`, then ``passes`` more runs with each fix's sigma reweighted on its
+    residual to the previous pass's track (iteratively reweighted least squares, Huber
+    weights). A fix's residual ``r`` is its distance from the track over its own sigma; the
+    scale is the median ``r`` over :data:`RAYLEIGH_MEDIAN` (what the sigma per axis is once
+    the smoother has taken the slow part of the error: often well under the assumed sigma),
+    leaving out fixes pinned to one place by a stop (their residuals are the same and tell
+    nothing of the noise). A fix beyond ``huber_k`` scales gets its sigma multiplied by
+    ``r / (huber_k * scale)``, so an outlier under the innovation gate (a 3 m receiver's gate
+    lets 20 m through), or the ramp of a burst the step test missed, pulls the track by far
+    less. Same returns as :func:`rts_smooth` (gated count of the last pass)."""
+    base = np.full(meas_t_s.shape[0], sigma_m) if meas_sigma_m is None else meas_sigma_m
+    sx, sy, vx, vy, gated = rts_smooth(
+        t_s,
+        meas_t_s,
+        meas_x,
+        meas_y,
+        sigma_m=sigma_m,
+        accel_sigma=accel_sigma,
+        gate_sigma=gate_sigma,
+        meas_sigma_m=base,
+    )
+    if meas_t_s.shape[0] < 5:
+        return sx, sy, vx, vy, gated
+    steps = nearest_steps(t_s, meas_t_s)
+    same = (np.diff(meas_x) == 0.0) & (np.diff(meas_y) == 0.0)
+    moving = ~(np.concatenate([[False], same]) | np.concatenate([same, [False]]))
+    for _ in range(passes):
+        residual = np.hypot(meas_x - sx[steps], meas_y - sy[steps]) / base
+        scale = (
+            max(float(np.median(residual[moving])) / RAYLEIGH_MEDIAN, 1e-6)
+            if moving.sum() >= 5
+            else 1.0
+        )
+        factor = np.maximum(1.0, residual / (huber_k * scale))
+        sx, sy, vx, vy, gated = rts_smooth(
+            t_s,
+            meas_t_s,
+            meas_x,
+            meas_y,
+            sigma_m=sigma_m,
+            accel_sigma=accel_sigma,
+            gate_sigma=gate_sigma,
+            meas_sigma_m=base * factor,
+        )
+    return sx, sy, vx, vy, gated
 
 
 def heading_aided_smooth(

@@ -51,7 +51,7 @@ def test_the_yardstick_turns_round_when_the_goal_is_behind(
     )
     ahead_only = oracle_walk(graph, (seg.id, start_offset), (x, y), goal.threshold_m * 0.5,
                              step_limit=60)  # fmt: skip
-    _, walked_m = oracle_path(graph, behind, move_m=(2.0, 5.0, 10.0))
+    walked_m = oracle_path(graph, behind, move_m=(2.0, 5.0, 10.0)).length_m
     assert walked_m is not None
     assert walked_m < 30.0 + 1.0  # turned round: at most the 30 m back (plus the slack)
     assert not ahead_only.reachable or ahead_only.path_m > 2 * walked_m
