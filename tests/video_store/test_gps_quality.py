@@ -173,10 +173,36 @@ def test_nmea_negative_hdop_is_an_error_naming_line_and_field(tmp_path: Path) ->
         read_track(path)
 
 
-def test_nmea_without_rmc_has_no_date(tmp_path: Path) -> None:
+def test_nmea_without_any_date_nor_video_says_how_to_date_it(tmp_path: Path) -> None:
     path = _nmea_log(tmp_path, [_nmea("GPGGA,100000.00,6000.000,N,02500.000,E,1,08,0.9,,M,,M,,")])
-    with pytest.raises(GpsError, match="has no RMC sentence with a date"):
+    with pytest.raises(GpsError, match=r"has no date \(no RMC or ZDA sentence.*log RMC or ZDA"):
         read_track(path)
+
+
+def test_nmea_gga_only_is_dated_by_the_videos_creation_time(tmp_path: Path) -> None:
+    """A GGA-only log (cheap loggers write nothing else) takes the UTC day that puts its
+    first fix nearest the video's creation time, also across midnight either way."""
+    path = _nmea_log(tmp_path, [_gga("235959.00"), _gga("000001.00")])
+    may_1 = datetime(2024, 5, 1, tzinfo=UTC).timestamp()
+    created_same_day = may_1 + 86_399 - 30.0  # the camera started 30 s before the log
+    assert list(read_track(path, creation_time_utc=created_same_day).t_s) == [
+        may_1 + 86_399,
+        may_1 + 86_401,
+    ]
+    created_after_midnight = may_1 + 86_400 + 10.0  # the log began 11 s before the video
+    assert list(read_track(path, creation_time_utc=created_after_midnight).t_s) == [
+        may_1 + 86_399,
+        may_1 + 86_401,
+    ]
+
+
+def test_nmea_zda_gives_the_date(tmp_path: Path) -> None:
+    path = _nmea_log(
+        tmp_path,
+        [_gga("100000.00"), _nmea("GPZDA,100001.00,02,05,2024,00,00"), _gga("100001.00")],
+    )
+    may_2 = datetime(2024, 5, 2, tzinfo=UTC).timestamp()
+    assert list(read_track(path).t_s) == [may_2 + 36_000, may_2 + 36_001]
 
 
 def test_nmea_crosses_midnight(tmp_path: Path) -> None:
@@ -403,6 +429,6 @@ def test_nmea_rmc_date_back_in_time_names_line(tmp_path: Path) -> None:
         ],
     )
     with pytest.raises(
-        GpsError, match=r"line 2: RMC date 010524 and time 36001.00 s are not after"
+        GpsError, match=r"line 2: date 2024-05-01 and time 36001.00 s are not after"
     ):
         read_track(path)

@@ -86,6 +86,46 @@ def test_positions_and_headings_match_the_truth(
     assert float(np.median(heading_error)) < 5.0
 
 
+def _gga_only_log(track_path: Path, out: Path) -> Path:
+    """The track at ``track_path`` written as a GGA-only NMEA log (no date, as cheap loggers
+    write), with its checksums."""
+    from functools import reduce
+
+    from city360.video_store.gps import read_track
+
+    track = read_track(track_path)
+    lines = []
+    for t, lat, lon in zip(track.t_s, track.lat, track.lon, strict=True):
+        day_s = float(t) % 86_400.0
+        hours, rest = divmod(day_s, 3600.0)
+        stamp = f"{int(hours):02d}{int(rest // 60):02d}{rest % 60:05.2f}"
+        lat_f = f"{int(abs(lat)):02d}{abs(lat) % 1 * 60:07.4f},{'N' if lat >= 0 else 'S'}"
+        lon_f = f"{int(abs(lon)):03d}{abs(lon) % 1 * 60:07.4f},{'E' if lon >= 0 else 'W'}"
+        body = f"GPGGA,{stamp},{lat_f},{lon_f},1,08,0.9,12.0,M,17.0,M,,"
+        checksum = reduce(lambda acc, ch: acc ^ ord(ch), body, 0)
+        lines.append(f"${body}*{checksum:02X}")
+    out.write_text("\r\n".join(lines) + "\r\n")
+    return out
+
+
+def test_a_gga_only_nmea_log_is_dated_by_the_video(
+    ingested: Path, synthetic_walk: SyntheticWalk, tmp_path: Path
+) -> None:
+    """A log without RMC or ZDA has no date: the video's creation time gives it, and the
+    walk ingests as it does from its GPX."""
+    log = _gga_only_log(synthetic_walk.gpx, tmp_path / "walk.nmea")
+    city = tmp_path / "city"
+    result = ingest_video(
+        synthetic_walk.video, log, city, projection=synthetic_walk.projection, options=SMALL
+    )
+    assert result.sync_method == "creation_time"
+    poses = CityDir(city).read_poses("walk")
+    truth = np.searchsorted(synthetic_walk.t_s, poses.t_s - 1e-6)
+    error = np.hypot(poses.x_m - synthetic_walk.x_m[truth], poses.y_m - synthetic_walk.y_m[truth])
+    assert float(np.sqrt(np.mean(error**2))) < 2.0  # as from the GPX: 3 m GPS noise
+    assert poses.t_s[-1] == pytest.approx(CityDir(ingested).read_poses("walk").t_s[-1], abs=1.0)
+
+
 def test_stop_adds_no_frames(ingested: Path, synthetic_walk: SyntheticWalk) -> None:
     poses = CityDir(ingested).read_poses("walk")
     during_stop = (poses.t_s > 30.5) & (poses.t_s < 35.5)  # the walker stands 30..36 s

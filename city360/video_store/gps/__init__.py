@@ -52,7 +52,8 @@ def read_embedded_track(
 def read_track(path: str | os.PathLike[str], *, creation_time_utc: float | None = None) -> GpsTrack:
     """Read a GPS track, choosing the reader by file suffix (then by content for videos).
 
-    ``creation_time_utc`` is only used for CAMM tracks with untimed (type 5) records.
+    ``creation_time_utc`` (POSIX seconds, the video's creation time) times CAMM tracks with
+    untimed (type 5) records and dates NMEA logs without a date (GGA only).
     """
     from city360.video_store.gps.csv import read_csv_track
     from city360.video_store.gps.exif import read_exif_track
@@ -67,10 +68,12 @@ def read_track(path: str | os.PathLike[str], *, creation_time_utc: float | None 
     if suffix == ".gpx":
         return read_gpx(source)
     if suffix == ".nmea":
-        return read_nmea(source)
+        return read_nmea(source, creation_time_utc=creation_time_utc)
     if suffix in (".csv", ".txt"):
         head = source.read_bytes()[:4096].decode("ascii", errors="replace")
-        return read_nmea(source) if is_nmea_text(head) else read_csv_track(source)
+        if is_nmea_text(head):
+            return read_nmea(source, creation_time_utc=creation_time_utc)
+        return read_csv_track(source)
     if suffix in _PHOTO_SUFFIXES:
         return read_exif_track([source])
     if suffix in VIDEO_SUFFIXES:

@@ -1,18 +1,20 @@
-"""NMEA 0183 logs (``.nmea``, or ``.txt`` starting with ``$``): GGA, RMC and GSA sentences.
+"""NMEA 0183 logs (``.nmea``, or ``.txt`` starting with ``$``): GGA, RMC, GSA, ZDA sentences.
 
 A receiver speaks once per epoch (one fix time) in several sentences, any talker (GP, GN, GL,
 GA, BD): RMC gives the date, time, position and status (A valid, V void); GGA the time,
 position, altitude, fix quality (0 invalid, 1 GPS, 2 DGPS, 3 PPS, 4/5 RTK, 6 estimated),
 satellites used and HDOP; GSA (no time of its own: it belongs to the epoch being told) the fix
-mode (1 none, 2 2-D, 3 3-D) and PDOP, HDOP, VDOP. Sentences are grouped by their time field
+mode (1 none, 2 2-D, 3 3-D) and PDOP, HDOP, VDOP; ZDA the date and time. Sentences are grouped by their time field
 into one fix each; position from GGA, else RMC. A fix is without a position when GGA says
 quality 0, RMC says V or GSA says 1.
 
-Time: GGA and GSA carry no date, so every epoch takes the date of the RMC sentences around it
-(epochs before the first RMC are dated back from it), a day later each time the time of day
-runs back by more than 12 h (midnight); a log over 24 h stays in order because an epoch is a
-run of one time stamp. A smaller step back without a date is an error naming the line. A log
-without RMC has no date and is rejected.
+Time: GGA and GSA carry no date, so every epoch takes the date of the RMC or ZDA sentences
+around it (epochs before the first are dated back from it), a day later each time the time of
+day runs back by more than 12 h (midnight); a log over 24 h stays in order because an epoch is
+a run of one time stamp. A smaller step back without a date is an error naming the line. A log
+with no date at all (GGA only, as many cheap loggers write) takes its date from the video it
+is ingested with: the UTC day that puts its first fix nearest the video's creation time
+(``creation_time_utc``); without one it is rejected with a message saying so.
 
 Bad input: a serial log is a noisy stream (a sentence cut when the logger started, a byte
 lost), and NMEA's own answer is the checksum; so a sentence with a wrong checksum, or one too
@@ -44,7 +46,7 @@ log = logging.getLogger(__name__)
 _GGA_FIX = ("none", "gps", "dgps", "pps", "rtk", "rtk", "estimated")
 """Fix names of GGA quality 0-6 (5, float RTK, counted as RTK); 7 manual, 8 simulated are
 not positions and read as none."""
-_MIN_FIELDS = {"GGA": 10, "RMC": 10, "GSA": 18}
+_MIN_FIELDS = {"GGA": 10, "RMC": 10, "GSA": 18, "ZDA": 5}
 
 
 _SENTENCE = re.compile(r"^\$[A-Z]{2}(GGA|RMC|GSA|GSV|VTG|GLL|ZDA|TXT),")
@@ -63,7 +65,8 @@ class _Epoch:
 
     time_of_day_s: float
     line_no: int
-    date: str | None = None
+    day_s: float | None = None
+    """POSIX seconds of the UTC midnight starting the date RMC or ZDA gave (None: not said)."""
     lat: float = math.nan
     lon: float = math.nan
     rmc_lat: float = math.nan
@@ -173,9 +176,15 @@ class _Reader:
             return
         epoch.rmc_valid = f[2].upper() == "A"
         epoch.rmc_lat, epoch.rmc_lon = _degrees(f[3], f[4]), _degrees(f[5], f[6])
-        if f[9]:
-            datetime.strptime(f[9], "%d%m%y")  # a mangled date is a cut sentence
-            epoch.date = f[9]
+        if f[9]:  # a mangled date is a cut sentence (ValueError)
+            epoch.day_s = datetime.strptime(f[9], "%d%m%y").replace(tzinfo=UTC).timestamp()
+
+    def _zda(self, f: list[str], line_no: int) -> None:
+        epoch = self._epoch(f[1], line_no)
+        if epoch is None or not (f[2] and f[3] and f[4]):
+            return
+        day = datetime(int(f[4]), int(f[3]), int(f[2]), tzinfo=UTC)  # a mangled one: cut
+        epoch.day_s = day.timestamp()
 
     def _gsa(self, f: list[str], line_no: int) -> None:
         epoch = self.current
@@ -205,23 +214,47 @@ def _fix_type(epoch: _Epoch) -> int:
 _DAY_S = 86_400.0
 
 
-def _posix_times(path: Path, epochs: list[_Epoch]) -> list[float]:
-    """POSIX seconds of each epoch: RMC dates where given, else one day on per midnight.
-
-    A time of day that runs backwards by more than 12 h with no RMC date is taken as midnight
-    passed; a smaller step back, or an RMC date and time before the epoch ahead of it, leaves
-    the order of time undecided and is an error naming the line.
-    """
-    first_dated = next((i for i, e in enumerate(epochs) if e.date), None)
-    if first_dated is None:
-        msg = f"NMEA {path} has no RMC sentence with a date; log RMC too (GGA has no date)"
+def _date_from_video(path: Path, first: _Epoch, creation_time_utc: float | None) -> float:
+    """POSIX seconds of the UTC midnight that puts ``first`` (the log's first epoch) nearest
+    the video's creation time: the day before, of or after that time."""
+    if creation_time_utc is None:
+        msg = (
+            f"NMEA {path} has no date (no RMC or ZDA sentence: GGA carries the time of day "
+            "only) and no video creation time to date it; log RMC or ZDA too, or ingest the log "
+            "with a video that records its creation time"
+        )
         raise GpsError(msg)
+    midnight = (creation_time_utc // _DAY_S) * _DAY_S
+    days = (midnight - _DAY_S, midnight, midnight + _DAY_S)
+    day = min(days, key=lambda d: abs(d + first.time_of_day_s - creation_time_utc))
+    log.info(
+        "NMEA %s has no RMC or ZDA date: dated %s UTC from the video's creation time",
+        path,
+        datetime.fromtimestamp(day, UTC).date().isoformat(),
+    )
+    return day
+
+
+def _posix_times(
+    path: Path, epochs: list[_Epoch], creation_time_utc: float | None = None
+) -> list[float]:
+    """POSIX seconds of each epoch: RMC or ZDA dates where given, else one day on per midnight.
+
+    A time of day that runs backwards by more than 12 h with no date is taken as midnight
+    passed; a smaller step back, or a date and time before the epoch ahead of it, leaves the
+    order of time undecided and is an error naming the line. A log with no date at all is
+    dated by ``creation_time_utc`` (:func:`_date_from_video`).
+    """
+    first_dated = next((i for i, e in enumerate(epochs) if e.day_s is not None), None)
+    if first_dated is None:
+        epochs[0].day_s = _date_from_video(path, epochs[0], creation_time_utc)
+        first_dated = 0
     days = [0.0] * len(epochs)
     day = 0.0
     previous: _Epoch | None = None
     for i, epoch in enumerate(epochs):
-        if epoch.date:
-            day = datetime.strptime(epoch.date, "%d%m%y").replace(tzinfo=UTC).timestamp()
+        if epoch.day_s is not None:
+            day = epoch.day_s
             if i == first_dated and previous is not None:
                 wrapped = previous.time_of_day_s - epoch.time_of_day_s > _DAY_S / 2
                 shift = day - (days[i - 1] + (_DAY_S if wrapped else 0.0))
@@ -231,7 +264,7 @@ def _posix_times(path: Path, epochs: list[_Epoch]) -> list[float]:
                 msg = (
                     f"NMEA {path} line {epoch.line_no}: time of day "
                     f"{epoch.time_of_day_s:.2f} s runs back from {previous.time_of_day_s:.2f} s "
-                    f"(line {previous.line_no}) with no RMC date to say a day passed; "
+                    f"(line {previous.line_no}) with no RMC or ZDA date to say a day passed; "
                     "the order of time cannot be decided"
                 )
                 raise GpsError(msg)
@@ -239,9 +272,10 @@ def _posix_times(path: Path, epochs: list[_Epoch]) -> list[float]:
         ahead = previous is not None and (
             day + epoch.time_of_day_s <= days[i - 1] + previous.time_of_day_s
         )
-        if epoch.date and previous is not None and ahead:
+        if epoch.day_s is not None and previous is not None and ahead:
+            date = datetime.fromtimestamp(epoch.day_s, UTC).date().isoformat()
             msg = (
-                f"NMEA {path} line {epoch.line_no}: RMC date {epoch.date} and time "
+                f"NMEA {path} line {epoch.line_no}: date {date} and time "
                 f"{epoch.time_of_day_s:.2f} s are not after line {previous.line_no}; "
                 "the order of time cannot be decided"
             )
@@ -251,8 +285,9 @@ def _posix_times(path: Path, epochs: list[_Epoch]) -> list[float]:
     return [d + e.time_of_day_s for d, e in zip(days, epochs, strict=True)]
 
 
-def read_nmea(path: Path) -> GpsTrack:
-    """Read an NMEA log into a track with fix type, satellites and DOPs (module docstring)."""
+def read_nmea(path: Path, *, creation_time_utc: float | None = None) -> GpsTrack:
+    """Read an NMEA log into a track with fix type, satellites and DOPs (module docstring).
+    ``creation_time_utc`` (POSIX seconds, the video's) dates a log without RMC or ZDA."""
     try:
         text = path.read_text(encoding="ascii", errors="replace")
     except OSError as exc:
@@ -269,7 +304,7 @@ def read_nmea(path: Path) -> GpsTrack:
     if not epochs:
         msg = f"NMEA {path} has no GGA or RMC sentence; is it really an NMEA log?"
         raise GpsError(msg)
-    t = _posix_times(path, epochs)
+    t = _posix_times(path, epochs, creation_time_utc)
     lat = [e.lat if math.isfinite(e.lat) else e.rmc_lat for e in epochs]
     lon = [e.lon if math.isfinite(e.lon) else e.rmc_lon for e in epochs]
     quality = FixQuality.from_columns(
