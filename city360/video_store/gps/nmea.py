@@ -4,9 +4,9 @@ A receiver speaks once per epoch (one fix time) in several sentences, any talker
 GA, BD): RMC gives the date, time, position and status (A valid, V void); GGA the time,
 position, altitude, fix quality (0 invalid, 1 GPS, 2 DGPS, 3 PPS, 4/5 RTK, 6 estimated),
 satellites used and HDOP; GSA (no time of its own: it belongs to the epoch being told) the fix
-mode (1 none, 2 2-D, 3 3-D) and PDOP, HDOP, VDOP; ZDA the date and time. Sentences are grouped by their time field
-into one fix each; position from GGA, else RMC. A fix is without a position when GGA says
-quality 0, RMC says V or GSA says 1.
+mode (1 none, 2 2-D, 3 3-D) and PDOP, HDOP, VDOP; ZDA the date and time. Sentences are
+grouped by their time field into one fix each; position from GGA, else RMC. A fix is without
+a position when GGA says quality 0, RMC says V or GSA says 1.
 
 Time: GGA and GSA carry no date, so every epoch takes the date of the RMC or ZDA sentences
 around it (epochs before the first are dated back from it), a day later each time the time of
