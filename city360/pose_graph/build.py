@@ -12,6 +12,7 @@ city, builds, validates and writes ``graph.json`` atomically and records stats i
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from collections import defaultdict
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 import numpy as np
 import numpy.typing as npt
+from scipy.spatial import cKDTree
 
 from city360.city import OSM_EXTRACT, CityDir
 from city360.errors import GraphBuildError
@@ -213,8 +215,21 @@ def _edges(
     return specs
 
 
-def _check_meeting(tracks: Sequence[Track], segments: Sequence[Segment]) -> None:
-    """Raise when several trajectories share no node at all: nothing connects them."""
+def _closest_pair(tracks: Sequence[Track]) -> tuple[str, str, float, FloatArray] | None:
+    """The two tracks (of the first ten) that come nearest each other: their ids, the gap
+    (metres) and the midpoint there; None for fewer than two."""
+    best: tuple[str, str, float, FloatArray] | None = None
+    for a, b in itertools.combinations(tracks[:10], 2):
+        gap, nearest = cKDTree(b.xy).query(a.xy)
+        i = int(np.argmin(gap))
+        if best is None or gap[i] < best[2]:
+            best = (a.id, b.id, float(gap[i]), (a.xy[i] + b.xy[int(nearest[i])]) / 2)
+    return best
+
+
+def _check_meeting(tracks: Sequence[Track], segments: Sequence[Segment], *, with_osm: bool) -> None:
+    """Raise when several trajectories share no node at all: nothing connects them (saying
+    where two of them come close, when they do: then it is the build's doing, not theirs)."""
     if len(tracks) < 2:
         return
     nodes_of: dict[int, set[int]] = defaultdict(set)
@@ -230,6 +245,21 @@ def _check_meeting(tracks: Sequence[Track], segments: Sequence[Segment]) -> None
         nx.add_path(meet, ts)
     if meet.number_of_edges() > 0:
         return
+    close = _closest_pair(tracks)
+    if close is not None and close[2] <= _NODE_REACH_M:
+        first, second, gap_m, (x, y) = close
+        where = (
+            "with an OSM extract a junction is placed at the OSM node, and one of them passes "
+            "it farther than the build reaches (check that walk's GPS, or build without --osm)"
+            if with_osm
+            else "their crossing is too shallow or too short to be found"
+        )
+        meet_how = "cross" if gap_m < 1.0 else f"pass within {gap_m:.1f} m of each other"
+        msg = (
+            f"the {len(tracks)} trajectories share no junction, though {first} and {second} "
+            f"{meet_how} near x={x:.0f}, y={y:.0f}: {where}"
+        )
+        raise GraphBuildError(msg)
     lines = []
     for track in tracks[:10]:
         centre = track.xy.mean(axis=0)
@@ -255,10 +285,11 @@ def _cut(
     )
     dead_end_pass_m: FloatArray | None = None
     may_cut: CutFilter | None = None
-    passes = None
+    passes = through = None
     if matched is not None:  # dead ends placed along the matched streets (osm_dead_ends)
         dead_xy, events, dead_end_pass_m, may_cut = matched.dead_ends(junctions_xy, events)
         passes = matched.passes(events)
+        through = matched.junction_passes(junctions_xy, pass_m=_NODE_REACH_M)
     segments = cut_tracks(
         tracks,
         junctions_xy,
@@ -268,6 +299,7 @@ def _cut(
         dead_end_pass_m=dead_end_pass_m,
         may_cut=may_cut,
         dead_end_passes=passes,
+        junction_passes=through,
     )
     streets, street_of = group_streets(
         tracks,
@@ -365,7 +397,7 @@ def build_from_tracks(
             "(are they shorter than a few metres?)"
         )
         raise GraphBuildError(msg)
-    _check_meeting(tracks, segments)
+    _check_meeting(tracks, segments, with_osm=osm is not None)
     specs = _edges(tracks, segments, streets)
     nodes_xy = np.concatenate([junctions_xy.reshape(-1, 2), dead_xy.reshape(-1, 2)])
     nodes_xy = fit_nodes(nodes_xy, _ends_of_nodes(specs, stored_xy), _NODE_REACH_M)

@@ -426,6 +426,23 @@ class MatchedCuts:
             self.osm, self.tracks, self.matches, dead_ends, own_m=self.merge_m
         )
 
+    def junction_passes(
+        self, junctions_xy: FloatArray, *, pass_m: float
+    ) -> dict[int, list[tuple[int, int]]]:
+        """Where each track is matched through a junction it passes beyond the cut radius,
+        within ``pass_m`` (:func:`~city360.pose_graph.osm_match.through_junction_passes`)."""
+        from city360.pose_graph.osm_match import through_junction_passes
+
+        return through_junction_passes(
+            self.osm,
+            self.tracks,
+            self.matches,
+            junctions_xy,
+            reach_m=self.merge_m,
+            cut_radius_m=self.cut_radius_m,
+            pass_m=pass_m,
+        )
+
     def mapped_street(self, segment: Segment) -> int:
         """The OSM street most of ``segment``'s frames walk (more than half of them), else -1
         (for :func:`~city360.pose_graph.segments.group_streets`)."""

@@ -15,7 +15,9 @@ a candidate they give way to it; within ``MATCH_RADIUS_M`` of any OSM street the
 (the matched sequence says which streets the video walks; passes that part at a shallow angle
 vote where they separate, not where the streets meet, and two passes of one bent street vote a
 bend); away from every OSM street (a lane OSM lacks) they stay. Cuts follow the matching too
-(:func:`matched_cut_filter`), and so do dead ends (:mod:`city360.pose_graph.osm_dead_ends`).
+(:func:`matched_cut_filter`), and so do dead ends (:mod:`city360.pose_graph.osm_dead_ends`);
+a walk the matching turns through a junction's node is cut there even when its smoothed
+poses pass farther than the cut radius (:func:`through_junction_passes`).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ __all__ = [
     "osm_junction_candidates",
     "reconcile_junctions",
     "streets_from_graph",
+    "through_junction_passes",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -477,3 +480,51 @@ def matched_cut_filter(
         return ~gated[nodes] | (edge < 0) | incident[nodes, np.maximum(edge, 0)]
 
     return may_cut
+
+
+def through_junction_passes(
+    osm: OsmStreets,
+    tracks: Sequence[Track],
+    matches: Sequence[IntArray],
+    junctions_xy: FloatArray,
+    *,
+    reach_m: float,
+    cut_radius_m: float,
+    pass_m: float,
+) -> dict[int, list[tuple[int, int]]]:
+    """Per track, ``(frame, junction id)`` where its map matching turns from one OSM street
+    onto another at their shared node, a junction stands for that node (within ``reach_m``),
+    and the track passes the junction farther than ``cut_radius_m`` but within ``pass_m``
+    (metres; the frame is the nearest within ``pass_m`` of travel of the turn).
+
+    The cut radius measures the smoothed pose's distance, and a walk whose GPS drifts 10-15 m
+    to one side (an urban canyon) is still matched through the junction by the whole
+    sequence; without the cut its passes do not share the junction, and two walks that cross
+    there "never meet". Passes within the cut radius are cut by it already.
+    """
+    junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
+    passes: dict[int, list[tuple[int, int]]] = {}
+    if not len(junctions_xy):
+        return passes
+    tree = cKDTree(junctions_xy)
+    for t, (track, matched) in enumerate(zip(tracks, matches, strict=True)):
+        frames = np.flatnonzero(matched >= 0)
+        edges = matched[frames]
+        for i in np.flatnonzero(edges[1:] != edges[:-1]):
+            shared = set(osm.edge_nodes[edges[i]].tolist()) & set(
+                osm.edge_nodes[edges[i + 1]].tolist()
+            )
+            if not shared:
+                continue  # a jump between streets, not a turn at a node
+            before, after = int(frames[i]), int(frames[i + 1])
+            arc = track.arc_m
+            window = np.flatnonzero((arc >= arc[before] - pass_m) & (arc <= arc[after] + pass_m))
+            for node in shared:
+                reach, k = tree.query(osm.node_xy[node], distance_upper_bound=reach_m)
+                if not np.isfinite(reach):
+                    continue
+                dist = np.hypot(*(track.xy[window] - junctions_xy[k]).T)
+                nearest = int(np.argmin(dist))
+                if cut_radius_m < dist[nearest] <= pass_m:
+                    passes.setdefault(t, []).append((int(window[nearest]), int(k)))
+    return passes

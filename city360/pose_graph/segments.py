@@ -159,6 +159,7 @@ def cut_tracks(
     dead_end_pass_m: FloatArray | None = None,
     may_cut: CutFilter | None = None,
     dead_end_passes: Mapping[int, Sequence[tuple[int, int]]] | None = None,
+    junction_passes: Mapping[int, Sequence[tuple[int, int]]] | None = None,
 ) -> list[Segment]:
     """Cut every track at the junctions it passes and the dead ends it reaches.
 
@@ -173,7 +174,9 @@ def cut_tracks(
     another street, is not cut there (the filter knows from OSM which street each frame walks).
     ``dead_end_passes`` (per track, ``(frame, dead end index)``) are further passes of dead
     ends, found by other means than the radius (along a mapped street, see
-    :func:`city360.pose_graph.osm_dead_ends.along_street_passes`).
+    :func:`city360.pose_graph.osm_dead_ends.along_street_passes`); ``junction_passes`` (per
+    track, ``(frame, junction id)``) likewise for junctions (through a mapped junction beyond
+    the radius, see :func:`city360.pose_graph.osm_match.through_junction_passes`).
     """
     params = params or SegmentParams()
     n_junctions = len(junctions_xy)
@@ -211,6 +214,8 @@ def cut_tracks(
             cuts += _passes(dist, node.astype(np.int64), inside, gap, [f for f, _ in cuts])
         if dead_end_passes is not None:
             cuts += [(f, n_junctions + k) for f, k in dead_end_passes.get(t, ())]
+        if junction_passes is not None:
+            cuts += list(junction_passes.get(t, ()))
         cuts.sort()
         cleaned: list[tuple[int, int]] = []
         for frame, node_id in cuts:
