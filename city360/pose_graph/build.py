@@ -394,13 +394,19 @@ def _whole_splits(
 ) -> FloatArray:
     """``halves`` (junction positions, m, each with the index into ``junctions_xy`` of the
     junction it was split from), with that junction put back wherever its two halves are not
-    both junctions once the tracks are cut at them (a half that branches nowhere, or that
-    every pass runs straight through, would be dropped later and leave the other half where
-    one junction was)."""
+    both junctions once the tracks are cut at them (a half with fewer than three streets,
+    that branches nowhere, or that every pass runs straight through, would be dropped later
+    and leave the other half where one junction was)."""
     _, _, segments, streets, _ = _cut(tracks, halves, params, matched)
     _, branching = refine_junctions(tracks, halves, segments, streets, params.refine_params)
     dissolved = dissolve_pass_through(segments, streets, range(len(halves)))
-    whole = branching & np.array([i not in dissolved for i in range(len(halves))], dtype=bool)
+    arms = np.zeros(len(halves), dtype=np.int64)
+    for street in streets:
+        for node in {street.a, street.b}:
+            if node < len(halves):
+                arms[node] += 1
+    kept_apart = np.array([i not in dissolved for i in range(len(halves))], dtype=bool)
+    whole = branching & kept_apart & (arms >= 3)
     kept: list[FloatArray] = []
     for node in np.unique(origin):
         members = np.flatnonzero(origin == node)

@@ -165,27 +165,43 @@ def test_a_junction_whose_same_way_arms_pass_it_on_one_side_is_not_split() -> No
     assert np.allclose(halves, junctions)
 
 
-def _side_by_side_twin() -> list[Track]:
-    with gzip.open(DATA / "side_by_side_poses.csv.gz", "rt", newline="") as f:
+def _twin_poses(name: str) -> list[Track]:
+    """The tracks of a fixture of ``tests/pose_graph/data`` (track, x_m, y_m[, t_s])."""
+    with gzip.open(DATA / name, "rt", newline="") as f:
         rows = list(csv.DictReader(f))
     tracks = []
-    for name in dict.fromkeys(r["track"] for r in rows):
-        xy = np.array([[float(r["x_m"]), float(r["y_m"])] for r in rows if r["track"] == name])
-        tracks.append(make_track(name, xy, spacing_m=1.0, frame_count=len(xy)))
+    for track in dict.fromkeys(r["track"] for r in rows):
+        mine = [r for r in rows if r["track"] == track]
+        xy = np.array([[float(r["x_m"]), float(r["y_m"])] for r in mine])
+        t_s = np.array([float(r["t_s"]) for r in mine]) if "t_s" in mine[0] else None
+        tracks.append(make_track(track, xy, spacing_m=1.0, frame_count=len(xy), t_s=t_s))
     return tracks
+
+
+def _junctions_near_origin(tracks: list[Track], within_m: float) -> np.ndarray:
+    graph = build_from_tracks(tracks, LocalProjection(35.74, 139.67)).graph
+    return np.array(
+        [
+            [d["x_m"], d["y_m"]]
+            for _, d in graph.nodes(data=True)
+            if d["kind"] == "junction" and abs(d["x_m"]) < within_m and abs(d["y_m"]) < within_m
+        ]
+    ).reshape(-1, 2)
 
 
 def test_a_twin_s_junctions_on_two_streets_side_by_side_are_built_apart() -> None:
     # a Helsinki twin's poses (tests/pose_graph/data/README.md): a cross street meets two
     # parallel streets 8 m apart; the places rule alone builds one six-armed junction
     # between them, at (0.0, 0.1), 4 m from each true junction
-    graph = build_from_tracks(_side_by_side_twin(), LocalProjection(60.17, 24.94)).graph
-    built = np.array(
-        [
-            [d["x_m"], d["y_m"]]
-            for _, d in graph.nodes(data=True)
-            if d["kind"] == "junction" and abs(d["x_m"]) < 20 and abs(d["y_m"]) < 20
-        ]
-    )
+    built = _junctions_near_origin(_twin_poses("side_by_side_poses.csv.gz"), 20.0)
     for true in ([-4.0, 0.0], [4.0, 0.0]):
         assert np.hypot(*(built - true).T).min() < 2.0
+
+
+def test_a_side_by_side_split_that_loses_a_half_is_undone() -> None:
+    # an old-town twin's corner where junctions 8-11 m apart meet (data/README.md): two of
+    # the arms of the six-armed junction built there leave it the same way on either side,
+    # but cut at the two halves one of them is no junction and would be dropped, leaving
+    # one junction for the corner; undone, the corner keeps its two junctions
+    built = _junctions_near_origin(_twin_poses("oldtown_corner_poses.csv.gz"), 15.0)
+    assert len(built) == 2
