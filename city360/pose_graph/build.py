@@ -45,7 +45,12 @@ from city360.pose_graph.junctions import (
     merge_close,
 )
 from city360.pose_graph.node_fit import fit_nodes
-from city360.pose_graph.refine import RefineParams, refine_junctions, split_junctions
+from city360.pose_graph.refine import (
+    RefineParams,
+    refine_junctions,
+    split_junctions,
+    split_side_by_side,
+)
 from city360.pose_graph.segments import (
     CutFilter,
     Segment,
@@ -377,6 +382,13 @@ def build_from_tracks(
         split = split_junctions(tracks, junctions_xy, segments, streets, params.refine_params)
         if len(split) != len(junctions_xy):
             dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, split, params, matched)
+        halves, origin = split_side_by_side(
+            tracks, junctions_xy, segments, streets, params.refine_params
+        )
+        if len(halves) != len(junctions_xy):
+            kept = _whole_splits(tracks, junctions_xy, halves, origin, params, matched)
+            if len(kept) != len(junctions_xy):
+                dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, kept, params, matched)
         # moving and merging gives junctions new arms: check once more that each branches
         _, branching = refine_junctions(
             tracks, junctions_xy, segments, streets, params.refine_params
@@ -402,6 +414,39 @@ def build_from_tracks(
     nodes_xy = np.concatenate([junctions_xy.reshape(-1, 2), dead_xy.reshape(-1, 2)])
     nodes_xy = fit_nodes(nodes_xy, _ends_of_nodes(specs, stored_xy), _NODE_REACH_M)
     return _assemble(tracks, projection, nodes_xy, streets, specs, params, build_info)
+
+
+def _whole_splits(
+    tracks: Sequence[Track],
+    junctions_xy: FloatArray,
+    halves: FloatArray,
+    origin: IntArray,
+    params: BuildParams,
+    matched: MatchedCuts | None,
+) -> FloatArray:
+    """``halves`` (junction positions, m, each with the index into ``junctions_xy`` of the
+    junction it was split from), with that junction put back wherever its two halves are not
+    both junctions once the tracks are cut at them (a half with fewer than three streets,
+    that branches nowhere, or that every pass runs straight through, would be dropped later
+    and leave the other half where one junction was)."""
+    _, _, segments, streets, _ = _cut(tracks, halves, params, matched)
+    _, branching = refine_junctions(tracks, halves, segments, streets, params.refine_params)
+    dissolved = dissolve_pass_through(segments, streets, range(len(halves)))
+    arms = np.zeros(len(halves), dtype=np.int64)
+    for street in streets:
+        for node in {street.a, street.b}:
+            if node < len(halves):
+                arms[node] += 1
+    kept_apart = np.array([i not in dissolved for i in range(len(halves))], dtype=bool)
+    whole = branching & kept_apart & (arms >= 3)
+    kept: list[FloatArray] = []
+    for node in np.unique(origin):
+        members = np.flatnonzero(origin == node)
+        if len(members) == 1 or whole[members].all():
+            kept.extend(halves[members])
+        else:
+            kept.append(junctions_xy[node])
+    return np.asarray(kept, dtype=np.float64).reshape(-1, 2)
 
 
 _NODE_REACH_M = NODE_TOLERANCE_M - 0.01

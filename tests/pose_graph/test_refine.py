@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import csv
+import gzip
+from pathlib import Path
+
 import numpy as np
 
+from city360.geo import LocalProjection
+from city360.pose_graph import build_from_tracks
 from city360.pose_graph.junctions import find_dead_ends
-from city360.pose_graph.refine import refine_junctions, split_junctions
+from city360.pose_graph.refine import refine_junctions, split_junctions, split_side_by_side
 from city360.pose_graph.segments import cut_tracks, group_streets
-from city360.pose_graph.tracks import Track
+from city360.pose_graph.tracks import Track, make_track
 from tests.pose_graph.walks import polyline_track
+
+DATA = Path(__file__).parent / "data"
 
 _walk = polyline_track
 
@@ -108,3 +116,92 @@ def test_one_junction_across_both_carriageways_splits_where_the_street_crosses_e
 def test_a_plain_crossing_stays_one_junction() -> None:
     tracks = [_walk([(0, 60), (0, -60)], "north-south"), _walk([(-60, 0), (60, 0)], "east-west")]
     assert np.allclose(_split(tracks, (1.0, 1.0)), [[1.0, 1.0]])
+
+
+def _five_arms() -> tuple[list[Track], np.ndarray]:
+    # a cross street (y = 0) meeting two streets side by side 8 m apart (x = -4, +4) that
+    # both go north, and one street going south from between them: the 8 m merge fused the
+    # junctions into one at the origin
+    tracks = [
+        _walk([(-60, 0), (60, 0)], "east-west"),
+        _walk([(-4, 60), (-4, 0.5)], "left north"),
+        _walk([(4, 60), (4, 0.5)], "right north"),
+        _walk([(0, -0.5), (0, -60)], "south"),
+    ]
+    return tracks, np.array([[0.0, 0.0]])
+
+
+def test_two_junctions_fused_between_streets_side_by_side_split_on_each() -> None:
+    tracks, junctions = _five_arms()
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
+    streets, _ = group_streets(tracks, segments)
+    # the meeting places of the cross street with both sides and with the south arm between
+    # them chain into one (4 m apart): the places rule keeps one junction
+    assert len(split_junctions(tracks, junctions, segments, streets)) == 1
+    halves, origin = split_side_by_side(tracks, junctions, segments, streets)
+    assert len(halves) == 2
+    assert origin.tolist() == [0, 0]
+    found = halves[np.argsort(halves[:, 0])]
+    assert np.hypot(*(found[0] - [-4.0, 0.0])) < 1.5
+    assert np.hypot(*(found[1] - [4.0, 0.0])) < 1.5
+
+
+def test_a_junction_whose_same_way_arms_pass_it_on_one_side_is_not_split() -> None:
+    # the same five arms but both northern streets left of the junction (x = -4, -12): no
+    # street runs on its far side, so they are not two sides of a fused junction
+    tracks = [
+        _walk([(-60, 0), (60, 0)], "east-west"),
+        _walk([(-4, 60), (-4, 0.5)], "near north"),
+        _walk([(-12, 60), (-12, 0.5)], "far north"),
+        _walk([(0, -0.5), (0, -60)], "south"),
+        _walk([(4, -0.5), (4, -60)], "south east"),
+    ]
+    junctions = np.array([[0.0, 0.0]])
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
+    streets, _ = group_streets(tracks, segments)
+    halves, _ = split_side_by_side(tracks, junctions, segments, streets)
+    assert np.allclose(halves, junctions)
+
+
+def _twin_poses(name: str) -> list[Track]:
+    """The tracks of a fixture of ``tests/pose_graph/data`` (track, x_m, y_m[, t_s])."""
+    with gzip.open(DATA / name, "rt", newline="") as f:
+        rows = list(csv.DictReader(f))
+    tracks = []
+    for track in dict.fromkeys(r["track"] for r in rows):
+        mine = [r for r in rows if r["track"] == track]
+        xy = np.array([[float(r["x_m"]), float(r["y_m"])] for r in mine])
+        t_s = np.array([float(r["t_s"]) for r in mine]) if "t_s" in mine[0] else None
+        tracks.append(make_track(track, xy, spacing_m=1.0, frame_count=len(xy), t_s=t_s))
+    return tracks
+
+
+def _junctions_near_origin(tracks: list[Track], within_m: float) -> np.ndarray:
+    graph = build_from_tracks(tracks, LocalProjection(35.74, 139.67)).graph
+    return np.array(
+        [
+            [d["x_m"], d["y_m"]]
+            for _, d in graph.nodes(data=True)
+            if d["kind"] == "junction" and abs(d["x_m"]) < within_m and abs(d["y_m"]) < within_m
+        ]
+    ).reshape(-1, 2)
+
+
+def test_a_twin_s_junctions_on_two_streets_side_by_side_are_built_apart() -> None:
+    # a Helsinki twin's poses (tests/pose_graph/data/README.md): a cross street meets two
+    # parallel streets 8 m apart; the places rule alone builds one six-armed junction
+    # between them, at (0.0, 0.1), 4 m from each true junction
+    built = _junctions_near_origin(_twin_poses("side_by_side_poses.csv.gz"), 20.0)
+    for true in ([-4.0, 0.0], [4.0, 0.0]):
+        assert np.hypot(*(built - true).T).min() < 2.0
+
+
+def test_a_side_by_side_split_that_loses_a_half_is_undone() -> None:
+    # an old-town twin's corner where junctions 8-11 m apart meet (data/README.md): two of
+    # the arms of the six-armed junction built there leave it the same way on either side,
+    # but cut at the two halves one of them is no junction and would be dropped, leaving
+    # one junction for the corner; undone, the corner keeps its two junctions
+    built = _junctions_near_origin(_twin_poses("oldtown_corner_poses.csv.gz"), 15.0)
+    assert len(built) == 2
