@@ -151,3 +151,46 @@ def test_summary_table_means_seeds_and_counts_rows_at_target(tmp_path: Path) -> 
     saved.write_text('{"not": "rows"}')
     with pytest.raises(InputFileError, match="expected a JSON list of rows"):
         read_rows(saved)
+
+
+def _write_timed_gpx(path: Path, corners: list[tuple[float, float]], *, speed_mps: float) -> Path:
+    """A 1 Hz GPX walking straight between ``corners`` (metres around Hamburg's Schanze)."""
+    import datetime as dt
+
+    from city360.geo import LocalProjection
+
+    xy = np.asarray(corners, np.float64)
+    arc = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(xy, axis=0).T))])
+    marks = np.arange(0.0, arc[-1], speed_mps)
+    x, y = np.interp(marks, arc, xy[:, 0]), np.interp(marks, arc, xy[:, 1])
+    lat, lon = LocalProjection(53.5605, 9.9610).to_latlon(x, y)
+    start = dt.datetime(2024, 5, 1, 10, tzinfo=dt.UTC)
+    points = "\n".join(
+        f'<trkpt lat="{a:.7f}" lon="{b:.7f}"><time>'
+        f"{(start + dt.timedelta(seconds=k)).strftime('%Y-%m-%dT%H:%M:%SZ')}</time></trkpt>"
+        for k, (a, b) in enumerate(zip(lat, lon, strict=True))
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<gpx version="1.1" creator="test" '
+        f'xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>\n{points}\n'
+        "</trkseg></trk></gpx>\n"
+    )
+    return path
+
+
+def test_a_walk_with_a_spur_and_a_self_crossing_is_scored_on_its_junctions(
+    tmp_path: Path,
+) -> None:
+    """Up a side street and back on its other sidewalk, round a block, across its own path:
+    the generated streets have the two junctions the walk passes (round eight's had none, so
+    a build that found them scored junction precision 0 without OSM)."""
+    corners = [(0, 0), (100, 0), (100, 70), (106, 68), (106, 4), (200, 4), (200, 120)]
+    corners += [(120, 120), (120, -80)]
+    _write_timed_gpx(tmp_path / "data" / "gps" / "loop.gpx", corners, speed_mps=1.4)
+    case = AccuracyCase("loop-walk", None, None, (1,), route="gps/loop.gpx")
+    rows = run_case(case, 1, data_dir=tmp_path / "data", work_dir=tmp_path / "work")
+    assert [(r.error, r.true_junctions) for r in rows] == [("", 2), ("", 2)]
+    for row in rows:
+        assert row.junction_precision == 1.0, row  # nothing invented
+    assert rows[1].junction_recall == 1.0  # with OSM both junctions are found
