@@ -268,7 +268,10 @@ def _parting(
     apart = np.flatnonzero(gap > params.spur_split_m)
     if apart.size == 0:
         return None  # retraced all the way: a dead end, no side street
-    together = np.flatnonzero(gap[: apart[0]] <= 0.5 * params.spur_split_m)
+    # together: within half of spur_split_m, or within the gap the ways keep along the spur
+    # (walked out on one sidewalk and back on the other, 5-6 m apart) when that is wider
+    level = max(0.5 * params.spur_split_m, float(np.median(gap[: apart[0]])))
+    together = np.flatnonzero(gap[: apart[0]] <= min(level, params.spur_split_m))
     if together.size == 0:
         return None
     root = int(together[-1])

@@ -113,3 +113,23 @@ def test_milling_about_at_the_end_of_filming_makes_no_loop_streets() -> None:
     assert any(s.u == s.v for s in with_loops)  # the rule is what removes them
     segments = cut_tracks([track], junctions, events, dead_end_xy=dead_xy)
     assert not any(s.u == s.v for s in segments)
+
+
+@pytest.mark.parametrize("across_m", [0.0, 6.0])
+def test_a_spur_walked_back_on_its_other_sidewalk_is_a_dead_end_with_its_root(
+    across_m: float,
+) -> None:
+    """Up a side street on one sidewalk and back on the other, ``across_m`` away: the ways in
+    and out keep that gap all along the spur, so they are together until its root (70 m back
+    from the tip); round eight read 6 m as parting at once ("stepped into a stub and out along
+    another street") and lost the dead end: the pass became a loop at the spur's base."""
+    from city360.pose_graph.junctions import JunctionParams, spur_roots
+    from tests.pose_graph.walks import noisy_walk
+
+    corners = [(-100.0, 0.0), (0.0, 0.0), (0.0, 70.0), (across_m, 70.0), (across_m, 2.0)]
+    # smoothed poses: white noise of 0.2 m (0.5 m lengthens the arc a third and blurs the turn)
+    track = noisy_walk([*corners, (100.0, 2.0)], f"spur-{across_m}", noise_m=0.2)
+    (root,) = spur_roots([track], JunctionParams())
+    assert np.hypot(root[0] - across_m / 2, root[1]) < 6.0  # at the side street's base
+    dead_xy, _ = find_dead_ends([track], np.asarray([root]), JunctionParams())
+    assert any(np.hypot(x - across_m / 2, y - 70.0) < 6.0 for x, y in dead_xy)  # and its tip
