@@ -106,3 +106,20 @@ def test_clean_track_does_not_follow_a_burst(seed: int) -> None:
     # the smoother alone followed the burst: 19.7-20.8 m off the path on these seeds
     assert float(np.max(error[inside])) < 6.0
     assert smooth.dropped >= 11
+
+
+def test_a_burst_right_after_another_keeps_both_edges() -> None:
+    """Two bursts 3 s apart on a straight walk: the stiff filters' echo before the first
+    burst (a step of about 33 m at 27.5 s, pointing the way the first burst goes) used to be
+    paired with the second burst's first edge, so the old time-order pairing masked 27-41 s and
+    left the second burst (41-55 s, 32 m off) in. The echo's run is weaker than the run that
+    needs that edge, so it yields (bursts._pair_steps)."""
+    t = np.arange(0.0, 120.0)
+    x, y = 1.4 * t, np.zeros_like(t)
+    fx, fy = with_noise(x, y, seed=43, sigma_m=2.0)
+    fx, fy = add_burst(t, fx, fy, 30.0, 38.0, (0.0, -30.0))
+    fx, fy = add_burst(t, fx, fy, 41.0, 55.0, (30.0, 10.0))
+    inside = ((t >= 30.0) & (t < 38.0)) | ((t >= 41.0) & (t < 55.0))
+    mask = burst_mask(t, fx, fy)
+    assert mask[inside].all()
+    assert (mask & ~inside).sum() <= 3  # the 3 s between the bursts at most
