@@ -255,7 +255,7 @@ def _pair_steps(steps: list[Step], params: BurstParams) -> list[tuple[int, int]]
     candidate from its first step, unless a stronger candidate starts at one of the run's
     later steps and ends beyond it (it needs the run's last edge): then the first step is left
     alone and the stronger run gets its turn (a stronger run inside the run is masked with
-    it). Without that rule the stiff filters' echo of a burst (after crossing one, a filter
+    it). A rival counts only if it is not beaten itself in the same way. Without that rule the stiff filters' echo of a burst (after crossing one, a filter
     overshoots for several seconds, which the test reads as a step of 20-40 m) paired with the
     first edge of the next burst and left that burst's far edge unpaired (Hamburg canyon seed
     2: 244 s took 252.5 s, 979.5 s took 1007.5 s; 25 s of good fixes dropped and bursts of
@@ -268,6 +268,20 @@ def _pair_steps(steps: list[Step], params: BurstParams) -> list[tuple[int, int]]
                 break
             if _returns(steps[k : m + 1], params):
                 runs.setdefault(k, []).append((m, min(steps[k].chi2, steps[m].chi2)))
+    wins: dict[tuple[int, int], bool] = {}
+
+    def beaten(k: int, m: int, strength: float) -> bool:
+        """Whether a stronger run that would itself be taken needs the last edge of run k..m
+        (rivals are strictly stronger, so the recursion ends)."""
+        for k2 in range(k + 1, m + 1):
+            for m2, other in runs.get(k2, []):
+                if m2 > m and other > strength:
+                    if (k2, m2) not in wins:
+                        wins[k2, m2] = not beaten(k2, m2, other)
+                    if wins[k2, m2]:
+                        return True
+        return False
+
     taken: list[tuple[int, int]] = []
     k = 0
     while k < len(steps):
@@ -275,13 +289,7 @@ def _pair_steps(steps: list[Step], params: BurstParams) -> list[tuple[int, int]]
             k += 1
             continue
         m, strength = runs[k][0]
-        rival = any(
-            other > strength
-            for k2 in range(k + 1, m + 1)
-            for m2, other in runs.get(k2, [])
-            if m2 > m
-        )
-        if rival:
+        if beaten(k, m, strength):
             k += 1
             continue
         taken.append((k, m))
