@@ -253,13 +253,13 @@ def _pair_steps(steps: list[Step], params: BurstParams) -> list[tuple[int, int]]
     (:func:`_returns`); its strength is the smaller test statistic of its first and last step
     (the two edges a burst must have). Runs are taken in time order, each the shortest
     candidate from its first step, unless a stronger candidate starts at one of the run's
-    later steps and ends beyond it (it needs the run's last edge): then the first step is left
-    alone and the stronger run gets its turn (a stronger run inside the run is masked with
-    it). A rival counts only if it is not beaten itself in the same way. Without that rule the stiff filters' echo of a burst (after crossing one, a filter
-    overshoots for several seconds, which the test reads as a step of 20-40 m) paired with the
-    first edge of the next burst and left that burst's far edge unpaired (Hamburg canyon seed
-    2: 244 s took 252.5 s, 979.5 s took 1007.5 s; 25 s of good fixes dropped and bursts of
-    22-37 m kept).
+    later steps and ends beyond it (it needs the run's last edge) and is not beaten itself in
+    the same way: then the first step is left alone and the stronger run gets its turn (a
+    stronger run inside the run is masked with it). Without that rule the stiff filters' echo
+    of a burst (after crossing one, a filter overshoots for several seconds, which the test
+    reads as a step of 20-40 m) paired with the first edge of the next burst and left that
+    burst's far edge unpaired (Hamburg canyon seed 2: 244 s took 252.5 s, 979.5 s took
+    1007.5 s; 25 s of good fixes dropped and bursts of 22-37 m kept).
     """
     runs: dict[int, list[tuple[int, float]]] = {}  # first step: (last step, strength)
     for k in range(len(steps)):
