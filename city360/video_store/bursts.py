@@ -64,6 +64,12 @@ class BurstParams:
     return_share: float = 0.5
     """A run is back where it started when its steps add up to less than this share of its
     longest step (and to nothing significant)."""
+    rival_margin: float = 1.5
+    """How many times more significant (chi² of its weaker edge) a later run must be than a
+    run to take that run's last edge from it (:func:`_pair_steps`). An echo of a real step
+    had 0.13-0.63 of its chi² on the twins and tests looked at; runs of like strength (a stop
+    with a 25 m burst every minute, where the good fixes between two bursts also look like a
+    run that comes back) keep the time order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,13 +258,13 @@ def _pair_steps(steps: list[Step], params: BurstParams) -> list[tuple[int, int]]
     A candidate is a run of consecutive steps within ``max_burst_s`` that comes back
     (:func:`_returns`); its strength is the smaller test statistic of its first and last step
     (the two edges a burst must have). Runs are taken in time order, each the shortest
-    candidate from its first step, unless a stronger candidate starts at one of the run's
-    later steps and ends beyond it (it needs the run's last edge) and is not beaten itself in
-    the same way: then the first step is left alone and the stronger run gets its turn (a
-    stronger run inside the run is masked with it). Without that rule the stiff filters' echo
-    of a burst (after crossing one, a filter overshoots for several seconds, which the test
-    reads as a step of 20-40 m) paired with the first edge of the next burst and left that
-    burst's far edge unpaired (Hamburg canyon seed 2: 244 s took 252.5 s, 979.5 s took
+    candidate from its first step, unless a candidate ``rival_margin`` times stronger starts at
+    one of the run's later steps and ends beyond it (it needs the run's last edge) and is not
+    beaten itself in the same way: then the first step is left alone and the stronger run gets
+    its turn (a stronger run inside the run is masked with it). Without that rule the stiff
+    filters' echo of a burst (after crossing one, a filter overshoots for several seconds,
+    which the test reads as a step of 20-40 m) paired with the first edge of the next burst
+    and left that burst's far edge unpaired (Hamburg canyon seed 2: 244 s took 252.5 s, 979.5 s took
     1007.5 s; 25 s of good fixes dropped and bursts of 22-37 m kept).
     """
     runs: dict[int, list[tuple[int, float]]] = {}  # first step: (last step, strength)
@@ -275,7 +281,7 @@ def _pair_steps(steps: list[Step], params: BurstParams) -> list[tuple[int, int]]
         (rivals are strictly stronger, so the recursion ends)."""
         for k2 in range(k + 1, m + 1):
             for m2, other in runs.get(k2, []):
-                if m2 > m and other > strength:
+                if m2 > m and other > params.rival_margin * strength:
                     if (k2, m2) not in wins:
                         wins[k2, m2] = not beaten(k2, m2, other)
                     if wins[k2, m2]:
