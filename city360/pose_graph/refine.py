@@ -198,12 +198,7 @@ def refine_junctions(
             continue
         if len(lines) >= 3 and len(lines) == arm_count[node]:
             branching[node] = _ways(junctions_xy[node], lines, params) >= 3
-        lhs = np.zeros((2, 2))
-        rhs = np.zeros(2)
-        for centre, direction, weight in lines:
-            projector = np.eye(2) - np.outer(direction, direction)
-            lhs += weight * projector
-            rhs += weight * projector @ centre
+        lhs, rhs = _normal_equations(lines)
         spread = float(np.linalg.eigvalsh(lhs / len(lines))[0])
         if len(lines) >= 3 and spread < params.parallel_spread:
             branching[node] = False
@@ -256,14 +251,23 @@ def _places(
     return [np.median(xy[members], axis=0) for members in groups.values() if len(members) >= 2]
 
 
-def _meet(lines: Sequence[tuple[FloatArray, FloatArray, float]]) -> FloatArray:
-    """The point nearest all ``lines`` (centre, unit axis, weight), least squares."""
+def _normal_equations(
+    lines: Sequence[tuple[FloatArray, FloatArray, float]],
+) -> tuple[FloatArray, FloatArray]:
+    """``(lhs, rhs)`` of the least-squares point nearest all ``lines`` (centre, unit axis,
+    weight): the weighted sum of each line's normal projector, and of it times its centre."""
     lhs = np.zeros((2, 2))
     rhs = np.zeros(2)
     for centre, direction, weight in lines:
         projector = np.eye(2) - np.outer(direction, direction)
         lhs += weight * projector
         rhs += weight * projector @ centre
+    return lhs, rhs
+
+
+def _meet(lines: Sequence[tuple[FloatArray, FloatArray, float]]) -> FloatArray:
+    """The point nearest all ``lines`` (centre, unit axis, weight), least squares."""
+    lhs, rhs = _normal_equations(lines)
     return np.asarray(np.linalg.solve(lhs, rhs), dtype=np.float64)
 
 
