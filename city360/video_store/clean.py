@@ -75,7 +75,13 @@ class CleanParams:
     gps_sigma_m: float = 3.0
     """Horizontal GPS noise (one sigma, per axis), metres."""
     accel_sigma: float = 0.6
-    """Process noise: spectral density of acceleration, m²/s³ (how sharply the camera turns)."""
+    """Process noise: spectral density of acceleration, m²/s³ (how sharply the camera turns);
+    the least the smoother uses (see ``turn_rate_density``)."""
+    turn_rate_density: float = 0.3
+    """Spectral density of the camera's turn rate, rad²/s: a camera at speed ``v`` that turns
+    as readily as a walker needs ``v²`` times as much acceleration for it, so the smoother's
+    process noise is ``max(accel_sigma, turn_rate_density * v²)`` with ``v`` the piece's usual
+    moving speed (:func:`usual_speed_mps`); 0.3 puts a 1.4 m/s walker at ``accel_sigma``."""
     gate_sigma: float = 4.0
     """Innovation gate (Mahalanobis distance) beyond which a fix is an outlier."""
     grid_hz: float = 10.0
@@ -378,6 +384,33 @@ def clean_track(
     )
 
 
+USUAL_SPEED_CHORD_S = 10.0
+"""Baseline of the chords :func:`usual_speed_mps` measures speed over, seconds."""
+
+
+def usual_speed_mps(
+    t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, sigma_m: float, *, moving_mps: float
+) -> float:
+    """The usual moving speed of a piece of track, m/s: the speed over the chord from each fix
+    not pinned to a stop (equal to its neighbour) to the first fix at least
+    :data:`USUAL_SPEED_CHORD_S` later, with the two fixes' noise taken out
+    (``sqrt(max(0, d² - 4 sigma_m²)) / dt``, ``sigma_m`` one-axis noise, metres); the median
+    of those faster than ``moving_mps`` (a walk's long stop would make it 0), 0 if none is.
+    Consecutive fixes would measure the noise instead (a 1 Hz receiver standing still moves
+    4 m/s between them)."""
+    same = (np.diff(x_m) == 0.0) & (np.diff(y_m) == 0.0)
+    pinned = np.concatenate([[False], same]) | np.concatenate([same, [False]])
+    ahead = np.searchsorted(t_s, t_s + USUAL_SPEED_CHORD_S, side="left")
+    use = np.flatnonzero((ahead < t_s.shape[0]) & ~pinned)
+    if use.shape[0] == 0:
+        return 0.0
+    j = ahead[use]
+    d2 = (x_m[j] - x_m[use]) ** 2 + (y_m[j] - y_m[use]) ** 2
+    speed = np.sqrt(np.maximum(0.0, d2 - 4.0 * sigma_m**2)) / (t_s[j] - t_s[use])
+    moving = speed[speed > moving_mps]
+    return float(np.median(moving)) if moving.shape[0] else 0.0
+
+
 def _smooth_piece(
     track: GpsTrack,
     t_meas: FloatArray,
@@ -390,13 +423,16 @@ def _smooth_piece(
     span_s = float(t_meas[-1] - t_meas[0])
     grid_n = max(2, math.ceil(span_s * params.grid_hz) + 1)
     grid = np.linspace(t_meas[0], t_meas[-1], grid_n)
+    noise_m = params.gps_sigma_m if sigma is None else float(np.median(sigma))
+    speed_mps = usual_speed_mps(t_meas, x, y, noise_m, moving_mps=params.stationary_speed_mps)
+    accel = max(params.accel_sigma, params.turn_rate_density * speed_mps**2)
     sx, sy, vx, vy, gated = robust_rts_smooth(
         grid,
         t_meas,
         x,
         y,
         sigma_m=params.gps_sigma_m,
-        accel_sigma=params.accel_sigma,
+        accel_sigma=accel,
         gate_sigma=params.gate_sigma,
         meas_sigma_m=sigma,
         passes=params.robust_passes,
