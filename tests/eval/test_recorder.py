@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -24,6 +25,12 @@ from tests.viewer.conftest import LOCAL_URL, make_config, make_paths
 
 INVALID = "WW"
 """Not an action: a person's request that names none, an agent's reply that names none."""
+
+WALK_TO_THE_JUNCTION = "W until the junction"
+"""Stands for as many W as the city's geometry takes to walk into the next junction (where W no
+longer moves), then ``stagnation_steps`` more: counted on the built city, not written down, so
+a change of the build's geometry does not end the script early. Its task is of a family without
+the away-from-goal rule (map navigation would stop a walk that leads away first)."""
 
 SCRIPTS: dict[str, tuple[str, list[str], str]] = {
     # case: (task, steps "ACTION[:MAGNITUDE][=ANSWER]", how it must end)
@@ -60,7 +67,7 @@ SCRIPTS: dict[str, tuple[str, list[str], str]] = {
         ["W:SMALL", "UP", INVALID] + ["A", "D"] * 23 + ["LEFT"],
         "step_limit",
     ),
-    "stagnation-at-a-junction": ("map-003", [INVALID, "W", "W"] + ["W"] * 20, "stagnation"),
+    "stagnation-at-a-junction": ("cnt-002", [INVALID, WALK_TO_THE_JUNCTION], "stagnation"),
     "stagnation-of-invalid-actions": ("rel-001", ["D"] + [INVALID] * 20, "stagnation"),
 }
 
@@ -97,13 +104,56 @@ class ScriptedAgent:
         return AgentDecision(command)
 
 
+def _moves_until_still(city_dir: Path, suite_dir: Path, task_id: str, first: list[str]) -> int:
+    """How many W after the ``first`` steps still move the walker on task ``task_id``'s start
+    (the eval worker's seed) before it stands at a junction, where W no longer moves it."""
+    import city360
+    from city360.tasks.suite import load_suite
+
+    epsilon_m = StopConfig().position_epsilon_m
+    task = load_suite(suite_dir).task(task_id)
+    with city360.make(city_dir, privileged_info=True, renderer="cpu", prefetch=False) as env:
+        _, info = env.reset(seed=task_seed(0, task_id), options={"task": task})
+        for step in first:
+            action = FALLBACK_ACTION.value if step == INVALID else _parse(step)[0]
+            _, _, _, _, info = env.step(action)
+        moves = 0
+        while moves < StopConfig().step_limit:
+            before = (info["pose"]["x_m"], info["pose"]["y_m"])
+            _, _, _, _, info = env.step("W")
+            if math.dist(before, (info["pose"]["x_m"], info["pose"]["y_m"])) <= epsilon_m:
+                assert info["at_junction"], f"W on task {task_id!r} ends at a dead end"
+                return moves
+            moves += 1
+    msg = f"W never stops moving on task {task_id!r}; pick a task that walks into a junction"
+    raise AssertionError(msg)
+
+
+@pytest.fixture(scope="module")
+def scripts(built_city: Path, built_suite: Path) -> dict[str, list[str]]:
+    """Each case's steps on the built city, with :data:`WALK_TO_THE_JUNCTION` counted out."""
+    out: dict[str, list[str]] = {}
+    for case, (task_id, steps, _) in SCRIPTS.items():
+        if WALK_TO_THE_JUNCTION in steps:
+            first = steps[: steps.index(WALK_TO_THE_JUNCTION)]
+            moves = _moves_until_still(built_city, built_suite, task_id, first)
+            limit = StopConfig().step_limit - StopConfig().stagnation_steps - len(first)
+            assert 0 < moves < limit, f"task {task_id!r}: {moves} W to its junction"
+            steps = first + ["W"] * (moves + StopConfig().stagnation_steps)
+        out[case] = steps
+    return out
+
+
 @pytest.fixture(scope="module")
 def eval_runs(
-    built_city: Path, built_suite: Path, tmp_path_factory: pytest.TempPathFactory
+    built_city: Path,
+    built_suite: Path,
+    scripts: dict[str, list[str]],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> tuple[dict[str, EpisodeResult], Path]:
     """Every script run by an eval worker; the rows by case and the run folder."""
     run_dir = tmp_path_factory.mktemp("scripted")
-    scripts = {task_id: steps for task_id, steps, _ in SCRIPTS.values()}
+    by_task = {SCRIPTS[case][0]: steps for case, steps in scripts.items()}
     spec = WorkerSpec(
         city_dir=str(built_city),
         suite_dir=str(built_suite),
@@ -113,7 +163,7 @@ def eval_runs(
         stop=dataclasses.asdict(StopConfig()),
     )
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(episode, "build_agent", lambda *_a, **_k: ScriptedAgent(scripts))
+        patch.setattr(episode, "build_agent", lambda *_a, **_k: ScriptedAgent(by_task))
         with EpisodeWorker(spec) as worker:
             rows = {
                 case: worker.run(task_id, task_seed(0, task_id))
@@ -124,7 +174,10 @@ def eval_runs(
 
 @pytest.fixture(scope="module")
 def play_runs(
-    built_city: Path, built_suite: Path, tmp_path_factory: pytest.TempPathFactory
+    built_city: Path,
+    built_suite: Path,
+    scripts: dict[str, list[str]],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> tuple[dict[str, EpisodeResult], dict[str, list[dict[str, Any]]], Path]:
     """Every script played through the viewer's Play API; rows, responses and the run folder."""
     pytest.importorskip("fastapi", reason="fastapi is needed for the viewer's Play API")
@@ -135,7 +188,8 @@ def play_runs(
     paths = make_paths(built_city, built_suite, tmp_path_factory.mktemp("played"))
     responses: dict[str, list[dict[str, Any]]] = {}
     with TestClient(create_app(make_config(paths)), base_url=LOCAL_URL) as client:  # type: ignore[arg-type]
-        for case, (task_id, steps, _) in SCRIPTS.items():
+        for case, (task_id, _, _) in SCRIPTS.items():
+            steps = scripts[case]
             headers = {"X-City360-Session": f"session-{case}"}
             started = client.post("/api/play/start", headers=headers, json={"task_id": task_id})
             assert started.status_code == 200, started.text
@@ -168,8 +222,11 @@ def _log(run_dir: Path, task_id: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("case", list(SCRIPTS))
-def test_eval_and_play_record_the_same_episode(case: str, eval_runs, play_runs) -> None:
-    task_id, steps, ending = SCRIPTS[case]
+def test_eval_and_play_record_the_same_episode(
+    case: str, scripts: dict[str, list[str]], eval_runs, play_runs
+) -> None:
+    task_id, _, ending = SCRIPTS[case]
+    steps = scripts[case]
     agent_rows, agent_dir = eval_runs
     human_rows, responses, human_dir = play_runs
     agent, human = agent_rows[case], human_rows[case]
