@@ -166,15 +166,7 @@ class DecodedFrame:
         src_h = self.frame.width if rotated_sideways else self.frame.height
         height = _even_height(src_w, src_h, width)
         scaled = (height, width) if rotated_sideways else (width, height)
-        image: npt.NDArray[np.uint8]
-        if scaler is None:
-            image = self.frame.to_ndarray(  # type: ignore[assignment]
-                format="gray", width=scaled[0], height=scaled[1], interpolation="AREA"
-            )
-        else:
-            image = scaler.reformat(  # type: ignore[assignment]
-                self.frame, width=scaled[0], height=scaled[1], format="gray", interpolation="AREA"
-            ).to_ndarray()
+        image = _scaled(self.frame, "gray", scaled[0], scaled[1], scaler)
         return rotate_upright(image, self.rotation_deg)
 
     def to_rgb(self, *, width: int | None = None) -> npt.NDArray[np.uint8]:
@@ -215,24 +207,11 @@ class DecodedFrame:
         strip_w = min(layout.width, max(2, round(width * layout.width / layout.equirect_width)))
         strip_w += strip_w % 2
         strip_h = _even_height(layout.width, layout.height, strip_w)
-        strips: list[npt.NDArray[np.uint8]] = []
-        for frame in (self.frame, self.back_strip):
-            if (strip_w, strip_h) == (frame.width, frame.height):
-                strips.append(frame.to_ndarray(format=pixel_format))  # type: ignore[arg-type]
-            elif scaler is None:
-                strips.append(
-                    frame.to_ndarray(  # type: ignore[arg-type]
-                        format=pixel_format, width=strip_w, height=strip_h, interpolation="AREA"
-                    )
-                )
-            else:
-                strips.append(
-                    scaler.reformat(
-                        frame, width=strip_w, height=strip_h, format=pixel_format,
-                        interpolation="AREA",
-                    ).to_ndarray()  # type: ignore[arg-type]
-                )  # fmt: skip
-        return eac_to_equirect(strips[0], strips[1], layout, width=width)
+        front, back = (
+            _scaled(frame, pixel_format, strip_w, strip_h, scaler)
+            for frame in (self.frame, self.back_strip)
+        )
+        return eac_to_equirect(front, back, layout, width=width)
 
     def _native_equirect(
         self,
@@ -248,18 +227,28 @@ class DecodedFrame:
         src_w = min(frame.width, max(2, round(width * frame.width / full_w)))
         src_w += src_w % 2
         src_h = _even_height(frame.width, frame.height, src_w)
-        picture: npt.NDArray[np.uint8]
-        if (src_w, src_h) == (frame.width, frame.height):
-            picture = frame.to_ndarray(format=pixel_format)  # type: ignore[assignment]
-        elif scaler is None:
-            picture = frame.to_ndarray(  # type: ignore[assignment]
-                format=pixel_format, width=src_w, height=src_h, interpolation="AREA"
-            )
-        else:
-            picture = scaler.reformat(  # type: ignore[assignment]
-                frame, width=src_w, height=src_h, format=pixel_format, interpolation="AREA"
-            ).to_ndarray()
+        picture = _scaled(frame, pixel_format, src_w, src_h, scaler)
         return native_to_equirect(picture, self.layout, width=width, fisheye=self.fisheye)
+
+
+def _scaled(
+    frame: av.video.frame.VideoFrame,
+    pixel_format: str,
+    width: int,
+    height: int,
+    scaler: av.video.reformatter.VideoReformatter | None,
+) -> npt.NDArray[np.uint8]:
+    """``frame`` as an array of ``pixel_format``, ``width`` x ``height`` px (area-averaged by
+    FFmpeg; as decoded when that is its size), through ``scaler`` when the caller keeps one."""
+    if (width, height) == (frame.width, frame.height):
+        return frame.to_ndarray(format=pixel_format)  # type: ignore[return-value]
+    if scaler is None:
+        return frame.to_ndarray(  # type: ignore[return-value]
+            format=pixel_format, width=width, height=height, interpolation="AREA"
+        )
+    return scaler.reformat(  # type: ignore[return-value]
+        frame, width=width, height=height, format=pixel_format, interpolation="AREA"
+    ).to_ndarray()
 
 
 def _even_height(src_w: int, src_h: int, width: int) -> int:
