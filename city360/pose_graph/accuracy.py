@@ -12,8 +12,9 @@ OSM). Each case:
 4. :func:`city360.pose_graph.score.score` against the twin's truth, and the position error of
    the smoothed track against ``groundtruth/poses`` at the same instants (RMSE, metres).
 
-Targets (issue 17): junction precision and recall >= 0.95 within 8 m, street F1 >= 0.95, both
-with and without OSM; position RMSE <= 3 m. A row says whether it meets them.
+Targets (issue 17): junction precision and recall >= 0.95 within 8 m, with and without OSM;
+street F1 >= 0.95 with OSM (without OSM the issue allows it lower: it is reported, not a
+target); position RMSE <= 3 m. A row says whether it meets them.
 
 OSM files are looked up in ``data_dir`` (``$CITY360_SHARED_DATA``, else ``../shared/data`` of
 the checkout); map data © OpenStreetMap contributors, ODbL 1.0.
@@ -66,7 +67,7 @@ __all__ = [
 TARGET_JUNCTIONS = 0.95
 """Junction precision and recall a row must reach."""
 TARGET_F1 = 0.95
-"""Street F1 a row must reach."""
+"""Street F1 a row built with OSM must reach (without OSM it is reported, not a target)."""
 TARGET_RMSE_M = 3.0
 """Largest position RMSE of the ingested track against the true path, metres."""
 
@@ -222,11 +223,14 @@ class AccuracyRow:
 
     @property
     def meets_targets(self) -> bool:
+        """Junction P and R >= :data:`TARGET_JUNCTIONS`, RMSE <= :data:`TARGET_RMSE_M`, and
+        with OSM street F1 >= :data:`TARGET_F1` (issue 17: "the F1 without OSM may be lower;
+        state it", so a row built without OSM states its F1 and is not held to it)."""
         return (
             not self.error
             and self.junction_precision >= TARGET_JUNCTIONS
             and self.junction_recall >= TARGET_JUNCTIONS
-            and self.street_f1 >= TARGET_F1
+            and (self.street_f1 >= TARGET_F1 or not self.osm)
             and self.position_rmse_m <= TARGET_RMSE_M
         )
 
