@@ -95,6 +95,26 @@ def _new_run_id(agent: AgentSpec) -> str:
     return re.sub(r"[^A-Za-z0-9_.\-]", "-", f"{stamp}-{label}")
 
 
+def _claim_new_run_dir(output_root: Path, run_id: str) -> tuple[str, Path]:
+    """Create the folder of a run whose id was generated (``run_id``, else ``run_id-2``,
+    ``-3``, ...): two runs started in the same second, in one process or two, never share
+    a folder. Raises :class:`OutputError` when the folder cannot be made."""
+    for attempt in range(1, 1000):
+        candidate = run_id if attempt == 1 else f"{run_id}-{attempt}"
+        run_dir = (output_root / candidate).resolve()
+        try:
+            run_dir.mkdir(parents=True, exist_ok=False)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            from city360._atomic import write_failure
+
+            raise OutputError(write_failure(run_dir, exc)) from None
+        return candidate, run_dir
+    msg = f"{output_root}: 999 run folders named {run_id}-*; pass --run-id or another --output-root"
+    raise OutputError(msg)
+
+
 def _validate(config: EvalConfig) -> None:
     if config.executor not in EXECUTORS:
         msg = f"unknown executor {config.executor!r}; expected one of {', '.join(EXECUTORS)}"
@@ -234,13 +254,16 @@ def run_eval(config: EvalConfig) -> RunOutcome:
     mid-run (:class:`~city360.errors.ProviderAuthError`) stops the run as ``failed``.
     """
     _validate(config)
-    run_id = config.run_id or _new_run_id(config.agent)
-    run_dir = (Path(config.output_root) / run_id).resolve()
+    if config.run_id is None:
+        run_id, run_dir = _claim_new_run_dir(Path(config.output_root), _new_run_id(config.agent))
+        created = True
+    else:
+        run_id, run_dir = config.run_id, (Path(config.output_root) / config.run_id).resolve()
+        created = not run_dir.exists()
     metadata_path = run_dir / "run_metadata.json"
     if config.resume and not metadata_path.is_file():
         msg = f"cannot resume {run_id!r}: {metadata_path} not found"
         raise InputFileError(msg)
-    created = not run_dir.exists()
     try:
         with run_lock(run_dir):
             return _run_locked(config, run_id, run_dir)

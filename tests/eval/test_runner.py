@@ -82,6 +82,26 @@ def test_scores_match_a_hand_check(oracle_run, built_suite: Path) -> None:
             assert row.evaluation_score == 1.0
 
 
+def test_runs_started_in_the_same_second_get_their_own_folders(
+    built_city: Path, built_suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs without --run-id whose stamps collide (same second, same agent) do not
+    share a folder: the second one is ``-2`` (it failed "already exists" before)."""
+    from city360.eval import runner
+
+    monkeypatch.setattr(runner, "_new_run_id", lambda agent: "20261204-030000-random")
+    config = _config(built_city, built_suite, tmp_path, "random", select="VLN", seed=1)
+    first, second = run_eval(config), run_eval(config)
+    assert (first.run_dir.name, second.run_dir.name) == (
+        "20261204-030000-random",
+        "20261204-030000-random-2",
+    )
+    assert first.status == second.status == "complete"
+    for outcome in (first, second):
+        metadata = json.loads((outcome.run_dir / "run_metadata.json").read_text("utf-8"))
+        assert metadata["run_id"] == outcome.run_dir.name
+
+
 def test_random_agent_does_not_solve_navigation(
     built_city: Path, built_suite: Path, tmp_path: Path
 ) -> None:
