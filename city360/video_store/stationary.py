@@ -219,6 +219,7 @@ def _spans_with_points(
             spans[-1] = (spans[-1][0], max(spans[-1][1], last))
         else:
             spans.append((first, last))
+
     def joins(before: tuple[int, int], first: int) -> bool:
         # a burst in the middle of a long stop breaks it: join spans less than a window apart
         # where the camera stood at the same place before and after the gap and, bursts
