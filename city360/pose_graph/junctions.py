@@ -268,13 +268,16 @@ def _parting(
     apart = np.flatnonzero(gap > params.spur_split_m)
     if apart.size == 0:
         return None  # retraced all the way: a dead end, no side street
-    # together: within half of spur_split_m, or within the gap the ways keep along the spur
-    # (walked out on one sidewalk and back on the other, 5-6 m apart) when that is wider
-    level = max(0.5 * params.spur_split_m, float(np.median(gap[: apart[0]])))
-    together = np.flatnonzero(gap[: apart[0]] <= min(level, params.spur_split_m))
+    # together: within half of spur_split_m. Ways that leave the spur part from there to
+    # spur_split_m within a few metres (2 m in opposite directions); ways that stay between
+    # the two for longer kept a gap along the spur (walked out on one sidewalk and back on the
+    # other, 5-7 m apart under noise) and part where they first exceed spur_split_m
+    together = np.flatnonzero(gap[: apart[0]] <= 0.5 * params.spur_split_m)
     if together.size == 0:
         return None
     root = int(together[-1])
+    if (apart[0] - 1 - root) * params.sample_step_m >= 0.5 * params.spur_split_m:
+        root = int(apart[0]) - 1
     mid = 0.5 * (inbound[root] + outbound[root])
     return float(s[root]), (float(mid[0]), float(mid[1]))
 
