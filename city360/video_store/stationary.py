@@ -168,13 +168,15 @@ def _walked(
     """Whether the fixes of a gap between two stops at ``place`` walked away from it and back.
 
     Their running median (:data:`RUNNING_MEDIAN_FIXES`; one noisy fix does not move it) must
-    leave ``radius_m``, and it must get there and back the way a walk does, continuously: on
-    its way out and on its way back it crosses the band between half the radius and the radius
-    in one run of at least half the radius at :data:`BRISK_WALK_MPS` (:func:`_crossing_s`). An
-    urban-canyon burst *steps* away and back (the median of a few fixes jumps from the place to
-    the burst's offset in one fix), so a stop broken by bursts is still one stop; and the
-    median of a standing receiver's noisy fixes wanders into the band and out again anywhere in
-    the gap (canyon fixes 5 m RMS), which is no crossing."""
+    leave ``radius_m``, and it must get there the way a walk does, continuously: it crosses the
+    band between half the radius and the radius in one run of at least half the radius at
+    :data:`BRISK_WALK_MPS`, on its way out and on its way back wherever the gap shows that
+    crossing (a gap that starts or ends outside half the radius shows only one of them;
+    :func:`_crossing`). An urban-canyon burst *steps* away and back (the median of a few fixes
+    jumps from the place to the burst's offset in one fix), so a stop broken by bursts is still
+    one stop; and the median of a standing receiver's noisy fixes wanders into the band and out
+    again anywhere in the gap (canyon fixes 5 m RMS), which is no crossing. When the gap shows
+    neither crossing, the time the median spends in the band anywhere counts."""
     count = min(RUNNING_MEDIAN_FIXES, x_m.shape[0])
     if count < 2:
         return False
@@ -187,19 +189,28 @@ def _walked(
     dt = np.diff(t_s)
     step_s = float(np.median(dt)) if dt.size else 1.0
     need_s = radius_m / 2 / BRISK_WALK_MPS
-    out_s = _crossing_s(distance[: away[0]][::-1], radius_m) * step_s
-    back_s = _crossing_s(distance[away[-1] + 1 :], radius_m) * step_s
-    return min(out_s, back_s) >= need_s
+    crossings = [
+        c
+        for c in (
+            _crossing(distance[: away[0]][::-1], radius_m),
+            _crossing(distance[away[-1] + 1 :], radius_m),
+        )
+        if c is not None
+    ]
+    if not crossings:
+        in_band = (distance > radius_m / 2) & (distance <= radius_m)
+        return float(in_band.sum()) * step_s >= need_s
+    return min(crossings) * step_s >= need_s
 
 
-def _crossing_s(distance: FloatArray, radius_m: float) -> int:
+def _crossing(distance: FloatArray, radius_m: float) -> int | None:
     """How many of ``distance`` (running-median distances from a stop, metres, starting next
-    to a sample beyond ``radius_m`` and moving away from it in time) lie in one run between half
-    the radius and the radius before the first one inside half the radius: the samples a walk
-    takes to cross the band. A run the samples leave by going beyond the radius again, or that
-    never reaches inside half the radius, counts all the same (the gap's end)."""
-    inside = np.flatnonzero((distance <= radius_m / 2) | (distance > radius_m))
-    return int(inside[0]) if inside.shape[0] else int(distance.shape[0])
+    to a sample beyond ``radius_m`` and going away from it in time) lie between half the radius
+    and the radius before the first one within half the radius: the samples a walk takes to
+    cross that band. None when none comes within half the radius (the crossing is not in the
+    gap)."""
+    inside = np.flatnonzero(distance <= radius_m / 2)
+    return int(inside[0]) if inside.shape[0] else None
 
 
 def _spans_with_points(
