@@ -17,7 +17,9 @@ U-turn's tip may then be taken for a short stop).
 A stop is found once it lasts about half a window (with the walk in and out near it counted);
 shorter ones are left to the smoothed speed. Neighbouring stationary centres join into a span;
 spans less than a window apart where the camera stood within ``radius_m`` of the same place
-before and after the gap (a burst in the middle of a long stop) join into one; each span
+before and after the gap (a burst in the middle of a long stop) join into one, also across a
+span too short to keep at another place between them (a burst that stood still a few seconds
+at its offset), which is then no place at all; each span
 lasting at least ``min_span_s`` has its fixes moved to where the camera stood (the median point
 of the window around each) before the track is smoothed (:mod:`.clean`), so a stop is one
 place whatever bursts and outliers did, creeping at most with the receiver's slow drift.
