@@ -17,7 +17,9 @@ U-turn's tip may then be taken for a short stop).
 A stop is found once it lasts about half a window (with the walk in and out near it counted);
 shorter ones are left to the smoothed speed. Neighbouring stationary centres join into a span;
 spans less than a window apart where the camera stood within ``radius_m`` of the same place
-before and after the gap (a burst in the middle of a long stop) join into one; each span
+before and after the gap (a burst in the middle of a long stop) join into one, also across a
+span too short to keep at another place between them (a burst that stood still a few seconds
+at its offset), which is then no place at all; each span
 lasting at least ``min_span_s`` has its fixes moved to where the camera stood (the median point
 of the window around each) before the track is smoothed (:mod:`.clean`), so a stop is one
 place whatever bursts and outliers did, creeping at most with the receiver's slow drift.
@@ -168,22 +170,49 @@ def _walked(
     """Whether the fixes of a gap between two stops at ``place`` walked away from it and back.
 
     Their running median (:data:`RUNNING_MEDIAN_FIXES`; one noisy fix does not move it) must
-    leave ``radius_m``, and it must get there the way a walk does, continuously: it spends at
-    least half the radius at :data:`BRISK_WALK_MPS` between half the radius and the radius.
-    An urban-canyon burst *steps* away and back (the median of a few fixes jumps from the place
-    to the burst's offset in one fix), so a stop broken by bursts is still one stop."""
+    leave ``radius_m``, and it must get there the way a walk does, continuously: it crosses the
+    band between half the radius and the radius in one run of at least half the radius at
+    :data:`BRISK_WALK_MPS`, on its way out and on its way back wherever the gap shows that
+    crossing (a gap that starts or ends outside half the radius shows only one of them;
+    :func:`_crossing`). An urban-canyon burst *steps* away and back (the median of a few fixes
+    jumps from the place to the burst's offset in one fix), so a stop broken by bursts is still
+    one stop; and the median of a standing receiver's noisy fixes wanders into the band and out
+    again anywhere in the gap (canyon fixes 5 m RMS), which is no crossing. When the gap shows
+    neither crossing, the time the median spends in the band anywhere counts."""
     count = min(RUNNING_MEDIAN_FIXES, x_m.shape[0])
     if count < 2:
         return False
     rx = np.median(np.lib.stride_tricks.sliding_window_view(x_m, count), axis=1)
     ry = np.median(np.lib.stride_tricks.sliding_window_view(y_m, count), axis=1)
     distance = np.hypot(rx - place[0], ry - place[1])
-    if not (distance > radius_m).any():
+    away = np.flatnonzero(distance > radius_m)
+    if away.shape[0] == 0:
         return False
     dt = np.diff(t_s)
     step_s = float(np.median(dt)) if dt.size else 1.0
-    in_band = (distance > radius_m / 2) & (distance <= radius_m)
-    return float(in_band.sum()) * step_s >= radius_m / 2 / BRISK_WALK_MPS
+    need_s = radius_m / 2 / BRISK_WALK_MPS
+    crossings = [
+        c
+        for c in (
+            _crossing(distance[: away[0]][::-1], radius_m),
+            _crossing(distance[away[-1] + 1 :], radius_m),
+        )
+        if c is not None
+    ]
+    if not crossings:
+        in_band = (distance > radius_m / 2) & (distance <= radius_m)
+        return float(in_band.sum()) * step_s >= need_s
+    return min(crossings) * step_s >= need_s
+
+
+def _crossing(distance: FloatArray, radius_m: float) -> int | None:
+    """How many of ``distance`` (running-median distances from a stop, metres, starting next
+    to a sample beyond ``radius_m`` and going away from it in time) lie between half the radius
+    and the radius before the first one within half the radius: the samples a walk takes to
+    cross that band. None when none comes within half the radius (the crossing is not in the
+    gap)."""
+    inside = np.flatnonzero(distance <= radius_m / 2)
+    return int(inside[0]) if inside.shape[0] else None
 
 
 def _spans_with_points(
@@ -203,25 +232,39 @@ def _spans_with_points(
             spans[-1] = (spans[-1][0], max(spans[-1][1], last))
         else:
             spans.append((first, last))
-    joined: list[tuple[int, int]] = []
-    for first, last in spans:
+
+    def joins(before: tuple[int, int], first: int) -> bool:
         # a burst in the middle of a long stop breaks it: join spans less than a window apart
         # where the camera stood at the same place before and after the gap and, bursts
         # aside, did not leave it in between (a walk out and back between two stops did)
-        if (
-            joined
-            and t_s[first] - t_s[joined[-1][1]] < params.window_s
-            and math.hypot(px[first] - px[joined[-1][1]], py[first] - py[joined[-1][1]])
-            <= params.radius_m
+        end = before[1]
+        return (
+            t_s[first] - t_s[end] < params.window_s
+            and math.hypot(px[first] - px[end], py[first] - py[end]) <= params.radius_m
             and not _walked(
-                t_s[joined[-1][1] : first + 1],
-                x_m[joined[-1][1] : first + 1],
-                y_m[joined[-1][1] : first + 1],
+                t_s[end : first + 1],
+                x_m[end : first + 1],
+                y_m[end : first + 1],
                 (float(px[first]), float(py[first])),
                 params.radius_m,
             )
-        ):
+        )
+
+    joined: list[tuple[int, int]] = []
+    for first, last in spans:
+        if joined and joins(joined[-1], first):
             joined[-1] = (joined[-1][0], last)
+        elif (
+            len(joined) >= 2
+            and t_s[joined[-1][1]] - t_s[joined[-1][0]] < params.min_span_s
+            and joins(joined[-2], first)
+        ):
+            # a burst that stood a few seconds at its offset is a short "stop" of its own
+            # between the two halves of the real one: it is too short to be kept, must not
+            # keep them apart, and is no place the camera stood at
+            burst = slice(joined[-1][0], joined[-1][1] + 1)
+            px[burst], py[burst] = np.nan, np.nan
+            joined[-2:] = [(joined[-2][0], last)]
         else:
             joined.append((first, last))
     kept = [(a, b) for a, b in joined if t_s[b] - t_s[a] >= params.min_span_s]

@@ -207,3 +207,16 @@ def test_a_walk_with_a_spur_and_a_self_crossing_is_scored_on_its_junctions(
     for row in rows:
         assert row.junction_precision == 1.0, row  # nothing invented
     assert rows[1].junction_recall == 1.0  # with OSM both junctions are found
+
+
+def test_the_loop_walk_finds_its_spur_base_without_osm(tmp_path: Path) -> None:
+    """Seed 0 of the walk above: the spur's sidewalks drift 3.5-7 m apart, and its root was put
+    halfway up the spur (junctions.spur_roots), so without OSM both junctions were lost
+    (P / R / F1 0 / 0 / 0)."""
+    corners = [(0, 0), (100, 0), (100, 70), (106, 68), (106, 4), (200, 4), (200, 120)]
+    corners += [(120, 120), (120, -80)]
+    _write_timed_gpx(tmp_path / "data" / "gps" / "loop.gpx", corners, speed_mps=1.4)
+    case = AccuracyCase("loop-walk", None, None, (0,), route="gps/loop.gpx")
+    rows = run_case(case, 0, data_dir=tmp_path / "data", work_dir=tmp_path / "work")
+    for row in rows:
+        assert (row.junction_precision, row.junction_recall, row.street_f1) == (1.0, 1.0, 1.0), row

@@ -133,3 +133,19 @@ def test_a_spur_walked_back_on_its_other_sidewalk_is_a_dead_end_with_its_root(
     assert np.hypot(root[0] - across_m / 2, root[1]) < 6.0  # at the side street's base
     dead_xy, _ = find_dead_ends([track], np.asarray([root]), JunctionParams())
     assert any(np.hypot(x - across_m / 2, y - 70.0) < 6.0 for x, y in dead_xy)  # and its tip
+
+
+def test_a_spur_whose_sidewalks_drift_apart_keeps_its_root_at_the_base() -> None:
+    """The loop walk of the accuracy tests (seed 0): back on the other sidewalk, the gap the
+    ways keep is 3.5-5 m in the spur's upper half and 6-7 m in its lower half (GPS noise,
+    clarification pulling part of it onto one line). The last point within the gap's median
+    lay halfway up the spur, so the root was put there (37 m from the tip, 30 m short of the
+    base): a two-way "junction" that refinement dropped, and the base was lost (junction
+    recall 0 without OSM)."""
+    from city360.pose_graph.junctions import JunctionParams, spur_roots
+    from tests.pose_graph.walks import noisy_walk
+
+    corners = [(-100.0, 0.0), (0.0, 0.0), (0.0, 70.0), (4.5, 70.0), (4.5, 36.0), (7.0, 34.0)]
+    track = noisy_walk([*corners, (7.0, 2.0), (100.0, 2.0)], "spur-drift", noise_m=0.2)
+    (root,) = spur_roots([track], JunctionParams())
+    assert np.hypot(root[0] - 3.5, root[1]) < 6.0  # at the side street's base, not halfway up

@@ -162,3 +162,33 @@ def test_two_short_stubs_walked_within_a_minute_are_no_stop(seed: int, speed: fl
     t, x, y = (np.concatenate(p) for p in (t_parts, x_parts, y_parts))
     fx, fy = noisy(t, x, y, seed, bursts=False)
     assert stationary_spans(t, fx, fy, StationaryParams()) == []
+
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_a_real_canyon_stop_broken_by_bursts_stays_at_its_place() -> None:
+    """The fixes of the Hamburg canyon twin (seed 2) from 380 s: the walker arrives at the
+    stop (55.1, -258.1) by 420 s and stands there to the end (1890 s) under canyon GPS, with
+    bursts the burst test misses (1060-1095 s starts in a dropout and stands still 14 m west
+    for a few seconds; 1299-1321 s, 20 m north-east). Before, the stop's spans were not
+    joined across them (the burst's own stand kept the halves apart; the noise put the
+    running median between half the radius and the radius for long enough to count as a
+    walk), the track walked out to the bursts and back, and the build made a loop of three
+    nodes there (junction precision 0 with and without OSM)."""
+    import csv
+    import gzip
+
+    projection = LocalProjection(53.5555095, 9.96446795)
+    with gzip.open(DATA / "canyon_stop_fixes.csv.gz", "rt", newline="") as f:
+        table = np.array([[float(v) for v in row.values()] for row in csv.DictReader(f)])
+    t, x, y = table.T
+    lat, lon = projection.to_latlon(x, y)
+    track = GpsTrack.from_columns(Path("canyon.gpx"), "gpx", 1.7e9 + t, lat, lon)
+    smooth = clean_track(track, projection)
+    standing = smooth.t_s >= 1.7e9 + 620.0
+    off_m = np.hypot(smooth.x_m[standing] - 55.1, smooth.y_m[standing] + 258.1)
+    path_m = float(np.hypot(np.diff(smooth.x_m[standing]), np.diff(smooth.y_m[standing])).sum())
+    # before: 14.4 m off (the burst 1060-1095 s), 48.8 m walked; after 6.9 m, 18.3 m
+    assert off_m.max() < 9.0
+    assert path_m < 30.0
