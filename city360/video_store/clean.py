@@ -189,6 +189,13 @@ MAX_EXCURSION_S = 10.0
 breaks: they are dropped and the track runs on, seconds."""
 
 
+MAX_BURST_RETURN_S = 30.0
+"""Fixes that jump away and come back later than :data:`MAX_EXCURSION_S` but within this many
+seconds are an urban-canyon burst (5-20 s, and the fix taken for "before" the jump may
+already be part of the way out): no break, and left in for :func:`.bursts.burst_mask`,
+seconds."""
+
+
 def find_jumps(
     t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, params: CleanParams
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
@@ -235,7 +242,7 @@ def find_jumps(
         # before the jump than to where it jumped to
         back = None
         m = k + 2
-        while m < n and (m == k + 2 or t_s[m] - t_s[k + 1] <= MAX_EXCURSION_S):
+        while m < n and (m == k + 2 or t_s[m] - t_s[k + 1] <= MAX_BURST_RETURN_S):
             to_before = math.hypot(x_m[m] - x_m[k], y_m[m] - y_m[k])
             to_after = math.hypot(x_m[m] - x_m[k + 1], y_m[m] - y_m[k + 1])
             if to_before < to_after:
@@ -245,8 +252,10 @@ def find_jumps(
         if back is None:
             jumps.append(k)
             k += 1
-        else:
+        elif m == k + 2 or t_s[back] - t_s[k + 1] <= MAX_EXCURSION_S:
             outliers[k + 1 : back] = True
+            k = back
+        else:  # a burst: neither a break nor dropped here (burst_mask finds its two steps)
             k = back
     return np.asarray(jumps, np.int64), outliers
 
