@@ -62,9 +62,6 @@ class BurstParams:
     """A step must also be longer than this many seconds of the usual speed around it: at a
     turn both filters lag the camera by about its speed times a second or two (a car's corner
     at 8 m/s gives 18 m), a walker's by a few metres."""
-    speed_chord_s: float = 0.0
-    """Baseline of the chords the usual speed is measured over, seconds (0: consecutive
-    fixes; see :func:`_usual_speed`)."""
     max_burst_s: float = 45.0
     """Longest run of steps that is a burst (away and back), seconds."""
     return_share: float = 0.5
@@ -149,31 +146,11 @@ USUAL_SPEED_S = 30.0
 """Half-width of the window whose median step speed is the usual speed at an instant, s."""
 
 
-def _usual_speed(
-    t_s: FloatArray,
-    x_m: FloatArray,
-    y_m: FloatArray,
-    at_s: FloatArray,
-    *,
-    sigma_m: float,
-    chord_s: float,
-) -> FloatArray:
-    """The usual speed at each of ``at_s``, m/s: the median, over the fixes within
-    :data:`USUAL_SPEED_S` of it, of the speed along the chord from each fix to the first fix at
-    least ``chord_s`` later, with the two fixes' noise taken out
-    (``sqrt(max(0, d² - 4 sigma_m²)) / dt``, ``sigma_m`` one-axis noise, metres; a few bursts
-    do not move a median). ``chord_s`` 0: between consecutive fixes, noise and all (a 1 Hz
-    receiver with 5 m of noise "walks" 7 m/s standing still)."""
-    if chord_s > 0:
-        ahead = np.searchsorted(t_s, t_s + chord_s, side="left")
-        use = np.flatnonzero(ahead < t_s.shape[0])
-        j = ahead[use]
-        d2 = (x_m[j] - x_m[use]) ** 2 + (y_m[j] - y_m[use]) ** 2
-        speed = np.sqrt(np.maximum(0.0, d2 - 4.0 * sigma_m**2)) / (t_s[j] - t_s[use])
-        mid = t_s[use]
-    else:
-        speed = np.hypot(np.diff(x_m), np.diff(y_m)) / np.maximum(np.diff(t_s), 1e-3)
-        mid = 0.5 * (t_s[1:] + t_s[:-1])
+def _usual_speed(t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, at_s: FloatArray) -> FloatArray:
+    """Median speed between consecutive fixes within :data:`USUAL_SPEED_S` of each ``at_s``
+    (m/s; a few bursts do not move a median)."""
+    speed = np.hypot(np.diff(x_m), np.diff(y_m)) / np.maximum(np.diff(t_s), 1e-3)
+    mid = 0.5 * (t_s[1:] + t_s[:-1])
     low = np.searchsorted(mid, at_s - USUAL_SPEED_S, side="left")
     high = np.searchsorted(mid, at_s + USUAL_SPEED_S, side="right")
     out = np.zeros(at_s.shape[0])
@@ -232,10 +209,7 @@ def find_steps(
     dy = np.where(finite, ry - ly, 0.0)
     chi2 = np.where(finite, (dx * dx + dy * dy) / np.where(finite, var, 1.0), 0.0)
     length = np.hypot(dx, dy)
-    usual = _usual_speed(
-        t_s, x_m, y_m, probe, sigma_m=sigma_m, chord_s=params.speed_chord_s
-    )
-    floor = np.maximum(params.min_step_m, params.turn_lag_s * usual)
+    floor = np.maximum(params.min_step_m, params.turn_lag_s * _usual_speed(t_s, x_m, y_m, probe))
     candidate = (chi2 > params.step_chi2) & (length >= floor)
     steps: list[Step] = []
     for k in np.flatnonzero(candidate).tolist():
