@@ -190,10 +190,11 @@ breaks: they are dropped and the track runs on, seconds."""
 
 
 MAX_BURST_RETURN_S = 30.0
-"""Fixes that jump away and come back later than :data:`MAX_EXCURSION_S` but within this many
+"""Fixes that jump away and step back later than :data:`MAX_EXCURSION_S` but within this many
 seconds are an urban-canyon burst (5-20 s, and the fix taken for "before" the jump may
 already be part of the way out): no break, and left in for :func:`.bursts.burst_mask`,
-seconds."""
+seconds. The way back must be a step (at least half the jump from the median of the fixes
+out there): a walker who relocked and then walks back past the old place is still a break."""
 
 
 def find_jumps(
@@ -249,13 +250,20 @@ def find_jumps(
                 back = m
                 break
             m += 1
+        if back is not None and back > k + 2 and t_s[back] - t_s[k + 1] > MAX_EXCURSION_S:
+            # a late way back must be a step too (a burst's), not a walk back past the old
+            # place after a relock: the fixes out there, at their median, sit far from it
+            stay_x = float(np.median(x_m[k + 1 : back]))
+            stay_y = float(np.median(y_m[k + 1 : back]))
+            if math.hypot(x_m[back] - stay_x, y_m[back] - stay_y) >= 0.5 * step[k]:
+                k = back  # a burst: neither a break nor dropped here (burst_mask drops it)
+                continue
+            back = None
         if back is None:
             jumps.append(k)
             k += 1
-        elif m == k + 2 or t_s[back] - t_s[k + 1] <= MAX_EXCURSION_S:
+        else:
             outliers[k + 1 : back] = True
-            k = back
-        else:  # a burst: neither a break nor dropped here (burst_mask finds its two steps)
             k = back
     return np.asarray(jumps, np.int64), outliers
 
