@@ -203,7 +203,9 @@ def find_jumps(
     """``(jumps, outliers)``: indices ``k`` where the step from fix ``k`` to fix ``k + 1`` is a
     break (see :class:`CleanParams`: long, and far faster than the motion around it), and a mask
     of the fixes of excursions (away at one jump, back at the next within
-    :data:`MAX_EXCURSION_S`), which are outliers rather than breaks. A walker's long dropout
+    :data:`MAX_EXCURSION_S`), which are outliers rather than breaks; a jump that steps back
+    later, within :data:`MAX_BURST_RETURN_S`, is a burst: neither a break nor an outlier
+    here (:func:`.bursts.burst_mask` drops it). A walker's long dropout
     (40 m in 30 s) is slow and stays bridged; a car's 15 m a second is its usual speed.
     """
     n = t_s.shape[0]
