@@ -21,6 +21,10 @@ back, possibly through a second burst: away, across, back): the fixes between it
 last step (with ``gap_s`` of ramp each side) are outliers. A step that is never undone is left
 alone: that is the receiver finding itself elsewhere, a break :func:`.clean.find_jumps` decides.
 
+The test is run again (``rounds``) over the fixes not yet masked: when bursts come nearly back
+to back the filters are still off from one when the next starts and miss its edges, which
+stand out once the first burst's fixes are out.
+
 Units: seconds (GPS clock), metres in the city CRS.
 """
 
@@ -42,6 +46,9 @@ FloatArray = npt.NDArray[np.float64]
 @dataclass(frozen=True, slots=True)
 class BurstParams:
     """Settings of the step test and of the pairing of steps into bursts (module docstring)."""
+
+    rounds: int = 2
+    """How many times the step test is run again over the fixes not yet masked."""
 
     accel_sigma: float = 0.05
     """Process noise of the two filters, m²/s³: stiffer than the smoother's 0.6, so a 15 s
@@ -244,11 +251,17 @@ def burst_mask(
     params = params or BurstParams()
     mask = np.zeros(t_s.shape[0], bool)
     noise = max(fix_noise_m(t_s, x_m, y_m) if sigma_m is None else sigma_m, MIN_NOISE_M)
-    steps = find_steps(t_s, x_m, y_m, sigma_m=noise, params=params)
-    for first, last in _pair_steps(steps, params):
-        start_s = steps[first].t_s - params.gap_s
-        end_s = steps[last].t_s + params.gap_s
-        mask |= (t_s > start_s) & (t_s < end_s)
+    for _ in range(params.rounds):
+        rest = np.flatnonzero(~mask)
+        steps = find_steps(t_s[rest], x_m[rest], y_m[rest], sigma_m=noise, params=params)
+        found = np.zeros_like(mask)
+        for first, last in _pair_steps(steps, params):
+            start_s = steps[first].t_s - params.gap_s
+            end_s = steps[last].t_s + params.gap_s
+            found |= (t_s > start_s) & (t_s < end_s)
+        if not (found & ~mask).any():
+            break
+        mask |= found
     return mask
 
 

@@ -189,13 +189,23 @@ MAX_EXCURSION_S = 10.0
 breaks: they are dropped and the track runs on, seconds."""
 
 
+MAX_BURST_RETURN_S = 30.0
+"""Fixes that jump away and step back later than :data:`MAX_EXCURSION_S` but within this many
+seconds are an urban-canyon burst (5-20 s, and the fix taken for "before" the jump may
+already be part of the way out): no break, and left in for :func:`.bursts.burst_mask`,
+seconds. The way back must be a step (at least half the jump from the median of the fixes
+out there): a walker who relocked and then walks back past the old place is still a break."""
+
+
 def find_jumps(
     t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, params: CleanParams
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
     """``(jumps, outliers)``: indices ``k`` where the step from fix ``k`` to fix ``k + 1`` is a
     break (see :class:`CleanParams`: long, and far faster than the motion around it), and a mask
     of the fixes of excursions (away at one jump, back at the next within
-    :data:`MAX_EXCURSION_S`), which are outliers rather than breaks. A walker's long dropout
+    :data:`MAX_EXCURSION_S`), which are outliers rather than breaks; a jump that steps back
+    later, within :data:`MAX_BURST_RETURN_S`, is a burst: neither a break nor an outlier
+    here (:func:`.bursts.burst_mask` drops it). A walker's long dropout
     (40 m in 30 s) is slow and stays bridged; a car's 15 m a second is its usual speed.
     """
     n = t_s.shape[0]
@@ -235,13 +245,22 @@ def find_jumps(
         # before the jump than to where it jumped to
         back = None
         m = k + 2
-        while m < n and (m == k + 2 or t_s[m] - t_s[k + 1] <= MAX_EXCURSION_S):
+        while m < n and (m == k + 2 or t_s[m] - t_s[k + 1] <= MAX_BURST_RETURN_S):
             to_before = math.hypot(x_m[m] - x_m[k], y_m[m] - y_m[k])
             to_after = math.hypot(x_m[m] - x_m[k + 1], y_m[m] - y_m[k + 1])
             if to_before < to_after:
                 back = m
                 break
             m += 1
+        if back is not None and back > k + 2 and t_s[back] - t_s[k + 1] > MAX_EXCURSION_S:
+            # a late way back must be a step too (a burst's), not a walk back past the old
+            # place after a relock: the fixes out there, at their median, sit far from it
+            stay_x = float(np.median(x_m[k + 1 : back]))
+            stay_y = float(np.median(y_m[k + 1 : back]))
+            if math.hypot(x_m[back] - stay_x, y_m[back] - stay_y) >= 0.5 * step[k]:
+                k = back  # a burst: neither a break nor dropped here (burst_mask drops it)
+                continue
+            back = None
         if back is None:
             jumps.append(k)
             k += 1

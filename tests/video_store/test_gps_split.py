@@ -12,6 +12,7 @@ from city360.errors import OutputError
 from city360.geo import LocalProjection
 from city360.video_store.clean import CleanParams, clean_track, find_jumps
 from city360.video_store.gps import read_track
+from city360.video_store.gps.track import GpsTrack
 from city360.video_store.ingest import (
     IngestOptions,
     ingest_video,
@@ -262,3 +263,24 @@ def test_the_pose_only_path_splits_at_the_jump_too(tmp_path: Path) -> None:
         steps = np.hypot(np.diff(poses.x_m), np.diff(poses.y_m))
         assert float(steps.max()) < 1.5  # no pose spans the jump
     assert abs(float(np.median(second.y_m)) + 40.0) < 3.0
+
+
+def test_a_twelve_second_burst_during_a_stop_is_no_break() -> None:
+    """Hamburg canyon twin seed 4, 920-932 s: standing still, one fix 10 m off already on the
+    way out, then 11 fixes 38 m off, then back. The way back (12 s after the jump) came later
+    than MAX_EXCURSION_S, so the track was cut there and its second part started 28 m off. A
+    jump that comes back within MAX_BURST_RETURN_S is a burst: no break, and burst_mask drops it."""
+    rng = np.random.default_rng(4)
+    t = np.arange(120.0)
+    x, y = rng.normal(0.0, 1.5, 120), rng.normal(0.0, 1.5, 120)
+    x[60] += 10.0  # part of the way out
+    x[61:73] += 38.0  # 12 fixes out
+    jumps, outliers = find_jumps(t, x, y, CleanParams())
+    assert jumps.tolist() == []
+    assert not outliers.any()  # left to burst_mask
+    lat, lon = LocalProjection(*ORIGIN).to_latlon(x, y)
+    track = GpsTrack.from_columns(Path("stop.gpx"), "gpx", 1.7e9 + t, lat, lon)
+    smooth = clean_track(track, LocalProjection(*ORIGIN))
+    assert smooth.breaks_s == ()
+    sx, sy, _ = smooth.sample(1.7e9 + t)
+    assert float(np.max(np.hypot(sx, sy))) < 6.0
