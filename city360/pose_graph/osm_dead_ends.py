@@ -76,6 +76,15 @@ Smoothing cuts the U-turn at the end of a stub by 3-5 m (a 9.3 m stub reached 6.
 reached 6.7 m, 11.9 m reached 7.1 m in the Helsinki and old-town twins), and streets under
 8 m are no streets to the scorer; the same floor as the pose-only ``spur_min_m``."""
 
+STUB_SPUR_MIN_M = 4.0
+"""The same floor for an out-and-back into a mapped dead-end street (its far end node has no
+other street) no longer than :data:`STUB_MAX_M`: the walker cannot have gone on, so a U-turn
+there is its end. Smoothing left the tip of an 8.4 m Helsinki stub 4.4-4.9 m from its node
+(two wander rows), and :data:`SPUR_MIN_M` lost that junction's third arm; into a longer
+street a tip at 4.8 m was a walker turning back after 6 m (no street to the scorer)."""
+STUB_MAX_M = 12.0
+"""Longest mapped dead-end street :data:`STUB_SPUR_MIN_M` applies to, metres."""
+
 
 @dataclass(frozen=True, slots=True)
 class Spur:
@@ -114,14 +123,57 @@ def along_street_m(osm: OsmStreets, track: Track, matched: IntArray) -> FloatArr
     return along
 
 
+NODE_CLAMP_M = 1.0
+"""A pose whose matched position lies this near (metres along) an end node of its street may
+lie past that node, on another street that leaves it (:func:`_past_node_streets`)."""
+
+
+def _past_node_streets(
+    osm: OsmStreets, track: Track, matched: IntArray, along: FloatArray
+) -> IntArray:
+    """``matched`` with each pose that the matching placed at an end node of its street (within
+    :data:`NODE_CLAMP_M` along it) given to the street through that node it lies nearest.
+
+    The HMM places a pose on a street by its projection, clamped to the street's ends, so the
+    poses of a U-turn a few metres into a stub, smoothed short of its tip, may keep the label
+    of the street the walk came along or goes on with: both project onto the shared node
+    (old town wander+stops seed 0: a 4.6 m excursion into a 12 m stub matched to the two
+    streets on either side of it, no pose to the stub). Judged by the distance to each street
+    through the node, those poses walk the stub."""
+    import shapely
+
+    near_end = np.flatnonzero(
+        (matched >= 0)
+        & ((along <= NODE_CLAMP_M) | (along >= osm.edge_length_m[np.maximum(matched, 0)] - NODE_CLAMP_M))
+    )
+    if near_end.size == 0:
+        return matched
+    lines = np.asarray(shapely.linestrings(osm.samples_xy, indices=osm.sample_edge))
+    out = matched.copy()
+    for i in near_end.tolist():
+        edge = int(matched[i])
+        node = int(osm.edge_nodes[edge, 0 if along[i] <= NODE_CLAMP_M else 1])
+        if along[i] > NODE_CLAMP_M and along[i] < osm.edge_length_m[edge] - NODE_CLAMP_M:
+            continue
+        through = np.flatnonzero((osm.edge_nodes == node).any(axis=1))
+        if through.size < 2:
+            continue
+        point = shapely.points(track.xy[i, 0], track.xy[i, 1])
+        gaps = shapely.distance(lines[through], point)
+        out[i] = int(through[int(np.argmin(gaps))])
+    return out
+
+
 def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntArray]) -> list[Spur]:
     """Every out-and-back of a track along one OSM street reaching :data:`SPUR_MIN_M` from
     the node it leaves: a run of poses matched to one street, not at the track's start or end,
     whose first and last poses lie nearer the same end node and within half the reach of it."""
     spurs: list[Spur] = []
-    for t, (track, matched) in enumerate(zip(tracks, matches, strict=True)):
+    degree = np.bincount(osm.edge_nodes.ravel(), minlength=len(osm.node_xy))
+    for t, (track, raw) in enumerate(zip(tracks, matches, strict=True)):
         if len(track) < 3:
             continue
+        matched = _past_node_streets(osm, track, raw, along_street_m(osm, track, raw))
         along = along_street_m(osm, track, matched)
         change = np.flatnonzero(np.diff(matched) != 0) + 1
         starts = np.concatenate([[0], change])
@@ -137,7 +189,9 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
                 continue  # walked the street through, end to end
             from_node = s if end == 0 else length - s
             reach = float(from_node.max())
-            if reach < SPUR_MIN_M or max(from_node[0], from_node[-1]) > 0.5 * reach:
+            stub = length <= STUB_MAX_M and degree[osm.edge_nodes[edge, 1 - end]] == 1
+            floor = STUB_SPUR_MIN_M if stub else SPUR_MIN_M
+            if reach < floor or max(from_node[0], from_node[-1]) > 0.5 * reach:
                 continue
             spurs.append(
                 Spur(
