@@ -137,14 +137,17 @@ def _past_node_streets(
     The HMM places a pose on a street by its projection, clamped to the street's ends, so the
     poses of a U-turn a few metres into a stub, smoothed short of its tip, may keep the label
     of the street the walk came along or goes on with: both project onto the shared node
-    (old town wander+stops seed 0: a 4.6 m excursion into a 12 m stub matched to the two
-    streets on either side of it, no pose to the stub). Judged by the distance to each street
-    through the node, those poses walk the stub."""
+    (old town wander+stops seed 0, (-95, -123): a 4.6 m excursion into a street matched to
+    the two streets on either side of it, no pose to the one walked into). Judged by the
+    distance to each street through the node, those poses walk the street they stand beside."""
     import shapely
 
     near_end = np.flatnonzero(
         (matched >= 0)
-        & ((along <= NODE_CLAMP_M) | (along >= osm.edge_length_m[np.maximum(matched, 0)] - NODE_CLAMP_M))
+        & (
+            (along <= NODE_CLAMP_M)
+            | (along >= osm.edge_length_m[np.maximum(matched, 0)] - NODE_CLAMP_M)
+        )
     )
     if near_end.size == 0:
         return matched
@@ -153,8 +156,6 @@ def _past_node_streets(
     for i in near_end.tolist():
         edge = int(matched[i])
         node = int(osm.edge_nodes[edge, 0 if along[i] <= NODE_CLAMP_M else 1])
-        if along[i] > NODE_CLAMP_M and along[i] < osm.edge_length_m[edge] - NODE_CLAMP_M:
-            continue
         through = np.flatnonzero((osm.edge_nodes == node).any(axis=1))
         if through.size < 2:
             continue
