@@ -123,58 +123,15 @@ def along_street_m(osm: OsmStreets, track: Track, matched: IntArray) -> FloatArr
     return along
 
 
-NODE_CLAMP_M = 1.0
-"""A pose whose matched position lies this near (metres along) an end node of its street may
-lie past that node, on another street that leaves it (:func:`_past_node_streets`)."""
-
-
-def _past_node_streets(
-    osm: OsmStreets, track: Track, matched: IntArray, along: FloatArray
-) -> IntArray:
-    """``matched`` with each pose that the matching placed at an end node of its street (within
-    :data:`NODE_CLAMP_M` along it) given to the street through that node it lies nearest.
-
-    The HMM places a pose on a street by its projection, clamped to the street's ends, so the
-    poses of a U-turn a few metres into a stub, smoothed short of its tip, may keep the label
-    of the street the walk came along or goes on with: both project onto the shared node
-    (old town wander+stops seed 0, (-95, -123): a 4.6 m excursion into a street matched to
-    the two streets on either side of it, no pose to the one walked into). Judged by the
-    distance to each street through the node, those poses walk the street they stand beside."""
-    import shapely
-
-    near_end = np.flatnonzero(
-        (matched >= 0)
-        & (
-            (along <= NODE_CLAMP_M)
-            | (along >= osm.edge_length_m[np.maximum(matched, 0)] - NODE_CLAMP_M)
-        )
-    )
-    if near_end.size == 0:
-        return matched
-    lines = np.asarray(shapely.linestrings(osm.samples_xy, indices=osm.sample_edge))
-    out = matched.copy()
-    for i in near_end.tolist():
-        edge = int(matched[i])
-        node = int(osm.edge_nodes[edge, 0 if along[i] <= NODE_CLAMP_M else 1])
-        through = np.flatnonzero((osm.edge_nodes == node).any(axis=1))
-        if through.size < 2:
-            continue
-        point = shapely.points(track.xy[i, 0], track.xy[i, 1])
-        gaps = shapely.distance(lines[through], point)
-        out[i] = int(through[int(np.argmin(gaps))])
-    return out
-
-
 def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntArray]) -> list[Spur]:
     """Every out-and-back of a track along one OSM street reaching :data:`SPUR_MIN_M` from
     the node it leaves: a run of poses matched to one street, not at the track's start or end,
     whose first and last poses lie nearer the same end node and within half the reach of it."""
     spurs: list[Spur] = []
     degree = np.bincount(osm.edge_nodes.ravel(), minlength=len(osm.node_xy))
-    for t, (track, raw) in enumerate(zip(tracks, matches, strict=True)):
+    for t, (track, matched) in enumerate(zip(tracks, matches, strict=True)):
         if len(track) < 3:
             continue
-        matched = _past_node_streets(osm, track, raw, along_street_m(osm, track, raw))
         along = along_street_m(osm, track, matched)
         change = np.flatnonzero(np.diff(matched) != 0) + 1
         starts = np.concatenate([[0], change])

@@ -300,15 +300,3 @@ def test_a_short_u_turn_into_a_mapped_stub_is_a_spur_not_into_a_street_that_goes
     spurs = find_spurs(osm, [stub, on], viterbi_match(osm, [stub, on]))
     assert [(s.track, s.edge) for s in spurs] == [(0, _edge(osm, 1, 3))]
     assert spurs[0].reach_m == pytest.approx(4.5, abs=0.6)
-
-
-def test_a_spur_whose_poses_the_matching_clamped_onto_the_node_is_found() -> None:
-    # the HMM may keep the poses of a short out-and-back on the streets before and after it,
-    # all projected onto the shared node (old town wander+stops seed 0, (-95, -123))
-    osm = osm_streets({0: (0, 0), 1: (100, 0), 2: (200, 0), 3: (100, 50)}, [(0, 1), (1, 2), (1, 3)])
-    walk = noisy_walk([(10, 0), (100, 0), (100, 7), (100, 0), (190, 0)], "clamped", noise_m=0.0)
-    apex = int(np.argmax(walk.xy[:, 1]))
-    matches = np.where(np.arange(len(walk)) <= apex, _edge(osm, 0, 1), _edge(osm, 1, 2))
-    spurs = find_spurs(osm, [walk], [matches.astype(np.int64)])
-    assert [(s.edge, int(osm.node_ids[s.node])) for s in spurs] == [(_edge(osm, 1, 3), 1)]
-    assert spurs[0].reach_m == pytest.approx(7.0, abs=0.6)
