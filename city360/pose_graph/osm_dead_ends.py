@@ -76,6 +76,15 @@ Smoothing cuts the U-turn at the end of a stub by 3-5 m (a 9.3 m stub reached 6.
 reached 6.7 m, 11.9 m reached 7.1 m in the Helsinki and old-town twins), and streets under
 8 m are no streets to the scorer; the same floor as the pose-only ``spur_min_m``."""
 
+STUB_SPUR_MIN_M = 4.0
+"""The same floor for an out-and-back into a mapped dead-end street (its far end node has no
+other street) no longer than :data:`STUB_MAX_M`: the walker cannot have gone on, so a U-turn
+there is its end. Smoothing left the tip of an 8.4 m Helsinki stub 4.4-4.9 m from its node
+(two wander rows), and :data:`SPUR_MIN_M` lost that junction's third arm; into a longer
+street a tip at 4.8 m was a walker turning back after 6 m (no street to the scorer)."""
+STUB_MAX_M = 12.0
+"""Longest mapped dead-end street :data:`STUB_SPUR_MIN_M` applies to, metres."""
+
 
 @dataclass(frozen=True, slots=True)
 class Spur:
@@ -119,6 +128,7 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
     the node it leaves: a run of poses matched to one street, not at the track's start or end,
     whose first and last poses lie nearer the same end node and within half the reach of it."""
     spurs: list[Spur] = []
+    degree = np.bincount(osm.edge_nodes.ravel(), minlength=len(osm.node_xy))
     for t, (track, matched) in enumerate(zip(tracks, matches, strict=True)):
         if len(track) < 3:
             continue
@@ -137,7 +147,9 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
                 continue  # walked the street through, end to end
             from_node = s if end == 0 else length - s
             reach = float(from_node.max())
-            if reach < SPUR_MIN_M or max(from_node[0], from_node[-1]) > 0.5 * reach:
+            stub = length <= STUB_MAX_M and degree[osm.edge_nodes[edge, 1 - end]] == 1
+            floor = STUB_SPUR_MIN_M if stub else SPUR_MIN_M
+            if reach < floor or max(from_node[0], from_node[-1]) > 0.5 * reach:
                 continue
             spurs.append(
                 Spur(

@@ -281,3 +281,22 @@ def test_an_end_6_m_along_from_a_junction_it_never_comes_near_stays_a_dead_end()
     dead_xy, grouped = _place(CROSSING, tracks, events, [(100.0, 0.0)])
     assert [e.track for group in grouped for e in group] == [0]
     assert np.allclose(dead_xy[0], [106.0, 12.0])
+
+
+def _edge(osm: OsmStreets, a: int, b: int) -> int:
+    ids = osm.node_ids[osm.edge_nodes]
+    return int(np.flatnonzero(((ids == [a, b]) | (ids == [b, a])).all(axis=1))[0])
+
+
+def test_a_short_u_turn_into_a_mapped_stub_is_a_spur_not_into_a_street_that_goes_on() -> None:
+    # smoothing left the tip of an 8.4 m stub 4.4-4.9 m from its node (Helsinki wander rows);
+    # 4.5 m into a 25 m street that goes on is a walker turning back after a few metres
+    osm = osm_streets(
+        {0: (0, 0), 1: (100, 0), 2: (200, 0), 3: (100, 8.4), 4: (100, -25), 5: (130, -25)},
+        [(0, 1), (1, 2), (1, 3), (1, 4), (4, 5)],
+    )
+    stub = noisy_walk([(10, 0), (100, 0), (100, 4.5), (100, 0), (190, 0)], "stub", noise_m=0.0)
+    on = noisy_walk([(10, 0), (100, 0), (100, -4.5), (100, 0), (190, 0)], "on", noise_m=0.0)
+    spurs = find_spurs(osm, [stub, on], viterbi_match(osm, [stub, on]))
+    assert [(s.track, s.edge) for s in spurs] == [(0, _edge(osm, 1, 3))]
+    assert spurs[0].reach_m == pytest.approx(4.5, abs=0.6)
