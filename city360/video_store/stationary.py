@@ -98,9 +98,9 @@ def _standing_centres(
         first = int(np.searchsorted(t_s, centre - params.step_s / 2, side="left"))
         last = int(np.searchsorted(t_s, centre + params.step_s / 2, side="right")) - 1
         if k == 0:  # the track's first half window has no centre of its own
-            first = _stood_since(x_m, y_m, first, stop=-1, centre=(cx, cy), params=params)
+            first = _stood_since(t_s, x_m, y_m, first, stop=-1, centre=(cx, cy), params=params)
         if k == len(centres) - 1:  # nor has its last
-            last = _stood_since(x_m, y_m, last, stop=n, centre=(cx, cy), params=params)
+            last = _stood_since(t_s, x_m, y_m, last, stop=n, centre=(cx, cy), params=params)
         if last >= first:
             found.append((first, last, cx, cy))
     return found
@@ -136,6 +136,7 @@ def _stands_locally(
 
 
 def _stood_since(
+    t_s: FloatArray,
     x_m: FloatArray,
     y_m: FloatArray,
     start: int,
@@ -146,8 +147,10 @@ def _stood_since(
 ) -> int:
     """From fix ``start`` towards ``stop`` (exclusive; -1: the track's start, n: its end), the
     farthest fix up to which the camera still stood at ``centre``: at least ``share`` of the
-    fixes passed lie within ``radius_m`` of it, and that fix does. A short video that walks
-    in, stops and walks out keeps its walking."""
+    fixes passed lie within ``radius_m`` of it, and that fix does, and the fixes passed did not
+    walk away and back (:func:`_walked`, the test the gap joiner uses). A short video that
+    walks in, stops and walks out keeps its walking; one that walks 15 m out and back before
+    a stop keeps that walk (most of its fixes lie near the stop, so the share alone took it)."""
     step = -1 if stop < start else 1
     order = np.arange(start, stop, step)
     if len(order) == 0:
@@ -155,7 +158,24 @@ def _stood_since(
     near = np.hypot(x_m[order] - centre[0], y_m[order] - centre[1]) <= params.radius_m
     share = np.cumsum(near) / np.arange(1, len(order) + 1)
     good = np.flatnonzero(near & (share >= params.share))
-    return int(order[good[-1]]) if len(good) else start
+    if len(good) == 0:
+        return start
+    reach = int(good[-1])
+    passed = np.sort(order[: reach + 1])
+    if not _walked(t_s[passed], x_m[passed], y_m[passed], centre, params.radius_m):
+        return int(order[reach])
+    # stop before the walk: at the last fix within half the radius before the running
+    # median first left the radius (where the walk away began to cross the band)
+    count = min(RUNNING_MEDIAN_FIXES, reach + 1)
+    xs, ys = x_m[order[: reach + 1]], y_m[order[: reach + 1]]
+    rx = np.median(np.lib.stride_tricks.sliding_window_view(xs, count), axis=1)
+    ry = np.median(np.lib.stride_tricks.sliding_window_view(ys, count), axis=1)
+    left = np.flatnonzero(np.hypot(rx - centre[0], ry - centre[1]) > params.radius_m)
+    if left.shape[0] == 0:
+        return int(order[reach])
+    close = np.hypot(xs - centre[0], ys - centre[1]) <= params.radius_m / 2
+    before = np.flatnonzero(close[: int(left[0]) + 1])
+    return int(order[before[-1]]) if before.shape[0] else start
 
 
 RUNNING_MEDIAN_FIXES = 5

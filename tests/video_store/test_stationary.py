@@ -192,3 +192,30 @@ def test_a_real_canyon_stop_broken_by_bursts_stays_at_its_place() -> None:
     # before: 14.4 m off (the burst 1060-1095 s), 48.8 m walked; after 6.9 m, 18.3 m
     assert off_m.max() < 9.0
     assert path_m < 30.0
+
+
+@pytest.mark.parametrize("seed", [20, 21, 22])
+@pytest.mark.parametrize("at_end", [False, True])
+def test_a_walk_out_and_back_at_a_tracks_end_is_not_part_of_its_stop(
+    seed: int, at_end: bool
+) -> None:
+    """Old town wander+stops seed 0 (`walk_001`): a video starts with 15 m out along a stub and
+    back (1.4 m/s), then stands 26 s, then walks on. The first stop of a track is stretched back
+    to its first fix while most fixes passed lie near it, so the whole out-and-back was pinned
+    to the stop and the stub was lost. The same walk at the end of a track, reversed."""
+    excursion_s = 2 * 15.0 / 1.4
+    t = np.arange(0.0, excursion_s + 26.0 + 60.0)
+    since = np.clip(t, 0.0, excursion_s)
+    y = np.minimum(since, excursion_s - since) * 1.4
+    x = np.clip(t - excursion_s - 26.0, 0.0, None) * 1.4
+    if at_end:
+        x, y = x[::-1].copy(), y[::-1].copy()
+    fx, fy = noisy(t, x, y, seed, bursts=False)
+    away = y > 9.0  # beyond the stop's 8 m radius, noise aside
+    spans = stationary_spans(t, fx, fy, StationaryParams())
+    for first, last in spans:
+        assert not away[first : last + 1].any(), (t[first], t[last])
+    _, pinned_y, _ = pin_stationary(t, fx, fy, StationaryParams())
+    assert np.array_equal(pinned_y[away], fy[away])
+    standing = (x == 0.0) & (y == 0.0)
+    assert any(standing[first : last + 1].sum() >= 15 for first, last in spans)
