@@ -161,18 +161,20 @@ def _stood_since(
     if len(good) == 0:
         return start
     reach = int(good[-1])
-    passed = np.sort(order[: reach + 1])
-    if not _walked(t_s[passed], x_m[passed], y_m[passed], centre, params.radius_m):
-        return int(order[reach])
-    # stop before the walk: at the last fix within half the radius before the running
-    # median first left the radius (where the walk away began to cross the band)
     count = min(RUNNING_MEDIAN_FIXES, reach + 1)
     xs, ys = x_m[order[: reach + 1]], y_m[order[: reach + 1]]
     rx = np.median(np.lib.stride_tricks.sliding_window_view(xs, count), axis=1)
     ry = np.median(np.lib.stride_tricks.sliding_window_view(ys, count), axis=1)
-    left = np.flatnonzero(np.hypot(rx - centre[0], ry - centre[1]) > params.radius_m)
+    distance = np.hypot(rx - centre[0], ry - centre[1])
+    left = np.flatnonzero(distance > params.radius_m)
     if left.shape[0] == 0:
         return int(order[reach])
+    passed = np.sort(order[: reach + 1])
+    far = float(distance.max()) > WALKED_AWAY_RADII * params.radius_m
+    if not far and not _walked(t_s[passed], x_m[passed], y_m[passed], centre, params.radius_m):
+        return int(order[reach])
+    # stop before the walk: at the last fix within half the radius before the running
+    # median first left the radius (where the walk away began to cross the band)
     close = np.hypot(xs - centre[0], ys - centre[1]) <= params.radius_m / 2
     before = np.flatnonzero(close[: int(left[0]) + 1])
     return int(order[before[-1]]) if before.shape[0] else start
@@ -180,6 +182,9 @@ def _stood_since(
 
 RUNNING_MEDIAN_FIXES = 5
 """Fixes of the running median that tells a walk from noise and bursts (:func:`_walked`)."""
+WALKED_AWAY_RADII = 1.5
+"""A track's first or last stop is not stretched over fixes whose running median got this many
+stop radii away (:func:`_stood_since`): a walk out and back, whatever its band crossing."""
 BRISK_WALK_MPS = 2.0
 """A camera carried on foot crosses half the radius no faster than this, metres a second."""
 
