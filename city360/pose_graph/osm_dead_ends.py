@@ -128,7 +128,7 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
     the node it leaves: a run of poses matched to one street, not at the track's start or end,
     whose first and last poses lie nearer the same end node and within half the reach of it."""
     spurs: list[Spur] = []
-    degree = np.bincount(osm.edge_nodes.ravel(), minlength=len(osm.node_xy))
+    degree = osm.node_degree
     for t, (track, matched) in enumerate(zip(tracks, matches, strict=True)):
         if len(track) < 3:
             continue

@@ -114,6 +114,11 @@ class OsmStreets:
     def total_length_m(self) -> float:
         return float(self.edge_length_m.sum())
 
+    @property
+    def node_degree(self) -> IntArray:
+        """How many street ends meet at each node (N,): 1 at a dead end."""
+        return np.bincount(self.edge_nodes.ravel(), minlength=len(self.node_xy))
+
 
 def streets_from_graph(streets: nx.MultiGraph, *, source: str) -> OsmStreets:
     """Arrays from an ``OsmData.streets`` MultiGraph (node attrs ``x_m``/``y_m``, edge attr
@@ -341,7 +346,7 @@ def osm_junction_candidates(
     for end in (0, 1):
         filmed = (near_count[:, end] >= MIN_POSES_PER_STREET) & walked[:, end] & ~inner
         np.add.at(filmed_degree, group[osm.edge_nodes[filmed, end]], 1)
-    degree = np.bincount(osm.edge_nodes.ravel(), minlength=n_nodes)
+    degree = osm.node_degree
     found = []
     for label in np.flatnonzero(filmed_degree >= 3):
         members = np.flatnonzero(group == label)
@@ -455,7 +460,7 @@ def matched_cut_filter(
     count = len(junctions_xy) + len(dead_ends)
     incident = np.zeros((count, n_edges), dtype=bool)
     gated = np.zeros(count, dtype=bool)
-    degree = np.bincount(osm.edge_nodes.ravel(), minlength=len(osm.node_xy))
+    degree = osm.node_degree
     if len(junctions_xy):
         near = cKDTree(osm.node_xy).query_ball_point(junctions_xy, reach_m)
         for k, nodes in enumerate(near):

@@ -135,6 +135,25 @@ def _stands_locally(
     return math.hypot(bx - ax, by - ay) <= limit
 
 
+RUNNING_MEDIAN_FIXES = 5
+"""Fixes of the running median that tells a walk from noise and bursts (:func:`_walked`)."""
+WALKED_AWAY_RADII = 1.5
+"""A track's first or last stop is not stretched over fixes whose running median got this many
+stop radii away (:func:`_stood_since`): a walk out and back, whatever its band crossing."""
+
+
+def _running_median_distance(
+    x_m: FloatArray, y_m: FloatArray, place: tuple[float, float]
+) -> FloatArray:
+    """Distance (metres) from ``place`` of the running median of :data:`RUNNING_MEDIAN_FIXES`
+    fixes (fewer when there are fewer), one per window, in the fixes' order: one noisy fix
+    does not move it."""
+    count = min(RUNNING_MEDIAN_FIXES, x_m.shape[0])
+    rx = np.median(np.lib.stride_tricks.sliding_window_view(x_m, count), axis=1)
+    ry = np.median(np.lib.stride_tricks.sliding_window_view(y_m, count), axis=1)
+    return np.asarray(np.hypot(rx - place[0], ry - place[1]), np.float64)
+
+
 def _stood_since(
     t_s: FloatArray,
     x_m: FloatArray,
@@ -161,11 +180,8 @@ def _stood_since(
     if len(good) == 0:
         return start
     reach = int(good[-1])
-    count = min(RUNNING_MEDIAN_FIXES, reach + 1)
     xs, ys = x_m[order[: reach + 1]], y_m[order[: reach + 1]]
-    rx = np.median(np.lib.stride_tricks.sliding_window_view(xs, count), axis=1)
-    ry = np.median(np.lib.stride_tricks.sliding_window_view(ys, count), axis=1)
-    distance = np.hypot(rx - centre[0], ry - centre[1])
+    distance = _running_median_distance(xs, ys, centre)
     left = np.flatnonzero(distance > params.radius_m)
     if left.shape[0] == 0:
         return int(order[reach])
@@ -180,11 +196,6 @@ def _stood_since(
     return int(order[before[-1]]) if before.shape[0] else start
 
 
-RUNNING_MEDIAN_FIXES = 5
-"""Fixes of the running median that tells a walk from noise and bursts (:func:`_walked`)."""
-WALKED_AWAY_RADII = 1.5
-"""A track's first or last stop is not stretched over fixes whose running median got this many
-stop radii away (:func:`_stood_since`): a walk out and back, whatever its band crossing."""
 BRISK_WALK_MPS = 2.0
 """A camera carried on foot crosses half the radius no faster than this, metres a second."""
 
@@ -204,12 +215,9 @@ def _walked(
     one stop; and the median of a standing receiver's noisy fixes wanders into the band and out
     again anywhere in the gap (canyon fixes 5 m RMS), which is no crossing. When the gap shows
     neither crossing, the time the median spends in the band anywhere counts."""
-    count = min(RUNNING_MEDIAN_FIXES, x_m.shape[0])
-    if count < 2:
+    if x_m.shape[0] < 2:
         return False
-    rx = np.median(np.lib.stride_tricks.sliding_window_view(x_m, count), axis=1)
-    ry = np.median(np.lib.stride_tricks.sliding_window_view(y_m, count), axis=1)
-    distance = np.hypot(rx - place[0], ry - place[1])
+    distance = _running_median_distance(x_m, y_m, place)
     away = np.flatnonzero(distance > radius_m)
     if away.shape[0] == 0:
         return False
