@@ -137,6 +137,45 @@ def test_a_burst_hidden_by_its_neighbours_is_found_on_a_second_look() -> None:
     mask = burst_mask(t, x, y, sigma_m=2.07)
     second = (t >= 132.0) & (t <= 143.0)
     assert mask[second].all()
-    # nothing outside the bursts and the 2 s the mask reaches beyond an edge
-    near_bursts = ((t >= 106) & (t < 148)) | ((t >= 162) & (t < 225))
+    # nothing outside the truth's bursts (data/README.md) and 4 s beyond an edge: the way
+    # back of 144.5 s's step (bursts._way_back) is taken at 105 s, 2.7 s before the first
+    # burst's edge, and the mask reaches 1.5 s beyond that
+    true_s = [(70, 77), (108, 126), (129, 146), (164, 192), (194, 223), (262, 275)]
+    near_bursts = np.zeros(t.shape, bool)
+    for start_s, end_s in true_s:
+        near_bursts |= (t >= start_s - 4.0) & (t < end_s + 4.0)
     assert not mask[~near_bursts].any()
+
+
+def test_a_long_burst_with_a_weak_way_back_is_found_along_its_step() -> None:
+    """Hamburg canyon twin seed 7, 80-180 s of the walk (data/README.md): a 25 s burst at
+    112-137 s (two of the model's bursts merged, one offset) while walking. Its step out is
+    21 m at chi² 58, its way back only 13 m at chi² 20 under the two-degree test, so no run
+    of steps pairs it and the whole burst was kept. Tested along the step out's direction
+    (one degree of freedom) the way back stands out: both edges, and the fixes between, go."""
+    table = np.loadtxt(DATA / "canyon_seed7_overlapping.csv", delimiter=",", skiprows=1)
+    t, x, y = table[:, 0], table[:, 1], table[:, 2]
+    # the walk's own noise (fix_noise_m over the whole track)
+    mask = burst_mask(t, x, y, sigma_m=2.27)
+    assert mask[(t >= 114.0) & (t <= 135.0)].all()
+    assert mask[(t >= 144.0) & (t <= 149.0)].all()  # the next burst, found before too
+    # nothing outside the bursts and the 2 s the mask reaches beyond an edge
+    near_bursts = ((t >= 110.0) & (t < 139.5)) | ((t >= 140.0) & (t < 153.5))
+    assert not mask[~near_bursts].any()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_weak_burst_ends_at_its_own_way_back_not_at_the_next_bursts_edge(seed: int) -> None:
+    """A 14 m burst (36-48 s) 12 s before a 25 m one (60-72 s), both north-south. Only the
+    weak burst's step out passes the two-degree test (chi² 36-39), and no run pairs it. Along
+    its direction its way back is the weak step at 48 s, but the strong burst's step out at
+    61 s points the same way, further: taken as the way back it would mask the 12 s of good
+    fixes between. An edge of a run already paired is no way back (bursts._burst_spans)."""
+    t, x, y = corner_walk(1.4, 1.0)
+    fx, fy = with_noise(x, y, seed)
+    fx, fy = add_burst(t, fx, fy, 36.0, 48.0, (0.0, -14.0))
+    fx, fy = add_burst(t, fx, fy, 60.0, 72.0, (0.0, 25.0))
+    mask = burst_mask(t, fx, fy)
+    assert mask[(t >= 39.0) & (t < 46.0)].all()  # the weak burst
+    assert mask[(t >= 62.0) & (t < 70.0)].all()  # the strong one
+    assert not mask[(t >= 50.0) & (t < 58.0)].any()
