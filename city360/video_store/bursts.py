@@ -20,11 +20,11 @@ A burst is a run of steps, within ``max_burst_s``, whose vectors add up to nothi
 back, possibly through a second burst: away, across, back): the fixes between its first and
 last step (with ``gap_s`` of ramp each side) are outliers. A step that is never undone is left
 alone: that is the receiver finding itself elsewhere, a break :func:`.clean.find_jumps` decides.
-A step no run pairs still gets one more look for its way back (``way_back_chi2``): the other
-edge of a burst points back along the step, so ``D`` is tested along that known direction (one
-degree of freedom), which lets a far weaker edge through than the two-degree test does (a long
-burst's way back, under correlated noise, is often 10-13 m at chi² 15-25). The edge of a run
-already paired is not such a way back (it is another burst's).
+Optionally (``way_back_chi2``, off by default), a step no run pairs gets one more look for its
+way back: the other edge of a burst points back along the step, so ``D`` is tested along that
+known direction (one degree of freedom), which lets a far weaker edge through than the
+two-degree test does (a long burst's way back, under correlated noise, is often 10-13 m at chi²
+15-25). The edge of a run already paired is not such a way back (it is another burst's).
 
 The test is run again (``rounds``) over the fixes not yet masked: when bursts come nearly back
 to back the filters are still off from one when the next starts and miss its edges, which
@@ -73,9 +73,14 @@ class BurstParams:
     at 8 m/s gives 18 m), a walker's by a few metres."""
     max_burst_s: float = 45.0
     """Longest run of steps that is a burst (away and back), seconds."""
-    way_back_chi2: float | None = 16.0
+    way_back_chi2: float | None = None
     """Test statistic (one degree of freedom: along the step) the way back of a step that no
-    run of steps paired must pass (:func:`_way_back`); None: such a step is left alone."""
+    run of steps paired must pass (:func:`_way_back`); None (the default): such a step is left
+    alone. 16 catches long canyon bursts while walking (Hamburg canyon twins 0.03-0.66 m
+    better on 13 of 15 seeds) but also takes a phone walker's two turn-backs 10 s apart, or an
+    outlier after a dropout next to a corner, for a burst (Tokyo old town "wander" seed 0:
+    street F1 without OSM 0.83 -> 0.74), so it is off until that is told apart
+    (docs/design-notes.md, round twelve, branch bursts2)."""
     return_share: float = 0.5
     """A run is back where it started when its steps add up to less than this share of its
     longest step (and to nothing significant)."""

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from city360.geo import LocalProjection
-from city360.video_store.bursts import burst_mask, find_steps, fix_noise_m
+from city360.video_store.bursts import BurstParams, burst_mask, find_steps, fix_noise_m
 from city360.video_store.clean import clean_track
 from city360.video_store.gps.track import GpsTrack
 
@@ -137,14 +137,13 @@ def test_a_burst_hidden_by_its_neighbours_is_found_on_a_second_look() -> None:
     mask = burst_mask(t, x, y, sigma_m=2.07)
     second = (t >= 132.0) & (t <= 143.0)
     assert mask[second].all()
-    # nothing outside the truth's bursts (data/README.md) and 4 s beyond an edge: the way
-    # back of 144.5 s's step (bursts._way_back) is taken at 105 s, 2.7 s before the first
-    # burst's edge, and the mask reaches 1.5 s beyond that
-    true_s = [(70, 77), (108, 126), (129, 146), (164, 192), (194, 223), (262, 275)]
-    near_bursts = np.zeros(t.shape, bool)
-    for start_s, end_s in true_s:
-        near_bursts |= (t >= start_s - 4.0) & (t < end_s + 4.0)
+    # nothing outside the bursts and the 2 s the mask reaches beyond an edge
+    near_bursts = ((t >= 106) & (t < 148)) | ((t >= 162) & (t < 225))
     assert not mask[~near_bursts].any()
+
+
+WAY_BACK = BurstParams(way_back_chi2=16.0)
+"""The second look for an unpaired step's way back, switched on (off by default)."""
 
 
 def test_a_long_burst_with_a_weak_way_back_is_found_along_its_step() -> None:
@@ -156,8 +155,10 @@ def test_a_long_burst_with_a_weak_way_back_is_found_along_its_step() -> None:
     table = np.loadtxt(DATA / "canyon_seed7_overlapping.csv", delimiter=",", skiprows=1)
     t, x, y = table[:, 0], table[:, 1], table[:, 2]
     # the walk's own noise (fix_noise_m over the whole track)
-    mask = burst_mask(t, x, y, sigma_m=2.27)
-    assert mask[(t >= 114.0) & (t <= 135.0)].all()
+    long_burst = (t >= 114.0) & (t <= 135.0)
+    assert not burst_mask(t, x, y, sigma_m=2.27)[long_burst].any()  # off by default
+    mask = burst_mask(t, x, y, sigma_m=2.27, params=WAY_BACK)
+    assert mask[long_burst].all()
     assert mask[(t >= 144.0) & (t <= 149.0)].all()  # the next burst, found before too
     # nothing outside the bursts and the 2 s the mask reaches beyond an edge
     near_bursts = ((t >= 110.0) & (t < 139.5)) | ((t >= 140.0) & (t < 153.5))
@@ -175,7 +176,7 @@ def test_a_weak_burst_ends_at_its_own_way_back_not_at_the_next_bursts_edge(seed:
     fx, fy = with_noise(x, y, seed)
     fx, fy = add_burst(t, fx, fy, 36.0, 48.0, (0.0, -14.0))
     fx, fy = add_burst(t, fx, fy, 60.0, 72.0, (0.0, 25.0))
-    mask = burst_mask(t, fx, fy)
+    mask = burst_mask(t, fx, fy, params=WAY_BACK)
     assert mask[(t >= 39.0) & (t < 46.0)].all()  # the weak burst
     assert mask[(t >= 62.0) & (t < 70.0)].all()  # the strong one
     assert not mask[(t >= 50.0) & (t < 58.0)].any()
