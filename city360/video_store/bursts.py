@@ -20,11 +20,12 @@ A burst is a run of steps, within ``max_burst_s``, whose vectors add up to nothi
 back, possibly through a second burst: away, across, back): the fixes between its first and
 last step (with ``gap_s`` of ramp each side) are outliers. A step that is never undone is left
 alone: that is the receiver finding itself elsewhere, a break :func:`.clean.find_jumps` decides.
-Optionally (``way_back_chi2``, off by default), a step no run pairs gets one more look for its
-way back: the other edge of a burst points back along the step, so ``D`` is tested along that
-known direction (one degree of freedom), which lets a far weaker edge through than the
-two-degree test does (a long burst's way back, under correlated noise, is often 10-13 m at chi²
-15-25). The edge of a run already paired is not such a way back (it is another burst's).
+On a track that bursts often (``way_back_min_runs``: a receiver in an urban canyon), a step no
+run pairs gets one more look for its way back: the other edge of a burst points back along
+the step, so ``D`` is tested along that known direction (one degree of freedom), which lets
+a far weaker edge through than the two-degree test does (a long burst's way back, under
+correlated noise, is often 10-13 m at chi² 15-25). The edge of a run already paired is not
+such a way back (it is another burst's).
 
 The test is run again (``rounds``) over the fixes not yet masked: when bursts come nearly back
 to back the filters are still off from one when the next starts and miss its edges, which
@@ -73,14 +74,24 @@ class BurstParams:
     at 8 m/s gives 18 m), a walker's by a few metres."""
     max_burst_s: float = 45.0
     """Longest run of steps that is a burst (away and back), seconds."""
-    way_back_chi2: float | None = None
+    way_back_chi2: float | None = 16.0
     """Test statistic (one degree of freedom: along the step) the way back of a step that no
-    run of steps paired must pass (:func:`_way_back`); None (the default): such a step is left
-    alone. 16 catches long canyon bursts while walking (Hamburg canyon twins 0.03-0.66 m
-    better on 13 of 15 seeds) but also takes a phone walker's two turn-backs 10 s apart, or an
+    run of steps paired must pass (:func:`_way_back`), on a track that bursts
+    (``way_back_min_runs``); None: such a step is always left alone. 16 catches long canyon
+    bursts while walking (Hamburg canyon twins 0.03-0.66 m better on 13 of 15 seeds); on a
+    track that does not burst it would take a phone walker's two turn-backs 10 s apart, or an
     outlier after a dropout next to a corner, for a burst (Tokyo old town "wander" seed 0:
-    street F1 without OSM 0.83 -> 0.74), so it is off until that is told apart
-    (docs/design-notes.md, round twelve, branch bursts2)."""
+    street F1 without OSM 0.83 -> 0.74; docs/design-notes.md, round twelve, branches bursts2
+    and bursts2gate)."""
+    way_back_min_runs: int = 3
+    """The way-back look runs only on a track (a piece between breaks) whose steps already
+    paired into this many bursts or more in the first round, and at ``way_back_min_per_min``
+    or more: a receiver that bursts (Hamburg canyon twins: 11-18 paired in 31 min; phone
+    twins: 0 in every old-town and Hamburg twin, 1 in 644 min of Helsinki wander) has more
+    bursts than its clear edges show, a receiver that does not has turn-backs instead."""
+    way_back_min_per_min: float = 0.1
+    """Paired bursts per minute of the track the way-back look needs (with
+    ``way_back_min_runs``)."""
     return_share: float = 0.5
     """A run is back where it started when its steps add up to less than this share of its
     longest step (and to nothing significant)."""
@@ -330,14 +341,17 @@ def burst_mask(
     params = params or BurstParams()
     mask = np.zeros(t_s.shape[0], bool)
     noise = max(fix_noise_m(t_s, x_m, y_m) if sigma_m is None else sigma_m, MIN_NOISE_M)
+    bursting: bool | None = None
     for _ in range(params.rounds):
         rest = np.flatnonzero(~mask)
         if rest.shape[0] < 8:
             break
         profile = _profile(t_s[rest], x_m[rest], y_m[rest], noise, params)
         steps = _peaks(profile, params)
+        if bursting is None:
+            bursting = _bursts_often(steps, float(t_s[-1] - t_s[0]), params)
         found = np.zeros_like(mask)
-        for start_s, end_s in _burst_spans(profile, steps, params):
+        for start_s, end_s in _burst_spans(profile, steps, params, way_back=bursting):
             found |= (t_s > start_s) & (t_s < end_s)
         if not (found & ~mask).any():
             break
@@ -345,12 +359,24 @@ def burst_mask(
     return mask
 
 
+def _bursts_often(steps: list[Step], span_s: float, params: BurstParams) -> bool:
+    """Whether a track of ``span_s`` seconds whose steps are ``steps`` bursts often enough
+    for the way-back look (``way_back_min_runs``, ``way_back_min_per_min``)."""
+    if params.way_back_chi2 is None:
+        return False
+    runs = len(_pair_steps(steps, params))
+    return runs >= params.way_back_min_runs and runs >= (
+        params.way_back_min_per_min * span_s / 60.0
+    )
+
+
 def _burst_spans(
-    profile: _Profile, steps: list[Step], params: BurstParams
+    profile: _Profile, steps: list[Step], params: BurstParams, *, way_back: bool
 ) -> list[tuple[float, float]]:
     """GPS-time spans ``(start, end)`` of the fixes to mask: each run :func:`_pair_steps`
-    takes, then each step left out of every run with its way back (:func:`_way_back`),
-    with ``gap_s`` of ramp each side.
+    takes, then, with ``way_back`` (a track that bursts often, :func:`_bursts_often`), each
+    step left out of every run with its way back (:func:`_way_back`), with ``gap_s`` of ramp
+    each side.
 
     A way back that falls on an edge of a run taken (within ``gap_s + 0.5`` s, the
     neighbourhood a peak is the maximum of) is not used: a step near a burst that points
@@ -364,6 +390,8 @@ def _burst_spans(
         spans.append((steps[first].t_s - params.gap_s, steps[last].t_s + params.gap_s))
         edges += [steps[first].t_s, steps[last].t_s]
         in_run[first : last + 1] = True
+    if not way_back:
+        return spans
     near_s = params.gap_s + 0.5
     for k in np.flatnonzero(~in_run).tolist():
         other = _way_back(profile, steps[k], params)

@@ -142,8 +142,11 @@ def test_a_burst_hidden_by_its_neighbours_is_found_on_a_second_look() -> None:
     assert not mask[~near_bursts].any()
 
 
-WAY_BACK = BurstParams(way_back_chi2=16.0)
-"""The second look for an unpaired step's way back, switched on (off by default)."""
+WAY_BACK = BurstParams(way_back_min_runs=0, way_back_min_per_min=0.0)
+"""The second look for an unpaired step's way back on every track (by default only on a
+track that bursts often)."""
+NO_WAY_BACK = BurstParams(way_back_chi2=None)
+"""Never the second look (the cleaner before round twelve)."""
 
 
 def test_a_long_burst_with_a_weak_way_back_is_found_along_its_step() -> None:
@@ -156,7 +159,7 @@ def test_a_long_burst_with_a_weak_way_back_is_found_along_its_step() -> None:
     t, x, y = table[:, 0], table[:, 1], table[:, 2]
     # the walk's own noise (fix_noise_m over the whole track)
     long_burst = (t >= 114.0) & (t <= 135.0)
-    assert not burst_mask(t, x, y, sigma_m=2.27)[long_burst].any()  # off by default
+    assert not burst_mask(t, x, y, sigma_m=2.27, params=NO_WAY_BACK)[long_burst].any()
     mask = burst_mask(t, x, y, sigma_m=2.27, params=WAY_BACK)
     assert mask[long_burst].all()
     assert mask[(t >= 144.0) & (t <= 149.0)].all()  # the next burst, found before too
@@ -180,3 +183,28 @@ def test_a_weak_burst_ends_at_its_own_way_back_not_at_the_next_bursts_edge(seed:
     assert mask[(t >= 39.0) & (t < 46.0)].all()  # the weak burst
     assert mask[(t >= 62.0) & (t < 70.0)].all()  # the strong one
     assert not mask[(t >= 50.0) & (t < 58.0)].any()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_way_back_look_runs_only_on_a_track_that_bursts_often(seed: int) -> None:
+    """The seed-7 window of the test above on its own (one paired burst in 100 s) does not
+    burst often, and the default leaves its long burst alone: on such a track a weak step and
+    its way back are as often a walker's two turn-backs 10 s apart (Tokyo old town "wander"
+    seed 0) as a burst. Walked on for 4 minutes more, south, with three clear 25 m bursts,
+    the track bursts: the long burst is looked for along its step and masked."""
+    table = np.loadtxt(DATA / "canyon_seed7_overlapping.csv", delimiter=",", skiprows=1)
+    t, x, y = table[:, 0], table[:, 1], table[:, 2]
+    assert not burst_mask(t, x, y, sigma_m=2.27)[(t >= 114.0) & (t <= 135.0)].any()
+    t_on = np.arange(181.0, 421.0)
+    x_on, y_on = with_noise(np.full_like(t_on, 28.9), -141.7 - 1.4 * (t_on - 180.0), seed, 2.27)
+    clear = (220.0, 280.0, 340.0)
+    for start_s in clear:
+        x_on, y_on = add_burst(t_on, x_on, y_on, start_s, start_s + 12.0, (25.0, 0.0))
+    t, x, y = np.concatenate([t, t_on]), np.concatenate([x, x_on]), np.concatenate([y, y_on])
+    mask = burst_mask(t, x, y, sigma_m=2.27)
+    assert mask[(t >= 114.0) & (t <= 135.0)].all()
+    near = ((t >= 110.0) & (t < 139.5)) | ((t >= 140.0) & (t < 153.5))
+    for start_s in clear:
+        assert mask[(t >= start_s + 2.0) & (t < start_s + 10.0)].all()
+        near |= (t >= start_s - 2.5) & (t < start_s + 14.5)
+    assert not mask[~near].any()
