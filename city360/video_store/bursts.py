@@ -20,6 +20,12 @@ A burst is a run of steps, within ``max_burst_s``, whose vectors add up to nothi
 back, possibly through a second burst: away, across, back): the fixes between its first and
 last step (with ``gap_s`` of ramp each side) are outliers. A step that is never undone is left
 alone: that is the receiver finding itself elsewhere, a break :func:`.clean.find_jumps` decides.
+On a track that bursts often (``way_back_min_runs``: a receiver in an urban canyon), a step no
+run pairs gets one more look for its way back: the other edge of a burst points back along
+the step, so ``D`` is tested along that known direction (one degree of freedom), which lets
+a far weaker edge through than the two-degree test does (a long burst's way back, under
+correlated noise, is often 10-13 m at chi² 15-25). The edge of a run already paired is not
+such a way back (it is another burst's).
 
 The test is run again (``rounds``) over the fixes not yet masked: when bursts come nearly back
 to back the filters are still off from one when the next starts and miss its edges, which
@@ -68,6 +74,24 @@ class BurstParams:
     at 8 m/s gives 18 m), a walker's by a few metres."""
     max_burst_s: float = 45.0
     """Longest run of steps that is a burst (away and back), seconds."""
+    way_back_chi2: float | None = 16.0
+    """Test statistic (one degree of freedom: along the step) the way back of a step that no
+    run of steps paired must pass (:func:`_way_back`), on a track that bursts
+    (``way_back_min_runs``); None: such a step is always left alone. 16 catches long canyon
+    bursts while walking (Hamburg canyon twins 0.03-0.66 m better on 13 of 15 seeds); on a
+    track that does not burst it would take a phone walker's two turn-backs 10 s apart, or an
+    outlier after a dropout next to a corner, for a burst (Tokyo old town "wander" seed 0:
+    street F1 without OSM 0.83 -> 0.74; docs/design-notes.md, round twelve, branches bursts2
+    and bursts2gate)."""
+    way_back_min_runs: int = 3
+    """The way-back look runs only on a track (a piece between breaks) whose steps already
+    paired into this many bursts or more in the first round, and at ``way_back_min_per_min``
+    or more: a receiver that bursts (Hamburg canyon twins: 11-18 paired in 31 min; phone
+    twins: 0 in every old-town and Hamburg twin, 1 in 644 min of Helsinki wander) has more
+    bursts than its clear edges show, a receiver that does not has turn-backs instead."""
+    way_back_min_per_min: float = 0.1
+    """Paired bursts per minute of the track the way-back look needs (with
+    ``way_back_min_runs``)."""
     return_share: float = 0.5
     """A run is back where it started when its steps add up to less than this share of its
     longest step (and to nothing significant)."""
@@ -184,21 +208,26 @@ def fix_noise_m(t_s: FloatArray, x_m: FloatArray, y_m: FloatArray) -> float:
     return float(1.4826 * np.median(np.abs(residual / scale)))
 
 
-def find_steps(
-    t_s: FloatArray,
-    x_m: FloatArray,
-    y_m: FloatArray,
-    *,
-    sigma_m: float,
-    params: BurstParams | None = None,
-) -> list[Step]:
-    """The steps of a track (module docstring), in time order. ``sigma_m``: one-axis noise of
-    the fixes, metres (:func:`fix_noise_m`)."""
-    params = params or BurstParams()
-    n = t_s.shape[0]
-    if n < 8 or sigma_m <= 0:
-        return []
-    # test at every fix time and half way between fixes (a step falls between two fixes)
+@dataclass(frozen=True, slots=True)
+class _Profile:
+    """The two-filter difference ``D`` at each probe time (GPS s): ``dx_m``/``dy_m`` the
+    backward filter's position minus the forward one's (metres), ``var_m2`` the variance of
+    each (m², inf where a filter has no fix), ``chi2`` the test statistic (two degrees of
+    freedom) and ``floor_m`` the shortest step that counts there (metres)."""
+
+    probe_s: FloatArray
+    dx_m: FloatArray
+    dy_m: FloatArray
+    var_m2: FloatArray
+    chi2: FloatArray
+    floor_m: FloatArray
+
+
+def _profile(
+    t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, sigma_m: float, params: BurstParams
+) -> _Profile:
+    """The step test at every fix time and half way between fixes (a step falls between two
+    fixes); ``sigma_m``: the fixes' one-axis noise, metres."""
     probe = np.sort(np.concatenate([t_s, 0.5 * (t_s[1:] + t_s[:-1])]))
     filter_args = {"sigma_m": sigma_m, "accel_sigma": params.accel_sigma, "gate_sigma": 4.0}
     # forward from the fixes up to ``gap_s`` before, and backward (time reversed) from the
@@ -212,20 +241,81 @@ def find_steps(
     dx = np.where(finite, rx - lx, 0.0)
     dy = np.where(finite, ry - ly, 0.0)
     chi2 = np.where(finite, (dx * dx + dy * dy) / np.where(finite, var, 1.0), 0.0)
-    length = np.hypot(dx, dy)
     floor = np.maximum(params.min_step_m, params.turn_lag_s * _usual_speed(t_s, x_m, y_m, probe))
-    candidate = (chi2 > params.step_chi2) & (length >= floor)
+    return _Profile(probe, dx, dy, var, chi2, floor)
+
+
+def _peaks(profile: _Profile, params: BurstParams) -> list[Step]:
+    """The steps of ``profile``: local maxima of its test statistic past both limits."""
+    p = profile
+    length = np.hypot(p.dx_m, p.dy_m)
+    candidate = (p.chi2 > params.step_chi2) & (length >= p.floor_m)
     steps: list[Step] = []
     for k in np.flatnonzero(candidate).tolist():
-        near = np.abs(probe - probe[k]) <= params.gap_s + 0.5
-        if chi2[k] < np.max(chi2[near]):
+        near = np.abs(p.probe_s - p.probe_s[k]) <= params.gap_s + 0.5
+        if p.chi2[k] < np.max(p.chi2[near]):
             continue  # not the peak of its step
-        if steps and probe[k] - steps[-1].t_s <= params.gap_s:
+        if steps and p.probe_s[k] - steps[-1].t_s <= params.gap_s:
             continue  # a plateau: the step was taken already
         steps.append(
-            Step(float(probe[k]), float(dx[k]), float(dy[k]), float(chi2[k]), float(var[k]))
+            Step(
+                float(p.probe_s[k]),
+                float(p.dx_m[k]),
+                float(p.dy_m[k]),
+                float(p.chi2[k]),
+                float(p.var_m2[k]),
+            )
         )
     return steps
+
+
+def find_steps(
+    t_s: FloatArray,
+    x_m: FloatArray,
+    y_m: FloatArray,
+    *,
+    sigma_m: float,
+    params: BurstParams | None = None,
+) -> list[Step]:
+    """The steps of a track (module docstring), in time order. ``sigma_m``: one-axis noise of
+    the fixes, metres (:func:`fix_noise_m`)."""
+    params = params or BurstParams()
+    if t_s.shape[0] < 8 or sigma_m <= 0:
+        return []
+    return _peaks(_profile(t_s, x_m, y_m, sigma_m, params), params)
+
+
+def _way_back(profile: _Profile, step: Step, params: BurstParams) -> float | None:
+    """GPS time of the other edge of the burst ``step`` is one edge of, for a step no run of
+    steps paired (:func:`_pair_steps`), or None.
+
+    That edge is a step back along ``step``, so ``D`` there is tested along that one known
+    direction (one degree of freedom, a far weaker edge passes than :func:`_peaks` takes):
+    the probe within ``max_burst_s`` before or after ``step`` (more than ``2 gap_s`` from
+    it) with the largest part of ``D`` pointing back along the step, squared over its
+    variance, above ``way_back_chi2``; that part at least ``return_share`` of the step and
+    ``min_step_m``, and ``D`` within 45 degrees of straight back. No length floor from the
+    usual speed: a turn's lag does not point back along a step."""
+    if params.way_back_chi2 is None:
+        return None
+    p = profile
+    length = math.hypot(step.dx_m, step.dy_m)
+    ux, uy = step.dx_m / length, step.dy_m / length
+    back = -(p.dx_m * ux + p.dy_m * uy)
+    across = np.abs(p.dx_m * uy - p.dy_m * ux)
+    apart = np.abs(p.probe_s - step.t_s)
+    with np.errstate(invalid="ignore"):
+        score = np.where(np.isfinite(p.var_m2), back * np.abs(back) / p.var_m2, 0.0)
+    ok = (
+        (apart > 2 * params.gap_s)
+        & (apart <= params.max_burst_s)
+        & (back >= max(params.return_share * length, params.min_step_m))
+        & (across <= back)
+        & (score > params.way_back_chi2)
+    )
+    if not ok.any():
+        return None
+    return float(p.probe_s[int(np.argmax(np.where(ok, score, -1.0)))])
 
 
 def _returns(run: list[Step], params: BurstParams) -> bool:
@@ -251,18 +341,65 @@ def burst_mask(
     params = params or BurstParams()
     mask = np.zeros(t_s.shape[0], bool)
     noise = max(fix_noise_m(t_s, x_m, y_m) if sigma_m is None else sigma_m, MIN_NOISE_M)
+    bursting: bool | None = None
     for _ in range(params.rounds):
         rest = np.flatnonzero(~mask)
-        steps = find_steps(t_s[rest], x_m[rest], y_m[rest], sigma_m=noise, params=params)
+        if rest.shape[0] < 8:
+            break
+        profile = _profile(t_s[rest], x_m[rest], y_m[rest], noise, params)
+        steps = _peaks(profile, params)
+        if bursting is None:
+            bursting = _bursts_often(steps, float(t_s[-1] - t_s[0]), params)
         found = np.zeros_like(mask)
-        for first, last in _pair_steps(steps, params):
-            start_s = steps[first].t_s - params.gap_s
-            end_s = steps[last].t_s + params.gap_s
+        for start_s, end_s in _burst_spans(profile, steps, params, way_back=bursting):
             found |= (t_s > start_s) & (t_s < end_s)
         if not (found & ~mask).any():
             break
         mask |= found
     return mask
+
+
+def _bursts_often(steps: list[Step], span_s: float, params: BurstParams) -> bool:
+    """Whether a track of ``span_s`` seconds whose steps are ``steps`` bursts often enough
+    for the way-back look (``way_back_min_runs``, ``way_back_min_per_min``)."""
+    if params.way_back_chi2 is None:
+        return False
+    runs = len(_pair_steps(steps, params))
+    return runs >= params.way_back_min_runs and runs >= (
+        params.way_back_min_per_min * span_s / 60.0
+    )
+
+
+def _burst_spans(
+    profile: _Profile, steps: list[Step], params: BurstParams, *, way_back: bool
+) -> list[tuple[float, float]]:
+    """GPS-time spans ``(start, end)`` of the fixes to mask: each run :func:`_pair_steps`
+    takes, then, with ``way_back`` (a track that bursts often, :func:`_bursts_often`), each
+    step left out of every run with its way back (:func:`_way_back`), with ``gap_s`` of ramp
+    each side.
+
+    A way back that falls on an edge of a run taken (within ``gap_s + 0.5`` s, the
+    neighbourhood a peak is the maximum of) is not used: a step near a burst that points
+    back at that burst's edge is most often the stiff filters' echo of crossing it, or a
+    burst whose own other edge is too weak, and pairing it with the taken edge would mask the
+    good fixes between (Hamburg canyon seed 3, 187.5 s paired with 202.5 s)."""
+    spans: list[tuple[float, float]] = []
+    edges: list[float] = []
+    in_run = np.zeros(len(steps), bool)
+    for first, last in _pair_steps(steps, params):
+        spans.append((steps[first].t_s - params.gap_s, steps[last].t_s + params.gap_s))
+        edges += [steps[first].t_s, steps[last].t_s]
+        in_run[first : last + 1] = True
+    if not way_back:
+        return spans
+    near_s = params.gap_s + 0.5
+    for k in np.flatnonzero(~in_run).tolist():
+        other = _way_back(profile, steps[k], params)
+        if other is None or any(abs(other - edge) <= near_s for edge in edges):
+            continue
+        start_s, end_s = sorted((steps[k].t_s, other))
+        spans.append((start_s - params.gap_s, end_s + params.gap_s))
+    return spans
 
 
 def _pair_steps(steps: list[Step], params: BurstParams) -> list[tuple[int, int]]:
