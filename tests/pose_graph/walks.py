@@ -144,7 +144,7 @@ def _poses(xy: FloatArray, projection: LocalProjection, spacing_m: float) -> Tra
         lat=np.asarray(lat),
         lon=np.asarray(lon),
         heading_deg=heading,
-        t_s=np.arange(n) * spacing_m / 1.3,
+        t_s=(np.arange(n) * spacing_m / 1.3).astype(np.float64),
         source_pts=np.arange(n, dtype=np.int64),
     )
 
@@ -232,6 +232,8 @@ def write_trajectory(
         frame_count=len(poses),
         spacing_m=spacing_m,
         length_m=float(np.hypot(*np.diff(xy, axis=0).T).sum()),
+        camera_yaw_offset_deg=0.0,
+        clock_offset_s=0.0,
     )
     with atomic_dir(city.trajectory_dir(trajectory_id)) as folder:
         CityDir.write_trajectory_files(folder, meta, poses)
