@@ -266,7 +266,12 @@ STEP_RISE_MPS = 3.0
 to :func:`_ramped`, not a walk (walkers are under :data:`BRISK_WALK_MPS`; the fitted speed of
 a walk under 3-5 m of noise comes out faster than it was)."""
 RISE_GRID_S = 0.5
-"""Resolution of the start and the duration of the ramp :func:`_rise_mps` fits, seconds."""
+"""Resolution of the start and the duration of the ramp :func:`_rise_mps` fits, seconds (on
+spans up to :data:`RISE_GRID_STEPS` of it)."""
+RISE_GRID_STEPS = 240
+"""Most grid steps :func:`_rise_mps` searches a span in: a longer span (a track's first stop
+of minutes) gets a coarser grid, so the search stays about ``RISE_GRID_STEPS`` squared times
+the fixes (a 21-minute stop at 1 Hz took 16 s on the 0.5 s grid)."""
 
 
 def _ramped(
@@ -303,15 +308,17 @@ def _rise_mps(t_s: FloatArray, along_m: FloatArray) -> float:
     """Speed (m/s; inf for a step) of the ramp that fits ``along_m`` (metres from a stop at
     times ``t_s``, seconds, increasing) best in absolute deviation (one outlier does not
     bend it): 0 until its start, then linear up to the level of the last three fixes, then
-    that level; start and duration on a :data:`RISE_GRID_S` grid."""
+    that level; start and duration on a :data:`RISE_GRID_S` grid (coarser on a span of more
+    than :data:`RISE_GRID_STEPS` of it)."""
     if t_s.shape[0] < 3:
         return math.inf
     level = float(np.median(along_m[-3:]))
     if level <= 0.0:
         return math.inf
+    grid_s = max(RISE_GRID_S, float(t_s[-1] - t_s[0]) / RISE_GRID_STEPS)
     best_cost, best_s = math.inf, 0.0
-    for start in np.arange(t_s[0], t_s[-1], RISE_GRID_S):
-        durations = np.arange(0.0, t_s[-1] - start + 1e-9, RISE_GRID_S)
+    for start in np.arange(t_s[0], t_s[-1], grid_s):
+        durations = np.arange(0.0, t_s[-1] - start + 1e-9, grid_s)
         share = np.clip((t_s[None, :] - start) / np.maximum(durations[:, None], 1e-9), 0.0, 1.0)
         share[0] = t_s > start  # duration 0: a step
         cost = np.abs(along_m[None, :] - level * share).sum(axis=1)

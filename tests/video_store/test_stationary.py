@@ -235,3 +235,18 @@ def test_a_walk_out_and_back_at_a_tracks_end_is_not_part_of_its_stop(
     assert np.array_equal(pinned_y[away], fy[away])
     standing = (x == 0.0) & (y == 0.0)
     assert any(standing[first : last + 1].sum() >= 15 for first, last in spans)
+
+
+def test_the_ramp_fit_of_a_long_span_still_tells_a_walk_from_a_step() -> None:
+    """A track's first stop can be minutes long: :func:`stationary._rise_mps` then searches a
+    coarser grid (``RISE_GRID_STEPS``), and a walk's ramp (1.4 m/s out to 12 m, 3 m noise)
+    still comes out a walk and a step a step."""
+    from city360.video_store.stationary import STEP_RISE_MPS, _rise_mps
+
+    t = np.arange(0.0, 1260.0)  # 21 minutes at 1 Hz
+    noise = np.random.default_rng(0).normal(0.0, 3.0, t.shape[0])
+    walk = np.clip((t - 1240.0) * 1.4, 0.0, None) + noise * 0.3
+    walk[-3:] = 14.0
+    step = np.where(t >= 1250.0, 14.0, 0.0) + noise * 0.3
+    assert _rise_mps(t, walk) <= STEP_RISE_MPS
+    assert _rise_mps(t, step) > STEP_RISE_MPS
