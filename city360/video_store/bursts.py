@@ -348,10 +348,11 @@ def burst_mask(
             break
         profile = _profile(t_s[rest], x_m[rest], y_m[rest], noise, params)
         steps = _peaks(profile, params)
+        runs = _pair_steps(steps, params)
         if bursting is None:
-            bursting = _bursts_often(steps, float(t_s[-1] - t_s[0]), params)
+            bursting = _bursts_often(len(runs), float(t_s[-1] - t_s[0]), params)
         found = np.zeros_like(mask)
-        for start_s, end_s in _burst_spans(profile, steps, params, way_back=bursting):
+        for start_s, end_s in _burst_spans(profile, steps, runs, params, way_back=bursting):
             found |= (t_s > start_s) & (t_s < end_s)
         if not (found & ~mask).any():
             break
@@ -359,24 +360,29 @@ def burst_mask(
     return mask
 
 
-def _bursts_often(steps: list[Step], span_s: float, params: BurstParams) -> bool:
-    """Whether a track of ``span_s`` seconds whose steps are ``steps`` bursts often enough
-    for the way-back look (``way_back_min_runs``, ``way_back_min_per_min``)."""
+def _bursts_often(runs: int, span_s: float, params: BurstParams) -> bool:
+    """Whether a track of ``span_s`` seconds whose steps paired into ``runs`` bursts
+    (:func:`_pair_steps`) bursts often enough for the way-back look (``way_back_min_runs``,
+    ``way_back_min_per_min``)."""
     if params.way_back_chi2 is None:
         return False
-    runs = len(_pair_steps(steps, params))
     return runs >= params.way_back_min_runs and runs >= (
         params.way_back_min_per_min * span_s / 60.0
     )
 
 
 def _burst_spans(
-    profile: _Profile, steps: list[Step], params: BurstParams, *, way_back: bool
+    profile: _Profile,
+    steps: list[Step],
+    runs: list[tuple[int, int]],
+    params: BurstParams,
+    *,
+    way_back: bool,
 ) -> list[tuple[float, float]]:
-    """GPS-time spans ``(start, end)`` of the fixes to mask: each run :func:`_pair_steps`
-    takes, then, with ``way_back`` (a track that bursts often, :func:`_bursts_often`), each
-    step left out of every run with its way back (:func:`_way_back`), with ``gap_s`` of ramp
-    each side.
+    """GPS-time spans ``(start, end)`` of the fixes to mask: each of ``runs`` (the ``(first, last)``
+    indices into ``steps`` :func:`_pair_steps` takes), then, with ``way_back`` (a track that bursts
+    often, :func:`_bursts_often`), each step left out of every run with its way back
+    (:func:`_way_back`), with ``gap_s`` of ramp each side.
 
     A way back that falls on an edge of a run taken (within ``gap_s + 0.5`` s, the
     neighbourhood a peak is the maximum of) is not used: a step near a burst that points
@@ -386,7 +392,7 @@ def _burst_spans(
     spans: list[tuple[float, float]] = []
     edges: list[float] = []
     in_run = np.zeros(len(steps), bool)
-    for first, last in _pair_steps(steps, params):
+    for first, last in runs:
         spans.append((steps[first].t_s - params.gap_s, steps[last].t_s + params.gap_s))
         edges += [steps[first].t_s, steps[last].t_s]
         in_run[first : last + 1] = True

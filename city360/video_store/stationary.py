@@ -212,14 +212,23 @@ def _walked(
     judges a brisk walk on the two or three fixes that cross 4 m of band, and one noisy fix
     ends it (1.4 m/s, 12 m out and back under 3 m of noise: walked 74 % of the time); the
     ramp is fitted to all the fixes of the way out and of the way back (91 % with both)."""
-    return _crossed_band(t_s, x_m, y_m, place, radius_m) or _ramped(t_s, x_m, y_m, place, radius_m)
+    if x_m.shape[0] < 2:
+        return False
+    distance = _running_median_distance(x_m, y_m, place)
+    away = np.flatnonzero(distance > radius_m)
+    if away.shape[0] == 0:
+        return False
+    return _crossed_band(t_s, distance, away, radius_m) or _ramped(
+        t_s, x_m, y_m, place, radius_m, distance, away
+    )
 
 
 def _crossed_band(
-    t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, place: tuple[float, float], radius_m: float
+    t_s: FloatArray, distance: FloatArray, away: npt.NDArray[np.intp], radius_m: float
 ) -> bool:
-    """The band test of :func:`_walked`: the running median must leave ``radius_m``, and it
-    must get there the way a walk does, continuously: it crosses the
+    """The band test of :func:`_walked`, on the running median's ``distance`` from the place
+    (metres, per fix) and the fixes ``away`` where it is beyond ``radius_m`` (not empty): the
+    median must get there the way a walk does, continuously: it crosses the
     band between half the radius and the radius in one run of at least half the radius at
     :data:`BRISK_WALK_MPS`, on its way out and on its way back wherever the gap shows that
     crossing (a gap that starts or ends outside half the radius shows only one of them;
@@ -228,12 +237,6 @@ def _crossed_band(
     one stop; and the median of a standing receiver's noisy fixes wanders into the band and out
     again anywhere in the gap (canyon fixes 5 m RMS), which is no crossing. When the gap shows
     neither crossing, the time the median spends in the band anywhere counts."""
-    if x_m.shape[0] < 2:
-        return False
-    distance = _running_median_distance(x_m, y_m, place)
-    away = np.flatnonzero(distance > radius_m)
-    if away.shape[0] == 0:
-        return False
     dt = np.diff(t_s)
     step_s = float(np.median(dt)) if dt.size else 1.0
     need_s = radius_m / 2 / BRISK_WALK_MPS
@@ -275,20 +278,20 @@ the fixes (a 21-minute stop at 1 Hz took 16 s on the 0.5 s grid)."""
 
 
 def _ramped(
-    t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, place: tuple[float, float], radius_m: float
+    t_s: FloatArray,
+    x_m: FloatArray,
+    y_m: FloatArray,
+    place: tuple[float, float],
+    radius_m: float,
+    distance: FloatArray,
+    away: npt.NDArray[np.intp],
 ) -> bool:
-    """The ramp test of :func:`_walked`: the running median leaves ``radius_m`` and the fixes'
-    distance from ``place`` along the direction of the fixes out there (their median) rises
-    on the way out (the gap's fixes up to the running median's farthest point) and falls on
+    """The ramp test of :func:`_walked` (``distance`` and ``away`` as for :func:`_crossed_band`):
+    the fixes' distance from ``place`` along the direction of the fixes out there (their median)
+    rises on the way out (the gap's fixes up to the running median's farthest point) and falls on
     the way back (from there to the gap's end) no faster than :data:`STEP_RISE_MPS`
-    (:func:`_rise_mps`). A side is judged where the gap shows it (its running median comes
-    within half the radius); a gap that shows neither is not a walk to this test."""
-    if x_m.shape[0] < 2:
-        return False
-    distance = _running_median_distance(x_m, y_m, place)
-    away = np.flatnonzero(distance > radius_m)
-    if away.shape[0] == 0:
-        return False
+    (:func:`_rise_mps`). A side is judged where the gap shows it (its running median comes within
+    half the radius); a gap that shows neither is not a walk to this test."""
     half = (min(RUNNING_MEDIAN_FIXES, x_m.shape[0]) - 1) // 2  # median k is centred on fix k+half
     peak = int(np.argmax(distance))
     apex = peak + half
