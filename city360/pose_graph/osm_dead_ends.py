@@ -52,7 +52,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from city360.pose_graph.junctions import DeadEndEvent
-from city360.pose_graph.osm_match import OsmStreets
+from city360.pose_graph.osm_match import SHORT_STREET_M, OsmStreets
 from city360.pose_graph.segments import CutFilter, Segment
 from city360.pose_graph.tracks import Track
 
@@ -247,12 +247,17 @@ def place_dead_ends(
             for t, arc in apex_arc
         )
     ]
+    kept = [
+        e
+        for e in kept
+        if not _turns_in_place(osm, at_junction, tracks[e.track], matches[e.track], e.frame)
+    ]
     kept += [event for _, event in spur_events]
     if not kept:
         return np.zeros((0, 2)), []
     edge_of = np.array([matches[e.track][e.frame] for e in kept], dtype=np.int64)
     points = np.array([[e.x_m, e.y_m] for e in kept])
-    pairs = cKDTree(points).query_pairs(merge_m, output_type="ndarray")
+    pairs = _close_pairs(osm, points, edge_of, merge_m)
     if pairs.size:
         pairs = pairs[_one_street_end(osm, at_junction, edge_of[pairs[:, 0]], edge_of[pairs[:, 1]])]
     pairs = np.concatenate([pairs.reshape(-1, 2), _same_place(osm, edge_of)])
@@ -265,6 +270,73 @@ def place_dead_ends(
     for event, label in zip(kept, labels, strict=True):
         grouped[label].append(event)
     return centres, grouped
+
+
+def _inner_streets(osm: OsmStreets) -> tuple[IntArray, npt.NDArray[np.bool_]]:
+    """The place label of each node (:func:`~city360.pose_graph.osm_match.node_groups`) and
+    which streets lie inside one place (shorter than ``SHORT_STREET_M``, both ends in it)."""
+    from city360.pose_graph.osm_match import node_groups
+
+    group = node_groups(osm)
+    return group, group[osm.edge_nodes[:, 0]] == group[osm.edge_nodes[:, 1]]
+
+
+def _close_pairs(
+    osm: OsmStreets, points: FloatArray, edge_of: IntArray, merge_m: float
+) -> IntArray:
+    """Pairs (P, 2) of dead-end candidates within ``merge_m`` of each other, a candidate on a
+    street inside one place standing anywhere in that place: a street under 8 m is part of
+    its place to a camera and to the scorer, so a video that starts at the tip of a 6.3 m stub
+    and one that ends at the stub's root, 9.7 m apart as smoothed (one-way trails, Nerima),
+    end the same street at the same place."""
+    group, inner = _inner_streets(osm)
+    xy, owner = [points], [np.arange(len(points))]
+    for i in np.flatnonzero((edge_of >= 0) & inner[np.maximum(edge_of, 0)]):
+        members = np.flatnonzero(group == group[osm.edge_nodes[edge_of[i], 0]])
+        xy.append(osm.node_xy[members])
+        owner.append(np.full(len(members), i))
+    who = np.concatenate(owner)
+    found = cKDTree(np.concatenate(xy)).query_pairs(merge_m, output_type="ndarray")
+    pairs = np.sort(who[found.reshape(-1, 2)], axis=1)
+    return np.unique(pairs[pairs[:, 0] != pairs[:, 1]], axis=0).reshape(-1, 2)
+
+
+def _turns_in_place(
+    osm: OsmStreets,
+    at_junction: npt.NDArray[np.bool_],
+    track: Track,
+    matched: IntArray,
+    frame: int,
+) -> bool:
+    """Whether ``track``'s turn-back at ``frame`` is a turn at a place no junction stands for:
+    the frame is matched to a street inside the place (a stub under 8 m) and the track comes
+    to the place along one street and leaves it along another, each within twice
+    ``SHORT_STREET_M`` of travel of the frame (up the stub and back). Camera GPS at a stop on a
+    corner ran 6 m up a 5.8 m stub and back before the walk turned the corner (Nerima, wander
+    with stops): as a dead end it cut the corner's passes and, with a turn-back along the next
+    street, made a three-way "junction" of a bend."""
+    if frame in (0, len(matched) - 1) or matched[frame] < 0:
+        return False
+    group, inner = _inner_streets(osm)
+    edge = int(matched[frame])
+    place = group[osm.edge_nodes[edge, 0]]
+    if not inner[edge] or at_junction[group == place].any():
+        return False
+
+    def street_beyond(frames: IntArray) -> int:
+        for f in frames:
+            e = int(matched[f])
+            if e >= 0 and not (inner[e] and group[osm.edge_nodes[e, 0]] == place):
+                return e if (group[osm.edge_nodes[e]] == place).any() else -1
+        return -1
+
+    lo, hi = np.searchsorted(
+        track.arc_m,
+        [track.arc_m[frame] - 2 * SHORT_STREET_M, track.arc_m[frame] + 2 * SHORT_STREET_M],
+    )
+    before = street_beyond(np.arange(frame - 1, lo - 1, -1))
+    after = street_beyond(np.arange(frame + 1, min(hi, len(matched))))
+    return before >= 0 and after >= 0 and before != after
 
 
 def _same_place(osm: OsmStreets, edge_of: IntArray) -> IntArray:
