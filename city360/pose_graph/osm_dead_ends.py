@@ -125,8 +125,10 @@ def along_street_m(osm: OsmStreets, track: Track, matched: IntArray) -> FloatArr
 
 def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntArray]) -> list[Spur]:
     """Every out-and-back of a track along one OSM street reaching :data:`SPUR_MIN_M` from
-    the node it leaves: a run of poses matched to one street, not at the track's start or end,
-    whose first and last poses lie nearer the same end node and within half the reach of it."""
+    the node it leaves: a run of poses matched to one street, not at the track's start or end
+    unless the street is a mapped stub (a video that starts at a junction and steps 7 m into a
+    9.3 m stub and back: Helsinki, unseen window), whose first and last poses lie nearer the
+    same end node and within half the reach of it."""
     spurs: list[Spur] = []
     degree = osm.node_degree
     for t, (track, matched) in enumerate(zip(tracks, matches, strict=True)):
@@ -138,7 +140,7 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
         stops = np.concatenate([change, [len(track)]]) - 1
         for first, last in zip(starts, stops, strict=True):
             edge = int(matched[first])
-            if edge < 0 or first == 0 or last == len(track) - 1 or last - first < 2:
+            if edge < 0 or last - first < 2:
                 continue
             length = float(osm.edge_length_m[edge])
             s = along[first : last + 1]
@@ -148,6 +150,8 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
             from_node = s if end == 0 else length - s
             reach = float(from_node.max())
             stub = length <= STUB_MAX_M and degree[osm.edge_nodes[edge, 1 - end]] == 1
+            if (first == 0 or last == len(track) - 1) and not stub:
+                continue  # a video's end: only a stub, where nobody goes on, says it came back
             floor = STUB_SPUR_MIN_M if stub else SPUR_MIN_M
             if reach < floor or max(from_node[0], from_node[-1]) > 0.5 * reach:
                 continue
@@ -211,6 +215,26 @@ def place_dead_ends(
             arc_m=clearance_m + cut_radius_m,
         )
 
+    degree = osm.node_degree
+    stub = (
+        (osm.edge_length_m <= STUB_MAX_M)
+        & (osm.edge_length_m >= SHORT_STREET_M)
+        & ((degree[ends[:, 0]] == 1) != (degree[ends[:, 1]] == 1))
+    )
+
+    def at_stub_tip(edge: int, from_end: FloatArray) -> npt.NDArray[np.bool_]:
+        """Per end of ``edge``: whether a candidate ``from_end`` metres from each end lies at
+        the tip of a mapped dead-end stub (:data:`STUB_MAX_M`) rather than at that end, its
+        root: nearer the tip, and :data:`STUB_SPUR_MIN_M` along. The walker cannot have gone
+        on, so a video ending there ends the stub (a video ending at the tip of a 9.3 m stub
+        was smoothed to 7.5-8 m along it, inside the junction's clearance: Helsinki, unseen
+        window, the junction lost its third arm)."""
+        if not stub[edge]:
+            return np.zeros(2, dtype=bool)
+        root = 0 if degree[ends[edge, 1]] == 1 else 1
+        tip = (from_end[root] > from_end[1 - root]) & (from_end[root] >= STUB_SPUR_MIN_M)
+        return np.array([tip if end == root else False for end in (0, 1)])
+
     spur_events = [
         (s, DeadEndEvent(s.track, s.apex, *map(float, tracks[s.track].xy[s.apex])))
         for s in spurs
@@ -227,7 +251,9 @@ def place_dead_ends(
                 )
             s = float(along_cache[event.track][event.frame])
             from_end = np.array([s, osm.edge_length_m[edge] - s])
-            near = at_junction[ends[edge]] & (from_end <= clearance_m)
+            near = (
+                at_junction[ends[edge]] & (from_end <= clearance_m) & ~at_stub_tip(edge, from_end)
+            )
             if near.any() and _cut_nearby(
                 tracks[event.track],
                 event.frame,
@@ -237,6 +263,20 @@ def place_dead_ends(
             ):
                 continue  # ends at the junction, whatever the GPS says to the side
         kept.append(event)
+    # a video ending at a stub's tip within the pose-only clearance of the junction (as the
+    # crow flies) has no event yet
+    listed = {(e.track, e.frame) for e in kept}
+    for t, track in enumerate(tracks):
+        for f in sorted({0, len(track) - 1}):
+            edge = int(matches[t][f])
+            if (t, f) in listed or edge < 0 or not stub[edge]:
+                continue
+            if t not in along_cache:
+                along_cache[t] = along_street_m(osm, track, matches[t])
+            s = float(along_cache[t][f])
+            tip = at_stub_tip(edge, np.array([s, osm.edge_length_m[edge] - s]))
+            if (tip & at_junction[ends[edge]]).any():
+                kept.append(DeadEndEvent(t, f, *map(float, track.xy[f])))
     # a spur's own U-turn, where the pose-only rule found it, is its apex
     apex_arc = [(s.track, float(tracks[s.track].arc_m[s.apex])) for s, _ in spur_events]
     kept = [

@@ -340,3 +340,38 @@ def test_a_track_overshooting_a_corner_into_a_6_m_stub_does_not_end_there() -> N
     assert grouped == []
     graph = _build(osm, [corner, turn])
     assert "junction" not in _kinds(graph)
+
+
+def test_a_video_ending_at_the_tip_of_a_mapped_9_m_stub_ends_the_stub() -> None:
+    # Helsinki, unseen window (Kasarmikatu, wander seed 9): a video ends at the tip of a 9.3 m
+    # dead-end stub; smoothed, the end lies 7.5 m along it, inside the junction's clearance, and
+    # was given to the junction, which lost its third arm. Nearer the stub's tip than its root
+    # (and STUB_SPUR_MIN_M along) it ends the stub; an end 3 m along stays the junction's
+    osm = osm_streets(
+        {0: (0, 0), 1: (100, 0), 2: (200, 0), 3: (100, -9.3)}, [(0, 1), (1, 2), (1, 3)]
+    )
+    through = noisy_walk([(10, 0), (190, 0)], "through", noise_m=0.0)
+    tip = noisy_walk([(190, 1), (100, 1), (100, -7.5)], "tip", noise_m=0.0)
+    root = noisy_walk([(10, 1), (100, 1), (100, -3)], "root", noise_m=0.0)
+    events = [[_event(tip, 1, len(tip) - 1)], [_event(root, 2, len(root) - 1)]]
+    dead_xy, grouped = _place(osm, [through, tip, root], events, [(100.0, 0.0)])
+    assert [e.track for group in grouped for e in group] == [1]
+    assert np.allclose(dead_xy[0], [100.0, -7.5])
+    kinds = _kinds(_build(osm, [through, tip]))
+    assert _near(kinds["junction"], (100, 0), 1.0) == 1
+    assert _near(kinds["dead_end"], (100, -8), 2.0) == 1
+
+
+def test_a_video_starting_with_a_step_into_a_mapped_stub_and_back_walks_a_spur() -> None:
+    # the same stub (coverage seed 5): the next video starts at the junction, walks 7 m into
+    # the 9.3 m stub and back, then on east; at a video's start only a stub says it came back
+    osm = osm_streets(
+        {0: (0, 0), 1: (100, 0), 2: (200, 0), 3: (100, -9.3), 4: (100, -60)},
+        [(0, 1), (1, 2), (1, 3), (3, 4)],
+    )
+    stub = osm_streets(
+        {0: (0, 0), 1: (100, 0), 2: (200, 0), 3: (100, -9.3)}, [(0, 1), (1, 2), (1, 3)]
+    )
+    walk = noisy_walk([(100, 0.5), (100, -7), (100, 0.5), (190, 0.5)], "start", noise_m=0.0)
+    assert [s.reach_m > 6 for s in find_spurs(stub, [walk], viterbi_match(stub, [walk]))] == [True]
+    assert find_spurs(osm, [walk], viterbi_match(osm, [walk])) == []  # the street goes on
