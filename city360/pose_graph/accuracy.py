@@ -216,10 +216,11 @@ UNSEEN: tuple[AccuracyCase, ...] = tuple(
     )
 )
 """Windows of the three extracts and seeds no tuning round used (round thirteen, issue 17):
-four of Nerima (the old town's and the grid's neighbours, 360-450 m), three of Helsinki's
-centre (Kruununhaka, the Esplanadi and market square, Kamppi) and West Oakland's east side,
-each filmed seven ways on seeds 5-9. Not in the default run: ``city360 accuracy --area
-nerima-se`` (or any of their areas) runs them; the figures are in docs/design-notes.md."""
+four of Nerima (360-540 m; 10-36 street junctions), three of Helsinki's centre (Kruununhaka's
+south-west, the Esplanadi and market square, Kamppi; 355-445 m) and West Oakland's east side
+(700 x 555 m), each filmed seven ways on seeds 5-9. Not in the default run: ``city360
+accuracy --area nerima-se`` (or any of their areas) runs them; the figures are in
+docs/design-notes.md ("Unseen areas and seeds, round thirteen")."""
 
 QUICK: tuple[AccuracyCase, ...] = (
     AccuracyCase("oakland", "osm/West-Oakland.osm.bz2", None, (0,)),
