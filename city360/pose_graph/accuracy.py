@@ -50,6 +50,7 @@ __all__ = [
     "TARGET_F1",
     "TARGET_JUNCTIONS",
     "TARGET_RMSE_M",
+    "UNSEEN",
     "WALKS",
     "AccuracyCase",
     "AccuracyRow",
@@ -190,6 +191,36 @@ PATTERNS: tuple[AccuracyCase, ...] = tuple(
     )
 )
 """Filming patterns other than plain coverage on two dense areas (``city360 accuracy``)."""
+
+_UNSEEN_WINDOWS = (
+    ("nerima-se", "osm/tokyo_nerima.osm", "35.7410,139.6760,35.7450,139.6800"),
+    ("nerima-sw", "osm/tokyo_nerima.osm", "35.7410,139.6590,35.7450,139.6640"),
+    ("nerima-n", "osm/tokyo_nerima.osm", "35.7550,139.6660,35.7584,139.6720"),
+    ("nerima-ne", "osm/tokyo_nerima.osm", "35.7540,139.6740,35.7580,139.6790"),
+    ("helsinki-east", "osm/Helsinki.osm.pbf", "60.1680,24.9460,60.1720,24.9534"),
+    ("helsinki-se", "osm/Helsinki.osm.pbf", "60.1641,24.9470,60.1680,24.9534"),
+    ("helsinki-kamppi", "osm/Helsinki.osm.pbf", "60.1670,24.9352,60.1710,24.9420"),
+    ("oakland-east", "osm/West-Oakland.osm.bz2", "37.8060,-122.3030,37.8110,-122.2950"),
+)
+UNSEEN: tuple[AccuracyCase, ...] = tuple(
+    AccuracyCase(area, osm, bbox, (seed,), gps_model=gps, pattern=pattern, stops=stops)
+    for area, osm, bbox in _UNSEEN_WINDOWS
+    for pattern, stops, gps, seed in (
+        ("coverage", False, "phone", 5),
+        ("coverage", False, "camera", 6),
+        ("one-way", False, "phone", 7),
+        ("one-way", True, "phone", 8),
+        ("wander", False, "phone", 9),
+        ("wander", True, "camera", 5),
+        ("coverage", True, "phone", 6),
+    )
+)
+"""Windows of the three extracts and seeds no tuning round used (round thirteen, issue 17):
+four of Nerima (360-540 m; 10-36 street junctions), three of Helsinki's centre (Kruununhaka's
+south-west, the Esplanadi and market square, Kamppi; 355-445 m) and West Oakland's east side
+(700 x 555 m), each filmed seven ways on seeds 5-9. Not in the default run: ``city360
+accuracy --area nerima-se`` (or any of their areas) runs them; the figures are in
+docs/design-notes.md ("Unseen areas and seeds, round thirteen")."""
 
 QUICK: tuple[AccuracyCase, ...] = (
     AccuracyCase("oakland", "osm/West-Oakland.osm.bz2", None, (0,)),

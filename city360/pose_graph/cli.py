@@ -210,7 +210,10 @@ def accuracy_command(
     area: Annotated[
         list[str] | None,
         typer.Option(
-            "--area", help="Only the cases of this area (repeatable).", show_default=False
+            "--area",
+            help="Only the cases of this area (repeatable); also the areas of the unseen "
+            "windows (accuracy.UNSEEN), which the default run leaves out.",
+            show_default=False,
         ),
     ] = None,
     seed: Annotated[
@@ -233,6 +236,7 @@ def accuracy_command(
         PATTERNS,
         QUICK,
         SUITE,
+        UNSEEN,
         WALKS,
         AccuracyRow,
         format_table,
@@ -255,7 +259,8 @@ def accuracy_command(
     if rows_file is not None:
         rows = read_rows(rows_file)
     else:
-        cases = select_cases(QUICK if quick else SUITE + WALKS + PATTERNS, areas=area, seeds=seed)
+        pool = QUICK if quick else SUITE + WALKS + PATTERNS + (UNSEEN if area else ())
+        cases = select_cases(pool, areas=area, seeds=seed)
         rows = run_suite(cases, data_dir=data, work_dir=keep, on_row=show)
     if as_json:
         typer.echo(json.dumps([r.to_json() for r in rows], indent=2))

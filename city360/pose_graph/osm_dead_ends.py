@@ -52,7 +52,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from city360.pose_graph.junctions import DeadEndEvent
-from city360.pose_graph.osm_match import OsmStreets
+from city360.pose_graph.osm_match import SHORT_STREET_M, OsmStreets
 from city360.pose_graph.segments import CutFilter, Segment
 from city360.pose_graph.tracks import Track
 
@@ -125,8 +125,10 @@ def along_street_m(osm: OsmStreets, track: Track, matched: IntArray) -> FloatArr
 
 def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntArray]) -> list[Spur]:
     """Every out-and-back of a track along one OSM street reaching :data:`SPUR_MIN_M` from
-    the node it leaves: a run of poses matched to one street, not at the track's start or end,
-    whose first and last poses lie nearer the same end node and within half the reach of it."""
+    the node it leaves: a run of poses matched to one street, not at the track's start or end
+    unless the street is a mapped stub (a video that starts at a junction and steps 7 m into a
+    9.3 m stub and back: Helsinki, unseen window), whose first and last poses lie nearer the
+    same end node and within half the reach of it."""
     spurs: list[Spur] = []
     degree = osm.node_degree
     for t, (track, matched) in enumerate(zip(tracks, matches, strict=True)):
@@ -138,7 +140,7 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
         stops = np.concatenate([change, [len(track)]]) - 1
         for first, last in zip(starts, stops, strict=True):
             edge = int(matched[first])
-            if edge < 0 or first == 0 or last == len(track) - 1 or last - first < 2:
+            if edge < 0 or last - first < 2:
                 continue
             length = float(osm.edge_length_m[edge])
             s = along[first : last + 1]
@@ -148,6 +150,8 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
             from_node = s if end == 0 else length - s
             reach = float(from_node.max())
             stub = length <= STUB_MAX_M and degree[osm.edge_nodes[edge, 1 - end]] == 1
+            if (first == 0 or last == len(track) - 1) and not stub:
+                continue  # a video's end: only a stub, where nobody goes on, says it came back
             floor = STUB_SPUR_MIN_M if stub else SPUR_MIN_M
             if reach < floor or max(from_node[0], from_node[-1]) > 0.5 * reach:
                 continue
@@ -211,6 +215,26 @@ def place_dead_ends(
             arc_m=clearance_m + cut_radius_m,
         )
 
+    degree = osm.node_degree
+    stub = (
+        (osm.edge_length_m <= STUB_MAX_M)
+        & (osm.edge_length_m >= SHORT_STREET_M)
+        & ((degree[ends[:, 0]] == 1) != (degree[ends[:, 1]] == 1))
+    )
+
+    def at_stub_tip(edge: int, from_end: FloatArray) -> npt.NDArray[np.bool_]:
+        """Per end of ``edge``: whether a candidate ``from_end`` metres from each end lies at
+        the tip of a mapped dead-end stub (:data:`STUB_MAX_M`) rather than at that end, its
+        root: nearer the tip, and :data:`STUB_SPUR_MIN_M` along. The walker cannot have gone
+        on, so a video ending there ends the stub (a video ending at the tip of a 9.3 m stub
+        was smoothed to 7.5-8 m along it, inside the junction's clearance: Helsinki, unseen
+        window, the junction lost its third arm)."""
+        if not stub[edge]:
+            return np.zeros(2, dtype=bool)
+        root = 0 if degree[ends[edge, 1]] == 1 else 1
+        tip = (from_end[root] > from_end[1 - root]) & (from_end[root] >= STUB_SPUR_MIN_M)
+        return np.array([tip if end == root else False for end in (0, 1)])
+
     spur_events = [
         (s, DeadEndEvent(s.track, s.apex, *map(float, tracks[s.track].xy[s.apex])))
         for s in spurs
@@ -227,7 +251,9 @@ def place_dead_ends(
                 )
             s = float(along_cache[event.track][event.frame])
             from_end = np.array([s, osm.edge_length_m[edge] - s])
-            near = at_junction[ends[edge]] & (from_end <= clearance_m)
+            near = (
+                at_junction[ends[edge]] & (from_end <= clearance_m) & ~at_stub_tip(edge, from_end)
+            )
             if near.any() and _cut_nearby(
                 tracks[event.track],
                 event.frame,
@@ -237,6 +263,20 @@ def place_dead_ends(
             ):
                 continue  # ends at the junction, whatever the GPS says to the side
         kept.append(event)
+    # a video ending at a stub's tip within the pose-only clearance of the junction (as the
+    # crow flies) has no event yet
+    listed = {(e.track, e.frame) for e in kept}
+    for t, track in enumerate(tracks):
+        for f in sorted({0, len(track) - 1}):
+            edge = int(matches[t][f])
+            if (t, f) in listed or edge < 0 or not stub[edge]:
+                continue
+            if t not in along_cache:
+                along_cache[t] = along_street_m(osm, track, matches[t])
+            s = float(along_cache[t][f])
+            tip = at_stub_tip(edge, np.array([s, osm.edge_length_m[edge] - s]))
+            if (tip & at_junction[ends[edge]]).any():
+                kept.append(DeadEndEvent(t, f, *map(float, track.xy[f])))
     # a spur's own U-turn, where the pose-only rule found it, is its apex
     apex_arc = [(s.track, float(tracks[s.track].arc_m[s.apex])) for s, _ in spur_events]
     kept = [
@@ -247,12 +287,17 @@ def place_dead_ends(
             for t, arc in apex_arc
         )
     ]
+    kept = [
+        e
+        for e in kept
+        if not _turns_in_place(osm, at_junction, tracks[e.track], matches[e.track], e.frame)
+    ]
     kept += [event for _, event in spur_events]
     if not kept:
         return np.zeros((0, 2)), []
     edge_of = np.array([matches[e.track][e.frame] for e in kept], dtype=np.int64)
     points = np.array([[e.x_m, e.y_m] for e in kept])
-    pairs = cKDTree(points).query_pairs(merge_m, output_type="ndarray")
+    pairs = _close_pairs(osm, points, edge_of, merge_m)
     if pairs.size:
         pairs = pairs[_one_street_end(osm, at_junction, edge_of[pairs[:, 0]], edge_of[pairs[:, 1]])]
     pairs = np.concatenate([pairs.reshape(-1, 2), _same_place(osm, edge_of)])
@@ -265,6 +310,73 @@ def place_dead_ends(
     for event, label in zip(kept, labels, strict=True):
         grouped[label].append(event)
     return centres, grouped
+
+
+def _inner_streets(osm: OsmStreets) -> tuple[IntArray, npt.NDArray[np.bool_]]:
+    """The place label of each node (:func:`~city360.pose_graph.osm_match.node_groups`) and
+    which streets lie inside one place (shorter than ``SHORT_STREET_M``, both ends in it)."""
+    from city360.pose_graph.osm_match import node_groups
+
+    group = node_groups(osm)
+    return group, group[osm.edge_nodes[:, 0]] == group[osm.edge_nodes[:, 1]]
+
+
+def _close_pairs(
+    osm: OsmStreets, points: FloatArray, edge_of: IntArray, merge_m: float
+) -> IntArray:
+    """Pairs (P, 2) of dead-end candidates within ``merge_m`` of each other, a candidate on a
+    street inside one place standing anywhere in that place: a street under 8 m is part of
+    its place to a camera and to the scorer, so a video that starts at the tip of a 6.3 m stub
+    and one that ends at the stub's root, 9.7 m apart as smoothed (one-way trails, Nerima),
+    end the same street at the same place."""
+    group, inner = _inner_streets(osm)
+    xy, owner = [points], [np.arange(len(points))]
+    for i in np.flatnonzero((edge_of >= 0) & inner[np.maximum(edge_of, 0)]):
+        members = np.flatnonzero(group == group[osm.edge_nodes[edge_of[i], 0]])
+        xy.append(osm.node_xy[members])
+        owner.append(np.full(len(members), i))
+    who = np.concatenate(owner)
+    found = cKDTree(np.concatenate(xy)).query_pairs(merge_m, output_type="ndarray")
+    pairs = np.sort(who[found.reshape(-1, 2)], axis=1)
+    return np.unique(pairs[pairs[:, 0] != pairs[:, 1]], axis=0).reshape(-1, 2)
+
+
+def _turns_in_place(
+    osm: OsmStreets,
+    at_junction: npt.NDArray[np.bool_],
+    track: Track,
+    matched: IntArray,
+    frame: int,
+) -> bool:
+    """Whether ``track``'s turn-back at ``frame`` is a turn at a place no junction stands for:
+    the frame is matched to a street inside the place (a stub under 8 m) and the track comes
+    to the place along one street and leaves it along another, each within twice
+    ``SHORT_STREET_M`` of travel of the frame (up the stub and back). Camera GPS at a stop on a
+    corner ran 6 m up a 5.8 m stub and back before the walk turned the corner (Nerima, wander
+    with stops): as a dead end it cut the corner's passes and, with a turn-back along the next
+    street, made a three-way "junction" of a bend."""
+    if frame in (0, len(matched) - 1) or matched[frame] < 0:
+        return False
+    group, inner = _inner_streets(osm)
+    edge = int(matched[frame])
+    place = group[osm.edge_nodes[edge, 0]]
+    if not inner[edge] or at_junction[group == place].any():
+        return False
+
+    def street_beyond(frames: IntArray) -> int:
+        for f in frames:
+            e = int(matched[f])
+            if e >= 0 and not (inner[e] and group[osm.edge_nodes[e, 0]] == place):
+                return e if (group[osm.edge_nodes[e]] == place).any() else -1
+        return -1
+
+    lo, hi = np.searchsorted(
+        track.arc_m,
+        [track.arc_m[frame] - 2 * SHORT_STREET_M, track.arc_m[frame] + 2 * SHORT_STREET_M],
+    )
+    before = street_beyond(np.arange(frame - 1, lo - 1, -1))
+    after = street_beyond(np.arange(frame + 1, min(hi, len(matched))))
+    return before >= 0 and after >= 0 and before != after
 
 
 def _same_place(osm: OsmStreets, edge_of: IntArray) -> IntArray:

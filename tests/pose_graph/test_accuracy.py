@@ -220,3 +220,29 @@ def test_the_loop_walk_finds_its_spur_base_without_osm(tmp_path: Path) -> None:
     rows = run_case(case, 0, data_dir=tmp_path / "data", work_dir=tmp_path / "work")
     for row in rows:
         assert (row.junction_precision, row.junction_recall, row.street_f1) == (1.0, 1.0, 1.0), row
+
+
+def test_unseen_windows_run_by_area_only_and_share_no_area_or_seed_with_the_suite(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from typer.testing import CliRunner
+
+    import city360.pose_graph.accuracy as accuracy
+    from city360.cli import app
+
+    tuned = accuracy.SUITE + accuracy.WALKS + accuracy.PATTERNS
+    assert {c.area for c in accuracy.UNSEEN}.isdisjoint({c.area for c in tuned})
+    assert {c.bbox for c in accuracy.UNSEEN}.isdisjoint({c.bbox for c in tuned})
+    assert {s for c in accuracy.UNSEEN for s in c.seeds} == {5, 6, 7, 8, 9}
+    ran: list[list[AccuracyCase]] = []
+
+    def fake_run(cases: list[AccuracyCase], **_: object) -> list[accuracy.AccuracyRow]:
+        ran.append(list(cases))
+        return []
+
+    monkeypatch.setattr(accuracy, "run_suite", fake_run)
+    runner = CliRunner()
+    assert runner.invoke(app, ["accuracy", "--area", "nerima-se", "--json"]).exit_code == 0
+    assert runner.invoke(app, ["accuracy", "--json"]).exit_code == 0
+    assert [c.area for c in ran[0]] == ["nerima-se"] * 7
+    assert not {c.area for c in ran[1]} & {c.area for c in accuracy.UNSEEN}

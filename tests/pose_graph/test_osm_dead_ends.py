@@ -300,3 +300,78 @@ def test_a_short_u_turn_into_a_mapped_stub_is_a_spur_not_into_a_street_that_goes
     spurs = find_spurs(osm, [stub, on], viterbi_match(osm, [stub, on]))
     assert [(s.track, s.edge) for s in spurs] == [(0, _edge(osm, 1, 3))]
     assert spurs[0].reach_m == pytest.approx(4.5, abs=0.6)
+
+
+def test_a_video_starting_at_the_tip_of_a_6_m_stub_and_one_ending_at_its_root_are_one_end() -> None:
+    # one-way trails in Nerima (unseen window, seed 7): one trail ends where a 6.3 m stub leaves
+    # a bend, the next starts at the stub's tip, 9.7 m from that end as smoothed; to a camera
+    # (and the scorer) the stub is part of the bend, so the street goes on through it
+    # (the bend's street crosses a west-east street at (0, -100))
+    osm = osm_streets(
+        {0: (0, 100), 1: (0, 0), 2: (6.3, 0), 3: (0, -100), 4: (-100, -100), 5: (100, -100)},
+        [(0, 1), (1, 2), (1, 3), (4, 3), (3, 5)],
+    )
+    ends = noisy_walk([(-2.5, 90), (-2.5, -1.0)], "ends", noise_m=0.0)
+    starts = noisy_walk([(7.0, -2.0), (1.0, -2.0), (1.0, -100), (90, -100)], "starts", noise_m=0.0)
+    across = noisy_walk([(-90, -100), (90, -100)], "across", noise_m=0.0)
+    events = [[_event(ends, 0, len(ends) - 1)], [_event(starts, 1, 0)]]
+    _, grouped = _place(osm, [ends, starts], events, [])
+    assert len(grouped) == 1
+    kinds = _kinds(_build(osm, [ends, starts, across]))
+    assert _near(kinds["junction"], (0, -100), 2.0) == 1
+    assert _near(kinds["junction"], (0, 0), 20.0) == 0
+    # one node joins the two videos at the bend (before: a dead end ending each)
+    assert _near(kinds.get("link", []), (2, -1), 8.0) == 1
+    assert _near(kinds["dead_end"], (2, -1), 8.0) == 0
+
+
+def test_a_track_overshooting_a_corner_into_a_6_m_stub_does_not_end_there() -> None:
+    # camera GPS at a stop on a corner (Nerima, unseen window, wander+stops seed 5): the smoothed
+    # track runs 6 m up a 5.8 m stub past the corner and back, then turns the corner; a walk
+    # that turns back 8.5 m along the corner's west street shares the street with it
+    osm = osm_streets(
+        {0: (-100, 0), 1: (0, 0), 2: (0, 5.8), 3: (0, -100)}, [(0, 1), (1, 2), (1, 3)]
+    )
+    corner = noisy_walk([(0, -90), (0, 0), (0, 6.0), (0, 0), (-90, 0)], "corner", noise_m=0.0)
+    turn = noisy_walk([(0, -90), (0, 0), (-8.5, 0), (0, 0), (0, -90)], "turn", noise_m=0.0)
+    overshoot = int(np.argmin(np.hypot(*(corner.xy - [0.0, 6.0]).T)))
+    events = [[_event(corner, 0, overshoot)]]
+    _, grouped = _place(osm, [corner], events, [])
+    assert grouped == []
+    graph = _build(osm, [corner, turn])
+    assert "junction" not in _kinds(graph)
+
+
+def test_a_video_ending_at_the_tip_of_a_mapped_9_m_stub_ends_the_stub() -> None:
+    # Helsinki, unseen window (Kasarmikatu, wander seed 9): a video ends at the tip of a 9.3 m
+    # dead-end stub; smoothed, the end lies 7.5 m along it, inside the junction's clearance, and
+    # was given to the junction, which lost its third arm. Nearer the stub's tip than its root
+    # (and STUB_SPUR_MIN_M along) it ends the stub; an end 3 m along stays the junction's
+    osm = osm_streets(
+        {0: (0, 0), 1: (100, 0), 2: (200, 0), 3: (100, -9.3)}, [(0, 1), (1, 2), (1, 3)]
+    )
+    through = noisy_walk([(10, 0), (190, 0)], "through", noise_m=0.0)
+    tip = noisy_walk([(190, 1), (100, 1), (100, -7.5)], "tip", noise_m=0.0)
+    root = noisy_walk([(10, 1), (100, 1), (100, -3)], "root", noise_m=0.0)
+    events = [[_event(tip, 1, len(tip) - 1)], [_event(root, 2, len(root) - 1)]]
+    dead_xy, grouped = _place(osm, [through, tip, root], events, [(100.0, 0.0)])
+    assert [e.track for group in grouped for e in group] == [1]
+    assert np.allclose(dead_xy[0], [100.0, -7.5])
+    kinds = _kinds(_build(osm, [through, tip]))
+    assert _near(kinds["junction"], (100, 0), 1.0) == 1
+    assert _near(kinds["dead_end"], (100, -8), 2.0) == 1
+
+
+def test_a_video_starting_with_a_step_into_a_mapped_stub_and_back_walks_a_spur() -> None:
+    # the same stub (coverage seed 5): the next video starts at the junction, walks 7 m into
+    # the 9.3 m stub and back, then on east; at a video's start only a stub says it came back
+    osm = osm_streets(
+        {0: (0, 0), 1: (100, 0), 2: (200, 0), 3: (100, -9.3), 4: (100, -60)},
+        [(0, 1), (1, 2), (1, 3), (3, 4)],
+    )
+    stub = osm_streets(
+        {0: (0, 0), 1: (100, 0), 2: (200, 0), 3: (100, -9.3)}, [(0, 1), (1, 2), (1, 3)]
+    )
+    walk = noisy_walk([(100, 0.5), (100, -7), (100, 0.5), (190, 0.5)], "start", noise_m=0.0)
+    assert [s.reach_m > 6 for s in find_spurs(stub, [walk], viterbi_match(stub, [walk]))] == [True]
+    assert find_spurs(osm, [walk], viterbi_match(osm, [walk])) == []  # the street goes on
