@@ -78,6 +78,8 @@ class _Crop:
     bbox: tuple[float, float, float, float]
     nodes_inside: int
     file_extent: tuple[float, float, float, float] | None
+    file_nodes: int
+    """Nodes with a location in the whole source file."""
 
 
 def _objects(path: Path, entities: Any = None) -> Iterator[Any]:
@@ -163,6 +165,7 @@ def _crop_to_xml(source: Path, dst: Path, bbox: tuple[float, float, float, float
         bbox=keep if keep is not None else (0.0, 0.0, 0.0, 0.0),
         nodes_inside=located if everything else len(inside),
         file_extent=extent,
+        file_nodes=located,
     )
 
 
