@@ -89,6 +89,25 @@ def test_gps_folder(tmp_path: Path) -> None:
     assert [p.name for p in inputs.tracks] == ["a.gpx", "b.csv"]
 
 
+def test_a_folder_s_tracks_beside_their_videos_pair(tmp_path: Path) -> None:
+    """``city360 ingest videos/`` of a folder that holds walk_000.mp4 beside walk_000.gpx (as
+    ``city360 synth`` writes it, and as most people keep a capture): every video failed with
+    "no embedded GPS; pass --gps TRACK (a .gpx with the same file stem)". A track named like
+    no video stays out (it may be a whole day's log), and --gps wins over a track beside."""
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    for name in ("walk_000.mp4", "walk_000.gpx", "walk_001.mp4", "walk_001.csv", "day.gpx"):
+        (videos / name).write_bytes(b"x")
+    elsewhere = tmp_path / "fixed" / "walk_001.gpx"
+    elsewhere.parent.mkdir()
+    elsewhere.write_bytes(b"x")
+    inputs = sort_inputs([videos])
+    assert [p.name for p in inputs.videos] == ["walk_000.mp4", "walk_001.mp4"]
+    assert [p.name for p in inputs.tracks] == ["walk_000.gpx", "walk_001.csv"]
+    inputs = sort_inputs([videos], [elsewhere])
+    assert inputs.tracks == [elsewhere, videos / "walk_000.gpx"]
+
+
 def test_single_photo_says_a_trajectory_needs_several(shared_data: Path) -> None:
     photo = shared_data / "pano360" / "gopro_max_GSAG2002.JPG"
     with pytest.raises(ConfigError, match="a trajectory needs several photos"):
