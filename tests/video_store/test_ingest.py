@@ -304,6 +304,42 @@ def test_truncated_mid_stream_leaves_nothing(synthetic_walk: SyntheticWalk, tmp_
     assert not city.exists()
 
 
+def test_fragmented_video_cut_in_its_fragment_says_truncated(
+    synthetic_walk: SyntheticWalk, tmp_path: Path
+) -> None:
+    """A fragmented MP4 (DASH segments joined, a camera's recovered file) cut inside its
+    fragment: the fragment header still promises every frame, the packets stop early, and
+    ingest said the video "moves only 0.3 m along GPS track" instead of that it is cut."""
+    import av
+
+    with av.open(str(synthetic_walk.video)) as container:
+        frames = [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
+    fragmented = tmp_path / "frag.mp4"
+    flags = {"movflags": "frag_keyframe+empty_moov+default_base_moof"}
+    with av.open(str(fragmented), "w", format="mp4", options=flags) as container:
+        container.metadata["creation_time"] = CREATION.isoformat().replace("+00:00", "Z")
+        stream = container.add_stream("libx264", rate=10)
+        stream.height, stream.width = frames[0].shape[:2]
+        stream.pix_fmt = "yuv420p"
+        stream.options = {"g": str(len(frames)), "crf": "20", "preset": "veryfast"}
+        for image in frames:
+            container.mux(stream.encode(av.VideoFrame.from_ndarray(image, format="rgb24")))
+        container.mux(stream.encode())
+    cut = tmp_path / "in" / "cut.mp4"
+    cut.parent.mkdir()
+    cut.write_bytes(fragmented.read_bytes()[: fragmented.stat().st_size // 4])
+    city = tmp_path / "city"
+    with pytest.raises(
+        VideoError,
+        match=rf"cut\.mp4 is truncated: its header promises {len(frames)} frames but only "
+        r"\d+ are in the file; re-copy it from the camera",
+    ):
+        ingest_video(
+            cut, synthetic_walk.gpx, city, projection=synthetic_walk.projection, options=SMALL
+        )
+    assert not city.exists()
+
+
 # CLI ---------------------------------------------------------------------------------------
 def test_parse_offset() -> None:
     assert parse_offset(None) is None
