@@ -21,6 +21,7 @@ from city360.video_store.cli import pair_inputs, parse_offset
 from city360.video_store.ingest import IngestOptions, ingest_video
 from tests.fixtures.videos import (
     CREATION,
+    ORIGIN,
     SyntheticWalk,
     angle_error_deg,
     write_csv_track,
@@ -301,6 +302,32 @@ def test_truncated_mid_stream_leaves_nothing(synthetic_walk: SyntheticWalk, tmp_
         ingest_video(
             cut, synthetic_walk.gpx, city, projection=synthetic_walk.projection, options=SMALL
         )
+    assert not city.exists()
+
+
+def test_a_walk_filmed_in_another_city_is_refused(
+    synthetic_walk: SyntheticWalk, tmp_path: Path
+) -> None:
+    """Photos of the Netherlands ingested into a city in Tokyo went in: the city's bbox grew
+    to span the globe (a later ``build --osm`` crops all of it) and build said the walks
+    "never meet" at x = -3077636 m. A walk more than MAX_CITY_RADIUS_M from the city's CRS
+    origin belongs to another city."""
+    from city360.geo import LocalProjection
+    from city360.video_store.photos import ingest_photos
+    from tests.video_store.test_photos import photo_walk
+
+    far = LocalProjection(ORIGIN[0] + 2.0, ORIGIN[1])  # a city 222 km north
+    city = tmp_path / "city"
+    with pytest.raises(
+        GpsError,
+        match=r"walk\.gpx puts the walk 22\d km from the centre of the city .*city "
+        r"\(\d+\.\d+, \d+\.\d+\); a city spans at most 100 km: ingest it into a city of its "
+        r"own \(--out ANOTHER_CITY\)",
+    ):
+        ingest_video(synthetic_walk.video, synthetic_walk.gpx, city, projection=far, options=SMALL)
+    photos, _x, _y = photo_walk(tmp_path / "seq")
+    with pytest.raises(GpsError, match=r"seq.* puts the walk 22\d km from the centre of"):
+        ingest_photos("seq", photos, None, city, projection=far)
     assert not city.exists()
 
 
