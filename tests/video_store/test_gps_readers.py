@@ -121,6 +121,20 @@ def test_gpx_time_that_cannot_be_read_is_named(
     assert "ISO 8601" in str(info.value)
 
 
+def test_csv_time_in_milliseconds_is_named(tmp_path: Path) -> None:
+    """Android loggers write POSIX milliseconds; read as seconds they were the year 48006 and
+    ingest died in a traceback (``ValueError: year 48006 is out of range``)."""
+    path = tmp_path / "phone.csv"
+    ms = int(T0 * 1000)
+    path.write_text(f"time,lat,lon\n{ms},60.0,25.0\n{ms + 1000},60.0,25.0001\n")
+    with pytest.raises(
+        GpsError,
+        match=rf"^CSV .*phone\.csv line 2: column `time` is {ms}, as POSIX seconds past the year "
+        r"5000; it looks like milliseconds: write POSIX seconds \(\d+\.000\) or ISO 8601",
+    ):
+        read_track(path)
+
+
 def test_missing_track_file(tmp_path: Path) -> None:
     with pytest.raises(InputFileError, match=r"GPS track .*nope\.gpx not found"):
         read_track(tmp_path / "nope.gpx")
