@@ -314,6 +314,18 @@ def _no_overlap(
     bbox: tuple[float, float, float, float],
     extent: tuple[float, float, float, float] | None,
 ) -> OsmError:
+    if extent is not None and (
+        extent[0] <= bbox[2]
+        and bbox[0] <= extent[2]
+        and extent[1] <= bbox[3]
+        and bbox[1] <= extent[3]
+    ):
+        msg = (
+            f"OSM extract {source} has no node inside bbox {_fmt_bbox(bbox)} although its "
+            f"nodes span {_fmt_bbox(extent)} around it; widen the bbox, or pick an extract "
+            "that maps this area"
+        )
+        return OsmError(msg)
     covers = f"it covers {_fmt_bbox(extent)}" if extent else "it has no nodes"
     msg = (
         f"OSM extract {source} does not overlap bbox {_fmt_bbox(bbox)} ({covers}); "

@@ -299,6 +299,20 @@ def test_bbox_outside_the_extract(shared_data: Path) -> None:
         load_osm(path, bbox=(0, 0, 1, 1))
 
 
+def test_bbox_inside_the_extract_without_nodes(shared_data: Path) -> None:
+    """A 10 m bbox between West Oakland's nodes: the extract "does not overlap" it, said the
+    message, naming a span that holds it."""
+    with pytest.raises(
+        OsmError,
+        match=r"West-Oakland.osm.bz2 has no node inside bbox 37.81,-122.3,37.8101,-122.2999 "
+        r"although its nodes span 37.80\d+,-122.31\d+,37.81\d+,-122.29\d+ around it; widen "
+        r"the bbox",
+    ):
+        load_osm(
+            shared_data / "osm" / "West-Oakland.osm.bz2", bbox=(37.81, -122.3, 37.8101, -122.2999)
+        )
+
+
 def test_bbox_without_streets(shared_data: Path) -> None:
     path = shared_data / "osm" / "Helsinki.osm.pbf"
     with pytest.raises(
