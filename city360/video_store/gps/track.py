@@ -122,8 +122,12 @@ def validate_track(track: GpsTrack) -> GpsTrack:
         raise GpsError(msg)
     if n_usable == 1:
         msg = (
-            f"GPS track {src} has a single usable point of {len(track)}"
-            + (f" ({_why_unusable(track, finite, in_range)})" if len(track) > 1 else "")
+            f"GPS track {src} has a single usable point"
+            + (
+                f" of {len(track)} ({_why_unusable(track, finite, in_range)})"
+                if len(track) > 1
+                else ""
+            )
             + "; a trajectory needs a track of at least two points at different places"
         )
         raise GpsError(msg)
