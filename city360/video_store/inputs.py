@@ -9,8 +9,9 @@ Files are therefore recognised by what they are, not by where they stand:
 - still photos (``.jpg``/``.jpeg``) given as files form one photo sequence (interval shooting),
   named by the folder they are in; a folder of photos is one sequence named by the folder;
 - a folder of videos contributes every video inside it, and the GPS files inside it named like
-  one of those videos (``walk1.mp4`` beside ``walk1.gpx``, as ``city360 synth`` writes them),
-  unless ``--gps`` already names a track of that stem.
+  one of those videos (``walk1.mp4`` beside ``walk1.gpx``, as ``city360 synth`` writes them)
+  or, for a folder of photos, like the folder (``street/street.gpx``), unless ``--gps``
+  already names a track of that stem.
 
 A single photo is refused with a message: one position is not a trajectory.
 """
@@ -107,7 +108,7 @@ def sort_inputs(inputs: Sequence[Path], gps: Sequence[Path] = ()) -> IngestInput
             if photos:
                 sequences.append(PhotoSequence(path.resolve().name, tuple(photos)))
             videos.extend(found)
-            stems = {v.stem for v in found}
+            stems = {v.stem for v in found} | ({path.resolve().name} if photos else set())
             beside.extend(p for p in children if _kind(p) == "gps" and p.stem in stems)
             if not photos and not found:
                 msg = (

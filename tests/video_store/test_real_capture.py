@@ -106,6 +106,11 @@ def test_a_folder_s_tracks_beside_their_videos_pair(tmp_path: Path) -> None:
     assert [p.name for p in inputs.tracks] == ["walk_000.gpx", "walk_001.csv"]
     inputs = sort_inputs([videos], [elsewhere])
     assert inputs.tracks == [elsewhere, videos / "walk_000.gpx"]
+    photos = tmp_path / "street"  # a photo walk with its track inside, named like it
+    photos.mkdir()
+    for name in ("a.jpg", "b.jpg", "street.gpx", "other.gpx"):
+        (photos / name).write_bytes(b"x")
+    assert sort_inputs([photos]).tracks == [photos / "street.gpx"]
 
 
 def test_single_photo_says_a_trajectory_needs_several(shared_data: Path) -> None:
