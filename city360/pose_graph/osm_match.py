@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.spatial import cKDTree
 
-from city360.errors import OsmError
+from city360.errors import ConfigError, OsmError, did_you_mean
 from city360.geo import LocalProjection
 from city360.pose_graph.junctions import DeadEndEvent
 from city360.pose_graph.segments import CutFilter
@@ -223,8 +223,16 @@ def load_matching_streets(
     Raises :class:`OsmError` naming the cause when no network matches
     :data:`MIN_COVERED_SHARE` of the poses (see :func:`check_overlap`).
     """
+    from city360.maps.osm_types import NETWORK_HIGHWAYS
     from city360.pose_graph.map_match import candidate_share
 
+    if network != "auto" and network not in NETWORK_HIGHWAYS:
+        known = ["auto", *NETWORK_HIGHWAYS]
+        msg = (
+            f"--osm-network {network!r} is not known; expected one of {', '.join(known)}."
+            f"{did_you_mean(network, known)}"
+        )
+        raise ConfigError(msg)
     names = AUTO_NETWORKS if network == "auto" else (network,)
     loaded: dict[str, OsmStreets] = {}
     for name in names:
