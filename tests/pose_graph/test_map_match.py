@@ -16,7 +16,7 @@ from city360.pose_graph.osm_match import (
     osm_junction_candidates,
 )
 from city360.pose_graph.segments import cut_tracks
-from tests.pose_graph.walks import ORIGIN
+from tests.pose_graph.walks import ORIGIN, polyline_track
 from tests.pose_graph.walks import noisy_walk as _walk
 from tests.pose_graph.walks import osm_streets as _streets
 
@@ -144,6 +144,49 @@ def _osm_file(path: Path, ways: list[tuple[str, list[tuple[float, float]]]]) -> 
 
 
 _CROSS = [(-60.0, 0.0), (0.0, 0.0), (60.0, 0.0)], [(0.0, -60.0), (0.0, 0.0), (0.0, 60.0)]
+_FAR_SQUARE = [(-900.0, 0.0), (-300.0, 0.0), (-300.0, 600.0), (-900.0, 600.0), (-900.0, 0.0)]
+
+
+def test_the_walked_streets_are_matched_in_whichever_piece_they_are(tmp_path: Path) -> None:
+    """An extract's streets often fall apart into pieces (the crop cuts them, a river, a
+    fence); the matcher saw only the longest, so a walk on any other failed the build with
+    "extract of another area" (Helsinki 60.174-60.1775, 24.938-24.944, street network)."""
+    path = _osm_file(
+        tmp_path / "pieces.osm",
+        [("residential", _FAR_SQUARE), ("residential", _CROSS[0]), ("residential", _CROSS[1])],
+    )
+    tracks = [
+        polyline_track([(-50.0, 0.0), (50.0, 0.0)], "a"),
+        polyline_track([(0.0, -50.0), (0.0, 50.0)], "b"),
+    ]
+    streets, network, shares, _ = load_matching_streets(
+        path, LocalProjection(*ORIGIN), tracks, network="auto"
+    )
+    assert network == "street"
+    assert shares["street"] > 0.9
+    assert streets.node_xy[:, 0].min() < -800.0  # the longer piece is there too
+
+
+def test_auto_takes_service_roads_before_footways(tmp_path: Path) -> None:
+    """A walk along service roads (lanes, yards) matches street+service as well as walk; auto
+    skipped street+service and took walk, whose footpaths moved junctions the walk never
+    passed (Helsinki one-way twin on street+service: junction recall 0.5 with walk, 1.0 with
+    street+service)."""
+    path = _osm_file(
+        tmp_path / "service.osm",
+        [
+            ("residential", _FAR_SQUARE),
+            ("service", _CROSS[0]),
+            ("service", _CROSS[1]),
+            ("footway", [(-60.0, 30.0), (60.0, 30.0)]),
+        ],
+    )
+    tracks = [
+        polyline_track([(-50.0, 0.0), (50.0, 0.0)], "a"),
+        polyline_track([(0.0, -50.0), (0.0, 50.0)], "b"),
+    ]
+    _, network, _, _ = load_matching_streets(path, LocalProjection(*ORIGIN), tracks)
+    assert network == "street+service"
 
 
 def test_an_unknown_network_lists_auto_too(tmp_path: Path) -> None:
