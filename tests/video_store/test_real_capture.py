@@ -119,6 +119,30 @@ def test_single_photo_says_a_trajectory_needs_several(shared_data: Path) -> None
         sort_inputs([photo])
 
 
+def test_auto_offset_is_not_fooled_by_a_long_stop(tmp_path: Path) -> None:
+    """A walk that stands still for 30 s, its track covering the video alone (one GPX per
+    video, as `synth` writes and many loggers split): a lag that slid the stop along the
+    track overlapped a third of the video with nothing to contradict it, scored 0.998 and won
+    (-41.6 s for a clock 7 s off; 20 of 24 videos of a West Oakland twin with stops were
+    minutes off). A lag is scored over the whole video: the part off the track counts as
+    unexplained."""
+    from city360.video_store.clean import clean_track
+    from city360.video_store.decode import iter_frames
+    from city360.video_store.gps import read_track
+    from city360.video_store.motion import MotionMeter
+    from city360.video_store.sync import estimate_offset
+
+    walk = make_walk(tmp_path / "in", "stand", clock_offset_s=7.0, stop=(10.0, 40.0))
+    info = probe_video(walk.video)
+    meter = MotionMeter(info)
+    for frame in iter_frames(info, deblock=False):
+        meter.add(frame)
+    smooth = clean_track(read_track(walk.gpx), walk.projection)
+    assert info.creation_time_utc is not None
+    offset, _ = estimate_offset(meter.result(), smooth, info.creation_time_utc)
+    assert offset == pytest.approx(7.0, abs=1.0)
+
+
 def test_auto_offset_finds_minutes(tmp_path: Path) -> None:
     """A camera clock 95 s behind the GPS: beyond the old ±30 s search."""
     import time
