@@ -81,6 +81,12 @@ MAX_STEP_FACTOR = 10.0
 ingest never writes a larger step and the pose-graph build rejects one inside an edge."""
 
 
+MAX_CITY_RADIUS_M = 100_000.0
+"""Farthest a trajectory may lie from its city's CRS origin, metres: one city is one area
+(its transverse Mercator stays true to 0.01 % there), and a walk farther off was filmed in
+another city (ingest refuses it rather than stretch the city's bbox over both)."""
+
+
 def max_pose_step_m(spacing_m: float) -> float:
     """Largest distance between consecutive poses a trajectory may have, metres."""
     return max(10.0, MAX_STEP_FACTOR * float(spacing_m))

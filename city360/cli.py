@@ -8,6 +8,8 @@ heavy dependencies inside the command functions).
 from __future__ import annotations
 
 import importlib
+import warnings
+from typing import TextIO
 
 import typer
 
@@ -54,9 +56,31 @@ def _register_stages() -> None:
 _register_stages()
 
 
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """Print a warning as ``warning: MESSAGE`` (Python's own format adds the file, line and
+    source code of city360 that raised it: nothing a user acts on)."""
+    from city360.scrub import scrub_text
+
+    console.print(
+        f"[yellow]warning:[/] {scrub_text(str(message))}",
+        markup=True,
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
 def main() -> None:
     """Entry point: click handles usage errors and exit codes; a City360Error becomes one clear
-    line on stderr and exit code 1 (no traceback: the message says what to fix)."""
+    line on stderr and exit code 1 (no traceback: the message says what to fix); warnings
+    print as ``warning: MESSAGE``."""
+    warnings.showwarning = _show_warning
     try:
         app()
     except City360Error as exc:

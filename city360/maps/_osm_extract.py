@@ -78,6 +78,8 @@ class _Crop:
     bbox: tuple[float, float, float, float]
     nodes_inside: int
     file_extent: tuple[float, float, float, float] | None
+    file_nodes: int
+    """Nodes with a location in the whole source file."""
 
 
 def _objects(path: Path, entities: Any = None) -> Iterator[Any]:
@@ -163,6 +165,7 @@ def _crop_to_xml(source: Path, dst: Path, bbox: tuple[float, float, float, float
         bbox=keep if keep is not None else (0.0, 0.0, 0.0, 0.0),
         nodes_inside=located if everything else len(inside),
         file_extent=extent,
+        file_nodes=located,
     )
 
 
@@ -311,6 +314,18 @@ def _no_overlap(
     bbox: tuple[float, float, float, float],
     extent: tuple[float, float, float, float] | None,
 ) -> OsmError:
+    if extent is not None and (
+        extent[0] <= bbox[2]
+        and bbox[0] <= extent[2]
+        and extent[1] <= bbox[3]
+        and bbox[1] <= extent[3]
+    ):
+        msg = (
+            f"OSM extract {source} has no node inside bbox {_fmt_bbox(bbox)} although its "
+            f"nodes span {_fmt_bbox(extent)} around it; widen the bbox, or pick an extract "
+            "that maps this area"
+        )
+        return OsmError(msg)
     covers = f"it covers {_fmt_bbox(extent)}" if extent else "it has no nodes"
     msg = (
         f"OSM extract {source} does not overlap bbox {_fmt_bbox(bbox)} ({covers}); "

@@ -21,10 +21,14 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from city360.city import OSM_ATTRIBUTION, OSM_EXTRACT, CityDir, SourceFile, file_sha256
 from city360.errors import CityFormatError, OsmError
 from city360.geo import LocalProjection
+
+if TYPE_CHECKING:
+    from city360.maps._osm_extract import _Crop
 
 __all__ = ["CROP_MARGIN_M", "city_extract", "keep_city_extract"]
 
@@ -54,6 +58,35 @@ def _crop_bbox(
 
 def _fmt(bbox: tuple[float, float, float, float] | None) -> str:
     return "nothing" if bbox is None else ",".join(f"{v:.5f}" for v in bbox)
+
+
+def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] <= b[2] and b[0] <= a[2] and a[1] <= b[3] and b[1] <= a[3]
+
+
+def _not_covered(
+    src: Path,
+    city: CityDir,
+    city_bbox: tuple[float, float, float, float],
+    area: tuple[float, float, float, float],
+    crop: _Crop,
+    margin_m: float,
+) -> str:
+    """The message for an extract without a node in the crop ``area`` (S,W,N,E degrees):
+    an extract of somewhere else, or one whose nodes span the city without one near it (cut
+    around another part of that span with its ways kept whole), which "covers" would hide."""
+    if crop.file_extent is not None and _overlaps(crop.file_extent, area):
+        return (
+            f"OSM extract {src} has no map data within {margin_m:g} m of the city {city.root}: "
+            f"the city lies in {_fmt(city_bbox)} (S,W,N,E) and the extract's "
+            f"{crop.file_nodes} nodes span {_fmt(crop.file_extent)}, none of them near the "
+            "city; pass an extract that includes this city's area"
+        )
+    return (
+        f"OSM extract {src} does not cover the city {city.root}: the city lies in "
+        f"{_fmt(city_bbox)} (S,W,N,E) and the extract covers {_fmt(crop.file_extent)}; pass "
+        "the extract of this city's area"
+    )
 
 
 def _record(city: CityDir, original: Path | None) -> None:
@@ -121,12 +154,7 @@ def city_extract(
     with tempfile.TemporaryDirectory(prefix=".osm-crop-", dir=target.parent) as tmp:
         crop = _crop_to_xml(src, Path(tmp) / "extract.osm", area)
         if crop.nodes_inside == 0:
-            msg = (
-                f"OSM extract {src} does not cover the city {city.root}: the city lies in "
-                f"{_fmt(manifest.bbox)} (S,W,N,E) and the extract covers "
-                f"{_fmt(crop.file_extent)}; pass the extract of this city's area"
-            )
-            raise OsmError(msg)
+            raise OsmError(_not_covered(src, city, manifest.bbox, area, crop, margin_m))
         yield crop.path
         os.replace(crop.path, target)
     _record(city, src)

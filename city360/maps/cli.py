@@ -15,6 +15,26 @@ if TYPE_CHECKING:
 __all__ = ["map_command", "parse_point", "register"]
 
 
+def _check_on_map(citymap: CityMap, x_m: float, y_m: float, text: str, *, what: str) -> None:
+    """Refuse a point off the base map (city metres): there is nothing to draw around it, and
+    a route to it asked for a raster thousands of metres per pixel."""
+    import math
+
+    from city360.errors import ConfigError
+
+    x_min, y_min, x_max, y_max = citymap.transform.extent_m
+    off_m = math.hypot(max(x_min - x_m, 0.0, x_m - x_max), max(y_min - y_m, 0.0, y_m - y_max))
+    if off_m == 0.0:
+        return
+    lat, lon = citymap.projection.to_latlon([x_min, x_max], [y_min, y_max])
+    msg = (
+        f"{what} {text!r} lies outside the city's map, {off_m / 1000:.1f} km beyond its edge "
+        f"(the map covers {float(lat[0]):.5f},{float(lon[0]):.5f},{float(lat[1]):.5f},"
+        f"{float(lon[1]):.5f} S,W,N,E); give a place in the city or a graph node id"
+    )
+    raise ConfigError(msg)
+
+
 def parse_point(citymap: CityMap, text: str, *, what: str) -> tuple[float, float]:
     """``"lat,lon"`` (degrees) or a ``graph.json`` node id -> city metres ``(x_m, y_m)``."""
     from city360.errors import ConfigError
@@ -30,6 +50,7 @@ def parse_point(citymap: CityMap, text: str, *, what: str) -> tuple[float, float
             msg = f"{what} {text!r}: lat must be in [-90, 90] and lon in [-180, 180]"
             raise ConfigError(msg)
         x_m, y_m = citymap.projection.to_xy(lat, lon)
+        _check_on_map(citymap, float(x_m), float(y_m), text, what=what)
         return float(x_m), float(y_m)
     try:
         node_id = int(text)

@@ -33,7 +33,7 @@ def build_command(
         typer.Option(
             "--osm-network",
             help="OSM ways to match the walk against: auto (the network it is on: street, "
-            "else walk, else all), street, street+service, walk or all.",
+            "else street+service, else walk, else all), street, street+service, walk or all.",
         ),
     ] = "auto",
     pose_only: Annotated[

@@ -11,7 +11,6 @@ against the city's trajectories, so a graph that loads is one the simulator can 
 from __future__ import annotations
 
 import json
-import logging
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -47,7 +46,6 @@ __all__ = [
     "validate_graph",
 ]
 
-logger = logging.getLogger(__name__)
 
 NODE_TOLERANCE_M = 15.0
 """An edge's first/last pose must lie this close to its start/end node."""
@@ -374,6 +372,5 @@ def _warn_disconnected(pose_graph: PoseGraph, source: str) -> list[str]:
         "from one to another. Film a connection between them or build them as separate cities:\n"
         + "\n".join(lines)
     )
-    logger.warning(text)
     warnings.warn(text, DisconnectedGraphWarning, stacklevel=3)
     return [text]

@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.spatial import cKDTree
 
-from city360.errors import OsmError
+from city360.errors import ConfigError, OsmError, did_you_mean
 from city360.geo import LocalProjection
 from city360.pose_graph.junctions import DeadEndEvent
 from city360.pose_graph.segments import CutFilter
@@ -83,9 +83,11 @@ streets filmed at a node: video cannot resolve them (the scorer, ``score.MATCH_M
 them too), so a 1.5 m stub does not turn a bend into a junction."""
 MIN_COVERED_SHARE = 0.5
 """At least this share of all poses must match an OSM street, or the extract is elsewhere."""
-AUTO_NETWORKS = ("street", "walk", "all")
+AUTO_NETWORKS = ("street", "street+service", "walk", "all")
 """Networks ``network="auto"`` tries, smallest first (see ``city360.maps.NETWORK_HIGHWAYS``):
-a walk along footpaths, through parks and across squares matches ``walk`` or ``all``."""
+a walk along lanes and yards matches ``street+service`` (before ``walk``, whose footpaths
+beside them move junctions the walk never passed), one along footpaths, through parks and
+across squares ``walk`` or ``all``."""
 NETWORK_SHARE_SLACK = 0.05
 """``auto`` takes the smallest network matching within this share of the best one: more ways
 than the walk needs only add junctions of paths nobody filmed."""
@@ -160,10 +162,11 @@ def streets_from_graph(streets: nx.MultiGraph, *, source: str) -> OsmStreets:
 
 def load_streets(path: Path, projection: LocalProjection, *, network: str = "street") -> OsmStreets:
     """Read the ``network`` (``city360.maps.NETWORK_HIGHWAYS``) of an OSM extract in the
-    city's CRS (``city360.maps.osm``)."""
+    city's CRS (``city360.maps.osm``), every connected piece of it: an extract cropped to a
+    city falls apart at its edges, at rivers and fences, and a walk may be on any piece."""
     from city360.maps.osm import load_osm
 
-    data = load_osm(path, projection=projection, network=network)
+    data = load_osm(path, projection=projection, network=network, all_components=True)
     return streets_from_graph(data.streets, source=str(path))
 
 
@@ -223,8 +226,16 @@ def load_matching_streets(
     Raises :class:`OsmError` naming the cause when no network matches
     :data:`MIN_COVERED_SHARE` of the poses (see :func:`check_overlap`).
     """
+    from city360.maps.osm_types import NETWORK_HIGHWAYS
     from city360.pose_graph.map_match import candidate_share
 
+    if network != "auto" and network not in NETWORK_HIGHWAYS:
+        known = ["auto", *NETWORK_HIGHWAYS]
+        msg = (
+            f"--osm-network {network!r} is not known; expected one of {', '.join(known)}."
+            f"{did_you_mean(network, known)}"
+        )
+        raise ConfigError(msg)
     names = AUTO_NETWORKS if network == "auto" else (network,)
     loaded: dict[str, OsmStreets] = {}
     for name in names:

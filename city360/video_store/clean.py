@@ -220,7 +220,12 @@ def find_jumps(
     def usual_speed(k: int) -> float:
         near = np.abs(mid - mid[k]) <= JUMP_CONTEXT_S
         near[k] = False
-        return float(np.median(speed[near])) if near.any() else 0.0
+        if not near.any():
+            # a sparse logger (a fix every 40 s): the steps either side are the context;
+            # a track of one step has none, and nothing to call it a jump against
+            near[max(k - 1, 0) : k + 2] = True
+            near[k] = False
+        return float(np.median(speed[near])) if near.any() else math.inf
 
     def is_jump(length_m: float, seconds: float, usual: float) -> bool:
         limit = params.jump_speed_factor * usual + 2.0

@@ -69,6 +69,7 @@ __all__ = [
     "IngestOptions",
     "IngestResult",
     "ProgressCallback",
+    "check_in_city",
     "city_projection",
     "ingest_video",
     "load_track",
@@ -182,6 +183,28 @@ def city_projection(city: CityDir, tracks: Sequence[GpsTrack]) -> LocalProjectio
     return LocalProjection(centre_lat, centre_lon)
 
 
+def check_in_city(
+    source: str | os.PathLike[str],
+    x_m: npt.ArrayLike,
+    y_m: npt.ArrayLike,
+    projection: LocalProjection,
+    city_dir: str | os.PathLike[str],
+) -> None:
+    """Refuse a walk (``x_m``/``y_m`` in the city CRS, from ``source``) farther than
+    :data:`~city360.city.MAX_CITY_RADIUS_M` from the CRS origin: filmed in another city."""
+    from city360.city import MAX_CITY_RADIUS_M
+
+    off_m = float(np.max(np.hypot(np.asarray(x_m, np.float64), np.asarray(y_m, np.float64))))
+    if off_m > MAX_CITY_RADIUS_M:
+        msg = (
+            f"{source} puts the walk {off_m / 1000:.0f} km from the centre of the city "
+            f"{city_dir} ({projection.origin_lat:.5f}, {projection.origin_lon:.5f}); a city "
+            f"spans at most {MAX_CITY_RADIUS_M / 1000:.0f} km: ingest it into a city of its "
+            "own (--out ANOTHER_CITY)"
+        )
+        raise GpsError(msg)
+
+
 def _sha256(path: Path) -> str:
     from city360.city import file_sha256
 
@@ -221,6 +244,7 @@ def ingest_video(
     )
     track = load_track(video_path, gps_path, info)
     smooth = clean_track(track, projection, params=opts.clean)
+    check_in_city(track.source, smooth.x_m, smooth.y_m, projection, city.root)
     motion: MotionSignal | None = None
     if opts.offset == "auto":  # the offset decides which frames to keep: measure motion first
         meter = MotionMeter(info)

@@ -8,7 +8,10 @@ Files are therefore recognised by what they are, not by where they stand:
 - a folder given to ``--gps`` contributes every GPS file inside it;
 - still photos (``.jpg``/``.jpeg``) given as files form one photo sequence (interval shooting),
   named by the folder they are in; a folder of photos is one sequence named by the folder;
-- a folder of videos contributes every video inside it.
+- a folder of videos contributes every video inside it, and the GPS files inside it named like
+  one of those videos (``walk1.mp4`` beside ``walk1.gpx``, as ``city360 synth`` writes them)
+  or, for a folder of photos, like the folder (``street/street.gpx``), unless ``--gps``
+  already names a track of that stem.
 
 A single photo is refused with a message: one position is not a trajectory.
 """
@@ -47,7 +50,8 @@ class PhotoSequence:
 
 @dataclass(frozen=True, slots=True)
 class IngestInputs:
-    """Inputs sorted by kind. ``moved_tracks``: GPS files that were passed as videos."""
+    """Inputs sorted by kind. ``moved_tracks``: GPS files that were passed as videos or lie
+    beside their video in a folder passed as input."""
 
     videos: list[Path] = field(default_factory=list)
     tracks: list[Path] = field(default_factory=list)
@@ -95,6 +99,7 @@ def sort_inputs(inputs: Sequence[Path], gps: Sequence[Path] = ()) -> IngestInput
     moved: list[Path] = []
     loose_photos: list[Path] = []
     sequences: list[PhotoSequence] = []
+    beside: list[Path] = []
     for path in inputs:
         if path.is_dir():
             children = sorted(p for p in path.iterdir() if p.is_file())
@@ -103,6 +108,8 @@ def sort_inputs(inputs: Sequence[Path], gps: Sequence[Path] = ()) -> IngestInput
             if photos:
                 sequences.append(PhotoSequence(path.resolve().name, tuple(photos)))
             videos.extend(found)
+            stems = {v.stem for v in found} | ({path.resolve().name} if photos else set())
+            beside.extend(p for p in children if _kind(p) == "gps" and p.stem in stems)
             if not photos and not found:
                 msg = (
                     f"folder {path} holds no video ({', '.join(sorted(VIDEO_SUFFIXES))}) and "
@@ -138,4 +145,7 @@ def sort_inputs(inputs: Sequence[Path], gps: Sequence[Path] = ()) -> IngestInput
         raise ConfigError(msg)
     seen = {t.resolve() for t in tracks}
     tracks.extend(t for t in moved if t.resolve() not in seen)
+    named = {t.stem for t in tracks}
+    moved.extend(t for t in beside if t.stem not in named)
+    tracks.extend(t for t in beside if t.stem not in named)
     return IngestInputs(videos=videos, tracks=tracks, sequences=sequences, moved_tracks=moved)

@@ -32,7 +32,13 @@ from city360.video_store.clean import clean_track
 from city360.video_store.decode import EQUIRECT_ASPECT_TOLERANCE
 from city360.video_store.gps import GpsTrack, read_track
 from city360.video_store.gps.exif import read_exif_fix
-from city360.video_store.ingest import IngestOptions, IngestResult, part_id, trajectory_id_for
+from city360.video_store.ingest import (
+    IngestOptions,
+    IngestResult,
+    check_in_city,
+    part_id,
+    trajectory_id_for,
+)
 from city360.video_store.resample import continuous_parts
 from city360.video_store.writer import FrameWriter, output_size
 
@@ -154,6 +160,10 @@ def ingest_photos(
         raise ConfigError(msg)
     gps_path = Path(gps) if gps is not None else None
     places = place_photos(paths, projection, gps=gps_path, offset_s=float(opts.offset or 0.0))
+    check_in_city(
+        f"photo sequence {name!r} ({gps_path or paths[0].parent})",
+        places.x_m, places.y_m, projection, city_dir,
+    )  # fmt: skip
     keep = _moving_subset(places, opts.spacing_m)
     x, y, t = places.x_m[keep], places.y_m[keep], places.t_s[keep]
     kept = [places.photos[k] for k in keep]

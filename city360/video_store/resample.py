@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from city360.city import max_pose_step_m
-from city360.errors import ConfigError, GpsError
+from city360.errors import ConfigError, GpsError, VideoError
 from city360.video_store.clean import SmoothTrack
 from city360.video_store.decode import VideoInfo
 from city360.video_store.sync import SyncResult
@@ -76,19 +76,31 @@ def frame_times(info: VideoInfo) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.
     """``(pts, t_s)`` of every video frame in presentation order, from the packets alone.
 
     Reading packets is cheap (no decoding) and gives the true times of variable-frame-rate
-    video, which ``index / fps`` would not.
+    video, which ``index / fps`` would not. Raises :class:`VideoError` when the file holds
+    fewer packets than its header promises frames (2 % slack): a fragmented MP4 cut inside a
+    fragment keeps the fragment's header, and frames selected from what is left would blame
+    the GPS ("moves only 0.3 m") for a cut file.
     """
     import av
 
     from city360.video_store.decode import open_video
 
+    pts: list[int] = []
     with open_video(info.path) as container:
         stream = container.streams.video[0]
         start = stream.start_time or 0
         try:
-            pts = [p.pts for p in container.demux(stream) if p.pts is not None and p.size]
+            for packet in container.demux(stream):
+                if packet.pts is not None and packet.size:
+                    pts.append(int(packet.pts))
         except av.FFmpegError:
-            pts = []  # a broken tail: the decode pass reports it with the frame number
+            pass  # a broken tail: the count below, or the decode pass, reports it
+    if info.frame_count and len(pts) < 0.98 * info.frame_count - 1:
+        msg = (
+            f"video {info.path} is truncated: its header promises {info.frame_count} frames "
+            f"but only {len(pts)} are in the file; re-copy it from the camera"
+        )
+        raise VideoError(msg)
     stamps = np.sort(np.asarray(pts, np.int64))
     return stamps, (stamps - start).astype(np.float64) * info.time_base
 

@@ -68,7 +68,10 @@ def _lag_score(
     use_speed: bool,
     window_samples: float,
 ) -> float:
-    """How well the track at ``lag`` explains the video's motion, in [-1, 1] (see below)."""
+    """How well the track at ``lag`` explains the video's motion, in [-1, 1] (see below),
+    over the whole video: the agreement inside the track times the share of the video inside
+    it. Scored over the overlap alone, a lag that slid a long stop or a straight stretch along
+    a track that covers just the video matched a third of it perfectly and won by minutes."""
     from scipy.ndimage import gaussian_filter1d
 
     gps_t = base_gps + lag + motion_t
@@ -86,9 +89,10 @@ def _lag_score(
     real = gaussian_filter1d(weight * np.cos(diff), window_samples, mode="nearest")
     imag = gaussian_filter1d(weight * np.sin(diff), window_samples, mode="nearest")
     residual = diff - np.arctan2(imag, real)
+    share = float(inside.mean())
     if use_speed:
-        return _ncc(change[inside[1:]], speed[1:][inside[1:]])
-    return float((weight * np.cos(residual)).sum() / weight.sum())
+        return _ncc(change[inside[1:]], speed[1:][inside[1:]]) * share
+    return float((weight * np.cos(residual)).sum() / weight.sum()) * share
 
 
 DEFAULT_SEARCH_S = 600.0

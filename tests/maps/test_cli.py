@@ -85,11 +85,18 @@ def test_landmark_at_lat_lon(
     ("args", "message"),
     [
         (["--route", "1", "2"], "node 1 is not in"),
-        (["--route", "60.1,24.9", "abc"], "must be a graph node id or 'lat,lon'"),
+        (["--route", "60.1670,24.9440", "abc"], "must be a graph node id or 'lat,lon'"),
         (["--landmark", "95,24"], "lat must be in"),
         (["--grid", "5", "--landmark", "60.1,24.9"], "choose one of --grid, --route"),
         (["--location", "x"], "must be a graph node id or 'lat,lon'"),
         (["--osm", "/nonexistent/x.osm"], "OSM file /nonexistent/x.osm does not exist"),
+        # a point in another city: it was "cannot resample the base map to 9451.2 m/px"
+        (
+            ["--route", "60.1670,24.9440", "35.75,139.66"],
+            "--route goal '35.75,139.66' lies outside the city's map",
+        ),
+        (["--landmark", "60.30,24.9440"], "--landmark '60.30,24.9440' lies outside"),
+        (["--location", "60.1670,25.5"], "--location '60.1670,25.5' lies outside"),
     ],
 )
 def test_bad_arguments(

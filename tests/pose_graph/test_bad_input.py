@@ -77,6 +77,32 @@ def test_osm_extract_of_another_place(walk_city: Callable[[str], Path], tmp_path
     assert (city / "city.json").read_bytes() == manifest_before
 
 
+def test_osm_extract_with_a_hole_where_the_city_is(
+    walk_city: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """An extract whose nodes span the city but none lies near it (cut around another part of
+    that span, ways kept whole): saying it "covers" a span holding the city told the user
+    nothing; the message says no node lies near the city."""
+    city = walk_city("both")
+    lat0, lon0 = ORIGIN
+    holed = tmp_path / "holed.osm"
+    holed.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<osm version="0.6" generator="tests">\n'
+        f'  <node id="1" version="1" lat="{lat0 - 0.05}" lon="{lon0 - 0.05}"/>\n'
+        f'  <node id="2" version="1" lat="{lat0 + 0.05}" lon="{lon0 + 0.05}"/>\n'
+        '  <way id="1" version="1"><nd ref="1"/><nd ref="2"/>'
+        '<tag k="highway" v="residential"/></way>\n</osm>\n'
+    )
+    with pytest.raises(
+        OsmError,
+        match=r"holed.osm has no map data within 250 m of the city .*: the city lies in .* "
+        r"\(S,W,N,E\) and the extract's 2 nodes span .*, none of them near the city; pass "
+        r"an extract that includes this city's area",
+    ):
+        build_city(city, osm_path=holed, require_frames=False)
+    assert not (city / "graph.json").exists()
+
+
 def test_missing_osm_file(walk_city: Callable[[str], Path], tmp_path: Path) -> None:
     city = walk_city("both")
     with pytest.raises(InputFileError, match=r"nothing\.osm"):

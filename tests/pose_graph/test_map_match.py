@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
+from city360.geo import LocalProjection
 from city360.pose_graph.junctions import DeadEndEvent, find_dead_ends
 from city360.pose_graph.map_match import viterbi_match
 from city360.pose_graph.osm_match import (
     OsmStreets,
+    load_matching_streets,
     matched_cut_filter,
     osm_junction_candidates,
 )
 from city360.pose_graph.segments import cut_tracks
+from tests.pose_graph.walks import ORIGIN, polyline_track
 from tests.pose_graph.walks import noisy_walk as _walk
 from tests.pose_graph.walks import osm_streets as _streets
 
@@ -117,3 +122,84 @@ def test_stepping_into_a_stub_and_out_along_another_street_is_no_dead_end() -> N
     spur = _walk([(60, 0), (-30, 0), (0, 0), (0, 60)], "spur", noise_m=0.2)
     dead_xy, _ = find_dead_ends([spur], np.zeros((0, 2)))
     assert (np.hypot(*(dead_xy - [-30.0, 0.0]).T) < 4.0).any()
+
+
+def _osm_file(path: Path, ways: list[tuple[str, list[tuple[float, float]]]]) -> Path:
+    """OSM XML of ``ways`` (highway value, points in metres around ``walks.ORIGIN``)."""
+    projection = LocalProjection(*ORIGIN)
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', '<osm version="0.6" generator="tests">']
+    refs: list[list[int]] = []
+    for _highway, points in ways:
+        refs.append([])
+        for x, y in points:
+            lat, lon = projection.to_latlon(x, y)
+            node_id = sum(len(r) for r in refs)
+            lines.append(f'  <node id="{node_id}" version="1" lat="{lat:.9f}" lon="{lon:.9f}"/>')
+            refs[-1].append(node_id)
+    for k, ((highway, _), way) in enumerate(zip(ways, refs, strict=True)):
+        nds = "".join(f'<nd ref="{r}"/>' for r in way)
+        lines.append(f'  <way id="{k + 1}" version="1">{nds}<tag k="highway" v="{highway}"/></way>')
+    path.write_text("\n".join([*lines, "</osm>"]) + "\n", encoding="utf-8")
+    return path
+
+
+_CROSS = [(-60.0, 0.0), (0.0, 0.0), (60.0, 0.0)], [(0.0, -60.0), (0.0, 0.0), (0.0, 60.0)]
+_FAR_SQUARE = [(-900.0, 0.0), (-300.0, 0.0), (-300.0, 600.0), (-900.0, 600.0), (-900.0, 0.0)]
+
+
+def test_the_walked_streets_are_matched_in_whichever_piece_they_are(tmp_path: Path) -> None:
+    """An extract's streets often fall apart into pieces (the crop cuts them, a river, a
+    fence); the matcher saw only the longest, so a walk on any other failed the build with
+    "extract of another area" (Helsinki 60.174-60.1775, 24.938-24.944, street network)."""
+    path = _osm_file(
+        tmp_path / "pieces.osm",
+        [("residential", _FAR_SQUARE), ("residential", _CROSS[0]), ("residential", _CROSS[1])],
+    )
+    tracks = [
+        polyline_track([(-50.0, 0.0), (50.0, 0.0)], "a"),
+        polyline_track([(0.0, -50.0), (0.0, 50.0)], "b"),
+    ]
+    streets, network, shares, _ = load_matching_streets(
+        path, LocalProjection(*ORIGIN), tracks, network="auto"
+    )
+    assert network == "street"
+    assert shares["street"] > 0.9
+    assert streets.node_xy[:, 0].min() < -800.0  # the longer piece is there too
+
+
+def test_auto_takes_service_roads_before_footways(tmp_path: Path) -> None:
+    """A walk along service roads (lanes, yards) matches street+service as well as walk; auto
+    skipped street+service and took walk, whose footpaths moved junctions the walk never
+    passed (Helsinki one-way twin on street+service: junction recall 0.5 with walk, 1.0 with
+    street+service)."""
+    path = _osm_file(
+        tmp_path / "service.osm",
+        [
+            ("residential", _FAR_SQUARE),
+            ("service", _CROSS[0]),
+            ("service", _CROSS[1]),
+            ("footway", [(-60.0, 30.0), (60.0, 30.0)]),
+        ],
+    )
+    tracks = [
+        polyline_track([(-50.0, 0.0), (50.0, 0.0)], "a"),
+        polyline_track([(0.0, -50.0), (0.0, 50.0)], "b"),
+    ]
+    _, network, _, _ = load_matching_streets(path, LocalProjection(*ORIGIN), tracks)
+    assert network == "street+service"
+
+
+def test_an_unknown_network_lists_auto_too(tmp_path: Path) -> None:
+    """`build --osm-network wlk` said "expected one of street, street+service, walk, all",
+    leaving out the default, auto."""
+    import pytest
+
+    from city360.errors import ConfigError
+
+    path = _osm_file(tmp_path / "x.osm", [("residential", _CROSS[0])])
+    with pytest.raises(
+        ConfigError,
+        match=r"--osm-network 'wlk' is not known; expected one of auto, street, "
+        r"street\+service, walk, all\. Did you mean 'walk'\?",
+    ):
+        load_matching_streets(path, LocalProjection(*ORIGIN), [], network="wlk")

@@ -211,3 +211,21 @@ def test_facade_neighbours_on_a_known_street(world) -> None:  # type: ignore[no-
     # Facing a south-side sign you look south: your left is east, towards larger offsets.
     assert neighbours[first.id]["left_of"].id == second.id
     assert neighbours[second.id]["right_of"].id == first.id
+
+
+def test_navigation_without_goals_rejects_instead_of_crashing() -> None:
+    """A city filmed along one street has no junction: map navigation drew a goal from an
+    empty list and `city360 tasks generate` died in a traceback (`ValueError: high <= 0`)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from city360.tasks.generate.candidates import navigation_candidates
+    from city360.tasks.generate.common import GenerationReport
+
+    ctx = SimpleNamespace(
+        step_limit=50, difficulty=SimpleNamespace(candidate_factor=1), rng=np.random.default_rng(0)
+    )
+    report = GenerationReport()
+    assert navigation_candidates(ctx, [], 20.0, 4, "MapNavigation", report) == []  # type: ignore[arg-type]
+    assert report.rejected == {"MapNavigation": {"the city has no goal of this kind": 1}}

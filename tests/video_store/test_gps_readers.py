@@ -96,6 +96,45 @@ def test_untimed_gpx_is_rejected(tmp_path: Path) -> None:
         read_track(path)
 
 
+@pytest.mark.parametrize(
+    ("times", "message"),
+    [
+        (["yesterday", "not a time"], "line 4: <time> 'yesterday' cannot be read"),
+        (["2024-05-01T10:00:00Z", "2024-13-45T99:99:99Z"], "line 6: <time> '2024-13-45T99"),
+    ],
+)
+def test_gpx_time_that_cannot_be_read_is_named(
+    tmp_path: Path, times: list[str], message: str
+) -> None:
+    """gpxpy turns a time it cannot read into None: the points were dropped in silence, and
+    when all were, the track was said to have "no time stamps" although it had some."""
+    path = tmp_path / "garbled.gpx"
+    points = "".join(
+        f'<trkpt lat="60.0" lon="25.{k}">\n<time>{t}</time></trkpt>\n' for k, t in enumerate(times)
+    )
+    path.write_text(
+        f'<gpx version="1.1" creator="x">\n<trk><trkseg>\n{points}</trkseg></trk></gpx>'
+    )
+    with pytest.raises(GpsError, match=re.escape(message)) as info:
+        read_track(path)
+    assert str(path) in str(info.value)
+    assert "ISO 8601" in str(info.value)
+
+
+def test_csv_time_in_milliseconds_is_named(tmp_path: Path) -> None:
+    """Android loggers write POSIX milliseconds; read as seconds they were the year 48006 and
+    ingest died in a traceback (``ValueError: year 48006 is out of range``)."""
+    path = tmp_path / "phone.csv"
+    ms = int(T0 * 1000)
+    path.write_text(f"time,lat,lon\n{ms},60.0,25.0\n{ms + 1000},60.0,25.0001\n")
+    with pytest.raises(
+        GpsError,
+        match=rf"^CSV .*phone\.csv line 2: column `time` is {ms}, as POSIX seconds past the year "
+        r"5000; it looks like milliseconds: write POSIX seconds \(\d+\.000\) or ISO 8601",
+    ):
+        read_track(path)
+
+
 def test_missing_track_file(tmp_path: Path) -> None:
     with pytest.raises(InputFileError, match=r"GPS track .*nope\.gpx not found"):
         read_track(tmp_path / "nope.gpx")
@@ -107,6 +146,16 @@ def test_missing_track_file(tmp_path: Path) -> None:
         ([("nan", "nan", "nan"), ("nan", "1", "")], "no usable point among 2 .2 have NaN"),
         ([(T0, 60.0, 25.0)], "has a single usable point"),
         ([(T0, 60.0, 25.0), (T0 + 1, "nan", 25.0)], "has a single usable point"),
+        (
+            [(T0, 60.0, 25.0), (T0 + 1, 95.0, 25.0)],
+            r"has a single usable point of 2 \(1 with lat/lon out of range, the first point "
+            r"2: lat 95.0, lon 25.0\)",
+        ),
+        (
+            [(T0, 91.0, 25.0), (T0 + 1, 60.0, 181.0)],
+            r"no usable point among 2 \(2 with lat/lon out of range, the first point 1: "
+            r"lat 91.0, lon 25.0\)",
+        ),
         ([(T0 + k, 60.0, 25.0) for k in range(5)], r"all 5 points are identical"),
         ([(T0, 60.0, 25.0), (T0, 60.1, 25.0)], "every usable point has the same time stamp"),
     ],

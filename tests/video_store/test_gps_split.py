@@ -284,3 +284,22 @@ def test_a_twelve_second_burst_during_a_stop_is_no_break() -> None:
     assert smooth.breaks_s == ()
     sx, sy, _ = smooth.sample(1.7e9 + t)
     assert float(np.max(np.hypot(sx, sy))) < 6.0
+
+
+def test_a_sparse_track_is_judged_against_its_own_pace() -> None:
+    """A logger that records a fix every 40 s (a phone saving battery, Strava's smart
+    recording) on a bicycle at 5 m/s: no other step lies within JUMP_CONTEXT_S of a step, so
+    its usual speed was 0 and every 200 m step a break ("every fix lies across a jump"). The
+    steps either side are its context; a jump among them is still a break."""
+    t = 40.0 * np.arange(10)
+    x, y = 5.0 * t, np.zeros(10)
+    params = CleanParams()
+    assert find_jumps(t, x, y, params)[0].tolist() == []
+    relock = np.where(t >= 200, 3000.0, 0.0)
+    assert find_jumps(t, x, y + relock, params)[0].tolist() == [4]
+    two = np.array([0.0, 36.0])  # a jog of 90 m between the only two fixes: nothing to judge
+    assert find_jumps(two, 2.5 * two, np.zeros(2), params)[0].tolist() == []
+    projection = LocalProjection(*ORIGIN)
+    lat, lon = projection.to_latlon(x, y)
+    track = GpsTrack.from_columns(Path("sparse.gpx"), "gpx", 1.7e9 + t, lat, lon, None)
+    assert clean_track(track, projection).breaks_s == ()

@@ -21,6 +21,7 @@ from city360.video_store.cli import pair_inputs, parse_offset
 from city360.video_store.ingest import IngestOptions, ingest_video
 from tests.fixtures.videos import (
     CREATION,
+    ORIGIN,
     SyntheticWalk,
     angle_error_deg,
     write_csv_track,
@@ -298,6 +299,68 @@ def test_truncated_mid_stream_leaves_nothing(synthetic_walk: SyntheticWalk, tmp_
     cut.write_bytes(data[: int(len(data) * 0.7)])
     city = tmp_path / "city"
     with pytest.raises(VideoError, match=r"cut\.mp4 (is truncated|breaks off|is truncated or)"):
+        ingest_video(
+            cut, synthetic_walk.gpx, city, projection=synthetic_walk.projection, options=SMALL
+        )
+    assert not city.exists()
+
+
+def test_a_walk_filmed_in_another_city_is_refused(
+    synthetic_walk: SyntheticWalk, tmp_path: Path
+) -> None:
+    """Photos of the Netherlands ingested into a city in Tokyo went in: the city's bbox grew
+    to span the globe (a later ``build --osm`` crops all of it) and build said the walks
+    "never meet" at x = -3077636 m. A walk more than MAX_CITY_RADIUS_M from the city's CRS
+    origin belongs to another city."""
+    from city360.geo import LocalProjection
+    from city360.video_store.photos import ingest_photos
+    from tests.video_store.test_photos import photo_walk
+
+    far = LocalProjection(ORIGIN[0] + 2.0, ORIGIN[1])  # a city 222 km north
+    city = tmp_path / "city"
+    with pytest.raises(
+        GpsError,
+        match=r"walk\.gpx puts the walk 22\d km from the centre of the city .*city "
+        r"\(\d+\.\d+, \d+\.\d+\); a city spans at most 100 km: ingest it into a city of its "
+        r"own \(--out ANOTHER_CITY\)",
+    ):
+        ingest_video(synthetic_walk.video, synthetic_walk.gpx, city, projection=far, options=SMALL)
+    photos, _x, _y = photo_walk(tmp_path / "seq")
+    with pytest.raises(GpsError, match=r"seq.* puts the walk 22\d km from the centre of"):
+        ingest_photos("seq", photos, None, city, projection=far)
+    assert not city.exists()
+
+
+def test_fragmented_video_cut_in_its_fragment_says_truncated(
+    synthetic_walk: SyntheticWalk, tmp_path: Path
+) -> None:
+    """A fragmented MP4 (DASH segments joined, a camera's recovered file) cut inside its
+    fragment: the fragment header still promises every frame, the packets stop early, and
+    ingest said the video "moves only 0.3 m along GPS track" instead of that it is cut."""
+    import av
+
+    with av.open(str(synthetic_walk.video)) as container:
+        frames = [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
+    fragmented = tmp_path / "frag.mp4"
+    flags = {"movflags": "frag_keyframe+empty_moov+default_base_moof"}
+    with av.open(str(fragmented), "w", format="mp4", options=flags) as container:
+        container.metadata["creation_time"] = CREATION.isoformat().replace("+00:00", "Z")
+        stream = container.add_stream("libx264", rate=10)
+        stream.height, stream.width = frames[0].shape[:2]
+        stream.pix_fmt = "yuv420p"
+        stream.options = {"g": str(len(frames)), "crf": "20", "preset": "veryfast"}
+        for image in frames:
+            container.mux(stream.encode(av.VideoFrame.from_ndarray(image, format="rgb24")))
+        container.mux(stream.encode())
+    cut = tmp_path / "in" / "cut.mp4"
+    cut.parent.mkdir()
+    cut.write_bytes(fragmented.read_bytes()[: fragmented.stat().st_size // 4])
+    city = tmp_path / "city"
+    with pytest.raises(
+        VideoError,
+        match=rf"cut\.mp4 is truncated: its header promises {len(frames)} frames but only "
+        r"\d+ are in the file; re-copy it from the camera",
+    ):
         ingest_video(
             cut, synthetic_walk.gpx, city, projection=synthetic_walk.projection, options=SMALL
         )

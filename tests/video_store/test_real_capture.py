@@ -89,10 +89,58 @@ def test_gps_folder(tmp_path: Path) -> None:
     assert [p.name for p in inputs.tracks] == ["a.gpx", "b.csv"]
 
 
+def test_a_folder_s_tracks_beside_their_videos_pair(tmp_path: Path) -> None:
+    """``city360 ingest videos/`` of a folder that holds walk_000.mp4 beside walk_000.gpx (as
+    ``city360 synth`` writes it, and as most people keep a capture): every video failed with
+    "no embedded GPS; pass --gps TRACK (a .gpx with the same file stem)". A track named like
+    no video stays out (it may be a whole day's log), and --gps wins over a track beside."""
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    for name in ("walk_000.mp4", "walk_000.gpx", "walk_001.mp4", "walk_001.csv", "day.gpx"):
+        (videos / name).write_bytes(b"x")
+    elsewhere = tmp_path / "fixed" / "walk_001.gpx"
+    elsewhere.parent.mkdir()
+    elsewhere.write_bytes(b"x")
+    inputs = sort_inputs([videos])
+    assert [p.name for p in inputs.videos] == ["walk_000.mp4", "walk_001.mp4"]
+    assert [p.name for p in inputs.tracks] == ["walk_000.gpx", "walk_001.csv"]
+    inputs = sort_inputs([videos], [elsewhere])
+    assert inputs.tracks == [elsewhere, videos / "walk_000.gpx"]
+    photos = tmp_path / "street"  # a photo walk with its track inside, named like it
+    photos.mkdir()
+    for name in ("a.jpg", "b.jpg", "street.gpx", "other.gpx"):
+        (photos / name).write_bytes(b"x")
+    assert sort_inputs([photos]).tracks == [photos / "street.gpx"]
+
+
 def test_single_photo_says_a_trajectory_needs_several(shared_data: Path) -> None:
     photo = shared_data / "pano360" / "gopro_max_GSAG2002.JPG"
     with pytest.raises(ConfigError, match="a trajectory needs several photos"):
         sort_inputs([photo])
+
+
+def test_auto_offset_is_not_fooled_by_a_long_stop(tmp_path: Path) -> None:
+    """A walk that stands still for 30 s, its track covering the video alone (one GPX per
+    video, as `synth` writes and many loggers split): a lag that slid the stop along the
+    track overlapped a third of the video with nothing to contradict it, scored 0.998 and won
+    (-41.6 s for a clock 7 s off; 20 of 24 videos of a West Oakland twin with stops were
+    minutes off). A lag is scored over the whole video: the part off the track counts as
+    unexplained."""
+    from city360.video_store.clean import clean_track
+    from city360.video_store.decode import iter_frames
+    from city360.video_store.gps import read_track
+    from city360.video_store.motion import MotionMeter
+    from city360.video_store.sync import estimate_offset
+
+    walk = make_walk(tmp_path / "in", "stand", clock_offset_s=7.0, stop=(10.0, 40.0))
+    info = probe_video(walk.video)
+    meter = MotionMeter(info)
+    for frame in iter_frames(info, deblock=False):
+        meter.add(frame)
+    smooth = clean_track(read_track(walk.gpx), walk.projection)
+    assert info.creation_time_utc is not None
+    offset, _ = estimate_offset(meter.result(), smooth, info.creation_time_utc)
+    assert offset == pytest.approx(7.0, abs=1.0)
 
 
 def test_auto_offset_finds_minutes(tmp_path: Path) -> None:

@@ -51,6 +51,9 @@ def navigation_candidates(
     route_threshold_m: float | None = None,
 ) -> list[tuple[Difficulty, NavCandidate]]:
     candidates: list[tuple[Difficulty, NavCandidate]] = []
+    if not goals:  # e.g. a city filmed along one street has no junction to walk to
+        report.reject(family, "the city has no goal of this kind")
+        return candidates
     budget = int(ctx.step_limit * STEP_HEADROOM)
     attempts = wanted * CANDIDATE_FACTOR * ctx.difficulty.candidate_factor
     for _ in range(attempts):

@@ -45,12 +45,26 @@ _GGA_FIX = ("none", "gps", "dgps", "pps", "rtk", "rtk", "estimated")
 """Fix names of NMEA GGA quality 0-6 (5, float RTK, counted as RTK)."""
 
 
-def _parse_time(value: str) -> float:
+_MAX_POSIX_S = 95_617_584_000.0
+"""POSIX seconds of 5000-01-01: a larger number is not seconds (loggers that write
+milliseconds give 1.7e12)."""
+
+
+def _parse_time(value: str, *, path: Path, line_no: int) -> float:
     value = value.strip()
     try:
-        return float(value)
+        seconds = float(value)
     except ValueError:
         pass
+    else:
+        if abs(seconds) >= _MAX_POSIX_S:
+            msg = (
+                f"CSV {path} line {line_no}: column `time` is {value}, as POSIX seconds past "
+                f"the year 5000; it looks like milliseconds: write POSIX seconds "
+                f"({seconds / 1000:.3f}) or ISO 8601 (2024-05-01T10:00:00Z)"
+            )
+            raise GpsError(msg)
+        return seconds
     stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
     if stamp.tzinfo is None:
         stamp = stamp.replace(tzinfo=UTC)
@@ -127,10 +141,12 @@ def read_csv_track(path: Path) -> GpsTrack:
     quality: dict[str, list[float]] = {key: [] for key in quality_columns}
     for line_no, row in enumerate(rows[1:], start=2):
         try:
-            t.append(_parse_time(row[columns["time"]]))
+            t.append(_parse_time(row[columns["time"]], path=path, line_no=line_no))
             lat.append(_parse_float(row[columns["lat"]]))
             lon.append(_parse_float(row[columns["lon"]]))
             alt.append(_parse_float(row[columns["alt"]]) if "alt" in columns else math.nan)
+        except GpsError:
+            raise
         except (ValueError, IndexError) as exc:
             msg = (
                 f"CSV {path} line {line_no}: cannot read {row!r} ({exc}); expected "

@@ -9,6 +9,7 @@ a schema-checked format, so a bad value means a broken writer, not a noisy line 
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,8 @@ def read_gpx(path: Path) -> GpsTrack:
         msg = f"GPX {path} has no track, route or waypoint; export the track again"
         raise GpsError(msg)
     untimed = sum(p.time is None for p in points)
+    if untimed:
+        _check_times(path, text)
     if untimed == len(points):
         msg = (
             f"GPX {path} has no time stamps; a track without times cannot be synchronised "
@@ -61,6 +64,29 @@ def read_gpx(path: Path) -> GpsTrack:
     lon = np.array([p.longitude for p in points], np.float64)
     alt = np.array([np.nan if p.elevation is None else p.elevation for p in points], np.float64)
     return GpsTrack.from_columns(path, "gpx", t, lat, lon, alt, quality=_quality(points))
+
+
+_TIME_ELEMENT = re.compile(r"<(?:[\w.-]+:)?time\s*>([^<]*)<")
+
+
+def _check_times(path: Path, text: str) -> None:
+    """Raise :class:`GpsError` naming the first ``<time>`` that gpxpy cannot read: it turns
+    such a time into None, which would drop the point in silence (or call a track whose
+    times are all garbled one without times)."""
+    import gpxpy.gpx
+    from gpxpy.gpxfield import parse_time
+
+    for match in _TIME_ELEMENT.finditer(text):
+        value = match.group(1).strip()
+        try:
+            parse_time(value)
+        except (gpxpy.gpx.GPXException, ValueError):
+            line = text.count("\n", 0, match.start()) + 1
+            msg = (
+                f"GPX {path} line {line}: <time> {value!r} cannot be read; GPX times are ISO "
+                "8601 in UTC (2024-05-01T10:00:00Z): fix the logger's export or remove the point"
+            )
+            raise GpsError(msg) from None
 
 
 def _number(value: float | int | None) -> float:

@@ -76,6 +76,31 @@ class GpsTrack:
         )
 
 
+def _why_unusable(
+    track: GpsTrack, finite: npt.NDArray[np.bool_], in_range: npt.NDArray[np.bool_]
+) -> str:
+    """Why the points of ``track`` left out were left out: counts by cause, and the first
+    point out of range (1-based, in file order) with its value, since a bad value is what the
+    user has to find in the file."""
+    reasons: list[str] = []
+    nan_count = int((~finite).sum())
+    if nan_count:
+        reasons.append(f"{nan_count} have NaN or missing values")
+    out = finite & ~in_range
+    if out.any():
+        first = int(np.argmax(out))
+        reasons.append(
+            f"{int(out.sum())} with lat/lon out of range, the first point {first + 1}: "
+            f"lat {track.lat[first]}, lon {track.lon[first]}"
+        )
+    no_fix = int((finite & in_range & ~track.has_fix).sum())
+    if no_fix:
+        reasons.append(
+            "none has a GPS fix" if no_fix == len(track) else f"{no_fix} without a GPS fix"
+        )
+    return "; ".join(reasons)
+
+
 def validate_track(track: GpsTrack) -> GpsTrack:
     """Reject tracks that cannot give a trajectory; return the usable fixes, sorted by time.
 
@@ -92,14 +117,18 @@ def validate_track(track: GpsTrack) -> GpsTrack:
     usable = track.has_fix & finite & in_range
     n_usable = int(usable.sum())
     if n_usable == 0:
-        nan_count = int((~finite).sum())
-        why = f"{nan_count} have NaN or missing values" if nan_count else "none has a GPS fix"
+        why = _why_unusable(track, finite, in_range)
         msg = f"GPS track {src}: no usable point among {len(track)} ({why}); check the logger"
         raise GpsError(msg)
     if n_usable == 1:
         msg = (
-            f"GPS track {src} has a single usable point; a trajectory needs a track of at "
-            "least two points at different places"
+            f"GPS track {src} has a single usable point"
+            + (
+                f" of {len(track)} ({_why_unusable(track, finite, in_range)})"
+                if len(track) > 1
+                else ""
+            )
+            + "; a trajectory needs a track of at least two points at different places"
         )
         raise GpsError(msg)
     order = np.argsort(track.t_s[usable], kind="stable")
