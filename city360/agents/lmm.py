@@ -251,7 +251,11 @@ class LMMAgent:
             StepRecord(step=step, command=command, thought=parsed.thought, valid=valid)
         )
         return AgentDecision(
-            command=command, thought=parsed.thought, memory=self.memory.text, valid=valid
+            command=command,
+            thought=parsed.thought,
+            memory=self.memory.text,
+            valid=valid,
+            answer_type=parsed.answer_type if valid else "string",
         )
 
     def close(self) -> None:

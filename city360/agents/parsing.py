@@ -75,6 +75,11 @@ class ParsedReply:
     thought: str = ""
     memory: str | None = None
     problem: str = ""
+    answer_type: str = "string"
+    """The JSON type of the reply's ``answer`` (``"string"``, ``"number"``, ``"boolean"``,
+    ``"null"``, ``"array"``, ``"object"``); ``"string"`` when the key is absent. The answer
+    text is the value as text either way; the protocol decides whether a non-string answer
+    can score (:attr:`city360.eval.metrics.ScoringRules.text_answers_only`)."""
 
 
 def _loads(candidate: str) -> Any:
@@ -160,6 +165,21 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def _json_type(value: Any) -> str:
+    """The JSON type name of a parsed value (Python literals map to their JSON kin)."""
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, dict):
+        return "object"
+    return "array"
+
+
 def _split_action(raw: str) -> tuple[str, str | None]:
     """``"W MEDIUM"``, ``"W(medium)"``, ``"w, small"`` -> (``"W"``, ``"MEDIUM"``)."""
     cleaned = re.sub(r"[(),:]", " ", raw).strip().upper()
@@ -217,9 +237,11 @@ def parse_reply(text: str) -> ParsedReply:
                 problem=str(exc),
             )
     answer = _text(fields.get("answer")) if action is Action.ANSWER else None
+    answer_type = _json_type(fields["answer"]) if "answer" in fields else "string"
     return ParsedReply(
         status=ReplyStatus.OK,
         command=ActionCommand(action=action, magnitude=magnitude, answer=answer),
         thought=thought,
         memory=memory,
+        answer_type=answer_type if action is Action.ANSWER else "string",
     )
