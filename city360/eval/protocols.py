@@ -59,6 +59,9 @@ class Protocol:
     """How the away-from-goal rule measures distance: along the streets or the straight line."""
     max_output_tokens: int
     """The LMM agent's reply budget per step unless ``--agent-option max_output_tokens=N``."""
+    reply_reader: str
+    """How the LMM agent reads a reply unless ``--agent-option reply_reader=NAME``: a key of
+    :data:`city360.agents.parsing.REPLY_READERS`."""
     prompts: PromptRules
     hidden_map_families: frozenset[str] = frozenset()
     """Families whose episodes get no location map (``obs["map"]`` absent) beyond those whose
@@ -118,6 +121,7 @@ class Protocol:
             "away_measure": self.away_measure,
             "fallback": self.fallback,
             "max_output_tokens": self.max_output_tokens,
+            "reply_reader": self.reply_reader,
             "prompts": {f.name: getattr(self.prompts, f.name) for f in fields(self.prompts)},
             "hidden_map_families": sorted(self.hidden_map_families) or "none beyond Localization",
             "judge_required": self.judge_required,
@@ -164,6 +168,7 @@ DEFAULT_PROTOCOL = register_protocol(
         stop_rules="city360",
         away_measure="street",
         max_output_tokens=1024,
+        reply_reader="tolerant",
         prompts=PromptRules(),
     )
 )
@@ -183,6 +188,7 @@ REFERENCE_PROTOCOL = register_protocol(
         stop_rules="reference",
         away_measure="straight",
         max_output_tokens=8192,
+        reply_reader="reference",
         prompts=PromptRules(grid_origin=0, state_step_limit=True, goal_is_near=True),
         judge_required=True,
         judge_prompt="reference",
