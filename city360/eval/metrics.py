@@ -97,13 +97,15 @@ _GRID_REFERENCE_RE = re.compile(r"x\s*:\s*(\d+)\s+y\s*:\s*(\d+)")
 
 
 def parse_grid_cell(answer: str) -> tuple[int, int] | None:
-    """``"x:2 y:3"`` (case, spacing, ``=`` and commas tolerated) -> ``(2, 3)``; else None.
-    Read after NFKC, so full-width letters, digits and colons (``"Ｘ：２ Ｙ：３"``, as models
-    answering in Japanese write them) read as their ASCII forms."""
-    match = _GRID_RE.search(unicodedata.normalize("NFKC", answer or ""))
-    if match is None:
+    """``"x:2 y:3"`` (case, spacing, ``=`` and commas tolerated) -> ``(2, 3)``; else None,
+    also when the answer names two different cells (``"x:2 y:3 or x:1 y:1"``: hedging must
+    not pay). Read after NFKC, so full-width letters, digits and colons (``"Ｘ：２ Ｙ：３"``, as
+    models answering in Japanese write them) read as their ASCII forms."""
+    text = unicodedata.normalize("NFKC", answer or "")
+    cells = {(int(x), int(y)) for x, y in _GRID_RE.findall(text)}
+    if len(cells) != 1:
         return None
-    return int(match.group(1)), int(match.group(2))
+    return cells.pop()
 
 
 def parse_grid_cell_reference(answer: str) -> tuple[int, int] | None:
@@ -150,18 +152,19 @@ _HEDGE_RE = re.compile(
 five``): such an answer names no count, or hedging would score the lower bound."""
 
 
-def parse_count(answer: str) -> float | None:
-    """The first number in an answer (digits or an English word up to twelve); else None,
-    also when the answer hedges between two counts (``"3 or 4"``, ``"3-4"``)."""
+def parse_count(answer: str) -> Decimal | None:
+    """The first number in an answer (digits of any script, or an English word up to twelve)
+    as an exact :class:`~decimal.Decimal`; else None, also when the answer hedges between two
+    counts (``"3 or 4"``, ``"3-4"``)."""
     text = (answer or "").strip().lower()
     if _HEDGE_RE.search(text):
         return None
     match = _NUMBER_RE.search(text)
     if match is not None:
-        return float(match.group(0))
+        return Decimal(match.group(0))
     for word in re.findall(r"[a-z]+", text):
         if word in _NUMBER_WORDS:
-            return float(_NUMBER_WORDS[word])
+            return Decimal(_NUMBER_WORDS[word])
     return None
 
 
