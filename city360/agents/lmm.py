@@ -152,7 +152,7 @@ class LMMAgent:
     @property
     def prompt_hash(self) -> str:
         """Fingerprint of the prompts used (see :func:`city360.agents.prompts.prompt_hash`)."""
-        return prompt_hash(self.config.units)
+        return prompt_hash(self.config.units, reply_reader=self.config.reply_reader)
 
     def reset(self, task: Any) -> None:
         """Start an episode: read the task's prompt and reference images, clear memory and
@@ -202,7 +202,9 @@ class LMMAgent:
         )
         with_map = self.config.use_map and map_image is not None
         return ChatRequest(
-            system=render_system_prompt(self.config.units, with_map=with_map),
+            system=render_system_prompt(
+                self.config.units, with_map=with_map, reply_reader=self.config.reply_reader
+            ),
             text=text,
             images=tuple(encoded),
             max_output_tokens=self.config.max_output_tokens,

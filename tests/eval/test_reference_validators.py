@@ -272,6 +272,20 @@ def test_reference_reply_sizes_never_make_a_move_unusable(
     assert (parsed.command.action, parsed.command.magnitude) == (Action.W, magnitude)
 
 
+def test_the_reference_reply_format_is_asked_for() -> None:
+    """python/src/cityarena/prompts/system.py asks for "only ... the JSON object" and shows
+    every answer as a string ("" when there is none); under the reference protocol the LMM's
+    system prompt asks for the same, since its reader and validators refuse anything else."""
+    from city360.agents.prompts import ControllerUnits, prompt_hash, render_system_prompt
+
+    strict = render_system_prompt(ControllerUnits(), with_map=True, reply_reader="reference")
+    assert 'else empty"}' in strict
+    assert 'Every value is a JSON string ("" when empty), a number too ("7")' in strict
+    assert "else null" not in strict
+    assert "else null" in render_system_prompt(ControllerUnits(), with_map=True)
+    assert prompt_hash(reply_reader="reference") != prompt_hash()
+
+
 # --- Step counting and stop rules ---------------------------------------------------------
 # A decision: an action name, or None for an unusable reply; (x, y) where the last action left
 # the agent; the straight-line distance to the goal there (MapNavigation only).
