@@ -61,6 +61,9 @@ class AgentDecision:
     thought: str = ""
     memory: str = ""
     valid: bool = True
+    answer_type: str = "string"
+    """The JSON type the agent's reply gave the answer as (``"string"`` unless an LMM wrote,
+    say, ``"answer": 7`` or ``null``); the protocol decides whether such an answer scores."""
 
     @property
     def action(self) -> Action:

@@ -27,7 +27,7 @@ from city360.agents._task import task_prompt, task_reference_images, task_step_l
 from city360.agents.base import AgentDecision, Observation, offered_branches
 from city360.agents.images import encode_images
 from city360.agents.memory import ReflectionMemory, StepRecord
-from city360.agents.parsing import ReplyStatus, parse_reply
+from city360.agents.parsing import REPLY_READERS, ReplyStatus
 from city360.agents.prompts import (
     ControllerUnits,
     prompt_hash,
@@ -85,6 +85,10 @@ class LMMConfig:
     fallback_action: Action = Action.S
     units: ControllerUnits = field(default_factory=ControllerUnits)
     views: int = 1
+    reply_reader: str = "tolerant"
+    """How a reply is read: a key of :data:`city360.agents.parsing.REPLY_READERS`
+    (``"reference"`` under ``--protocol reference``: only a bare or ```` ```json ```` -fenced
+    JSON object with an exact action name is usable)."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.views <= MAX_VIEWS:
@@ -92,6 +96,12 @@ class LMMConfig:
             raise ConfigError(msg)
         if self.max_output_tokens < 16:
             msg = f"`max_output_tokens` must be >= 16, got {self.max_output_tokens}"
+            raise ConfigError(msg)
+        if self.reply_reader not in REPLY_READERS:
+            msg = (
+                f"unknown reply reader {self.reply_reader!r}; expected one of "
+                f"{', '.join(REPLY_READERS)}"
+            )
             raise ConfigError(msg)
         if self.fallback_action in (Action.ANSWER, *BRANCH_ACTIONS, Action.W):
             msg = (
@@ -142,7 +152,7 @@ class LMMAgent:
     @property
     def prompt_hash(self) -> str:
         """Fingerprint of the prompts used (see :func:`city360.agents.prompts.prompt_hash`)."""
-        return prompt_hash(self.config.units)
+        return prompt_hash(self.config.units, reply_reader=self.config.reply_reader)
 
     def reset(self, task: Any) -> None:
         """Start an episode: read the task's prompt and reference images, clear memory and
@@ -192,7 +202,9 @@ class LMMAgent:
         )
         with_map = self.config.use_map and map_image is not None
         return ChatRequest(
-            system=render_system_prompt(self.config.units, with_map=with_map),
+            system=render_system_prompt(
+                self.config.units, with_map=with_map, reply_reader=self.config.reply_reader
+            ),
             text=text,
             images=tuple(encoded),
             max_output_tokens=self.config.max_output_tokens,
@@ -227,7 +239,7 @@ class LMMAgent:
         self.usage.output_tokens += reply.output_tokens
         self.usage.last_finish_reason = reply.finish_reason
         self.usage.last_response_model = reply.model
-        parsed = parse_reply(reply.text)
+        parsed = REPLY_READERS[self.config.reply_reader](reply.text)
         step = int(observation.get("step", self._steps_taken))
         self._steps_taken += 1
         if parsed.status is ReplyStatus.OK and parsed.command is not None:
@@ -251,7 +263,11 @@ class LMMAgent:
             StepRecord(step=step, command=command, thought=parsed.thought, valid=valid)
         )
         return AgentDecision(
-            command=command, thought=parsed.thought, memory=self.memory.text, valid=valid
+            command=command,
+            thought=parsed.thought,
+            memory=self.memory.text,
+            valid=valid,
+            answer_type=parsed.answer_type if valid else "string",
         )
 
     def close(self) -> None:

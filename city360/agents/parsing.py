@@ -6,6 +6,13 @@ literals and trailing commas (via :mod:`ast`); actions in any case, with the mag
 (``"w medium"``) and a couple of plain-English names (``forward``, ``straight``). Anything else
 is reported, never raised: :class:`ParsedReply` says whether it was a parse error (no usable
 JSON) or an invalid action (JSON, but no valid action), with a message to show the model.
+
+That is the ``"tolerant"`` reader. :func:`parse_reply_reference` (``"reference"``, the
+reference protocol's, :data:`REPLY_READERS`) reads a reply as 360CityArena's action generator
+does (``python/src/cityarena/runner/key_action_generator.py``, ``extract_json_from_content``
+and ``validate_action``): the JSON object inside a ```` ```json ```` fence, else the whole
+reply, nothing else; ``action`` exactly one of the ten upper-case names. A magnitude it cannot
+read is no error there (the move or turn takes its default size), so here it is None.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -28,7 +36,14 @@ from city360.simulator.actions import (
     parse_magnitude,
 )
 
-__all__ = ["ParsedReply", "ReplyStatus", "extract_json_object", "parse_reply"]
+__all__ = [
+    "REPLY_READERS",
+    "ParsedReply",
+    "ReplyStatus",
+    "extract_json_object",
+    "parse_reply",
+    "parse_reply_reference",
+]
 
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*(.*?)```", re.DOTALL)
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
@@ -75,6 +90,11 @@ class ParsedReply:
     thought: str = ""
     memory: str | None = None
     problem: str = ""
+    answer_type: str = "string"
+    """The JSON type of the reply's ``answer`` (``"string"``, ``"number"``, ``"boolean"``,
+    ``"null"``, ``"array"``, ``"object"``); ``"string"`` when the key is absent. The answer
+    text is the value as text either way; the protocol decides whether a non-string answer
+    can score (:attr:`city360.eval.metrics.ScoringRules.text_answers_only`)."""
 
 
 def _loads(candidate: str) -> Any:
@@ -160,6 +180,21 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def _json_type(value: Any) -> str:
+    """The JSON type name of a parsed value (Python literals map to their JSON kin)."""
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, dict):
+        return "object"
+    return "array"
+
+
 def _split_action(raw: str) -> tuple[str, str | None]:
     """``"W MEDIUM"``, ``"W(medium)"``, ``"w, small"`` -> (``"W"``, ``"MEDIUM"``)."""
     cleaned = re.sub(r"[(),:]", " ", raw).strip().upper()
@@ -217,9 +252,77 @@ def parse_reply(text: str) -> ParsedReply:
                 problem=str(exc),
             )
     answer = _text(fields.get("answer")) if action is Action.ANSWER else None
+    answer_type = _json_type(fields["answer"]) if "answer" in fields else "string"
     return ParsedReply(
         status=ReplyStatus.OK,
         command=ActionCommand(action=action, magnitude=magnitude, answer=answer),
         thought=thought,
         memory=memory,
+        answer_type=answer_type if action is Action.ANSWER else "string",
     )
+
+
+_JSON_FENCE = re.compile(r"```json\s*(.*?)```", re.IGNORECASE | re.DOTALL)
+_REFERENCE_ACTIONS = frozenset(action.value for action in Action)
+_REFERENCE_SIZES = {"S": Magnitude.SMALL, "M": Magnitude.MEDIUM, "L": Magnitude.LARGE}
+_REFERENCE_SIZES["BIG"] = Magnitude.LARGE
+"""Short size names the reference also reads (its ``_size_to_seconds``)."""
+
+
+def parse_reply_reference(text: str) -> ParsedReply:
+    """Read one reply as the reference protocol does (see the module docstring): prose around
+    the JSON, a plain ```` ``` ```` fence, single quotes, ``"w"`` or ``"forward"`` make the
+    reply unusable (a parse error or an invalid action), as they do in 360CityArena."""
+    text = text or ""
+    fenced = _JSON_FENCE.search(text)
+    candidate = fenced.group(1).strip() if fenced else text
+    try:
+        obj = json.loads(candidate)
+    except json.JSONDecodeError:
+        obj = None
+    if not isinstance(obj, dict):
+        snippet = text.strip().replace("\n", " ")[:120]
+        return ParsedReply(
+            status=ReplyStatus.PARSE_ERROR,
+            problem=(
+                "your last reply was not one JSON object (nothing before or after it); "
+                f"it began: {snippet!r}"
+            ),
+        )
+    thought = _text(obj.get("thought"))
+    memory = _text(obj["memory"]) if "memory" in obj else None
+    raw_action = obj.get("action", "")
+    if not isinstance(raw_action, str) or raw_action not in _REFERENCE_ACTIONS:
+        return ParsedReply(
+            status=ReplyStatus.INVALID_ACTION,
+            thought=thought,
+            memory=memory,
+            problem=(
+                f"invalid action {raw_action!r}; `action` must be exactly one of "
+                f"{', '.join(a.value for a in Action)}"
+            ),
+        )
+    action = Action(raw_action)
+    magnitude: Magnitude | None = None
+    if action in MOVE_ACTIONS or (action in ROTATE_ACTIONS and action is not Action.S):
+        size = _text(obj.get("magnitude")).upper()
+        try:
+            magnitude = _REFERENCE_SIZES.get(size) or parse_magnitude(size or None)
+        except UnknownActionError:
+            magnitude = None
+    answer = _text(obj.get("answer")) if action is Action.ANSWER else None
+    answer_type = _json_type(obj["answer"]) if "answer" in obj else "string"
+    return ParsedReply(
+        status=ReplyStatus.OK,
+        command=ActionCommand(action=action, magnitude=magnitude, answer=answer),
+        thought=thought,
+        memory=memory,
+        answer_type=answer_type if action is Action.ANSWER else "string",
+    )
+
+
+REPLY_READERS: Mapping[str, Callable[[str], ParsedReply]] = {
+    "tolerant": parse_reply,
+    "reference": parse_reply_reference,
+}
+"""Reply readers by name (``LMMConfig.reply_reader``, set by the run's protocol)."""

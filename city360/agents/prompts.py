@@ -80,11 +80,27 @@ so stop close to it.
 
 Reply format
 Reply with one JSON object and nothing else:
-{{"thought": "what you see and why you act", "action": "one of W, LEFT, UP, RIGHT, A, D, Q, E, \
-S, ANSWER", "magnitude": "SMALL, MEDIUM, LARGE or null", "memory": "your rewritten memory", \
-"answer": "your answer when action is ANSWER, else null"}}
+{reply_format}
 
 {reflection}"""
+
+REPLY_FORMATS = {
+    "tolerant": """\
+{"thought": "what you see and why you act", "action": "one of W, LEFT, UP, RIGHT, A, D, Q, E, \
+S, ANSWER", "magnitude": "SMALL, MEDIUM, LARGE or null", "memory": "your rewritten memory", \
+"answer": "your answer when action is ANSWER, else null"}""",
+    "reference": """\
+{"thought": "what you see and why you act", "action": "exactly one of W, LEFT, UP, RIGHT, A, \
+D, Q, E, S, ANSWER", "magnitude": "SMALL, MEDIUM, LARGE or empty", "memory": "your rewritten \
+memory", "answer": "your answer when action is ANSWER, else empty"}
+Every value is a JSON string ("" when empty), a number too ("7"). Write nothing before or \
+after the object.""",
+}
+"""The reply format the system prompt asks for, by reply reader
+(:data:`city360.agents.parsing.REPLY_READERS`): the reference's reader throws away a reply with
+text around its JSON and scores an answer that is not a string 0, so its format says so, as
+the reference's own prompt does ("only respond with the JSON object"; every example's answer is
+a string)."""
 
 REFLECTION_PROMPT = """\
 Memory
@@ -110,8 +126,11 @@ NOW (step {step}{limit})
 Choose your next action. Reply with one JSON object."""
 
 
-def render_system_prompt(units: ControllerUnits, *, with_map: bool) -> str:
-    """The system prompt with the controller's units filled in."""
+def render_system_prompt(
+    units: ControllerUnits, *, with_map: bool, reply_reader: str = "tolerant"
+) -> str:
+    """The system prompt with the controller's units filled in, asking for the reply format
+    of ``reply_reader`` (a key of :data:`REPLY_FORMATS`)."""
     map_clause = (
         " and a small map centred on you, with a red arrow for your position and heading"
         if with_map
@@ -127,6 +146,7 @@ def render_system_prompt(units: ControllerUnits, *, with_map: bool) -> str:
         t1=f"{units.turn_deg[1]:g}",
         t2=f"{units.turn_deg[2]:g}",
         td=f"{units.default_turn_deg:g}",
+        reply_format=REPLY_FORMATS[reply_reader],
         reflection=REFLECTION_PROMPT,
     )
 
@@ -166,14 +186,15 @@ def render_step_prompt(
     )
 
 
-def prompt_hash(units: ControllerUnits | None = None) -> str:
-    """A stable 16-hex-digit fingerprint of every prompt text (with units filled in)."""
+def prompt_hash(units: ControllerUnits | None = None, *, reply_reader: str = "tolerant") -> str:
+    """A stable 16-hex-digit fingerprint of every prompt text (with units filled in, asking
+    for ``reply_reader``'s reply format)."""
     units = units or ControllerUnits()
     digest = hashlib.sha256()
     for part in (
         PROMPT_VERSION,
-        render_system_prompt(units, with_map=True),
-        render_system_prompt(units, with_map=False),
+        render_system_prompt(units, with_map=True, reply_reader=reply_reader),
+        render_system_prompt(units, with_map=False, reply_reader=reply_reader),
         _STEP_TEMPLATE,
     ):
         digest.update(part.encode("utf-8"))

@@ -67,7 +67,8 @@ def _preflight_lmm(spec: AgentSpec, city_dir: Path) -> None:
 def _lmm_prompt_hash(spec: AgentSpec, env_config: Any) -> str | None:
     from city360.agents.prompts import ControllerUnits, prompt_hash
 
-    return prompt_hash(ControllerUnits.from_env_config(env_config))
+    reader = str(spec.options.get("reply_reader", "tolerant"))
+    return prompt_hash(ControllerUnits.from_env_config(env_config), reply_reader=reader)
 
 
 def _build_lmm(spec: AgentSpec, city_dir: Path, env_config: Any, seed: int) -> Agent:

@@ -91,7 +91,7 @@ class EpisodeWorker:
         if spec.judge is not None:
             from city360.eval.judge import make_judge
 
-            self.judge = make_judge(JudgeSpec(**spec.judge))
+            self.judge = make_judge(JudgeSpec(**spec.judge), prompt=self.protocol.judge_prompt)
         self._reset_takes_seed = "seed" in inspect.signature(self.agent.reset).parameters
         # A user's own agent (--agent mypkg.mod:MyAgent) may leave out the protocol's optional
         # ``privileged`` flag; it then sees only what an agent may see.
@@ -218,6 +218,7 @@ class EpisodeWorker:
                 decision.magnitude,
                 decision.answer,
                 valid=decision.valid,
+                answer_type=str(getattr(decision, "answer_type", "string")),
                 thought=decision.thought,
                 memory=decision.memory,
                 think_s=time.perf_counter() - asked,

@@ -29,6 +29,7 @@ from city360.errors import ConfigError, did_you_mean
 from city360.plugins import load_plugins
 
 __all__ = [
+    "ANSWER_TYPES",
     "COUNT_PARSERS",
     "COUNT_THRESHOLDS",
     "DEFAULT_RULES",
@@ -61,6 +62,10 @@ __all__ = [
     "unregister_metric",
 ]
 
+ANSWER_TYPES = ("string", "number", "boolean", "null", "array", "object")
+"""The JSON types an agent's answer can arrive as (:attr:`ScoringContext.answer_type`); an
+agent that does not answer in JSON answers ``"string"``."""
+
 COUNT_THRESHOLDS: tuple[float, ...] = tuple(round(0.50 + 0.05 * k, 2) for k in range(10))
 """θ = 0.50, 0.55, ..., 0.95 for the count metric's mean relative accuracy."""
 
@@ -92,11 +97,15 @@ _GRID_REFERENCE_RE = re.compile(r"x\s*:\s*(\d+)\s+y\s*:\s*(\d+)")
 
 
 def parse_grid_cell(answer: str) -> tuple[int, int] | None:
-    """``"x:2 y:3"`` (case, spacing, ``=`` and commas tolerated) -> ``(2, 3)``; else None."""
-    match = _GRID_RE.search(answer or "")
-    if match is None:
+    """``"x:2 y:3"`` (case, spacing, ``=`` and commas tolerated) -> ``(2, 3)``; else None,
+    also when the answer names two different cells (``"x:2 y:3 or x:1 y:1"``: hedging must
+    not pay). Read after NFKC, so full-width letters, digits and colons (``"Ｘ：２ Ｙ：３"``, as
+    models answering in Japanese write them) read as their ASCII forms."""
+    text = unicodedata.normalize("NFKC", answer or "")
+    cells = {(int(x), int(y)) for x, y in _GRID_RE.findall(text)}
+    if len(cells) != 1:
         return None
-    return int(match.group(1)), int(match.group(2))
+    return cells.pop()
 
 
 def parse_grid_cell_reference(answer: str) -> tuple[int, int] | None:
@@ -143,35 +152,38 @@ _HEDGE_RE = re.compile(
 five``): such an answer names no count, or hedging would score the lower bound."""
 
 
-def parse_count(answer: str) -> float | None:
-    """The first number in an answer (digits or an English word up to twelve); else None,
-    also when the answer hedges between two counts (``"3 or 4"``, ``"3-4"``)."""
+def parse_count(answer: str) -> Decimal | None:
+    """The first number in an answer (digits of any script, or an English word up to twelve)
+    as an exact :class:`~decimal.Decimal`; else None, also when the answer hedges between two
+    counts (``"3 or 4"``, ``"3-4"``)."""
     text = (answer or "").strip().lower()
     if _HEDGE_RE.search(text):
         return None
     match = _NUMBER_RE.search(text)
     if match is not None:
-        return float(match.group(0))
+        return Decimal(match.group(0))
     for word in re.findall(r"[a-z]+", text):
         if word in _NUMBER_WORDS:
-            return float(_NUMBER_WORDS[word])
+            return Decimal(_NUMBER_WORDS[word])
     return None
 
 
-def parse_count_reference(answer: str) -> float | None:
+def parse_count_reference(answer: str) -> Decimal | None:
     """The reference's reading: the whole answer, stripped, must be one finite decimal number
-    (``"3"``, ``"3.0"``, ``"+3"``, ``"1e1"``); ``"There are three."``, ``"3 or 4"`` and
-    ``"none"`` do not read."""
+    (``"3"``, ``"3.0"``, ``"+3"``, ``"1e1"``, ``"1_0"``, any script's decimal digits as in
+    ``"３"``); ``"There are three."``, ``"3 or 4"`` and ``"none"`` do not read. The value stays
+    a :class:`~decimal.Decimal`, every digit kept: ``"7.0000000000000001"`` is not 7 (a float
+    would round it to 7 and call it exact)."""
     try:
         value = Decimal((answer or "").strip())
     except InvalidOperation:
         return None
     if not value.is_finite():
         return None
-    return float(value)
+    return value
 
 
-COUNT_PARSERS: Mapping[str, Callable[[str], float | None]] = {
+COUNT_PARSERS: Mapping[str, Callable[[str], Decimal | float | None]] = {
     "first-number": parse_count,
     "reference": parse_count_reference,
 }
@@ -189,7 +201,8 @@ class ScoringRules:
     ``<=``); ``grid_parser`` / ``count_parser``: names in :data:`GRID_PARSERS` /
     :data:`COUNT_PARSERS`; ``grid_origin``: the number of the first grid column and row on
     the grid map and in answers (1 or 0); ``count_correct_exact``: a count is "correct" only
-    when equal to the truth (else when it passes every θ, i.e. within 5 %).
+    when equal to the truth (else when it passes every θ, i.e. within 5 %);
+    ``text_answers_only``: see the field.
     """
 
     strict_threshold: bool = False
@@ -197,6 +210,11 @@ class ScoringRules:
     grid_origin: int = 1
     count_parser: str = "first-number"
     count_correct_exact: bool = False
+    text_answers_only: bool = False
+    """True: an answer the agent gave as anything but text (a JSON number, null, a list)
+    scores 0 in every family, navigation too, as the reference's validators do (they strip
+    the answer before reading it, and fail on what is not a string); False: it is read as its
+    text (``7`` as ``"7"``, null as ``""``)."""
     extra: Mapping[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -278,7 +296,7 @@ def count_mean_relative_accuracy(
     value = COUNT_PARSERS[rules.count_parser](answer)
     if value is None:
         return MetricResult("count_mra", 0.0, False, message=f"no number in {answer!r}")
-    predicted = Decimal(str(value))
+    predicted = value if isinstance(value, Decimal) else Decimal(str(value))
     truth = Decimal(int(expected))
     if truth == 0:
         score = 1.0 if predicted == 0 else 0.0
@@ -287,7 +305,7 @@ def count_mean_relative_accuracy(
         hits = [relative_error < Decimal(1) - Decimal(str(theta)) for theta in thresholds]
         score = sum(hits) / len(hits)
     correct = predicted == truth if rules.count_correct_exact else score == 1.0
-    message = f"expected {expected}, got {value:g}; MRA {score:.1f}"
+    message = f"expected {expected}, got {predicted}; MRA {score:.1f}"
     return MetricResult("count_mra", score, correct, message=message)
 
 
@@ -435,6 +453,9 @@ class ScoringContext:
     progress: Mapping[str, float] = field(default_factory=dict)
     """What the episode reached on its way (``FamilySpec.progress``: Errand's
     ``checkpoint_coverage``), recorded by the episode recorder."""
+    answer_type: str = "string"
+    """The JSON type the agent gave its answer as (:data:`ANSWER_TYPES`; ``"string"`` for
+    agents that answer in text), for :attr:`ScoringRules.text_answers_only`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -515,8 +536,15 @@ def score_answer(
     """Score an ANSWER against the task's hidden truth with the task's metric, under the
     run's ``context`` (default rules, no judge when None)."""
     spec = get_metric(task.metric.name)
+    context = context or ScoringContext()
+    if context.rules.text_answers_only and context.answer_type != "string":
+        message = (
+            f"validation error: the answer was a JSON {context.answer_type}, not text "
+            f"({answer!r}); these rules read text answers only"
+        )
+        return MetricResult(spec.name, 0.0, False, message=message)
     if spec.uses_context:
-        return spec.score(task, answer, distance_to_goal_m, context or ScoringContext())
+        return spec.score(task, answer, distance_to_goal_m, context)
     return spec.score(task, answer, distance_to_goal_m)
 
 

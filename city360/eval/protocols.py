@@ -59,6 +59,9 @@ class Protocol:
     """How the away-from-goal rule measures distance: along the streets or the straight line."""
     max_output_tokens: int
     """The LMM agent's reply budget per step unless ``--agent-option max_output_tokens=N``."""
+    reply_reader: str
+    """How the LMM agent reads a reply unless ``--agent-option reply_reader=NAME``: a key of
+    :data:`city360.agents.parsing.REPLY_READERS`."""
     prompts: PromptRules
     hidden_map_families: frozenset[str] = frozenset()
     """Families whose episodes get no location map (``obs["map"]`` absent) beyond those whose
@@ -66,6 +69,8 @@ class Protocol:
     judge_required: bool = False
     """True when RelationalSpatial needs an LLM judge to be comparable (the reference refuses
     to run without one; city360 then scores offline and labels the rows)."""
+    judge_prompt: str = "city360"
+    """What the LLM judge is told: a key of :data:`city360.eval.judge.JUDGE_PROMPTS`."""
     notes: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -81,6 +86,9 @@ class Protocol:
                 f"{self.prompts.grid_origin} but answers are read from {self.scoring.grid_origin}"
             )
             raise ConfigError(msg)
+        from city360.eval.judge import get_judge_prompt
+
+        get_judge_prompt(self.judge_prompt)
         if self.max_output_tokens < 16:
             msg = f"`max_output_tokens` must be >= 16, got {self.max_output_tokens}"
             raise ConfigError(msg)
@@ -107,14 +115,17 @@ class Protocol:
                 "grid_origin": self.scoring.grid_origin,
                 "count_parser": self.scoring.count_parser,
                 "count_correct_exact": self.scoring.count_correct_exact,
+                "text_answers_only": self.scoring.text_answers_only,
             },
             "stop_rules": self.stop_rules,
             "away_measure": self.away_measure,
             "fallback": self.fallback,
             "max_output_tokens": self.max_output_tokens,
+            "reply_reader": self.reply_reader,
             "prompts": {f.name: getattr(self.prompts, f.name) for f in fields(self.prompts)},
             "hidden_map_families": sorted(self.hidden_map_families) or "none beyond Localization",
             "judge_required": self.judge_required,
+            "judge_prompt": self.judge_prompt,
         }
 
 
@@ -157,6 +168,7 @@ DEFAULT_PROTOCOL = register_protocol(
         stop_rules="city360",
         away_measure="street",
         max_output_tokens=1024,
+        reply_reader="tolerant",
         prompts=PromptRules(),
     )
 )
@@ -171,12 +183,15 @@ REFERENCE_PROTOCOL = register_protocol(
             grid_origin=0,
             count_parser="reference",
             count_correct_exact=True,
+            text_answers_only=True,
         ),
         stop_rules="reference",
         away_measure="straight",
         max_output_tokens=8192,
+        reply_reader="reference",
         prompts=PromptRules(grid_origin=0, state_step_limit=True, goal_is_near=True),
         judge_required=True,
+        judge_prompt="reference",
     )
 )
 

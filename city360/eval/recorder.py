@@ -292,6 +292,7 @@ class EpisodeRecorder:
         answer: str | None = None,
         *,
         valid: bool = True,
+        answer_type: str = "string",
         thought: str = "",
         memory: str = "",
         think_s: float = 0.0,
@@ -302,6 +303,8 @@ class EpisodeRecorder:
         (the LMM agent does); an ``action`` or ``magnitude`` that does not parse is replaced
         here by :data:`FALLBACK_ACTION`. Either way the step counts and is logged invalid.
         ``think_s`` is how long the player took to decide (the step timeout, when timed).
+        ``answer_type`` is the JSON type the agent gave an ANSWER's text as (``"string"``
+        unless an LMM wrote a number, null, ...; see ``ScoringRules.text_answers_only``).
         """
         if not self.started:
             msg = f"start() the episode of task {self.task.id!r} before its first step"
@@ -362,7 +365,13 @@ class EpisodeRecorder:
         self._last = (obs, info)
         if reason is None and applies:
             reason = self._account(
-                command, pose, info, distance, truncated=truncated, think_s=think_s
+                command,
+                pose,
+                info,
+                distance,
+                truncated=truncated,
+                think_s=think_s,
+                answer_type=answer_type,
             )
         elif reason is None and self.timed and think_s > self.stop_config.step_timeout_s:
             reason = StopReason.STEP_TIMEOUT
@@ -386,10 +395,11 @@ class EpisodeRecorder:
         *,
         truncated: bool,
         think_s: float,
+        answer_type: str = "string",
     ) -> StopReason | None:
         """Score an ANSWER, or apply the stop rules; the reason to stop, or None."""
         if command.action is Action.ANSWER:
-            self._score(command.answer or "", distance)
+            self._score(command.answer or "", distance, answer_type)
             return StopReason.ANSWERED
         if self.timed and think_s > self.stop_config.step_timeout_s:
             return StopReason.STEP_TIMEOUT
@@ -400,12 +410,12 @@ class EpisodeRecorder:
             reason = StopReason.STEP_LIMIT
         return reason
 
-    def _score(self, answer: str, distance: float | None) -> None:
+    def _score(self, answer: str, distance: float | None, answer_type: str = "string") -> None:
         result = self.result
         result.completed_by_answer = True
         result.user_answer = answer
         progress = {} if self._progress is None else self._progress.values()
-        context = ScoringContext(self.protocol.scoring, self.judge, progress)
+        context = ScoringContext(self.protocol.scoring, self.judge, progress, answer_type)
         verdict = score_answer(self.task, answer, distance, context)
         result.evaluation_score = verdict.score
         result.evaluation_method = verdict.method

@@ -81,11 +81,14 @@ def default_env_options(agent: AgentSpec, *, use_map: bool = True) -> dict[str, 
 
 
 def _with_protocol_limits(agent: AgentSpec, protocol: Protocol) -> AgentSpec:
-    """The LMM agent's reply budget is the protocol's unless the user set one
-    (``--agent-option max_output_tokens=N``)."""
-    if agent.kind.strip().lower() != "lmm" or "max_output_tokens" in agent.options:
+    """The LMM agent's reply budget and reply reader are the protocol's unless the user set
+    them (``--agent-option max_output_tokens=N``, ``--agent-option reply_reader=NAME``)."""
+    if agent.kind.strip().lower() != "lmm":
         return agent
-    options = {**agent.options, "max_output_tokens": protocol.max_output_tokens}
+    rules = {"max_output_tokens": protocol.max_output_tokens, "reply_reader": protocol.reply_reader}
+    options = {**rules, **agent.options}
+    if options == agent.options:
+        return agent
     return dataclasses.replace(agent, options=options)
 
 

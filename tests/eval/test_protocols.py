@@ -332,8 +332,17 @@ def test_the_lmm_reply_budget_is_the_protocols_unless_the_user_sets_one() -> Non
     from city360.eval.specs import AgentSpec
 
     lmm = AgentSpec(kind="lmm", provider="openai", model="m")
-    assert _with_protocol_limits(lmm, REFERENCE_PROTOCOL).options == {"max_output_tokens": 8192}
-    assert _with_protocol_limits(lmm, DEFAULT_PROTOCOL).options == {"max_output_tokens": 1024}
-    mine = AgentSpec(kind="lmm", options={"max_output_tokens": 300})
-    assert _with_protocol_limits(mine, REFERENCE_PROTOCOL).options == {"max_output_tokens": 300}
+    assert _with_protocol_limits(lmm, REFERENCE_PROTOCOL).options == {
+        "max_output_tokens": 8192,
+        "reply_reader": "reference",
+    }
+    assert _with_protocol_limits(lmm, DEFAULT_PROTOCOL).options == {
+        "max_output_tokens": 1024,
+        "reply_reader": "tolerant",
+    }
+    mine = AgentSpec(kind="lmm", options={"max_output_tokens": 300, "reply_reader": "tolerant"})
+    assert _with_protocol_limits(mine, REFERENCE_PROTOCOL).options == {
+        "max_output_tokens": 300,
+        "reply_reader": "tolerant",
+    }
     assert _with_protocol_limits(AgentSpec(kind="oracle"), REFERENCE_PROTOCOL).options == {}
