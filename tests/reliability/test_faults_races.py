@@ -4,12 +4,20 @@ step log, a suite or city changed under a run, two writers replacing one folder.
 from __future__ import annotations
 
 import csv
+import json
+import shutil
 from pathlib import Path
 
 import pytest
 
-from city360.errors import OutputError
+import city360.tasks.suite as suite_module
+from city360.city import file_sha256
+from city360.errors import ConfigError, InputsChangedError, OutputError
+from city360.eval.episode import EpisodeWorker
 from city360.eval.results import RESULT_COLUMNS, EpisodeResult, ResultsWriter, StepLogWriter
+from city360.eval.runner import AgentSpec, EvalConfig, run_eval
+from city360.eval.specs import WorkerSpec
+from city360.tasks.suite import Suite
 
 DEV_FULL = Path("/dev/full")
 """Linux's always-full device: every write to it fails with ENOSPC."""
@@ -35,3 +43,96 @@ def test_results_on_a_full_disk_fail_once_and_close_quietly(tmp_path: Path) -> N
         writer.append(EpisodeResult("t", "VLN", "Easy", "answered"))
     writer.close()
     writer.close()
+
+
+# --- a suite or city changed under a run ----------------------------------------------------
+
+
+def _city_copy(city: Path, into: Path) -> Path:
+    """A city whose graph.json and city.json are its own; the rest links to ``city``."""
+    into.mkdir()
+    for item in city.iterdir():
+        if item.name in ("graph.json", "city.json"):
+            shutil.copy2(item, into / item.name)
+        else:
+            (into / item.name).symlink_to(item)
+    return into
+
+
+def _oracle(city: Path, suite: Path, out: Path, **kw: object) -> EvalConfig:
+    return EvalConfig(
+        city_dir=city,
+        suite_dir=suite,
+        agent=AgentSpec(kind="oracle"),
+        output_root=out,
+        **{"select": "loc-001", **kw},  # type: ignore[arg-type]
+    )
+
+
+def test_a_resume_after_the_city_was_rebuilt_is_refused(
+    built_city: Path, built_suite: Path, tmp_path: Path
+) -> None:
+    city = _city_copy(built_city, tmp_path / "city")
+    run_eval(_oracle(city, built_suite, tmp_path / "out", run_id="r"))
+    metadata = json.loads((tmp_path / "out" / "r" / "run_metadata.json").read_text())
+    assert metadata["graph_sha256"] == file_sha256(city / "graph.json")
+    # a rebuild: the same graph written again, other bytes (a build with other parameters)
+    graph = json.loads((city / "graph.json").read_text())
+    (city / "graph.json").write_text(json.dumps(graph, indent=1))
+    with pytest.raises(
+        ConfigError,
+        match=r"cannot resume 'r': .*city graph\.json sha256 \w{12} → \w{12} \(the city was "
+        r"rebuilt since the run started\)",
+    ):
+        run_eval(_oracle(city, built_suite, tmp_path / "out", run_id="r", resume=True))
+
+
+def test_a_suite_saved_while_a_run_starts_is_not_run_under_the_old_hash(
+    built_city: Path, built_suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite_dir = tmp_path / "suite"
+    shutil.copytree(built_suite, suite_dir)
+    real_load = suite_module.load_suite
+    reads: list[Path] = []
+
+    def load_then_edit(folder: Path) -> Suite:
+        suite = real_load(folder)
+        reads.append(Path(folder))
+        if len(reads) == 1:  # the run has read it; the viewer saves an edit before the worker
+            data = json.loads((suite_dir / "suite.json").read_text())
+            data["tasks"] = data["tasks"][1:]  # a task deleted in the viewer
+            (suite_dir / "suite.json").write_text(json.dumps(data))
+        return suite
+
+    monkeypatch.setattr(suite_module, "load_suite", load_then_edit)
+    with pytest.raises(
+        InputsChangedError,
+        match=r"suite\.json changed while the run was starting \(suite hash \w{12} -> \w{12}\); "
+        r"stop editing the suite during a run and start a new run",
+    ):
+        run_eval(_oracle(built_city, suite_dir, tmp_path / "out", run_id="s", select=None))
+    metadata = json.loads((tmp_path / "out" / "s" / "run_metadata.json").read_text())
+    assert metadata["status"] == "failed"
+    assert not (tmp_path / "out" / "s" / "results.csv").read_text().count("\n") > 1
+
+
+def test_a_worker_refuses_a_city_rebuilt_after_the_run_recorded_it(
+    built_city: Path, built_suite: Path, tmp_path: Path
+) -> None:
+    spec = WorkerSpec(
+        city_dir=str(built_city),
+        suite_dir=str(built_suite),
+        run_dir=str(tmp_path / "run"),
+        agent={"kind": "oracle"},
+        env_options={"map": False},
+        stop={},
+        graph_sha256="0" * 64,
+    )
+    with (
+        EpisodeWorker(spec) as worker,
+        pytest.raises(
+            InputsChangedError,
+            match=r"graph\.json changed while the run was starting \(the city was ",
+        ),
+    ):
+        worker.run("loc-001", 0)
