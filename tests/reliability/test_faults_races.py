@@ -5,19 +5,25 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
 
 import city360.tasks.suite as suite_module
-from city360.city import file_sha256
+import city360.viewer.authoring as authoring
+from city360._atomic import atomic_dir
+from city360.city import CityDir, file_sha256
 from city360.errors import ConfigError, InputsChangedError, OutputError
 from city360.eval.episode import EpisodeWorker
 from city360.eval.results import RESULT_COLUMNS, EpisodeResult, ResultsWriter, StepLogWriter
 from city360.eval.runner import AgentSpec, EvalConfig, run_eval
 from city360.eval.specs import WorkerSpec
+from city360.streets import StreetGraph
 from city360.tasks.suite import Suite
+from city360.viewer.authoring import SuiteEditor, VerifiedTask
 
 DEV_FULL = Path("/dev/full")
 """Linux's always-full device: every write to it fails with ENOSPC."""
@@ -136,3 +142,67 @@ def test_a_worker_refuses_a_city_rebuilt_after_the_run_recorded_it(
         ),
     ):
         worker.run("loc-001", 0)
+
+
+# --- two writers of one folder ----------------------------------------------------------------
+
+
+def test_replacing_a_folder_never_leaves_it_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "suite"
+    with atomic_dir(target) as tmp:
+        (tmp / "suite.json").write_text("old")
+    present: list[bool] = []
+    real_replace = os.replace
+
+    def watched(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        real_replace(src, dst)
+        present.append((target / "suite.json").is_file())  # what a reader (a viewer) sees
+
+    monkeypatch.setattr(os, "replace", watched)
+    with atomic_dir(target, replace=True) as tmp:
+        (tmp / "suite.json").write_text("new")
+    assert all(present)
+    assert (target / "suite.json").read_text() == "new"
+    assert [p.name for p in tmp_path.iterdir()] == ["suite"]
+
+
+def _editor(city: Path, suite_dir: Path) -> SuiteEditor:
+    manifest = CityDir(city).read_manifest()
+    return SuiteEditor(
+        suite_dir,
+        city,
+        graph=StreetGraph.open(city),
+        projection=manifest.projection,
+        city_name=manifest.name,
+        move_m=(2.0, 5.0, 10.0),
+    )
+
+
+def test_two_viewers_saving_one_suite_keep_both_tasks(
+    built_city: Path, built_suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite_dir = tmp_path / "suite"
+    shutil.copytree(built_suite, suite_dir)
+    first, second = _editor(built_city, suite_dir), _editor(built_city, suite_dir)
+    template = first.load().tasks[0]
+
+    def verified(task_id: str) -> VerifiedTask:
+        return VerifiedTask(template.model_copy(update={"id": task_id}), {}, [])
+
+    real_save = authoring.save_suite
+    other: list[threading.Thread] = []
+
+    def save_while_the_other_viewer_saves(suite: Suite, folder: Path, **kw: bool) -> Path:
+        if not other:  # the first viewer read the suite; the second saves before it writes
+            other.append(threading.Thread(target=second.save, args=(verified("second"),)))
+            other[0].start()
+            other[0].join(timeout=1.0)  # returns at once without a lock; blocks with one
+        return real_save(suite, folder, **kw)
+
+    monkeypatch.setattr(authoring, "save_suite", save_while_the_other_viewer_saves)
+    first.save(verified("first"))
+    other[0].join(timeout=30)
+    ids = {t.id for t in suite_module.load_suite(suite_dir).tasks}
+    assert {"first", "second"} <= ids
