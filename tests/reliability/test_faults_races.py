@@ -206,3 +206,24 @@ def test_two_viewers_saving_one_suite_keep_both_tasks(
     other[0].join(timeout=30)
     ids = {t.id for t in suite_module.load_suite(suite_dir).tasks}
     assert {"first", "second"} <= ids
+
+
+# --- a build that fails after its work ---------------------------------------------------------
+
+
+def test_a_build_failing_in_its_statistics_leaves_graph_and_manifest_as_they_were(
+    built_city: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from city360.pose_graph import stats
+    from city360.pose_graph.build import build_city
+
+    city = _city_copy(built_city, tmp_path / "city")
+    before = {name: (city / name).read_bytes() for name in ("graph.json", "city.json")}
+
+    def killed(*args: object, **kwargs: object) -> dict[str, object]:
+        raise KeyboardInterrupt("SIGTERM")  # what `kill` raises in a CLI command
+
+    monkeypatch.setattr(stats, "graph_stats", killed)
+    with pytest.raises(KeyboardInterrupt):
+        build_city(city)  # without OSM: another graph than the one on disk
+    assert {name: (city / name).read_bytes() for name in before} == before
