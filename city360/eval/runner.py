@@ -200,12 +200,16 @@ def _name_of(value: Any, key: str = "name") -> Any:
     return value
 
 
-def _graph_sha256(city_dir: Path) -> str | None:
-    """SHA-256 of the city's graph.json (None when it has none: the workers say so)."""
+def _graph_sha256(city_dir: Path) -> str:
+    """SHA-256 of the city's graph.json, after reading it once: a missing, truncated or
+    wrongly shaped graph.json stops the run here, before anything is written (it failed in
+    every worker, leaving a run folder marked ``failed`` that the same --run-id then refused)."""
     from city360.city import CityDir, file_sha256
+    from city360.streets import read_graph_file
 
-    path = CityDir(city_dir).graph_path
-    return file_sha256(path) if path.is_file() else None
+    city = CityDir(city_dir)
+    read_graph_file(city.graph_path, city_root=city.root)  # names the file and the fix
+    return file_sha256(city.graph_path)
 
 
 def _read_metadata(path: Path) -> dict[str, Any]:
@@ -340,7 +344,7 @@ def _run_locked(config: EvalConfig, run_id: str, run_dir: Path) -> RunOutcome:
         msg = f"run folder {run_dir} already exists; use --resume {run_id} or another --run-id"
         raise ConfigError(msg)
     made_for = suite.created.get("graph_sha256")
-    if made_for and graph_sha256 and made_for != graph_sha256:
+    if made_for and made_for != graph_sha256:
         warnings.append(
             f"{suite_dir} was generated for another build of {city_dir / 'graph.json'} "
             f"(sha256 {str(made_for)[:12]} -> {graph_sha256[:12]}): tasks on streets this build "

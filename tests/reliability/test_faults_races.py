@@ -16,7 +16,7 @@ import city360.tasks.suite as suite_module
 import city360.viewer.authoring as authoring
 from city360._atomic import atomic_dir
 from city360.city import CityDir, file_sha256
-from city360.errors import ConfigError, InputsChangedError, OutputError
+from city360.errors import CityFormatError, ConfigError, InputsChangedError, OutputError
 from city360.eval.episode import EpisodeWorker
 from city360.eval.results import RESULT_COLUMNS, EpisodeResult, ResultsWriter, StepLogWriter
 from city360.eval.runner import AgentSpec, EvalConfig, run_eval
@@ -227,3 +227,14 @@ def test_a_build_failing_in_its_statistics_leaves_graph_and_manifest_as_they_wer
     with pytest.raises(KeyboardInterrupt):
         build_city(city)  # without OSM: another graph than the one on disk
     assert {name: (city / name).read_bytes() for name in before} == before
+
+
+def test_eval_on_a_truncated_graph_fails_before_writing_a_run_folder(
+    built_city: Path, built_suite: Path, tmp_path: Path
+) -> None:
+    city = _city_copy(built_city, tmp_path / "city")
+    graph = (city / "graph.json").read_bytes()
+    (city / "graph.json").write_bytes(graph[: len(graph) // 2])
+    with pytest.raises(CityFormatError, match=r"graph\.json: not valid JSON .*rebuild it with"):
+        run_eval(_oracle(city, built_suite, tmp_path / "out", run_id="t"))
+    assert not (tmp_path / "out" / "t").exists()  # the same --run-id works once it is rebuilt
