@@ -22,6 +22,7 @@ __all__ = [
     "GpsError",
     "GraphBuildError",
     "InputFileError",
+    "InputsChangedError",
     "OsmError",
     "OutputError",
     "PackagedCityBuildError",
@@ -122,6 +123,11 @@ class ProviderUnavailableError(ProviderError):
 class ProviderAuthError(ProviderError):
     """An LMM provider refused the API key (HTTP 401/403). Nothing the model did: a run stops
     at once instead of charging every remaining episode to the agent."""
+
+
+class InputsChangedError(ConfigError):
+    """A run's suite or city changed on disk while it ran (a worker read other bytes than the
+    run recorded); the message names the file and the fix."""
 
 
 class RunLockedError(City360Error, RuntimeError):

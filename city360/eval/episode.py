@@ -20,6 +20,7 @@ from city360.errors import (
     City360Error,
     CityFormatError,
     InputFileError,
+    InputsChangedError,
     OutputError,
     ProviderAuthError,
     ProviderUnavailableError,
@@ -64,6 +65,32 @@ class ProtocolTask:
         return expected_answer(self._task, self._protocol.scoring)
 
 
+def _changed_inputs(spec: WorkerSpec, suite_hash: str) -> str | None:
+    """Why this worker's suite or graph is not the one its run recorded, or None.
+
+    The parent reads the suite (and hashes graph.json) when the run starts; each worker reads
+    them again when it starts, maybe seconds or (Ray, a resume) hours later. A suite saved by
+    the viewer or regenerated meanwhile, or a city rebuilt meanwhile, would otherwise run under
+    the recorded hash: a run that says one suite and city and ran another.
+    """
+    from city360.city import CityDir, file_sha256
+
+    if spec.suite_hash is not None and suite_hash != spec.suite_hash:
+        return (
+            f"{Path(spec.suite_dir) / 'suite.json'} changed while the run was starting "
+            f"(suite hash {spec.suite_hash[:12]} -> {suite_hash[:12]}); stop editing the suite "
+            "during a run and start a new run"
+        )
+    graph_path = CityDir(spec.city_dir).graph_path
+    if spec.graph_sha256 is not None and file_sha256(graph_path) != spec.graph_sha256:
+        return (
+            f"{graph_path} changed while the run was starting (the city was rebuilt: sha256 "
+            f"{spec.graph_sha256[:12]} -> {file_sha256(graph_path)[:12]}); let the build "
+            "finish, then start a new run"
+        )
+    return None
+
+
 class EpisodeWorker:
     """Holds one environment and one agent; runs episodes one after another.
 
@@ -86,6 +113,7 @@ class EpisodeWorker:
         )
         self.stop_base = StopConfig(**spec.stop)
         self.protocol = get_protocol(spec.protocol)
+        self._changed = _changed_inputs(spec, self.suite.content_hash())
         self._images: dict[tuple[Any, ...], dict[str, str]] = {}
         self.judge = None
         if spec.judge is not None:
@@ -166,6 +194,8 @@ class EpisodeWorker:
         return self._images[key]
 
     def run(self, task_id: str, seed: int) -> EpisodeResult:
+        if self._changed is not None:
+            raise InputsChangedError(self._changed)
         task = self.suite.task(task_id)
         recorder = self.recorder(task, seed)
         try:

@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from city360._atomic import atomic_write_json, write_failure
 from city360.errors import CityFormatError, ConfigError, InputFileError, OutputError
@@ -524,6 +524,7 @@ class ResultsWriter:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        self._failed = False
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._repair_torn_tail()
@@ -555,11 +556,14 @@ class ResultsWriter:
             self._writer.writerow(row)
             self._sync()
         except OSError as exc:
+            self._failed = True
             raise OutputError(write_failure(self.path, exc)) from None
 
     def close(self) -> None:
-        if not self._handle.closed:
-            self._handle.close()
+        """Close the file (safe twice); after a failed append, quietly (see
+        :meth:`StepLogWriter.close`): the torn row is cut off by the next resume."""
+        _close_once(self._handle, self.path, failed=self._failed)
+        self._failed = True
 
     def __enter__(self) -> ResultsWriter:
         return self
@@ -580,6 +584,7 @@ class StepLogWriter:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        self._failed = False
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = open(self.path, "w", encoding="utf-8")  # noqa: SIM115
@@ -592,17 +597,36 @@ class StepLogWriter:
             self._handle.write(scrub_text(line) + "\n")
             self._handle.flush()
         except OSError as exc:
+            self._failed = True
             raise OutputError(write_failure(self.path, exc)) from None
 
     def close(self) -> None:
-        if not self._handle.closed:
-            self._handle.close()
+        """Close the log (safe twice). A write that failed was reported when it failed: the
+        lines still buffered then are dropped here instead of failing a second time (on a full
+        disk, that second error replaced the episode's infrastructure_error row with a raw
+        traceback that ended the run). A close that is the first to fail is an
+        :class:`OutputError` naming the file."""
+        _close_once(self._handle, self.path, failed=self._failed)
+        self._failed = True
 
     def __enter__(self) -> StepLogWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _close_once(handle: IO[str], path: Path, *, failed: bool) -> None:
+    """Close ``handle`` (a no-op when closed). Its last flush failing is an
+    :class:`OutputError` naming ``path``, unless a write already ``failed`` and was reported:
+    then what is still buffered is dropped, so a full disk is reported once, by the write."""
+    if handle.closed:
+        return
+    try:
+        handle.close()  # the file is closed even when its last flush fails
+    except OSError as exc:
+        if not failed:
+            raise OutputError(write_failure(path, exc)) from None
 
 
 def _jsonable(value: object) -> object:

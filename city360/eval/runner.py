@@ -146,6 +146,7 @@ IDENTITY_KEYS = (
     "suite_dir",
     "suite_name",
     "suite_hash",
+    "graph_sha256",
     "prompt_hash",
     "agent_prompt_hash",
     "agent",
@@ -174,6 +175,12 @@ def _identity_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]
             f"suite hash {str(old.get('suite_hash'))[:12]} → {str(new.get('suite_hash'))[:12]} "
             "(the suite changed since the run started)"
         )
+    old_graph = old.get("graph_sha256")  # runs before round thirteen did not record it
+    if old_graph is not None and old_graph != new.get("graph_sha256"):
+        found.append(
+            f"city graph.json sha256 {str(old_graph)[:12]} → {str(new.get('graph_sha256'))[:12]} "
+            "(the city was rebuilt since the run started)"
+        )
     old_protocol, new_protocol = _name_of(old.get("protocol")), _name_of(new.get("protocol"))
     if old_protocol != new_protocol:
         found.append(f"protocol {old_protocol!r} → {new_protocol!r}")
@@ -194,6 +201,18 @@ def _name_of(value: Any, key: str = "name") -> Any:
     if value is None and key == "name":
         return "default"
     return value
+
+
+def _graph_sha256(city_dir: Path) -> str:
+    """SHA-256 of the city's graph.json, after reading it once: a missing, truncated or
+    wrongly shaped graph.json stops the run here, before anything is written (it failed in
+    every worker, leaving a run folder marked ``failed`` that the same --run-id then refused)."""
+    from city360.city import CityDir, file_sha256
+    from city360.streets import read_graph_file
+
+    city = CityDir(city_dir)
+    read_graph_file(city.graph_path, city_root=city.root)  # names the file and the fix
+    return file_sha256(city.graph_path)
 
 
 def _read_metadata(path: Path) -> dict[str, Any]:
@@ -298,8 +317,10 @@ def _run_locked(config: EvalConfig, run_id: str, run_dir: Path) -> RunOutcome:
         **dict(config.env_options),
         "condition": config.condition,
     }
+    graph_sha256 = _graph_sha256(city_dir)
     identity: dict[str, Any] = {
         "suite_hash": suite_hash,
+        "graph_sha256": graph_sha256,
         "condition": config.condition,
         "agent": scrub_secrets(agent_metadata(config.agent)),
         "protocol": protocol.as_metadata(),
@@ -325,6 +346,14 @@ def _run_locked(config: EvalConfig, run_id: str, run_dir: Path) -> RunOutcome:
     elif any(p.name != LOCK_NAME for p in run_dir.iterdir()):
         msg = f"run folder {run_dir} already exists; use --resume {run_id} or another --run-id"
         raise ConfigError(msg)
+    made_for = suite.created.get("graph_sha256")
+    if made_for and made_for != graph_sha256:
+        warnings.append(
+            f"{suite_dir} was generated for another build of {city_dir / 'graph.json'} "
+            f"(sha256 {str(made_for)[:12]} -> {graph_sha256[:12]}): tasks on streets this build "
+            f"cut differently end as agent errors; check it with `city360 tasks check "
+            f"{suite_dir} --city {city_dir}` or generate it again"
+        )
 
     preflight_agent(config.agent, city_dir=city_dir)
     if config.judge is not None:
@@ -344,6 +373,8 @@ def _run_locked(config: EvalConfig, run_id: str, run_dir: Path) -> RunOutcome:
         save_frames=config.save_frames,
         protocol=protocol.name,
         judge=None if config.judge is None else dataclasses.asdict(config.judge),
+        suite_hash=suite_hash,
+        graph_sha256=graph_sha256,
     )
     metadata: dict[str, Any] = {
         "run_id": run_id,

@@ -109,6 +109,11 @@ class WorkerSpec:
     save_frames: bool = False
     protocol: str = "default"
     judge: dict[str, Any] | None = None
+    suite_hash: str | None = None
+    """The suite's content hash as the run recorded it; a worker that reads another suite
+    refuses to run it (None: not checked)."""
+    graph_sha256: str | None = None
+    """SHA-256 of the city's graph.json as the run recorded it; checked like ``suite_hash``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.spatial import cKDTree
 
+from city360._atomic import atomic_write_json, folder_lock
 from city360.city import OSM_EXTRACT, CityDir
 from city360.errors import GraphBuildError
 from city360.geo import LocalProjection, bearing_deg, wrap_deg
@@ -36,7 +37,7 @@ from city360.pose_graph.graph import (
     GRAPH_SCHEMA_VERSION,
     NODE_TOLERANCE_M,
     PoseGraph,
-    save_graph,
+    validate_graph,
 )
 from city360.pose_graph.junctions import (
     JunctionParams,
@@ -636,24 +637,30 @@ def build_city(
             osm_matches=osm_matches,
             build_info=info,
         )
-        step("validating and writing graph.json")
-        save_graph_path = save_graph(
+        step("validating the graph")
+        validate_graph(
             pose_graph, city, require_frames=require_frames, tracks={t.id: t for t in tracks}
         )
     elapsed = time.perf_counter() - started
     step("statistics")
+    # Everything that can fail or take long happens before the first write: a build killed
+    # or failing in its statistics left a new graph.json beside a city.json describing the
+    # old one (its parameters, OSM source and stats).
     stats = graph_stats(pose_graph, osm=osm, tracks=tracks)
-    manifest = city.read_manifest()
-    manifest.stats["pose_graph"] = stats
-    manifest.build["pose_graph"] = {
-        "params": params.to_json(),
-        "osm": OSM_EXTRACT if osm_path else None,
-        "osm_original": str(Path(osm_path).resolve()) if osm_path else None,
-        "osm_network": info.get("osm_network"),
-        "require_frames": require_frames,
-        "seconds": round(elapsed, 3),
-        "graph": save_graph_path.name,
-    }
-    city.write_manifest(manifest)
+    step("writing graph.json and city.json")
+    with folder_lock(city.graph_path):  # two builds of one city: each writes its pair whole
+        manifest = city.read_manifest()
+        manifest.stats["pose_graph"] = stats
+        manifest.build["pose_graph"] = {
+            "params": params.to_json(),
+            "osm": OSM_EXTRACT if osm_path else None,
+            "osm_original": str(Path(osm_path).resolve()) if osm_path else None,
+            "osm_network": info.get("osm_network"),
+            "require_frames": require_frames,
+            "seconds": round(elapsed, 3),
+            "graph": city.graph_path.name,
+        }
+        atomic_write_json(city.graph_path, pose_graph.to_node_link())
+        city.write_manifest(manifest)
     logger.info("built %s in %.2f s", pose_graph, elapsed)
     return pose_graph

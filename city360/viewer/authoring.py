@@ -26,6 +26,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from city360._atomic import folder_lock
 from city360.city import CityDir, file_sha256
 from city360.geo import LocalProjection, wrap_deg
 from city360.streets import StreetGraph
@@ -428,7 +429,7 @@ class SuiteEditor:
             msg = "only a verified task without problems can be saved"
             raise ValueError(msg)
         task = verified.task
-        with self._lock:
+        with self._lock, folder_lock(self.suite_dir):  # another viewer may save this suite
             suite = self.load()
             tasks = [t for t in suite.tasks if t.id not in {task.id, replacing}]
             position = next(
@@ -450,7 +451,7 @@ class SuiteEditor:
 
     def delete(self, task_id: str) -> Suite:
         """Remove a task (and the assets only it used) and write the suite atomically."""
-        with self._lock:
+        with self._lock, folder_lock(self.suite_dir):
             suite = self.load()
             suite.task(task_id)  # raises TaskError with a close match when unknown
             tasks = [t for t in suite.tasks if t.id != task_id]
