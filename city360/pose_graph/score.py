@@ -19,6 +19,7 @@ true angles.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +45,9 @@ NODE_IDENTITY_M = 15.0
 @dataclass
 class Score:
     """Scores in [0, 1], the counts behind turn accuracy, and readable lists of what was
-    missed (``missing_streets``), invented (``extra_streets``) or turned wrong."""
+    missed (``missing_streets``), invented (``extra_streets``) or turned wrong. A street list
+    names each pair of ends once (``x_m``, ``y_m`` to 0.1 m), with `` ×N`` when N streets
+    join them."""
 
     junction_precision: float
     junction_recall: float
@@ -149,8 +152,16 @@ def _resolvable(truth: SceneTruth) -> tuple[nx.MultiGraph, list[np.ndarray], lis
     return graph, lines, ends
 
 
-def _xy(graph: nx.MultiDiGraph, node: int) -> tuple[int, int]:
-    return round(graph.nodes[node]["x_m"]), round(graph.nodes[node]["y_m"])
+def _at(x_m: float, y_m: float) -> str:
+    """A point as the score lists print it, to 0.1 m (the truth is exact, a built node is not)."""
+    return f"({x_m:.1f}, {y_m:.1f})"
+
+
+def _once(lines: list[str]) -> list[str]:
+    """Each line once, in first-seen order, with `` ×N`` when N streets join the same two
+    ends (parallel streets, or one street built once per pass, print alike)."""
+    counts = Counter(lines)
+    return [line if counts[line] == 1 else f"{line} ×{counts[line]}" for line in counts]
 
 
 def _mean_gap(a: np.ndarray, b: np.ndarray) -> float:
@@ -237,12 +248,12 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
                 remaining[key] -= 1
                 hits += 1
                 continue
-        extra.append(f"built street {u}-{v} at {_xy(graph, u)}-{_xy(graph, v)}")
-    missing = [
-        f"true street {a}-{b} at {true_graph.nodes[a]['xy']}-{true_graph.nodes[b]['xy']}"
-        for (a, b), left in remaining.items()
-        for _ in range(left)
-    ]
+        ends = [_at(graph.nodes[n]["x_m"], graph.nodes[n]["y_m"]) for n in (u, v)]
+        extra.append(f"built street {u}-{v} at {ends[0]}-{ends[1]}")
+    missing = []
+    for (a, b), left in remaining.items():
+        ends = [_at(*true_graph.nodes[n]["xy"]) for n in (a, b)]
+        missing.extend([f"true street {a}-{b} at {ends[0]}-{ends[1]}"] * left)
     true_total = sum(true_set.values())
     e_p = hits / pred_total if pred_total else 0.0
     e_r = hits / true_total if true_total else 1.0
@@ -261,8 +272,8 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
         turns_right,
         len(true_junctions),
         wrong,
-        missing,
-        extra,
+        _once(missing),
+        _once(extra),
     )
 
 

@@ -85,3 +85,65 @@ def test_a_warning_shows_once_without_source_lines(
     assert "warning: " in run.stderr
     assert ".py:" not in run.stderr
     assert "validate_graph(" not in run.stderr
+
+
+def test_score_lists_each_street_once_to_a_tenth_of_a_metre(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two true streets join 1 and 2 (both missed), two built streets join 0 and 1 (as one
+    street built once per pass; both extra): each prints once with its count, end points to
+    0.1 m."""
+    import networkx as nx
+
+    from city360.pose_graph import graph as graph_module
+    from city360.pose_graph.graph import PoseGraph
+    from city360.synth.groundtruth import Junction, SceneTruth, StreetEdge
+
+    spots = {
+        1: (0.123456, 0.0),
+        2: (100.987654, 0.333333),
+        3: (50.55555, 80.11111),
+        4: (50.5, 150.0),
+    }
+    junctions = [
+        Junction(id=n, x_m=x, y_m=y, lat=0.0, lon=0.0, degree=3) for n, (x, y) in spots.items()
+    ]
+
+    def street(u: int, v: int, bend_m: float = 0.0) -> StreetEdge:
+        (ux, uy), (vx, vy) = spots[u], spots[v]
+        middle = ((ux + vx) / 2, (uy + vy) / 2 + bend_m)
+        return StreetEdge(u=u, v=v, length_m=1.0, polyline_xy=[(ux, uy), middle, (vx, vy)])
+
+    streets = [street(1, 2), street(1, 2, bend_m=-40.0), street(1, 3), street(2, 3), street(3, 4)]
+    city = tmp_path / "city"
+    (city / "groundtruth").mkdir(parents=True)
+    SceneTruth(seed=0, junctions=junctions, streets=streets, pois=[], objects=[], videos=[]).save(
+        city / "groundtruth" / "scene.json"
+    )
+    (city / "graph.json").write_text("{}")
+    built = nx.MultiDiGraph()
+    built.add_node(0, kind="junction", x_m=500.04, y_m=-200.06)
+    built.add_node(1, kind="junction", x_m=612.349, y_m=-180.0)
+    built.add_node(2, kind="end", x_m=500.0, y_m=-300.0)
+    built.add_node(3, kind="end", x_m=700.0, y_m=-180.0)
+    for key, u, v, street_id in (("a", 0, 1, 0), ("b", 0, 1, 1), ("c", 0, 2, 2), ("d", 1, 3, 3)):
+        built.add_edge(
+            u, v, key=key, trajectory="walk", first_frame=0, last_frame=1, reverse=False,
+            length_m=100.0, start_heading_deg=90.0, end_heading_deg=90.0,
+            heading_profile_deg=[90.0], twin=None, street=street_id, primary=True, transitions=[],
+        )  # fmt: skip
+    monkeypatch.setattr(graph_module, "load_graph", lambda *_a, **_k: PoseGraph(built))
+
+    result = CliRunner().invoke(app, ["score", str(city)], terminal_width=200)
+
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith(("missing", "extra"))]
+    assert lines == [
+        "missing: true street 1-2 at (0.1, 0.0)-(101.0, 0.3) ×2",
+        "missing: true street 1-3 at (0.1, 0.0)-(50.6, 80.1)",
+        "missing: true street 2-3 at (101.0, 0.3)-(50.6, 80.1)",
+        "missing: true street 3-4 at (50.6, 80.1)-(50.5, 150.0)",
+        "extra:   built street 0-1 at (500.0, -200.1)-(612.3, -180.0) ×2",
+        "extra:   built street 0-2 at (500.0, -200.1)-(500.0, -300.0)",
+        "extra:   built street 1-3 at (612.3, -180.0)-(700.0, -180.0)",
+    ]
