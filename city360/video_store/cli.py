@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -123,7 +124,9 @@ def _worker(
     projection: tuple[float, float],
     options: IngestOptions,
     queue: Any,
-) -> IngestResult:
+) -> tuple[IngestResult, list[Warning]]:
+    """Ingest one video; return its result and the warnings it raised, for the parent to
+    issue (a worker process would print them in Python's format, with city360's source)."""
     from city360.geo import LocalProjection
     from city360.video_store.ingest import ingest_video
 
@@ -131,9 +134,18 @@ def _worker(
         if queue is not None:
             queue.put((video.stem, phase, done, total))
 
-    return ingest_video(
-        video, gps, out, projection=LocalProjection(*projection), options=options, progress=report
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        result = ingest_video(
+            video, gps, out, projection=LocalProjection(*projection), options=options,
+            progress=report,
+        )  # fmt: skip
+    return result, [w.message for w in caught if isinstance(w.message, Warning)]
+
+
+def _issue(raised: list[Warning]) -> None:
+    """Warn again in this process what a worker raised (the CLI prints ``warning: ...``)."""
+    for warning in raised:
+        warnings.warn(warning, stacklevel=2)
 
 
 def run_ingest(
@@ -242,7 +254,7 @@ def _ingest_all(
         if workers <= 1 or len(pairs) == 1:
             for video, gps in pairs:
                 try:
-                    result = _worker(
+                    result, raised = _worker(
                         video, gps, out, (projection.origin_lat, projection.origin_lon),
                         options, _Direct(),
                     )  # fmt: skip
@@ -250,6 +262,7 @@ def _ingest_all(
                     failures.append((video, exc))
                     continue
                 show(video.stem, "frames", 1, 1)
+                _issue(raised)
                 results.extend(result.all_parts())
         else:
             import multiprocessing
@@ -287,7 +300,9 @@ def _ingest_all(
                     for future in finished:
                         video = futures[future]
                         try:
-                            results.extend(future.result().all_parts())
+                            result, raised = future.result()
+                            _issue(raised)
+                            results.extend(result.all_parts())
                             show(video.stem, "frames", 1, 1)
                         except City360Error as exc:
                             failures.append((video, exc))

@@ -15,6 +15,7 @@ grows with speed. Both signals are cross-correlated with the track's and the bes
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Literal
 
@@ -29,10 +30,26 @@ from city360.video_store.motion import MotionSignal
 
 __all__ = [
     "DEFAULT_SEARCH_S",
+    "MIN_MATCH_SCORE",
+    "WEAK_MATCH_SCORE",
     "SyncResult",
+    "WeakSyncWarning",
     "estimate_offset",
     "resolve_sync",
 ]
+
+
+MIN_MATCH_SCORE = 0.2
+"""An ``--offset auto`` match scoring below this is refused (the walk has too few turns)."""
+WEAK_MATCH_SCORE = 0.5
+"""An ``--offset auto`` match scoring at least :data:`MIN_MATCH_SCORE` but below this is used
+with a :class:`WeakSyncWarning`. The right lag of a walk with turns scores near 1 (0.98 on the
+test walk 2 s off); the rooftop clip, which does not move, against a track invented for it
+scored 0.28."""
+
+
+class WeakSyncWarning(UserWarning):
+    """``--offset auto`` chose a lag whose match is poor: the offset may be wrong."""
 
 
 FloatArray = npt.NDArray[np.float64]
@@ -207,12 +224,14 @@ def resolve_sync(
     smooth: SmoothTrack,
     motion: MotionSignal | None = None,
     search_s: float = DEFAULT_SEARCH_S,
-    min_score: float = 0.2,
+    min_score: float = MIN_MATCH_SCORE,
 ) -> SyncResult:
     """Decide where the video starts on the GPS clock.
 
     ``offset``: None (trust the clocks: embedded track reference, else creation time, else
-    the track's first fix), a number of seconds, or ``"auto"`` (needs ``motion``).
+    the track's first fix), a number of seconds, or ``"auto"`` (needs ``motion``). An auto
+    match below ``min_score`` is a :class:`GpsError`; one below :data:`WEAK_MATCH_SCORE` is
+    used and warned about (:class:`WeakSyncWarning`).
     """
     if track.video_start_utc is not None:
         base, method = track.video_start_utc, "embedded"
@@ -234,6 +253,13 @@ def resolve_sync(
                 "pass --offset SECONDS"
             )
             raise GpsError(msg)
+        if score < WEAK_MATCH_SCORE:
+            msg = (
+                f"{info.path}: the clock offset from motion, {found:+.2f} s, is a weak match "
+                f"({score:.2f}, below {WEAK_MATCH_SCORE}) and may be wrong (is the track this "
+                "video's?); if you know the offset, pass --offset SECONDS"
+            )
+            warnings.warn(msg, WeakSyncWarning, stacklevel=2)
         return SyncResult(base + found, found, "auto", score)
     value = float(offset)
     if not math.isfinite(value):

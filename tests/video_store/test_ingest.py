@@ -163,6 +163,37 @@ def test_auto_offset_recovers_two_seconds(offset_walk: SyntheticWalk, tmp_path: 
     assert meta.clock_offset_s == pytest.approx(result.offset_s)
 
 
+def test_a_weak_auto_offset_is_used_with_a_warning(
+    offset_walk: SyntheticWalk, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A best lag matching at 0.49 (the rooftop clip against a track of another walk) was
+    reported as any other: "clock offset +2.00 s (auto, match 0.49)", no warning."""
+    import warnings
+
+    from city360.cli import _show_warning
+    from city360.video_store import sync
+
+    monkeypatch.setattr(sync, "estimate_offset", lambda *_args, **_kwargs: (2.0, 0.49))
+    with warnings.catch_warnings():
+        warnings.simplefilter("default", sync.WeakSyncWarning)
+        warnings.showwarning = _show_warning  # as `city360.cli.main` does
+        run = CliRunner().invoke(
+            app,
+            ["ingest", str(offset_walk.video), "--gps", str(offset_walk.csv), "--offset", "auto",
+             "--out", str(tmp_path / "city"), "--max-width", "128", "--no-pyramid"],
+            env={"CITY360_NO_PROGRESS": "1"},
+        )  # fmt: skip
+
+    assert run.exit_code == 0, run.output
+    message = (
+        f"warning: {offset_walk.video}: the clock offset from motion, +2.00 s, is a weak match "
+        "(0.49, below 0.5) and may be wrong (is the track this video's?); if you know the "
+        "offset, pass --offset SECONDS"
+    )
+    assert run.output.count(message) == 1, run.output
+    assert CityDir(tmp_path / "city").read_trajectory_meta("offset").clock_offset_s == 2.0
+
+
 def test_given_offset_is_recorded(offset_walk: SyntheticWalk, tmp_path: Path) -> None:
     result = ingest_video(
         offset_walk.video,
