@@ -4,6 +4,10 @@ The page shows scores by family × difficulty (a heat map and a table), why epis
 per episode its trajectory over the city's streets against the oracle's shortest path, plus a
 replay video when the run saved frames (``--save-frames``). Everything is written under
 ``RUN_DIR/report/`` and the page references it relatively, so the folder can be shared as is.
+
+The folder is built under a hidden sibling name and swapped in whole (``_atomic.atomic_dir``):
+a report killed or failing part way leaves the previous one as it was, never its page beside a
+torn figure. Files a user put in the folder are carried into the new one.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 import html
 import json
 import math
+import os
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from city360._atomic import atomic_write_text
-from city360.errors import City360Error, InputFileError
+from city360._atomic import atomic_dir, write_failure
+from city360.errors import City360Error, InputFileError, OutputError
 from city360.eval.results import EpisodeResult, read_results
 from city360.eval.summary import DIFFICULTIES, RunSummary, summarize
 from city360.types import Image
@@ -262,7 +268,21 @@ def write_report(run_dir: str | Path, *, city_dir: str | Path | None = None) -> 
         raise InputFileError(msg)
 
     out = run_dir / "report"
-    (out / "episodes").mkdir(parents=True, exist_ok=True)
+    with atomic_dir(out, replace=True) as building:
+        _write_pages(run_dir, building, results, metadata, city)
+        _keep_foreign_files(out, building)
+    return out / "index.html"
+
+
+def _write_pages(
+    run_dir: Path,
+    out: Path,
+    results: Sequence[EpisodeResult],
+    metadata: dict[str, Any],
+    city: Path | None,
+) -> None:
+    """The page and its pictures, into the folder ``out`` (the report being built)."""
+    (out / "episodes").mkdir()
     summary = summarize(results)
     _plot_heatmap(summary, out / "scores.png")
     _plot_stop_reasons(summary, out / "stop_reasons.png")
@@ -300,4 +320,47 @@ alt="stop reasons">
 <p><small>Map data © OpenStreetMap contributors (ODbL).</small></p>
 </body></html>
 """
-    return atomic_write_text(out / "index.html", page)
+    try:
+        (out / "index.html").write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise OutputError(write_failure(run_dir / "report" / "index.html", exc)) from None
+
+
+_OWN_FILES = frozenset({"index.html", "scores.png", "stop_reasons.png", "episodes"})
+"""What the report writes at the top of its folder; in ``episodes/`` it owns its pictures and
+replays (``.png``, ``.mp4``)."""
+_OWN_EPISODE_SUFFIXES = frozenset({".png", ".mp4"})
+
+
+def _keep_foreign_files(previous: Path, building: Path) -> None:
+    """Carry into ``building`` what someone else put in the ``previous`` report folder (notes,
+    a shared link's extras): the swap replaces the whole folder, and only the report's own page
+    and pictures are its to drop. Hard links where the file system allows, so big files cost
+    nothing."""
+    if not previous.is_dir():
+        return
+    for entry in previous.iterdir():
+        if entry.name == "episodes" and entry.is_dir() and not entry.is_symlink():
+            for inner in entry.iterdir():
+                if inner.suffix.lower() in _OWN_EPISODE_SUFFIXES and inner.is_file():
+                    continue
+                _carry(inner, building / "episodes" / inner.name)
+        elif entry.name not in _OWN_FILES:
+            _carry(entry, building / entry.name)
+
+
+def _carry(source: Path, target: Path) -> None:
+    if source.is_dir() and not source.is_symlink():
+        shutil.copytree(source, target, symlinks=True, copy_function=_link_or_copy)
+    else:
+        _link_or_copy(source, target)
+
+
+def _link_or_copy(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    if os.path.islink(source):
+        os.symlink(os.readlink(source), target)
+        return
+    try:
+        os.link(source, target)
+    except OSError:  # another file system, or one without hard links
+        shutil.copy2(source, target)

@@ -6,9 +6,10 @@ from pathlib import Path
 import av
 import cv2
 import numpy as np
+import pytest
 
 from city360.eval.report import write_report
-from city360.eval.results import EpisodeResult, ResultsWriter, StepLogWriter
+from city360.eval.results import EpisodeResult, ResultsWriter, StepLogWriter, read_results
 from city360.eval.summary import summarize
 
 
@@ -73,6 +74,64 @@ def test_report_has_tables_pictures_and_replays(tmp_path: Path) -> None:
     with av.open(str(tmp_path / "report" / "episodes" / "nav-1.mp4")) as container:
         assert sum(1 for _ in container.decode(video=0)) == 3
     assert not (tmp_path / "report" / "episodes" / "loc-1.png").exists()
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(folder)): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def test_a_report_failing_part_way_leaves_the_previous_one_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The figures and replays were written in place, index.html last: a report killed after
+    its first figure left the previous page beside a new (or torn) scores.png."""
+    from city360.eval import report
+
+    _write_run(tmp_path)
+    write_report(tmp_path)
+    before = _files(tmp_path / "report")
+    assert "scores.png" in before
+    with ResultsWriter(tmp_path / "results.csv") as writer:
+        writer.append(
+            EpisodeResult("vln-2", "VLN", "Medium", "answered", evaluation_score=0.5)
+        )  # the new report's figures differ from the old one's
+
+    def killed(*_args: object) -> None:
+        msg = "killed after the first figure"
+        raise KeyboardInterrupt(msg)
+
+    monkeypatch.setattr(report, "_plot_stop_reasons", killed)
+    with pytest.raises(KeyboardInterrupt, match="killed after the first figure"):
+        write_report(tmp_path)
+
+    assert _files(tmp_path / "report") == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    assert len(read_results(tmp_path / "results.csv")) == 3
+
+
+def test_a_new_report_keeps_the_files_it_does_not_own(tmp_path: Path) -> None:
+    _write_run(tmp_path)
+    write_report(tmp_path)
+    (tmp_path / "report" / "notes.txt").write_text("read me", encoding="utf-8")
+    (tmp_path / "report" / "slides").mkdir()
+    (tmp_path / "report" / "slides" / "talk.md").write_text("# run r1", encoding="utf-8")
+    (tmp_path / "report" / "episodes" / "nav-1.txt").write_text("odd", encoding="utf-8")
+    (tmp_path / "report" / "episodes" / "gone-1.png").write_bytes(b"an old task's picture")
+
+    page = write_report(tmp_path)
+
+    folder = tmp_path / "report"
+    assert page == folder / "index.html"
+    assert (folder / "notes.txt").read_text(encoding="utf-8") == "read me"
+    assert (folder / "slides" / "talk.md").read_text(encoding="utf-8") == "# run r1"
+    assert (folder / "episodes" / "nav-1.txt").read_text(encoding="utf-8") == "odd"
+    assert not (folder / "episodes" / "gone-1.png").exists()  # the report's own, redrawn
+    assert (folder / "episodes" / "nav-1.png").stat().st_size > 1000
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
 def test_summary_scores_only_answered_episodes() -> None:
