@@ -7,8 +7,9 @@ Rules, made deterministic:
   segment's end when that is a junction; at a junction facing forward it does not move and the
   feedback lists the branches. At a dead end it does not move and says how to turn back.
 - Facing backwards (``|yaw| > 90``), ``W`` walks the opposite-direction twin of the segment
-  (the same street, another video or the same frames played backwards), keeping the absolute
-  view direction, so the agent walks where it looks. Without a twin it does not move.
+  (the same street, another video or the same frames played backwards): the body turns round
+  on the street and the view keeps its direction relative to the street (yaw - 180), so the
+  agent walks where it looks. Without a twin it does not move.
 - A segment ending at a node that is not a junction (a bend or a cut) with one way on that is
   not a U-turn is walked through without stopping; the view turns with the body round the
   bend (yaw kept), so W keeps walking forwards.
@@ -26,7 +27,9 @@ Rules, made deterministic:
 - ``A``/``D`` yaw left/right, ``Q``/``E`` pitch up/down (clamped), by the magnitude's degrees.
 - ``ANSWER`` ends the episode (handled by the env, which owns the episode).
 
-Walking onto the twin (facing backwards) carries the absolute view bearing over.
+Walking onto the twin (facing backwards) turns the body round on the street (yaw - 180), not
+by the difference of the two videos' frame headings there, which near a junction is often a
+frame of a walker mid-turn (the same reason as ``turn_deg`` above).
 """
 
 from __future__ import annotations
@@ -99,14 +102,6 @@ def view_bearing_deg(world: World, state: AgentState) -> float:
     return (float(segment.travel_deg[k]) + state.yaw_deg) % 360.0
 
 
-def _cross(world: World, state: AgentState, segment: Segment, offset_m: float) -> AgentState:
-    """Move to ``segment`` at ``offset_m`` keeping the absolute view bearing."""
-    bearing = view_bearing_deg(world, state)
-    k = segment.index_at(offset_m)
-    yaw = wrap180(bearing - float(segment.travel_deg[k]))
-    return replace(state, segment=segment.id, offset_m=offset_m, yaw_deg=yaw)
-
-
 def _branch_list(labels: tuple[str, ...]) -> str:
     return ", ".join(labels)
 
@@ -123,7 +118,13 @@ def _walk(world: World, config: EnvConfig, state: AgentState, distance_m: float)
             )
         twin = world.segment(segment.twin)
         offset = twin_offset_m(segment, twin, state.offset_m)
-        state = _cross(world, state, twin, offset)
+        # the body turns round on the same street: the view keeps its direction relative to
+        # the street. The twin's own frame heading there is no measure of the street where
+        # its video is mid-turn near a junction (the demo city's lmi-024: 79 deg against a
+        # street at 175, so the view came out 96 deg off travel and the next W walked back)
+        state = replace(
+            state, segment=twin.id, offset_m=offset, yaw_deg=wrap180(state.yaw_deg - 180.0)
+        )
         segment = twin
         changed = True
     remaining = distance_m

@@ -200,6 +200,30 @@ def test_facing_backwards_w_walks_the_twin_keeping_the_view(make_env: EnvFactory
     assert bearing_close(view_bearing_from_pixels(obs["view"]), 0.0)
 
 
+def test_turning_round_onto_a_twin_mid_turn_keeps_walking_it(make_env: EnvFactory) -> None:
+    """The twin's frames near its start film a walker mid-turn (the demo city's lmi-024: a
+    frame heading 79 deg on a street running 175 deg; here every twin frame is 100 deg off):
+    turning round there turns the body on the street, so the next W walks on along the twin
+    instead of back onto the first segment (the view came out 96 deg off travel, which reads
+    as facing backwards)."""
+    env = make_env()
+    twin = env.world.segment("ns_a_r")
+    travel = twin.travel_deg.copy()
+    twin.travel_deg[:] = (travel + 100.0) % 360.0
+    try:
+        env.reset(options={"segment": "ns_a", "offset_m": 10.0})
+        env.step("D", "LARGE")
+        env.step("D", "LARGE")
+        *_, info = env.step("W", "SMALL")
+        assert info["segment"] == "ns_a_r"
+        assert info["pose"]["yaw_deg"] == pytest.approx(0.0)
+        *_, info = env.step("W", "MEDIUM")
+        assert info["segment"] == "ns_a_r"
+        assert info["offset_m"] == pytest.approx(ARM_M - 10.0 + 2.0 + 5.0)
+    finally:
+        twin.travel_deg[:] = travel
+
+
 def test_reversed_segment_plays_time_backwards(make_env: EnvFactory) -> None:
     env = make_env(arrows=False)  # the ground must show only the frame's own paint
     forward, backward = [], []
