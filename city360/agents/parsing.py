@@ -251,6 +251,18 @@ def parse_reply(text: str) -> ParsedReply:
                 memory=memory,
                 problem=str(exc),
             )
+    return _command_reply(fields, action, magnitude, thought, memory)
+
+
+def _command_reply(
+    fields: Mapping[str, Any],
+    action: Action,
+    magnitude: Magnitude | None,
+    thought: str,
+    memory: str | None,
+) -> ParsedReply:
+    """The usable reply both readers end with: the command, and for ANSWER its text and the
+    JSON type the model gave it (the reference scores only text answers)."""
     answer = _text(fields.get("answer")) if action is Action.ANSWER else None
     answer_type = _json_type(fields["answer"]) if "answer" in fields else "string"
     return ParsedReply(
@@ -310,15 +322,7 @@ def parse_reply_reference(text: str) -> ParsedReply:
             magnitude = _REFERENCE_SIZES.get(size) or parse_magnitude(size or None)
         except UnknownActionError:
             magnitude = None
-    answer = _text(obj.get("answer")) if action is Action.ANSWER else None
-    answer_type = _json_type(obj["answer"]) if "answer" in obj else "string"
-    return ParsedReply(
-        status=ReplyStatus.OK,
-        command=ActionCommand(action=action, magnitude=magnitude, answer=answer),
-        thought=thought,
-        memory=memory,
-        answer_type=answer_type if action is Action.ANSWER else "string",
-    )
+    return _command_reply(obj, action, magnitude, thought, memory)
 
 
 REPLY_READERS: Mapping[str, Callable[[str], ParsedReply]] = {

@@ -5,8 +5,6 @@ exactly where the README's "default vs reference" table says."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 from city360.errors import ConfigError
@@ -18,20 +16,13 @@ from city360.eval.protocols import (
     protocol_differences,
 )
 from city360.eval.stopping import ReferenceStopMonitor, StopConfig, StopReason
+from tests.eval.scoring_tasks import scoring_task
 
 REFERENCE = ScoringContext(REFERENCE_PROTOCOL.scoring)
 DEFAULT = ScoringContext(DEFAULT_PROTOCOL.scoring)
 
 
-def _task(metric: str, **truth: object) -> SimpleNamespace:
-    threshold = truth.pop("threshold_m", None)
-    return SimpleNamespace(
-        metric=SimpleNamespace(name=metric, threshold_m=threshold),
-        truth=SimpleNamespace(**truth),
-        told=SimpleNamespace(question="What is left of it?"),
-        expected_answer=lambda: "",
-        render_prompt=lambda: "",
-    )
+_task = scoring_task
 
 
 # Localization: validate_localization_grid_answer. The truth cell (3, 4) is x:2 y:3 counted

@@ -21,20 +21,14 @@ from city360.eval.metrics import ScoringContext, score_answer
 from city360.eval.protocols import DEFAULT_PROTOCOL, REFERENCE_PROTOCOL
 from city360.eval.stopping import ReferenceStopMonitor, StopConfig, StopReason
 from city360.simulator.actions import Action, Magnitude
+from tests.eval.scoring_tasks import scoring_task
 
 REFERENCE = ScoringContext(REFERENCE_PROTOCOL.scoring)
 DEFAULT = ScoringContext(DEFAULT_PROTOCOL.scoring)
 
 
 def _task(metric: str, **truth: object) -> SimpleNamespace:
-    threshold = truth.pop("threshold_m", None)
-    return SimpleNamespace(
-        metric=SimpleNamespace(name=metric, threshold_m=threshold),
-        truth=SimpleNamespace(**truth),
-        told=SimpleNamespace(question="What is directly left of Agebaka?"),
-        expected_answer=lambda: "",
-        render_prompt=lambda: "",
-    )
+    return scoring_task(metric, question="What is directly left of Agebaka?", **truth)
 
 
 # --- Localization -------------------------------------------------------------------------

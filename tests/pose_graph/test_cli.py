@@ -58,23 +58,13 @@ def test_a_warning_shows_once_without_source_lines(
     import subprocess
     import sys
 
-    import numpy as np
-
     from city360.city import CityDir
-    from tests.pose_graph.walks import grid_streets, routes_both_ways, walk_route, write_trajectory
+    from tests.pose_graph.walks import write_island
 
     city_path = walk_city("both")
     city = CityDir(city_path)
     projection = city.read_manifest().projection
-    island = grid_streets(columns=2, rows=2, block_m=60.0, jitter_m=0.0)
-    for n in island.nodes:
-        island.nodes[n]["x_m"] += 460.0
-        island.nodes[n]["y_m"] += 100.0
-    for u, v in island.edges:
-        island.edges[u, v]["polyline"] = island.edges[u, v]["polyline"] + [460.0, 100.0]
-    rng = np.random.default_rng(5)
-    for k, route in enumerate(routes_both_ways(island, edges_per_route=4)):
-        write_trajectory(city, f"island{k}", walk_route(island, route, rng)[0], projection)
+    write_island(city, projection)
     env = {**os.environ, "CITY360_NO_PROGRESS": "1", "COLUMNS": "200"}
     run = subprocess.run(
         [sys.executable, "-m", "city360.cli", "build", str(city_path), "--pose-only"],

@@ -7,14 +7,15 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from city360.city import CityDir
 from city360.errors import CityFormatError, InputFileError
 from city360.geo import LocalProjection
 from city360.pose_graph import DisconnectedGraphWarning, PoseGraph, build_city, load_graph
-from tests.pose_graph.walks import grid_streets, routes_both_ways, walk_route, write_trajectory
+from tests.pose_graph.walks import (
+    write_island,
+)
 
 Built = dict[str, tuple[Path, PoseGraph]]
 
@@ -123,17 +124,7 @@ def test_disconnected_pieces_are_listed(walk_city: Callable[[str], Path]) -> Non
     city_path = walk_city("both")
     city = CityDir(city_path)
     projection = city.read_manifest().projection
-    # a second, separate little grid 90 m east of the first, inside the city bbox
-    island = grid_streets(columns=2, rows=2, block_m=60.0, jitter_m=0.0)
-    for n in island.nodes:
-        island.nodes[n]["x_m"] += 460.0
-        island.nodes[n]["y_m"] += 100.0
-    for u, v in island.edges:
-        island.edges[u, v]["polyline"] = island.edges[u, v]["polyline"] + [460.0, 100.0]
-    rng = np.random.default_rng(5)
-    for k, route in enumerate(routes_both_ways(island, edges_per_route=4)):
-        noisy, _ = walk_route(island, route, rng)
-        write_trajectory(city, f"island{k}", noisy, projection)
+    write_island(city, projection)  # a second, separate grid inside the city bbox
     with pytest.warns(
         DisconnectedGraphWarning, match=r"(?s)2 disconnected pieces.*piece 2: \d+ nodes"
     ) as record:

@@ -239,6 +239,21 @@ def write_trajectory(
         CityDir.write_trajectory_files(folder, meta, poses)
 
 
+def write_island(city: CityDir, projection: LocalProjection) -> None:
+    """Film a second, separate 2 x 2 grid (60 m blocks) 460 m east and 100 m north of the
+    origin into ``city``, walked both ways as trajectories ``island0``, ``island1``, ...:
+    a city whose graph falls into two pieces."""
+    island = grid_streets(columns=2, rows=2, block_m=60.0, jitter_m=0.0)
+    for n in island.nodes:
+        island.nodes[n]["x_m"] += 460.0
+        island.nodes[n]["y_m"] += 100.0
+    for u, v in island.edges:
+        island.edges[u, v]["polyline"] = island.edges[u, v]["polyline"] + [460.0, 100.0]
+    rng = np.random.default_rng(5)
+    for k, route in enumerate(routes_both_ways(island, edges_per_route=4)):
+        write_trajectory(city, f"island{k}", walk_route(island, route, rng)[0], projection)
+
+
 def bearing(dx: float, dy: float) -> float:
     return math.degrees(math.atan2(dx, dy)) % 360.0
 
