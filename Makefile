@@ -1,18 +1,30 @@
 # Two commands are all the set-up there is: `make demo` and `make test`.
-# Each creates .venv if missing and installs the project (with every extra) into it.
+# Each creates .venv if missing and installs the project (with every extra) into it, at the
+# versions pinned in constraints.txt (`make lock` refreshes them).
 
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck pytest docs wheel-check system-deps bench clean
+.PHONY: demo test lint typecheck pytest docs wheel-check system-deps bench clean lock
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[all]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[all]'
 	touch $(STAMP)
+
+# Re-pin constraints.txt to the newest releases pyproject.toml allows (a throwaway venv, ~2 min);
+# run `make test` on the result before committing it.
+lock:
+	rm -rf .lock-venv
+	$(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/python -m pip install --quiet --upgrade pip
+	.lock-venv/bin/python -m pip install --quiet -e '.[all]'
+	{ head -n 3 constraints.txt; .lock-venv/bin/python -m pip freeze --exclude-editable; } > constraints.new
+	mv constraints.new constraints.txt
+	rm -rf .lock-venv
 
 demo: $(STAMP)
 	$(BIN)/city360 demo

@@ -5,11 +5,11 @@
 # and check tasks, eval the oracle, `city360 cities`. Then the README's runnable examples (the
 # blocks marked `<!-- example: runs -->`, scripts/readme_examples.py) run exactly as written, in
 # README order, in one folder with one fresh city cache: the first builds the demo city (the
-# ~3 min of this check), the later ones reuse it. Dependencies come from the package index
-# through pip's cache. Run by `make test`; WHEEL_CHECK=0 skips it; README_EXAMPLES=0 skips only
-# the README examples; README_CACHE_DIR=DIR keeps their city cache there between runs (a CI
-# cache: packaged cities are keyed by the city360 version and their inputs, so a kept build is
-# never stale) instead of a fresh one.
+# ~3 min of this check), the later ones reuse it. Dependencies come from the package index at
+# the versions pinned in constraints.txt, through pip's cache. Run by `make test`; WHEEL_CHECK=0
+# skips it; README_EXAMPLES=0 skips only the README examples; README_CACHE_DIR=DIR keeps their
+# city cache there between runs (a CI cache: packaged cities are keyed by the city360 version
+# and their inputs, so a kept build is never stale) instead of a fresh one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${WHEEL_CHECK:-1}" = "0" ]; then
@@ -39,7 +39,9 @@ echo "wheel-check: built $(cd "$work/dist" && ls) in $((SECONDS - started)) s"
 
 "$PYTHON" -m venv "$work/venv"
 quiet_pip "$work/venv/bin/python" -m pip install --quiet --upgrade pip
-quiet_pip "$work/venv/bin/python" -m pip install --quiet "$work"/dist/city360-*.whl
+# at the versions `make test` pins (constraints.txt), so a new release elsewhere cannot change
+# what this check means between two runs of the same commit
+quiet_pip "$work/venv/bin/python" -m pip install --quiet -c constraints.txt "$work"/dist/city360-*.whl
 echo "wheel-check: installed in a fresh venv at $((SECONDS - started)) s"
 
 run=$work/run
