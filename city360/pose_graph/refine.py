@@ -87,12 +87,13 @@ class RefineParams:
     side_by_side_gap_m: float | None = 9.0
     """A junction with fewer arm lines than ``side_by_side_arms`` (three or more) is split
     all the same when its two same-way arms on opposite sides of it (see
-    :func:`_side_by_side`) run at least this far apart, measured across them: two
-    T-junctions 9-15 m apart on one street whose side streets leave it the same way, which
-    the crossing votes chained into one junction (walkers go straight through, so no turn
-    tells them apart). Side streets closer than the scorer's 8 m are one place to it (old-town
-    staggered T-junctions 6-8 m apart), so the gap stays above that: 8 m lowered two old-town
-    rows of the suite's twins without OSM (design notes, part nine). None: off."""
+    :func:`_side_by_side`), or else two arms leaving it opposite ways (:func:`_staggered`),
+    run at least this far apart, measured across them: two T-junctions 9-15 m apart on one
+    street, their side streets leaving it on one side or on both, which the crossing votes
+    chained into one junction (walkers go straight through, so no turn tells them apart).
+    Side streets closer than the scorer's 8 m are one place to it (old-town staggered
+    T-junctions 6-8 m apart), so the gap stays above that: 8 m (8.5 m for opposite ways)
+    lowered suite and unseen-window rows without OSM (design notes, part nine). None: off."""
 
 
 def _arm_points(
@@ -280,6 +281,31 @@ def _meet(lines: Sequence[tuple[FloatArray, FloatArray, float]]) -> FloatArray:
     return np.asarray(np.linalg.solve(lhs, rhs), dtype=np.float64)
 
 
+def _staggered(
+    lines: Sequence[tuple[FloatArray, FloatArray, float]],
+    axes: Sequence[FloatArray],
+    away: Sequence[float],
+    params: RefineParams,
+    min_gap_m: float,
+) -> tuple[float, int, int] | None:
+    """(gap, a, b): the two of ``lines`` (centre, unit axis, weight; ``axes`` directed away
+    from the junction, ``away`` their bearings, degrees) that leave it opposite ways
+    (within ``same_way_deg`` of 180 degrees apart) along lines at least ``min_gap_m`` apart,
+    measured across them, the farthest apart such pair; else None. Two T-junctions on one
+    street whose side streets leave it on opposite sides, 9-15 m apart (a staggered
+    crossing), fused into one junction: a true crossing's opposite arms run along one line."""
+    best: tuple[float, int, int] | None = None
+    for a in range(len(lines)):
+        for b in range(a + 1, len(lines)):
+            diff = abs((away[a] - away[b] + 180.0) % 360.0 - 180.0)
+            across = lines[b][0] - lines[a][0]
+            gap = abs(float(across[0] * axes[a][1] - across[1] * axes[a][0]))
+            opposite_ways = diff > 180.0 - params.same_way_deg
+            if opposite_ways and gap >= min_gap_m and (best is None or gap > best[0]):
+                best = (gap, a, b)
+    return best
+
+
 def _side_by_side(
     node_xy: FloatArray,
     lines: Sequence[tuple[FloatArray, FloatArray, float]],
@@ -300,7 +326,8 @@ def _side_by_side(
     towards it, as passes turning at either junction cut the corner within a few metres, and
     the places of the cross street with both sides and with a third arm between them chain
     into one group.) With ``min_gap_m`` the two same-way lines must also lie that far apart,
-    measured across them (see :attr:`RefineParams.side_by_side_gap_m`)."""
+    measured across them, and if no two do, two arms leaving it opposite ways that far apart
+    are split the same way (:func:`_staggered`; see :attr:`RefineParams.side_by_side_gap_m`)."""
     away, side, axes = [], [], []
     for centre, direction, _ in lines:
         out = centre - node_xy
@@ -316,9 +343,11 @@ def _side_by_side(
             opposite = side[a] * side[b] < 0.0 and gap >= params.through_m
             if diff < params.same_way_deg and opposite and (best is None or gap > best[0]):
                 best = (gap, a, b)
+    if best is not None and abs(side[best[1]] - side[best[2]]) < min_gap_m:
+        best = None
+    if best is None and min_gap_m > 0.0:
+        best = _staggered(lines, axes, away, params, min_gap_m)
     if best is None:
-        return []
-    if abs(side[best[1]] - side[best[2]]) < min_gap_m:
         return []
     min_sin = np.sin(np.radians(params.split_angle_deg))
     places = []

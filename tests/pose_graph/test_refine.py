@@ -255,3 +255,27 @@ def test_two_tees_are_not_split_with_the_gap_rule_off() -> None:
     off = RefineParams(side_by_side_gap_m=None)
     halves, _ = split_side_by_side(tracks, junctions, segments, streets, off)
     assert np.allclose(halves, junctions)
+
+
+def _staggered_tees(gap_m: float) -> list[Track]:
+    # a through street (y = 0), one side street leaving it northwards at x = -gap/2 and one
+    # southwards at x = +gap/2: a staggered crossing whose votes chained into one junction
+    half = gap_m / 2.0
+    return [
+        _walk([(-60, 0), (60, 0)], "through"),
+        _walk([(-half, 0.5), (-half, 60)], "north side street"),
+        _walk([(half, -0.5), (half, -60)], "south side street"),
+    ]
+
+
+def test_a_staggered_crossing_10_m_apart_fused_into_one_junction_splits_on_each() -> None:
+    found = _side_by_side_split(_staggered_tees(10.0))
+    assert len(found) == 2
+    assert np.hypot(*(found[0] - [-5.0, 0.0])) < 1.5
+    assert np.hypot(*(found[1] - [5.0, 0.0])) < 1.5
+
+
+def test_a_plain_crossing_and_a_staggered_one_7_m_apart_stay_one_junction() -> None:
+    # the opposite arms of a crossing run along one line; 7 m is one place to the scorer
+    assert np.allclose(_side_by_side_split(_staggered_tees(0.0)), [[0.0, 0.0]])
+    assert np.allclose(_side_by_side_split(_staggered_tees(7.0)), [[0.0, 0.0]])
