@@ -407,8 +407,9 @@ def split_side_by_side(
     """Junction positions (J', 2), each junction with ``side_by_side_arms`` arm lines or more
     that was fused between two streets side by side (:func:`_side_by_side`), or with three
     or more whose two same-way arms, or else two opposite-way arms (:func:`_staggered`), run
-    ``side_by_side_gap_m`` apart, replaced by its two junctions, and per position the index of the junction it came from (the caller
-    undoes a split whose two halves are not both junctions once the tracks are cut at them)."""
+    ``side_by_side_gap_m`` apart, replaced by its two junctions, and per position the index
+    of the junction it came from (the caller undoes a split whose two halves are not both
+    junctions once the tracks are cut at them)."""
     params = params or RefineParams()
     junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
     lines_of, _ = _arm_lines(tracks, junctions_xy, segments, streets, params)
