@@ -84,6 +84,16 @@ class RefineParams:
     old-town staggered T-junctions 7 m apart, which a camera cannot tell from one crossing
     (the scorer contracts streets under 8 m): accuracy twins, old town coverage seed 0
     P 1.000 -> 0.958, wander+stops seed 0 F1 0.764 -> 0.711."""
+    side_by_side_gap_m: float | None = 9.0
+    """A junction with fewer arm lines than ``side_by_side_arms`` (three or more) is split
+    all the same when its two same-way arms on opposite sides of it (see
+    :func:`_side_by_side`), or else two arms leaving it opposite ways (:func:`_staggered`),
+    run at least this far apart, measured across them: two T-junctions 9-15 m apart on one
+    street, their side streets leaving it on one side or on both, which the crossing votes
+    chained into one junction (walkers go straight through, so no turn tells them apart).
+    Side streets closer than the scorer's 8 m are one place to it (old-town staggered
+    T-junctions 6-8 m apart), so the gap stays above that: 8 m (8.5 m for opposite ways)
+    lowered suite and unseen-window rows without OSM (design notes, part nine). None: off."""
 
 
 def _arm_points(
@@ -271,10 +281,37 @@ def _meet(lines: Sequence[tuple[FloatArray, FloatArray, float]]) -> FloatArray:
     return np.asarray(np.linalg.solve(lhs, rhs), dtype=np.float64)
 
 
+def _staggered(
+    lines: Sequence[tuple[FloatArray, FloatArray, float]],
+    axes: Sequence[FloatArray],
+    away: Sequence[float],
+    params: RefineParams,
+    min_gap_m: float,
+) -> tuple[float, int, int] | None:
+    """(gap, a, b): the two of ``lines`` (centre, unit axis, weight; ``axes`` directed away
+    from the junction, ``away`` their bearings, degrees) that leave it opposite ways
+    (within ``same_way_deg`` of 180 degrees apart) along lines at least ``min_gap_m`` apart,
+    measured across them, the farthest apart such pair; else None. Two T-junctions on one
+    street whose side streets leave it on opposite sides, 9-15 m apart (a staggered
+    crossing), fused into one junction: a true crossing's opposite arms run along one line."""
+    best: tuple[float, int, int] | None = None
+    for a in range(len(lines)):
+        for b in range(a + 1, len(lines)):
+            diff = abs((away[a] - away[b] + 180.0) % 360.0 - 180.0)
+            across = lines[b][0] - lines[a][0]
+            gap = abs(float(across[0] * axes[a][1] - across[1] * axes[a][0]))
+            opposite_ways = diff > 180.0 - params.same_way_deg
+            if opposite_ways and gap >= min_gap_m and (best is None or gap > best[0]):
+                best = (gap, a, b)
+    return best
+
+
 def _side_by_side(
     node_xy: FloatArray,
     lines: Sequence[tuple[FloatArray, FloatArray, float]],
     params: RefineParams,
+    *,
+    min_gap_m: float = 0.0,
 ) -> list[FloatArray]:
     """Two junctions for a junction fused between two streets side by side, else [].
 
@@ -288,7 +325,9 @@ def _side_by_side(
     meeting places of :func:`_places` do not see this: the arms of a fused junction tilt
     towards it, as passes turning at either junction cut the corner within a few metres, and
     the places of the cross street with both sides and with a third arm between them chain
-    into one group.)"""
+    into one group.) With ``min_gap_m`` the two same-way lines must also lie that far apart,
+    measured across them, and if no two do, two arms leaving it opposite ways that far apart
+    are split the same way (:func:`_staggered`; see :attr:`RefineParams.side_by_side_gap_m`)."""
     away, side, axes = [], [], []
     for centre, direction, _ in lines:
         out = centre - node_xy
@@ -304,6 +343,10 @@ def _side_by_side(
             opposite = side[a] * side[b] < 0.0 and gap >= params.through_m
             if diff < params.same_way_deg and opposite and (best is None or gap > best[0]):
                 best = (gap, a, b)
+    if best is not None and abs(side[best[1]] - side[best[2]]) < min_gap_m:
+        best = None
+    if best is None and min_gap_m > 0.0:
+        best = _staggered(lines, axes, away, params, min_gap_m)
     if best is None:
         return []
     min_sin = np.sin(np.radians(params.split_angle_deg))
@@ -362,9 +405,11 @@ def split_side_by_side(
     params: RefineParams | None = None,
 ) -> tuple[FloatArray, npt.NDArray[np.int64]]:
     """Junction positions (J', 2), each junction with ``side_by_side_arms`` arm lines or more
-    that was fused between two streets side by side (:func:`_side_by_side`) replaced by its
-    two junctions, and per position the index of the junction it came from (the caller
-    undoes a split whose two halves are not both junctions once the tracks are cut at them)."""
+    that was fused between two streets side by side (:func:`_side_by_side`), or with three
+    or more whose two same-way arms, or else two opposite-way arms (:func:`_staggered`), run
+    ``side_by_side_gap_m`` apart, replaced by its two junctions, and per position the index
+    of the junction it came from (the caller undoes a split whose two halves are not both
+    junctions once the tracks are cut at them)."""
     params = params or RefineParams()
     junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
     lines_of, _ = _arm_lines(tracks, junctions_xy, segments, streets, params)
@@ -372,8 +417,12 @@ def split_side_by_side(
     origin: list[int] = []
     for node, node_xy in enumerate(junctions_xy):
         lines = lines_of.get(node, [])
-        many = len(lines) >= params.side_by_side_arms
-        chosen = (_side_by_side(node_xy, lines, params) if many else []) or [node_xy]
+        chosen: list[FloatArray] = []
+        if len(lines) >= params.side_by_side_arms:
+            chosen = _side_by_side(node_xy, lines, params)
+        elif params.side_by_side_gap_m is not None and len(lines) >= 3:
+            chosen = _side_by_side(node_xy, lines, params, min_gap_m=params.side_by_side_gap_m)
+        chosen = chosen or [node_xy]
         out.extend(chosen)
         origin.extend([node] * len(chosen))
     return np.asarray(out, dtype=np.float64).reshape(-1, 2), np.asarray(origin, dtype=np.int64)

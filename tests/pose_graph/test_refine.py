@@ -11,7 +11,12 @@ import numpy as np
 from city360.geo import LocalProjection
 from city360.pose_graph import build_from_tracks
 from city360.pose_graph.junctions import find_dead_ends
-from city360.pose_graph.refine import refine_junctions, split_junctions, split_side_by_side
+from city360.pose_graph.refine import (
+    RefineParams,
+    refine_junctions,
+    split_junctions,
+    split_side_by_side,
+)
 from city360.pose_graph.segments import cut_tracks, group_streets
 from city360.pose_graph.tracks import Track, make_track
 from tests.pose_graph.walks import polyline_track
@@ -205,3 +210,72 @@ def test_a_side_by_side_split_that_loses_a_half_is_undone() -> None:
     # one junction for the corner; undone, the corner keeps its two junctions
     built = _junctions_near_origin(_twin_poses("oldtown_corner_poses.csv.gz"), 15.0)
     assert len(built) == 2
+
+
+def _two_tees(gap_m: float) -> list[Track]:
+    # a through street (y = 0) and two side streets leaving it southwards at x = -gap/2 and
+    # x = +gap/2: two T-junctions whose crossing votes chained into one at the origin
+    half = gap_m / 2.0
+    return [
+        _walk([(-60, 0), (60, 0)], "through"),
+        _walk([(-half, -0.5), (-half, -60)], "west side street"),
+        _walk([(half, -0.5), (half, -60)], "east side street"),
+    ]
+
+
+def _side_by_side_split(tracks: list[Track]) -> np.ndarray:
+    junctions = np.array([[0.0, 0.0]])
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
+    streets, _ = group_streets(tracks, segments)
+    halves, _ = split_side_by_side(tracks, junctions, segments, streets)
+    return halves[np.argsort(halves[:, 0])]
+
+
+def test_two_tees_10_m_apart_fused_into_one_junction_split_on_each() -> None:
+    # four arms, two of them the same way on either side: below side_by_side_arms (5), so
+    # only the gap between the side streets (10 m, over side_by_side_gap_m) splits it
+    found = _side_by_side_split(_two_tees(10.0))
+    assert len(found) == 2
+    assert np.hypot(*(found[0] - [-5.0, 0.0])) < 1.5
+    assert np.hypot(*(found[1] - [5.0, 0.0])) < 1.5
+
+
+def test_staggered_tees_7_m_apart_stay_one_junction() -> None:
+    # side streets 7 m apart are one place to the scorer (it contracts streets under 8 m)
+    assert np.allclose(_side_by_side_split(_two_tees(7.0)), [[0.0, 0.0]])
+
+
+def test_two_tees_are_not_split_with_the_gap_rule_off() -> None:
+    tracks = _two_tees(10.0)
+    junctions = np.array([[0.0, 0.0]])
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
+    streets, _ = group_streets(tracks, segments)
+    off = RefineParams(side_by_side_gap_m=None)
+    halves, _ = split_side_by_side(tracks, junctions, segments, streets, off)
+    assert np.allclose(halves, junctions)
+
+
+def _staggered_tees(gap_m: float) -> list[Track]:
+    # a through street (y = 0), one side street leaving it northwards at x = -gap/2 and one
+    # southwards at x = +gap/2: a staggered crossing whose votes chained into one junction
+    half = gap_m / 2.0
+    return [
+        _walk([(-60, 0), (60, 0)], "through"),
+        _walk([(-half, 0.5), (-half, 60)], "north side street"),
+        _walk([(half, -0.5), (half, -60)], "south side street"),
+    ]
+
+
+def test_a_staggered_crossing_10_m_apart_fused_into_one_junction_splits_on_each() -> None:
+    found = _side_by_side_split(_staggered_tees(10.0))
+    assert len(found) == 2
+    assert np.hypot(*(found[0] - [-5.0, 0.0])) < 1.5
+    assert np.hypot(*(found[1] - [5.0, 0.0])) < 1.5
+
+
+def test_a_plain_crossing_and_a_staggered_one_7_m_apart_stay_one_junction() -> None:
+    # the opposite arms of a crossing run along one line; 7 m is one place to the scorer
+    assert np.allclose(_side_by_side_split(_staggered_tees(0.0)), [[0.0, 0.0]])
+    assert np.allclose(_side_by_side_split(_staggered_tees(7.0)), [[0.0, 0.0]])
