@@ -9,8 +9,10 @@ projected to the city's :class:`~city360.geo.LocalProjection` (``x_m`` east, ``y
 Cropping keeps *complete ways* (like ``osmium extract --strategy complete_ways``): a way with at
 least one node inside the bbox is kept whole, and so is every ``type=multipolygon`` relation with
 a member inside, with all its member ways; a park that straddles the edge is therefore whole and
-then clipped to the bbox in metres. The street graph is cut hard at the bbox (osmnx
-``truncate_graph_bbox``), so every street node lies inside it.
+then clipped to the bbox in metres. The street graph is cut at the bbox's edge, where each
+way crosses it (:mod:`city360.maps._osm_window`), so every street node lies inside it and a
+street leaving the window runs to its edge; a piece cut off there shorter than
+:data:`EDGE_STUB_MIN_M` from its first junction is dropped.
 
 The pyosmium side lives in :mod:`city360.maps._osm_extract`, the feature layers in
 :mod:`city360.maps._osm_features`. All OSM data is © OpenStreetMap contributors, ODbL 1.0;
@@ -40,6 +42,7 @@ from city360.maps._osm_extract import (
     _no_overlap,
     _write_streets_xml,
 )
+from city360.maps._osm_window import EDGE_STUB_MIN_M, clip_streets_to_bbox
 from city360.maps.osm_types import (
     AREA_NETWORKS,
     ATTRIBUTION,
@@ -53,6 +56,7 @@ from city360.maps.osm_types import (
 
 __all__ = [
     "ATTRIBUTION",
+    "EDGE_STUB_MIN_M",
     "NETWORK_HIGHWAYS",
     "POI_KEYS",
     "Building",
@@ -160,7 +164,6 @@ def _load_streets(
     import osmnx as ox
     from osmnx._errors import InsufficientResponseError
 
-    south, west, north, east = bbox
     no_streets = OsmError(
         f"no streets inside bbox {_fmt_bbox(bbox)} of {source}; widen --bbox or pick another "
         "extract"
@@ -172,10 +175,11 @@ def _load_streets(
     # count streets per node before cutting at the bbox, so a street leaving the area still
     # counts (what osmnx's graph_from_bbox does with its buffered graph)
     street_counts = ox.stats.count_streets_per_node(raw)
-    raw = ox.truncate.truncate_graph_bbox(raw, (west, south, east, north))
+    raw = clip_streets_to_bbox(raw, bbox)
     if raw.number_of_edges() == 0:
         raise no_streets
-    nx.set_node_attributes(raw, {n: street_counts.get(n, 0) for n in raw.nodes}, "street_count")
+    counts = {n: street_counts.get(n, raw.nodes[n].get("street_count", 0)) for n in raw.nodes}
+    nx.set_node_attributes(raw, counts, "street_count")
     raw = ox.simplify_graph(raw)
     undirected = ox.convert.to_undirected(raw)
     if all_components:
