@@ -9,6 +9,10 @@ A piece cut off at the edge that is shorter than :data:`EDGE_STUB_MIN_M` from th
 where other streets meet is dropped: it is a crop's artefact, not a street anyone would walk to
 its end, and it is too short to tell from a walker stepping into a street and back (the scorer
 contracts streets under 8 m; the build counts an arm from 8 m). The node it left is then a bend.
+The same floor works the other way: a way whose next junction (or end) lies less than
+:data:`EDGE_STUB_MIN_M` beyond the edge goes on to it, and one that leaves the window and comes
+back within twice that stays whole, so two streets meeting just outside the window are one
+street round that corner, not two dead ends metres apart at the edge.
 
 Works on osmnx's raw graph (``simplify=False``: one edge per pair of consecutive OSM nodes;
 node ``x`` is the longitude, ``y`` the latitude, edge ``length`` in metres). New edge nodes get
@@ -17,6 +21,7 @@ negative ids (OSM ids are positive), numbered in the order of the OSM nodes they
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Hashable
 
 import networkx as nx
@@ -36,13 +41,17 @@ _Box = tuple[float, float, float, float]
 def clip_streets_to_bbox(raw: nx.MultiDiGraph, bbox: _Box) -> nx.MultiDiGraph:
     """``raw`` cut at ``bbox`` (``(south, west, north, east)`` degrees, edges inclusive).
 
-    Every node of the result lies inside ``bbox``; a segment crossing its edge ends at a new
-    node there (``street_count`` 2: the street goes on outside). Pieces cut off at the edge
-    shorter than :data:`EDGE_STUB_MIN_M` are dropped (see the module docstring). ``raw`` is
-    not changed.
+    A segment crossing the edge ends at a new node there (``street_count`` 2: the street goes
+    on outside), or, when the way's next junction or end lies within :data:`EDGE_STUB_MIN_M`
+    beyond the crossing, at that node, or it goes out and back in within twice that (see
+    :func:`_just_beyond`): every node lies inside ``bbox`` or at most
+    :data:`EDGE_STUB_MIN_M` from it. Pieces ending at the window shorter than
+    :data:`EDGE_STUB_MIN_M` are dropped (see the module docstring). ``raw`` is not changed.
     """
-    clipped = _cut_at_edges(raw, bbox)
-    _drop_edge_stubs(clipped, edge_nodes={n for n in clipped.nodes if int(n) < 0})
+    clipped, cut_ends = _cut_at_edges(raw, bbox)
+    # where two cut streets meet at a corner just beyond the edge, the corner is no end
+    ends = {n for n in cut_ends if len(_neighbours(clipped, n)) == 1}
+    _drop_edge_stubs(clipped, edge_nodes=ends)
     clipped.remove_nodes_from([n for n in list(clipped.nodes) if clipped.degree(n) == 0])
     return clipped
 
@@ -81,8 +90,13 @@ def _clip_segment(
     return t0, t1
 
 
-def _cut_at_edges(raw: nx.MultiDiGraph, bbox: _Box) -> nx.MultiDiGraph:
-    """``raw`` with every node outside ``bbox`` gone and every segment leaving it cut there."""
+def _cut_at_edges(raw: nx.MultiDiGraph, bbox: _Box) -> tuple[nx.MultiDiGraph, set[Hashable]]:
+    """``raw`` cut at ``bbox``'s edge, and the nodes where the cut streets now end.
+
+    A segment leaving the window is cut where it crosses the edge, unless the first node
+    beyond where streets meet (or the street ends) lies within :data:`EDGE_STUB_MIN_M` of the
+    crossing: then the way goes on to that node (see :func:`_just_beyond`).
+    """
     inside = {n for n, data in raw.nodes(data=True) if _inside(data, bbox)}
     clipped: nx.MultiDiGraph = raw.subgraph(inside).copy()
     crossing = sorted(
@@ -91,12 +105,26 @@ def _cut_at_edges(raw: nx.MultiDiGraph, bbox: _Box) -> nx.MultiDiGraph:
     # one edge node per (outside end, other end) pair, so both directions of a two-way
     # street share it
     edge_node: dict[tuple[Hashable, Hashable], int] = {}
+    beyond_ends: set[Hashable] = set()
     for u, v, key in crossing:
         data = raw.edges[u, v, key]
         a, b = raw.nodes[u], raw.nodes[v]
         span = _clip_segment((a["x"], a["y"]), (b["x"], b["y"]), bbox)
         if span is None or span[1] - span[0] <= 0.0:
             continue
+        if (u in inside) != (v in inside):
+            inner, outer = (u, v) if u in inside else (v, u)
+            cut_m = float(data.get("length", 0.0)) * (1.0 - (span[1] - span[0]))
+            chain = _just_beyond(raw, inner, outer, cut_m, bbox)
+            if chain:
+                clipped.add_nodes_from((n, raw.nodes[n]) for n in chain)
+                clipped.add_edge(u, v, key, **data)
+                for p, q in itertools.pairwise(chain):
+                    for x, y in ((p, q), (q, p)):
+                        for k, d in raw.get_edge_data(x, y, default={}).items():
+                            clipped.add_edge(x, y, k, **d)
+                beyond_ends.add(chain[-1])
+                continue
         ends = []
         for node, other, t in ((u, v, span[0]), (v, u, span[1])):
             if node in inside:
@@ -114,7 +142,43 @@ def _cut_at_edges(raw: nx.MultiDiGraph, bbox: _Box) -> nx.MultiDiGraph:
             ends.append(edge_node[pair])
         length = float(data.get("length", 0.0)) * (span[1] - span[0])
         clipped.add_edge(ends[0], ends[1], **{**data, "length": length})
-    return clipped
+    return clipped, set(edge_node.values()) | beyond_ends
+
+
+def _just_beyond(
+    raw: nx.MultiDiGraph, inner: Hashable, outer: Hashable, cut_m: float, bbox: _Box
+) -> list[Hashable]:
+    """The nodes from ``outer`` (the first node beyond the edge of a way leaving the window at
+    ``inner``, ``cut_m`` metres past the crossing) on to the first node where streets meet or
+    the street ends, if that lies within :data:`EDGE_STUB_MIN_M` of the crossing along the
+    street, or on to the node where it comes back into the window, if it is outside less than
+    twice that; else ``[]``.
+
+    A walker does not stop a few metres short of a corner: two streets meeting just beyond the
+    edge would be two dead ends metres apart at it (Kamppi's south edge: 7.5 m), which the
+    build, seeing the map's corner, joins. Going on to the corner makes them one street. In
+    the crop the streets are read from (ways with a node inside), such a corner is mostly a
+    bend of one way out of the window and back, so that counts as going on to the corner from
+    both sides.
+    """
+    chain, travelled_m, previous, node = [outer], cut_m, inner, outer
+    while travelled_m < 2 * EDGE_STUB_MIN_M:
+        ahead = _neighbours(raw, node) - {previous}
+        if len(ahead) != 1:  # streets meet here, or the street ends
+            return chain if travelled_m < EDGE_STUB_MIN_M else []
+        following = ahead.pop()
+        step_m = _segment_m(raw, node, following)
+        if _inside(raw.nodes[following], bbox):
+            here, there = raw.nodes[node], raw.nodes[following]
+            span = _clip_segment((here["x"], here["y"]), (there["x"], there["y"]), bbox)
+            outside = 1.0 - (span[1] - span[0]) if span is not None else 1.0
+            if travelled_m + step_m * outside < 2 * EDGE_STUB_MIN_M:
+                return [*chain, following]  # back inside: out and back is one street
+            return []
+        travelled_m += step_m
+        previous, node = node, following
+        chain.append(node)
+    return []
 
 
 def _neighbours(graph: nx.MultiDiGraph, node: Hashable) -> set[Hashable]:

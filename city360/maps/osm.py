@@ -10,9 +10,9 @@ Cropping keeps *complete ways* (like ``osmium extract --strategy complete_ways``
 least one node inside the bbox is kept whole, and so is every ``type=multipolygon`` relation with
 a member inside, with all its member ways; a park that straddles the edge is therefore whole and
 then clipped to the bbox in metres. The street graph is cut at the bbox's edge, where each
-way crosses it (:mod:`city360.maps._osm_window`), so every street node lies inside it and a
-street leaving the window runs to its edge; a piece cut off there shorter than
-:data:`EDGE_STUB_MIN_M` from its first junction is dropped.
+way crosses it (:mod:`city360.maps._osm_window`), so a street leaving the window runs to its
+edge; one whose next junction lies less than :data:`EDGE_STUB_MIN_M` beyond the edge goes on to
+it, and a piece ending at the edge shorter than that from its first junction is dropped.
 
 The pyosmium side lives in :mod:`city360.maps._osm_extract`, the feature layers in
 :mod:`city360.maps._osm_features`. All OSM data is © OpenStreetMap contributors, ODbL 1.0;
