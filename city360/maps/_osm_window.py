@@ -1,18 +1,18 @@
-"""Where a bbox crop cuts the street graph: at the window's edge, not at a street's last node.
+"""Where a bbox crop cuts the street graph: at the window's edge, or back to a junction.
 
-A way that leaves the window is cut where it crosses the bbox, at a new node on the edge, so a
-long street runs to the edge of the crop instead of stopping at whichever of its nodes happens
-to lie last inside (which left 6-12 m stubs of long streets: a twin filmed them and turned back,
-while the map the build got, the whole ways of ``map/extract.osm``, has the street go on).
+``"clip"`` (maps): a way that leaves the window is cut where it crosses the bbox, at a new node
+on the edge, so streets run to the edge of the drawing.
 
-A piece cut off at the edge that is shorter than :data:`EDGE_STUB_MIN_M` from the first node
-where other streets meet is dropped: it is a crop's artefact, not a street anyone would walk to
-its end, and it is too short to tell from a walker stepping into a street and back (the scorer
-contracts streets under 8 m; the build counts an arm from 8 m). The node it left is then a bend.
-The same floor works the other way: a way whose next junction (or end) lies less than
-:data:`EDGE_STUB_MIN_M` beyond the edge goes on to it, and one that leaves the window and comes
-back within twice that stays whole, so two streets meeting just outside the window are one
-street round that corner, not two dead ends metres apart at the edge.
+``"junction"`` (twins, ``city360 synth --bbox``): no street ends where the crop does. A walker
+filming an area turns at junctions and at the ends of streets, not at the line where a data
+crop happens to end; a twin that films a street to the crop's edge and back (or, as the old
+cut at a way's last node inside did, 6-12 m into it) shows the build a turn-back in the middle
+of a street that the map (``map/extract.osm``, whole ways) has go on, and the truth a dead end
+no map has. So each piece from the edge back to the first node inside where streets meet (or
+the street ends) is dropped, and that node becomes a bend or an end. Before that, a way whose
+next junction (or end) lies less than :data:`BEYOND_EDGE_M` beyond the edge goes on to it, and
+one that leaves the window and comes back within twice that stays whole: two streets meeting
+just outside the window are one street round that corner, not two dead ends metres apart.
 
 Works on osmnx's raw graph (``simplify=False``: one edge per pair of consecutive OSM nodes;
 node ``x`` is the longitude, ``y`` the latitude, edge ``length`` in metres). New edge nodes get
@@ -23,35 +23,41 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Hashable
+from typing import Literal
 
 import networkx as nx
 
-__all__ = ["EDGE_STUB_MIN_M", "clip_streets_to_bbox"]
+__all__ = ["BEYOND_EDGE_M", "WINDOW_EDGES", "WindowEdge", "clip_streets_to_bbox"]
 
-EDGE_STUB_MIN_M = 15.0
-"""Shortest piece of a street cut off at a bbox edge that is kept, metres from the edge to the
-first node where it meets another street. A walker filming a twin walks to the end of every
-street and back; smoothing takes 3-5 m off such a turn (``osm_dead_ends.SPUR_MIN_M``) and the
-build counts a street filmed at a junction from 8 m (``osm_match.ARM_M``), so a piece under
-about 15 m is filmed as a step into a long street and back, which the map cannot settle."""
+WindowEdge = Literal["clip", "junction"]
+WINDOW_EDGES: tuple[WindowEdge, ...] = ("clip", "junction")
+"""How streets leaving a bbox end (see the module docstring): at its edge, or at a junction."""
+
+BEYOND_EDGE_M = 15.0
+"""How far beyond the window's edge (metres along the street) a ``"junction"`` cut follows a
+way to its next junction or end, rather than drop it. Two streets meeting 3 m beyond Kamppi's
+south edge were two dead ends 7.5 m apart at it; the build counts a street filmed at a junction
+from 8 m (``osm_match.ARM_M``), so a corner within about 15 m is one the walker goes round."""
 
 _Box = tuple[float, float, float, float]
 
 
-def clip_streets_to_bbox(raw: nx.MultiDiGraph, bbox: _Box) -> nx.MultiDiGraph:
+def clip_streets_to_bbox(raw: nx.MultiDiGraph, bbox: _Box, *, edge: WindowEdge) -> nx.MultiDiGraph:
     """``raw`` cut at ``bbox`` (``(south, west, north, east)`` degrees, edges inclusive).
 
-    A segment crossing the edge ends at a new node there (``street_count`` 2: the street goes
-    on outside), or, when the way's next junction or end lies within :data:`EDGE_STUB_MIN_M`
-    beyond the crossing, at that node, or it goes out and back in within twice that (see
-    :func:`_just_beyond`): every node lies inside ``bbox`` or at most
-    :data:`EDGE_STUB_MIN_M` from it. Pieces ending at the window shorter than
-    :data:`EDGE_STUB_MIN_M` are dropped (see the module docstring). ``raw`` is not changed.
+    ``edge="clip"``: a segment crossing the edge ends at a new node there (``street_count`` 2:
+    the street goes on outside); every node lies inside ``bbox``. ``edge="junction"``: a way
+    whose next junction or end lies within :data:`BEYOND_EDGE_M` beyond the edge goes on to it
+    (or out and back in within twice that, see :func:`_just_beyond`), and every piece that
+    still ends at the edge is dropped back to its first junction inside; every node lies inside
+    ``bbox`` or at most :data:`BEYOND_EDGE_M` from it. ``raw`` is not changed.
     """
-    clipped, cut_ends = _cut_at_edges(raw, bbox)
-    # where two cut streets meet at a corner just beyond the edge, the corner is no end
-    ends = {n for n in cut_ends if len(_neighbours(clipped, n)) == 1}
-    _drop_edge_stubs(clipped, edge_nodes=ends)
+    if edge not in WINDOW_EDGES:
+        msg = f"edge {edge!r} is not known; expected one of {', '.join(WINDOW_EDGES)}"
+        raise ValueError(msg)
+    clipped, cut_ends = _cut_at_edges(raw, bbox, go_beyond=edge == "junction")
+    if edge == "junction":
+        _drop_edge_pieces(clipped, {n for n in cut_ends if len(_neighbours(clipped, n)) == 1})
     clipped.remove_nodes_from([n for n in list(clipped.nodes) if clipped.degree(n) == 0])
     return clipped
 
@@ -90,12 +96,15 @@ def _clip_segment(
     return t0, t1
 
 
-def _cut_at_edges(raw: nx.MultiDiGraph, bbox: _Box) -> tuple[nx.MultiDiGraph, set[Hashable]]:
-    """``raw`` cut at ``bbox``'s edge, and the nodes where the cut streets now end.
+def _cut_at_edges(
+    raw: nx.MultiDiGraph, bbox: _Box, *, go_beyond: bool
+) -> tuple[nx.MultiDiGraph, set[Hashable]]:
+    """``raw`` cut at ``bbox``'s edge, and the new nodes on the edge where cut streets end.
 
-    A segment leaving the window is cut where it crosses the edge, unless the first node
-    beyond where streets meet (or the street ends) lies within :data:`EDGE_STUB_MIN_M` of the
-    crossing: then the way goes on to that node (see :func:`_just_beyond`).
+    A segment leaving the window is cut where it crosses the edge, unless ``go_beyond`` and
+    :func:`_just_beyond` finds a junction or end close beyond: then the way goes on to it and
+    ends at that junction (which a walker turns at), at the street's real end or back inside,
+    at no end of the crop's.
     """
     inside = {n for n, data in raw.nodes(data=True) if _inside(data, bbox)}
     clipped: nx.MultiDiGraph = raw.subgraph(inside).copy()
@@ -105,14 +114,13 @@ def _cut_at_edges(raw: nx.MultiDiGraph, bbox: _Box) -> tuple[nx.MultiDiGraph, se
     # one edge node per (outside end, other end) pair, so both directions of a two-way
     # street share it
     edge_node: dict[tuple[Hashable, Hashable], int] = {}
-    beyond_ends: set[Hashable] = set()
     for u, v, key in crossing:
         data = raw.edges[u, v, key]
         a, b = raw.nodes[u], raw.nodes[v]
         span = _clip_segment((a["x"], a["y"]), (b["x"], b["y"]), bbox)
         if span is None or span[1] - span[0] <= 0.0:
             continue
-        if (u in inside) != (v in inside):
+        if go_beyond and (u in inside) != (v in inside):
             inner, outer = (u, v) if u in inside else (v, u)
             cut_m = float(data.get("length", 0.0)) * (1.0 - (span[1] - span[0]))
             chain = _just_beyond(raw, inner, outer, cut_m, bbox)
@@ -123,7 +131,6 @@ def _cut_at_edges(raw: nx.MultiDiGraph, bbox: _Box) -> tuple[nx.MultiDiGraph, se
                     for x, y in ((p, q), (q, p)):
                         for k, d in raw.get_edge_data(x, y, default={}).items():
                             clipped.add_edge(x, y, k, **d)
-                beyond_ends.add(chain[-1])
                 continue
         ends = []
         for node, other, t in ((u, v, span[0]), (v, u, span[1])):
@@ -142,7 +149,7 @@ def _cut_at_edges(raw: nx.MultiDiGraph, bbox: _Box) -> tuple[nx.MultiDiGraph, se
             ends.append(edge_node[pair])
         length = float(data.get("length", 0.0)) * (span[1] - span[0])
         clipped.add_edge(ends[0], ends[1], **{**data, "length": length})
-    return clipped, set(edge_node.values()) | beyond_ends
+    return clipped, set(edge_node.values())
 
 
 def _just_beyond(
@@ -150,7 +157,7 @@ def _just_beyond(
 ) -> list[Hashable]:
     """The nodes from ``outer`` (the first node beyond the edge of a way leaving the window at
     ``inner``, ``cut_m`` metres past the crossing) on to the first node where streets meet or
-    the street ends, if that lies within :data:`EDGE_STUB_MIN_M` of the crossing along the
+    the street ends, if that lies within :data:`BEYOND_EDGE_M` of the crossing along the
     street, or on to the node where it comes back into the window, if it is outside less than
     twice that; else ``[]``.
 
@@ -162,17 +169,17 @@ def _just_beyond(
     both sides.
     """
     chain, travelled_m, previous, node = [outer], cut_m, inner, outer
-    while travelled_m < 2 * EDGE_STUB_MIN_M:
+    while travelled_m < 2 * BEYOND_EDGE_M:
         ahead = _neighbours(raw, node) - {previous}
         if len(ahead) != 1:  # streets meet here, or the street ends
-            return chain if travelled_m < EDGE_STUB_MIN_M else []
+            return chain if travelled_m < BEYOND_EDGE_M else []
         following = ahead.pop()
         step_m = _segment_m(raw, node, following)
         if _inside(raw.nodes[following], bbox):
             here, there = raw.nodes[node], raw.nodes[following]
             span = _clip_segment((here["x"], here["y"]), (there["x"], there["y"]), bbox)
             outside = 1.0 - (span[1] - span[0]) if span is not None else 1.0
-            if travelled_m + step_m * outside < 2 * EDGE_STUB_MIN_M:
+            if travelled_m + step_m * outside < 2 * BEYOND_EDGE_M:
                 return [*chain, following]  # back inside: out and back is one street
             return []
         travelled_m += step_m
@@ -191,31 +198,25 @@ def _segment_m(graph: nx.MultiDiGraph, a: Hashable, b: Hashable) -> float:
     return min(lengths)
 
 
-def _drop_edge_stubs(graph: nx.MultiDiGraph, *, edge_nodes: set[Hashable]) -> None:
-    """Remove, in place, each chain from an edge node inward to the first node where streets
-    meet (or end) when it is shorter than :data:`EDGE_STUB_MIN_M`.
+def _drop_edge_pieces(graph: nx.MultiDiGraph, ends: set[Hashable]) -> None:
+    """Remove, in place, each chain from an end at the window's edge inward to the first node
+    where streets meet or the street ends (a chain between two edge ends goes whole).
 
-    All chains are measured on the graph as cut, then removed together, so the answer does
-    not depend on which of two pieces at one junction is looked at first.
+    All chains are found on the graph as cut, then removed together, so the answer does not
+    depend on which of two pieces at one junction is looked at first.
     """
     doomed: set[Hashable] = set()
-    for start in edge_nodes:
-        chain, length_m = [start], 0.0
-        previous, node = start, start
+    for start in ends:
+        chain, previous, node = [start], start, start
         ahead = _neighbours(graph, start)
         while len(ahead) == 1:
             following = ahead.pop()
-            length_m += _segment_m(graph, node, following)
             previous, node = node, following
             if len(_neighbours(graph, node)) != 2:
-                break  # a junction, a dead end or another edge node: the chain stops here
+                break  # a junction, a dead end or another edge end: the chain stops here
             chain.append(node)
             ahead = _neighbours(graph, node) - {previous}
-        if length_m >= EDGE_STUB_MIN_M:
-            continue
         doomed.update(chain)
-        # the node it stops at stays (a junction becomes a bend, or a dead end), unless the
-        # chain is the whole piece: it runs to a dead end or another edge node
         if node != start and len(_neighbours(graph, node)) <= 1:
-            doomed.add(node)
+            doomed.add(node)  # the chain is the whole street: it ends at both sides
     graph.remove_nodes_from(doomed)

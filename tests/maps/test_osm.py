@@ -15,7 +15,6 @@ from shapely.geometry import Point
 from city360.errors import ConfigError, InputFileError, OsmError
 from city360.geo import LocalProjection
 from city360.maps.osm import (
-    EDGE_STUB_MIN_M,
     NETWORK_HIGHWAYS,
     OsmData,
     edge_polyline,
@@ -42,15 +41,6 @@ def _inside(lat: float, lon: float, bbox: tuple[float, float, float, float]) -> 
     return bbox[0] <= lat <= bbox[2] and bbox[1] <= lon <= bbox[3]
 
 
-def _metres_outside(data: OsmData, x_m: float, y_m: float) -> float:
-    """How far (x_m, y_m) lies outside ``data.bbox``, metres (0 inside)."""
-    south, west, north, east = data.bbox
-    xs, ys = data.projection.to_xy(np.array([south, north]), np.array([west, east]))
-    dx = max(float(xs[0]) - x_m, 0.0, x_m - float(xs[1]))
-    dy = max(float(ys[0]) - y_m, 0.0, y_m - float(ys[1]))
-    return math.hypot(dx, dy)
-
-
 # streets -------------------------------------------------------------------------------------
 def test_street_graph_is_undirected_connected_and_inside_bbox(helsinki: OsmData) -> None:
     streets = helsinki.streets
@@ -59,13 +49,7 @@ def test_street_graph_is_undirected_connected_and_inside_bbox(helsinki: OsmData)
     assert streets.number_of_nodes() >= 20
     assert nx.is_connected(streets)
     for _, data in streets.nodes(data=True):
-        # a street that leaves the window goes on to a corner up to EDGE_STUB_MIN_M beyond it
-        # (along the street in great-circle metres; 0.5 m for the projection's)
-        x_m, y_m = helsinki.projection.to_xy(data["lat"], data["lon"])
-        assert (
-            _inside(data["lat"], data["lon"], HELSINKI_BBOX)
-            or _metres_outside(helsinki, float(x_m), float(y_m)) <= EDGE_STUB_MIN_M + 0.5
-        )
+        assert _inside(data["lat"], data["lon"], HELSINKI_BBOX)
         x_m, y_m = helsinki.projection.to_xy(data["lat"], data["lon"])
         assert math.isclose(data["x_m"], float(x_m), abs_tol=1e-6)
         assert math.isclose(data["y_m"], float(y_m), abs_tol=1e-6)

@@ -1,5 +1,5 @@
-"""A bbox crop cuts streets at the window's edge, and drops pieces shorter than
-``EDGE_STUB_MIN_M`` cut off there (``city360.maps._osm_window``, issue 17 "Real capture")."""
+"""How streets end at a bbox (``city360.maps._osm_window``, issue 17 "Real capture"): a map's
+run to its edge; a twin's end at junctions, never where the crop does."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
+from city360.errors import ConfigError
 from city360.geo import LocalProjection
-from city360.maps.osm import EDGE_STUB_MIN_M, load_osm
+from city360.maps.osm import BEYOND_EDGE_M, load_osm
 
 LAT0, LON0 = 35.74, 139.67
 M_LAT, M_LON = 1 / 111_320.0, 1 / (111_320.0 * math.cos(math.radians(LAT0)))
@@ -58,10 +59,12 @@ def _edge_city(path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def edge_streets(tmp_path: Path) -> nx.MultiGraph:
+def _streets(tmp_path: Path, *, edge: str | None = None) -> nx.MultiGraph:
     osm = _edge_city(tmp_path / "edge.osm")
-    return load_osm(osm, bbox=BBOX, projection=LocalProjection(LAT0, LON0)).streets
+    projection = LocalProjection(LAT0, LON0)
+    if edge is None:
+        return load_osm(osm, bbox=BBOX, projection=projection).streets
+    return load_osm(osm, bbox=BBOX, projection=projection, edge=edge).streets
 
 
 def _xy(streets: nx.MultiGraph, node: int) -> tuple[float, float]:
@@ -79,63 +82,59 @@ TOLERANCE_M = 0.5
 about 0.2 m off 100 m from the origin."""
 
 
-def test_a_street_leaving_the_window_runs_to_its_edge(edge_streets: nx.MultiGraph) -> None:
-    # the main street ends at the east edge (x = 100), not at its last node inside (x = 60),
-    # and the side street, no node of which lies inside, runs 50 m south to the south edge
-    assert _dead_ends(edge_streets) == pytest.approx(
-        [0, 0, 20, -50, 95, -20, 100, 0], abs=TOLERANCE_M
-    )
-    corner_m = math.hypot(15, 57) + math.hypot(20, 37)
-    assert sum(d["length_m"] for _, _, d in edge_streets.edges(data=True)) == pytest.approx(
-        150.0 + corner_m, abs=TOLERANCE_M
-    )
-
-
-def test_two_streets_meeting_just_beyond_the_edge_go_round_that_corner(
-    edge_streets: nx.MultiGraph,
-) -> None:
-    # not two dead ends 4 m apart on the south edge (their crossings, x = 73 and 77), but
-    # one street from the main street round the corner 7 m beyond it to the dead end inside
-    from_main = [
-        d for u, v, d in edge_streets.edges(data=True)
-        if _xy(edge_streets, u) == pytest.approx((60, 0), abs=TOLERANCE_M)
-        or _xy(edge_streets, v) == pytest.approx((60, 0), abs=TOLERANCE_M)
-    ]  # fmt: skip
-    round_corner = [d for d in from_main if min(y for _, y in d["polyline_xy"]) < -50]
-    assert len(round_corner) == 1
-    assert min(y for _, y in round_corner[0]["polyline_xy"]) == pytest.approx(-57, abs=0.5)
-    assert round_corner[0]["length_m"] == pytest.approx(
-        math.hypot(15, 57) + math.hypot(20, 37), abs=TOLERANCE_M
-    )
-
-
-def test_a_piece_cut_off_at_the_edge_under_the_floor_is_dropped(
-    edge_streets: nx.MultiGraph,
-) -> None:
-    # the lane's 10 m to the north edge is no street of the window: the main street runs
-    # straight through (50, 0), which is no junction
-    assert EDGE_STUB_MIN_M > 10.0
-    junctions = sorted(_xy(edge_streets, n) for n in edge_streets if edge_streets.degree(n) >= 3)
-    assert [value for xy in junctions for value in xy] == pytest.approx(
-        [20, 0, 60, 0], abs=TOLERANCE_M
-    )
-    assert all(y_m < 9.0 for _, y_m in (_xy(edge_streets, n) for n in edge_streets))
-
-
-def test_every_street_node_lies_inside_the_window_or_a_few_metres_beyond(
-    edge_streets: nx.MultiGraph,
-) -> None:
+def test_a_map_s_streets_run_to_the_edge_of_its_bbox(tmp_path: Path) -> None:
+    # by default (maps) the main street ends at the east edge (x = 100), not at its last node
+    # inside (x = 60); the side street, no node of which lies inside, runs to the south edge
+    streets = _streets(tmp_path)
+    ends = _dead_ends(streets)
+    for x_m, y_m in ((100, 0), (20, -50), (50, 10)):
+        assert any(
+            ends[i : i + 2] == pytest.approx([x_m, y_m], abs=TOLERANCE_M)
+            for i in range(0, len(ends), 2)
+        ), (x_m, y_m)
     south, west, north, east = BBOX
-    slack_lat, slack_lon = EDGE_STUB_MIN_M * M_LAT, EDGE_STUB_MIN_M * M_LON
-    for _, data in edge_streets.nodes(data=True):
+    for _, data in streets.nodes(data=True):
+        assert south - 1e-9 <= data["lat"] <= north + 1e-9
+        assert west - 1e-9 <= data["lon"] <= east + 1e-9
+
+
+def test_a_twin_s_streets_end_at_junctions_not_where_the_crop_does(tmp_path: Path) -> None:
+    # edge="junction": the pieces from the edge to the first junction inside go (the main
+    # street east of (60, 0), the side street, the lane: no 7 m stub of it), so (20, 0) and
+    # (50, 0) are no junctions; what is left ends at its real dead ends only
+    streets = _streets(tmp_path, edge="junction")
+    assert _dead_ends(streets) == pytest.approx([0, 0, 95, -20], abs=TOLERANCE_M)
+    assert not [n for n in streets if streets.degree(n) >= 3]
+    assert max(y for _, _, d in streets.edges(data=True) for _, y in d["polyline_xy"]) < 1.0
+
+
+def test_two_streets_meeting_just_beyond_the_edge_go_round_that_corner(tmp_path: Path) -> None:
+    # not two dead ends 4 m apart on the south edge (the crossings at x = 73 and 77), nor two
+    # pieces dropped: one street from the main street round the corner 7 m beyond the edge
+    streets = _streets(tmp_path, edge="junction")
+    (street,) = [d for _, _, d in streets.edges(data=True)]
+    assert min(y for _, y in street["polyline_xy"]) == pytest.approx(-57, abs=TOLERANCE_M)
+    assert street["length_m"] == pytest.approx(
+        60 + math.hypot(15, 57) + math.hypot(20, 37), abs=TOLERANCE_M
+    )
+    south, west, north, east = BBOX
+    slack_lat, slack_lon = BEYOND_EDGE_M * M_LAT, BEYOND_EDGE_M * M_LON
+    for _, data in streets.nodes(data=True):
         assert south - slack_lat <= data["lat"] <= north + slack_lat
         assert west - slack_lon <= data["lon"] <= east + slack_lon
 
 
+def test_an_unknown_edge_names_the_known_ones(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"edge 'junktion' is not known; expected one of "
+                       r"clip, junction\. Did you mean 'junction'\?"):  # fmt: skip
+        _streets(tmp_path, edge="junktion")
+
+
 def test_without_a_bbox_nothing_is_cut(tmp_path: Path) -> None:
     osm = _edge_city(tmp_path / "edge.osm")
-    streets = load_osm(osm, projection=LocalProjection(LAT0, LON0)).streets
-    assert all(n > 0 for n in streets)
-    assert _dead_ends(streets) == pytest.approx(
-        [0, 0, 20, -150, 50, 150, 75, -150, 95, -20, 200, 0], abs=TOLERANCE_M
-    )
+    for edge in ("clip", "junction"):
+        streets = load_osm(osm, projection=LocalProjection(LAT0, LON0), edge=edge).streets
+        assert all(n > 0 for n in streets)
+        assert _dead_ends(streets) == pytest.approx(
+            [0, 0, 20, -150, 50, 150, 75, -150, 95, -20, 200, 0], abs=TOLERANCE_M
+        )
