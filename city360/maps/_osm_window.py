@@ -12,7 +12,8 @@ no map has. So each piece from the edge back to the first node inside where stre
 the street ends) is dropped, and that node becomes a bend or an end. Before that, a way whose
 next junction (or end) lies less than :data:`BEYOND_EDGE_M` beyond the edge goes on to it, and
 one that leaves the window and comes back within twice that stays whole: two streets meeting
-just outside the window are one street round that corner, not two dead ends metres apart.
+just outside the window are one street round that corner, not two dead ends metres apart. A
+corner beyond the edge that only one street reaches is dropped back like an edge end.
 
 Works on osmnx's raw graph (``simplify=False``: one edge per pair of consecutive OSM nodes;
 node ``x`` is the longitude, ``y`` the latitude, edge ``length`` in metres). New edge nodes get
@@ -149,7 +150,10 @@ def _cut_at_edges(
             ends.append(edge_node[pair])
         length = float(data.get("length", 0.0)) * (span[1] - span[0])
         clipped.add_edge(ends[0], ends[1], **{**data, "length": length})
-    return clipped, set(edge_node.values())
+    # a corner beyond the edge that only one street reaches is outside the window all the
+    # same: that street ends where the crop does, as one cut at the edge
+    beyond = {n for n in clipped.nodes if n not in inside and int(n) > 0}
+    return clipped, set(edge_node.values()) | beyond
 
 
 def _just_beyond(
