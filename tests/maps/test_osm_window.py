@@ -31,13 +31,15 @@ def _edge_city(path: Path) -> Path:
     - a corner 7 m beyond the south edge, (75, -57), where a street from the main street at
       (60, 0) meets a dead-end street from (95, -20) and a third street runs on south (not in
       the crop the streets are read from, having no node inside: the corner is a bend of one
-      way out of the window and back).
+      way out of the window and back);
+    - a dead-end street north from (20, 0) that ends 4 m beyond the north edge, at (20, 14).
     """
     nodes = {
         1: (0, 0), 2: (20, 0), 3: (50, 0), 4: (60, 0), 5: (140, 0), 6: (200, 0),
         11: (50, 7), 12: (50, 150),
         21: (20, -150),
         31: (75, -57), 32: (95, -20), 33: (75, -150),
+        41: (20, 14),
     }  # fmt: skip
     ways = {
         100: [1, 2, 3, 4, 5, 6],
@@ -45,6 +47,7 @@ def _edge_city(path: Path) -> Path:
         102: [2, 21],
         103: [4, 31, 32],
         104: [31, 33],
+        105: [2, 41],
     }
     lines = ["<?xml version='1.0' encoding='UTF-8'?>", '<osm version="0.6" generator="test">']
     for i, (x, y) in nodes.items():
@@ -73,7 +76,10 @@ def _xy(streets: nx.MultiGraph, node: int) -> tuple[float, float]:
 
 def _dead_ends(streets: nx.MultiGraph) -> list[float]:
     """x, y of every dead end, sorted and flattened (to compare with ``pytest.approx``)."""
-    ends = sorted(_xy(streets, n) for n in streets if streets.degree(n) == 1)
+    ends = sorted(
+        (_xy(streets, n) for n in streets if streets.degree(n) == 1),
+        key=lambda xy: (round(xy[0]), round(xy[1])),
+    )
     return [value for xy in ends for value in xy]
 
 
@@ -100,8 +106,9 @@ def test_a_map_s_streets_run_to_the_edge_of_its_bbox(tmp_path: Path) -> None:
 
 def test_a_twin_s_streets_end_at_junctions_not_where_the_crop_does(tmp_path: Path) -> None:
     # edge="junction": the pieces from the edge to the first junction inside go (the main
-    # street east of (60, 0), the side street, the lane: no 7 m stub of it), so (20, 0) and
-    # (50, 0) are no junctions; what is left ends at its real dead ends only
+    # street east of (60, 0), the side street, the lane: no 7 m stub of it, and the street
+    # whose end lies 4 m beyond the edge), so (20, 0) and (50, 0) are no junctions; what is
+    # left ends at its real dead ends only
     streets = _streets(tmp_path, edge="junction")
     assert _dead_ends(streets) == pytest.approx([0, 0, 95, -20], abs=TOLERANCE_M)
     assert not [n for n in streets if streets.degree(n) >= 3]
@@ -136,5 +143,5 @@ def test_without_a_bbox_nothing_is_cut(tmp_path: Path) -> None:
         streets = load_osm(osm, projection=LocalProjection(LAT0, LON0), edge=edge).streets
         assert all(n > 0 for n in streets)
         assert _dead_ends(streets) == pytest.approx(
-            [0, 0, 20, -150, 50, 150, 75, -150, 95, -20, 200, 0], abs=TOLERANCE_M
+            [0, 0, 20, -150, 20, 14, 50, 150, 75, -150, 95, -20, 200, 0], abs=TOLERANCE_M
         )
