@@ -9,8 +9,9 @@ projected to the city's :class:`~city360.geo.LocalProjection` (``x_m`` east, ``y
 Cropping keeps *complete ways* (like ``osmium extract --strategy complete_ways``): a way with at
 least one node inside the bbox is kept whole, and so is every ``type=multipolygon`` relation with
 a member inside, with all its member ways; a park that straddles the edge is therefore whole and
-then clipped to the bbox in metres. The street graph is cut hard at the bbox (osmnx
-``truncate_graph_bbox``), so every street node lies inside it.
+then clipped to the bbox in metres. The street graph is cut where each way crosses the bbox's
+edge, so streets run to the edge of a map; or, for a twin (``edge="junction"``), back to their
+last junction inside, so no street ends where the crop does (:mod:`city360.maps._osm_window`).
 
 The pyosmium side lives in :mod:`city360.maps._osm_extract`, the feature layers in
 :mod:`city360.maps._osm_features`. All OSM data is © OpenStreetMap contributors, ODbL 1.0;
@@ -40,6 +41,12 @@ from city360.maps._osm_extract import (
     _no_overlap,
     _write_streets_xml,
 )
+from city360.maps._osm_window import (
+    BEYOND_EDGE_M,
+    WINDOW_EDGES,
+    WindowEdge,
+    clip_streets_to_bbox,
+)
 from city360.maps.osm_types import (
     AREA_NETWORKS,
     ATTRIBUTION,
@@ -53,12 +60,15 @@ from city360.maps.osm_types import (
 
 __all__ = [
     "ATTRIBUTION",
+    "BEYOND_EDGE_M",
     "NETWORK_HIGHWAYS",
     "POI_KEYS",
+    "WINDOW_EDGES",
     "Building",
     "Network",
     "OsmData",
     "Poi",
+    "WindowEdge",
     "edge_polyline",
     "load_osm",
     "parse_bbox",
@@ -156,11 +166,11 @@ def _load_streets(
     projection: LocalProjection,
     *,
     all_components: bool = False,
+    edge: WindowEdge = "clip",
 ) -> nx.MultiGraph:
     import osmnx as ox
     from osmnx._errors import InsufficientResponseError
 
-    south, west, north, east = bbox
     no_streets = OsmError(
         f"no streets inside bbox {_fmt_bbox(bbox)} of {source}; widen --bbox or pick another "
         "extract"
@@ -172,10 +182,11 @@ def _load_streets(
     # count streets per node before cutting at the bbox, so a street leaving the area still
     # counts (what osmnx's graph_from_bbox does with its buffered graph)
     street_counts = ox.stats.count_streets_per_node(raw)
-    raw = ox.truncate.truncate_graph_bbox(raw, (west, south, east, north))
+    raw = clip_streets_to_bbox(raw, bbox, edge=edge)
     if raw.number_of_edges() == 0:
         raise no_streets
-    nx.set_node_attributes(raw, {n: street_counts.get(n, 0) for n in raw.nodes}, "street_count")
+    counts = {n: street_counts.get(n, raw.nodes[n].get("street_count", 0)) for n in raw.nodes}
+    nx.set_node_attributes(raw, counts, "street_count")
     raw = ox.simplify_graph(raw)
     undirected = ox.convert.to_undirected(raw)
     if all_components:
@@ -244,6 +255,7 @@ def load_osm(
     network: Network | str = "street",
     all_components: bool = False,
     squares: bool | None = None,
+    edge: WindowEdge | str = "clip",
 ) -> OsmData:
     """Read a local OSM extract into streets, buildings, POIs, parks and water in metres.
 
@@ -258,6 +270,10 @@ def load_osm(
     graph instead of only the longest (maps draw all streets; a walkable city needs one piece).
     ``squares`` adds ways across walkable squares (:data:`AREA_NETWORKS`; default: in those
     networks); maps and the synth scene leave them out (nothing to draw or build along).
+    ``edge`` is how streets leaving ``bbox`` end (:data:`WINDOW_EDGES`): ``"clip"`` (default)
+    where they cross its edge, as a map draws them; ``"junction"`` at their last junction
+    inside (or one less than :data:`BEYOND_EDGE_M` beyond), as a twin films them: a walker
+    turns at junctions, not where a data crop ends.
 
     Raises :class:`InputFileError` for a missing or empty file, :class:`OsmError` for a corrupt
     one, an extract that does not overlap ``bbox``, or no streets inside it.
@@ -267,6 +283,12 @@ def load_osm(
         msg = (
             f"network {network!r} is not known; expected one of "
             f"{', '.join(NETWORK_HIGHWAYS)}.{did_you_mean(str(network), NETWORK_HIGHWAYS)}"
+        )
+        raise ConfigError(msg)
+    if edge not in WINDOW_EDGES:
+        msg = (
+            f"edge {edge!r} is not known; expected one of "
+            f"{', '.join(WINDOW_EDGES)}.{did_you_mean(str(edge), WINDOW_EDGES)}"
         )
         raise ConfigError(msg)
     wanted = parse_bbox(bbox) if bbox is not None else None
@@ -288,7 +310,14 @@ def load_osm(
                 "another extract"
             )
             raise OsmError(msg)
-        streets = _load_streets(streets_xml, source, kept, proj, all_components=all_components)
+        streets = _load_streets(
+            streets_xml,
+            source,
+            kept,
+            proj,
+            all_components=all_components,
+            edge="junction" if edge == "junction" else "clip",
+        )
         from city360.maps._osm_features import extract_layers, read_features
 
         layers = extract_layers(read_features(crop.path), kept, proj)

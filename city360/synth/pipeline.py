@@ -68,13 +68,14 @@ if TYPE_CHECKING:
     from rich.progress import Progress
 
     from city360.geo import LocalProjection
-    from city360.maps.osm import OsmData
+    from city360.maps.osm import OsmData, WindowEdge
     from city360.synth.scene import Scene
 
 __all__ = [
     "DEMO_FPS",
     "DEMO_SPEED_MPS",
     "DEMO_WIDTH",
+    "SCENE_EDGE",
     "SynthOptions",
     "demo_city_source",
     "scene_from_osm",
@@ -94,6 +95,12 @@ DEMO_FPS = 2
 DEMO_SPEED_MPS = 2.0
 """Walking speed for ``--demo``, a brisk walk: with :data:`DEMO_FPS` exactly one frame per
 metre, the spacing the rest of city360 resamples to, in the fewest frames."""
+
+SCENE_EDGE: WindowEdge = "junction"
+"""How a twin's streets end at its ``--bbox`` (``city360.maps.osm.load_osm``'s ``edge``): at
+their last junction inside, never where the crop does, for a walker turns at junctions; the
+build's map (``map/extract.osm``) keeps whole ways. The cut at a way's last node inside that it
+replaces made twins film 6-12 m stubs of long streets (design notes, issue 17: window edges)."""
 
 _CAMERA_EPOCH = dt.datetime(2024, 6, 1, 8, 0, 0, tzinfo=dt.UTC)
 """Camera clocks start on this day, at a seeded time of day, so output never reads the clock."""
@@ -305,8 +312,9 @@ def _synthesize_into(
 
     city = CityDir(root)
     with _step(progress, f"reading {osm_path.name}"):
-        # no ways across squares: the scene would line them with facades (city360.maps.osm)
-        osm = load_osm(osm_path, bbox=bbox, network=options.network, squares=False)
+        # no ways across squares: the scene would line them with facades (city360.maps.osm);
+        # streets end at junctions, not where the bbox crops them: a walker turns there
+        osm = load_osm(osm_path, bbox=bbox, network=options.network, squares=False, edge=SCENE_EDGE)
         extract = write_osm_extract(osm_path, city.osm_extract_path, bbox=osm.bbox)
     streets, projection = osm.streets, osm.projection
 

@@ -73,7 +73,7 @@ def city_scene(city: CityDir, params: dict[str, Any]) -> Scene:
     ``city.json`` stats): a different scene would film a different city.
     """
     from city360.maps.osm import load_osm
-    from city360.synth.pipeline import scene_from_osm
+    from city360.synth.pipeline import SCENE_EDGE, scene_from_osm
 
     manifest = city.read_manifest()
     if not city.osm_extract_path.is_file():
@@ -89,6 +89,7 @@ def city_scene(city: CityDir, params: dict[str, Any]) -> Scene:
         projection=manifest.projection,
         network=str(params.get("network", "street")),
         squares=False,  # as synth built the scene
+        edge=SCENE_EDGE,
     )
     scene = scene_from_osm(osm, seed=int(params.get("seed", 0)))
     stats = manifest.stats

@@ -28,7 +28,8 @@ def nerima(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple
 
     source = shared_data / "osm" / "tokyo_nerima.osm"
     root = tmp_path_factory.mktemp("nerima")
-    data = load_osm(source, bbox=BBOX, projection=LocalProjection(*ORIGIN))
+    # streets end at junctions inside the bbox, as a twin's (synth.pipeline.SCENE_EDGE)
+    data = load_osm(source, bbox=BBOX, projection=LocalProjection(*ORIGIN), edge="junction")
     graph = street_graph_from_osm(data.streets)
     write_city(root / "city", graph, routes_both_ways(graph, edges_per_route=10), seed=4)
     extract = write_osm_extract(source, root / "extract.osm", bbox=BBOX)

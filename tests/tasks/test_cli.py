@@ -69,6 +69,29 @@ def test_route_map_markers_are_at_start_and_goal(built_synth_city: Path) -> None
         assert weak < 100, image[row, col]
 
 
+def test_landmark_views_of_a_city_filmed_from_another_scene_are_refused(
+    built_synth_city: Path, tmp_path: Path
+) -> None:
+    """The scene a landmark view renders is rebuilt from the city's extract; one that is not
+    the scene the truth was made from (a city filmed by code that cut its bbox otherwise, so
+    its signs stand elsewhere) is refused, as a refilm refuses it, not rendered."""
+    from city360.errors import CityFormatError
+    from city360.streets import StreetGraph
+    from city360.tasks.generate.images import CityImages, grid_for_graph
+
+    city = tmp_path / "city"
+    shutil.copytree(built_synth_city, city)
+    manifest = json.loads((city / "city.json").read_text())
+    manifest["stats"]["pois"] += 1
+    (city / "city.json").write_text(json.dumps(manifest))
+    graph = StreetGraph.open(city)
+    with (
+        CityImages(city, graph, grid_for_graph(graph, 5)) as images,
+        pytest.raises(CityFormatError, match=r"synthesize the city again"),
+    ):
+        images.landmark_view(0.0, 0.0, heading_deg=0.0, look_bearing_deg=90.0)
+
+
 def test_check_passes_and_fails_with_task_ids(
     generated_suite: Path, built_synth_city: Path, tmp_path: Path
 ) -> None:

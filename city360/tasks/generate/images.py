@@ -108,24 +108,17 @@ class CityImages:
     def _scene_renderer(self) -> Any:
         if self._renderer is None:
             from city360.city import CityDir
-            from city360.maps.osm import load_osm
-            from city360.synth.pipeline import scene_from_osm
             from city360.synth.render import EquirectRenderer
+            from city360.synth.variants import city_scene
 
             city = CityDir(self.city_dir)
             manifest = city.read_manifest()
             if not manifest.synthetic:
                 msg = f"{self.city_dir} is not a synthetic city; it has no 3D scene to render"
                 raise TaskError(msg)
-            synth = manifest.build.get("synth", {})
-            osm = load_osm(
-                city.osm_extract_path,
-                bbox=manifest.bbox,
-                projection=manifest.projection,
-                network=str(synth.get("network", "street")),
-                squares=False,  # as synth built the scene
-            )
-            scene = scene_from_osm(osm, seed=int(synth.get("seed", 0)))
+            # the scene synth filmed, checked against the truth's counts: a city filmed by
+            # older code (another cut at its bbox) would show signs where the tasks have none
+            scene = city_scene(city, dict(manifest.build.get("synth", {})))
             self._renderer = EquirectRenderer(scene, width=1024)
         return self._renderer
 
