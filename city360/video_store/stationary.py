@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from city360.video_store.bursts import burst_mask
+from city360.video_store.walk_in import walk_in_s
 
 __all__ = ["StationaryParams", "pin_stationary", "stationary_spans"]
 
@@ -99,8 +100,10 @@ def _standing_centres(
         last = int(np.searchsorted(t_s, centre + params.step_s / 2, side="right")) - 1
         if k == 0:  # the track's first half window has no centre of its own
             first = _stood_since(t_s, x_m, y_m, first, stop=-1, centre=(cx, cy), params=params)
+            first = max(first, _walked_in_until(t_s, x_m, y_m, centre, steady, params))
         if k == len(centres) - 1:  # nor has its last
             last = _stood_since(t_s, x_m, y_m, last, stop=n, centre=(cx, cy), params=params)
+            last = min(last, _walked_out_from(t_s, x_m, y_m, centre, steady, params))
         if last >= first:
             found.append((first, last, cx, cy))
     return found
@@ -133,6 +136,61 @@ def _stands_locally(
     ax, ay = _median_point(x_m[low:mid], y_m[low:mid])
     bx, by = _median_point(x_m[mid:high], y_m[mid:high])
     return math.hypot(bx - ax, by - ay) <= limit
+
+
+WALK_IN_TEST = True
+"""Whether a track's first stop starts where a walk into it ends, and its last ends where a
+walk out begins (:func:`city360.video_store.walk_in.walk_in_s`); False: stretched as before."""
+
+
+def _walked_in_until(
+    t_s: FloatArray,
+    x_m: FloatArray,
+    y_m: FloatArray,
+    centre_s: float,
+    steady: npt.NDArray[np.bool_],
+    params: StationaryParams,
+) -> int:
+    """The first fix at which a track's first stop (standing at ``centre_s``, seconds) may
+    start: where a walk into it from the track's first fix ended, or 0 when the fixes before
+    the centre (bursts aside: ``steady``) are noise around the stop."""
+    if not WALK_IN_TEST:
+        return 0
+    before = np.flatnonzero(steady & (t_s <= centre_s))
+    walked_s = walk_in_s(
+        t_s[before] - t_s[0],
+        x_m[before],
+        y_m[before],
+        radius_m=params.radius_m,
+        max_mps=STEP_RISE_MPS,
+    )
+    return 0 if walked_s is None else int(np.searchsorted(t_s, t_s[0] + walked_s, side="left"))
+
+
+def _walked_out_from(
+    t_s: FloatArray,
+    x_m: FloatArray,
+    y_m: FloatArray,
+    centre_s: float,
+    steady: npt.NDArray[np.bool_],
+    params: StationaryParams,
+) -> int:
+    """The last fix at which a track's last stop may end: :func:`_walked_in_until` with time
+    reversed (a walk out to the track's last fix)."""
+    n = t_s.shape[0]
+    if not WALK_IN_TEST:
+        return n - 1
+    after = np.flatnonzero(steady & (t_s >= centre_s))[::-1]
+    walked_s = walk_in_s(
+        t_s[-1] - t_s[after],
+        x_m[after],
+        y_m[after],
+        radius_m=params.radius_m,
+        max_mps=STEP_RISE_MPS,
+    )
+    if walked_s is None:
+        return n - 1
+    return int(np.searchsorted(t_s, t_s[-1] - walked_s, side="right")) - 1
 
 
 RUNNING_MEDIAN_FIXES = 5
