@@ -100,10 +100,16 @@ def _standing_centres(
         last = int(np.searchsorted(t_s, centre + params.step_s / 2, side="right")) - 1
         if k == 0:  # the track's first half window has no centre of its own
             first = _stood_since(t_s, x_m, y_m, first, stop=-1, centre=(cx, cy), params=params)
-            first = max(first, _walked_in_until(t_s, x_m, y_m, centre, steady, params))
+            into = np.flatnonzero(steady & (t_s <= centre))
+            walked_s = _walk_from_edge_s(t_s, x_m, y_m, into, t_s[0], params)
+            if walked_s is not None:  # the stop starts where the walk into it ended
+                first = max(first, int(np.searchsorted(t_s, t_s[0] + walked_s, side="left")))
         if k == len(centres) - 1:  # nor has its last
             last = _stood_since(t_s, x_m, y_m, last, stop=n, centre=(cx, cy), params=params)
-            last = min(last, _walked_out_from(t_s, x_m, y_m, centre, steady, params))
+            out_of = np.flatnonzero(steady & (t_s >= centre))[::-1]
+            walked_s = _walk_from_edge_s(t_s, x_m, y_m, out_of, t_s[-1], params)
+            if walked_s is not None:  # it ends where the walk out of it began
+                last = min(last, int(np.searchsorted(t_s, t_s[-1] - walked_s, side="right")) - 1)
         if last >= first:
             found.append((first, last, cx, cy))
     return found
@@ -143,54 +149,28 @@ WALK_IN_TEST = True
 walk out begins (:func:`city360.video_store.walk_in.walk_in_s`); False: stretched as before."""
 
 
-def _walked_in_until(
+def _walk_from_edge_s(
     t_s: FloatArray,
     x_m: FloatArray,
     y_m: FloatArray,
-    centre_s: float,
-    steady: npt.NDArray[np.bool_],
+    fixes: npt.NDArray[np.int64],
+    edge_s: float,
     params: StationaryParams,
-) -> int:
-    """The first fix at which a track's first stop (standing at ``centre_s``, seconds) may
-    start: where a walk into it from the track's first fix ended, or 0 when the fixes before
-    the centre (bursts aside: ``steady``) are noise around the stop."""
+) -> float | None:
+    """Seconds from the track's edge (``edge_s``: its first fix's time for a first stop, its
+    last's for a last stop) to where a walk into the stop ended
+    (:func:`city360.video_store.walk_in.walk_in_s`), or None when ``fixes`` (indices of the
+    fixes between the edge and the stop's centre, bursts aside, ordered from the edge, so time
+    reversed for a last stop) are noise around the stop, or :data:`WALK_IN_TEST` is off."""
     if not WALK_IN_TEST:
-        return 0
-    before = np.flatnonzero(steady & (t_s <= centre_s))
-    walked_s = walk_in_s(
-        t_s[before] - t_s[0],
-        x_m[before],
-        y_m[before],
+        return None
+    return walk_in_s(
+        np.abs(t_s[fixes] - edge_s),
+        x_m[fixes],
+        y_m[fixes],
         radius_m=params.radius_m,
         max_mps=STEP_RISE_MPS,
     )
-    return 0 if walked_s is None else int(np.searchsorted(t_s, t_s[0] + walked_s, side="left"))
-
-
-def _walked_out_from(
-    t_s: FloatArray,
-    x_m: FloatArray,
-    y_m: FloatArray,
-    centre_s: float,
-    steady: npt.NDArray[np.bool_],
-    params: StationaryParams,
-) -> int:
-    """The last fix at which a track's last stop may end: :func:`_walked_in_until` with time
-    reversed (a walk out to the track's last fix)."""
-    n = t_s.shape[0]
-    if not WALK_IN_TEST:
-        return n - 1
-    after = np.flatnonzero(steady & (t_s >= centre_s))[::-1]
-    walked_s = walk_in_s(
-        t_s[-1] - t_s[after],
-        x_m[after],
-        y_m[after],
-        radius_m=params.radius_m,
-        max_mps=STEP_RISE_MPS,
-    )
-    if walked_s is None:
-        return n - 1
-    return int(np.searchsorted(t_s, t_s[-1] - walked_s, side="right")) - 1
 
 
 RUNNING_MEDIAN_FIXES = 5
