@@ -55,6 +55,10 @@ class ApartParams:
     """Two passes whose poses on arms leaving the same way lie at most this far (median) from
     the other pass's poses run along one street. Passes of one street lie 1-3 m apart (the
     GPS error after clarifying); the old town's side-by-side streets 6.5-8 m."""
+    side_by_side_m: float = 8.0
+    """Passes leaving a junction the same way that lie more than ``together_m`` and at most
+    this far apart walk two streets side by side (the grouping's
+    ``SegmentParams.same_street_m``)."""
     same_way_deg: float = 25.0
     """Arms leaving the junction within this many degrees of each other go the same way."""
 
@@ -67,6 +71,9 @@ class _Pass:
 
     streets: tuple[int, ...]
     arms: tuple[FloatArray, ...]
+    outbound: tuple[bool, ...]
+    """Per arm: walked away from the junction (else towards it)."""
+    track: int
 
 
 def _arm_poses(
@@ -82,21 +89,29 @@ def _arm_poses(
     return track.xy[frames[:stop][dist[:stop] >= params.near_m]]
 
 
-def _heading(points: FloatArray, node_xy: FloatArray) -> float | None:
-    """Direction (deg clockwise from north) from ``node_xy`` to the mean of ``points``."""
-    if len(points) == 0:
+def _heading(points: FloatArray) -> float | None:
+    """Direction (deg clockwise from north) an arm's poses ``points`` (from the junction
+    outwards) lead away in: first to last. Not from the junction to their mean, which turns
+    with the arm's offset: the arms of two streets side by side leave one way 7 m apart."""
+    if len(points) < 2:
         return None
-    out = points.mean(axis=0) - node_xy
+    out = points[-1] - points[0]
     return float(np.degrees(np.arctan2(out[0], out[1])))
+
+
+def _gap(a: FloatArray, b: FloatArray, params: ApartParams) -> float | None:
+    """Median distance (m) between two passes' poses along one way, each pose to the other
+    pass's nearest; None when either has fewer than ``min_poses``."""
+    if len(a) < params.min_poses or len(b) < params.min_poses:
+        return None
+    gaps = np.concatenate([cKDTree(b).query(a)[0], cKDTree(a).query(b)[0]])
+    return float(np.median(gaps))
 
 
 def _apart(a: FloatArray, b: FloatArray, params: ApartParams) -> bool:
     """Whether two passes' poses along one way keep more than ``together_m`` apart."""
-    if len(a) < params.min_poses or len(b) < params.min_poses:
-        return False
-    gap_a = cKDTree(b).query(a)[0]
-    gap_b = cKDTree(a).query(b)[0]
-    return float(np.median(np.concatenate([gap_a, gap_b]))) > params.together_m
+    gap = _gap(a, b, params)
+    return gap is not None and gap > params.together_m
 
 
 def _same_way(first: float | None, second: float | None, params: ApartParams) -> bool:
@@ -114,7 +129,7 @@ def _groups(passes: Sequence[_Pass], node_xy: FloatArray, params: ApartParams) -
             k = label[k]
         return k
 
-    headings = [[_heading(arm, node_xy) for arm in p.arms] for p in passes]
+    headings = [[_heading(arm) for arm in p.arms] for p in passes]
     for i in range(len(passes)):
         for j in range(i + 1, len(passes)):
             if root(i) == root(j):
@@ -127,6 +142,27 @@ def _groups(passes: Sequence[_Pass], node_xy: FloatArray, params: ApartParams) -
     for k in range(len(passes)):
         groups.setdefault(root(k), set()).add(k)
     return list(groups.values())
+
+
+def _parted(passes: Sequence[_Pass], groups: Sequence[set[int]], params: ApartParams) -> bool:
+    """Whether two passes of different ``groups`` walk one way and run apart along it, by more
+    than ``together_m`` and at most ``side_by_side_m`` (farther apart they are two streets the
+    grouping kept apart, leaving the junction at a shallow angle). A track's way out along an
+    arm and its way back may keep 5-7 m apart on one street (a spur walked out on one sidewalk
+    and back on the other), so those two are not compared."""
+    first, second = groups
+    for i in first:
+        for j in second:
+            if passes[i].track == passes[j].track:
+                continue
+            for arm_i in passes[i].arms:
+                for arm_j in passes[j].arms:
+                    if not _same_way(_heading(arm_i), _heading(arm_j), params):
+                        continue
+                    gap = _gap(arm_i, arm_j, params)
+                    if gap is not None and params.together_m < gap <= params.side_by_side_m:
+                        return True
+    return False
 
 
 def _ways(headings: Sequence[float], params: ApartParams) -> int:
@@ -171,8 +207,14 @@ def apart_junctions(
                     pieces.append(
                         (i + 1, _arm_poses(track, out.first_frame, out.last_frame, node_xy, params))
                     )
-            streets_of = tuple(street_of.get(k, -1) for k, _ in pieces)
-            visits.setdefault(node, []).append(_Pass(streets_of, tuple(a for _, a in pieces)))
+            visits.setdefault(node, []).append(
+                _Pass(
+                    tuple(street_of.get(k, -1) for k, _ in pieces),
+                    tuple(arm for _, arm in pieces),
+                    (end == 0,) if end == 0 else (False, True)[: len(pieces)],
+                    seg.track,
+                )
+            )
         joined_before = follows
     apart = np.zeros(len(junctions_xy), dtype=bool)
     for node, node_visits in visits.items():
@@ -182,11 +224,13 @@ def apart_junctions(
         streets_in = [{s for k in group for s in node_visits[k].streets} for group in groups]
         if len(groups) != 2 or any(len(group) != 2 for group in streets_in):
             continue
+        if not _parted(node_visits, groups, params):
+            continue
         headings = {
             street: head
             for v in node_visits
             for street, arm in zip(v.streets, v.arms, strict=True)
-            if (head := _heading(arm, junctions_xy[node])) is not None
+            if (head := _heading(arm)) is not None
         }
         apart[node] = _ways(list(headings.values()), params) <= 3
     return apart
