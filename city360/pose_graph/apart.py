@@ -51,7 +51,7 @@ class ApartParams:
     min_poses: int = 5
     """A pass needs this many poses on an arm for its distance to another to be measured;
     with fewer the two passes count as together (the junction stays)."""
-    together_m: float = 2.5
+    together_m: float = 4.0
     """Two passes whose poses on arms leaving the same way lie at most this far (median) from
     the other pass's poses run along one street. Passes of one street lie 1-3 m apart (the
     GPS error after clarifying); the old town's side-by-side streets 6.5-8 m."""
