@@ -11,14 +11,20 @@ who turn there link the ways. At two streets side by side no pass turns from one
 other, and the passes of the two streets keep the streets' distance along the stretch they seem
 to share: they never meet.
 
-:func:`apart_junctions` groups the passes through each junction: two passes are linked when an
-arm of one and an arm of the other leave the junction the same way (within ``same_way_deg``)
-and the two passes run within ``together_m`` of each other along them (the median distance of
-their poses ``near_m`` .. ``far_m`` out). A junction is two streets side by side when its passes
-fall into two or more groups that each go through it by exactly two arms, its arms leave it by at
-most three ways (a crossing walked straight through both ways leaves by four and stays), and no
-track ends, starts or turns back at it (a walk into a side street that stops at the junction is a
-third street the passes alone cannot see).
+:func:`apart_junctions` groups the tracks at each junction (a pass through it; a track that
+starts, ends or turns back there, by its one street): two are linked when an arm of one and an
+arm of the other leave the junction the same way (within ``same_way_deg``, each arm's direction
+from its own poses) and run within ``together_m`` of each other along them (the median distance
+of their poses ``near_m`` .. ``far_m`` out). The junction is two streets side by side when
+
+- they fall into exactly two groups, each through it by exactly two streets (a track ending at
+  the junction that runs with neither group may have come up a third street: it stays);
+- a pass of one group and a pass of another track in the other leave it the same way more than
+  ``together_m`` and at most ``side_by_side_m`` apart (one track's ways out along a spur and
+  back may keep its two sidewalks apart; streets farther apart are two streets leaving the
+  junction at a shallow angle);
+- and its streets leave it by at most three ways (a crossing walked straight through both
+  ways leaves by four and stays).
 
 All positions are metres in the city CRS (x east, y north).
 """
@@ -53,8 +59,9 @@ class ApartParams:
     with fewer the two passes count as together (the junction stays)."""
     together_m: float = 4.0
     """Two passes whose poses on arms leaving the same way lie at most this far (median) from
-    the other pass's poses run along one street. Passes of one street lie 1-3 m apart (the
-    GPS error after clarifying); the old town's side-by-side streets 6.5-8 m."""
+    the other pass's poses run along one street. Passes of one street lie 0-3 m apart after
+    clarifying (2.5 m dropped an old-town T whose arm one pass walked 2.6 m off); the passes of
+    two streets side by side 4-8 m."""
     side_by_side_m: float = 8.0
     """Passes leaving a junction the same way that lie more than ``together_m`` and at most
     this far apart walk two streets side by side (the grouping's
@@ -65,14 +72,12 @@ class ApartParams:
 
 @dataclass(frozen=True, slots=True)
 class _Pass:
-    """A track at a junction: the poses of the arms it comes in and goes out by (``near_m`` ..
-    ``far_m`` out, from the junction outwards; one arm where the track starts or ends there,
-    two of one street where it turns back) and their streets."""
+    """Track ``track`` at a junction: the poses of the arms it comes in and goes out by
+    (``near_m`` .. ``far_m`` out, from the junction outwards; one arm where the track starts or
+    ends there, two of one street where it turns back) and their streets."""
 
     streets: tuple[int, ...]
     arms: tuple[FloatArray, ...]
-    outbound: tuple[bool, ...]
-    """Per arm: walked away from the junction (else towards it)."""
     track: int
 
 
@@ -120,7 +125,7 @@ def _same_way(first: float | None, second: float | None, params: ApartParams) ->
     return abs((first - second + 180.0) % 360.0 - 180.0) < params.same_way_deg
 
 
-def _groups(passes: Sequence[_Pass], node_xy: FloatArray, params: ApartParams) -> list[set[int]]:
+def _groups(passes: Sequence[_Pass], params: ApartParams) -> list[set[int]]:
     """Passes linked by running together along a way they share, as groups of indices."""
     label = list(range(len(passes)))
 
@@ -211,7 +216,6 @@ def apart_junctions(
                 _Pass(
                     tuple(street_of.get(k, -1) for k, _ in pieces),
                     tuple(arm for _, arm in pieces),
-                    (end == 0,) if end == 0 else (False, True)[: len(pieces)],
                     seg.track,
                 )
             )
@@ -220,7 +224,7 @@ def apart_junctions(
     for node, node_visits in visits.items():
         if len(node_visits) < 2 or any(-1 in v.streets for v in node_visits):
             continue
-        groups = _groups(node_visits, junctions_xy[node], params)
+        groups = _groups(node_visits, params)
         streets_in = [{s for k in group for s in node_visits[k].streets} for group in groups]
         if len(groups) != 2 or any(len(group) != 2 for group in streets_in):
             continue
