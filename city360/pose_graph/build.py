@@ -31,6 +31,7 @@ from city360._atomic import atomic_write_json, folder_lock
 from city360.city import OSM_EXTRACT, CityDir
 from city360.errors import GraphBuildError
 from city360.geo import LocalProjection, bearing_deg, wrap_deg
+from city360.pose_graph.apart import ApartParams, apart_junctions
 from city360.pose_graph.clarify import ClarifyParams, clarify_tracks
 from city360.pose_graph.dwell import DwellParams, hold_still_spans
 from city360.pose_graph.graph import (
@@ -102,6 +103,9 @@ class BuildParams:
     """Without OSM, hold the poses of each span where the camera stood still at one place
     before anything is sought (:mod:`city360.pose_graph.dwell`)."""
     dwell_params: DwellParams = field(default_factory=DwellParams)
+    apart_params: ApartParams | None = field(default_factory=ApartParams)
+    """Without OSM, drop junctions whose passes keep to two streets side by side that never
+    meet (:mod:`city360.pose_graph.apart`); None leaves them."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -404,6 +408,12 @@ def build_from_tracks(
         dead_xy, junctions_xy, segments, streets, _ = _cut(
             tracks, junctions_xy[keep], params, matched
         )
+    if osm is None and params.apart_params is not None:
+        apart = apart_junctions(tracks, junctions_xy, segments, streets, params.apart_params)
+        if apart.any():
+            dead_xy, junctions_xy, segments, streets, _ = _cut(
+                tracks, junctions_xy[~apart], params, matched
+            )
     if not segments:
         msg = (
             f"no segments: the {len(tracks)} trajectories pass no junction and reach no dead end "

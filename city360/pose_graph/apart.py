@@ -1,0 +1,245 @@
+"""Junctions that are two streets side by side, told by where their passes run (no OSM).
+
+Two streets 6-8 m apart for a stretch (old towns: two lanes side by side for 100 m that then
+bend away from each other) are one street to the grouping of passes
+(:attr:`~city360.pose_graph.segments.SegmentParams.same_street_m`, 8 m), and where they bend
+apart the crossing votes of their passes pile up: a "junction" with three ways out, the shared
+stretch and the two bends. The passes themselves say it is none. A pass through a junction is a
+track's segment into it and that track's next segment out of it; at a real junction passes that
+leave it the same way run together along that way (the GPS error apart, 1-3 m), and walkers
+who turn there link the ways. At two streets side by side no pass turns from one street to the
+other, and the passes of the two streets keep the streets' distance along the stretch they seem
+to share: they never meet.
+
+:func:`apart_junctions` groups the tracks at each junction (a pass through it; a track that
+starts, ends or turns back there, by its one street): two are linked when an arm of one and an
+arm of the other leave the junction the same way (within ``same_way_deg``, each arm's direction
+from its own poses) and run within ``together_m`` of each other along them (the median distance
+of their poses ``near_m`` .. ``far_m`` out). The junction is two streets side by side when
+
+- they fall into exactly two groups, each through it by exactly two streets (a track ending at
+  the junction that runs with neither group may have come up a third street: it stays);
+- a pass of one group and a pass of another track in the other leave it the same way more than
+  ``together_m`` and at most ``side_by_side_m`` apart (one track's ways out along a spur and
+  back may keep its two sidewalks apart; streets farther apart are two streets leaving the
+  junction at a shallow angle);
+- and its streets leave it by at most three ways (a crossing walked straight through both
+  ways leaves by four and stays).
+
+All positions are metres in the city CRS (x east, y north).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy.spatial import cKDTree
+
+from city360.pose_graph.segments import Segment, Street
+from city360.pose_graph.tracks import Track
+
+__all__ = ["ApartParams", "apart_junctions"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class ApartParams:
+    """Tuning of :func:`apart_junctions` (metres and degrees)."""
+
+    near_m: float = 3.0
+    """Poses closer than this to the junction are inside it (turning), not on an arm."""
+    far_m: float = 25.0
+    """Poses farther than this along an arm are left out."""
+    min_poses: int = 5
+    """A pass needs this many poses on an arm for its distance to another to be measured;
+    with fewer the two passes count as together (the junction stays)."""
+    together_m: float = 4.0
+    """Two passes whose poses on arms leaving the same way lie at most this far (median) from
+    the other pass's poses run along one street. Passes of one street lie 0-3 m apart after
+    clarifying (2.5 m dropped an old-town T whose arm one pass walked 2.6 m off); the passes of
+    two streets side by side 4-8 m."""
+    side_by_side_m: float = 8.0
+    """Passes leaving a junction the same way that lie more than ``together_m`` and at most
+    this far apart walk two streets side by side (the grouping's
+    ``SegmentParams.same_street_m``)."""
+    same_way_deg: float = 25.0
+    """Arms leaving the junction within this many degrees of each other go the same way."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Pass:
+    """Track ``track`` at a junction: the poses of the arms it comes in and goes out by
+    (``near_m`` .. ``far_m`` out, from the junction outwards; one arm where the track starts or
+    ends there, two of one street where it turns back) and their streets."""
+
+    streets: tuple[int, ...]
+    arms: tuple[FloatArray, ...]
+    track: int
+
+
+def _arm_poses(
+    track: Track, first: int, last: int, node_xy: FloatArray, params: ApartParams
+) -> FloatArray:
+    """Poses of frames ``first`` .. ``last`` (``first`` at the junction, either order) from
+    ``near_m`` out until they first leave ``far_m``."""
+    step = 1 if last >= first else -1
+    frames = np.arange(first, last + step, step)
+    dist = np.hypot(*(track.xy[frames] - node_xy).T)
+    beyond = np.flatnonzero(dist > params.far_m)
+    stop = int(beyond[0]) if beyond.size else len(frames)
+    return track.xy[frames[:stop][dist[:stop] >= params.near_m]]
+
+
+def _heading(points: FloatArray) -> float | None:
+    """Direction (deg clockwise from north) an arm's poses ``points`` (from the junction
+    outwards) lead away in: first to last. Not from the junction to their mean, which turns
+    with the arm's offset: the arms of two streets side by side leave one way 7 m apart."""
+    if len(points) < 2:
+        return None
+    out = points[-1] - points[0]
+    return float(np.degrees(np.arctan2(out[0], out[1])))
+
+
+def _gap(a: FloatArray, b: FloatArray, params: ApartParams) -> float | None:
+    """Median distance (m) between two passes' poses along one way, each pose to the other
+    pass's nearest; None when either has fewer than ``min_poses``."""
+    if len(a) < params.min_poses or len(b) < params.min_poses:
+        return None
+    gaps = np.concatenate([cKDTree(b).query(a)[0], cKDTree(a).query(b)[0]])
+    return float(np.median(gaps))
+
+
+def _apart(a: FloatArray, b: FloatArray, params: ApartParams) -> bool:
+    """Whether two passes' poses along one way keep more than ``together_m`` apart."""
+    gap = _gap(a, b, params)
+    return gap is not None and gap > params.together_m
+
+
+def _same_way(first: float | None, second: float | None, params: ApartParams) -> bool:
+    if first is None or second is None:
+        return False
+    return abs((first - second + 180.0) % 360.0 - 180.0) < params.same_way_deg
+
+
+def _groups(passes: Sequence[_Pass], params: ApartParams) -> list[set[int]]:
+    """Passes linked by running together along a way they share, as groups of indices."""
+    label = list(range(len(passes)))
+
+    def root(k: int) -> int:
+        while label[k] != k:
+            k = label[k]
+        return k
+
+    headings = [[_heading(arm) for arm in p.arms] for p in passes]
+    for i in range(len(passes)):
+        for j in range(i + 1, len(passes)):
+            if root(i) == root(j):
+                continue
+            for arm_i, head_i in zip(passes[i].arms, headings[i], strict=True):
+                for arm_j, head_j in zip(passes[j].arms, headings[j], strict=True):
+                    if _same_way(head_i, head_j, params) and not _apart(arm_i, arm_j, params):
+                        label[root(i)] = root(j)
+    groups: dict[int, set[int]] = {}
+    for k in range(len(passes)):
+        groups.setdefault(root(k), set()).add(k)
+    return list(groups.values())
+
+
+def _parted(passes: Sequence[_Pass], groups: Sequence[set[int]], params: ApartParams) -> bool:
+    """Whether two passes of different ``groups`` walk one way and run apart along it, by more
+    than ``together_m`` and at most ``side_by_side_m`` (farther apart they are two streets the
+    grouping kept apart, leaving the junction at a shallow angle). A track's way out along an
+    arm and its way back may keep 5-7 m apart on one street (a spur walked out on one sidewalk
+    and back on the other), so those two are not compared."""
+    first, second = groups
+    for i in first:
+        for j in second:
+            if passes[i].track == passes[j].track:
+                continue
+            for arm_i in passes[i].arms:
+                for arm_j in passes[j].arms:
+                    if not _same_way(_heading(arm_i), _heading(arm_j), params):
+                        continue
+                    gap = _gap(arm_i, arm_j, params)
+                    if gap is not None and params.together_m < gap <= params.side_by_side_m:
+                        return True
+    return False
+
+
+def _ways(headings: Sequence[float], params: ApartParams) -> int:
+    """How many ways the arms with ``headings`` leave by (within ``same_way_deg``, chained)."""
+    order = sorted(h % 360.0 for h in headings)
+    if not order:
+        return 0
+    gaps = np.diff([*order, order[0] + 360.0])
+    return max(1, int((gaps >= params.same_way_deg).sum()))
+
+
+def apart_junctions(
+    tracks: Sequence[Track],
+    junctions_xy: FloatArray,
+    segments: Sequence[Segment],
+    streets: Sequence[Street],
+    params: ApartParams | None = None,
+) -> npt.NDArray[np.bool_]:
+    """Per junction (J,): True when it is two streets side by side (see the module docstring).
+
+    ``segments`` are those of :func:`city360.pose_graph.segments.cut_tracks` (a track's segments
+    in order, consecutive ones sharing the frame they are cut at; nodes ``0 .. J-1`` are the
+    junctions), ``streets`` those of :func:`~city360.pose_graph.segments.group_streets`.
+    """
+    params = params or ApartParams()
+    junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
+    street_of = {i: street.id for street in streets for i in (*street.forward, *street.backward)}
+    visits: dict[int, list[_Pass]] = {}
+    joined_before = False  # whether the segment before this one ends where this one starts
+    for i, seg in enumerate(segments):
+        follows = i + 1 < len(segments) and _continues(segments[i], segments[i + 1])
+        for end, node in ((0, seg.u), (1, seg.v)):
+            if node >= len(junctions_xy) or (end == 0 and joined_before):
+                continue  # not a junction, or counted with the segment before
+            track, node_xy = tracks[seg.track], junctions_xy[node]
+            if end == 0:
+                pieces = [(i, _arm_poses(track, seg.first_frame, seg.last_frame, node_xy, params))]
+            else:
+                pieces = [(i, _arm_poses(track, seg.last_frame, seg.first_frame, node_xy, params))]
+                if follows:
+                    out = segments[i + 1]
+                    pieces.append(
+                        (i + 1, _arm_poses(track, out.first_frame, out.last_frame, node_xy, params))
+                    )
+            visits.setdefault(node, []).append(
+                _Pass(
+                    tuple(street_of.get(k, -1) for k, _ in pieces),
+                    tuple(arm for _, arm in pieces),
+                    seg.track,
+                )
+            )
+        joined_before = follows
+    apart = np.zeros(len(junctions_xy), dtype=bool)
+    for node, node_visits in visits.items():
+        if len(node_visits) < 2 or any(-1 in v.streets for v in node_visits):
+            continue
+        groups = _groups(node_visits, params)
+        streets_in = [{s for k in group for s in node_visits[k].streets} for group in groups]
+        if len(groups) != 2 or any(len(group) != 2 for group in streets_in):
+            continue
+        if not _parted(node_visits, groups, params):
+            continue
+        headings = {
+            street: head
+            for v in node_visits
+            for street, arm in zip(v.streets, v.arms, strict=True)
+            if (head := _heading(arm)) is not None
+        }
+        apart[node] = _ways(list(headings.values()), params) <= 3
+    return apart
+
+
+def _continues(into: Segment, out: Segment) -> bool:
+    """Whether ``out`` is the same track's next segment from the node ``into`` ends at."""
+    return out.track == into.track and out.u == into.v and out.first_frame == into.last_frame

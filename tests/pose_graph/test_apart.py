@@ -1,0 +1,89 @@
+"""Junctions whose passes keep to two streets side by side are none (builds without OSM)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from city360.geo import LocalProjection
+from city360.pose_graph import build_from_tracks
+from city360.pose_graph.apart import apart_junctions
+from city360.pose_graph.build import BuildParams
+from city360.pose_graph.junctions import find_dead_ends
+from city360.pose_graph.segments import Segment, Street, cut_tracks, group_streets
+from city360.pose_graph.tracks import Track
+from tests.pose_graph.walks import polyline_track
+
+_NORTH_EAST = np.array([np.cos(np.radians(40.0)), np.sin(np.radians(40.0))])
+_RIGHT = np.array([_NORTH_EAST[1], -_NORTH_EAST[0]])  # of north-east
+
+
+def _side_by_side(gap_m: float) -> list[Track]:
+    """Street P comes from the north-west to a bend at the origin and runs north-east 110 m;
+    street Q comes from the south to a bend ``gap_m`` to the right of P's and runs north-east
+    beside P, ``gap_m`` away (0: Q joins P at the origin, a Y-junction). Each walked both
+    ways, nobody turning from one to the other."""
+    p = [(-11.0, 31.0), (0.0, 0.0), (110.0 * _NORTH_EAST[0], 110.0 * _NORTH_EAST[1])]
+    bend = gap_m * _RIGHT
+    far = bend + 110.0 * _NORTH_EAST
+    q = [(bend[0] + 6.0, bend[1] - 29.0), (bend[0], bend[1]), (far[0], far[1])]
+    return [
+        polyline_track(p, "p out"),
+        polyline_track(p[::-1], "p back"),
+        polyline_track(q, "q out"),
+        polyline_track(q[::-1], "q back"),
+    ]
+
+
+def _junctions(tracks: list[Track], params: BuildParams | None = None) -> np.ndarray:
+    graph = build_from_tracks(tracks, LocalProjection(35.74, 139.67), params=params).graph
+    return np.array(
+        [[d["x_m"], d["y_m"]] for _, d in graph.nodes(data=True) if d["kind"] == "junction"]
+    ).reshape(-1, 2)
+
+
+def _cut(tracks: list[Track], junctions: np.ndarray) -> tuple[list[Segment], list[Street]]:
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
+    streets, _ = group_streets(tracks, segments)
+    return segments, streets
+
+
+def test_two_streets_side_by_side_that_bend_apart_make_no_junction() -> None:
+    # the old town's two lanes 6.5-8 m apart (tokyo-oldtown, (-124, 2)): grouped as one street,
+    # and the bends' crossing votes made a three-way junction there
+    assert len(_junctions(_side_by_side(7.0))) == 0
+
+
+def test_with_the_rule_off_the_side_by_side_streets_make_a_junction() -> None:
+    junctions = _junctions(_side_by_side(7.0), BuildParams(apart_params=None))
+    assert len(junctions) == 1
+    assert np.hypot(*junctions[0]) < 8.0
+
+
+def test_a_street_that_joins_another_keeps_its_junction() -> None:
+    junctions = _junctions(_side_by_side(0.0))
+    assert len(junctions) == 1
+    assert np.hypot(*junctions[0]) < 3.0
+
+
+def test_a_crossing_walked_straight_through_both_ways_stays_a_junction() -> None:
+    # two groups of passes, each through two arms, as at streets side by side, but leaving
+    # by four ways
+    tracks = [
+        polyline_track([(-60.0, 0.0), (60.0, 0.0)], "east"),
+        polyline_track([(60.0, 0.0), (-60.0, 0.0)], "west"),
+        polyline_track([(0.0, -60.0), (0.0, 60.0)], "north"),
+        polyline_track([(0.0, 60.0), (0.0, -60.0)], "south"),
+    ]
+    junctions = np.array([[0.0, 0.0]])
+    assert not apart_junctions(tracks, junctions, *_cut(tracks, junctions))[0]
+    assert len(_junctions(tracks)) == 1
+
+
+def test_side_by_side_streets_with_a_walk_ending_at_their_bends_keep_the_junction() -> None:
+    # a track that ends there may have come up a third street the passes alone cannot see
+    tracks = _side_by_side(7.0)
+    tracks.append(polyline_track([(3.0, -30.0), (3.0, -2.0)], "ends at the bends"))
+    junctions = np.array([[3.5, -2.0]])
+    assert not apart_junctions(tracks, junctions, *_cut(tracks, junctions))[0]
+    assert apart_junctions(tracks[:-1], junctions, *_cut(tracks[:-1], junctions))[0]
