@@ -128,7 +128,8 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
     the node it leaves: a run of poses matched to one street, not at the track's start or end
     unless the street is a mapped stub (a video that starts at a junction and steps 7 m into a
     9.3 m stub and back: Helsinki, unseen window), whose first and last poses lie nearer the
-    same end node and within half the reach of it."""
+    same end node and within half the reach of it; or, into a mapped stub, a run between
+    streets through its root whatever its end poses (:func:`_stub_root`)."""
     spurs: list[Spur] = []
     degree = osm.node_degree
     for t, (track, matched) in enumerate(zip(tracks, matches, strict=True)):
@@ -144,8 +145,9 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
                 continue
             length = float(osm.edge_length_m[edge])
             s = along[first : last + 1]
-            end = 0 if s[0] <= length - s[0] else 1
-            if (s[-1] <= length - s[-1]) != (end == 0):
+            root = _stub_root(osm, edge, matched, first, last)
+            end = root if root is not None else 0 if s[0] <= length - s[0] else 1
+            if root is None and (s[-1] <= length - s[-1]) != (end == 0):
                 continue  # walked the street through, end to end
             from_node = s if end == 0 else length - s
             reach = float(from_node.max())
@@ -153,7 +155,7 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
             if (first == 0 or last == len(track) - 1) and not stub:
                 continue  # a video's end: only a stub, where nobody goes on, says it came back
             floor = STUB_SPUR_MIN_M if stub else SPUR_MIN_M
-            if reach < floor or max(from_node[0], from_node[-1]) > 0.5 * reach:
+            if reach < floor or (root is None and max(from_node[0], from_node[-1]) > 0.5 * reach):
                 continue
             spurs.append(
                 Spur(
@@ -167,6 +169,34 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
                 )
             )
     return spurs
+
+
+def _stub_root(osm: OsmStreets, edge: int, matched: IntArray, first: int, last: int) -> int | None:
+    """Which end (0 or 1) of ``edge`` a run of poses ``first``..``last`` matched to it came in
+    by and went out by, when the street says so whatever the poses do: ``edge`` is a mapped
+    dead-end stub (at most :data:`STUB_MAX_M`, its far node has no other street) and the
+    track is matched to a street through its root node just before the run and just after.
+    Nobody leaves a stub by its tip, so the walk went in and came back out at the root, even
+    when the matching gave the way in, or the way back, to the street the track came along or
+    left by (the HMM clamps a pose beyond a street's end onto that end): a walker 7.4 m into
+    an 8.4 m stub was matched to the stub only on the way in and left it, as matched, 5.6 m
+    from its root (Kamppi, unseen window); else None."""
+    if first == 0 or last == len(matched) - 1:
+        return None
+    if float(osm.edge_length_m[edge]) > STUB_MAX_M:
+        return None
+    ends = osm.edge_nodes[edge]
+    degree = osm.node_degree
+    if (degree[ends[0]] == 1) == (degree[ends[1]] == 1):
+        return None
+    root = 0 if degree[ends[1]] == 1 else 1
+    before, after = int(matched[first - 1]), int(matched[last + 1])
+    if before < 0 or after < 0:
+        return None
+    node = ends[root]
+    if node in osm.edge_nodes[before] and node in osm.edge_nodes[after]:
+        return root
+    return None
 
 
 def _junction_nodes(
