@@ -199,6 +199,40 @@ def _stub_root(osm: OsmStreets, edge: int, matched: IntArray, first: int, last: 
     return None
 
 
+def _off_the_junctions_streets(
+    osm: OsmStreets,
+    xy: FloatArray,
+    edge: int,
+    junctions_xy: FloatArray,
+    clearance_m: float,
+    reach_m: float,
+) -> bool:
+    """Whether a video end at ``xy`` (m), matched to street ``edge``, lies within
+    ``clearance_m`` of junctions (so the pose-only rule gave it to them and made no dead end)
+    none of which can cut it: each stands for OSM nodes (within ``reach_m``; those where three
+    or more streets meet, when there are such) and ``edge`` ends at none of them, so the cut
+    filter (:func:`~city360.pose_graph.osm_match.matched_cut_filter`) lets no frame of that
+    street be cut there. Such an end is a dead end of its own street, else the piece of video
+    from it to the next cut has no node to start from and is lost (Kamppi, unseen window,
+    one-way seed 7: a video starting 6 m from a junction, on the street beyond a 10 m link
+    from it, lost its first 207 m)."""
+    if not len(junctions_xy):
+        return False
+    close = np.flatnonzero(np.hypot(*(junctions_xy - xy).T) <= clearance_m)
+    if close.size == 0:
+        return False
+    degree = osm.node_degree
+    tree = cKDTree(osm.node_xy)
+    for k in close:
+        nodes = tree.query_ball_point(junctions_xy[k], reach_m)
+        if not nodes:
+            return False  # a junction OSM lacks takes any frame
+        branching = [n for n in nodes if degree[n] >= 3] or nodes
+        if np.isin(osm.edge_nodes[edge], branching).any():
+            return False
+    return True
+
+
 def _junction_nodes(
     osm: OsmStreets, junctions_xy: FloatArray, reach_m: float
 ) -> npt.NDArray[np.bool_]:
@@ -294,12 +328,20 @@ def place_dead_ends(
                 continue  # ends at the junction, whatever the GPS says to the side
         kept.append(event)
     # a video ending at a stub's tip within the pose-only clearance of the junction (as the
-    # crow flies) has no event yet
-    listed = {(e.track, e.frame) for e in kept}
+    # crow flies) has no event yet, nor one ending on a street that junction cannot cut
+    listed = {(e.track, e.frame) for group in events for e in group}
+    listed |= {(e.track, e.frame) for e in kept}
     for t, track in enumerate(tracks):
         for f in sorted({0, len(track) - 1}):
             edge = int(matches[t][f])
-            if (t, f) in listed or edge < 0 or not stub[edge]:
+            if (t, f) in listed or edge < 0:
+                continue
+            if _off_the_junctions_streets(
+                osm, track.xy[f], edge, junctions_xy, clearance_m, merge_m
+            ):
+                kept.append(DeadEndEvent(t, f, *map(float, track.xy[f])))
+                continue
+            if not stub[edge]:
                 continue
             if t not in along_cache:
                 along_cache[t] = along_street_m(osm, track, matches[t])

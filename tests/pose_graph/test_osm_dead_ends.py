@@ -406,3 +406,34 @@ def test_a_walk_into_a_mapped_stub_and_back_is_a_spur_however_the_legs_are_match
     kinds = _kinds(_build(stub, [through, back_beside]))
     assert _near(kinds["junction"], (100, 0), 1.0) == 1
     assert _near(kinds["dead_end"], (100, 8.4), 4.5) == 1
+
+
+def test_a_video_starting_beside_a_junction_on_a_street_it_cannot_cut_keeps_its_start() -> None:
+    # Kamppi, unseen window (one-way seed 7): a video ends 10 m up a link from a junction and
+    # the next starts 6 m from the junction, on the street beyond the link (which runs on
+    # east beside the junction's street); within 8 m of the junction, its start was given to
+    # it, but the junction cannot cut a frame of a street it does not end, so the video's
+    # first 207 m had no node to start from and were lost (a street of the truth missing)
+    osm = osm_streets(
+        {
+            0: (0, 0),
+            1: (-100, 0),
+            2: (100, 0),
+            3: (0, -100),
+            4: (-6, 8.4),
+            5: (100, 14),
+            6: (-10, 100),
+        },
+        [(1, 0), (0, 2), (3, 0), (0, 4), (4, 5), (4, 6)],
+    )
+    through = noisy_walk([(-90, 0), (90, 0)], "through", noise_m=0.0)
+    up = noisy_walk([(0, -90), (0, 0), (-90, 0)], "up", noise_m=0.0)
+    ends = noisy_walk([(90, 0), (0, 0), (-5.5, 7.7)], "ends", noise_m=0.0)
+    north = noisy_walk([(-3.5, 5.5), (-1, 11), (95, 14)], "north", noise_m=0.0)
+    graph = _build(osm, [through, up, ends, north])
+    assert [e.first_frame for e in graph.edges() if e.trajectory == "north" and not e.reverse] == [
+        0
+    ]
+    kinds = _kinds(graph)
+    assert _near(kinds["junction"], (0, 0), 1.0) == 1
+    assert _near(kinds["link"], (-5, 7), 3.0) == 1  # where one video ends and the next starts
