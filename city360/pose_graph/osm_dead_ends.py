@@ -128,7 +128,8 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
     the node it leaves: a run of poses matched to one street, not at the track's start or end
     unless the street is a mapped stub (a video that starts at a junction and steps 7 m into a
     9.3 m stub and back: Helsinki, unseen window), whose first and last poses lie nearer the
-    same end node and within half the reach of it."""
+    same end node and within half the reach of it; or, into a mapped stub, a run between
+    streets through its root whatever its end poses (:func:`_stub_root`)."""
     spurs: list[Spur] = []
     degree = osm.node_degree
     for t, (track, matched) in enumerate(zip(tracks, matches, strict=True)):
@@ -144,8 +145,9 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
                 continue
             length = float(osm.edge_length_m[edge])
             s = along[first : last + 1]
-            end = 0 if s[0] <= length - s[0] else 1
-            if (s[-1] <= length - s[-1]) != (end == 0):
+            root = _stub_root(osm, edge, matched, first, last)
+            end = root if root is not None else 0 if s[0] <= length - s[0] else 1
+            if root is None and (s[-1] <= length - s[-1]) != (end == 0):
                 continue  # walked the street through, end to end
             from_node = s if end == 0 else length - s
             reach = float(from_node.max())
@@ -153,7 +155,7 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
             if (first == 0 or last == len(track) - 1) and not stub:
                 continue  # a video's end: only a stub, where nobody goes on, says it came back
             floor = STUB_SPUR_MIN_M if stub else SPUR_MIN_M
-            if reach < floor or max(from_node[0], from_node[-1]) > 0.5 * reach:
+            if reach < floor or (root is None and max(from_node[0], from_node[-1]) > 0.5 * reach):
                 continue
             spurs.append(
                 Spur(
@@ -167,6 +169,68 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
                 )
             )
     return spurs
+
+
+def _stub_root(osm: OsmStreets, edge: int, matched: IntArray, first: int, last: int) -> int | None:
+    """Which end (0 or 1) of ``edge`` a run of poses ``first``..``last`` matched to it came in
+    by and went out by, when the street says so whatever the poses do: ``edge`` is a mapped
+    dead-end stub (at most :data:`STUB_MAX_M`, its far node has no other street) and the
+    track is matched to a street through its root node just before the run and just after.
+    Nobody leaves a stub by its tip, so the walk went in and came back out at the root, even
+    when the matching gave the way in, or the way back, to the street the track came along or
+    left by (the HMM clamps a pose beyond a street's end onto that end): a walker 7.4 m into
+    an 8.4 m stub was matched to the stub only on the way in and left it, as matched, 5.6 m
+    from its root (Kamppi, unseen window); else None."""
+    if first == 0 or last == len(matched) - 1:
+        return None
+    if float(osm.edge_length_m[edge]) > STUB_MAX_M:
+        return None
+    ends = osm.edge_nodes[edge]
+    degree = osm.node_degree
+    if (degree[ends[0]] == 1) == (degree[ends[1]] == 1):
+        return None
+    root = 0 if degree[ends[1]] == 1 else 1
+    before, after = int(matched[first - 1]), int(matched[last + 1])
+    if before < 0 or after < 0:
+        return None
+    node = ends[root]
+    if node in osm.edge_nodes[before] and node in osm.edge_nodes[after]:
+        return root
+    return None
+
+
+def _off_the_junctions_streets(
+    osm: OsmStreets,
+    xy: FloatArray,
+    edge: int,
+    junctions_xy: FloatArray,
+    clearance_m: float,
+    reach_m: float,
+) -> bool:
+    """Whether a video end at ``xy`` (m), matched to street ``edge``, lies within
+    ``clearance_m`` of junctions (so the pose-only rule gave it to them and made no dead end)
+    none of which can cut it: each stands for OSM nodes (within ``reach_m``; those where three
+    or more streets meet, when there are such) and ``edge`` ends at none of them, so the cut
+    filter (:func:`~city360.pose_graph.osm_match.matched_cut_filter`) lets no frame of that
+    street be cut there. Such an end is a dead end of its own street, else the piece of video
+    from it to the next cut has no node to start from and is lost (Kamppi, unseen window,
+    one-way seed 7: a video starting 6 m from a junction, on the street beyond a 10 m link
+    from it, lost its first 207 m)."""
+    if not len(junctions_xy):
+        return False
+    close = np.flatnonzero(np.hypot(*(junctions_xy - xy).T) <= clearance_m)
+    if close.size == 0:
+        return False
+    degree = osm.node_degree
+    tree = cKDTree(osm.node_xy)
+    for k in close:
+        nodes = tree.query_ball_point(junctions_xy[k], reach_m)
+        if not nodes:
+            return False  # a junction OSM lacks takes any frame
+        branching = [n for n in nodes if degree[n] >= 3] or nodes
+        if np.isin(osm.edge_nodes[edge], branching).any():
+            return False
+    return True
 
 
 def _junction_nodes(
@@ -264,12 +328,20 @@ def place_dead_ends(
                 continue  # ends at the junction, whatever the GPS says to the side
         kept.append(event)
     # a video ending at a stub's tip within the pose-only clearance of the junction (as the
-    # crow flies) has no event yet
-    listed = {(e.track, e.frame) for e in kept}
+    # crow flies) has no event yet, nor one ending on a street that junction cannot cut
+    listed = {(e.track, e.frame) for group in events for e in group}
+    listed |= {(e.track, e.frame) for e in kept}
     for t, track in enumerate(tracks):
         for f in sorted({0, len(track) - 1}):
             edge = int(matches[t][f])
-            if (t, f) in listed or edge < 0 or not stub[edge]:
+            if (t, f) in listed or edge < 0:
+                continue
+            if _off_the_junctions_streets(
+                osm, track.xy[f], edge, junctions_xy, clearance_m, merge_m
+            ):
+                kept.append(DeadEndEvent(t, f, *map(float, track.xy[f])))
+                continue
+            if not stub[edge]:
                 continue
             if t not in along_cache:
                 along_cache[t] = along_street_m(osm, track, matches[t])

@@ -375,3 +375,65 @@ def test_a_video_starting_with_a_step_into_a_mapped_stub_and_back_walks_a_spur()
     walk = noisy_walk([(100, 0.5), (100, -7), (100, 0.5), (190, 0.5)], "start", noise_m=0.0)
     assert [s.reach_m > 6 for s in find_spurs(stub, [walk], viterbi_match(stub, [walk]))] == [True]
     assert find_spurs(osm, [walk], viterbi_match(osm, [walk])) == []  # the street goes on
+
+
+def test_a_walk_into_a_mapped_stub_and_back_is_a_spur_however_the_legs_are_matched() -> None:
+    # Kamppi, unseen window (coverage seeds 5 and 6): a walker goes 7.4 m into an 8.4 m dead-end
+    # stub and back. The matching gave one leg to the street the walk came along or left by
+    # (a pose beyond a street's end is clamped onto that end), so the run matched to the stub
+    # entered at its root and left it 5.6 m along, or entered 4.1 m along and left at the root;
+    # taken for a walk through, the stub lost its spur and the junction its third arm. Nobody
+    # leaves a stub by its tip: matched to streets at the root either side, the run went in and
+    # came back out there. Into a street that goes on, the same poses stay no spur.
+    nodes = {0: (0, 0), 1: (100, 0), 2: (200, 0), 3: (100, 8.4)}
+    stub = osm_streets(nodes, [(0, 1), (1, 2), (1, 3)])
+    goes_on = osm_streets({**nodes, 4: (100, 60)}, [(0, 1), (1, 2), (1, 3), (3, 4)])
+    back_beside = noisy_walk(
+        [(190, 0), (100, 0), (100, 5.6), (95, 2.5), (90, 0), (10, 0)], "back", noise_m=0.0
+    )
+    in_beside = noisy_walk(
+        [(190, 0), (105, 0), (101, 4.5), (100, 5.0), (100, 0), (10, 0)], "in", noise_m=0.0
+    )
+    tracks = [back_beside, in_beside]
+    spurs = find_spurs(stub, tracks, viterbi_match(stub, tracks))
+    assert [(s.track, s.edge, s.node) for s in spurs] == [
+        (0, _edge(stub, 1, 3), 1),
+        (1, _edge(stub, 1, 3), 1),
+    ]
+    assert all(s.reach_m >= 4.4 for s in spurs)
+    assert find_spurs(goes_on, tracks, viterbi_match(goes_on, tracks)) == []
+    through = noisy_walk([(10, 0), (190, 0)], "through", noise_m=0.0)
+    kinds = _kinds(_build(stub, [through, back_beside]))
+    assert _near(kinds["junction"], (100, 0), 1.0) == 1
+    assert _near(kinds["dead_end"], (100, 8.4), 4.5) == 1
+
+
+def test_a_video_starting_beside_a_junction_on_a_street_it_cannot_cut_keeps_its_start() -> None:
+    # Kamppi, unseen window (one-way seed 7): a video ends 10 m up a link from a junction and
+    # the next starts 6 m from the junction, on the street beyond the link (which runs on
+    # east beside the junction's street); within 8 m of the junction, its start was given to
+    # it, but the junction cannot cut a frame of a street it does not end, so the video's
+    # first 207 m had no node to start from and were lost (a street of the truth missing)
+    osm = osm_streets(
+        {
+            0: (0, 0),
+            1: (-100, 0),
+            2: (100, 0),
+            3: (0, -100),
+            4: (-6, 8.4),
+            5: (100, 14),
+            6: (-10, 100),
+        },
+        [(1, 0), (0, 2), (3, 0), (0, 4), (4, 5), (4, 6)],
+    )
+    through = noisy_walk([(-90, 0), (90, 0)], "through", noise_m=0.0)
+    up = noisy_walk([(0, -90), (0, 0), (-90, 0)], "up", noise_m=0.0)
+    ends = noisy_walk([(90, 0), (0, 0), (-5.5, 7.7)], "ends", noise_m=0.0)
+    north = noisy_walk([(-3.5, 5.5), (-1, 11), (95, 14)], "north", noise_m=0.0)
+    graph = _build(osm, [through, up, ends, north])
+    assert [e.first_frame for e in graph.edges() if e.trajectory == "north" and not e.reverse] == [
+        0
+    ]
+    kinds = _kinds(graph)
+    assert _near(kinds["junction"], (0, 0), 1.0) == 1
+    assert _near(kinds["link"], (-5, 7), 3.0) == 1  # where one video ends and the next starts
