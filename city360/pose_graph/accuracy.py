@@ -53,6 +53,7 @@ FloatArray = npt.NDArray[np.float64]
 __all__ = [
     "FILM_WIDTH",
     "PATTERNS",
+    "POSE_ONLY_FPS",
     "QUICK",
     "SUITE",
     "TARGET_F1",
@@ -79,6 +80,8 @@ TARGET_F1 = 0.95
 """Street F1 a row built with OSM must reach (without OSM it is reported, not a target)."""
 TARGET_RMSE_M = 3.0
 """Largest position RMSE of the ingested track against the true path, metres."""
+POSE_ONLY_FPS = 2
+"""Frame rate of every pose-only twin (the truth's poses; the GPS is drawn after them)."""
 FILM_WIDTH = 256
 """Equirect width of a filmed walk twin (``--film``), pixels: the width visual motion is
 measured at anyway (:data:`city360.video_store.motion.BAND_WIDTH`); rendering costs per
@@ -105,12 +108,12 @@ class AccuracyCase:
     note: str = ""
     pattern: str = "coverage"
     stops: bool = False
-    film_fps: int = 2
-    """Frame rate of the twin (the truth's poses and, with ``--film``, the video). The
-    simulated GPS is drawn after the frames, so another rate is another twin: 2 keeps the
-    twins of the pose-only rows. The yaw from the pictures needs frames about a metre apart
-    or closer (4 m apart, at 2 fps on a car, it drifts tens of degrees): a car route
-    films at 10."""
+    film_fps: int = POSE_ONLY_FPS
+    """Frame rate of the filmed twin (``--film``; pose-only twins are at
+    :data:`POSE_ONLY_FPS`). The simulated GPS is drawn after the frames, so another rate is
+    another twin: 2 keeps the twins of the pose-only rows. The yaw from the pictures needs
+    frames about a metre apart or closer (4 m apart, at 2 fps on a car, it drifts tens of
+    degrees): a car route films at 10."""
 
     @property
     def walk(self) -> str:
@@ -499,7 +502,7 @@ def run_case(
         out=city,
         bbox=case.bbox,
         seed=seed,
-        fps=case.film_fps,
+        fps=case.film_fps if filmed else POSE_ONLY_FPS,
         gps_model=case.gps_model,
         route_gpx=route,
         pattern=case.pattern,
