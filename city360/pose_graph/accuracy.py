@@ -330,8 +330,9 @@ def read_rows(path: Path) -> list[AccuracyRow]:
 
 def summary_table(rows: Sequence[AccuracyRow]) -> str:
     """A Markdown table with one line per area, pattern and capture: the means over its seeds
-    of junction P / R and street F1 without and with OSM, position RMSE, and how many of its
-    rows meet every target (the README's accuracy table)."""
+    of junction P / R and street F1 without and with OSM, position RMSE (and, for filmed rows,
+    the ingested frame poses' in parentheses), and how many of its rows meet every target (the
+    README's accuracy table)."""
     groups: dict[tuple[str, str, str], list[AccuracyRow]] = {}
     for row in rows:
         groups.setdefault((row.area, row.pattern, row.capture), []).append(row)
@@ -354,11 +355,15 @@ def summary_table(rows: Sequence[AccuracyRow]) -> str:
     for (area, pattern, capture), chosen in groups.items():
         seeds = sorted({x.seed for x in chosen})
         rmse = float(np.mean([x.position_rmse_m for x in chosen if not x.error] or [math.nan]))
+        ingested = [x.ingested_rmse_m for x in chosen if x.ingested_rmse_m is not None]
+        rmse_cell = f"{rmse:.2f} m" + (
+            f" (ingested {float(np.mean(ingested)):.2f} m)" if ingested else ""
+        )
         met = sum(1 for x in chosen if x.meets_targets)
         lines.append(
             f"| {area} | {pattern} | {capture} | {','.join(map(str, seeds))} | "
             f"{means([x for x in chosen if not x.osm])} | {means([x for x in chosen if x.osm])} "
-            f"| {rmse:.2f} m | {met} of {len(chosen)} |"
+            f"| {rmse_cell} | {met} of {len(chosen)} |"
         )
     return "\n".join(lines)
 
@@ -605,7 +610,8 @@ def select_cases(
 
 
 def format_table(rows: Sequence[AccuracyRow]) -> str:
-    """A Markdown table of ``rows``."""
+    """A Markdown table of ``rows`` (a filmed row's RMSE cell adds its ingested frame poses'
+    RMSE in parentheses, which its target judges)."""
     lines = [
         "| area | seed | pattern | capture | OSM | junction P | junction R | street F1 | turns | "
         "RMSE m | target |",
@@ -616,7 +622,8 @@ def format_table(rows: Sequence[AccuracyRow]) -> str:
             f"| {r.area} | {r.seed} | {r.pattern} | {r.capture} | "
             f"{'with' if r.osm else 'without'} | "
             f"{r.junction_precision:.3f} | {r.junction_recall:.3f} | {r.street_f1:.3f} | "
-            f"{r.turn_accuracy:.3f} | {r.position_rmse_m:.2f} | "
+            f"{r.turn_accuracy:.3f} | {r.position_rmse_m:.2f}"
+            f"{'' if r.ingested_rmse_m is None else f' (ingested {r.ingested_rmse_m:.2f})'} | "
             f"{'yes' if r.meets_targets else ('build failed' if r.error else 'no')} |"
         )
     return "\n".join(lines)
