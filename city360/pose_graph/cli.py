@@ -239,7 +239,8 @@ def accuracy_command(
 ) -> None:
     """Run the accuracy suite: pose-only synth twins of real OSM areas (several seeds each),
     ingested from their GPS, built with and without OSM, scored against the truth; prints a
-    table and exits 1 when a row misses the targets (see city360/pose_graph/accuracy.py)."""
+    table and exits 1 when a row misses the targets (see city360/pose_graph/accuracy.py).
+    With --film the twins along real walks are filmed and ingested from their videos."""
     from city360.pose_graph.accuracy import (
         PATTERNS,
         QUICK,
