@@ -40,8 +40,9 @@ def test_a_filmed_car_through_bends_is_placed_about_as_well_as_its_gps(
     short, and with the heading correction smoothed over 20 s (170 m at this speed) the
     aided frame poses were 4.3 / 7.8 / 5.1 m RMSE on seeds 0-2 against 2.0 / 2.4 / 2.1 m for
     the GPS-only smoothing at the same frames; with the window in metres (40 m) they are
-    2.2 / 3.3 / 2.1 m. Seed 1 is still above the 3 m target and worse than its GPS: the
-    aided path does not yet beat the GPS on a car (docs/design-notes.md, "Real capture")."""
+    2.2 / 3.3 / 2.1 m (2.2 / 3.2 / 2.0 with the speed held to the GPS's). Seed 1 is still
+    above the 3 m target and worse than its GPS: the aided path does not yet beat the GPS on
+    a car (docs/design-notes.md, "Real capture")."""
     from city360.synth.pipeline import synthesize
     from city360.synth.walk_network import walk_network_osm
 
