@@ -220,6 +220,14 @@ def accuracy_command(
         list[int] | None,
         typer.Option("--seed", help="Only these seeds (repeatable).", show_default=False),
     ] = None,
+    film: Annotated[
+        bool,
+        typer.Option(
+            "--film",
+            help="Film the twins along real walks with pictures and ingest them as a user "
+            "would (slower); their rows then also report the ingested poses' RMSE.",
+        ),
+    ] = False,
     rows_file: Annotated[
         Path | None,
         typer.Option(
@@ -231,7 +239,8 @@ def accuracy_command(
 ) -> None:
     """Run the accuracy suite: pose-only synth twins of real OSM areas (several seeds each),
     ingested from their GPS, built with and without OSM, scored against the truth; prints a
-    table and exits 1 when a row misses the targets (see city360/pose_graph/accuracy.py)."""
+    table and exits 1 when a row misses the targets (see city360/pose_graph/accuracy.py).
+    With --film the twins along real walks are filmed and ingested from their videos."""
     from city360.pose_graph.accuracy import (
         PATTERNS,
         QUICK,
@@ -252,7 +261,13 @@ def accuracy_command(
                 f"{row.area} seed {row.seed} {row.pattern} ({row.capture}) "
                 f"{'with' if row.osm else 'without'} OSM: "
                 f"junctions P {row.junction_precision:.3f} R {row.junction_recall:.3f}, "
-                f"street F1 {row.street_f1:.3f}, RMSE {row.position_rmse_m:.2f} m",
+                f"street F1 {row.street_f1:.3f}, RMSE {row.position_rmse_m:.2f} m"
+                + (
+                    ""
+                    if row.ingested_rmse_m is None
+                    else f" (ingested frames {row.ingested_rmse_m:.2f} m, GPS-only there "
+                    f"{row.gps_rmse_at_frames_m:.2f} m)"
+                ),
                 highlight=False,
             )
 
@@ -261,7 +276,7 @@ def accuracy_command(
     else:
         pool = QUICK if quick else SUITE + WALKS + PATTERNS + (UNSEEN if area else ())
         cases = select_cases(pool, areas=area, seeds=seed)
-        rows = run_suite(cases, data_dir=data, work_dir=keep, on_row=show)
+        rows = run_suite(cases, data_dir=data, work_dir=keep, on_row=show, film=film)
     if as_json:
         typer.echo(json.dumps([r.to_json() for r in rows], indent=2))
     else:

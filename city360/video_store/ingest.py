@@ -103,6 +103,10 @@ class IngestOptions:
     """How far ``offset='auto'`` searches each way, seconds."""
     overwrite: bool = False
     clean: CleanParams = field(default_factory=CleanParams)
+    aided_speed_sigma: float | None = 1.0
+    """How firmly the heading-aided smoother's speed is held to the GPS-only smoothing's
+    speed, m/s at each motion sample (:func:`~city360.video_store.smooth.heading_aided_smooth`'s
+    ``speed_meas_sigma``); None leaves the speed free, as before."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -463,6 +467,10 @@ def _aided_positions(
             sigma_m=opts.clean.gps_sigma_m,
             gate_sigma=opts.clean.gate_sigma,
             meas_sigma_m=None if smooth.meas_sigma_m is None else smooth.meas_sigma_m[meas],
+            speed_mps=None
+            if opts.aided_speed_sigma is None
+            else np.interp(dense_gps[dense], smooth.t_s, smooth.speed_mps),
+            speed_meas_sigma=opts.aided_speed_sigma or 1.0,
         )
         x_m[rows] = np.interp(kept_gps[rows], dense_gps[dense], rx)
         y_m[rows] = np.interp(kept_gps[rows], dense_gps[dense], ry)

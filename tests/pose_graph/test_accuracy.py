@@ -246,3 +246,23 @@ def test_unseen_windows_run_by_area_only_and_share_no_area_or_seed_with_the_suit
     assert runner.invoke(app, ["accuracy", "--json"]).exit_code == 0
     assert [c.area for c in ran[0]] == ["nerima-se"] * 7
     assert not {c.area for c in ran[1]} & {c.area for c in accuracy.UNSEEN}
+
+
+def test_a_filmed_row_is_judged_on_its_ingested_frame_poses(tmp_path: Path) -> None:
+    """``--film`` rows carry the ingested frame poses' RMSE; the target judges that one (what
+    a user gets), not the GPS-only smoothing's, and the saved rows keep both."""
+    from city360.pose_graph.accuracy import AccuracyRow, format_table, read_rows
+
+    def row(ingested: float | None) -> AccuracyRow:
+        return AccuracyRow("sf-route", 0, "real walk", "filmed, timed", True, 1.0, 1.0, 1.0,
+                           1.0, 2.0, 0, 1.0, ingested_rmse_m=ingested,
+                           gps_rmse_at_frames_m=None if ingested is None else 2.1)  # fmt: skip
+
+    assert row(None).meets_targets
+    assert row(2.9).meets_targets
+    assert not row(3.2).meets_targets
+    assert row(3.2).target_rmse_m == 3.2
+    saved = tmp_path / "rows.json"
+    saved.write_text(json.dumps([r.to_json() for r in (row(None), row(3.2))]))
+    assert read_rows(saved) == [row(None), row(3.2)]
+    assert "| 2.00 (ingested 3.20) | no |" in format_table([row(3.2)])
