@@ -470,7 +470,7 @@ def _aided_positions(
             speed_mps=None
             if opts.aided_speed_sigma is None
             else np.interp(dense_gps[dense], smooth.t_s, smooth.speed_mps),
-            speed_meas_sigma=opts.aided_speed_sigma or 1.0,
+            speed_meas_sigma=1.0 if opts.aided_speed_sigma is None else opts.aided_speed_sigma,
         )
         x_m[rows] = np.interp(kept_gps[rows], dense_gps[dense], rx)
         y_m[rows] = np.interp(kept_gps[rows], dense_gps[dense], ry)
