@@ -36,8 +36,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
+from city360.geo import angle_diff_deg, bearing_deg
 from city360.pose_graph.segments import Segment, Street
 from city360.pose_graph.tracks import Track
 
@@ -101,7 +104,7 @@ def _heading(points: FloatArray) -> float | None:
     if len(points) < 2:
         return None
     out = points[-1] - points[0]
-    return float(np.degrees(np.arctan2(out[0], out[1])))
+    return bearing_deg(float(out[0]), float(out[1]))
 
 
 def _gap(a: FloatArray, b: FloatArray, params: ApartParams) -> float | None:
@@ -122,34 +125,36 @@ def _apart(a: FloatArray, b: FloatArray, params: ApartParams) -> bool:
 def _same_way(first: float | None, second: float | None, params: ApartParams) -> bool:
     if first is None or second is None:
         return False
-    return abs((first - second + 180.0) % 360.0 - 180.0) < params.same_way_deg
+    return abs(angle_diff_deg(first, second)) < params.same_way_deg
 
 
-def _groups(passes: Sequence[_Pass], params: ApartParams) -> list[set[int]]:
-    """Passes linked by running together along a way they share, as groups of indices."""
-    label = list(range(len(passes)))
-
-    def root(k: int) -> int:
-        while label[k] != k:
-            k = label[k]
-        return k
-
-    headings = [[_heading(arm) for arm in p.arms] for p in passes]
-    for i in range(len(passes)):
-        for j in range(i + 1, len(passes)):
-            if root(i) == root(j):
-                continue
-            for arm_i, head_i in zip(passes[i].arms, headings[i], strict=True):
-                for arm_j, head_j in zip(passes[j].arms, headings[j], strict=True):
-                    if _same_way(head_i, head_j, params) and not _apart(arm_i, arm_j, params):
-                        label[root(i)] = root(j)
+def _groups(
+    passes: Sequence[_Pass], headings: Sequence[Sequence[float | None]], params: ApartParams
+) -> list[set[int]]:
+    """Passes linked by running together along a way they share, as groups of indices
+    (connected components of the links); ``headings``: each pass's arms' (:func:`_heading`)."""
+    n = len(passes)
+    links = np.zeros((n, n), dtype=bool)
+    for i in range(n):
+        for j in range(i + 1, n):
+            links[i, j] = any(
+                _same_way(head_i, head_j, params) and not _apart(arm_i, arm_j, params)
+                for arm_i, head_i in zip(passes[i].arms, headings[i], strict=True)
+                for arm_j, head_j in zip(passes[j].arms, headings[j], strict=True)
+            )
+    _, labels = connected_components(csr_matrix(links), directed=False)
     groups: dict[int, set[int]] = {}
-    for k in range(len(passes)):
-        groups.setdefault(root(k), set()).add(k)
+    for k, label in enumerate(labels):
+        groups.setdefault(int(label), set()).add(k)
     return list(groups.values())
 
 
-def _parted(passes: Sequence[_Pass], groups: Sequence[set[int]], params: ApartParams) -> bool:
+def _parted(
+    passes: Sequence[_Pass],
+    headings: Sequence[Sequence[float | None]],
+    groups: Sequence[set[int]],
+    params: ApartParams,
+) -> bool:
     """Whether two passes of different ``groups`` walk one way and run apart along it, by more
     than ``together_m`` and at most ``side_by_side_m`` (farther apart they are two streets the
     grouping kept apart, leaving the junction at a shallow angle). A track's way out along an
@@ -160,9 +165,9 @@ def _parted(passes: Sequence[_Pass], groups: Sequence[set[int]], params: ApartPa
         for j in second:
             if passes[i].track == passes[j].track:
                 continue
-            for arm_i in passes[i].arms:
-                for arm_j in passes[j].arms:
-                    if not _same_way(_heading(arm_i), _heading(arm_j), params):
+            for arm_i, head_i in zip(passes[i].arms, headings[i], strict=True):
+                for arm_j, head_j in zip(passes[j].arms, headings[j], strict=True):
+                    if not _same_way(head_i, head_j, params):
                         continue
                     gap = _gap(arm_i, arm_j, params)
                     if gap is not None and params.together_m < gap <= params.side_by_side_m:
@@ -224,19 +229,20 @@ def apart_junctions(
     for node, node_visits in visits.items():
         if len(node_visits) < 2 or any(-1 in v.streets for v in node_visits):
             continue
-        groups = _groups(node_visits, params)
+        headings = [[_heading(arm) for arm in v.arms] for v in node_visits]
+        groups = _groups(node_visits, headings, params)
         streets_in = [{s for k in group for s in node_visits[k].streets} for group in groups]
         if len(groups) != 2 or any(len(group) != 2 for group in streets_in):
             continue
-        if not _parted(node_visits, groups, params):
+        if not _parted(node_visits, headings, groups, params):
             continue
-        headings = {
+        street_heading = {
             street: head
-            for v in node_visits
-            for street, arm in zip(v.streets, v.arms, strict=True)
-            if (head := _heading(arm)) is not None
+            for v, heads in zip(node_visits, headings, strict=True)
+            for street, head in zip(v.streets, heads, strict=True)
+            if head is not None
         }
-        apart[node] = _ways(list(headings.values()), params) <= 3
+        apart[node] = _ways(list(street_heading.values()), params) <= 3
     return apart
 
 
