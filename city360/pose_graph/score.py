@@ -11,7 +11,10 @@ Junctions are true nodes where three or more streets meet; streets through degre
 (bends) are joined into one, in the truth and in the built graph alike. The truth is first
 reduced to what a camera can tell apart: OSM ways drawn twice between the same nodes along the
 same line count once, and streets shorter than the 8 m matching tolerance are contracted into
-their end node (a 1.5 m stub next to a junction is not a separate branch). Turns are judged by
+their end node (a 1.5 m stub next to a junction is not a separate branch). A built graph that
+does resolve such a pair is not penalised for it: built junctions matched to the true
+junctions of one contracted place, and joined by a built street, are read as that one place
+(either reading of a staggered crossing 7 m long is right). Turns are judged by
 geometry: the built edge arriving at the matched junction along a true street, and its
 transition leaving along another true street, must carry the label the same policy gives the
 true angles.
@@ -105,9 +108,23 @@ def _chord(line: np.ndarray, near: float, far: float) -> float:
     return bearing_deg(float(d[0]), float(d[1]))
 
 
-def _resolvable(truth: SceneTruth) -> tuple[nx.MultiGraph, list[np.ndarray], list[tuple[int, int]]]:
-    """The true street graph as a camera can resolve it (see the module docstring): graph,
-    and the kept streets' polylines with their (u, v) after contraction."""
+@dataclass(frozen=True)
+class _Resolvable:
+    """The true street graph as a camera can resolve it (see the module docstring).
+
+    ``graph``: nodes are the kept true junctions (``xy``, metres); ``lines`` and ``ends``: the
+    kept streets' polylines with their (u, v) after contraction; ``absorbed``: for each kept
+    node that short streets were contracted into, the positions (metres) of every true
+    junction it stands for, its own first."""
+
+    graph: nx.MultiGraph
+    lines: list[np.ndarray]
+    ends: list[tuple[int, int]]
+    absorbed: dict[int, list[tuple[float, float]]]
+
+
+def _resolvable(truth: SceneTruth) -> _Resolvable:
+    """The true street graph as a camera can resolve it (see the module docstring)."""
     kept: list[tuple[int, int, np.ndarray]] = []
     for s in truth.streets:
         line = np.asarray(s.polyline_xy, dtype=np.float64)
@@ -149,7 +166,16 @@ def _resolvable(truth: SceneTruth) -> tuple[nx.MultiGraph, list[np.ndarray], lis
         graph.add_edge(a, b)
         lines.append(line)
         ends.append((a, b))
-    return graph, lines, ends
+    members: dict[int, list[tuple[float, float]]] = {}
+    for j in truth.junctions:
+        if degree.get(j.id, 0) >= 3:
+            members.setdefault(root(j.id), []).append(position[j.id])
+    absorbed = {
+        r: [position[r], *[xy for xy in group if xy != position[r]]]
+        for r, group in members.items()
+        if len(group) > 1 and r in graph
+    }
+    return _Resolvable(graph, lines, ends, absorbed)
 
 
 def _at(x_m: float, y_m: float) -> str:
@@ -200,21 +226,52 @@ def score_city(city_dir: str | Path) -> Score:
     return score(load_graph(city, require_frames=False), SceneTruth.load(truth_path))
 
 
+def _read_as_one(
+    streets: nx.MultiGraph,
+    junctions: list[int],
+    xy: dict[int, tuple[float, float]],
+    absorbed: dict[int, list[tuple[float, float]]],
+) -> dict[int, int]:
+    """Built junctions that resolve a place the truth's reduction contracted (two true
+    junctions joined by a street shorter than ``MATCH_M``), read as that one place.
+
+    Each built junction in ``junctions`` (nodes of ``streets``, positions ``xy`` in metres)
+    is matched one-to-one, within ``MATCH_M``, to the true junctions a contracted place
+    stands for (``absorbed``); matched built junctions that a built street joins are one
+    place, kept at the one nearest the place. Returns {merged-away node: kept node}."""
+    merged: dict[int, int] = {}
+    used: set[int] = set()
+    candidates = [n for n in junctions if n in streets]
+    if not candidates or not absorbed:
+        return merged
+    candidate_xy = np.array([xy[n] for n in candidates])
+    for members in absorbed.values():
+        matched = [
+            candidates[p]
+            for p, _ in _match(candidate_xy, np.array(members), MATCH_M)
+            if candidates[p] not in used
+        ]
+        if len(matched) < 2:
+            continue
+        for component in nx.connected_components(nx.Graph(streets.subgraph(matched))):
+            if len(component) < 2:
+                continue
+            kept = min(component, key=lambda n: float(np.hypot(*np.subtract(xy[n], members[0]))))
+            merged.update({n: kept for n in component if n != kept})
+            used.update(component)
+    return merged
+
+
 def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
     """Score ``pose_graph`` against ``truth`` (see the module docstring)."""
-    true_graph, true_lines, true_ends = _resolvable(truth)
+    resolvable = _resolvable(truth)
+    true_graph, true_lines, true_ends = resolvable.graph, resolvable.lines, resolvable.ends
     true_contracted = _contract(true_graph)
     true_junctions = [n for n in true_graph if true_graph.degree[n] >= 3]
     true_xy = np.array([true_graph.nodes[n]["xy"] for n in true_junctions])
 
     graph = pose_graph.graph
-    pred_junctions = [n for n, d in graph.nodes(data=True) if d["kind"] == "junction"]
-    pred_xy = np.array([[graph.nodes[n]["x_m"], graph.nodes[n]["y_m"]] for n in pred_junctions])
-    pairs = _match(pred_xy.reshape(-1, 2), true_xy.reshape(-1, 2), MATCH_M)
-    # no junction built: perfect precision only if there was none to build (recall says the rest)
-    precision = len(pairs) / len(pred_junctions) if pred_junctions else float(not true_junctions)
-    recall = len(pairs) / len(true_junctions) if true_junctions else 1.0
-
+    xy = {n: (float(d["x_m"]), float(d["y_m"])) for n, d in graph.nodes(data=True)}
     # streets: one undirected edge per built street, degree-2 nodes contracted
     pred_streets = nx.MultiGraph()
     pred_streets.add_nodes_from(graph.nodes)
@@ -224,10 +281,23 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
             seen.add(edge.street)
             pred_streets.add_edge(edge.u, edge.v)
     pred_contracted = _contract(pred_streets)
+    built_junctions = [n for n, d in graph.nodes(data=True) if d["kind"] == "junction"]
+    merged = _read_as_one(pred_contracted, built_junctions, xy, resolvable.absorbed)
+    for gone, kept in merged.items():
+        pred_contracted = nx.contracted_nodes(pred_contracted, kept, gone, self_loops=False)
+    pred_contracted = _contract(pred_contracted)
+
+    pred_junctions = [n for n in built_junctions if n not in merged]
+    pred_xy = np.array([xy[n] for n in pred_junctions])
+    pairs = _match(pred_xy.reshape(-1, 2), true_xy.reshape(-1, 2), MATCH_M)
+    # no junction built: perfect precision only if there was none to build (recall says the rest)
+    precision = len(pairs) / len(pred_junctions) if pred_junctions else float(not true_junctions)
+    recall = len(pairs) / len(true_junctions) if true_junctions else 1.0
+
     all_true = [n for n in true_contracted]
     all_pred = [n for n in pred_contracted]
     pairs_all = _match(
-        np.array([[graph.nodes[n]["x_m"], graph.nodes[n]["y_m"]] for n in all_pred]).reshape(-1, 2),
+        np.array([xy[n] for n in all_pred]).reshape(-1, 2),
         np.array([true_graph.nodes[n]["xy"] for n in all_true]).reshape(-1, 2),
         NODE_IDENTITY_M,
     )
