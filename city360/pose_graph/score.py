@@ -228,37 +228,37 @@ def score_city(city_dir: str | Path) -> Score:
 
 def _read_as_one(
     streets: nx.MultiGraph,
-    junctions: list[int],
+    extras: list[int],
+    place_nodes: dict[int, int],
     xy: dict[int, tuple[float, float]],
     absorbed: dict[int, list[tuple[float, float]]],
 ) -> dict[int, int]:
-    """Built junctions that resolve a place the truth's reduction contracted (two true
+    """Extra built junctions that resolve a place the truth's reduction contracted (true
     junctions joined by a street shorter than ``MATCH_M``), read as that one place.
 
-    Each built junction in ``junctions`` (nodes of ``streets``, positions ``xy`` in metres)
-    is matched one-to-one, within ``MATCH_M``, to the true junctions a contracted place
-    stands for (``absorbed``); matched built junctions that a built street joins are one
-    place, kept at the one nearest the place. Returns {merged-away node: kept node}."""
+    ``place_nodes``: the built junction matched to each contracted place (true node id ->
+    built node); ``extras``: the built junctions matched to nothing. An extra within
+    ``MATCH_M`` of another true junction of a place (``absorbed``, metres), joined by a built
+    street to the place's built junction, is that place's other half, not an invented
+    junction. Only extras are read so: a built junction that matches a true one keeps it.
+    Returns {merged-away node: kept node}."""
     merged: dict[int, int] = {}
-    used: set[int] = set()
-    candidates = [n for n in junctions if n in streets]
-    if not candidates or not absorbed:
-        return merged
-    candidate_xy = np.array([xy[n] for n in candidates])
-    for members in absorbed.values():
-        matched = [
-            candidates[p]
-            for p, _ in _match(candidate_xy, np.array(members), MATCH_M)
-            if candidates[p] not in used
-        ]
-        if len(matched) < 2:
+    for place, members in absorbed.items():
+        kept = place_nodes.get(place)
+        if kept is None or kept not in streets:
             continue
-        for component in nx.connected_components(nx.Graph(streets.subgraph(matched))):
-            if len(component) < 2:
-                continue
-            kept = min(component, key=lambda n: float(np.hypot(*np.subtract(xy[n], members[0]))))
-            merged.update({n: kept for n in component if n != kept})
-            used.update(component)
+        for mx, my in members[1:]:
+            near = [
+                n
+                for n in extras
+                if n not in merged
+                and n in streets
+                and streets.has_edge(n, kept)
+                and float(np.hypot(xy[n][0] - mx, xy[n][1] - my)) <= MATCH_M
+            ]
+            if near:
+                nearest = min(near, key=lambda n: float(np.hypot(xy[n][0] - mx, xy[n][1] - my)))
+                merged[nearest] = kept
     return merged
 
 
@@ -282,14 +282,23 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
             pred_streets.add_edge(edge.u, edge.v)
     pred_contracted = _contract(pred_streets)
     built_junctions = [n for n, d in graph.nodes(data=True) if d["kind"] == "junction"]
-    merged = _read_as_one(pred_contracted, built_junctions, xy, resolvable.absorbed)
+    pairs = _match(
+        np.array([xy[n] for n in built_junctions]).reshape(-1, 2), true_xy.reshape(-1, 2), MATCH_M
+    )
+    matched = {built_junctions[p] for p, _ in pairs}
+    merged = _read_as_one(
+        pred_contracted,
+        [n for n in built_junctions if n not in matched],
+        {true_junctions[t]: built_junctions[p] for p, t in pairs},
+        xy,
+        resolvable.absorbed,
+    )
     for gone, kept in merged.items():
         pred_contracted = nx.contracted_nodes(pred_contracted, kept, gone, self_loops=False)
     pred_contracted = _contract(pred_contracted)
-
     pred_junctions = [n for n in built_junctions if n not in merged]
-    pred_xy = np.array([xy[n] for n in pred_junctions])
-    pairs = _match(pred_xy.reshape(-1, 2), true_xy.reshape(-1, 2), MATCH_M)
+    index = {n: i for i, n in enumerate(pred_junctions)}
+    pairs = [(index[built_junctions[p]], t) for p, t in pairs]
     # no junction built: perfect precision only if there was none to build (recall says the rest)
     precision = len(pairs) / len(pred_junctions) if pred_junctions else float(not true_junctions)
     recall = len(pairs) / len(true_junctions) if true_junctions else 1.0

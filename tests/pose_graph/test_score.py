@@ -100,3 +100,25 @@ def test_a_junction_built_twice_where_the_truth_has_one_is_still_an_extra() -> N
     assert result.junction_recall == 1.0
     assert result.junction_precision == 0.5
     assert result.extra_streets
+
+
+def test_a_built_junction_that_matches_a_true_one_is_never_read_into_a_pair() -> None:
+    """A contracted pair 6 m apart and a third junction 9 m on: the built junction between
+    them is nearer the pair's second half than its own true junction is far, and still
+    counts for the third junction."""
+    nodes = {
+        1: (0.0, 0.0),
+        2: (0.0, 6.0),
+        3: (0.0, 15.0),
+        10: (-60.0, 0.0),
+        11: (0.0, -60.0),
+        12: (60.0, 6.0),
+        13: (-60.0, 15.0),
+        14: (0.0, 75.0),
+    }
+    truth = _truth(nodes, [(1, 2), (1, 10), (1, 11), (2, 12), (2, 3), (3, 13), (3, 14)])
+    built = {n: xy for n, xy in nodes.items() if n != 2}
+    built[1], built[3] = (0.0, 0.5), (0.0, 11.0)
+    result = score(_built(built, [(1, 10), (1, 11), (1, 12), (1, 3), (3, 13), (3, 14)]), truth)
+    assert result.true_junctions == 2
+    assert (result.junction_precision, result.junction_recall) == (1.0, 1.0)
