@@ -34,13 +34,13 @@ from city360.geo import LocalProjection, bearing_deg, wrap_deg
 from city360.pose_graph.apart import ApartParams, apart_junctions
 from city360.pose_graph.clarify import ClarifyParams, clarify_tracks
 from city360.pose_graph.dwell import DwellParams, hold_still_spans
+from city360.pose_graph.end_tees import EndTeeParams, end_tees
 from city360.pose_graph.graph import (
     GRAPH_SCHEMA_VERSION,
     NODE_TOLERANCE_M,
     PoseGraph,
     validate_graph,
 )
-from city360.pose_graph.end_tees import EndTeeParams, end_tees
 from city360.pose_graph.junctions import (
     JunctionParams,
     find_dead_ends,
