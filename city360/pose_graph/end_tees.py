@@ -9,10 +9,12 @@ unseen windows' one-way rows: Nerima N, Nerima SW, West Oakland).
 
 :func:`end_tees` finds those ends: a track end that the build left as a dead end, lying within
 ``reach_m`` of another street's pass that runs on at least ``through_m`` either side of its
-closest pose (a pass through the place, not a video that starts or ends beside this one), and
-whose own street meets that pass at ``min_cross_deg`` or more (an end on the pass's own street,
-or beside a parallel one, is no T). The junction goes on the pass at that closest pose, the
-end's street running into it.
+closest pose (a pass through the place, not a video that starts or ends beside this one), that
+turns there by ``min_turn_deg`` or more (it turns the corner; a straight pass beside an end is
+as often a street that stops a few metres short of another), and whose two ways out of there
+both leave ``min_cross_deg`` or more from the way the end's street leaves (an end on the pass's
+own street, or beside a parallel one, is no T). The junction goes on the pass at that closest
+pose, the end's street running into it.
 
 All positions are metres in the city CRS (x east, y north), headings degrees clockwise from
 north.
@@ -50,7 +52,12 @@ class EndTeeParams:
     """The end's street direction is the chord from ``arm_far_m`` to this far before the end."""
     arm_far_m: float = 15.0
     min_cross_deg: float = 35.0
-    """The end's street meets the pass at least this steeply (and at most 180 minus it)."""
+    """The end's street leaves the T at least this far from either way the pass leaves it."""
+    min_turn_deg: float = 15.0
+    """The pass turns at least this much there (from straight on): it turns the corner between
+    the T's other two arms. A street that stops 4-6 m short of another, which a pass walks
+    straight along, is a dead end in OSM and to the scorer (Helsinki, Kamppi): straight passes
+    beside a video's end say nothing."""
     clearance_m: float = 8.0
     """No new junction this close to a junction the build has (it already serves the end)."""
     merge_m: float = 8.0
@@ -129,6 +136,8 @@ def end_tees(
         arm = heading + 180.0  # the end's street leaves the T away from the end
         if any(abs(angle_diff_deg(arm, other)) < params.min_cross_deg for other in pass_arms):
             continue  # the end lies on one of the pass's own ways: no third street
+        if 180.0 - abs(angle_diff_deg(*pass_arms)) < params.min_turn_deg:
+            continue  # a straight pass beside an end: a street that stops short of another
         if len(junctions_xy) and np.hypot(*(junctions_xy - pass_xy).T).min() < params.clearance_m:
             continue
         found.append(pass_xy)
