@@ -73,11 +73,11 @@ def test_a_video_ending_beside_a_pass_on_a_parallel_way_makes_no_junction() -> N
 
 
 def test_a_street_that_stops_short_beside_a_straight_pass_stays_a_dead_end() -> None:
-    # Helsinki (-202, -381), Kamppi (114, -88): OSM ends the street 5-6 m short of the road the
+    # Helsinki (-202, -381), Kamppi (114, -88): OSM ends the street 5-7 m short of the road the
     # pass walks straight along; the rule needs a pass that turns the corner
     tracks = [
         polyline_track([(-90.0, 0.0), (90.0, 0.0)], "along the road"),
-        polyline_track([(0.0, -90.0), (0.0, -6.5)], "up the street that stops short"),
+        polyline_track([(0.0, -90.0), (0.0, -7.5)], "up the street that stops short"),
         polyline_track([(-90.0, 1.0), (-40.0, 1.0), (-40.0, -60.0)], "turning off the road"),
     ]
     junctions = _junctions(tracks)
