@@ -73,11 +73,10 @@ def _end_street_heading(track: Track, *, at_start: bool, params: EndTeeParams) -
     if at_start:
         near = int(np.searchsorted(arc, params.arm_near_m))
         far = int(np.searchsorted(arc, params.arm_far_m))
-        inner, outer = track.xy[far], track.xy[near]
     else:
         near = int(np.searchsorted(arc, arc[-1] - params.arm_near_m))
         far = int(np.searchsorted(arc, arc[-1] - params.arm_far_m))
-        inner, outer = track.xy[far], track.xy[near]
+    inner, outer = track.xy[far], track.xy[near]
     if float(np.hypot(*(outer - inner))) < 0.5 * (params.arm_far_m - params.arm_near_m):
         return None  # the walker milled about at the end: no street direction
     step = outer - inner
