@@ -34,6 +34,7 @@ from city360.geo import LocalProjection, bearing_deg, wrap_deg
 from city360.pose_graph.apart import ApartParams, apart_junctions
 from city360.pose_graph.clarify import ClarifyParams, clarify_tracks
 from city360.pose_graph.dwell import DwellParams, hold_still_spans
+from city360.pose_graph.end_tees import EndTeeParams, end_tees
 from city360.pose_graph.graph import (
     GRAPH_SCHEMA_VERSION,
     NODE_TOLERANCE_M,
@@ -106,6 +107,10 @@ class BuildParams:
     apart_params: ApartParams | None = field(default_factory=ApartParams)
     """Without OSM, drop junctions whose passes keep to two streets side by side that never
     meet (:mod:`city360.pose_graph.apart`); None leaves them."""
+    end_tee_params: EndTeeParams | None = field(default_factory=EndTeeParams)
+    """Without OSM, a video that ends beside another street's pass, its street running into
+    that pass, ends at a T-junction there (:mod:`city360.pose_graph.end_tees`); None leaves
+    it a dead end."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -413,6 +418,12 @@ def build_from_tracks(
         if apart.any():
             dead_xy, junctions_xy, segments, streets, _ = _cut(
                 tracks, junctions_xy[~apart], params, matched
+            )
+    if osm is None and params.end_tee_params is not None:
+        tees = end_tees(tracks, junctions_xy, segments, streets, params.end_tee_params)
+        if len(tees):
+            dead_xy, junctions_xy, segments, streets, _ = _cut(
+                tracks, np.concatenate([junctions_xy.reshape(-1, 2), tees]), params, matched
             )
     if not segments:
         msg = (

@@ -1,0 +1,85 @@
+"""A video that ends beside another street's pass ends at a T-junction (builds without OSM)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from city360.errors import GraphBuildError
+from city360.geo import LocalProjection
+from city360.pose_graph import build_from_tracks
+from city360.pose_graph.build import BuildParams
+from city360.pose_graph.tracks import Track
+from tests.pose_graph.walks import polyline_track
+
+
+def _junctions(tracks: list[Track], params: BuildParams | None = None) -> np.ndarray:
+    graph = build_from_tracks(tracks, LocalProjection(35.74, 139.67), params=params).graph
+    return np.array(
+        [[d["x_m"], d["y_m"]] for _, d in graph.nodes(data=True) if d["kind"] == "junction"]
+    ).reshape(-1, 2)
+
+
+def _tee_walked_once() -> list[Track]:
+    """A T at the origin, arms south, west and east, each filmed once (a one-way walk split at
+    a stop): one video comes up the south arm and turns west; the next starts 6 m from the
+    corner (4.5 m beside its street) and walks the east arm. Nothing crosses, nothing parts,
+    and the start is farther than `dead_end_pass_m` (4 m) from the pass."""
+    return [
+        polyline_track([(0.0, -90.0), (0.0, 0.0), (-90.0, 0.0)], "south then west"),
+        polyline_track([(4.5, 4.5), (90.0, 4.5)], "east"),
+    ]
+
+
+def test_a_video_starting_beside_a_turning_pass_starts_at_a_tee() -> None:
+    # nerima-n one-way+stops 8 (-23, -30) and (-28, 70), oakland-east one-way+stops 8
+    # (-212, 35): the end was a dead end 1-5 m beside the turning pass, the T lost
+    junctions = _junctions(_tee_walked_once())
+    assert len(junctions) == 1
+    assert np.hypot(*junctions[0]) < 4.0
+
+
+def test_with_the_rule_off_the_two_videos_share_no_junction() -> None:
+    with pytest.raises(GraphBuildError, match="the 2 trajectories share no junction"):
+        _junctions(_tee_walked_once(), BuildParams(end_tee_params=None))
+
+
+def test_the_same_tee_walked_with_the_video_ending_there_is_found_too() -> None:
+    tracks = [
+        polyline_track([(0.0, -90.0), (0.0, 0.0), (-90.0, 0.0)], "south then west"),
+        polyline_track([(90.0, 4.5), (4.5, 4.5)], "east arm, back to the corner"),
+    ]
+    junctions = _junctions(tracks)
+    assert len(junctions) == 1
+    assert np.hypot(*junctions[0]) < 4.0
+
+
+def test_a_walk_split_at_a_stop_makes_no_junction() -> None:
+    # the next video starts where the last ended: neither runs on past the other's end
+    tracks = [
+        polyline_track([(0.0, -90.0), (0.0, 0.0)], "to the stop"),
+        polyline_track([(1.0, 1.0), (1.0, 90.0)], "from the stop"),
+    ]
+    assert len(_junctions(tracks)) == 0
+
+
+def test_a_video_ending_beside_a_pass_on_a_parallel_way_makes_no_junction() -> None:
+    # the end's street runs the way the pass does: no third street meets it there
+    tracks = [
+        polyline_track([(-90.0, 0.0), (90.0, 0.0)], "along the street"),
+        polyline_track([(-90.0, 5.0), (10.0, 5.0)], "along its other sidewalk, stopping"),
+    ]
+    assert len(_junctions(tracks)) == 0
+
+
+def test_a_street_that_stops_short_beside_a_straight_pass_stays_a_dead_end() -> None:
+    # Helsinki (-202, -381), Kamppi (114, -88): OSM ends the street 5-7 m short of the road the
+    # pass walks straight along; the rule needs a pass that turns the corner
+    tracks = [
+        polyline_track([(-90.0, 0.0), (90.0, 0.0)], "along the road"),
+        polyline_track([(0.0, -90.0), (0.0, -7.5)], "up the street that stops short"),
+        polyline_track([(-90.0, 1.0), (-40.0, 1.0), (-40.0, -60.0)], "turning off the road"),
+    ]
+    junctions = _junctions(tracks)
+    assert len(junctions) == 1
+    assert np.hypot(*(junctions[0] - (-40.0, 0.0))) < 4.0
