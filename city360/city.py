@@ -172,6 +172,11 @@ class TrajectoryMeta(BaseModel):
         default="equirect",
         description="how the source video laid out the sphere; frames are stored equirect",
     )
+    dead_reckoned_s: list[tuple[float, float]] | None = Field(
+        default=None,
+        description="video time ranges (first and last frame) posed by dead reckoning where "
+        "the GPS had no fix (the video's head or tail); None when every pose is from GPS",
+    )
 
 
 class ConditionMeta(BaseModel):

@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -47,6 +48,14 @@ from city360.video_store.gps import GpsTrack, read_embedded_track, read_track, v
 from city360.video_store.heading import HeadingFusion, fuse_heading
 from city360.video_store.layouts import Layout, LayoutChoice
 from city360.video_store.motion import MotionMeter, MotionSignal, still_spans
+from city360.video_store.reckon import (
+    EdgeReckoning,
+    GpsCoverageWarning,
+    ReckonParams,
+    coverage_message,
+    reckon_ends,
+    uncovered_ends,
+)
 from city360.video_store.resample import (
     FrameSelection,
     continuity_gaps,
@@ -107,6 +116,9 @@ class IngestOptions:
     """How firmly the heading-aided smoother's speed is held to the GPS-only smoothing's
     speed, m/s at each motion sample (:func:`~city360.video_store.smooth.heading_aided_smooth`'s
     ``speed_meas_sigma``); None leaves the speed free, as before."""
+    reckon: ReckonParams = field(default_factory=ReckonParams)
+    """Dead reckoning of a head or tail of the video without GPS (:mod:`.reckon`);
+    ``ReckonParams(enabled=False)`` drops those frames, as before (with a warning either way)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +154,11 @@ class IngestResult:
     """Video time ranges of parts too short to keep (< 2 frames or < ``spacing_m``)."""
     layout: Layout = "equirect"
     """The layout the source was in (converted to equirect on ingest)."""
+    dead_reckoned_s: tuple[tuple[float, float], ...] = ()
+    """Video time ranges (first and last kept frame) of this trajectory's frames posed by dead
+    reckoning outside the GPS span (:mod:`.reckon`)."""
+    uncovered: tuple[EdgeReckoning, ...] = ()
+    """The video's ends without GPS (at least ``ReckonParams.min_s``) and what was done."""
 
     def all_parts(self) -> tuple[IngestResult, ...]:
         """This result and its :attr:`split_parts`: one per trajectory written."""
@@ -251,12 +268,7 @@ def ingest_video(
     check_in_city(track.source, smooth.x_m, smooth.y_m, projection, city.root)
     motion: MotionSignal | None = None
     if opts.offset == "auto":  # the offset decides which frames to keep: measure motion first
-        meter = MotionMeter(info)
-        for frame in iter_frames(info, deblock=False):  # motion needs no exact pictures
-            if progress is not None and frame.index % 30 == 0:
-                progress("motion", frame.index, info.frame_count)
-            meter.add(frame)
-        motion = meter.result()
+        motion = _measure_motion(info, progress)
     sync = resolve_sync(
         track, info, opts.offset, smooth=smooth, motion=motion, search_s=opts.offset_search_s
     )
@@ -264,6 +276,18 @@ def ingest_video(
     if pts.shape[0] == 0:
         msg = f"video {video_path} has no frames; re-copy it from the camera"
         raise VideoError(msg)
+    uncovered: tuple[EdgeReckoning, ...] = ()
+    if uncovered_ends(t_video, smooth, sync, min_s=opts.reckon.min_s):
+        if motion is None and opts.reckon.enabled:  # reckoning picks frames: motion first
+            motion = _measure_motion(info, progress)
+        edge_heading = (
+            fuse_heading(motion.t_s, motion, smooth, sync) if motion is not None else None
+        )
+        uncovered = reckon_ends(t_video, motion, edge_heading, smooth, sync, opts.reckon)
+        for ending in uncovered:
+            warnings.warn(
+                coverage_message(str(video_path), ending), GpsCoverageWarning, stacklevel=2
+            )
     selection = select_frames(
         pts,
         t_video,
@@ -272,6 +296,7 @@ def ingest_video(
         spacing_m=opts.spacing_m,
         source=str(video_path),
         gps_source=str(track.source),
+        ends=uncovered,
     )
     out_w, out_h = output_size(info.width, info.height, opts.max_width)
     wanted = {int(p): k for k, p in enumerate(selection.source_pts)}
@@ -330,7 +355,7 @@ def ingest_video(
             if aided is not None and np.array_equal(
                 continuity_gaps(*aided, spacing_m=opts.spacing_m), plain_gaps
             ):
-                x_m, y_m = aided  # else keep the plain GPS smoothing
+                x_m, y_m = _keep_reckoned(selection, *aided)  # else the plain GPS smoothing
             parts, dropped = continuous_parts(x_m, y_m, spacing_m=opts.spacing_m)
             if not parts:
                 msg = (
@@ -386,6 +411,7 @@ def ingest_video(
                     part=number if split else None,
                     source_range_s=video_range if split else None,
                     source_layout=info.layout,
+                    dead_reckoned_s=_reckoned_ranges(selection, a, b) or None,
                 )
                 CityDir.write_trajectory_files(folder, meta, poses)
                 results.append(
@@ -412,6 +438,7 @@ def ingest_video(
                         part=number if split else None,
                         source_range_s=video_range if split else None,
                         layout=info.layout,
+                        dead_reckoned_s=tuple(_reckoned_ranges(selection, a, b)),
                     )
                 )
             if len(parts) > 1:
@@ -432,8 +459,50 @@ def ingest_video(
     elapsed = time.perf_counter() - started  # one pass made every part
     parts_done = [dataclasses.replace(r, elapsed_s=elapsed) for r in results]
     return dataclasses.replace(
-        parts_done[0], split_parts=tuple(parts_done[1:]), dropped_parts=dropped_ranges
+        parts_done[0],
+        split_parts=tuple(parts_done[1:]),
+        dropped_parts=dropped_ranges,
+        uncovered=uncovered,
     )
+
+
+def _measure_motion(info: VideoInfo, progress: ProgressCallback | None) -> MotionSignal:
+    """The visual motion of the whole video, in a pass of its own (before frames are chosen)."""
+    meter = MotionMeter(info)
+    for frame in iter_frames(info, deblock=False):  # motion needs no exact pictures
+        if progress is not None and frame.index % 30 == 0:
+            progress("motion", frame.index, info.frame_count)
+        meter.add(frame)
+    return meter.result()
+
+
+def _keep_reckoned(
+    selection: FrameSelection, x_m: npt.NDArray[np.float64], y_m: npt.NDArray[np.float64]
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Aided positions with the dead-reckoned frames put back on their reckoned path, moved
+    with the frame at the track's edge: the aided smoother would walk past the edge on its
+    own, at the GPS speed, where the pictures may show the camera standing still."""
+    if selection.reckoned is None or not selection.reckoned.any():
+        return x_m, y_m
+    x_m, y_m = x_m.copy(), y_m.copy()
+    placed = np.flatnonzero(~selection.reckoned)
+    first, last = int(placed[0]), int(placed[-1])
+    for rows, edge in ((slice(0, first), first), (slice(last + 1, None), last)):
+        x_m[rows] = x_m[edge] + selection.x_m[rows] - selection.x_m[edge]
+        y_m[rows] = y_m[edge] + selection.y_m[rows] - selection.y_m[edge]
+    return x_m, y_m
+
+
+def _reckoned_ranges(selection: FrameSelection, a: int, b: int) -> list[tuple[float, float]]:
+    """Video time ranges of the dead-reckoned kept frames among positions ``[a, b)``."""
+    if selection.reckoned is None:
+        return []
+    ranges = []
+    rows = np.flatnonzero(selection.reckoned[a:b]) + a
+    for run in np.split(rows, np.flatnonzero(np.diff(rows) > 1) + 1):
+        if run.shape[0]:
+            ranges.append((float(selection.t_s[run[0]]), float(selection.t_s[run[-1]])))
+    return ranges
 
 
 def _aided_positions(

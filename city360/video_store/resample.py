@@ -20,6 +20,7 @@ from city360.city import max_pose_step_m
 from city360.errors import ConfigError, GpsError, VideoError
 from city360.video_store.clean import SmoothTrack
 from city360.video_store.decode import VideoInfo
+from city360.video_store.reckon import EdgeReckoning
 from city360.video_store.sync import SyncResult
 
 __all__ = [
@@ -41,7 +42,8 @@ GPS_STILL_SPEED_MPS = 0.5
 class FrameSelection:
     """The kept source frames in order: ``source_index`` (decode order), ``source_pts``,
     ``t_s`` (video seconds), pose ``x_m``/``y_m``/``heading_deg`` and ``distance_m`` along
-    the track from the first kept frame."""
+    the track from the first kept frame. ``reckoned``: True for frames outside the GPS span,
+    posed by dead reckoning (:mod:`.reckon`)."""
 
     source_index: npt.NDArray[np.int64]
     source_pts: npt.NDArray[np.int64]
@@ -50,6 +52,8 @@ class FrameSelection:
     y_m: npt.NDArray[np.float64]
     heading_deg: npt.NDArray[np.float64]
     distance_m: npt.NDArray[np.float64]
+    reckoned: npt.NDArray[np.bool_] | None = None
+    """None: no frame is reckoned."""
 
     def __len__(self) -> int:
         return int(self.source_index.shape[0])
@@ -65,6 +69,7 @@ class FrameSelection:
             y_m=self.y_m[rows],
             heading_deg=self.heading_deg[rows],
             distance_m=self.distance_m[rows],
+            reckoned=None if self.reckoned is None else self.reckoned[rows],
         )
 
     @property
@@ -114,9 +119,12 @@ def select_frames(
     spacing_m: float,
     source: str = "video",
     gps_source: str = "track",
+    ends: Sequence[EdgeReckoning] = (),
 ) -> FrameSelection:
     """Pose every frame inside the GPS span and keep the one nearest each multiple of
-    ``spacing_m`` along the track."""
+    ``spacing_m`` along the track. ``ends``: dead-reckoned paths of the video's uncovered
+    head or tail (:func:`~.reckon.reckon_ends`); the frames they reach are posed on them and
+    kept by the same spacing rule."""
     if not (spacing_m > 0 and math.isfinite(spacing_m)):
         msg = f"`spacing_m` must be > 0, got {spacing_m}"
         raise ConfigError(msg)
@@ -136,6 +144,18 @@ def select_frames(
         )
         raise GpsError(msg)
     x, y, heading = smooth.sample(gps_t[inside])
+    reckoned = None
+    reached = [(end, end.covers(t_video_s)) for end in ends]
+    if any(mask.any() for _, mask in reached):
+        posed = placed.copy()
+        px, py, ph = (np.zeros(t_video_s.shape) for _ in range(3))
+        px[inside], py[inside], ph[inside] = x, y, heading
+        for end, mask in reached:
+            px[mask], py[mask], ph[mask] = end.pose(t_video_s[mask])
+            posed |= mask
+        inside = np.flatnonzero(posed)
+        x, y, heading = px[inside], py[inside], ph[inside]
+        reckoned = ~placed[inside]
     steps = np.hypot(np.diff(x), np.diff(y))
     distance = np.concatenate([[0.0], np.cumsum(steps)])
     total = float(distance[-1])
@@ -161,6 +181,7 @@ def select_frames(
         y_m=y[pick],
         heading_deg=heading[pick],
         distance_m=distance[pick] - distance[pick[0]],
+        reckoned=None if reckoned is None else reckoned[pick],
     )
 
 
