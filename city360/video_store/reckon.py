@@ -119,8 +119,12 @@ class EdgeReckoning:
 def uncovered_ends(
     t_video_s: FloatArray, smooth: SmoothTrack, sync: SyncResult, *, min_s: float
 ) -> list[tuple[End, npt.NDArray[np.int64]]]:
-    """The video's ends without GPS lasting at least ``min_s``: ``(end, frame indices)``."""
+    """The video's ends without GPS lasting at least ``min_s``: ``(end, frame indices)``;
+    none when the video and the track do not overlap at all (an error of pairing or clocks
+    that :func:`~.resample.select_frames` reports)."""
     gps_t = sync.video_start_gps + t_video_s
+    if not ((gps_t >= smooth.start_s) & (gps_t <= smooth.end_s)).any():
+        return []
     ends: list[tuple[End, npt.NDArray[np.int64]]] = []
     for end, rows in (
         ("head", np.flatnonzero(gps_t < smooth.start_s)),
