@@ -338,6 +338,9 @@ def describe_result(r: IngestResult) -> str:
             f"; part {r.part} of {r.source_video.name} (video {start_s:.1f}-{end_s:.1f} s), "
             "split at a GPS jump"
         )
+    if r.dead_reckoned_s:
+        spans = ", ".join(f"{a:.1f}-{b:.1f} s" for a, b in r.dead_reckoned_s)
+        line += f"; dead-reckoned without GPS: video {spans}"
     return line
 
 
