@@ -484,8 +484,10 @@ def _keep_reckoned(
     own, at the GPS speed, where the pictures may show the camera standing still."""
     if selection.reckoned is None or not selection.reckoned.any():
         return x_m, y_m
-    x_m, y_m = x_m.copy(), y_m.copy()
     placed = np.flatnonzero(~selection.reckoned)
+    if placed.shape[0] == 0:
+        return x_m, y_m
+    x_m, y_m = x_m.copy(), y_m.copy()
     first, last = int(placed[0]), int(placed[-1])
     for rows, edge in ((slice(0, first), first), (slice(last + 1, None), last)):
         x_m[rows] = x_m[edge] + selection.x_m[rows] - selection.x_m[edge]
