@@ -117,8 +117,9 @@ class IngestOptions:
     speed, m/s at each motion sample (:func:`~city360.video_store.smooth.heading_aided_smooth`'s
     ``speed_meas_sigma``); None leaves the speed free, as before."""
     reckon: ReckonParams = field(default_factory=ReckonParams)
-    """Dead reckoning of a head or tail of the video without GPS (:mod:`.reckon`);
-    ``ReckonParams(enabled=False)`` drops those frames, as before (with a warning either way)."""
+    """Dead reckoning of a head or tail of the video without GPS (:mod:`.reckon`); off by
+    default (those frames are dropped), ``ReckonParams(enabled=True)`` keeps them; a warning
+    either way."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,7 +49,10 @@ class GpsCoverageWarning(UserWarning):
 class ReckonParams:
     """How far an uncovered head or tail is dead-reckoned, and from what.
 
-    ``enabled``: False drops the uncovered frames (still with a warning), as before.
+    ``enabled``: False (the default; ``city360 ingest --dead-reckon`` turns it on) drops the
+    uncovered frames, with a warning. Off by default because on the filmed Hamburg walks the
+    reckoned frames are 8-13 m RMS off (a walker's speed and heading drift from the edge's),
+    against 1-4.4 m on the SF car (docs/design-notes.md, branch gpstail).
     ``max_s`` / ``max_m``: the bound, video seconds / metres walked from the edge, whichever
     comes first; frames beyond it are dropped. ``min_s``: an uncovered end shorter than this
     (seconds) is left out silently, as before (a 1 Hz track ends up to a second before the
@@ -62,7 +65,7 @@ class ReckonParams:
     trusted (no turn then), as in :func:`~.heading.fuse_heading`.
     """
 
-    enabled: bool = True
+    enabled: bool = False
     max_s: float = 20.0
     max_m: float = 30.0
     min_s: float = 2.0

@@ -19,6 +19,7 @@ from city360.video_store.reckon import GpsCoverageWarning, ReckonParams
 from tests.fixtures.videos import CREATION, SyntheticWalk, make_walk, write_gpx
 
 SMALL = IngestOptions(max_width=128, pyramid=False)
+RECKONING = IngestOptions(max_width=128, pyramid=False, reckon=ReckonParams(enabled=True))
 FIRST_FIX_S = 12.0
 """Video time of the cut track's first fix: a 12 s cold start."""
 LAST_FIX_S = 58.0
@@ -69,7 +70,7 @@ def test_frames_outside_the_gps_are_kept_and_posed_within_a_few_metres(
 ) -> None:
     """Before: the first pose was at the first fix (12 s) and the last at the last (58 s), the
     head's 17 m and tail's 13 m of footage dropped without a word."""
-    result, messages = _ingest(cut_walk, tmp_path / "city", SMALL)
+    result, messages = _ingest(cut_walk, tmp_path / "city", RECKONING)
 
     t_s, error_m = _errors_m(cut_walk, tmp_path / "city")
     assert t_s[0] < 0.5
@@ -98,7 +99,9 @@ def test_frames_outside_the_gps_are_kept_and_posed_within_a_few_metres(
 
 
 def test_reckoning_stops_at_its_bound(cut_walk: CutWalk, tmp_path: Path) -> None:
-    options = IngestOptions(max_width=128, pyramid=False, reckon=ReckonParams(max_s=5.0))
+    options = IngestOptions(
+        max_width=128, pyramid=False, reckon=ReckonParams(enabled=True, max_s=5.0)
+    )
     _, messages = _ingest(cut_walk, tmp_path / "city", options)
 
     t_s, error_m = _errors_m(cut_walk, tmp_path / "city")
@@ -106,7 +109,9 @@ def test_reckoning_stops_at_its_bound(cut_walk: CutWalk, tmp_path: Path) -> None
     assert float(error_m.max()) < 4.0
     assert "; dropped the remaining 7.0 s (beyond the bound of 5 s or 30 m of dead " in messages[0]
 
-    options = IngestOptions(max_width=128, pyramid=False, reckon=ReckonParams(max_m=4.0))
+    options = IngestOptions(
+        max_width=128, pyramid=False, reckon=ReckonParams(enabled=True, max_m=4.0)
+    )
     _, messages = _ingest(cut_walk, tmp_path / "city_m", options)
     t_s, _ = _errors_m(cut_walk, tmp_path / "city_m")
     head_walked_m = 1.4 * (FIRST_FIX_S - t_s[0])
@@ -117,7 +122,7 @@ def test_reckoning_stops_at_its_bound(cut_walk: CutWalk, tmp_path: Path) -> None
 def test_the_off_switch_drops_the_uncovered_frames_with_a_warning(
     cut_walk: CutWalk, tmp_path: Path
 ) -> None:
-    options = IngestOptions(max_width=128, pyramid=False, reckon=ReckonParams(enabled=False))
+    options = SMALL  # the default: off
     result, messages = _ingest(cut_walk, tmp_path / "city", options)
 
     t_s, _ = _errors_m(cut_walk, tmp_path / "city")
@@ -137,7 +142,7 @@ def test_a_covered_video_ingests_as_before(synthetic_walk: SyntheticWalk, tmp_pa
     """The test walk's track ends 0.9 s before its video: under ``min_s``, nothing changes,
     with reckoning on or off, and no warning."""
     results = []
-    for name, reckon in (("on", ReckonParams()), ("off", ReckonParams(enabled=False))):
+    for name, reckon in (("on", ReckonParams(enabled=True)), ("off", ReckonParams())):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             ingest_video(
@@ -163,7 +168,8 @@ def test_the_cli_prints_the_warning(cut_walk: CutWalk, tmp_path: Path) -> None:
         run = CliRunner().invoke(
             app,
             ["ingest", str(cut_walk.walk.video), "--gps", str(cut_walk.gpx),
-             "--out", str(tmp_path / "city"), "--max-width", "128", "--no-pyramid"],
+             "--out", str(tmp_path / "city"), "--max-width", "128", "--no-pyramid",
+             "--dead-reckon"],
             env={"CITY360_NO_PROGRESS": "1"},
         )  # fmt: skip
 
