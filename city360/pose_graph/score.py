@@ -12,9 +12,11 @@ Junctions are true nodes where three or more streets meet; streets through degre
 reduced to what a camera can tell apart: OSM ways drawn twice between the same nodes along the
 same line count once, and streets shorter than the 8 m matching tolerance are contracted into
 their end node (a 1.5 m stub next to a junction is not a separate branch). A built graph that
-does resolve such a pair is not penalised for it: built junctions matched to the true
-junctions of one contracted place, and joined by a built street, are read as that one place
-(either reading of a staggered crossing 7 m long is right). Turns are judged by
+does resolve such a pair is not penalised for it: an extra built junction (matched to no true
+one) within 8 m of the place's other true junction, joined by a built street to the built
+junction matched to the place, is read as that one place (either reading of a staggered
+crossing 7 m long is right; a built junction that matches a true one is never read so).
+Turns are judged by
 geometry: the built edge arriving at the matched junction along a true street, and its
 transition leaving along another true street, must carry the label the same policy gives the
 true angles.
@@ -115,7 +117,7 @@ class _Resolvable:
     ``graph``: nodes are the kept true junctions (``xy``, metres); ``lines`` and ``ends``: the
     kept streets' polylines with their (u, v) after contraction; ``absorbed``: for each kept
     node that short streets were contracted into, the positions (metres) of every true
-    junction it stands for, its own first."""
+    junction (three or more streets) it stands for, its own first."""
 
     graph: nx.MultiGraph
     lines: list[np.ndarray]
