@@ -85,11 +85,9 @@ def fuse_heading(
     track_heading = np.interp(gps_t, smooth.t_s, smooth.heading_deg)  # unwrapped
     speed = np.interp(gps_t, smooth.t_s, smooth.speed_mps)
     inside = (gps_t >= smooth.start_s) & (gps_t <= smooth.end_s)
-    steps = np.diff(motion.yaw_deg)
-    # a step faster than anyone turns a camera is a mismatch (often the 180° ambiguity of a
-    # symmetric street): take the track's turn for it instead
-    weak = (motion.confidence < min_confidence) | (np.abs(steps) > max_rate_dps * np.diff(t))
-    steps = np.where(weak, np.diff(track_heading), steps)
+    # an untrusted step: take the track's turn for it instead
+    weak = motion.untrusted_steps(min_confidence, max_rate_dps)
+    steps = np.where(weak, np.diff(track_heading), np.diff(motion.yaw_deg))
     visual = np.concatenate([[0.0], np.cumsum(steps)])
     weight = np.clip(speed / 1.0, 0.0, 1.0) * (speed >= min_speed_mps) * inside
     if weight.sum() < 1.0:

@@ -281,8 +281,10 @@ def ingest_video(
     if uncovered_ends(t_video, smooth, sync, min_s=opts.reckon.min_s):
         if motion is None and opts.reckon.enabled:  # reckoning picks frames: motion first
             motion = _measure_motion(info, progress)
-        edge_heading = (
-            fuse_heading(motion.t_s, motion, smooth, sync) if motion is not None else None
+        edge_heading = (  # only reckoning reads it
+            fuse_heading(motion.t_s, motion, smooth, sync)
+            if motion is not None and opts.reckon.enabled
+            else None
         )
         uncovered = reckon_ends(t_video, motion, edge_heading, smooth, sync, opts.reckon)
         for ending in uncovered:

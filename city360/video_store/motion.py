@@ -53,6 +53,15 @@ class MotionSignal:
     def change_rate(self) -> FloatArray:
         return self.change / np.diff(self.t_s)
 
+    def untrusted_steps(self, min_confidence: float, max_rate_dps: float) -> npt.NDArray[np.bool_]:
+        """Yaw steps (N-1) not to trust: a phase-correlation peak under ``min_confidence``, or
+        a turn faster than ``max_rate_dps`` (faster than anyone turns a camera: a mismatch,
+        often the 180° ambiguity of a symmetric street)."""
+        steps = np.diff(self.yaw_deg)
+        return (self.confidence < min_confidence) | (
+            np.abs(steps) > max_rate_dps * np.diff(self.t_s)
+        )
+
 
 def _phase_shift(previous: FloatArray, current: FloatArray) -> tuple[float, float]:
     """Column shift (pixels, + to the right) of ``current`` against ``previous`` and the

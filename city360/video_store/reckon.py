@@ -194,11 +194,8 @@ def _reckon_end(
     speed = float(np.median(moving_near)) if moving_near.shape[0] else 0.0
     t = motion.t_s
     # the picture's yaw, its untrusted steps taken as no turn
-    steps = np.diff(motion.yaw_deg)
-    weak = (motion.confidence < params.min_confidence) | (
-        np.abs(steps) > params.max_rate_dps * np.diff(t)
-    )
-    yaw = np.concatenate([[0.0], np.cumsum(np.where(weak, 0.0, steps))])
+    weak = motion.untrusted_steps(params.min_confidence, params.max_rate_dps)
+    yaw = np.concatenate([[0.0], np.cumsum(np.where(weak, 0.0, np.diff(motion.yaw_deg)))])
     anchor = gps_heading
     if (
         heading is not None
