@@ -623,6 +623,7 @@ def build_city(
     ``city360.maps.NETWORK_HIGHWAYS``). ``on_step(name)`` is called as each step starts (for
     progress display).
     """
+    from city360.pose_graph.provenance import trajectory_digests
     from city360.pose_graph.stats import graph_stats
 
     step = on_step or (lambda _name: None)
@@ -632,7 +633,11 @@ def build_city(
     step("reading trajectories")
     manifest, tracks = load_tracks(city, require_frames=require_frames)
     projection = manifest.projection
-    info: dict[str, Any] = {"trajectories": [t.id for t in tracks], "osm": None}
+    info: dict[str, Any] = {
+        "trajectories": [t.id for t in tracks],
+        "inputs": trajectory_digests(city, [t.id for t in tracks]),
+        "osm": None,
+    }
     osm = None
     osm_matches = None
     with ExitStack() as keep:

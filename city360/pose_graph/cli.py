@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from city360.errors import City360Error
 from city360.progress import console
 
 if TYPE_CHECKING:
@@ -54,19 +56,46 @@ def build_command(
             done[0] += 1
             progress.update(task, description=name, completed=done[0])
 
-        pose_graph = build_city(
-            city_dir,
-            osm_path=osm,
-            osm_network=osm_network,
-            require_frames=not pose_only,
-            on_step=on_step,
-        )
+        try:
+            pose_graph = build_city(
+                city_dir,
+                osm_path=osm,
+                osm_network=osm_network,
+                require_frames=not pose_only,
+                on_step=on_step,
+            )
+        except City360Error:
+            _say_previous_graph_kept(city_dir)
+            raise
         progress.update(task, completed=steps)
     from city360.city import CityDir
 
     stats = CityDir(city_dir).read_manifest().stats.get("pose_graph", {})
     console.print(f"wrote {CityDir(city_dir).graph_path}: {pose_graph}")
     _print_stats(stats)
+
+
+def _say_previous_graph_kept(city_dir: Path) -> None:
+    """After a failed build: say that the previous ``graph.json`` (if any) is still there and
+    which build it is, so that ``score``, ``tasks`` or the viewer reading it surprise nobody.
+
+    Printed, not raised as a warning: under ``-W error`` a warning would take the build
+    error's place."""
+    from city360.city import CityDir
+    from city360.pose_graph.provenance import read_built_graph
+
+    try:
+        previous = read_built_graph(CityDir(city_dir))
+    except City360Error:
+        return  # the build error is the one to read; a broken old graph adds nothing
+    if previous is not None:
+        console.print(
+            f"[yellow]note:[/] the build failed; the previous {previous.describe()} is left "
+            "as it was",
+            markup=True,
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _print_stats(stats: dict[str, object]) -> None:
@@ -164,9 +193,21 @@ def score_command(
 ) -> None:
     """Score the built pose graph against the city's ground truth (synth cities only):
     junction precision/recall within 8 m, street precision/recall/F1, turn accuracy."""
+    from city360.city import CityDir
+    from city360.pose_graph.provenance import StaleGraphWarning, read_built_graph, stale_reasons
     from city360.pose_graph.score import score_city
 
     result = score_city(city_dir)
+    city = CityDir(city_dir)
+    built = read_built_graph(city)
+    stale = stale_reasons(city, built) if built is not None else []
+    for reason in stale:
+        warnings.warn(
+            f"{city.graph_path} is out of date ({reason}); rebuild it first: "
+            f"`city360 build {city.root}`",
+            StaleGraphWarning,
+            stacklevel=1,
+        )
     figures = {
         "junction_precision": round(result.junction_precision, 4),
         "junction_recall": round(result.junction_recall, 4),
@@ -176,12 +217,24 @@ def score_command(
         "turn_accuracy": round(result.turn_accuracy, 4),
         "turns_scored": result.turns_total,
     }
+    graph_info = {
+        "path": str(city.graph_path),
+        "written_utc": built.written_utc.isoformat() if built else None,
+        "osm": built.osm if built else None,
+        "trajectories": len(built.trajectories) if built else None,
+        "stale": stale,
+    }
     if as_json:
-        console.print_json(
-            json.dumps({**figures, "missing_streets": result.missing_streets,
-                        "extra_streets": result.extra_streets})
-        )  # fmt: skip
+        payload = {
+            **figures,
+            "graph": graph_info,
+            "missing_streets": result.missing_streets,
+            "extra_streets": result.extra_streets,
+        }
+        typer.echo(json.dumps(payload, indent=2))  # stdout, for pipes; warnings go to stderr
         return
+    if built is not None:
+        console.print(f"scored {built.describe()}", highlight=False, soft_wrap=True)
     for key, value in figures.items():
         console.print(f"{key:20s} {value}", highlight=False)
     for line in result.missing_streets[:10]:
