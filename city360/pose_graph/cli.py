@@ -14,6 +14,7 @@ from city360.progress import console
 
 if TYPE_CHECKING:
     from city360.city import CityDir
+    from city360.pose_graph.provenance import BuiltGraph
     from city360.types import Image
 
 __all__ = ["accuracy_command", "build_command", "info_command", "register", "score_command"]
@@ -98,6 +99,23 @@ def _say_previous_graph_kept(city_dir: Path) -> None:
         )
 
 
+def _warn_if_stale(city: CityDir) -> tuple[BuiltGraph | None, list[str]]:
+    """Read which build made ``city``'s graph.json and warn (:class:`StaleGraphWarning`) once
+    per way the city's trajectories have moved on since; returns both."""
+    from city360.pose_graph.provenance import StaleGraphWarning, read_built_graph, stale_reasons
+
+    built = read_built_graph(city)
+    stale = stale_reasons(city, built) if built is not None else []
+    for reason in stale:
+        warnings.warn(
+            f"{city.graph_path} is out of date ({reason}); rebuild it first: "
+            f"`city360 build {city.root}`",
+            StaleGraphWarning,
+            stacklevel=1,
+        )
+    return built, stale
+
+
 def _print_stats(stats: dict[str, object]) -> None:
     from rich.table import Table
 
@@ -142,6 +160,7 @@ def info_command(
     city_dir = resolve_city(str(city_dir))
 
     city = CityDir(city_dir)
+    _warn_if_stale(city)  # first: a graph the city moved past may not load at all
     pose_graph = load_graph(city, require_frames=not pose_only)
     manifest, tracks = load_tracks(city, require_frames=not pose_only)
     osm_path = osm or city.osm_source()
@@ -194,20 +213,11 @@ def score_command(
     """Score the built pose graph against the city's ground truth (synth cities only):
     junction precision/recall within 8 m, street precision/recall/F1, turn accuracy."""
     from city360.city import CityDir
-    from city360.pose_graph.provenance import StaleGraphWarning, read_built_graph, stale_reasons
     from city360.pose_graph.score import score_city
 
-    result = score_city(city_dir)
     city = CityDir(city_dir)
-    built = read_built_graph(city)
-    stale = stale_reasons(city, built) if built is not None else []
-    for reason in stale:
-        warnings.warn(
-            f"{city.graph_path} is out of date ({reason}); rebuild it first: "
-            f"`city360 build {city.root}`",
-            StaleGraphWarning,
-            stacklevel=1,
-        )
+    built, stale = _warn_if_stale(city)  # first: a graph the city moved past may not load
+    result = score_city(city_dir)
     figures = {
         "junction_precision": round(result.junction_precision, 4),
         "junction_recall": round(result.junction_recall, 4),

@@ -158,3 +158,19 @@ def test_a_failed_first_build_has_no_previous_graph_to_name(tmp_path: Path) -> N
     assert isinstance(result.exception, CityFormatError)
     assert "previous" not in result.output
     assert not city.graph_path.exists()
+
+
+def test_info_warns_about_a_stale_graph_before_it_fails_to_load(tmp_path: Path) -> None:
+    city = _city(tmp_path / "city")
+    build_city(city, require_frames=False)
+    shutil.rmtree(city.trajectory_dir(city.trajectory_ids()[0]))
+    shutil.copytree(city.trajectory_dir(city.trajectory_ids()[0]), city.trajectory_dir("walk_b"))
+
+    with pytest.warns(StaleGraphWarning) as caught:
+        result = CliRunner().invoke(app, ["info", str(city.root), "--pose-only", "--json"])
+
+    messages = [str(w.message) for w in caught]
+    assert any("trajectories ingested after this build: walk_b" in m for m in messages)
+    assert any("no longer in the city" in m for m in messages)
+    # the graph names a trajectory that is gone: it cannot load, and says so after the warning
+    assert isinstance(result.exception, CityFormatError)
