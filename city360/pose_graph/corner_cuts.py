@@ -173,7 +173,9 @@ def corner_cuts(
         for node in (street.a, street.b):
             at[node].append(street)
     corners = [n for n in range(count) if len(at[n]) == 3 and n not in looped]
+    at_corner = set(corners)
     joined: dict[tuple[int, int], Street] = {}
+    doubled: set[tuple[int, int]] = set()
     for n in corners:
         for street in at[n]:
             other = street.b if street.a == n else street.a
@@ -181,12 +183,28 @@ def corner_cuts(
                 continue
             side = float(np.hypot(*(junctions_xy[other] - junctions_xy[n])))
             if side <= params.max_side_m:
-                joined[(min(n, other), max(n, other))] = street
+                pair = (min(n, other), max(n, other))
+                if pair in joined and joined[pair].id != street.id:
+                    doubled.add(pair)  # two streets between two corners: a loop, no side
+                joined[pair] = street
+    neighbours: dict[int, set[int]] = defaultdict(set)
+    for a, b in joined:
+        if a in at_corner and b in at_corner and (a, b) not in doubled:
+            neighbours[a].add(b)
+            neighbours[b].add(a)
+    triangles = sorted(
+        (a, b, c)
+        for a in neighbours
+        for b in neighbours[a]
+        if b > a
+        for c in neighbours[a] & neighbours[b]
+        if c > b
+    )
     used: set[int] = set()
     tees: list[FloatArray] = []
-    for triangle in combinations(corners, 3):
+    for triangle in triangles:
         pairs = list(combinations(triangle, 2))
-        if used & set(triangle) or any(pair not in joined for pair in pairs):
+        if used & set(triangle):
             continue
         inner = {joined[pair].id for pair in pairs}
         arms: dict[int, _Arm] = {}
