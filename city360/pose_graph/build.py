@@ -33,6 +33,7 @@ from city360.errors import GraphBuildError
 from city360.geo import LocalProjection, bearing_deg, wrap_deg
 from city360.pose_graph.apart import ApartParams, apart_junctions
 from city360.pose_graph.clarify import ClarifyParams, clarify_tracks
+from city360.pose_graph.corner_cuts import CornerCutParams, corner_cuts
 from city360.pose_graph.dwell import DwellParams, hold_still_spans
 from city360.pose_graph.end_tees import EndTeeParams, end_tees
 from city360.pose_graph.graph import (
@@ -111,6 +112,9 @@ class BuildParams:
     """Without OSM, a video that ends beside another street's pass, its street running into
     that pass, ends at a T-junction there (:mod:`city360.pose_graph.end_tees`); None leaves
     it a dead end."""
+    corner_cut_params: CornerCutParams | None = field(default_factory=CornerCutParams)
+    """Without OSM, a triangle of three junctions that is one T whose turning passes cut both
+    its corners becomes that T (:mod:`city360.pose_graph.corner_cuts`); None leaves it."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -419,6 +423,10 @@ def build_from_tracks(
             dead_xy, junctions_xy, segments, streets, _ = _cut(
                 tracks, junctions_xy[~apart], params, matched
             )
+    if osm is None and params.corner_cut_params is not None:
+        merged = corner_cuts(tracks, junctions_xy, segments, streets, params.corner_cut_params)
+        if len(merged) != len(junctions_xy):
+            dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, merged, params, matched)
     if osm is None and params.end_tee_params is not None:
         tees = end_tees(tracks, junctions_xy, segments, streets, params.end_tee_params)
         if len(tees):
