@@ -14,7 +14,9 @@ The Helsinki suite rows lose 33 of their 66 missed junctions this way without OS
 streets, one of them a short street (at most ``max_stem_m``) to a junction ``J`` with three
 streets, whose passes go on through ``J`` into both of ``J``'s other streets, those two
 leaving ``J`` within ``max_branch_deg`` of the stem's own direction on either side of it (the
-branches of a Y seen from its stem; at a T or a crossing they leave at 70-110 degrees). Every
+branches of a Y seen from its stem; at a T or a crossing they leave at 70-110 degrees), one of
+them within ``straight_deg`` (it runs on nearly straight, so its passes cast no votes against
+the stem's: a Y whose branches both leave wider was found by the votes where it is). Every
 pass at ``J`` must come from or go to the stem: a pass between the two branches would be cut
 nowhere once ``J`` is gone. The fork is then at ``L``: ``J`` is dropped and ``L`` made a
 junction, its stem running into both branches.
@@ -52,6 +54,12 @@ class FusedForkParams:
     max_branch_deg: float = 55.0
     """Each branch leaves ``J`` within this of the stem's direction ``L`` -> ``J`` (a Y; a T's
     or a crossing's arms leave at 70-110 degrees)."""
+    straight_deg: float = 28.0
+    """One branch leaves ``J`` within this of the stem's direction: it runs on from the stem
+    nearly straight, too close to the stem's own line for its passes to vote against the
+    stem's (``JunctionParams.min_angle_deg``, 25 degrees, and a few degrees of chord noise),
+    which is why nothing was found at the fork. At a true Y that the votes found, both
+    branches leave farther out (the old town and Nerima: 30-49 degrees)."""
     branch_far_m: float = 12.0
     """A branch's direction is the chord from ``J`` to this far along each pass on it."""
 
@@ -183,9 +191,10 @@ def _is_fused_fork(
             on = goes_on.get((i, split))
             if on is not None and street_of[on] != stem.id:
                 return False
-    signs = []
+    medians = []
     for turns in side.values():
         if any(abs(t) > params.max_branch_deg for t in turns):
             return False
-        signs.append(np.sign(np.median(turns)))
-    return signs[0] * signs[1] < 0
+        medians.append(float(np.median(turns)))
+    on_both_sides = medians[0] * medians[1] < 0
+    return on_both_sides and min(abs(m) for m in medians) <= params.straight_deg
