@@ -27,6 +27,7 @@ north.
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ from city360.geo import angle_diff_deg, bearing_deg
 from city360.pose_graph.segments import Segment, Street
 from city360.pose_graph.tracks import Track
 
-__all__ = ["FusedForkParams", "ForkFix", "fused_forks"]
+__all__ = ["ForkFix", "FusedForkParams", "fused_forks"]
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -86,7 +87,7 @@ def _neighbours(segments: Sequence[Segment]) -> dict[tuple[int, int], int]:
     on: dict[tuple[int, int], int] = {}
     for members in by_track.values():
         members.sort(key=lambda i: segments[i].first_frame)
-        for a, b in zip(members, members[1:], strict=False):
+        for a, b in itertools.pairwise(members):
             node = segments[a].v
             if segments[b].u == node:
                 on[(a, node)] = b
@@ -94,7 +95,9 @@ def _neighbours(segments: Sequence[Segment]) -> dict[tuple[int, int], int]:
     return on
 
 
-def _leaving_heading(track: Track, seg: Segment, node_xy: FloatArray, node: int, far_m: float) -> float:
+def _leaving_heading(
+    track: Track, seg: Segment, node_xy: FloatArray, node: int, far_m: float
+) -> float:
     """Heading (deg) from ``node_xy`` to the pose ``far_m`` along ``seg`` away from ``node``."""
     arc = track.arc_m
     start, end = float(arc[seg.first_frame]), float(arc[seg.last_frame])
@@ -143,7 +146,14 @@ def fused_forks(
             if float(np.hypot(*(nodes_xy[split] - nodes_xy[fork]))) > params.max_stem_m:
                 continue
             if _is_fused_fork(
-                tracks, segments, stem, split, nodes_xy, streets_at[split], street_of, goes_on,
+                tracks,
+                segments,
+                stem,
+                split,
+                nodes_xy,
+                streets_at[split],
+                street_of,
+                goes_on,
                 params,
             ):
                 keep[split] = False
