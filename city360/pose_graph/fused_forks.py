@@ -8,7 +8,8 @@ the branches leave the stem (passes along nearly one direction vote for nothing,
 the branches, where the passes finally part. What the build does keep at the fork is often
 a node of some other origin, with two streets: a video's end or a walk's stop (a dead end
 that passes go through), or a T put on a video's end (:mod:`city360.pose_graph.end_tees`).
-The Helsinki suite rows lose 33 of their 66 missed junctions this way without OSM.
+Without OSM, 33 of the 72 junctions that the Helsinki suite's one-way and wander rows
+miss have such a two-street node within 4 m (round seventeen, design notes part thirteen).
 
 :func:`fused_forks` finds those places in a cut of the tracks: a node ``L`` with two
 streets, one of them a short street (at most ``max_stem_m``) to a junction ``J`` with three
@@ -19,7 +20,11 @@ them within ``straight_deg`` (it runs on nearly straight, so its passes cast no 
 the stem's: a Y whose branches both leave wider was found by the votes where it is). Every
 pass at ``J`` must come from or go to the stem: a pass between the two branches would be cut
 nowhere once ``J`` is gone. The fork is then at ``L``: ``J`` is dropped and ``L`` made a
-junction, its stem running into both branches.
+junction, its stem running into both branches. The rule's limit: a true Y one of whose
+branches leaves within ``straight_deg`` of its stem, with a video's end or a stop on that stem
+up to ``max_stem_m`` before it, looks the same from the stop, and its junction is moved there
+(``tests/pose_graph/test_fused_forks.py`` pins it); ``BuildParams.fork_params = None`` turns
+the rule off.
 
 All positions are metres in the city CRS (x east, y north), headings degrees clockwise from
 north.
