@@ -81,6 +81,7 @@ class ForkFix:
 
     @property
     def changes(self) -> bool:
+        """Whether the junctions change (a cut at the new ones is needed)."""
         return bool(len(self.added)) or not bool(self.keep.all())
 
 
@@ -181,7 +182,8 @@ def _is_fused_fork(
     params: FusedForkParams,
 ) -> bool:
     """Whether the passes of ``stem`` go on through ``split`` into both of its other streets,
-    both leaving within ``max_branch_deg`` of the stem's direction, one on each side."""
+    both leaving within ``max_branch_deg`` of the stem's direction, one on each side and one
+    within ``straight_deg``, and no other pass goes through ``split`` from branch to branch."""
     fork = stem.b if stem.a == split else stem.a
     step = nodes_xy[split] - nodes_xy[fork]
     stem_heading = bearing_deg(float(step[0]), float(step[1]))
