@@ -36,6 +36,7 @@ from city360.pose_graph.clarify import ClarifyParams, clarify_tracks
 from city360.pose_graph.corner_cuts import CornerCutParams, corner_cuts
 from city360.pose_graph.dwell import DwellParams, hold_still_spans
 from city360.pose_graph.end_tees import EndTeeParams, end_tees
+from city360.pose_graph.fused_forks import FusedForkParams, fused_forks
 from city360.pose_graph.graph import (
     GRAPH_SCHEMA_VERSION,
     NODE_TOLERANCE_M,
@@ -115,6 +116,10 @@ class BuildParams:
     corner_cut_params: CornerCutParams | None = field(default_factory=CornerCutParams)
     """Without OSM, a triangle of three junctions that is one T whose turning passes cut both
     its corners becomes that T (:mod:`city360.pose_graph.corner_cuts`); None leaves it."""
+    fork_params: FusedForkParams | None = field(default_factory=FusedForkParams)
+    """Without OSM, a junction built where a shallow fork's branches part, 10-28 m past a
+    node at the fork itself, moves to that node (:mod:`city360.pose_graph.fused_forks`);
+    None leaves it."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -432,6 +437,15 @@ def build_from_tracks(
         if len(tees):
             dead_xy, junctions_xy, segments, streets, _ = _cut(
                 tracks, np.concatenate([junctions_xy.reshape(-1, 2), tees]), params, matched
+            )
+    if osm is None and params.fork_params is not None:
+        forks = fused_forks(tracks, junctions_xy, dead_xy, segments, streets, params.fork_params)
+        if forks.changes:
+            dead_xy, junctions_xy, segments, streets, _ = _cut(
+                tracks,
+                np.concatenate([junctions_xy.reshape(-1, 2)[forks.keep], forks.added]),
+                params,
+                matched,
             )
     if not segments:
         msg = (

@@ -1,0 +1,217 @@
+"""Two streets that leave a fork at a shallow angle: the junction at the fork (no OSM).
+
+Where one street forks into two at 10-40 degrees, the two branches run 1-6 m apart for their
+first 10-25 m. A phone's passes cannot tell them apart there: they vote for no junction where
+the branches leave the stem (passes along nearly one direction vote for nothing,
+:mod:`city360.pose_graph.junctions`) and are grouped into one street
+(:mod:`city360.pose_graph.segments`, ``same_street_m``); the junction is built 10-25 m down
+the branches, where the passes finally part. What the build does keep at the fork is often
+a node of some other origin, with two streets: a video's end or a walk's stop (a dead end
+that passes go through), or a T put on a video's end (:mod:`city360.pose_graph.end_tees`).
+Without OSM, 33 of the 72 junctions that the Helsinki suite's one-way and wander rows
+miss have such a two-street node within 4 m (round seventeen, design notes part thirteen).
+
+:func:`fused_forks` finds those places in a cut of the tracks: a node ``L`` with two
+streets, one of them a short street (at most ``max_stem_m``) to a junction ``J`` with three
+streets, whose passes go on through ``J`` into both of ``J``'s other streets, those two
+leaving ``J`` within ``max_branch_deg`` of the stem's own direction on either side of it (the
+branches of a Y seen from its stem; at a T or a crossing they leave at 70-110 degrees), one of
+them within ``straight_deg`` (it runs on nearly straight, so its passes cast no votes against
+the stem's: a Y whose branches both leave wider was found by the votes where it is). Every
+pass at ``J`` must come from or go to the stem: a pass between the two branches would be cut
+nowhere once ``J`` is gone. The fork is then at ``L``: ``J`` is dropped and ``L`` made a
+junction, its stem running into both branches. The rule's limit: a true Y one of whose
+branches leaves within ``straight_deg`` of its stem, with a video's end or a stop on that stem
+up to ``max_stem_m`` before it, looks the same from the stop, and its junction is moved there
+(``tests/pose_graph/test_fused_forks.py`` pins it); ``BuildParams.fork_params = None`` turns
+the rule off.
+
+All positions are metres in the city CRS (x east, y north), headings degrees clockwise from
+north.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from city360.geo import angle_diff_deg, bearing_deg
+from city360.pose_graph.segments import Segment, Street
+from city360.pose_graph.tracks import Track
+
+__all__ = ["ForkFix", "FusedForkParams", "fused_forks"]
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True, slots=True)
+class FusedForkParams:
+    """Tuning of :func:`fused_forks` (metres and degrees)."""
+
+    max_stem_m: float = 28.0
+    """The fused part of the two branches, from the fork ``L`` to where the build put the
+    junction ``J``, is at most this long (Helsinki's 11-degree fork: 23-26 m)."""
+    max_branch_deg: float = 55.0
+    """Each branch leaves ``J`` within this of the stem's direction ``L`` -> ``J`` (a Y; a T's
+    or a crossing's arms leave at 70-110 degrees)."""
+    straight_deg: float = 28.0
+    """One branch leaves ``J`` within this of the stem's direction: it runs on from the stem
+    nearly straight, too close to the stem's own line for its passes to vote against the
+    stem's (``JunctionParams.min_angle_deg``, 25 degrees, and a few degrees of chord noise),
+    which is why nothing was found at the fork. At a true Y that the votes found, both
+    branches leave farther out (the old town and Nerima: 30-49 degrees)."""
+    branch_far_m: float = 12.0
+    """A branch's direction is the chord from ``J`` to this far along each pass on it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ForkFix:
+    """What :func:`fused_forks` found: ``keep`` (one flag per junction, False for each
+    junction ``J`` built where a fork's branches part) and ``added`` (K, 2), the forks that
+    were dead ends and become junctions (forks that were junctions already are kept)."""
+
+    keep: BoolArray
+    added: FloatArray
+
+    @property
+    def changes(self) -> bool:
+        """Whether the junctions change (a cut at the new ones is needed)."""
+        return bool(len(self.added)) or not bool(self.keep.all())
+
+
+def _neighbours(segments: Sequence[Segment]) -> dict[tuple[int, int], int]:
+    """(segment index, node) -> the segment of the same track that goes on through that node."""
+    by_track: dict[int, list[int]] = defaultdict(list)
+    for i, seg in enumerate(segments):
+        by_track[seg.track].append(i)
+    on: dict[tuple[int, int], int] = {}
+    for members in by_track.values():
+        members.sort(key=lambda i: segments[i].first_frame)
+        for a, b in itertools.pairwise(members):
+            node = segments[a].v
+            if segments[b].u == node:
+                on[(a, node)] = b
+                on[(b, node)] = a
+    return on
+
+
+def _leaving_heading(
+    track: Track, seg: Segment, node_xy: FloatArray, node: int, far_m: float
+) -> float:
+    """Heading (deg) from ``node_xy`` to the pose ``far_m`` along ``seg`` away from ``node``."""
+    arc = track.arc_m
+    start, end = float(arc[seg.first_frame]), float(arc[seg.last_frame])
+    mark = min(start + far_m, end) if seg.u == node else max(end - far_m, start)
+    point = np.array([np.interp(mark, arc, track.xy[:, 0]), np.interp(mark, arc, track.xy[:, 1])])
+    step = point - node_xy
+    return bearing_deg(float(step[0]), float(step[1]))
+
+
+def fused_forks(
+    tracks: Sequence[Track],
+    junctions_xy: FloatArray,
+    dead_ends_xy: FloatArray,
+    segments: Sequence[Segment],
+    streets: Sequence[Street],
+    params: FusedForkParams | None = None,
+) -> ForkFix:
+    """The junctions built down a shallow fork's branches, and the forks to put instead.
+
+    ``segments`` and ``streets`` are the build's cut of ``tracks`` at ``junctions_xy`` and
+    ``dead_ends_xy`` (node indices below ``len(junctions_xy)`` are junctions, the rest dead
+    ends, in order). Each junction and each fork is used at most once.
+    """
+    params = params or FusedForkParams()
+    junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
+    nodes_xy = np.concatenate([junctions_xy, np.asarray(dead_ends_xy).reshape(-1, 2)])
+    n_junctions = len(junctions_xy)
+    streets_at: dict[int, list[Street]] = defaultdict(list)
+    for street in streets:
+        for node in {street.a, street.b}:
+            streets_at[node].append(street)
+    street_of = {i: street.id for street in streets for i in (*street.forward, *street.backward)}
+    goes_on = _neighbours(segments)
+    keep = np.ones(n_junctions, dtype=bool)
+    added: list[FloatArray] = []
+    used: set[int] = set()
+    for fork, at_fork in sorted(streets_at.items()):
+        if len(at_fork) != 2 or fork in used:
+            continue
+        for stem in at_fork:
+            split = stem.b if stem.a == fork else stem.a
+            if split == fork or split >= n_junctions or split in used:
+                continue
+            if len(streets_at[split]) != 3:
+                continue
+            if float(np.hypot(*(nodes_xy[split] - nodes_xy[fork]))) > params.max_stem_m:
+                continue
+            if _is_fused_fork(
+                tracks,
+                segments,
+                stem,
+                split,
+                nodes_xy,
+                streets_at[split],
+                street_of,
+                goes_on,
+                params,
+            ):
+                keep[split] = False
+                used.update((fork, split))
+                if fork >= n_junctions:
+                    added.append(nodes_xy[fork])
+                break
+    return ForkFix(keep, np.asarray(added, dtype=np.float64).reshape(-1, 2))
+
+
+def _is_fused_fork(
+    tracks: Sequence[Track],
+    segments: Sequence[Segment],
+    stem: Street,
+    split: int,
+    nodes_xy: FloatArray,
+    at_split: Sequence[Street],
+    street_of: dict[int, int],
+    goes_on: dict[tuple[int, int], int],
+    params: FusedForkParams,
+) -> bool:
+    """Whether the passes of ``stem`` go on through ``split`` into both of its other streets,
+    both leaving within ``max_branch_deg`` of the stem's direction, one on each side and one
+    within ``straight_deg``, and no other pass goes through ``split`` from branch to branch."""
+    fork = stem.b if stem.a == split else stem.a
+    step = nodes_xy[split] - nodes_xy[fork]
+    stem_heading = bearing_deg(float(step[0]), float(step[1]))
+    branches = {street.id for street in at_split if street.id != stem.id}
+    side: dict[int, list[float]] = defaultdict(list)
+    for i in (*stem.forward, *stem.backward):
+        on = goes_on.get((i, split))
+        if on is None:
+            continue
+        seg = segments[on]
+        heading = _leaving_heading(
+            tracks[seg.track], seg, nodes_xy[split], split, params.branch_far_m
+        )
+        side[street_of[on]].append(angle_diff_deg(heading, stem_heading))
+    if set(side) != branches or len(branches) != 2:
+        return False
+    # a pass from one branch to the other would lose its only cut with the junction gone
+    for street in at_split:
+        if street.id == stem.id:
+            continue
+        for i in (*street.forward, *street.backward):
+            on = goes_on.get((i, split))
+            if on is not None and street_of[on] != stem.id:
+                return False
+    medians = []
+    for turns in side.values():
+        if any(abs(t) > params.max_branch_deg for t in turns):
+            return False
+        medians.append(float(np.median(turns)))
+    on_both_sides = medians[0] * medians[1] < 0
+    return on_both_sides and min(abs(m) for m in medians) <= params.straight_deg

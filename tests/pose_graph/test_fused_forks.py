@@ -1,0 +1,95 @@
+"""A junction built down a shallow fork's branches moves to the node at the fork (no OSM)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from city360.geo import LocalProjection
+from city360.pose_graph import build_from_tracks
+from city360.pose_graph.build import BuildParams
+from city360.pose_graph.fused_forks import FusedForkParams
+from city360.pose_graph.tracks import Track
+from tests.pose_graph.walks import polyline_track
+
+
+def _junctions(tracks: list[Track], params: BuildParams | None = None) -> np.ndarray:
+    graph = build_from_tracks(tracks, LocalProjection(60.17, 24.94), params=params).graph
+    return np.array(
+        [[d["x_m"], d["y_m"]] for _, d in graph.nodes(data=True) if d["kind"] == "junction"]
+    ).reshape(-1, 2)
+
+
+def _shallow_fork(seed: int) -> list[Track]:
+    """A street from the east forks at the origin into two branches 7 degrees either side of
+    west; 25 m out they bend away from each other (north-west, south-west). One video walks
+    the stem and the northern branch; the next starts at the fork (a walk split at a stop
+    there) and walks the southern branch. The branches run 3-7 m apart for their first 25 m:
+    one street to the grouping, and no votes until they bend."""
+    return [
+        polyline_track([(90.0, 0.0), (0.0, 0.0), (-25.0, 3.0), (-70.0, 20.0)], f"north {seed}"),
+        polyline_track([(0.0, -1.0), (-25.0, -4.0), (-70.0, -20.0)], f"south {seed}"),
+    ]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_shallow_fork_gets_its_junction_at_the_fork(seed: int) -> None:
+    # Helsinki (-228, -130), (-23, -597), (423, -416), (339, 276): built 9-26 m down the
+    # branches where their passes part, a two-street node left at the fork itself
+    junctions = _junctions(_shallow_fork(seed))
+    assert len(junctions) == 1
+    assert np.hypot(*junctions[0]) < 3.0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_with_the_rule_off_the_junction_stays_where_the_branches_part(seed: int) -> None:
+    junctions = _junctions(_shallow_fork(seed), BuildParams(fork_params=None))
+    assert len(junctions) == 1
+    assert np.hypot(*junctions[0]) > 8.0
+
+
+def _tee_with_a_stop_on_its_stem(seed: int) -> list[Track]:
+    """A T at the origin (stem from the south, arms west and east); one video ends 12 m down
+    the stem, the next starts there and turns west; a third walks up the stem and turns
+    east. The stem's passes go on into both arms, at right angles: a T, not a fork."""
+    return [
+        polyline_track([(0.0, -90.0), (0.0, -12.0)], f"to the stop {seed}"),
+        polyline_track([(0.5, -11.5), (0.0, 0.0), (-90.0, 0.0)], f"from the stop, west {seed}"),
+        polyline_track([(0.0, -90.0), (0.0, 0.0), (90.0, 0.0)], f"up and east {seed}"),
+    ]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_tee_with_a_stop_on_its_stem_keeps_its_junction(seed: int) -> None:
+    junctions = _junctions(_tee_with_a_stop_on_its_stem(seed))
+    assert len(junctions) == 1
+    assert np.hypot(*junctions[0]) < 3.0
+
+
+def _wide_y_with_a_stop_on_its_stem(seed: int, half_deg: float) -> list[Track]:
+    """A Y at the origin, stem from the south, branches ``half_deg`` either side of north; a
+    walk split at a stop 15 m down the stem. The votes find this Y where it is."""
+    dx, dy = 60.0 * np.sin(np.radians(half_deg)), 60.0 * np.cos(np.radians(half_deg))
+    return [
+        polyline_track([(0.0, -90.0), (0.0, -15.0)], f"to the stop {seed}"),
+        polyline_track([(0.5, -14.5), (0.0, 0.0), (dx, dy)], f"from the stop, right {seed}"),
+        polyline_track([(0.0, -90.0), (0.0, 0.0), (-dx, dy)], f"up and left {seed}"),
+    ]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_wide_y_with_a_stop_on_its_stem_keeps_its_junction(seed: int) -> None:
+    # the old town (33, 69) and Tokyo (-75, -232): branches 30-49 degrees off the stem
+    junctions = _junctions(_wide_y_with_a_stop_on_its_stem(seed, 40.0))
+    assert len(junctions) == 1
+    assert np.hypot(*junctions[0]) < 3.0
+
+
+def test_a_narrow_y_with_a_stop_on_its_stem_is_moved_to_the_stop() -> None:
+    # the rule's known limit: a Y whose branches leave 25 degrees either side of the stem
+    # looks from the stop like a fork fused up to where the votes found it
+    tracks = _wide_y_with_a_stop_on_its_stem(0, 25.0)
+    assert np.hypot(*_junctions(tracks, BuildParams(fork_params=None))[0]) < 3.0
+    moved = _junctions(tracks, BuildParams(fork_params=FusedForkParams()))
+    assert len(moved) == 1
+    assert 12.0 < np.hypot(*moved[0]) < 18.0
