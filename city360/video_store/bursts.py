@@ -95,6 +95,10 @@ class BurstParams:
     return_share: float = 0.5
     """A run is back where it started when its steps add up to less than this share of its
     longest step (and to nothing significant)."""
+    spare_edges: bool = True
+    """Let an unpaired step's way back fall on a run's edge that the run does not need (it
+    comes back without it) on the step's side (:func:`_burst_spans`); False: never on any
+    run's edge (the cleaner before round seventeen)."""
     rival_margin: float = 1.5
     """How many times more significant (chi² of its weaker edge) a later run must be than a
     run to take that run's last edge from it (:func:`_pair_steps`). An echo of a real step
@@ -388,24 +392,46 @@ def _burst_spans(
     neighbourhood a peak is the maximum of) is not used: a step near a burst that points
     back at that burst's edge is most often the stiff filters' echo of crossing it, or a
     burst whose own other edge is too weak, and pairing it with the taken edge would mask the
-    good fixes between (Hamburg canyon seed 3, 187.5 s paired with 202.5 s)."""
+    good fixes between (Hamburg canyon seed 3, 187.5 s paired with 202.5 s).
+
+    Unless that edge is *spare* (``spare_edges``): the run has three steps or more and comes
+    back without it (:func:`_spare_edges`), and the unpaired step lies on the run's far side
+    of it (before a spare first edge, after a spare last edge). Then the edge is the other
+    burst's way back, which the stiff filters bent towards the next burst's fixes until only
+    the longer run returned (Hamburg canyon seed 1: bursts at 46-65 and 69-84 s, the first's
+    way back read as (3, -15) m for a true (12, -10) m; the run 62.5-83.5 s took it and the
+    whole first burst was kept)."""
     spans: list[tuple[float, float]] = []
-    edges: list[float] = []
+    edges: list[tuple[float, int]] = []  # time, and -1 / +1 / 0: spare for a step before / after
     in_run = np.zeros(len(steps), bool)
     for first, last in runs:
         spans.append((steps[first].t_s - params.gap_s, steps[last].t_s + params.gap_s))
-        edges += [steps[first].t_s, steps[last].t_s]
+        spare_first, spare_last = (
+            _spare_edges(steps[first : last + 1], params) if params.spare_edges else (False, False)
+        )
+        edges += [(steps[first].t_s, -int(spare_first)), (steps[last].t_s, int(spare_last))]
         in_run[first : last + 1] = True
     if not way_back:
         return spans
     near_s = params.gap_s + 0.5
     for k in np.flatnonzero(~in_run).tolist():
         other = _way_back(profile, steps[k], params)
-        if other is None or any(abs(other - edge) <= near_s for edge in edges):
+        if other is None:
+            continue
+        side = 1 if steps[k].t_s > other else -1
+        if any(abs(other - edge) <= near_s and spare != side for edge, spare in edges):
             continue
         start_s, end_s = sorted((steps[k].t_s, other))
         spans.append((start_s - params.gap_s, end_s + params.gap_s))
     return spans
+
+
+def _spare_edges(run: list[Step], params: BurstParams) -> tuple[bool, bool]:
+    """Whether ``run`` (a run of steps that comes back) still comes back without its first
+    step, and without its last: a run of two steps needs both its edges."""
+    if len(run) < 3:
+        return False, False
+    return _returns(run[1:], params), _returns(run[:-1], params)
 
 
 def _pair_steps(steps: list[Step], params: BurstParams) -> list[tuple[int, int]]:
