@@ -246,10 +246,40 @@ def test_a_burst_whose_way_back_the_next_burst_bent_is_masked(seed: int) -> None
     first = (t >= 48.0) & (t <= 62.6)
     second = (t >= 71.0) & (t <= 82.5)
     outside = (t < 44.0) | (t > 86.5)
-    old = burst_mask(t, fx, fy, params=dataclasses.replace(WAY_BACK, spare_edges=False))
+    before = dataclasses.replace(WAY_BACK, spare_edges=False, chained_rivals=False)
+    old = burst_mask(t, fx, fy, params=before)
     assert old[second].all()
     assert not old[first].all()  # the cleaner before this rule
     mask = burst_mask(t, fx, fy, params=WAY_BACK)
     assert mask[first].all()
     assert mask[second].all()
     assert not mask[outside].any()
+
+
+def test_two_bursts_with_like_offsets_are_paired_each_with_its_own_edges() -> None:
+    """Hamburg canyon twin seed 12, 1000-1220 s (data/README.md): bursts at 1075-1094 and
+    1126-1141 s sit about (-25, 19) m and (-23, 12) m off. The first's way out comes just
+    after a dropout (chi² 37), so the run of the first's way back and the second's way out
+    (chi² 92 and 68, adding up to 6 m) was the stronger rival and took the first's way back:
+    26 good fixes between the bursts were masked and both bursts kept (RMSE 5.78 m). Taking
+    the first burst alone leaves the second its own run, and the first comes back closer
+    than the rival does, so each burst keeps its own edges."""
+    table = np.loadtxt(DATA / "canyon_seed12_like_offsets.csv", delimiter=",", skiprows=1)
+    t, x, y = table[:, 0], table[:, 1], table[:, 2]
+    first = (t >= 1083.0) & (t <= 1092.0)  # after the dropout
+    second = (t >= 1128.0) & (t <= 1138.0)
+    between = (t >= 1096.5) & (t <= 1123.0)
+    old = burst_mask(t, x, y, sigma_m=2.34, params=BurstParams(chained_rivals=False))
+    assert old[between].sum() > 20  # the cleaner before this rule
+    mask = burst_mask(t, x, y, sigma_m=2.34)
+    assert mask[first].all()
+    assert mask[second].all()
+    assert not mask[between].any()
+    near_bursts = (
+        ((t >= 1039.0) & (t < 1062.0))
+        | ((t >= 1072.0) & (t < 1097.0))
+        | ((t >= 1123.0) & (t < 1158.0))
+        | ((t >= 1171.0) & (t < 1183.0))
+        | ((t >= 1225.0) & (t < 1240.0))
+    )
+    assert not mask[~near_bursts].any()
