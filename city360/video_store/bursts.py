@@ -101,8 +101,9 @@ class BurstParams:
     run's edge (the cleaner before round seventeen)."""
     chained_rivals: bool = True
     """A stronger rival does not take a run's last edge when the steps after the run start a
-    returning run of their own that reaches the rival's end (:func:`_pair_steps`): two bursts
-    with like offsets, whose rival is the first's way back with the second's way out."""
+    returning run of their own that reaches the rival's end and the run closes better than the
+    rival (:func:`_pair_steps`): two bursts with like offsets, whose rival is the first's way
+    back with the second's way out; False: the rival margin alone (before round seventeen)."""
     rival_margin: float = 1.5
     """How many times more significant (chi² of its weaker edge) a later run must be than a
     run to take that run's last edge from it (:func:`_pair_steps`). An echo of a real step
@@ -477,7 +478,7 @@ def _pair_steps(steps: list[Step], params: BurstParams) -> list[tuple[int, int]]
                 runs.setdefault(k, []).append((m, min(steps[k].chi2, steps[m].chi2)))
     wins: dict[tuple[int, int], bool] = {}
 
-    def _chained(k: int, m: int, k2: int, m2: int) -> bool:
+    def chained(k: int, m: int, k2: int, m2: int) -> bool:
         """Whether the steps after run k..m start a run of their own reaching step m2 (then
         run k..m and that run explain every step the rival k2..m2 would, and more) and run
         k..m comes back closer than the rival does (:func:`_closure`)."""
@@ -492,7 +493,7 @@ def _pair_steps(steps: list[Step], params: BurstParams) -> list[tuple[int, int]]
         for k2 in range(k + 1, m + 1):
             for m2, other in runs.get(k2, []):
                 if m2 > m and other > params.rival_margin * strength:
-                    if params.chained_rivals and _chained(k, m, k2, m2):
+                    if params.chained_rivals and chained(k, m, k2, m2):
                         continue
                     if (k2, m2) not in wins:
                         wins[k2, m2] = not beaten(k2, m2, other)
