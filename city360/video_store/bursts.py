@@ -95,6 +95,15 @@ class BurstParams:
     return_share: float = 0.5
     """A run is back where it started when its steps add up to less than this share of its
     longest step (and to nothing significant)."""
+    spare_edges: bool = True
+    """Let an unpaired step's way back fall on a run's edge that the run does not need (it
+    comes back without it) on the step's side (:func:`_burst_spans`); False: never on any
+    run's edge (the cleaner before round seventeen)."""
+    chained_rivals: bool = True
+    """A stronger rival does not take a run's last edge when the steps after the run start a
+    returning run of their own that reaches the rival's end and the run closes better than the
+    rival (:func:`_pair_steps`): two bursts with like offsets, whose rival is the first's way
+    back with the second's way out; False: the rival margin alone (before round seventeen)."""
     rival_margin: float = 1.5
     """How many times more significant (chi² of its weaker edge) a later run must be than a
     run to take that run's last edge from it (:func:`_pair_steps`). An echo of a real step
@@ -388,24 +397,52 @@ def _burst_spans(
     neighbourhood a peak is the maximum of) is not used: a step near a burst that points
     back at that burst's edge is most often the stiff filters' echo of crossing it, or a
     burst whose own other edge is too weak, and pairing it with the taken edge would mask the
-    good fixes between (Hamburg canyon seed 3, 187.5 s paired with 202.5 s)."""
+    good fixes between (Hamburg canyon seed 3, 187.5 s paired with 202.5 s).
+
+    Unless that edge is *spare* (``spare_edges``): the run has three steps or more and comes
+    back without it (:func:`_spare_edges`), and the unpaired step lies on the run's far side
+    of it (before a spare first edge, after a spare last edge). Then the edge is the other
+    burst's way back, which the stiff filters bent towards the next burst's fixes until only
+    the longer run returned (Hamburg canyon seed 1: bursts at 46-65 and 69-84 s, the first's
+    way back read as (3, -15) m for a true (12, -10) m; the run 62.5-83.5 s took it and the
+    whole first burst was kept)."""
     spans: list[tuple[float, float]] = []
-    edges: list[float] = []
+    edges: list[tuple[float, int]] = []  # time, and -1 / +1 / 0: spare for a step before / after
     in_run = np.zeros(len(steps), bool)
     for first, last in runs:
         spans.append((steps[first].t_s - params.gap_s, steps[last].t_s + params.gap_s))
-        edges += [steps[first].t_s, steps[last].t_s]
+        spare_first, spare_last = (
+            _spare_edges(steps[first : last + 1], params) if params.spare_edges else (False, False)
+        )
+        edges += [(steps[first].t_s, -int(spare_first)), (steps[last].t_s, int(spare_last))]
         in_run[first : last + 1] = True
     if not way_back:
         return spans
     near_s = params.gap_s + 0.5
     for k in np.flatnonzero(~in_run).tolist():
         other = _way_back(profile, steps[k], params)
-        if other is None or any(abs(other - edge) <= near_s for edge in edges):
+        if other is None:
+            continue
+        side = 1 if steps[k].t_s > other else -1
+        if any(abs(other - edge) <= near_s and spare != side for edge, spare in edges):
             continue
         start_s, end_s = sorted((steps[k].t_s, other))
         spans.append((start_s - params.gap_s, end_s + params.gap_s))
     return spans
+
+
+def _closure(run: list[Step]) -> float:
+    """How far a run of steps ends from where it started, as a share of its longest step."""
+    total = math.hypot(sum(s.dx_m for s in run), sum(s.dy_m for s in run))
+    return total / max(math.hypot(s.dx_m, s.dy_m) for s in run)
+
+
+def _spare_edges(run: list[Step], params: BurstParams) -> tuple[bool, bool]:
+    """Whether ``run`` (a run of steps that comes back) still comes back without its first
+    step, and without its last: a run of two steps needs both its edges."""
+    if len(run) < 3:
+        return False, False
+    return _returns(run[1:], params), _returns(run[:-1], params)
 
 
 def _pair_steps(steps: list[Step], params: BurstParams) -> list[tuple[int, int]]:
@@ -422,6 +459,15 @@ def _pair_steps(steps: list[Step], params: BurstParams) -> list[tuple[int, int]]
     which the test reads as a step of 20-40 m) paired with the first edge of the next burst
     and left that burst's far edge unpaired (Hamburg canyon seed 2: 244 s took 252.5 s, 979.5 s took
     1007.5 s; 25 s of good fixes dropped and bursts of 22-37 m kept).
+
+    A rival does not count (``chained_rivals``) when the steps after the run start a run of
+    their own that reaches the rival's last step, and the run comes back closer than the rival
+    (:func:`_closure`): two bursts with like offsets, where the first's way back and the
+    second's way out also add up to nothing (Hamburg canyon seed 12: the rival 1093.5-1128 s,
+    chi² 68, took the way back of the burst 1075-1094 s, whose way out just after a dropout
+    had chi² 37; 26 good fixes masked and both bursts kept). An echo's partner leaves no such
+    run after it, and a run that closes worse than its rival (seed 8: a correlated excursion
+    at 673 s against the burst at 680-700 s) still yields.
     """
     runs: dict[int, list[tuple[int, float]]] = {}  # first step: (last step, strength)
     for k in range(len(steps)):
@@ -432,12 +478,23 @@ def _pair_steps(steps: list[Step], params: BurstParams) -> list[tuple[int, int]]
                 runs.setdefault(k, []).append((m, min(steps[k].chi2, steps[m].chi2)))
     wins: dict[tuple[int, int], bool] = {}
 
+    def chained(k: int, m: int, k2: int, m2: int) -> bool:
+        """Whether the steps after run k..m start a run of their own reaching step m2 (then
+        run k..m and that run explain every step the rival k2..m2 would, and more) and run
+        k..m comes back closer than the rival does (:func:`_closure`)."""
+        after = runs.get(m + 1, [])[:1]
+        return any(m3 >= m2 for m3, _ in after) and _closure(steps[k : m + 1]) <= _closure(
+            steps[k2 : m2 + 1]
+        )
+
     def beaten(k: int, m: int, strength: float) -> bool:
         """Whether a stronger run that would itself be taken needs the last edge of run k..m
         (rivals are strictly stronger, so the recursion ends)."""
         for k2 in range(k + 1, m + 1):
             for m2, other in runs.get(k2, []):
                 if m2 > m and other > params.rival_margin * strength:
+                    if params.chained_rivals and chained(k, m, k2, m2):
+                        continue
                     if (k2, m2) not in wins:
                         wins[k2, m2] = not beaten(k2, m2, other)
                     if wins[k2, m2]:
