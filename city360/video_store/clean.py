@@ -48,6 +48,7 @@ import numpy.typing as npt
 from city360.errors import GpsError
 from city360.geo import LocalProjection
 from city360.video_store.bursts import burst_mask
+from city360.video_store.end_fixes import end_outliers
 from city360.video_store.gps.quality import QualityNoise, horizontal_sigma_m
 from city360.video_store.gps.track import GpsTrack, validate_track
 from city360.video_store.smooth import robust_rts_smooth
@@ -106,6 +107,9 @@ class CleanParams:
     """Reweighted smoothing passes after the first (:func:`.smooth.robust_rts_smooth`)."""
     huber_k: float = 3.0
     """Residual, in robust sigmas, beyond which a fix's sigma grows with its residual."""
+    drop_end_outliers: bool = True
+    """Drop a first or last fix (or a run of them) out of the track's reach
+    (:func:`.end_fixes.end_outliers`): the two-sided outlier tests cannot judge it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,6 +279,23 @@ def find_jumps(
     return np.asarray(jumps, np.int64), outliers
 
 
+def _end_outliers(
+    t_s: FloatArray,
+    x_m: FloatArray,
+    y_m: FloatArray,
+    sigma_m: FloatArray | None,
+    params: CleanParams,
+) -> npt.NDArray[np.bool_]:
+    """:func:`.end_fixes.end_outliers` with this track's usual speed and fix noise."""
+    sigma = np.full(t_s.shape[0], params.gps_sigma_m) if sigma_m is None else sigma_m
+    usual = usual_speed_mps(
+        t_s, x_m, y_m, params.gps_sigma_m, moving_mps=params.stationary_speed_mps
+    )
+    return end_outliers(
+        t_s, x_m, y_m, sigma, usual_mps=usual, speed_factor=params.jump_speed_factor
+    )
+
+
 def _collapse_stationary(
     t_s: FloatArray,
     x: FloatArray,
@@ -351,6 +372,9 @@ def clean_track(
     # which of the usable fixes are still in: the per-fix sigmas follow them
     index = np.arange(len(usable))
     keep = drop_speed_spikes(usable.t_s, x, y, params.max_speed_mps)
+    if params.drop_end_outliers:
+        in_sigma = None if sigma is None else sigma[keep]
+        keep[keep] = ~_end_outliers(usable.t_s[keep], x[keep], y[keep], in_sigma, params)
     t_meas, x, y, index = usable.t_s[keep], x[keep], y[keep], index[keep]
     jumps, outliers = find_jumps(t_meas, x, y, params)
     if outliers.any():  # excursions away and back: drop them, then find the real breaks

@@ -1,0 +1,90 @@
+"""A track's first and last fixes, judged from one side (video_store/end_fixes.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from city360.geo import LocalProjection
+from city360.video_store.clean import CleanParams, clean_track
+from city360.video_store.end_fixes import end_outliers
+from city360.video_store.gps.track import GpsTrack
+
+PROJECTION = LocalProjection(35.74, 139.67)
+T0 = 1.7e9
+
+
+def _track(x: np.ndarray, y: np.ndarray, t: np.ndarray) -> GpsTrack:
+    lat, lon = PROJECTION.to_latlon(x, y)
+    return GpsTrack.from_columns(Path("t.csv"), "csv", T0 + t, lat, lon)
+
+
+def _walk_east(speed_mps: float, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Two minutes due east along y = 0 at ``speed_mps``, 1 Hz fixes with 3 m noise."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(0.0, 120.0)
+    return t, speed_mps * t + rng.normal(0, 3, t.shape), rng.normal(0, 3, t.shape)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_walks_last_fix_30_m_off_is_dropped_and_does_not_pull_the_track(seed: int) -> None:
+    # the Nerima grid's walk_028: the last fix 30 m to one side of the one before
+    t, x, y = _walk_east(1.4, seed)
+    y[-1] = y[-2] + 30.0
+    smooth = clean_track(_track(x, y, t), PROJECTION)
+    assert smooth.end_s == T0 + t[-2]  # the video keeps its frames to the last good fix
+    assert smooth.y_m.max() < 6.0  # never runs off the street towards the outlier (north)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_walks_first_fix_30_m_off_is_dropped(seed: int) -> None:
+    t, x, y = _walk_east(1.4, seed)
+    y[0] = y[1] - 30.0
+    smooth = clean_track(_track(x, y, t), PROJECTION)
+    assert smooth.start_s == T0 + t[1]
+    assert smooth.y_m.min() > -6.0
+
+
+def test_a_short_run_of_end_fixes_that_stays_away_is_dropped() -> None:
+    t, x, y = _walk_east(1.4, 7)
+    y[-3:] = 40.0 + np.array([0.5, -0.8, 0.3])
+    smooth = clean_track(_track(x, y, t), PROJECTION)
+    assert smooth.end_s == T0 + t[-4]
+    assert smooth.y_m.max() < 6.0
+
+
+@pytest.mark.parametrize(("speed_mps", "seed"), [(1.4, 0), (1.4, 1), (8.3, 0), (8.3, 1)])
+def test_a_real_turn_at_the_end_is_kept(speed_mps: float, seed: int) -> None:
+    # a walker or a car at 30 km/h turns north for its last four seconds
+    t, x, y = _walk_east(speed_mps, seed)
+    rng = np.random.default_rng(seed + 100)
+    turn = t >= 116.0
+    x[turn] = speed_mps * 116.0 + rng.normal(0, 3, turn.sum())
+    y[turn] = speed_mps * (t[turn] - 116.0) + rng.normal(0, 3, turn.sum())
+    mask = end_outliers(
+        t,
+        x,
+        y,
+        np.full(t.shape, 3.0),
+        usual_mps=speed_mps,
+        speed_factor=CleanParams().jump_speed_factor,
+    )
+    assert not mask.any()
+    assert clean_track(_track(x, y, t), PROJECTION).end_s == T0 + t[-1]
+
+
+def test_an_outlier_just_inside_the_end_leaves_the_last_fix() -> None:
+    t, x, y = _walk_east(1.4, 2)
+    y[-2] += 30.0  # the two-sided tests' to judge; the good last fix stays
+    mask = end_outliers(t, x, y, np.full(t.shape, 3.0), usual_mps=1.4, speed_factor=4.0)
+    assert not mask.any()
+
+
+def test_a_track_too_short_to_judge_keeps_every_fix() -> None:
+    t = np.arange(3.0)
+    mask = end_outliers(
+        t, np.array([0.0, 1.0, 90.0]), np.zeros(3), np.full(3, 3.0), usual_mps=1.4, speed_factor=4.0
+    )
+    assert not mask.any()
