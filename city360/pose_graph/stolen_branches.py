@@ -58,6 +58,11 @@ class StolenBranchParams:
     straight_deg: float = 28.0
     """One of the two leaves ``J`` within this of the stem's direction (see
     :attr:`~city360.pose_graph.fused_forks.FusedForkParams.straight_deg`)."""
+    min_part_deg: float = 15.0
+    """The branch's passes part from the stem's line at ``L`` by at least this: they pass
+    ``J`` at least ``|LJ| sin(min_part_deg)`` beside it (Helsinki (423, -416): 17-22 degrees).
+    A street that runs on through ``J`` (0-5 degrees), or past a T a few metres off its line
+    far down from a stop (11-13 degrees), is left cut."""
     branch_far_m: float = 12.0
     """A street's direction is the chord from ``J`` to this far along each pass on it."""
     same_node_m: float = 0.01
@@ -252,6 +257,30 @@ def _stolen_branch(
             for sid, t in turn.items()
             if sid != street.id and abs(t) <= params.max_branch_deg and t * branch_turn < 0
         ]
-        if any(min(abs(branch_turn), abs(t)) <= params.straight_deg for t in others):
+        if not any(min(abs(branch_turn), abs(t)) <= params.straight_deg for t in others):
+            continue
+        if _part_deg(tracks, segments, into[street.id], nodes_xy[fork], nodes_xy[split]) >= (
+            params.min_part_deg
+        ):
             return into[street.id]
     return []
+
+
+def _part_deg(
+    tracks: Sequence[Track],
+    segments: Sequence[Segment],
+    passes: Sequence[tuple[int, int]],
+    fork_xy: FloatArray,
+    split_xy: FloatArray,
+) -> float:
+    """The median angle (deg) at the fork between the stem's line (fork -> split) and the
+    nearest approach to ``split`` of each pass (stem segment, branch segment)."""
+    stem_m = float(np.hypot(*(split_xy - fork_xy)))
+    angles = []
+    for seg_in, seg_out in passes:
+        first = min(segments[seg_in].first_frame, segments[seg_out].first_frame)
+        last = max(segments[seg_in].last_frame, segments[seg_out].last_frame)
+        xy = tracks[segments[seg_in].track].xy[first : last + 1]
+        beside_m = float(np.hypot(xy[:, 0] - split_xy[0], xy[:, 1] - split_xy[1]).min())
+        angles.append(float(np.degrees(np.arcsin(min(1.0, beside_m / max(stem_m, 1e-6))))))
+    return float(np.median(angles))
