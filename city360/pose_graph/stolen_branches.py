@@ -15,10 +15,13 @@ with four or more streets; a street ``B`` of ``J`` all of whose passes come from
 stem, leaving ``J`` within ``max_branch_deg`` of the stem's direction ``L`` -> ``J``; another
 street of ``J`` leaving on the other side of the stem's direction within ``max_branch_deg``
 (the fork's other branch), one of the two within ``straight_deg`` (a Y seen from its stem, as
-in :mod:`~city360.pose_graph.fused_forks`); and some pass of the stem that does not go into
-``B`` (so ``J`` keeps the stem). Those passes of ``B`` are then left uncut at ``J``
-(:class:`UncutPasses`, a cut filter for :func:`~city360.pose_graph.segments.cut_tracks`): the
-branch starts at ``L``, which gets three streets, and ``J`` keeps three or more.
+in :mod:`~city360.pose_graph.fused_forks`); ``B`` 's passes parting from the stem's line at
+``L`` by at least ``min_part_deg`` (they pass ``J`` beside it, not through it); and some pass
+of the stem that does not go into ``B`` (so ``J`` keeps the stem). Those passes of ``B`` are
+then left uncut at ``J`` (:class:`UncutPasses`, a cut filter for
+:func:`~city360.pose_graph.segments.cut_tracks`): the branch starts at ``L``, which gets
+three streets, and ``J`` keeps three or more. ``BuildParams.stolen_branch_params = None``
+turns the rule off.
 
 All positions are metres in the city CRS (x east, y north), headings degrees clockwise from
 north.
