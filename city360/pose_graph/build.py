@@ -65,6 +65,7 @@ from city360.pose_graph.segments import (
     dissolve_pass_through,
     group_streets,
 )
+from city360.pose_graph.stolen_branches import StolenBranchParams, UncutPasses, stolen_branches
 from city360.pose_graph.tracks import Track, load_tracks
 
 if TYPE_CHECKING:
@@ -120,6 +121,10 @@ class BuildParams:
     """Without OSM, a junction built where a shallow fork's branches part, 10-28 m past a
     node at the fork itself, moves to that node (:mod:`city360.pose_graph.fused_forks`);
     None leaves it."""
+    stolen_branch_params: StolenBranchParams | None = field(default_factory=StolenBranchParams)
+    """Without OSM, the passes of a shallow fork's branch cut at a junction a few metres down
+    the fork are left uncut there, so the branch starts at the node at the fork
+    (:mod:`city360.pose_graph.stolen_branches`); None leaves them cut."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -303,12 +308,17 @@ def _cut(
     junctions_xy: FloatArray,
     params: BuildParams,
     matched: MatchedCuts | None = None,
+    uncut: UncutPasses | None = None,
 ) -> tuple[FloatArray, FloatArray, list[Segment], list[Street], list[int]]:
     dead_xy, events = find_dead_ends(
         tracks, junctions_xy, params.junctions, short_spurs=matched is None
     )
     dead_end_pass_m: FloatArray | None = None
     may_cut: CutFilter | None = None
+    if uncut and params.stolen_branch_params is not None:
+        may_cut = uncut.cut_filter(
+            junctions_xy, same_node_m=params.stolen_branch_params.same_node_m
+        )
     passes = through = None
     if matched is not None:  # dead ends placed along the matched streets (osm_dead_ends)
         dead_xy, events, dead_end_pass_m, may_cut = matched.dead_ends(junctions_xy, events)
@@ -438,6 +448,16 @@ def build_from_tracks(
             dead_xy, junctions_xy, segments, streets, _ = _cut(
                 tracks, np.concatenate([junctions_xy.reshape(-1, 2), tees]), params, matched
             )
+    uncut: UncutPasses | None = None
+    if osm is None and params.stolen_branch_params is not None:
+        uncut = stolen_branches(
+            tracks, junctions_xy, dead_xy, segments, streets, params.stolen_branch_params
+        )
+        if uncut:
+            junctions_xy = np.concatenate([junctions_xy.reshape(-1, 2), uncut.added])
+            dead_xy, junctions_xy, segments, streets, _ = _cut(
+                tracks, junctions_xy, params, matched, uncut
+            )
     if osm is None and params.fork_params is not None:
         forks = fused_forks(tracks, junctions_xy, dead_xy, segments, streets, params.fork_params)
         if forks.changes:
@@ -446,6 +466,7 @@ def build_from_tracks(
                 np.concatenate([junctions_xy.reshape(-1, 2)[forks.keep], forks.added]),
                 params,
                 matched,
+                uncut,
             )
     if not segments:
         msg = (

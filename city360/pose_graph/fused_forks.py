@@ -85,7 +85,7 @@ class ForkFix:
         return bool(len(self.added)) or not bool(self.keep.all())
 
 
-def _neighbours(segments: Sequence[Segment]) -> dict[tuple[int, int], int]:
+def neighbours(segments: Sequence[Segment]) -> dict[tuple[int, int], int]:
     """(segment index, node) -> the segment of the same track that goes on through that node."""
     by_track: dict[int, list[int]] = defaultdict(list)
     for i, seg in enumerate(segments):
@@ -101,7 +101,7 @@ def _neighbours(segments: Sequence[Segment]) -> dict[tuple[int, int], int]:
     return on
 
 
-def _leaving_heading(
+def leaving_heading(
     track: Track, seg: Segment, node_xy: FloatArray, node: int, far_m: float
 ) -> float:
     """Heading (deg) from ``node_xy`` to the pose ``far_m`` along ``seg`` away from ``node``."""
@@ -136,7 +136,7 @@ def fused_forks(
         for node in {street.a, street.b}:
             streets_at[node].append(street)
     street_of = {i: street.id for street in streets for i in (*street.forward, *street.backward)}
-    goes_on = _neighbours(segments)
+    goes_on = neighbours(segments)
     keep = np.ones(n_junctions, dtype=bool)
     added: list[FloatArray] = []
     used: set[int] = set()
@@ -194,7 +194,7 @@ def _is_fused_fork(
         if on is None:
             continue
         seg = segments[on]
-        heading = _leaving_heading(
+        heading = leaving_heading(
             tracks[seg.track], seg, nodes_xy[split], split, params.branch_far_m
         )
         side[street_of[on]].append(angle_diff_deg(heading, stem_heading))
