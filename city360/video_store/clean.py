@@ -107,9 +107,12 @@ class CleanParams:
     """Reweighted smoothing passes after the first (:func:`.smooth.robust_rts_smooth`)."""
     huber_k: float = 3.0
     """Residual, in robust sigmas, beyond which a fix's sigma grows with its residual."""
-    drop_end_outliers: bool = True
+    drop_end_outliers: bool = False
     """Drop a first or last fix (or a run of them) out of the track's reach
-    (:func:`.end_fixes.end_outliers`): the two-sided outlier tests cannot judge it."""
+    (:func:`.end_fixes.end_outliers`): the two-sided outlier tests cannot judge it. Off by
+    default: judged from one side, good end fixes next to a burst that starts one to three
+    fixes in look the same, and on a fresh Helsinki twin two of its four firings dropped good
+    fixes and cost a junction (design notes, round seventeen)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from city360.video_store.gps.track import GpsTrack
 
 PROJECTION = LocalProjection(35.74, 139.67)
 T0 = 1.7e9
+RULE_ON = CleanParams(drop_end_outliers=True)
 
 
 def _track(x: np.ndarray, y: np.ndarray, t: np.ndarray) -> GpsTrack:
@@ -33,7 +34,7 @@ def test_a_walks_last_fix_30_m_off_is_dropped_and_does_not_pull_the_track(seed: 
     # the Nerima grid's walk_028: the last fix 30 m to one side of the one before
     t, x, y = _walk_east(1.4, seed)
     y[-1] = y[-2] + 30.0
-    smooth = clean_track(_track(x, y, t), PROJECTION)
+    smooth = clean_track(_track(x, y, t), PROJECTION, params=RULE_ON)
     assert smooth.end_s == T0 + t[-2]  # the video keeps its frames to the last good fix
     assert smooth.y_m.max() < 6.0  # never runs off the street towards the outlier (north)
 
@@ -42,7 +43,7 @@ def test_a_walks_last_fix_30_m_off_is_dropped_and_does_not_pull_the_track(seed: 
 def test_a_walks_first_fix_30_m_off_is_dropped(seed: int) -> None:
     t, x, y = _walk_east(1.4, seed)
     y[0] = y[1] - 30.0
-    smooth = clean_track(_track(x, y, t), PROJECTION)
+    smooth = clean_track(_track(x, y, t), PROJECTION, params=RULE_ON)
     assert smooth.start_s == T0 + t[1]
     assert smooth.y_m.min() > -6.0
 
@@ -50,7 +51,7 @@ def test_a_walks_first_fix_30_m_off_is_dropped(seed: int) -> None:
 def test_a_short_run_of_end_fixes_that_stays_away_is_dropped() -> None:
     t, x, y = _walk_east(1.4, 7)
     y[-3:] = 40.0 + np.array([0.5, -0.8, 0.3])
-    smooth = clean_track(_track(x, y, t), PROJECTION)
+    smooth = clean_track(_track(x, y, t), PROJECTION, params=RULE_ON)
     assert smooth.end_s == T0 + t[-4]
     assert smooth.y_m.max() < 6.0
 
@@ -72,7 +73,7 @@ def test_a_real_turn_at_the_end_is_kept(speed_mps: float, seed: int) -> None:
         speed_factor=CleanParams().jump_speed_factor,
     )
     assert not mask.any()
-    assert clean_track(_track(x, y, t), PROJECTION).end_s == T0 + t[-1]
+    assert clean_track(_track(x, y, t), PROJECTION, params=RULE_ON).end_s == T0 + t[-1]
 
 
 def test_an_outlier_just_inside_the_end_leaves_the_last_fix() -> None:
@@ -88,3 +89,23 @@ def test_a_track_too_short_to_judge_keeps_every_fix() -> None:
         t, np.array([0.0, 1.0, 90.0]), np.zeros(3), np.full(3, 3.0), usual_mps=1.4, speed_factor=4.0
     )
     assert not mask.any()
+
+
+def test_the_rule_is_off_by_default() -> None:
+    # on a fresh Helsinki twin it dropped good end fixes next to a burst (design notes)
+    t, x, y = _walk_east(1.4, 0)
+    y[-1] = y[-2] + 30.0
+    assert CleanParams().drop_end_outliers is False
+    assert clean_track(_track(x, y, t), PROJECTION).end_s == T0 + t[-1]
+
+
+def test_known_limit_good_first_fixes_before_a_burst_are_dropped() -> None:
+    # Helsinki one-way+stops seed 19, walk_068: three good first fixes, then a burst that
+    # holds 25 m off for 20 s; judged from one side the good fixes are the ones out of reach
+    t, x, y = _walk_east(1.4, 2)
+    y[3:23] += 25.0
+    mask = end_outliers(
+        t, x, y, np.full(t.shape, 3.0), usual_mps=1.4,
+        speed_factor=CleanParams().jump_speed_factor,
+    )  # fmt: skip
+    assert mask[:3].all()
