@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -113,6 +113,56 @@ def leaving_heading(
     return bearing_deg(float(step[0]), float(step[1]))
 
 
+@dataclass(frozen=True, slots=True)
+class CutNodes:
+    """A cut of the tracks seen from its nodes: ``nodes_xy`` (junctions first, then dead ends),
+    ``n_junctions``, ``streets_at`` (node -> its streets), ``street_of`` (segment -> street
+    id) and ``goes_on`` (:func:`neighbours`)."""
+
+    nodes_xy: FloatArray
+    n_junctions: int
+    streets_at: dict[int, list[Street]]
+    street_of: dict[int, int]
+    goes_on: dict[tuple[int, int], int]
+
+
+def cut_nodes(
+    junctions_xy: FloatArray,
+    dead_ends_xy: FloatArray,
+    segments: Sequence[Segment],
+    streets: Sequence[Street],
+) -> CutNodes:
+    """:class:`CutNodes` of the build's cut at ``junctions_xy`` and ``dead_ends_xy``."""
+    junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
+    nodes_xy = np.concatenate([junctions_xy, np.asarray(dead_ends_xy).reshape(-1, 2)])
+    streets_at: dict[int, list[Street]] = defaultdict(list)
+    for street in streets:
+        for node in {street.a, street.b}:
+            streets_at[node].append(street)
+    street_of = {i: street.id for street in streets for i in (*street.forward, *street.backward)}
+    return CutNodes(nodes_xy, len(junctions_xy), streets_at, street_of, neighbours(segments))
+
+
+def short_stems(
+    cut: CutNodes, used: set[int], max_stem_m: float
+) -> Iterator[tuple[int, Street, int]]:
+    """``(fork, stem, split)``: each node ``fork`` with two streets, each of its streets
+    ``stem`` to a junction ``split`` at most ``max_stem_m`` away, neither in ``used``. ``used``
+    is read as it goes: once the caller adds a fork, that fork's other stems are skipped."""
+    for fork, at_fork in sorted(cut.streets_at.items()):
+        if len(at_fork) != 2:
+            continue
+        for stem in at_fork:
+            if fork in used:
+                break
+            split = stem.b if stem.a == fork else stem.a
+            if split == fork or split >= cut.n_junctions or split in used:
+                continue
+            if float(np.hypot(*(cut.nodes_xy[split] - cut.nodes_xy[fork]))) > max_stem_m:
+                continue
+            yield fork, stem, split
+
+
 def fused_forks(
     tracks: Sequence[Track],
     junctions_xy: FloatArray,
@@ -128,45 +178,28 @@ def fused_forks(
     ends, in order). Each junction and each fork is used at most once.
     """
     params = params or FusedForkParams()
-    junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
-    nodes_xy = np.concatenate([junctions_xy, np.asarray(dead_ends_xy).reshape(-1, 2)])
-    n_junctions = len(junctions_xy)
-    streets_at: dict[int, list[Street]] = defaultdict(list)
-    for street in streets:
-        for node in {street.a, street.b}:
-            streets_at[node].append(street)
-    street_of = {i: street.id for street in streets for i in (*street.forward, *street.backward)}
-    goes_on = neighbours(segments)
-    keep = np.ones(n_junctions, dtype=bool)
+    cut = cut_nodes(junctions_xy, dead_ends_xy, segments, streets)
+    keep = np.ones(cut.n_junctions, dtype=bool)
     added: list[FloatArray] = []
     used: set[int] = set()
-    for fork, at_fork in sorted(streets_at.items()):
-        if len(at_fork) != 2 or fork in used:
+    for fork, stem, split in short_stems(cut, used, params.max_stem_m):
+        if len(cut.streets_at[split]) != 3:
             continue
-        for stem in at_fork:
-            split = stem.b if stem.a == fork else stem.a
-            if split == fork or split >= n_junctions or split in used:
-                continue
-            if len(streets_at[split]) != 3:
-                continue
-            if float(np.hypot(*(nodes_xy[split] - nodes_xy[fork]))) > params.max_stem_m:
-                continue
-            if _is_fused_fork(
-                tracks,
-                segments,
-                stem,
-                split,
-                nodes_xy,
-                streets_at[split],
-                street_of,
-                goes_on,
-                params,
-            ):
-                keep[split] = False
-                used.update((fork, split))
-                if fork >= n_junctions:
-                    added.append(nodes_xy[fork])
-                break
+        if _is_fused_fork(
+            tracks,
+            segments,
+            stem,
+            split,
+            cut.nodes_xy,
+            cut.streets_at[split],
+            cut.street_of,
+            cut.goes_on,
+            params,
+        ):
+            keep[split] = False
+            used.update((fork, split))
+            if fork >= cut.n_junctions:
+                added.append(cut.nodes_xy[fork])
     return ForkFix(keep, np.asarray(added, dtype=np.float64).reshape(-1, 2))
 
 

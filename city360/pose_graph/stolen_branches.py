@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from city360.geo import angle_diff_deg, bearing_deg
-from city360.pose_graph.fused_forks import leaving_heading, neighbours
+from city360.pose_graph.fused_forks import cut_nodes, leaving_heading, short_stems
 from city360.pose_graph.segments import CutFilter, Segment, Street
 from city360.pose_graph.tracks import Track
 
@@ -137,51 +137,34 @@ def stolen_branches(
     ends, in order). Each junction and each fork is used at most once.
     """
     params = params or StolenBranchParams()
-    junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
-    nodes_xy = np.concatenate([junctions_xy, np.asarray(dead_ends_xy).reshape(-1, 2)])
-    n_junctions = len(junctions_xy)
-    streets_at: dict[int, list[Street]] = defaultdict(list)
-    for street in streets:
-        for node in {street.a, street.b}:
-            streets_at[node].append(street)
-    street_of = {i: street.id for street in streets for i in (*street.forward, *street.backward)}
-    goes_on = neighbours(segments)
+    cut = cut_nodes(junctions_xy, dead_ends_xy, segments, streets)
     found: list[UncutPass] = []
     added: list[FloatArray] = []
     used: set[int] = set()
-    for fork, at_fork in sorted(streets_at.items()):
-        if len(at_fork) != 2 or fork in used:
+    for fork, stem, split in short_stems(cut, used, params.max_stem_m):
+        if len(cut.streets_at[split]) < 4:
             continue
-        for stem in at_fork:
-            split = stem.b if stem.a == fork else stem.a
-            if split == fork or split >= n_junctions or split in used:
-                continue
-            if len(streets_at[split]) < 4:
-                continue
-            if float(np.hypot(*(nodes_xy[split] - nodes_xy[fork]))) > params.max_stem_m:
-                continue
-            stolen = _stolen_branch(
-                tracks,
-                segments,
-                stem,
-                split,
-                nodes_xy,
-                streets_at[split],
-                street_of,
-                goes_on,
-                params,
-            )
-            if not stolen:
-                continue
-            for seg_in, seg_out in stolen:
-                first = min(segments[seg_in].first_frame, segments[seg_out].first_frame)
-                last = max(segments[seg_in].last_frame, segments[seg_out].last_frame)
-                x_m, y_m = (float(v) for v in nodes_xy[split])
-                found.append(UncutPass(segments[seg_in].track, first, last, x_m, y_m))
-            used.update((fork, split))
-            if fork >= n_junctions:
-                added.append(nodes_xy[fork])
-            break
+        stolen = _stolen_branch(
+            tracks,
+            segments,
+            stem,
+            split,
+            cut.nodes_xy,
+            cut.streets_at[split],
+            cut.street_of,
+            cut.goes_on,
+            params,
+        )
+        if not stolen:
+            continue
+        for seg_in, seg_out in stolen:
+            first = min(segments[seg_in].first_frame, segments[seg_out].first_frame)
+            last = max(segments[seg_in].last_frame, segments[seg_out].last_frame)
+            x_m, y_m = (float(v) for v in cut.nodes_xy[split])
+            found.append(UncutPass(segments[seg_in].track, first, last, x_m, y_m))
+        used.update((fork, split))
+        if fork >= cut.n_junctions:
+            added.append(cut.nodes_xy[fork])
     return UncutPasses(tuple(found), np.asarray(added, dtype=np.float64).reshape(-1, 2))
 
 
