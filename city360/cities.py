@@ -5,9 +5,11 @@ its ODbL attribution) plus the options it is filmed with. :func:`ensure_city` tu
 a built city directory on first use — ``synth`` (the procedural 360° twin), ``ingest`` of its
 videos with their GPS tracks, ``build --osm``, its maps, and a verified task suite — and caches
 it under the user cache dir (``$CITY360_CACHE_DIR`` overrides), keyed by the city360 version,
-the extract's bytes and the filming options, so a second call costs nothing and a change of
-any input never reuses an old city. Each step is a ``city360`` command a user could run alone;
-the commands are printed as they run.
+the source of the modules that make a city (:data:`CITY_MAKING_PACKAGES`), the extract's bytes
+and the filming options, so a second call costs nothing and a change of any input, or of the
+code in a development checkout where the version stays the same, never reuses an old city.
+Each step is a ``city360`` command a user could run alone; the commands are printed as they
+run.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ __all__ = [
     "PackagedCity",
     "all_cities",
     "city_cache_dir",
+    "city_making_code_digest",
     "ensure_city",
     "get_city",
     "register_city",
@@ -40,6 +43,12 @@ __all__ = [
 
 SUITE_NAME = "main"
 """The folder under ``tasks/`` that holds a packaged city's standard suite."""
+
+CITY_MAKING_PACKAGES = ("synth", "video_store", "pose_graph", "streets", "maps", "tasks")
+"""The subpackages of ``city360`` whose code makes a packaged city (film, ingest, build, maps,
+task suite); their source is part of :meth:`PackagedCity.cache_key`, with ``city.py`` and
+``geo.py``. The version alone does not change between the commits of a development checkout,
+where a city built by older code would otherwise be reused."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,10 +87,32 @@ class PackagedCity:
 
         digest = hashlib.sha256(self.source().read_bytes())
         digest.update(__version__.encode())
+        digest.update(_installed_code_digest())
         digest.update(
             f"{self.width_px}/{self.fps}/{self.speed_mps}/{' '.join(self.synth_args)}".encode()
         )
         return digest.hexdigest()[:12]
+
+
+def city_making_code_digest(package: Path) -> bytes:
+    """SHA-256 over the path (relative to ``package``) and bytes of every ``.py`` file that
+    makes a packaged city: those under :data:`CITY_MAKING_PACKAGES`, ``city.py`` and
+    ``geo.py``, in sorted order. A missing file or folder is skipped."""
+    files = [package / "city.py", package / "geo.py"]
+    for name in CITY_MAKING_PACKAGES:
+        files.extend(sorted((package / name).rglob("*.py")))
+    digest = hashlib.sha256()
+    for path in files:
+        if path.is_file():
+            digest.update(path.relative_to(package).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.digest()
+
+
+@functools.cache
+def _installed_code_digest() -> bytes:
+    """:func:`city_making_code_digest` of this installed package (~300 files, read once)."""
+    return city_making_code_digest(Path(__file__).parent)
 
 
 _CITIES: dict[str, PackagedCity] = {}
