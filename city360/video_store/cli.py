@@ -405,6 +405,15 @@ def register(app: typer.Typer) -> None:
                 "warning."
             ),
         ] = False,
+        osm: Annotated[
+            Path | None,
+            typer.Option(
+                "--osm",
+                help="OSM extract of the area (.osm): GPS dropouts (a tunnel, an urban canyon) "
+                "are bridged along its streets where a route fits the track, instead of a "
+                "curve that cuts the corners.",
+            ),
+        ] = None,
     ) -> None:
         """Ingest GPS-tagged 360° videos into a city directory (trajectories/<id>/)."""
         from city360.progress import console
@@ -430,6 +439,7 @@ def register(app: typer.Typer) -> None:
             overwrite=overwrite,
             reckon=ReckonParams(enabled=dead_reckon),
             pyramid=pyramid,
+            osm=osm,
         )
         from city360.video_store.inputs import sort_inputs
 

@@ -107,8 +107,13 @@ def trajectories_from_gpx(
     *,
     spacing_m: float = 1.0,
     params: CleanParams | None = None,
+    osm: Path | None = None,
 ) -> list[str]:
     """Write one pose-only trajectory per ``videos/*.gpx`` of the city; returns their ids.
+
+    With ``osm`` (an OSM extract of the area) GPS gaps are bridged along its streets where a
+    route fits the track (:func:`city360.video_store.map_bridge.bridge_gaps`), as ingest does
+    with ``--osm``.
 
     A track with GPS jumps (the receiver lost the position and found it elsewhere) gives one
     trajectory per continuous part, ``<stem>``, ``<stem>_2``, ... as ingest splits a video
@@ -126,9 +131,18 @@ def trajectories_from_gpx(
     if not tracks:
         msg = f"no GPX tracks in {city.videos_dir}; make the city with `city360 synth` first"
         raise InputFileError(msg)
+    routes = None
+    if osm is not None:
+        from city360.video_store.map_bridge import load_street_routes
+
+        routes = load_street_routes(osm, projection)
     ids = []
     for gpx in tracks:
         whole = clean_track(read_track(gpx), projection, params=params)
+        if routes is not None:
+            from city360.video_store.map_bridge import bridge_gaps
+
+            whole, _ = bridge_gaps(whole, routes)
         kept = 0
         for part in split_at_breaks(whole):
             try:

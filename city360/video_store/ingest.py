@@ -47,6 +47,7 @@ from city360.video_store.dual_fisheye import DualFisheye
 from city360.video_store.gps import GpsTrack, read_embedded_track, read_track, validate_track
 from city360.video_store.heading import HeadingFusion, fuse_heading
 from city360.video_store.layouts import Layout, LayoutChoice
+from city360.video_store.map_bridge import MapBridgeParams, bridge_gaps, load_street_routes
 from city360.video_store.motion import MotionMeter, MotionSignal, still_spans
 from city360.video_store.reckon import (
     EdgeReckoning,
@@ -120,6 +121,11 @@ class IngestOptions:
     """Dead reckoning of a head or tail of the video without GPS (:mod:`.reckon`); off by
     default (those frames are dropped), ``ReckonParams(enabled=True)`` keeps them; a warning
     either way."""
+    osm: Path | None = None
+    """An OSM extract of the area: GPS gaps are bridged along its streets where a route fits
+    the track (:mod:`.map_bridge`); None bridges them with the smoother's curve alone."""
+    map_bridge: MapBridgeParams = field(default_factory=MapBridgeParams)
+    """When a gap is bridged along the streets (with :attr:`osm`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +273,8 @@ def ingest_video(
     track = load_track(video_path, gps_path, info)
     smooth = clean_track(track, projection, params=opts.clean)
     check_in_city(track.source, smooth.x_m, smooth.y_m, projection, city.root)
+    if opts.osm is not None:
+        smooth, _ = bridge_gaps(smooth, load_street_routes(opts.osm, projection), opts.map_bridge)
     motion: MotionSignal | None = None
     if opts.offset == "auto":  # the offset decides which frames to keep: measure motion first
         motion = _measure_motion(info, progress)

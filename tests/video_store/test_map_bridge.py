@@ -1,0 +1,146 @@
+"""GPS gaps bridged along the mapped streets (:mod:`city360.video_store.map_bridge`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from city360.errors import City360Error
+from city360.geo import LocalProjection
+from city360.video_store.clean import SmoothTrack, clean_track
+from city360.video_store.gps.track import GpsTrack
+from city360.video_store.map_bridge import (
+    MapBridgeParams,
+    StreetRoutes,
+    bridge_gaps,
+    load_street_routes,
+)
+
+PROJECTION = LocalProjection(37.77, -122.42)
+T0 = 1.7e9
+
+
+def _streets(*lines: list[tuple[float, float]]) -> StreetRoutes:
+    """A network of the given polylines (metres); ends closer than 0.5 m share a node."""
+    graph = nx.MultiGraph()
+    nodes: list[tuple[float, float]] = []
+
+    def node(point: tuple[float, float]) -> int:
+        for index, known in enumerate(nodes):
+            if np.hypot(known[0] - point[0], known[1] - point[1]) < 0.5:
+                return index
+        nodes.append(point)
+        return len(nodes) - 1
+
+    for line in lines:
+        u, v = node(line[0]), node(line[-1])
+        length = float(np.hypot(*np.diff(np.asarray(line), axis=0).T).sum())
+        graph.add_edge(u, v, polyline_xy=line, from_node=u, length_m=length)
+    return StreetRoutes.from_streets(graph)
+
+
+def _drive(
+    path: list[tuple[float, float]], speed_mps: float, dropout_s: tuple[float, float], seed: int
+) -> tuple[SmoothTrack, np.ndarray, np.ndarray]:
+    """A 1 Hz GPS track (1 m noise) along ``path`` at ``speed_mps`` with no fix inside
+    ``dropout_s`` (seconds from the start); the cleaned track, the true times and positions
+    (10 Hz)."""
+    line = np.asarray(path, np.float64)
+    arc = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(line, axis=0).T))])
+    t = np.arange(0.0, arc[-1] / speed_mps, 0.1)
+    true = np.column_stack(
+        [np.interp(t * speed_mps, arc, line[:, 0]), np.interp(t * speed_mps, arc, line[:, 1])]
+    )
+    fix_t = np.arange(0.0, t[-1], 1.0)
+    fix_t = fix_t[(fix_t <= dropout_s[0]) | (fix_t >= dropout_s[1])]
+    rng = np.random.default_rng(seed)
+    x = np.interp(fix_t, t, true[:, 0]) + rng.normal(0.0, 1.0, fix_t.shape)
+    y = np.interp(fix_t, t, true[:, 1]) + rng.normal(0.0, 1.0, fix_t.shape)
+    lat, lon = PROJECTION.to_latlon(x, y)
+    track = GpsTrack.from_columns(Path("drive.gpx"), "gpx", T0 + fix_t, lat, lon)
+    return clean_track(track, PROJECTION), T0 + t, true
+
+
+def _gap_error(smooth: SmoothTrack, t: np.ndarray, true: np.ndarray, span: tuple[float, float]):
+    inside = (t >= T0 + span[0]) & (t <= T0 + span[1])
+    x, y, _ = smooth.sample(t[inside])
+    return np.hypot(x - true[inside, 0], y - true[inside, 1])
+
+
+CORNER = [(0.0, 0.0), (0.0, 200.0), (-200.0, 200.0)]
+"""North 200 m, then a left turn west 200 m (25 s each at 8 m/s)."""
+
+
+def test_a_dropout_through_a_turn_is_bridged_along_the_streets() -> None:
+    """SF camera seed 2's shape: a car at 8 m/s loses the fix 8 s through a left turn; the
+    smoother's curve cuts the corner, the route along the streets does not."""
+    routes = _streets([(0.0, 0.0), (0.0, 200.0)], [(0.0, 200.0), (-200.0, 200.0)])
+    smooth, t, true = _drive(CORNER, 8.0, (21.0, 29.0), seed=2)
+    before = _gap_error(smooth, t, true, (21.0, 29.0))
+    bridged, spans = bridge_gaps(smooth, routes)
+    after = _gap_error(bridged, t, true, (21.0, 29.0))
+    assert before.max() > 8.0  # the curve cuts the corner
+    assert len(spans) == 1
+    assert spans[0][0] <= T0 + 21.0
+    assert spans[0][1] >= T0 + 29.0
+    assert after.max() < 3.0
+    assert np.sqrt((after**2).mean()) < 0.5 * np.sqrt((before**2).mean())
+
+
+def test_the_sidewalk_side_of_the_track_is_kept_round_the_corner() -> None:
+    """A walker 5 m right of the centre line (on the inside of a right turn's corner) is
+    placed 5 m right of it through the gap, not on the centre line, and by arc length along
+    that inside path (10 m shorter than the centre line round the corner)."""
+    inside = [(5.0, 0.0), (5.0, 115.0), (120.0, 115.0)]  # north, then right turn east
+    routes = _streets([(0.0, 0.0), (0.0, 120.0)], [(0.0, 120.0), (120.0, 120.0)])
+    smooth, t, true = _drive(inside, 1.4, (68.0, 96.0), seed=4)
+    before = _gap_error(smooth, t, true, (68.0, 96.0))
+    bridged, spans = bridge_gaps(smooth, routes)
+    assert spans
+    after = _gap_error(bridged, t, true, (68.0, 96.0))
+    assert before.max() > 10.0  # the curve cuts the corner's 28 s
+    assert after.max() < 4.5
+    assert np.sqrt((after**2).mean()) < 0.35 * np.sqrt((before**2).mean())
+
+
+def test_a_gap_on_a_straight_street_keeps_the_smoothers_curve() -> None:
+    routes = _streets([(0.0, 0.0), (0.0, 300.0)])
+    smooth, _, _ = _drive([(3.0, 0.0), (3.0, 300.0)], 8.0, (10.0, 18.0), seed=1)
+    bridged, spans = bridge_gaps(smooth, routes)
+    assert spans == []
+    assert bridged is smooth
+
+
+def test_a_gap_far_from_every_street_keeps_the_smoothers_curve() -> None:
+    routes = _streets([(500.0, 0.0), (500.0, 200.0), (300.0, 200.0)])
+    smooth, _, _ = _drive(CORNER, 8.0, (21.0, 29.0), seed=2)
+    assert bridge_gaps(smooth, routes)[1] == []
+
+
+def test_a_route_far_longer_than_the_track_travelled_is_not_taken() -> None:
+    """The map joins the gap's ends only by a 700 m detour: the track did not drive it in 8 s."""
+    detour = [(0.0, 160.0), (300.0, 160.0), (300.0, 500.0), (-40.0, 500.0), (-40.0, 200.0)]
+    routes = _streets([(0.0, 0.0), (0.0, 160.0)], detour, [(-40.0, 200.0), (-200.0, 200.0)])
+    smooth, _, _ = _drive(CORNER, 8.0, (19.0, 27.0), seed=3)  # through a block the map lacks
+    assert bridge_gaps(smooth, routes, MapBridgeParams())[1] == []
+
+
+def test_a_route_back_through_a_street_end_is_not_taken() -> None:
+    """The gap's start is on a short street whose end the track has passed; a route through
+    that end and back doubles back, which a camera moving on at both ends did not do."""
+    routes = _streets(
+        [(0.0, 0.0), (0.0, 100.0)],
+        [(0.0, 100.0), (0.0, 106.0)],  # a 6 m stub on
+        [(0.0, 100.0), (-120.0, 100.0)],
+    )
+    smooth, _, _ = _drive([(0.0, 0.0), (0.0, 104.0)], 1.4, (60.0, 68.0), seed=5)
+    assert bridge_gaps(smooth, routes)[1] == []
+
+
+def test_a_missing_extract_is_named(tmp_path: Path) -> None:
+    missing = tmp_path / "area.osm"
+    with pytest.raises(City360Error, match=r"area\.osm"):
+        load_street_routes(missing, PROJECTION)
