@@ -425,6 +425,12 @@ def register(app: typer.Typer) -> None:
         if projection is not None and projection != "equirect":
             msg = f"--projection must be 'equirect', got {projection!r}"
             raise ConfigError(msg)
+        if osm is not None and not osm.is_file():
+            msg = (
+                f"--osm {osm}: no such file; pass a local OSM extract of the area (.osm, "
+                ".osm.bz2 or .osm.pbf), or leave --osm out"
+            )
+            raise InputFileError(msg)
         chosen_layout = parse_layout(layout)
         if projection and chosen_layout not in ("auto", "equirect"):
             msg = f"--projection equirect contradicts --layout {chosen_layout}; pass one of them"

@@ -18,6 +18,7 @@ from city360.video_store.map_bridge import (
     bridge_gaps,
     load_street_routes,
 )
+from tests.fixtures.videos import SyntheticWalk
 
 PROJECTION = LocalProjection(37.77, -122.42)
 T0 = 1.7e9
@@ -144,3 +145,51 @@ def test_a_missing_extract_is_named(tmp_path: Path) -> None:
     missing = tmp_path / "area.osm"
     with pytest.raises(City360Error, match=r"area\.osm"):
         load_street_routes(missing, PROJECTION)
+
+
+def test_ingest_names_a_missing_osm_extract_before_any_work(
+    synthetic_walk: SyntheticWalk, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from city360.cli import app
+
+    city = tmp_path / "city"
+    args = [
+        "ingest", str(synthetic_walk.video), "--gps", str(synthetic_walk.gpx),
+        "--osm", str(tmp_path / "district.osm"), "--out", str(city),
+    ]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code != 0
+    assert "district.osm: no such file" in str(result.exception or result.output)
+    assert not city.exists()
+
+
+def test_ingest_with_an_extract_bridges_along_its_streets(
+    synthetic_walk: SyntheticWalk, tmp_path: Path
+) -> None:
+    """The walk has no gap: ingest with ``osm`` reads the extract and keeps the same poses."""
+    from city360.city import CityDir
+    from city360.video_store.ingest import IngestOptions, ingest_video
+
+    lat, lon = synthetic_walk.projection.to_latlon(np.array([-50.0, 150.0]), np.array([0.0, 0.0]))
+    extract = tmp_path / "area.osm"
+    extract.write_text(
+        "<?xml version='1.0' encoding='UTF-8'?>\n<osm version='0.6'>\n"
+        f"<node id='1' lat='{lat[0]:.7f}' lon='{lon[0]:.7f}' version='1'/>\n"
+        f"<node id='2' lat='{lat[1]:.7f}' lon='{lon[1]:.7f}' version='1'/>\n"
+        "<way id='10' version='1'><nd ref='1'/><nd ref='2'/>"
+        "<tag k='highway' v='residential'/></way>\n</osm>\n"
+    )
+    poses = {}
+    for name, osm in (("plain", None), ("mapped", extract)):
+        options = IngestOptions(max_width=128, pyramid=False, osm=osm)
+        ingest_video(
+            synthetic_walk.video,
+            synthetic_walk.gpx,
+            tmp_path / name,
+            projection=synthetic_walk.projection,
+            options=options,
+        )
+        poses[name] = CityDir(tmp_path / name).read_poses("walk")
+    assert np.array_equal(poses["plain"].x_m, poses["mapped"].x_m)
