@@ -104,6 +104,14 @@ class BurstParams:
     returning run of their own that reaches the rival's end and the run closes better than the
     rival (:func:`_pair_steps`): two bursts with like offsets, whose rival is the first's way
     back with the second's way out; False: the rival margin alone (before round seventeen)."""
+    fast_mps: float | None = 3.0
+    """Usual speed from which a step is checked for a turn driven through
+    (:func:`_off_turn_lags`), m/s: above a walker's, whose turn lag ``turn_lag_s`` covers;
+    None: never (before round eighteen, a car with 1 Hz GPS lost 100-180 m of good fixes
+    either side of every right-angle turn)."""
+    continuity_sigma: float = 3.0
+    """How far (in sigmas of the difference of two fixes) two fixes near a step may lie beyond
+    what the usual speed carries the camera, for the track to count as continuous there."""
     rival_margin: float = 1.5
     """How many times more significant (chi² of its weaker edge) a later run must be than a
     run to take that run's last edge from it (:func:`_pair_steps`). An echo of a real step
@@ -291,7 +299,68 @@ def find_steps(
     params = params or BurstParams()
     if t_s.shape[0] < 8 or sigma_m <= 0:
         return []
-    return _peaks(_profile(t_s, x_m, y_m, sigma_m, params), params)
+    steps = _peaks(_profile(t_s, x_m, y_m, sigma_m, params), params)
+    return _off_turn_lags(steps, t_s, x_m, y_m, sigma_m, params)
+
+
+CHORD_S = 5.0
+"""Baseline of the chords :func:`_chord_speed` measures a speed over, seconds: between
+consecutive fixes a walker's 1 Hz fixes move at their noise (4-5 m/s at 3 m), not his pace;
+a chord much longer than this reads a car slow across the corner it turns (10 s: 6.5 of 8.3
+m/s), and the corner's lag then looks like a step."""
+
+
+def _chord_speed(
+    t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, at_s: float, sigma_m: float
+) -> float:
+    """The camera's speed about ``at_s``, m/s: the median over the fixes within
+    :data:`USUAL_SPEED_S` of it of the speed along the chord to the first fix
+    :data:`CHORD_S` later, with the two fixes' noise taken out (``sigma_m`` one axis)."""
+    near = np.flatnonzero(np.abs(t_s - at_s) <= USUAL_SPEED_S)
+    if near.shape[0] < 2:
+        return 0.0
+    t, x, y = t_s[near], x_m[near], y_m[near]
+    ahead = np.searchsorted(t, t + CHORD_S, side="left")
+    use = np.flatnonzero(ahead < t.shape[0])
+    if use.shape[0] == 0:
+        return 0.0
+    j = ahead[use]
+    d2 = (x[j] - x[use]) ** 2 + (y[j] - y[use]) ** 2
+    speed = np.sqrt(np.maximum(0.0, d2 - 4.0 * sigma_m**2)) / (t[j] - t[use])
+    return float(np.median(speed))
+
+
+def _off_turn_lags(
+    steps: list[Step],
+    t_s: FloatArray,
+    x_m: FloatArray,
+    y_m: FloatArray,
+    sigma_m: float,
+    params: BurstParams,
+) -> list[Step]:
+    """``steps`` less those a fast camera drove through: where the usual speed is at least
+    ``fast_mps`` and no two fixes within ``gap_s + 1`` s of the step lie farther apart than
+    that speed carries the camera between them, by more than ``continuity_sigma`` times the
+    noise of their difference. The track is continuous there; the step is the two stiff
+    filters' lag at a turn, which at 1 Hz reaches 7-8 s of a car's speed (a 90 degree corner
+    at 8 m/s: ``D`` of 60 m, against the 24 m ``turn_lag_s`` allows), where a burst's edge
+    moves the fixes 10-30 m farther than the speed explains."""
+    if params.fast_mps is None or not steps:
+        return steps
+    slack = params.continuity_sigma * math.sqrt(2.0) * sigma_m
+    kept = []
+    for step in steps:
+        usual = _chord_speed(t_s, x_m, y_m, step.t_s, sigma_m)
+        near = np.flatnonzero(np.abs(t_s - step.t_s) <= params.gap_s + 1.0)
+        if usual < params.fast_mps or near.shape[0] < 2:
+            kept.append(step)
+            continue
+        i, j = np.triu_indices(near.shape[0], k=1)
+        a, b = near[i], near[j]
+        chord = np.hypot(x_m[b] - x_m[a], y_m[b] - y_m[a])
+        if float(np.max(chord - usual * (t_s[b] - t_s[a]))) > slack:
+            kept.append(step)
+    return kept
 
 
 def _way_back(profile: _Profile, step: Step, params: BurstParams) -> float | None:
@@ -357,6 +426,7 @@ def burst_mask(
             break
         profile = _profile(t_s[rest], x_m[rest], y_m[rest], noise, params)
         steps = _peaks(profile, params)
+        steps = _off_turn_lags(steps, t_s[rest], x_m[rest], y_m[rest], noise, params)
         runs = _pair_steps(steps, params)
         if bursting is None:
             bursting = _bursts_often(len(runs), float(t_s[-1] - t_s[0]), params)

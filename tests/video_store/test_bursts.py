@@ -76,14 +76,38 @@ def test_two_bursts_back_to_back_are_one_run() -> None:
 
 
 @pytest.mark.parametrize(
-    ("speed_mps", "rate_hz"), [(1.4, 1.0), (8.3, 10.0)], ids=["walking", "driving"]
+    ("speed_mps", "rate_hz"),
+    [(1.4, 1.0), (8.3, 10.0), (8.3, 1.0), (12.0, 1.0)],
+    ids=["walking", "driving", "driving-phone-gps", "driving-fast-phone-gps"],
 )
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_corner_is_no_step(speed_mps: float, rate_hz: float, seed: int) -> None:
+    """A car with 1 Hz phone GPS (the driving-phone-gps cases) failed before round eighteen:
+    the stiff filters lag 7-8 s of its speed at the corner, and 23-31 good fixes either side
+    of it were masked as a burst."""
     t, x, y = corner_walk(speed_mps, rate_hz)
     fx, fy = with_noise(x, y, seed, sigma_m=2.5 if rate_hz == 1.0 else 1.0)
     assert find_steps(t, fx, fy, sigma_m=fix_noise_m(t, fx, fy)) == []
     assert not burst_mask(t, fx, fy).any()
+
+
+def test_without_the_turn_check_a_cars_corner_at_1_hz_is_a_burst() -> None:
+    """The off switch (``fast_mps=None``) gives back the old mask: good fixes either side of
+    the corner dropped."""
+    t, x, y = corner_walk(8.3, 1.0)
+    fx, fy = with_noise(x, y, 0)
+    assert burst_mask(t, fx, fy, params=BurstParams(fast_mps=None)).sum() > 10
+
+
+def test_a_cars_burst_on_a_straight_street_is_still_dropped() -> None:
+    """The turn check keeps a burst's edges: the fixes jump 25 m farther than the car moves."""
+    t = np.arange(0.0, 120.0)
+    x, y = np.zeros_like(t), 8.3 * t
+    fx, fy = with_noise(x, y, 3, sigma_m=2.0)
+    fx, fy = add_burst(t, fx, fy, 50.0, 62.0, (25.0, 0.0))
+    mask = burst_mask(t, fx, fy)
+    assert mask[(t >= 51.0) & (t < 61.0)].all()
+    assert not mask[(t < 45.0) | (t > 67.0)].any()
 
 
 def test_a_step_that_stays_is_no_burst() -> None:
