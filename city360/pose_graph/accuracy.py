@@ -199,6 +199,15 @@ WALKS: tuple[AccuracyCase, ...] = (
         film_fps=10,
         note="drawn SF route with its (fake 30 km/h) timing, on generated streets",
     ),
+    AccuracyCase(
+        "sf-route",
+        None,
+        None,
+        (0, 1, 2),
+        route="gps/sf_30km_h.gpx",
+        film_fps=10,
+        note="the same car route logged by a phone (1 Hz, 3 m): a dashboard or handlebar mount",
+    ),
 )
 """Twins along the real tracks of the data folder, replayed in time (``city360 accuracy``)."""
 
