@@ -18,6 +18,12 @@ video alone: an end beside a street others walk is a start or stop on that stree
 dead end there would cut their passes). Such an end needs only ``clearance_m`` from every
 junction to be a dead end.
 
+Opt-in (``BuildParams.stub_end_params``, default None): the shape it looks for is also that
+of a true stub shorter than 8 m whose tip a video starts or ends at (Nerima SE (-149, -5),
+Kamppi (-140, -170)), which the scorer contracts into its junction (no street, no junction
+there); nothing in the poses told the two apart on the kept twins (design notes, part
+sixteen).
+
 All positions are metres in the city CRS (x east, y north), headings degrees clockwise from
 north.
 """

@@ -13,6 +13,7 @@ from city360.pose_graph.tracks import Track
 from tests.pose_graph.walks import polyline_track
 
 _AT_THE_TEE = np.array([[0.0, 0.0]])
+_ON = StubEndParams()
 
 
 def _junctions(tracks: list[Track], params: BuildParams | None = None) -> np.ndarray:
@@ -34,7 +35,7 @@ def _stub_walked_out_of(seed: int) -> list[Track]:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_a_video_starting_up_a_short_stub_keeps_the_stub_and_its_tee(seed: int) -> None:
-    junctions = _junctions(_stub_walked_out_of(seed))
+    junctions = _junctions(_stub_walked_out_of(seed), BuildParams(stub_end_params=_ON))
     assert len(junctions) == 1
     assert np.hypot(*junctions[0]) < 3.0
 
@@ -44,6 +45,11 @@ def test_with_the_rule_off_the_stub_and_its_tee_are_lost(seed: int) -> None:
     # main's build (e30a539): the start is 6-7 m from the junction, inside the 8 m clearance,
     # so no dead end, no stub street, and the junction with two streets is dropped
     assert len(_junctions(_stub_walked_out_of(seed), BuildParams(stub_end_params=None))) == 0
+
+
+def test_the_rule_is_opt_in() -> None:
+    # it also builds true stubs under 8 m (the scorer's contraction) that a video ends at
+    assert BuildParams().stub_end_params is None
 
 
 @pytest.mark.parametrize("seed", range(3))
