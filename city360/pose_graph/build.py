@@ -66,6 +66,7 @@ from city360.pose_graph.segments import (
     group_streets,
 )
 from city360.pose_graph.stolen_branches import StolenBranchParams, UncutPasses, stolen_branches
+from city360.pose_graph.stub_ends import StubEndParams, stub_ends
 from city360.pose_graph.tracks import Track, load_tracks
 
 if TYPE_CHECKING:
@@ -125,6 +126,13 @@ class BuildParams:
     """Without OSM, the passes of a shallow fork's branch cut at a junction a few metres down
     the fork are left uncut there, so the branch starts at the node at the fork
     (:mod:`city360.pose_graph.stolen_branches`); None leaves them cut."""
+    stub_end_params: StubEndParams | None = None
+    """Without OSM, a video that starts or ends 5-8 m up a short stub it alone walks, and
+    turns out of it at a junction, ends at a dead end of its own (the stub is a street)
+    rather than at the junction (:mod:`city360.pose_graph.stub_ends`); None (the default)
+    leaves it the junction's. Opt-in: on the kept twins it also builds true stubs shorter
+    than 8 m that a video ends at the tip of, which the scorer does not count as streets
+    (design notes, part sixteen)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -310,8 +318,15 @@ def _cut(
     matched: MatchedCuts | None = None,
     uncut: UncutPasses | None = None,
 ) -> tuple[FloatArray, FloatArray, list[Segment], list[Street], list[int]]:
+    end_clearance = None
+    if matched is None and params.stub_end_params is not None:
+        end_clearance = stub_ends(tracks, junctions_xy, params.stub_end_params)
     dead_xy, events = find_dead_ends(
-        tracks, junctions_xy, params.junctions, short_spurs=matched is None
+        tracks,
+        junctions_xy,
+        params.junctions,
+        short_spurs=matched is None,
+        end_clearance=end_clearance,
     )
     dead_end_pass_m: FloatArray | None = None
     may_cut: CutFilter | None = None

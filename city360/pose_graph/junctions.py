@@ -29,7 +29,7 @@ All positions are metres in the city CRS; all work is vectorised over samples wi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -351,6 +351,7 @@ def find_dead_ends(
     params: JunctionParams | None = None,
     *,
     short_spurs: bool = False,
+    end_clearance: Mapping[tuple[int, int], float] | None = None,
 ) -> tuple[FloatArray, list[list[DeadEndEvent]]]:
     """Dead-end nodes (D, 2) and, per node, the trajectory frames that end there.
 
@@ -364,8 +365,13 @@ def find_dead_ends(
     walker turns back 5-8 m into a 9-12 m stub (GPS and the turn round off its end), and with
     the 8 m clearance the stub's end, its street and so its junction were lost (four of
     Helsinki seed 0's misses, one in the old town). With OSM the map says where stubs are.
+
+    ``end_clearance`` (``{(track index, frame): metres}``) gives some track ends a clearance
+    of their own instead of ``junction_clearance_m`` (a video that starts or ends inside a
+    short stub: :func:`city360.pose_graph.stub_ends.stub_ends`).
     """
     params = params or JunctionParams()
+    end_clearance = end_clearance or {}
     events: list[DeadEndEvent] = []
     clearance: list[float] = []
     for k, track in enumerate(tracks):
@@ -382,7 +388,10 @@ def find_dead_ends(
         frames = {0, len(track) - 1, *turns}
         for f in sorted(frames):
             events.append(DeadEndEvent(k, f, float(track.xy[f, 0]), float(track.xy[f, 1])))
-            clearance.append(params.spur_min_m if f in spurs else params.junction_clearance_m)
+            if f in spurs:
+                clearance.append(params.spur_min_m)
+            else:
+                clearance.append(end_clearance.get((k, f), params.junction_clearance_m))
     if not events:
         return np.zeros((0, 2)), []
     pts = np.asarray([[e.x_m, e.y_m] for e in events])
