@@ -47,7 +47,7 @@ import numpy.typing as npt
 
 from city360.errors import GpsError
 from city360.geo import LocalProjection
-from city360.video_store.bursts import burst_mask
+from city360.video_store.bursts import BurstParams, burst_mask
 from city360.video_store.end_fixes import end_outliers
 from city360.video_store.gps.quality import QualityNoise, horizontal_sigma_m
 from city360.video_store.gps.track import GpsTrack, validate_track
@@ -113,6 +113,11 @@ class CleanParams:
     default: judged from one side, good end fixes next to a burst that starts one to three
     fixes in look the same, and on a fresh Helsinki twin two of its four firings dropped good
     fixes and cost a junction (design notes, round seventeen)."""
+    end_way_back: bool = True
+    """Before an end run is dropped, look further in for the way back that makes the fixes
+    inside it the off ones (a burst, or an outlier just inside the end:
+    :func:`.end_fixes._steps_back_inside`); False: the end run is judged against the fix next
+    to it alone (the rule of round seventeen)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,7 +300,13 @@ def _end_outliers(
         t_s, x_m, y_m, params.gps_sigma_m, moving_mps=params.stationary_speed_mps
     )
     return end_outliers(
-        t_s, x_m, y_m, sigma, usual_mps=usual, speed_factor=params.jump_speed_factor
+        t_s,
+        x_m,
+        y_m,
+        sigma,
+        usual_mps=usual,
+        speed_factor=params.jump_speed_factor,
+        max_burst_s=BurstParams().max_burst_s if params.end_way_back else None,
     )
 
 
