@@ -107,12 +107,13 @@ class CleanParams:
     """Reweighted smoothing passes after the first (:func:`.smooth.robust_rts_smooth`)."""
     huber_k: float = 3.0
     """Residual, in robust sigmas, beyond which a fix's sigma grows with its residual."""
-    drop_end_outliers: bool = False
+    drop_end_outliers: bool = True
     """Drop a first or last fix (or a run of them) out of the track's reach
-    (:func:`.end_fixes.end_outliers`): the two-sided outlier tests cannot judge it. Off by
-    default: judged from one side, good end fixes next to a burst that starts one to three
-    fixes in look the same, and on a fresh Helsinki twin two of its four firings dropped good
-    fixes and cost a junction (design notes, round seventeen)."""
+    (:func:`.end_fixes.end_outliers`): the two-sided outlier tests cannot judge it, and the
+    jump test blamed the good fix before a last fix 32 m off. Judged from one side alone it
+    also dropped good end fixes next to an outlier or a burst a few fixes in; with
+    ``end_way_back`` it does not (design notes, "A track's first or last fix, judged against
+    the way back")."""
     end_way_back: bool = True
     """Before an end run is dropped, look further in for the way back that makes the fixes
     inside it the off ones (a burst, or an outlier just inside the end:

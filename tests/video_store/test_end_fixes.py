@@ -92,12 +92,13 @@ def test_a_track_too_short_to_judge_keeps_every_fix() -> None:
     assert not mask.any()
 
 
-def test_the_rule_is_off_by_default() -> None:
-    # on a fresh Helsinki twin it dropped good end fixes next to a burst (design notes)
+def test_the_rule_is_on_by_default() -> None:
+    # with the way back looked for it no longer drops good end fixes beside a burst
     t, x, y = _walk_east(1.4, 0)
     y[-1] = y[-2] + 30.0
-    assert CleanParams().drop_end_outliers is False
-    assert clean_track(_track(x, y, t), PROJECTION).end_s == T0 + t[-1]
+    assert CleanParams().drop_end_outliers is True
+    assert CleanParams().end_way_back is True
+    assert clean_track(_track(x, y, t), PROJECTION).end_s == T0 + t[-2]
 
 
 def _end_mask(t: np.ndarray, x: np.ndarray, y: np.ndarray, *, way_back: bool) -> np.ndarray:
