@@ -114,6 +114,13 @@ class CleanParams:
     also dropped good end fixes next to an outlier or a burst a few fixes in; with
     ``end_way_back`` it does not (design notes, "A track's first or last fix, judged against
     the way back")."""
+    end_speed_factor: float = 2.0
+    """An end fix is out of reach when it stands further from the fix next to it than this many
+    times the track's usual moving speed, plus 2 m/s, carries it, plus the two fixes' noise
+    (:func:`.end_fixes.end_outliers`). Lower than ``jump_speed_factor``: the allowance grows
+    with the time to that fix, and after a 4 s dropout a walker's last fix 44 m off passed at
+    4 (Helsinki SE seed 19); at 2 a 1.3 m/s walker may still cover 4.6 m/s, a 30 km/h car
+    17 m/s."""
     end_way_back: bool = True
     """Before an end run is dropped, look further in for the way back that makes the fixes
     inside it the off ones (a burst, or an outlier just inside the end:
@@ -306,7 +313,7 @@ def _end_outliers(
         y_m,
         sigma,
         usual_mps=usual,
-        speed_factor=params.jump_speed_factor,
+        speed_factor=params.end_speed_factor,
         max_burst_s=BurstParams().max_burst_s if params.end_way_back else None,
     )
 

@@ -12,10 +12,10 @@ made a junction at the end of that false street.
 :func:`end_outliers` judges the fixes at each end by the one thing one side can tell: how far
 the track could have got. A run of at most :data:`MAX_END_RUN_S` seconds of end fixes that
 stands further from the fix next to it than the track's own usual speed (times
-``speed_factor``, plus 2 m/s, the jump test's allowance) can carry it in that time, plus the
-noise of two fixes, is an outlier run. Distance, not direction: a real turn at the end is never
-further than the walk allows, and the allowance scales with the track's speed, so a car at
-30 km/h keeps its last 10 m steps where a walker's 30 m jump goes.
+``speed_factor``, :attr:`.clean.CleanParams.end_speed_factor`, plus 2 m/s) can carry it in
+that time, plus the noise of two fixes, is an outlier run. Distance, not direction: a real
+turn at the end is never further than the walk allows, and the allowance scales with the
+track's speed, so a car at 30 km/h keeps its last 10 m steps where a walker's 30 m jump goes.
 
 Judged from one side, good end fixes look out of reach too when the fixes next to them are
 the bad ones: a lone outlier just inside the end, or a canyon burst that starts (or ends) a

@@ -71,7 +71,7 @@ def test_a_real_turn_at_the_end_is_kept(speed_mps: float, seed: int) -> None:
         y,
         np.full(t.shape, 3.0),
         usual_mps=speed_mps,
-        speed_factor=CleanParams().jump_speed_factor,
+        speed_factor=CleanParams().end_speed_factor,
     )
     assert not mask.any()
     assert clean_track(_track(x, y, t), PROJECTION, params=RULE_ON).end_s == T0 + t[-1]
@@ -101,15 +101,19 @@ def test_the_rule_is_on_by_default() -> None:
     assert clean_track(_track(x, y, t), PROJECTION).end_s == T0 + t[-2]
 
 
-def _end_mask(t: np.ndarray, x: np.ndarray, y: np.ndarray, *, way_back: bool) -> np.ndarray:
-    """:func:`end_outliers` as the cleaner calls it for a 1.4 m/s walker with 3 m fixes."""
+def _end_mask(
+    t: np.ndarray, x: np.ndarray, y: np.ndarray, *, way_back: bool, round_17: bool = False
+) -> np.ndarray:
+    """:func:`end_outliers` as the cleaner calls it for a 1.4 m/s walker with 3 m fixes; with
+    ``round_17`` at the jump test's speed factor, as round seventeen's rule did."""
+    params = CleanParams()
     return end_outliers(
         t,
         x,
         y,
         np.full(t.shape, 3.0),
         usual_mps=1.4,
-        speed_factor=CleanParams().jump_speed_factor,
+        speed_factor=params.jump_speed_factor if round_17 else params.end_speed_factor,
         max_burst_s=BurstParams().max_burst_s if way_back else None,
     )
 
@@ -146,7 +150,8 @@ def test_good_last_fixes_after_an_outlier_or_a_burst_are_kept(
     off = slice(t.shape[0] - good_fixes - off_fixes, t.shape[0] - good_fixes)
     y[off] = -22.0
     y[-good_fixes:] = 3.0
-    assert _end_mask(t, x, y, way_back=False).any()  # judged from one side: dropped
+    # round seventeen's rule, judged from one side, dropped them
+    assert _end_mask(t, x, y, way_back=False, round_17=True).any()
     assert not _end_mask(t, x, y, way_back=True).any()
     smooth = clean_track(_track(x, y, t), PROJECTION, params=RULE_ON)
     assert smooth.end_s == T0 + t[-1]
@@ -166,3 +171,17 @@ def test_a_last_fix_out_of_reach_after_a_turn_back_is_dropped(seed: int) -> None
     assert _end_mask(t, x, y, way_back=True)[-1]
     smooth = clean_track(_track(x, y, t), PROJECTION, params=RULE_ON)
     assert smooth.end_s == T0 + t[-2]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_last_fix_44_m_off_after_a_4_s_dropout_is_dropped(seed: int) -> None:
+    # Helsinki SE seed 19, walk_008: the receiver lost 4 s, then its last fix sat 44 m off
+    # (11 m/s for a 1.4 m/s walker); at the jump test's factor (4) the 4 s let it through
+    t, x, y = _walk_east(1.4, seed)
+    keep = (t < 115.0) | (t == 119.0)
+    t, x, y = t[keep], x[keep], y[keep]
+    x[-1] = x[-2] + 40.0
+    y[-1] = y[-2] + 18.0
+    smooth = clean_track(_track(x, y, t), PROJECTION)
+    assert smooth.end_s == T0 + t[-2]
+    assert smooth.x_m.max() < 1.4 * 115.0 + 8.0
