@@ -47,7 +47,7 @@ import numpy.typing as npt
 
 from city360.errors import GpsError
 from city360.geo import LocalProjection
-from city360.video_store.bursts import burst_mask
+from city360.video_store.bursts import BurstParams, burst_mask
 from city360.video_store.end_fixes import end_outliers
 from city360.video_store.gps.quality import QualityNoise, horizontal_sigma_m
 from city360.video_store.gps.track import GpsTrack, validate_track
@@ -107,12 +107,25 @@ class CleanParams:
     """Reweighted smoothing passes after the first (:func:`.smooth.robust_rts_smooth`)."""
     huber_k: float = 3.0
     """Residual, in robust sigmas, beyond which a fix's sigma grows with its residual."""
-    drop_end_outliers: bool = False
+    drop_end_outliers: bool = True
     """Drop a first or last fix (or a run of them) out of the track's reach
-    (:func:`.end_fixes.end_outliers`): the two-sided outlier tests cannot judge it. Off by
-    default: judged from one side, good end fixes next to a burst that starts one to three
-    fixes in look the same, and on a fresh Helsinki twin two of its four firings dropped good
-    fixes and cost a junction (design notes, round seventeen)."""
+    (:func:`.end_fixes.end_outliers`): the two-sided outlier tests cannot judge it, and the
+    jump test blamed the good fix before a last fix 32 m off. Judged from one side alone it
+    also dropped good end fixes next to an outlier or a burst a few fixes in; with
+    ``end_way_back`` it does not (design notes, "A track's first or last fix, judged against
+    the way back")."""
+    end_speed_factor: float = 2.0
+    """An end fix is out of reach when it stands further from the fix next to it than this many
+    times the track's usual moving speed, plus 2 m/s, carries it, plus the two fixes' noise
+    (:func:`.end_fixes.end_outliers`). Lower than ``jump_speed_factor``: the allowance grows
+    with the time to that fix, and after a 4 s dropout a walker's last fix 44 m off passed at
+    4 (Helsinki SE seed 19); at 2 a 1.3 m/s walker may still cover 4.6 m/s, a 30 km/h car
+    17 m/s."""
+    end_way_back: bool = True
+    """Before an end run is dropped, look further in for the way back that makes the fixes
+    inside it the off ones (a burst, or an outlier just inside the end:
+    :func:`.end_fixes._steps_back_inside`); False: the end run is judged against the fix next
+    to it alone (the rule of round seventeen)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,7 +308,13 @@ def _end_outliers(
         t_s, x_m, y_m, params.gps_sigma_m, moving_mps=params.stationary_speed_mps
     )
     return end_outliers(
-        t_s, x_m, y_m, sigma, usual_mps=usual, speed_factor=params.jump_speed_factor
+        t_s,
+        x_m,
+        y_m,
+        sigma,
+        usual_mps=usual,
+        speed_factor=params.end_speed_factor,
+        max_burst_s=BurstParams().max_burst_s if params.end_way_back else None,
     )
 
 
