@@ -66,8 +66,11 @@ def place_photos(
     *,
     gps: Path | None = None,
     offset_s: float = 0.0,
+    osm: Path | None = None,
 ) -> PhotoPlaces:
-    """Time and place of every photo (see the module docstring), in time order."""
+    """Time and place of every photo (see the module docstring), in time order. With a ``gps``
+    track and an ``osm`` extract, the track's gaps are bridged along the extract's streets
+    (:func:`~city360.video_store.map_bridge.bridge_gaps`) before the photos are placed on it."""
     fixes = [read_exif_fix(p, require_position=gps is None) for p in photos]
     t = np.array([f[0] for f in fixes], np.float64)
     order = np.argsort(t, kind="stable")
@@ -80,6 +83,10 @@ def place_photos(
         return PhotoPlaces(ordered, t, np.asarray(x, np.float64), np.asarray(y, np.float64))
     track: GpsTrack = read_track(gps)
     smooth = clean_track(track, projection)
+    if osm is not None:
+        from city360.video_store.map_bridge import bridge_gaps, load_street_routes
+
+        smooth, _ = bridge_gaps(smooth, load_street_routes(osm, projection))
     gps_t = t + offset_s
     outside = (gps_t < smooth.start_s - 1.0) | (gps_t > smooth.end_s + 1.0)
     if outside.any():
@@ -159,7 +166,9 @@ def ingest_photos(
         msg = f"photo sequence {name!r} has {len(paths)} photo; a trajectory needs several"
         raise ConfigError(msg)
     gps_path = Path(gps) if gps is not None else None
-    places = place_photos(paths, projection, gps=gps_path, offset_s=float(opts.offset or 0.0))
+    places = place_photos(
+        paths, projection, gps=gps_path, offset_s=float(opts.offset or 0.0), osm=opts.osm
+    )
     check_in_city(
         f"photo sequence {name!r} ({gps_path or paths[0].parent})",
         places.x_m, places.y_m, projection, city_dir,
