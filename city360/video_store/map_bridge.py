@@ -17,13 +17,16 @@ between its two ends when the route fits the track:
 - its length is at most :attr:`~MapBridgeParams.max_length_ratio` times the longer of the
   Hermite bridge and the distance the end speeds cover in the gap's time, and at least the
   Hermite bridge's length less :attr:`~MapBridgeParams.length_slack_m` (a route shorter than
-  the smoother's own guess is a shortcut the map offers, not the way the track went).
+  the smoother's own guess is a shortcut the map offers, not the way the track went);
+- it does not double back (``_turns_back``), and it runs at least
+  :attr:`~MapBridgeParams.min_disagreement_m` from the Hermite bridge somewhere (where the two
+  agree, on a straight street, the bridge keeps the GPS's side of the street).
 
-Of the routes that fit, the shortest is taken. Along it a pose keeps the smoother's own
-progress (its distance along the Hermite bridge, scaled to the route's length), and the
-sideways offset of each end from the street's centre line (a sidewalk, a lane) is carried
-along the route, changing linearly from one end's to the other's. A gap no route fits keeps its
-Hermite bridge. Positions are metres in the city CRS; times GPS POSIX seconds.
+Of the routes that fit, the shortest is taken. The sideways offset of each end from the
+street's centre line (a sidewalk, a lane) is carried along the route, changing linearly from
+one end's to the other's, and a pose keeps the smoother's own progress: its share of the
+Hermite bridge's length, placed at that share of this offset path's length. A gap no route
+fits keeps its Hermite bridge. Positions are metres in the city CRS; times GPS POSIX seconds.
 """
 
 from __future__ import annotations
@@ -150,9 +153,8 @@ def _load_street_routes(path: str, proj4: str) -> StreetRoutes:
 
 @dataclass(frozen=True, slots=True)
 class _Anchor:
-    """A gap's end on a street: edge index, arc position along it (m from its ``u``), and the
-    signed sideways offset of the track from the centre line (m, positive to the left of the
-    direction of travel)."""
+    """A gap's end on a street: the street's index in :class:`StreetRoutes` and the end's arc
+    position along it (metres from its ``u``)."""
 
     edge: int
     along_m: float
