@@ -172,40 +172,31 @@ SUITE: tuple[AccuracyCase, ...] = (
 )
 """The dense-city part of the suite (``city360 accuracy``)."""
 
+_HAMBURG_WALK = AccuracyCase(
+    "hamburg-walk",
+    None,
+    None,
+    (0, 1, 2),
+    route="gps/hamburg_sternschanze_walk.gpx",
+    note="real Strava walk (625 m, then a 21 min GPS gap) on generated streets",
+)
+_SF_CAR = AccuracyCase(
+    "sf-route",
+    None,
+    None,
+    (0, 1, 2),
+    route="gps/sf_30km_h.gpx",
+    gps_model="camera",
+    film_fps=10,
+    note="drawn SF route with its (fake 30 km/h) timing, on generated streets",
+)
 WALKS: tuple[AccuracyCase, ...] = (
-    AccuracyCase(
-        "hamburg-walk",
-        None,
-        None,
-        (0, 1, 2),
-        route="gps/hamburg_sternschanze_walk.gpx",
-        note="real Strava walk (625 m, then a 21 min GPS gap) on generated streets",
-    ),
-    AccuracyCase(
-        "hamburg-walk",
-        None,
-        None,
-        (0, 1, 2),
-        route="gps/hamburg_sternschanze_walk.gpx",
-        gps_model="canyon",
-    ),
-    AccuracyCase(
-        "sf-route",
-        None,
-        None,
-        (0, 1, 2),
-        route="gps/sf_30km_h.gpx",
-        gps_model="camera",
-        film_fps=10,
-        note="drawn SF route with its (fake 30 km/h) timing, on generated streets",
-    ),
-    AccuracyCase(
-        "sf-route",
-        None,
-        None,
-        (0, 1, 2),
-        route="gps/sf_30km_h.gpx",
-        film_fps=10,
+    _HAMBURG_WALK,
+    replace(_HAMBURG_WALK, gps_model="canyon", note=""),
+    _SF_CAR,
+    replace(
+        _SF_CAR,
+        gps_model="phone",
         note="the same car route logged by a phone (1 Hz, 3 m): a dashboard or handlebar mount",
     ),
 )

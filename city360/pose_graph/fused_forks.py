@@ -185,17 +185,7 @@ def fused_forks(
     for fork, stem, split in short_stems(cut, used, params.max_stem_m):
         if len(cut.streets_at[split]) != 3:
             continue
-        if _is_fused_fork(
-            tracks,
-            segments,
-            stem,
-            split,
-            cut.nodes_xy,
-            cut.streets_at[split],
-            cut.street_of,
-            cut.goes_on,
-            params,
-        ):
+        if _is_fused_fork(tracks, segments, stem, split, cut, params):
             keep[split] = False
             used.update((fork, split))
             if fork >= cut.n_junctions:
@@ -208,15 +198,14 @@ def _is_fused_fork(
     segments: Sequence[Segment],
     stem: Street,
     split: int,
-    nodes_xy: FloatArray,
-    at_split: Sequence[Street],
-    street_of: dict[int, int],
-    goes_on: dict[tuple[int, int], int],
+    cut: CutNodes,
     params: FusedForkParams,
 ) -> bool:
     """Whether the passes of ``stem`` go on through ``split`` into both of its other streets,
     both leaving within ``max_branch_deg`` of the stem's direction, one on each side and one
     within ``straight_deg``, and no other pass goes through ``split`` from branch to branch."""
+    nodes_xy, at_split = cut.nodes_xy, cut.streets_at[split]
+    street_of, goes_on = cut.street_of, cut.goes_on
     fork = stem.b if stem.a == split else stem.a
     step = nodes_xy[split] - nodes_xy[fork]
     stem_heading = bearing_deg(float(step[0]), float(step[1]))

@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from city360.geo import angle_diff_deg, bearing_deg
-from city360.pose_graph.fused_forks import cut_nodes, leaving_heading, short_stems
+from city360.pose_graph.fused_forks import CutNodes, cut_nodes, leaving_heading, short_stems
 from city360.pose_graph.segments import CutFilter, Segment, Street
 from city360.pose_graph.tracks import Track
 
@@ -144,17 +144,7 @@ def stolen_branches(
     for fork, stem, split in short_stems(cut, used, params.max_stem_m):
         if len(cut.streets_at[split]) < 4:
             continue
-        stolen = _stolen_branch(
-            tracks,
-            segments,
-            stem,
-            split,
-            cut.nodes_xy,
-            cut.streets_at[split],
-            cut.street_of,
-            cut.goes_on,
-            params,
-        )
+        stolen = _stolen_branch(tracks, segments, stem, split, cut, params)
         if not stolen:
             continue
         for seg_in, seg_out in stolen:
@@ -194,14 +184,13 @@ def _stolen_branch(
     segments: Sequence[Segment],
     stem: Street,
     split: int,
-    nodes_xy: FloatArray,
-    at_split: Sequence[Street],
-    street_of: dict[int, int],
-    goes_on: dict[tuple[int, int], int],
+    cut: CutNodes,
     params: StolenBranchParams,
 ) -> list[tuple[int, int]]:
     """(stem segment, branch segment) of each pass of the stolen branch through ``split``, or
     an empty list where ``split`` has none (see :func:`stolen_branches`)."""
+    nodes_xy, at_split = cut.nodes_xy, cut.streets_at[split]
+    street_of, goes_on = cut.street_of, cut.goes_on
     fork = stem.b if stem.a == split else stem.a
     step = nodes_xy[split] - nodes_xy[fork]
     stem_heading = bearing_deg(float(step[0]), float(step[1]))
