@@ -362,8 +362,8 @@ def register(app: typer.Typer) -> None:
             list[Path] | None,
             typer.Option(
                 "--gps",
-                help="GPS tracks (.gpx, .csv, GoPro/CAMM .mp4) or a folder of them, paired by "
-                "stem; repeat --gps for several (.gpx files among the inputs count too).",
+                help="GPS tracks (.gpx, .csv, .nmea, GoPro/CAMM .mp4) or a folder of them, paired "
+                "by stem; repeat --gps for several (.gpx files among the inputs count too).",
             ),
         ] = None,
         offset: Annotated[

@@ -1,5 +1,9 @@
 """CSV tracks: a header row with ``time,lat,lon`` and optionally ``alt``.
 
+Cells are separated by ``,``, or by ``;`` or tabs when the header has no comma (a spreadsheet
+in a comma-decimal locale saves ``time;lat;lon`` with ``60,1699`` degrees: with ``;`` or tabs
+between cells a decimal comma is read as a point).
+
 ``time`` is ISO 8601 (``2024-05-01T10:00:00Z``; without a zone it is taken as UTC) or POSIX
 seconds. Column names are matched case-insensitively; ``latitude``/``longitude``/``elevation``
 /``timestamp`` are accepted too.
@@ -91,6 +95,15 @@ def _parse_fix(value: str, *, path: Path, line_no: int) -> int:
     raise GpsError(msg)
 
 
+def _separator(header: str) -> str:
+    """The character between cells, from the header row: ``,``, else ``;`` (what spreadsheets
+    in comma-decimal locales save as "CSV"), else a tab, else ``,``."""
+    for candidate in (",", ";", "\t"):
+        if candidate in header:
+            return candidate
+    return ","
+
+
 def _find_columns(header: list[str], aliases: dict[str, tuple[str, ...]]) -> dict[str, int]:
     columns: dict[str, int] = {}
     for key, names in aliases.items():
@@ -120,7 +133,14 @@ def read_csv_track(path: Path) -> GpsTrack:
     except UnicodeDecodeError:
         msg = f"CSV {path} is not UTF-8 text; is it really a CSV track?"
         raise GpsError(msg) from None
-    rows = [row for row in csv.reader(text.splitlines()) if any(cell.strip() for cell in row)]
+    lines = text.splitlines()
+    separator = _separator(next((line for line in lines if line.strip()), ""))
+    rows = [
+        row for row in csv.reader(lines, delimiter=separator) if any(cell.strip() for cell in row)
+    ]
+    if separator != ",":
+        # a spreadsheet that separates cells by ";" or tabs writes its locale's decimal comma
+        rows = [[cell.replace(",", ".") for cell in row] for row in rows]
     if not rows:
         msg = f"CSV {path} is empty; it needs a header 'time,lat,lon[,alt]' and rows"
         raise GpsError(msg)

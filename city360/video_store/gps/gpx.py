@@ -1,5 +1,8 @@
 """GPX tracks (gpxpy): track points, else route points, else waypoints, in file order.
 
+The file is decoded as XML says (a byte-order mark, else the declaration's ``encoding``, else
+UTF-8): GPX 1.0 and 1.1 from older units and desktop tools come in ISO-8859-1 or UTF-16 too.
+
 Fix quality comes from GPX 1.1's own point fields: ``<fix>`` (none, 2d, 3d, dgps, pps),
 ``<sat>``, ``<hdop>``, ``<vdop>`` and ``<pdop>``. gpxpy already rejects an unknown ``<fix>``
 word or a non-numeric DOP (reported here as unparseable, naming the file); a negative DOP or
@@ -9,6 +12,7 @@ a schema-checked format, so a bad value means a broken writer, not a noisy line 
 
 from __future__ import annotations
 
+import codecs
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,11 +33,7 @@ def read_gpx(path: Path) -> GpsTrack:
     import gpxpy
     import gpxpy.gpx
 
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError:
-        msg = f"GPX {path} is not UTF-8 text; is it really a GPX file?"
-        raise GpsError(msg) from None
+    text = _decode(path, path.read_bytes())
     if not text.strip():
         msg = f"GPX {path} is empty; export the track again"
         raise GpsError(msg)
@@ -64,6 +64,48 @@ def read_gpx(path: Path) -> GpsTrack:
     lon = np.array([p.longitude for p in points], np.float64)
     alt = np.array([np.nan if p.elevation is None else p.elevation for p in points], np.float64)
     return GpsTrack.from_columns(path, "gpx", t, lat, lon, alt, quality=_quality(points))
+
+
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+_DECLARED_ENCODING = re.compile(rb"""^<\?xml[^>]*?\bencoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+
+
+def _decode(path: Path, raw: bytes) -> str:
+    """The text of a GPX file, decoded as XML says: by its byte-order mark, else by the
+    ``encoding`` of its XML declaration, else UTF-8. Older Garmin units and desktop tools write
+    ``encoding="ISO-8859-1"`` or ``windows-1252`` (a track name with an accent is then not
+    UTF-8), and some Windows tools write UTF-16 with a BOM; all are well-formed GPX."""
+    encoding = "utf-8"
+    for bom, name in _BOMS:
+        if raw.startswith(bom):
+            raw, encoding = raw[len(bom) :], name
+            break
+    else:
+        declared = _DECLARED_ENCODING.match(raw.lstrip())
+        if declared:
+            encoding = declared.group(1).decode("ascii")
+            try:
+                codecs.lookup(encoding)
+            except LookupError:
+                msg = (
+                    f"GPX {path} declares encoding {encoding!r}, which Python cannot decode; "
+                    "export the track again as UTF-8"
+                )
+                raise GpsError(msg) from None
+    try:
+        text = raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        msg = (
+            f"GPX {path} is not valid {encoding.upper()} text (byte {exc.start}); is it really "
+            "a GPX file? If so, export it again as UTF-8"
+        )
+        raise GpsError(msg) from None
+    # the text is decoded now: a declaration naming another encoding would mislead the parser
+    return re.sub(r"""^(\s*<\?xml[^>]*?)\s+encoding\s*=\s*["'][^"']*["']""", r"\1", text)
 
 
 _TIME_ELEMENT = re.compile(r"<(?:[\w.-]+:)?time\s*>([^<]*)<")
