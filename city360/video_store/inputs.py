@@ -4,7 +4,8 @@ Users type ``city360 ingest *.mp4 --gps *.gpx``: the shell expands both globs, a
 takes one value per flag, so every track after the first lands among the positional inputs.
 Files are therefore recognised by what they are, not by where they stand:
 
-- a GPS file (``.gpx``, ``.csv``, ``.txt``, ``.nmea``) among the inputs is a track;
+- a GPS file (``.gpx``, ``.csv``, ``.txt``, ``.nmea``) among the inputs is a track, and so is a
+  track the readers refuse with a way to convert it (``.fit``, ``.tcx``, ``.kml``, ``.geojson``);
 - a folder given to ``--gps`` contributes every GPS file inside it;
 - still photos (``.jpg``/``.jpeg``) given as files form one photo sequence (interval shooting),
   named by the folder they are in; a folder of photos is one sequence named by the folder;
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from city360.errors import ConfigError, InputFileError
-from city360.video_store.gps import VIDEO_SUFFIXES
+from city360.video_store.gps import CONVERTIBLE_FORMATS, VIDEO_SUFFIXES
 
 __all__ = [
     "GPS_SUFFIXES",
@@ -61,8 +62,8 @@ class IngestInputs:
 
 def _kind(path: Path) -> str:
     suffix = path.suffix.lower()
-    if suffix in GPS_SUFFIXES:
-        return "gps"
+    if suffix in GPS_SUFFIXES or suffix in CONVERTIBLE_FORMATS:
+        return "gps"  # a .fit or .kml track is refused by the reader, saying how to convert it
     if suffix in PHOTO_SUFFIXES:
         return "photo"
     if suffix in VIDEO_SUFFIXES:

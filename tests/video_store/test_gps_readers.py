@@ -76,7 +76,7 @@ def test_csv_accepts_latitude_longitude_names(tmp_path: Path) -> None:
         ("header.csv", "time,lat,lon\n", "has a header but no rows"),
         ("nolat.csv", "time,lon\n1,2\n", "lacks lat; expected 'time,lat,lon[,alt]'"),
         ("bad.csv", "time,lat,lon\nyesterday,1,2\n", "line 2: cannot read"),
-        ("track.kml", "<kml/>", "unknown format '.kml'"),
+        ("track.shp", "<shp/>", "unknown format '.shp'"),
     ],
 )
 def test_unparseable_or_empty_tracks(tmp_path: Path, name: str, text: str, message: str) -> None:
@@ -308,3 +308,31 @@ def test_exif_gps_of_gopro_max_panorama(shared_data: Path) -> None:
 def test_photo_without_gps(shared_data: Path) -> None:
     with pytest.raises(GpsError, match="has no EXIF GPS position"):
         read_track(shared_data / "pano360" / "testRoom1_2kMono.jpg")
+
+
+@pytest.mark.parametrize(
+    ("name", "gpsbabel_format"),
+    [
+        ("walk.fit", "garmin_fit"),
+        ("walk.FIT", "garmin_fit"),
+        ("walk.tcx", "gtrnctr"),
+        ("walk.kml", "kml"),
+        ("walk.geojson", "geojson"),
+    ],
+)
+def test_track_formats_not_read_say_how_to_convert(
+    tmp_path: Path, name: str, gpsbabel_format: str
+) -> None:
+    """A watch's .fit or a .tcx/.kml/.geojson export was refused with the formats read but no
+    way from the user's file to one of them (issue 17, newuser)."""
+    path = tmp_path / name
+    path.write_bytes(b"\x0e\x10")
+    gpx = path.with_suffix(".gpx")
+    with pytest.raises(
+        GpsError,
+        match=re.escape(
+            f"GPS track {path}: {path.suffix.lower()} files are not read; convert it to GPX "
+            f"first, e.g. `gpsbabel -i {gpsbabel_format} -f '{path}' -o gpx -F '{gpx}'`"
+        ),
+    ):
+        read_track(path)

@@ -79,6 +79,16 @@ def test_gps_files_among_videos_pair_as_tracks(tmp_path: Path) -> None:
     assert inputs.moved_tracks == [tmp_path / "walk_001.gpx"]
 
 
+def test_a_watch_track_among_the_inputs_is_a_track(tmp_path: Path) -> None:
+    """``ingest walk.mp4 walk.fit``: the .fit was taken for a video and the decoder's error
+    said nothing of GPS; as a track, the reader says how to convert it (issue 17, newuser)."""
+    for name in ("walk.mp4", "walk.fit", "walk.KML"):
+        (tmp_path / name).write_bytes(b"x")
+    inputs = sort_inputs([tmp_path / "walk.mp4", tmp_path / "walk.fit", tmp_path / "walk.KML"])
+    assert inputs.videos == [tmp_path / "walk.mp4"]
+    assert inputs.tracks == [tmp_path / "walk.fit", tmp_path / "walk.KML"]
+
+
 def test_gps_folder(tmp_path: Path) -> None:
     tracks = tmp_path / "tracks"
     tracks.mkdir()

@@ -23,6 +23,7 @@ from city360.video_store.gps.quality import FixQuality
 from city360.video_store.gps.track import GpsTrack, validate_track
 
 __all__ = [
+    "CONVERTIBLE_FORMATS",
     "VIDEO_SUFFIXES",
     "FixQuality",
     "GpsTrack",
@@ -33,6 +34,14 @@ __all__ = [
 
 VIDEO_SUFFIXES = frozenset({".mp4", ".mov", ".m4v", ".insv", ".lrv", ".360", ".mkv", ".webm"})
 _PHOTO_SUFFIXES = frozenset({".jpg", ".jpeg", ".tif", ".tiff"})
+CONVERTIBLE_FORMATS = {
+    ".fit": "garmin_fit",
+    ".tcx": "gtrnctr",
+    ".kml": "kml",
+    ".geojson": "geojson",
+}
+"""Track formats of watches and mapping apps that are not read, by suffix, with the GPSBabel
+input format that converts each to GPX (named in the error, so the user has a way on)."""
 
 
 def read_embedded_track(
@@ -82,6 +91,13 @@ def read_track(path: str | os.PathLike[str], *, creation_time_utc: float | None 
             msg = f"{source} carries no GPS track (neither GoPro GPMF nor CAMM)"
             raise GpsError(msg)
         return track
+    if suffix in CONVERTIBLE_FORMATS:
+        gpx = source.with_suffix(".gpx")
+        msg = (
+            f"GPS track {source}: {suffix} files are not read; convert it to GPX first, e.g. "
+            f"`gpsbabel -i {CONVERTIBLE_FORMATS[suffix]} -f '{source}' -o gpx -F '{gpx}'`"
+        )
+        raise GpsError(msg)
     msg = (
         f"GPS track {source}: unknown format {suffix!r}; expected .gpx, .csv, .nmea, a GoPro/CAMM "
         ".mp4 or a geotagged .jpg"
