@@ -109,3 +109,19 @@ def test_comma_separated_csv_still_reads_a_decimal_comma_as_an_error(tmp_path: P
     path.write_text('time,lat,lon\n2024-05-01T10:00:00Z,"60,169","24,938"\n', encoding="utf-8")
     with pytest.raises(GpsError, match=re.escape(f"CSV {path} line 2: cannot read")):
         read_track(path)
+
+
+def test_gpx_points_without_time_are_named_when_left_out(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A GPX edited in a route planner mixes timed fixes with added points without ``<time>``;
+    those were dropped without a word."""
+    text = _gpx_text("UTF-8").replace("<time>2024-05-01T10:00:01Z</time>", "")
+    path = tmp_path / "walk.gpx"
+    path.write_text(text, encoding="utf-8")
+    with caplog.at_level("WARNING", logger="city360.video_store.gps.gpx"):
+        track = read_track(path)
+    assert np.isnan(track.t_s).tolist() == [False, True, False]
+    assert caplog.messages == [
+        f"GPX {path}: 1 of 3 points have no <time> and are left out (the first is point 2)"
+    ]

@@ -13,6 +13,7 @@ a schema-checked format, so a bad value means a broken writer, not a noisy line 
 from __future__ import annotations
 
 import codecs
+import logging
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +26,8 @@ from city360.video_store.gps.quality import FIX_NAMES, FIX_UNKNOWN, FixQuality
 from city360.video_store.gps.track import GpsTrack
 
 __all__ = ["read_gpx"]
+
+log = logging.getLogger(__name__)
 
 
 def read_gpx(path: Path) -> GpsTrack:
@@ -59,6 +62,16 @@ def read_gpx(path: Path) -> GpsTrack:
             "with a video"
         )
         raise GpsError(msg)
+    if untimed:
+        # a point without <time> cannot be placed on the video's clock; say so, not in silence
+        first = next(k for k, p in enumerate(points) if p.time is None)
+        log.warning(
+            "GPX %s: %d of %d points have no <time> and are left out (the first is point %d)",
+            path,
+            untimed,
+            len(points),
+            first + 1,
+        )
     t = np.array([_posix_s(p.time) if p.time else np.nan for p in points], np.float64)
     lat = np.array([p.latitude for p in points], np.float64)
     lon = np.array([p.longitude for p in points], np.float64)
