@@ -47,7 +47,12 @@ from city360.video_store.dual_fisheye import DualFisheye
 from city360.video_store.gps import GpsTrack, read_embedded_track, read_track, validate_track
 from city360.video_store.heading import HeadingFusion, fuse_heading
 from city360.video_store.layouts import Layout, LayoutChoice
-from city360.video_store.map_bridge import MapBridgeParams, bridge_gaps, load_street_routes
+from city360.video_store.map_bridge import (
+    MapBridgeParams,
+    bridge_gaps,
+    gaps_to_bridge,
+    load_street_routes,
+)
 from city360.video_store.motion import MotionMeter, MotionSignal, still_spans
 from city360.video_store.reckon import (
     EdgeReckoning,
@@ -273,7 +278,7 @@ def ingest_video(
     track = load_track(video_path, gps_path, info)
     smooth = clean_track(track, projection, params=opts.clean)
     check_in_city(track.source, smooth.x_m, smooth.y_m, projection, city.root)
-    if opts.osm is not None:
+    if opts.osm is not None and gaps_to_bridge(smooth, opts.map_bridge):
         smooth, _ = bridge_gaps(smooth, load_street_routes(opts.osm, projection), opts.map_bridge)
     motion: MotionSignal | None = None
     if opts.offset == "auto":  # the offset decides which frames to keep: measure motion first

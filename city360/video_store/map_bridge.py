@@ -52,6 +52,7 @@ __all__ = [
     "MapBridgeParams",
     "StreetRoutes",
     "bridge_gaps",
+    "gaps_to_bridge",
     "load_street_routes",
 ]
 
@@ -172,14 +173,8 @@ def bridge_gaps(
     x, y = smooth.x_m.copy(), smooth.y_m.copy()
     changed = np.zeros(x.shape, bool)
     bridged: list[tuple[float, float]] = []
-    fixes = smooth.meas_t_s
-    for k in np.flatnonzero(np.diff(fixes) >= params.min_gap_s):
-        start, end = float(fixes[k]), float(fixes[k + 1])
-        if end - start > params.max_gap_s or smooth.in_break([(start + end) / 2])[0]:
-            continue
+    for start, end in gaps_to_bridge(smooth, params):
         inside = np.flatnonzero((smooth.t_s >= start) & (smooth.t_s <= end))
-        if inside.size < 3:
-            continue
         placed = _along_route(smooth, inside, routes, params)
         if placed is not None:
             x[inside], y[inside] = placed
@@ -189,6 +184,26 @@ def bridge_gaps(
         return smooth, []
     heading = _headings(x, y, smooth.heading_deg, changed)
     return dataclasses.replace(smooth, x_m=x, y_m=y, heading_deg=heading), bridged
+
+
+def gaps_to_bridge(
+    smooth: SmoothTrack, params: MapBridgeParams | None = None
+) -> list[tuple[float, float]]:
+    """The gaps :func:`bridge_gaps` tries to route, as GPS-time spans ``(last fix before,
+    first fix after)``: ``min_gap_s`` to ``max_gap_s`` long, outside the track's breaks, with
+    at least three grid poses inside. A track without one needs no street network, so a
+    caller reads the extract (seconds for a city's) only when this is not empty."""
+    params = params or MapBridgeParams()
+    fixes = smooth.meas_t_s
+    gaps: list[tuple[float, float]] = []
+    for k in np.flatnonzero(np.diff(fixes) >= params.min_gap_s):
+        start, end = float(fixes[k]), float(fixes[k + 1])
+        if end - start > params.max_gap_s or smooth.in_break([(start + end) / 2])[0]:
+            continue
+        if int(((smooth.t_s >= start) & (smooth.t_s <= end)).sum()) < 3:
+            continue
+        gaps.append((start, end))
+    return gaps
 
 
 def _along_route(

@@ -84,9 +84,10 @@ def place_photos(
     track: GpsTrack = read_track(gps)
     smooth = clean_track(track, projection)
     if osm is not None:
-        from city360.video_store.map_bridge import bridge_gaps, load_street_routes
+        from city360.video_store.map_bridge import bridge_gaps, gaps_to_bridge, load_street_routes
 
-        smooth, _ = bridge_gaps(smooth, load_street_routes(osm, projection))
+        if gaps_to_bridge(smooth):
+            smooth, _ = bridge_gaps(smooth, load_street_routes(osm, projection))
     gps_t = t + offset_s
     outside = (gps_t < smooth.start_s - 1.0) | (gps_t > smooth.end_s + 1.0)
     if outside.any():

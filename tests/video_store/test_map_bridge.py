@@ -16,6 +16,7 @@ from city360.video_store.map_bridge import (
     MapBridgeParams,
     StreetRoutes,
     bridge_gaps,
+    gaps_to_bridge,
     load_street_routes,
 )
 from tests.fixtures.videos import SyntheticWalk
@@ -168,7 +169,7 @@ def test_ingest_names_a_missing_osm_extract_before_any_work(
 def test_ingest_with_an_extract_bridges_along_its_streets(
     synthetic_walk: SyntheticWalk, tmp_path: Path
 ) -> None:
-    """The walk has no gap: ingest with ``osm`` reads the extract and keeps the same poses."""
+    """The walk has no gap: ingest with ``osm`` keeps the same poses."""
     from city360.city import CityDir
     from city360.video_store.ingest import IngestOptions, ingest_video
 
@@ -193,3 +194,40 @@ def test_ingest_with_an_extract_bridges_along_its_streets(
         )
         poses[name] = CityDir(tmp_path / name).read_poses("walk")
     assert np.array_equal(poses["plain"].x_m, poses["mapped"].x_m)
+
+
+def test_ingest_reads_the_extract_only_for_a_track_with_a_gap_to_bridge(
+    synthetic_walk: SyntheticWalk, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A city's extract takes seconds to read per process (Helsinki.osm.pbf: 25 s on a loaded
+    2-core machine) and was read for every video, though a track without a 4-120 s gap has
+    nothing to bridge: the walk has none, so ingest leaves the extract unread and its poses
+    are those without ``osm`` (issue 17, newuser)."""
+    from city360.city import CityDir
+    from city360.video_store import map_bridge
+    from city360.video_store.ingest import IngestOptions, ingest_video
+
+    reads: list[Path] = []
+    monkeypatch.setattr(map_bridge, "load_street_routes", lambda path, _: reads.append(path))
+    monkeypatch.setattr(
+        "city360.video_store.ingest.load_street_routes", map_bridge.load_street_routes
+    )
+    options = IngestOptions(max_width=128, pyramid=False, osm=tmp_path / "city.osm.pbf")
+    ingest_video(
+        synthetic_walk.video,
+        synthetic_walk.gpx,
+        tmp_path / "city",
+        projection=synthetic_walk.projection,
+        options=options,
+    )
+    assert reads == []
+    assert len(CityDir(tmp_path / "city").read_poses("walk")) > 0
+
+
+def test_gaps_to_bridge_are_those_bridge_gaps_tries() -> None:
+    smooth, _, _ = _drive(CORNER, 8.0, (20.0, 30.0), seed=1)
+    gaps = gaps_to_bridge(smooth)
+    assert len(gaps) == 1
+    assert gaps[0] == pytest.approx((T0 + 20.0, T0 + 30.0))
+    whole, _, _ = _drive(CORNER, 8.0, (20.0, 21.0), seed=1)
+    assert gaps_to_bridge(whole) == []
