@@ -43,15 +43,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from city360.errors import City360Error, ConfigError, InputFileError
-
-if TYPE_CHECKING:
-    from city360.synth.groundtruth import SceneTruth
+from city360.pose_graph.scored_truth import filmed_truth, films_everything, true_path
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -136,7 +134,7 @@ class AccuracyCase:
     @property
     def films_everything(self) -> bool:
         """Whether every street of the area is filmed (else rows score the filmed part)."""
-        return self.route is None and self.pattern in ("coverage", "one-way")
+        return films_everything(pattern=self.pattern, route=self.route is not None)
 
 
 SUITE: tuple[AccuracyCase, ...] = (
@@ -411,38 +409,6 @@ def position_rmse_m(city_dir: Path, osm: Path | None = None) -> float:
     return math.sqrt(float(values.mean())) if len(values) else 0.0
 
 
-def filmed_truth(
-    truth: SceneTruth, path_xy: FloatArray, *, radius_m: float = 6.0, share: float = 0.8
-) -> SceneTruth:
-    """``truth`` with only the streets the camera filmed: ``share`` of a street's length lies
-    within ``radius_m`` of ``path_xy`` (the true camera path, metres). A walk through a
-    district films a few of its streets; the others cannot be in its pose graph."""
-    from scipy.spatial import cKDTree
-
-    tree = cKDTree(path_xy)
-    kept = []
-    for street in truth.streets:
-        line = np.asarray(street.polyline_xy, np.float64)
-        arc = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(line, axis=0).T))])
-        marks = np.linspace(0.0, arc[-1], max(2, int(arc[-1]) + 1))
-        points = np.column_stack(
-            [np.interp(marks, arc, line[:, 0]), np.interp(marks, arc, line[:, 1])]
-        )
-        near = np.isfinite(tree.query(points, distance_upper_bound=radius_m)[0])
-        if near.mean() >= share:
-            kept.append(street)
-    return truth.model_copy(update={"streets": kept})
-
-
-def _true_path(city: Path, truth: SceneTruth) -> FloatArray:
-    from city360.synth.groundtruth import read_true_poses
-
-    tables = [
-        read_true_poses(city / "groundtruth" / "poses" / f"{v.name}.csv") for v in truth.videos
-    ]
-    return np.concatenate([t[:, 2:4] for t in tables])
-
-
 def _capture(case: AccuracyCase, *, filmed: bool) -> str:
     """The row's capture: the case's, with ``filmed`` first when the twin has pictures."""
     if not filmed:
@@ -542,7 +508,7 @@ def run_case(
     errors = frame_errors(city) if filmed else None
     truth = SceneTruth.load(city / "groundtruth" / "scene.json")
     if not case.films_everything:
-        truth = filmed_truth(truth, _true_path(city, truth))
+        truth = filmed_truth(truth, true_path(city, truth))
     rows = []
     for with_osm in (False, True):
         started = time.perf_counter()

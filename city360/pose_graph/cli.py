@@ -211,13 +211,20 @@ def score_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
 ) -> None:
     """Score the built pose graph against the city's ground truth (synth cities only):
-    junction precision/recall within 8 m, street precision/recall/F1, turn accuracy."""
+    junction precision/recall within 8 m, street precision/recall/F1, turn accuracy. A twin
+    filmed along a route or by wandering is scored against the streets it filmed, as the
+    accuracy suite scores it."""
     from city360.city import CityDir
-    from city360.pose_graph.score import score_city
+    from city360.pose_graph.graph import load_graph
+    from city360.pose_graph.score import score, score_city
+    from city360.pose_graph.scored_truth import truth_to_score
 
     city = CityDir(city_dir)
     built, stale = _warn_if_stale(city)  # first: a graph the city moved past may not load
-    result = score_city(city_dir)
+    result = score_city(city_dir)  # checks the truth and the graph, naming what is missing
+    truth, filmed_only = truth_to_score(city.root)
+    if filmed_only:
+        result = score(load_graph(city, require_frames=False), truth)
     figures = {
         "junction_precision": round(result.junction_precision, 4),
         "junction_recall": round(result.junction_recall, 4),
@@ -229,6 +236,7 @@ def score_command(
     }
     graph_info = {
         "path": str(city.graph_path),
+        "truth": f"the {len(truth.streets)} streets filmed" if filmed_only else "every street",
         "written_utc": built.written_utc.isoformat() if built else None,
         "osm": built.osm if built else None,
         "trajectories": len(built.trajectories) if built else None,
@@ -245,6 +253,13 @@ def score_command(
         return
     if built is not None:
         console.print(f"scored {built.describe()}", highlight=False, soft_wrap=True)
+    if filmed_only:
+        console.print(
+            f"against the {len(truth.streets)} true streets the twin's videos filmed (it was "
+            "filmed along a route or by wandering, not street by street)",
+            highlight=False,
+            soft_wrap=True,
+        )
     for key, value in figures.items():
         console.print(f"{key:20s} {value}", highlight=False)
     for line in result.missing_streets[:10]:
