@@ -14,11 +14,13 @@ Files are therefore recognised by what they are, not by where they stand:
   or, for a folder of photos, like the folder (``street/street.gpx``), unless ``--gps``
   already names a track of that stem.
 
-A single photo is refused with a message: one position is not a trajectory.
+A single photo is refused with a message: one position is not a trajectory; in a folder of
+videos it is left out with a warning (a test shot beside the walks).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +35,8 @@ __all__ = [
     "PhotoSequence",
     "sort_inputs",
 ]
+
+log = logging.getLogger(__name__)
 
 GPS_SUFFIXES = frozenset({".gpx", ".csv", ".txt", ".nmea"})
 """File suffixes read as GPS tracks, wherever they are passed."""
@@ -106,6 +110,15 @@ def sort_inputs(inputs: Sequence[Path], gps: Sequence[Path] = ()) -> IngestInput
             children = sorted(p for p in path.iterdir() if p.is_file())
             photos = [p for p in children if _kind(p) == "photo"]
             found = [p for p in children if _kind(p) == "video"]
+            if len(photos) == 1 and found:
+                # a stray still beside the videos (a test shot): not a walk, and no reason to
+                # refuse the videos
+                log.warning(
+                    "%s: a single photo beside %d video(s) is not a photo walk; left out",
+                    photos[0],
+                    len(found),
+                )
+                photos = []
             if photos:
                 sequences.append(PhotoSequence(path.resolve().name, tuple(photos)))
             videos.extend(found)

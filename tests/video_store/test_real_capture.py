@@ -89,6 +89,24 @@ def test_a_watch_track_among_the_inputs_is_a_track(tmp_path: Path) -> None:
     assert inputs.tracks == [tmp_path / "walk.fit", tmp_path / "walk.KML"]
 
 
+def test_a_stray_photo_in_a_folder_of_videos_is_left_out(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A capture folder holding the walks and one test shot refused the whole ingest with
+    "photo ... is a single position ... pass their folder" (issue 17, newuser)."""
+    for name in ("walk.mp4", "walk.gpx", "GSAG2002.JPG"):
+        (tmp_path / name).write_bytes(b"x")
+    with caplog.at_level("WARNING", logger="city360.video_store.inputs"):
+        inputs = sort_inputs([tmp_path])
+    assert inputs.videos == [tmp_path / "walk.mp4"]
+    assert inputs.sequences == []
+    assert inputs.tracks == [tmp_path / "walk.gpx"]
+    assert caplog.messages == [
+        f"{tmp_path / 'GSAG2002.JPG'}: a single photo beside 1 video(s) is not a photo walk; "
+        "left out"
+    ]
+
+
 def test_gps_folder(tmp_path: Path) -> None:
     tracks = tmp_path / "tracks"
     tracks.mkdir()
