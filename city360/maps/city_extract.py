@@ -15,6 +15,7 @@ was.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import tempfile
@@ -26,6 +27,8 @@ from typing import TYPE_CHECKING
 from city360.city import OSM_ATTRIBUTION, OSM_EXTRACT, CityDir, SourceFile, file_sha256
 from city360.errors import CityFormatError, OsmError
 from city360.geo import LocalProjection
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from city360.maps._osm_extract import _Crop
@@ -138,6 +141,8 @@ def city_extract(
     target = city.osm_extract_path
     manifest = city.read_manifest()
     if target.is_file() and (manifest.synthetic or src.resolve() == target.resolve()):
+        if src.resolve() != target.resolve():
+            _warn_if_not_the_twins(src, manifest.sources, target)
         yield target
         if not any(s.kind == "osm" and s.path == OSM_EXTRACT for s in manifest.sources):
             _record(city, None)
@@ -158,6 +163,23 @@ def city_extract(
         yield crop.path
         os.replace(crop.path, target)
     _record(city, src)
+
+
+def _warn_if_not_the_twins(src: Path, sources: list[SourceFile], target: Path) -> None:
+    """Warn when ``src`` is not the extract a synthetic twin was made from: the twin keeps its
+    own (its truth is that extract's streets), so a user who passed another area's file built
+    against the twin's map without a word (``build --osm Helsinki.osm.pbf`` of a Nerima twin)."""
+    recorded = {s.sha256 for s in sources if s.kind == "osm"}
+    if file_sha256(src) in recorded:
+        return
+    made_from = [s.path for s in sources if s.kind == "osm" and s.path != OSM_EXTRACT]
+    log.warning(
+        "%s is not the extract this synthetic twin was made from (%s); the twin's own %s is "
+        "used, as its ground truth follows it",
+        src,
+        ", ".join(made_from) or "unrecorded",
+        target,
+    )
 
 
 def keep_city_extract(

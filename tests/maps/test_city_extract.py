@@ -120,6 +120,32 @@ def test_a_synthetic_city_keeps_the_extract_its_scene_came_from(
     assert file_sha256(city.osm_extract_path) == before
 
 
+def test_a_synthetic_city_says_when_the_extract_passed_is_not_its_own(
+    synth_city: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``build --osm`` with another area's extract on a twin built against the twin's own map
+    without a word (issue 17, newuser); the twin's own extract passed again says nothing."""
+    root = tmp_path / "city"
+    shutil.copytree(synth_city, root, ignore=shutil.ignore_patterns("videos", "trajectories"))
+    city = CityDir(root)
+    other = write_grid_osm(tmp_path / "other.osm", cols=5, rows=5)
+    with caplog.at_level("WARNING", logger="city360.maps.city_extract"):
+        keep_city_extract(city, other)
+    assert len(caplog.messages) == 1
+    assert caplog.messages[0].startswith(
+        f"{other} is not the extract this synthetic twin was made from ("
+    )
+    assert caplog.messages[0].endswith(
+        f"the twin's own {city.osm_extract_path} is used, as its ground truth follows it"
+    )
+    caplog.clear()
+    own = tmp_path / "own.osm"
+    shutil.copy(city.osm_extract_path, own)
+    with caplog.at_level("WARNING", logger="city360.maps.city_extract"):
+        keep_city_extract(city, own)
+    assert caplog.messages == []
+
+
 def test_an_empty_bbox_names_the_manifest_and_the_fix(synth_city: Path, tmp_path: Path) -> None:
     root = tmp_path / "city"
     root.mkdir()
