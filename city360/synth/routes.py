@@ -444,8 +444,10 @@ def route_from_gpx(
     if not path.is_file():
         msg = f"route GPX {path} not found; pass --route with an existing .gpx file"
         raise InputFileError(msg)
+    from city360.video_store.gps.gpx import gpx_text
+
     try:
-        gpx = gpxpy.parse(path.read_text(encoding="utf-8", errors="replace"))
+        gpx = gpxpy.parse(gpx_text(path))
     except gpxpy.gpx.GPXException as exc:
         msg = f"route GPX {path} cannot be parsed ({exc}); pass a valid GPX 1.0/1.1 file"
         raise GpsError(msg) from None

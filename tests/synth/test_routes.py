@@ -181,6 +181,23 @@ def test_route_from_gpx_follows_the_track_and_lists_junctions(tmp_path: Path) ->
     assert route.arcs == ()
 
 
+@pytest.mark.parametrize(("codec", "bom"), [("utf-16-le", b"\xff\xfe"), ("latin-1", b"")])
+def test_route_gpx_in_another_encoding_is_read_as_the_track_reader_reads_it(
+    tmp_path: Path, codec: str, bom: bytes
+) -> None:
+    """``synth --route`` read its GPX as UTF-8 with replacement characters: a UTF-16 export
+    could not be parsed, though ``ingest`` reads it (issue 17, newuser)."""
+    plain = write_gpx(tmp_path / "plain.gpx", [(0.0, 0.0), (100.0, 0.0), (100.0, 50.0)])
+    text = plain.read_text(encoding="utf-8").replace("<gpx", "<!-- Stra\u00dfe --><gpx", 1)
+    declared = "UTF-16" if codec.startswith("utf-16") else "ISO-8859-1"
+    text = text.replace('encoding="UTF-8"', f'encoding="{declared}"')
+    track = tmp_path / "walk.gpx"
+    track.write_bytes(bom + text.encode(codec))
+    route = route_from_gpx(track, graph=grid_graph(), projection=PROJECTION)
+    assert route.length_m == pytest.approx(150.0, abs=0.01)
+    assert route.junction_sequence == (0, 1, 2, 5)
+
+
 def test_route_gpx_outside_the_extract(tmp_path: Path) -> None:
     track = write_gpx(tmp_path / "far.gpx", [(0.0, 0.0), (5000.0, 0.0)])
     with pytest.raises(

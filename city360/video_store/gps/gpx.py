@@ -25,7 +25,7 @@ from city360.errors import GpsError
 from city360.video_store.gps.quality import FIX_NAMES, FIX_UNKNOWN, FixQuality
 from city360.video_store.gps.track import GpsTrack
 
-__all__ = ["read_gpx"]
+__all__ = ["gpx_text", "read_gpx"]
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ def read_gpx(path: Path) -> GpsTrack:
     import gpxpy
     import gpxpy.gpx
 
-    text = _decode(path, path.read_bytes())
+    text = gpx_text(path)
     if not text.strip():
         msg = f"GPX {path} is empty; export the track again"
         raise GpsError(msg)
@@ -85,6 +85,12 @@ _BOMS = (
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
 _DECLARED_ENCODING = re.compile(rb"""^<\?xml[^>]*?\bencoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+
+
+def gpx_text(path: Path) -> str:
+    """The text of the GPX file at ``path``, decoded as XML says (see :func:`_decode`): what
+    every GPX reader parses, the track reader and ``synth --route`` alike."""
+    return _decode(path, path.read_bytes())
 
 
 def _decode(path: Path, raw: bytes) -> str:
