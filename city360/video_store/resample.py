@@ -110,6 +110,31 @@ def frame_times(info: VideoInfo) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.
     return stamps, (stamps - start).astype(np.float64) * info.time_base
 
 
+ZONE_STEP_S = 900.0
+"""Time zones differ from UTC by whole quarter hours (UTC+5:45, +9, -3:30, ...)."""
+
+
+def _zone_hint(
+    track_from: float, track_to: float, video_from: float, video_to: float, offset_s: float
+) -> str:
+    """A sentence for the no-overlap error when the track and the video overlap once one is
+    moved by a whole number of quarter hours (15 min to 14 h): the clock of one wrote local
+    time without a zone (GPX and CSV times without one are read as UTC, a camera's creation
+    time is often local), so the fix is that offset; else nothing."""
+    shift = round((track_from - video_from) / ZONE_STEP_S) * ZONE_STEP_S
+    if not ZONE_STEP_S <= abs(shift) <= 14 * 3600.0:
+        return ""
+    if video_from + shift > track_to or video_to + shift < track_from:
+        return ""
+    hours, minutes = divmod(round(abs(shift) / 60.0), 60)
+    side = "after" if shift > 0 else "before"
+    return (
+        f". The track runs {hours} h {minutes:02d} min {side} the video, a time-zone "
+        "difference: one clock wrote local time without a zone (GPX and CSV times without one "
+        f"are read as UTC); if so, pass --offset {offset_s + shift:+.0f}"
+    )
+
+
 def select_frames(
     pts: npt.NDArray[np.int64],
     t_video_s: npt.NDArray[np.float64],
@@ -141,6 +166,7 @@ def select_frames(
             f"does not overlap video {source} ({_iso(video_from)} .. {_iso(video_to)} with "
             f"clock offset {sync.offset_s:+.1f} s); pair the right files, or pass --offset "
             "SECONDS (or --offset auto) if the camera clock is wrong"
+            + _zone_hint(smooth.start_s, smooth.end_s, video_from, video_to, sync.offset_s)
         )
         raise GpsError(msg)
     x, y, heading = smooth.sample(gps_t[inside])

@@ -289,6 +289,26 @@ BAD = [
 ]
 
 
+def test_a_track_whole_hours_off_the_video_names_the_zone_offset(
+    synthetic_walk: SyntheticWalk, tmp_path: Path
+) -> None:
+    """A phone that logs local time without a zone (read as UTC) put the track 1 h after the
+    video; the error said to pair the right files or pass --offset, not which offset fits
+    (issue 17, newuser)."""
+    video, gps, _, _ = _bad_inputs(synthetic_walk, tmp_path / "in")["no overlap"]
+    with pytest.raises(
+        GpsError,
+        match=re.escape(
+            ". The track runs 1 h 00 min after the video, a time-zone difference: one clock "
+            "wrote local time without a zone (GPX and CSV times without one are read as UTC); "
+            "if so, pass --offset +3600"
+        ),
+    ):
+        ingest_video(
+            video, gps, tmp_path / "city", projection=synthetic_walk.projection, options=SMALL
+        )
+
+
 @pytest.mark.parametrize("case", BAD)
 def test_bad_input_leaves_no_city(synthetic_walk: SyntheticWalk, tmp_path: Path, case: str) -> None:
     video, gps, message, error = _bad_inputs(synthetic_walk, tmp_path / "in")[case]
