@@ -19,7 +19,13 @@ import numpy.typing as npt
 if TYPE_CHECKING:
     from city360.synth.groundtruth import SceneTruth
 
-__all__ = ["PATTERNS_FILMING_EVERYTHING", "filmed_truth", "films_everything", "truth_to_score"]
+__all__ = [
+    "PATTERNS_FILMING_EVERYTHING",
+    "filmed_truth",
+    "films_everything",
+    "true_path",
+    "truth_to_score",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
