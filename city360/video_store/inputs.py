@@ -4,8 +4,9 @@ Users type ``city360 ingest *.mp4 --gps *.gpx``: the shell expands both globs, a
 takes one value per flag, so every track after the first lands among the positional inputs.
 Files are therefore recognised by what they are, not by where they stand:
 
-- a GPS file (``.gpx``, ``.csv``, ``.txt``, ``.nmea``) among the inputs is a track, and so is a
-  track the readers refuse with a way to convert it (``.fit``, ``.tcx``, ``.kml``, ``.geojson``);
+- a GPS file (``.gpx``, ``.csv``, ``.txt``, ``.nmea``, ``.log``) among the inputs is a track,
+  and so is a track the readers refuse with a way to convert it (``.fit``, ``.tcx``, ``.kml``,
+  ``.geojson``);
 - a folder given to ``--gps`` contributes every GPS file inside it;
 - still photos (``.jpg``/``.jpeg``) given as files form one photo sequence (interval shooting),
   named by the folder they are in; a folder of photos is one sequence named by the folder;
@@ -38,7 +39,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-GPS_SUFFIXES = frozenset({".gpx", ".csv", ".txt", ".nmea"})
+GPS_SUFFIXES = frozenset({".gpx", ".csv", ".txt", ".nmea", ".log"})
 """File suffixes read as GPS tracks, wherever they are passed."""
 PHOTO_SUFFIXES = frozenset({".jpg", ".jpeg"})
 """File suffixes read as geotagged 360° still photos."""

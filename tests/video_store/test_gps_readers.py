@@ -336,3 +336,27 @@ def test_track_formats_not_read_say_how_to_convert(
         ),
     ):
         read_track(path)
+
+
+def test_an_nmea_log_saved_as_log_is_read(tmp_path: Path) -> None:
+    """GPS loggers save raw NMEA as ``GPSLOG.LOG``; it was "unknown format '.log'" (issue 17,
+    newuser). A .log without sentences names what it needs."""
+
+    def sentence(body: str) -> str:
+        checksum = 0
+        for char in body:
+            checksum ^= ord(char)
+        return f"${body}*{checksum:02X}"
+
+    lines = [
+        sentence(f"GPRMC,10000{k}.00,A,6010.1400,N,02456.2800,E,2.7,0.0,010524,,,A")
+        for k in range(3)
+    ]
+    path = tmp_path / "GPSLOG.LOG"
+    path.write_text("\n".join(lines) + "\n", encoding="ascii")
+    track = read_track(path)
+    np.testing.assert_allclose(track.t_s, [T0, T0 + 1, T0 + 2])
+    other = tmp_path / "camera.log"
+    other.write_text("boot ok\n", encoding="ascii")
+    with pytest.raises(GpsError, match=re.escape(f"GPS track {other}: a .log is read when")):
+        read_track(other)

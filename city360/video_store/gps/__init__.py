@@ -4,7 +4,7 @@
 | --- | --- | --- |
 | GPX (gpxpy) | :mod:`.gpx` | UTC per point |
 | CSV ``time,lat,lon[,alt]`` | :mod:`.csv` | ISO 8601 or POSIX seconds |
-| NMEA 0183 (GGA, RMC, GSA) | :mod:`.nmea` | RMC date + time of day (UTC) |
+| NMEA 0183 (GGA, RMC, GSA; also a .txt or .log) | :mod:`.nmea` | RMC date + time of day |
 | CAMM track in an MP4 | :mod:`.camm` | video pts (+ GPS time in type 6) |
 | GoPro GPMF in an MP4 | :mod:`.gpmf` | video clock (+ GPSU / GPS9 UTC) |
 | EXIF GPS of still photos | :mod:`.exif` | GPSDateStamp + GPSTimeStamp |
@@ -78,10 +78,16 @@ def read_track(path: str | os.PathLike[str], *, creation_time_utc: float | None 
         return read_gpx(source)
     if suffix == ".nmea":
         return read_nmea(source, creation_time_utc=creation_time_utc)
-    if suffix in (".csv", ".txt"):
+    if suffix in (".csv", ".txt", ".log"):
         head = source.read_bytes()[:4096].decode("ascii", errors="replace")
         if is_nmea_text(head):
             return read_nmea(source, creation_time_utc=creation_time_utc)
+        if suffix == ".log":  # a logger's raw NMEA, or some other program's log
+            msg = (
+                f"GPS track {source}: a .log is read when it holds NMEA sentences ($GPRMC, "
+                "$GPGGA, ...), and this one does not; export the track as GPX or CSV"
+            )
+            raise GpsError(msg)
         return read_csv_track(source)
     if suffix in _PHOTO_SUFFIXES:
         return read_exif_track([source])
