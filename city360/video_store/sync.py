@@ -31,8 +31,10 @@ from city360.video_store.motion import MotionSignal
 __all__ = [
     "DEFAULT_SEARCH_S",
     "MIN_MATCH_SCORE",
+    "TRACK_START_SLACK_S",
     "WEAK_MATCH_SCORE",
     "SyncResult",
+    "TrackStartSyncWarning",
     "WeakSyncWarning",
     "estimate_offset",
     "resolve_sync",
@@ -50,6 +52,16 @@ scored 0.28."""
 
 class WeakSyncWarning(UserWarning):
     """``--offset auto`` chose a lag whose match is poor: the offset may be wrong."""
+
+
+class TrackStartSyncWarning(UserWarning):
+    """A video without a creation time was placed at the start of a track much longer than
+    it: if the video was filmed later in the walk, its poses are another stretch's."""
+
+
+TRACK_START_SLACK_S = 30.0
+"""How much longer than its video a track may be before placing the video at the track's
+start (it has no creation time) is warned about, seconds: a logger started a little early."""
 
 
 FloatArray = npt.NDArray[np.float64]
@@ -216,6 +228,20 @@ def estimate_offset(
     return offset, float(fine_scores[k])
 
 
+def _warn_if_track_is_longer(track: GpsTrack, info: VideoInfo) -> None:
+    times = track.t_s[np.isfinite(track.t_s)]
+    span_s = float(times.max() - times.min())
+    if span_s <= info.duration_s + TRACK_START_SLACK_S:
+        return
+    msg = (
+        f"{info.path} has no creation time, so it is placed at the start of GPS track "
+        f"{track.source}, which runs {span_s:.0f} s against the video's {info.duration_s:.0f} s; "
+        "if the video was filmed later in the track, pass --offset SECONDS (seconds from the "
+        "track's first fix to the video's start) or --offset auto"
+    )
+    warnings.warn(msg, TrackStartSyncWarning, stacklevel=3)
+
+
 def resolve_sync(
     track: GpsTrack,
     info: VideoInfo,
@@ -229,7 +255,8 @@ def resolve_sync(
     """Decide where the video starts on the GPS clock.
 
     ``offset``: None (trust the clocks: embedded track reference, else creation time, else
-    the track's first fix), a number of seconds, or ``"auto"`` (needs ``motion``). An auto
+    the track's first fix, warned about (:class:`TrackStartSyncWarning`) when the track is much
+    longer than the video), a number of seconds, or ``"auto"`` (needs ``motion``). An auto
     match below ``min_score`` is a :class:`GpsError`; one below :data:`WEAK_MATCH_SCORE` is
     used and warned about (:class:`WeakSyncWarning`).
     """
@@ -240,6 +267,8 @@ def resolve_sync(
     else:
         base, method = float(track.t_s[np.isfinite(track.t_s)].min()), "track_start"
     if offset is None:
+        if method == "track_start":
+            _warn_if_track_is_longer(track, info)
         return SyncResult(base, 0.0, method)  # type: ignore[arg-type]
     if offset == "auto":
         if motion is None:

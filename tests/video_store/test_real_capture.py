@@ -202,3 +202,34 @@ def test_gps_gap_is_bridged_not_extrapolated(shared_data: Path) -> None:
 
     distance, _ = cKDTree(fixes).query(path)
     assert float(distance.max()) < 15.0
+
+
+@pytest.mark.parametrize(("track_s", "warned"), [(200, True), (30, False)])
+def test_a_video_without_creation_time_on_a_longer_track_is_warned_about(
+    shared_data: Path, tmp_path: Path, track_s: int, warned: bool
+) -> None:
+    """testRoom1 (12 s) has no creation time: ingest placed it at the start of a 200 s track
+    without a word, though it may have been filmed anywhere along it (issue 17, newuser). A
+    track the video's length (a logger started a little early) stays quiet."""
+    import warnings
+
+    from city360.video_store.sync import TrackStartSyncWarning
+
+    video = shared_data / "video360" / "testRoom1_1920Mono.mp4"
+    t = CREATION.timestamp() + np.arange(track_s, dtype=np.float64)
+    lat, lon = LocalProjection(*ORIGIN).to_latlon(1.4 * np.arange(track_s), np.zeros(track_s))
+    gpx = write_gpx(tmp_path / "day.gpx", t, lat, lon)
+    options = IngestOptions(max_width=256, pyramid=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ingest_video(
+            video, gpx, tmp_path / "city", projection=LocalProjection(*ORIGIN), options=options
+        )
+    messages = [str(w.message) for w in caught if w.category is TrackStartSyncWarning]
+    expected = (
+        f"{video} has no creation time, so it is placed at the start of GPS track {gpx}, which "
+        f"runs {track_s - 1} s against the video's 12 s; if the video was filmed later in the "
+        "track, pass --offset SECONDS (seconds from the track's first fix to the video's start) "
+        "or --offset auto"
+    )
+    assert messages == ([expected] if warned else [])
