@@ -66,6 +66,8 @@ class Score:
     wrong_turns: list[str] = field(default_factory=list)
     missing_streets: list[str] = field(default_factory=list)
     extra_streets: list[str] = field(default_factory=list)
+    short_stubs: list[str] = field(default_factory=list)
+    """Built streets shorter than ``MATCH_M`` with a dead end, contracted before scoring."""
 
     @property
     def turn_accuracy(self) -> float:
@@ -73,7 +75,8 @@ class Score:
 
 
 def _contract(graph: nx.MultiGraph) -> nx.MultiGraph:
-    """Join the two streets at every degree-2 node (no self-loops) into one."""
+    """Join the two streets at every degree-2 node (no self-loops) into one; a street's
+    ``length_m`` (when its edges carry one) is the sum of its parts'."""
     graph = nx.MultiGraph(graph)
     changed = True
     while changed:
@@ -81,14 +84,51 @@ def _contract(graph: nx.MultiGraph) -> nx.MultiGraph:
         for node in list(graph.nodes):
             if graph.degree[node] != 2:
                 continue
-            ends = [v for _, v in graph.edges(node)]
-            if node in ends:
+            ends = [(v, d.get("length_m", 0.0)) for _, v, d in graph.edges(node, data=True)]
+            if any(v == node for v, _ in ends):
                 continue
-            a, b = ends
+            (a, length_a), (b, length_b) = ends
             graph.remove_node(node)
-            graph.add_edge(a, b)
+            graph.add_edge(a, b, length_m=length_a + length_b)
             changed = True
     return graph
+
+
+def _without_short_stubs(streets: nx.MultiGraph) -> tuple[nx.MultiGraph, set[int], list[str]]:
+    """The built streets as a camera can resolve them: the truth's reduction applied to the
+    build's dead ends (see the module docstring).
+
+    ``streets``: built streets with degree-2 nodes contracted, each edge's ``length_m`` the
+    street's length along the walk, metres, and each node's ``xy``. A street shorter than
+    ``MATCH_M`` with a dead end (a node of degree 1) is contracted into its other end, and a
+    street from a node back to itself shorter than ``MATCH_M`` is dropped; a street between
+    two dead ends shorter than ``MATCH_M`` goes with both its nodes. One pass, on the degrees
+    the streets had, as the truth's reduction. Returns (the reduced streets, the nodes that
+    are no junction of the reduced streets: gone, or left with fewer than three streets by a
+    contraction; one readable line per contracted street)."""
+    reduced = nx.MultiGraph(streets)
+    lowered: set[int] = set()
+    lines: list[str] = []
+    for u, v, key, data in streets.edges(keys=True, data=True):
+        length = float(data.get("length_m", 0.0))
+        if length >= MATCH_M:
+            continue
+        if u == v:
+            reduced.remove_edge(u, v, key)
+            lowered.add(u)
+        elif streets.degree[u] == 1 or streets.degree[v] == 1:
+            end, root = (u, v) if streets.degree[u] == 1 else (v, u)
+            reduced.remove_node(end)
+            if streets.degree[root] == 1:
+                reduced.remove_node(root)
+            else:
+                lowered.add(root)
+        else:
+            continue
+        ends = " ".join(_at(*streets.nodes[n]["xy"]) for n in (u, v))
+        lines.append(f"built street {u}-{v} at {ends}, {length:.1f} m")
+    unmade = {n for n in lowered if n not in reduced or reduced.degree[n] < 3}
+    return reduced, unmade | (set(streets.nodes) - set(reduced.nodes)), lines
 
 
 def _match(pred: np.ndarray, true: np.ndarray, radius: float) -> list[tuple[int, int]]:
@@ -276,14 +316,19 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
     xy = {n: (float(d["x_m"]), float(d["y_m"])) for n, d in graph.nodes(data=True)}
     # streets: one undirected edge per built street, degree-2 nodes contracted
     pred_streets = nx.MultiGraph()
-    pred_streets.add_nodes_from(graph.nodes)
-    seen = set()
+    pred_streets.add_nodes_from((n, {"xy": xy[n]}) for n in graph.nodes)
+    passes: dict[int, list[float]] = {}
+    ends_of: dict[int, tuple[int, int]] = {}
     for edge in pose_graph.edges():
-        if edge.street not in seen:
-            seen.add(edge.street)
-            pred_streets.add_edge(edge.u, edge.v)
-    pred_contracted = _contract(pred_streets)
-    built_junctions = [n for n, d in graph.nodes(data=True) if d["kind"] == "junction"]
+        passes.setdefault(edge.street, []).append(edge.length_m)
+        ends_of.setdefault(edge.street, (edge.u, edge.v))
+    for street, (u, v) in ends_of.items():
+        pred_streets.add_edge(u, v, length_m=float(np.median(passes[street])))
+    pred_reduced, unmade, short_stubs = _without_short_stubs(_contract(pred_streets))
+    pred_contracted = _contract(pred_reduced)
+    built_junctions = [
+        n for n, d in graph.nodes(data=True) if d["kind"] == "junction" and n not in unmade
+    ]
     pairs = _match(
         np.array([xy[n] for n in built_junctions]).reshape(-1, 2), true_xy.reshape(-1, 2), MATCH_M
     )
@@ -355,6 +400,7 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
         wrong,
         _once(missing),
         _once(extra),
+        short_stubs,
     )
 
 

@@ -6,7 +6,7 @@ import networkx as nx
 import pytest
 
 from city360.pose_graph.graph import PoseGraph
-from city360.pose_graph.score import score
+from city360.pose_graph.score import Score, score
 from city360.synth.groundtruth import Junction, SceneTruth, StreetEdge
 
 # Two T-junctions 7 m apart on a north-south street (a staggered crossing): the street between
@@ -37,13 +37,16 @@ def _truth(nodes: dict[int, tuple[float, float]], streets: list[tuple[int, int]]
 
 
 def _built(nodes: dict[int, tuple[float, float]], streets: list[tuple[int, int]]) -> PoseGraph:
-    """A built pose graph with one street (both directions) per pair in ``streets``."""
+    """A built pose graph with one street (both directions) per pair in ``streets``, each as
+    long as the straight line between its ends."""
     graph = nx.MultiDiGraph()
     for n, (x, y) in nodes.items():
         degree = sum(n in s for s in streets)
         kind = "junction" if degree >= 3 else "dead_end"
         graph.add_node(n, kind=kind, x_m=x, y_m=y, lat=0.0, lon=0.0, degree=degree)
     for street, (u, v) in enumerate(streets):
+        (ux, uy), (vx, vy) = nodes[u], nodes[v]
+        length = ((vx - ux) ** 2 + (vy - uy) ** 2) ** 0.5
         for a, b, reverse in ((u, v, False), (v, u, True)):
             graph.add_edge(
                 a,
@@ -53,7 +56,7 @@ def _built(nodes: dict[int, tuple[float, float]], streets: list[tuple[int, int]]
                 first_frame=0,
                 last_frame=1,
                 reverse=reverse,
-                length_m=1.0,
+                length_m=length,
                 start_heading_deg=0.0,
                 end_heading_deg=0.0,
                 heading_profile_deg=[],
@@ -122,3 +125,112 @@ def test_a_built_junction_that_matches_a_true_one_is_never_read_into_a_pair() ->
     result = score(_built(built, [(1, 10), (1, 11), (1, 12), (1, 3), (3, 13), (3, 14)]), truth)
     assert result.true_junctions == 2
     assert (result.junction_precision, result.junction_recall) == (1.0, 1.0)
+
+
+# A crossing at (0, 0) and, 30 m up its northern arm, a 5 m true stub to the east: shorter
+# than the 8 m matching tolerance, so the truth contracts it and its T is a bend.
+STUB_NODES = {
+    1: (0.0, 0.0),
+    2: (0.0, 30.0),  # the T of the short stub
+    3: (5.0, 30.0),  # the stub's dead end
+    10: (-60.0, 0.0),
+    11: (0.0, -60.0),
+    12: (60.0, 0.0),
+    13: (0.0, 90.0),
+}
+STUB_STREETS = [(1, 10), (1, 11), (1, 12), (1, 2), (2, 3), (2, 13)]
+
+
+def _figures(result: Score) -> tuple[float, float, float, float, float]:
+    return (
+        result.junction_precision,
+        result.junction_recall,
+        result.edge_precision,
+        result.edge_recall,
+        result.edge_f1,
+    )
+
+
+def test_a_built_stub_the_truth_would_contract_makes_no_junction() -> None:
+    """The built graph has the true 5 m stub (5.5 m, its T 0.7 m off): judged by the truth's
+    own rule the T is a bend on both sides, so no extra junction and no extra street."""
+    truth = _truth(STUB_NODES, STUB_STREETS)
+    built = {**STUB_NODES, 2: (0.5, 30.5), 3: (6.0, 30.5)}
+    result = score(_built(built, STUB_STREETS), truth)
+    assert result.true_junctions == 1
+    assert _figures(result) == (1.0, 1.0, 1.0, 1.0, 1.0)
+    assert result.short_stubs == ["built street 2-3 at (0.5, 30.5) (6.0, 30.5), 5.5 m"]
+
+
+def test_a_built_stub_of_the_tolerance_or_longer_is_a_street() -> None:
+    """A 9 m built stub where the truth has 5 m is built too long: its T is an extra junction."""
+    truth = _truth(STUB_NODES, STUB_STREETS)
+    built = {**STUB_NODES, 3: (9.0, 30.0)}
+    result = score(_built(built, STUB_STREETS), truth)
+    assert result.junction_precision == 0.5
+    assert result.extra_streets
+    assert not result.short_stubs
+
+
+# A T at (0, 0) whose third arm runs 20 m east to a dead end, and a crossing 60 m north.
+TEE_NODES = {
+    1: (0.0, 0.0),
+    2: (20.0, 0.0),
+    3: (0.0, 60.0),
+    10: (0.0, -60.0),
+    11: (-60.0, 60.0),
+    12: (60.0, 60.0),
+    13: (0.0, 120.0),
+}
+TEE_STREETS = [(1, 2), (1, 10), (1, 3), (3, 11), (3, 12), (3, 13)]
+# The same streets built without the T's eastern arm: (0, 0) is a bend, the T is missed.
+MISSED_ARM = [s for s in TEE_STREETS if s != (1, 2)]
+
+
+@pytest.mark.parametrize(
+    ("at", "tip"),
+    [
+        (1, (5.0, 0.0)),  # at the missed T, along the true arm
+        (1, (7.9, 0.0)),
+        (1, (-6.0, 0.5)),  # at the missed T, the wrong way
+        (3, (0.0, 66.0)),  # at the true crossing, between two arms
+        (3, (4.0, 64.0)),
+        (13, (0.0, 126.0)),  # off a dead end: the street just goes on
+        (10, (3.0, -57.0)),
+    ],
+)
+def test_a_junk_stub_is_never_rewarded(at: int, tip: tuple[float, float]) -> None:
+    """Adding a stub shorter than the tolerance anywhere leaves every figure as it was: it
+    neither finds the missed T (before, a stub at the bend made a junction that matched it)
+    nor costs at the crossing."""
+    truth = _truth(TEE_NODES, TEE_STREETS)
+    clean = score(_built(TEE_NODES, MISSED_ARM), truth)
+    junk = score(_built({**TEE_NODES, 99: tip}, [*MISSED_ARM, (at, 99)]), truth)
+    assert _figures(junk) == _figures(clean)
+    assert clean.junction_recall == 0.5
+
+
+@pytest.mark.parametrize("length_m", [8.0, 12.0, 30.0])
+def test_a_junk_street_of_the_tolerance_or_longer_costs(length_m: float) -> None:
+    """A made-up stub at least as long as the tolerance off the crossing is an extra street."""
+    truth = _truth(TEE_NODES, TEE_STREETS)
+    clean = score(_built(TEE_NODES, MISSED_ARM), truth)
+    junk = score(
+        _built({**TEE_NODES, 99: (length_m * 0.6, 60.0 + length_m * 0.8)}, [*MISSED_ARM, (3, 99)]),
+        truth,
+    )
+    assert junk.edge_precision < clean.edge_precision
+    assert junk.junction_precision <= clean.junction_precision
+
+
+def test_a_branch_built_shorter_than_the_tolerance_is_no_branch() -> None:
+    """The T's 20 m arm built only 6 m long: by the rule the truth's stubs are judged by, a
+    branch under 8 m cannot be told from a junk stub, so the T counts as missed; one arm of
+    the crossing built 6 m long leaves it a junction (three streets still meet there)."""
+    truth = _truth(TEE_NODES, TEE_STREETS)
+    short_arm = score(_built({**TEE_NODES, 2: (6.0, 0.0)}, TEE_STREETS), truth)
+    assert short_arm.junction_recall == 0.5
+    assert short_arm.junction_precision == 1.0
+    short_crossing_arm = {**TEE_NODES, 12: (6.0, 60.0)}
+    crossing = score(_built(short_crossing_arm, TEE_STREETS), truth)
+    assert (crossing.junction_precision, crossing.junction_recall) == (1.0, 1.0)
