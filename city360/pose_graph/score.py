@@ -16,7 +16,20 @@ does resolve such a pair is not penalised for it: an extra built junction (match
 one) within 8 m of the place's other true junction, joined by a built street to the built
 junction matched to the place, is read as that one place (either reading of a staggered
 crossing 7 m long is right; a built junction that matches a true one is never read so).
-Turns are judged by
+
+The built graph is reduced by the same rule where it can be without being gamed: a built
+street with a dead end, shorter than 8 m along its walks (the median of its passes, degree-2
+nodes contracted), is contracted into its other end, and a built street from a node back to
+itself under 8 m is dropped, as the truth's are; a junction left with fewer than three streets
+is no junction (``Score.short_stubs`` lists them). So a video that ends 6 m up a true 5 m stub
+no longer makes an extra junction, and a stub under 8 m added anywhere, junk or not, leaves
+every figure as it was when added at a junction or a bend: it cannot find a T the build
+missed nor cost at a crossing. The price
+is symmetric too: a true branch built under 8 m long is no branch (its T counts as missed),
+as a true branch under 8 m is none. A short built street between two built junctions is not
+contracted: a junk street joining an extra junction to a matched one would then merge the
+extra away, and a crossing built as two junctions 6 m apart is a build's defect (the truth's
+own close pairs are handled above). Turns are judged by
 geometry: the built edge arriving at the matched junction along a true street, and its
 transition leaving along another true street, must carry the label the same policy gives the
 true angles.
