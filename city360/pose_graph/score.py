@@ -17,20 +17,20 @@ one) within 8 m of the place's other true junction, joined by a built street to 
 junction matched to the place, is read as that one place (either reading of a staggered
 crossing 7 m long is right; a built junction that matches a true one is never read so).
 
-A built graph that resolves a stub the truth contracted is not penalised for it either: a
-built dead-end street whose dead end lies within 8 m of the contracted true stub's dead end,
-and whose other end within 8 m of the stub's junction, is contracted into its other end as
-the true one was, whatever its built length, and a junction it leaves with fewer than three
-streets is no junction (``Score.short_stubs`` lists them). So a video that ends 6 m up a true
-5 m stub no longer makes an extra junction. The rule follows the truth's decision, taken on
-the true length, rather than the built length: built dead ends come out about 1 m short of
-the mapped ends (3.4 m at the 90th percentile), so a length rule on the built side would
-take the junction of a true 8-10 m stub built 7 m long (round nineteen measured 20 of 96
-kept rows with OSM losing junctions so), and a rule that spared built stubs standing for a
-kept true street would let made-up short stubs cost nothing elsewhere. Nothing else is
-contracted: a built street is only ever removed where it stands, within the tolerance, for a
-stub the truth itself dropped (so adding one there leaves every figure as it was), and any
-other built street, short or not, counts as before (a made-up stub costs what it cost). A
+A built graph that resolves a stub the truth contracted is not penalised for it either: a built
+dead-end street stands for the nearest true dead-end street whose dead end and junction lie
+within 8 m of its dead end and its other end, and when the truth contracted that one it is
+contracted into its other end as the true one was, whatever its built length, and a junction it
+leaves with fewer than three streets is no junction (``Score.short_stubs`` lists them). So a
+video that ends 6 m up a true 5 m stub no longer makes an extra junction. The rule follows the
+truth's decision, taken on the true length, rather than the built length: built dead ends come
+out about 1 m short of the mapped ends (3.4 m at the 90th percentile), so a length rule on the
+built side would take the junction of a true 8-10 m stub built 7 m long (round nineteen
+measured 20 of 96 kept rows with OSM losing junctions so), and a rule that spared built stubs
+standing for a kept true street would let made-up short stubs cost nothing elsewhere. Nothing
+else is contracted: a built street is only ever removed where it stands, within the tolerance,
+for a stub the truth itself dropped (so adding one there leaves every figure as it was), and
+any other built street, short or not, counts as before (a made-up stub costs what it cost). A
 short built street between two built junctions is not contracted (a junk street joining an
 extra junction to a matched one would merge the extra away; the truth's own close pairs are
 read as above).
@@ -113,19 +113,21 @@ def _contract(graph: nx.MultiGraph) -> nx.MultiGraph:
 
 
 def _without_contracted_stubs(
-    streets: nx.MultiGraph, true_stubs: Sequence[tuple[tuple[float, float], tuple[float, float]]]
+    streets: nx.MultiGraph,
+    true_stubs: Sequence[tuple[tuple[float, float], tuple[float, float], bool]],
 ) -> tuple[nx.MultiGraph, set[int], list[str]]:
     """The built streets read as the truth's reduction reads the place they stand for: a
-    built dead-end street whose other end lies within ``MATCH_M`` of a contracted true stub's
-    junction and whose dead end lies within ``MATCH_M`` of that stub's dead end is contracted
-    into its other end (see the module docstring).
+    built dead-end street stands for the true dead-end street whose junction and dead end lie
+    within ``MATCH_M`` of its other end and its dead end (the nearest such, by the two gaps
+    summed), and is contracted into its other end when the truth contracted that one (see the
+    module docstring).
 
     ``streets``: built streets with degree-2 nodes contracted, each edge's ``length_m`` the
     street's length along its walks, metres, and each node's ``xy``; ``true_stubs``: (junction,
-    dead end) positions, metres, of the true dead-end streets the truth's reduction contracted.
-    One pass, on the degrees the streets had. Returns (the reduced streets, the nodes that are
-    no junction of the reduced streets: gone, or left with fewer than three streets by a
-    contraction; one readable line per contracted street)."""
+    dead end) positions, metres, of every true dead-end street, and whether the truth's
+    reduction contracted it. One pass, on the degrees the streets had. Returns (the reduced
+    streets, the nodes that are no junction of the reduced streets: gone, or left with fewer
+    than three streets by a contraction; one readable line per contracted street)."""
     reduced = nx.MultiGraph(streets)
     lowered: set[int] = set()
     lines: list[str] = []
@@ -134,10 +136,12 @@ def _without_contracted_stubs(
             continue
         end, root = (u, v) if streets.degree[u] == 1 else (v, u)
         (ex, ey), (rx, ry) = streets.nodes[end]["xy"], streets.nodes[root]["xy"]
-        if not any(
-            np.hypot(rx - jx, ry - jy) <= MATCH_M and np.hypot(ex - dx, ey - dy) <= MATCH_M
-            for (jx, jy), (dx, dy) in true_stubs
-        ):
+        gaps = [
+            (float(np.hypot(rx - jx, ry - jy)), float(np.hypot(ex - dx, ey - dy)), contracted)
+            for (jx, jy), (dx, dy), contracted in true_stubs
+        ]
+        near = [(a + b, contracted) for a, b, contracted in gaps if max(a, b) <= MATCH_M]
+        if not near or not min(near)[1]:
             continue
         reduced.remove_node(end)
         if streets.degree[root] == 1:
@@ -177,13 +181,14 @@ class _Resolvable:
     kept streets' polylines with their (u, v) after contraction; ``absorbed``: for each kept
     node that short streets were contracted into, the positions (metres) of every true
     junction (three or more streets) it stands for, its own first; ``stubs``: (junction, dead
-    end) positions, metres, of every dead-end street the reduction contracted."""
+    end) positions, metres, of every true dead-end street, and whether the reduction
+    contracted it."""
 
     graph: nx.MultiGraph
     lines: list[np.ndarray]
     ends: list[tuple[int, int]]
     absorbed: dict[int, list[tuple[float, float]]]
-    stubs: list[tuple[tuple[float, float], tuple[float, float]]]
+    stubs: list[tuple[tuple[float, float], tuple[float, float], bool]]
 
 
 def _resolvable(truth: SceneTruth) -> _Resolvable:
@@ -213,14 +218,15 @@ def _resolvable(truth: SceneTruth) -> _Resolvable:
     stubs = []
     for u, v, line in kept:
         length = float(np.hypot(*np.diff(line, axis=0).T).sum())
-        if length < MATCH_M and root(u) != root(v):
+        contracted = length < MATCH_M and root(u) != root(v)
+        if contracted:
             a, b = root(u), root(v)
             if degree.get(b, 0) > degree.get(a, 0):
                 a, b = b, a
             parent[b] = a
-            if (degree[u] == 1) != (degree[v] == 1):  # a dead end on a street
-                end, tee = (u, v) if degree[u] == 1 else (v, u)
-                stubs.append((position[tee], position[end]))
+        if (degree[u] == 1) != (degree[v] == 1):  # a dead end on a street
+            end, tee = (u, v) if degree[u] == 1 else (v, u)
+            stubs.append((position[tee], position[end], contracted))
     graph = nx.MultiGraph()
     for j in truth.junctions:
         if root(j.id) == j.id:

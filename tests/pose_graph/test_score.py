@@ -212,3 +212,23 @@ def test_a_true_stub_of_the_tolerance_or_longer_built_short_keeps_its_junction()
     assert result.true_junctions == 2
     assert _figures(result) == (1.0, 1.0, 1.0, 1.0, 1.0)
     assert not result.short_stubs
+
+
+def test_a_built_stub_stands_for_the_nearest_true_stub() -> None:
+    """Two true stubs off one crossing, 7 m (dropped by the truth) and 11.7 m (kept) long, the
+    built stub's end within 8 m of both ends and nearer the kept one's: it is the kept street,
+    found, not read as the dropped one (the Helsinki one-way 1 place (-456, -464))."""
+    nodes = {
+        1: (0.0, 0.0),
+        2: (-6.5, -2.5),  # the 7 m stub's end
+        3: (-9.5, 6.8),  # the 11.7 m stub's end
+        10: (60.0, 0.0),
+        11: (0.0, -60.0),
+    }
+    streets = [(1, 2), (1, 3), (1, 10), (1, 11)]
+    truth = _truth(nodes, streets)
+    built = {1: (0.5, 0.0), 4: (-7.0, 3.0), 10: (60.0, 0.0), 11: (0.0, -60.0)}
+    result = score(_built(built, [(1, 4), (1, 10), (1, 11)]), truth)
+    assert not result.short_stubs
+    assert result.edge_precision == 1.0
+    assert (result.junction_precision, result.junction_recall) == (1.0, 1.0)
