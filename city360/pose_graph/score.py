@@ -26,7 +26,7 @@ video that ends 6 m up a true 5 m stub no longer makes an extra junction. The ru
 truth's decision, taken on the true length, rather than the built length: built dead ends come
 out about 1 m short of the mapped ends (3.4 m at the 90th percentile), so a length rule on the
 built side would take the junction of a true 8-10 m stub built 7 m long (round nineteen
-measured 20 of 96 kept rows with OSM losing junctions so), and a rule that spared built stubs
+measured 17 of 96 kept rows with OSM losing junctions so), and a rule that spared built stubs
 standing for a kept true street would let made-up short stubs cost nothing elsewhere. Nothing
 else is contracted: a built street is only ever removed where it stands, within the tolerance,
 for a stub the truth itself dropped (so adding one there leaves every figure as it was), and
