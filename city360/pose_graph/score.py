@@ -21,7 +21,7 @@ A built graph that resolves a stub the truth contracted is not penalised for it 
 dead-end street stands for the nearest true dead-end street whose dead end and junction lie
 within 8 m of its dead end and its other end, and when the truth contracted that one it is
 contracted into its other end as the true one was, whatever its built length, and a junction it
-leaves with fewer than three streets is no junction (``Score.short_stubs`` lists them). So a
+leaves with fewer than three streets is no junction (``Score.contracted_stubs`` lists them). So a
 video that ends 6 m up a true 5 m stub no longer makes an extra junction. The rule follows the
 truth's decision, taken on the true length, rather than the built length: built dead ends come
 out about 1 m short of the mapped ends (3.4 m at the 90th percentile), so a length rule on the
@@ -84,7 +84,7 @@ class Score:
     wrong_turns: list[str] = field(default_factory=list)
     missing_streets: list[str] = field(default_factory=list)
     extra_streets: list[str] = field(default_factory=list)
-    short_stubs: list[str] = field(default_factory=list)
+    contracted_stubs: list[str] = field(default_factory=list)
     """Built dead-end streets read as a true stub the truth contracted (module docstring)."""
 
     @property
@@ -355,7 +355,7 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
         ends_of.setdefault(edge.street, (edge.u, edge.v))
     for street, (u, v) in ends_of.items():
         pred_streets.add_edge(u, v, length_m=float(np.median(passes[street])))
-    pred_reduced, unmade, short_stubs = _without_contracted_stubs(
+    pred_reduced, unmade, contracted_stubs = _without_contracted_stubs(
         _contract(pred_streets), resolvable.stubs
     )
     pred_contracted = _contract(pred_reduced)
@@ -433,7 +433,7 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
         wrong,
         _once(missing),
         _once(extra),
-        short_stubs,
+        contracted_stubs,
     )
 
 

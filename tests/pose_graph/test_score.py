@@ -159,7 +159,7 @@ def test_a_built_stub_the_truth_would_contract_makes_no_junction() -> None:
     result = score(_built(built, STUB_STREETS), truth)
     assert result.true_junctions == 1
     assert _figures(result) == (1.0, 1.0, 1.0, 1.0, 1.0)
-    assert result.short_stubs == ["built street 2-3 at (0.5, 30.5) (6.0, 30.5), 5.5 m"]
+    assert result.contracted_stubs == ["built street 2-3 at (0.5, 30.5) (6.0, 30.5), 5.5 m"]
 
 
 def test_a_true_stub_built_longer_than_the_tolerance_is_read_as_the_truth_reads_it() -> None:
@@ -199,7 +199,7 @@ def test_a_second_stub_where_the_truth_dropped_one_changes_nothing() -> None:
     nodes = {**STUB_NODES, 4: (7.0, 31.0)}
     twice = score(_built(nodes, [*STUB_STREETS, (2, 4)]), truth)
     assert _figures(twice) == (1.0, 1.0, 1.0, 1.0, 1.0)
-    assert len(twice.short_stubs) == 2
+    assert len(twice.contracted_stubs) == 2
 
 
 def test_a_true_stub_of_the_tolerance_or_longer_built_short_keeps_its_junction() -> None:
@@ -211,7 +211,7 @@ def test_a_true_stub_of_the_tolerance_or_longer_built_short_keeps_its_junction()
     result = score(_built({**nodes, 3: (6.0, 30.0)}, STUB_STREETS), truth)
     assert result.true_junctions == 2
     assert _figures(result) == (1.0, 1.0, 1.0, 1.0, 1.0)
-    assert not result.short_stubs
+    assert not result.contracted_stubs
 
 
 def test_a_built_stub_stands_for_the_nearest_true_stub() -> None:
@@ -229,6 +229,6 @@ def test_a_built_stub_stands_for_the_nearest_true_stub() -> None:
     truth = _truth(nodes, streets)
     built = {1: (0.5, 0.0), 4: (-7.0, 3.0), 10: (60.0, 0.0), 11: (0.0, -60.0)}
     result = score(_built(built, [(1, 4), (1, 10), (1, 11)]), truth)
-    assert not result.short_stubs
+    assert not result.contracted_stubs
     assert result.edge_precision == 1.0
     assert (result.junction_precision, result.junction_recall) == (1.0, 1.0)
