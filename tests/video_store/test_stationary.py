@@ -160,7 +160,7 @@ def test_a_brisk_walk_out_and_back_between_two_stops_is_movement(seed: int) -> N
 
 
 @pytest.mark.parametrize(("seed", "speed"), [(10, 1.0), (11, 0.84), (12, 0.84)])
-def test_two_contracted_stubs_walked_within_a_minute_are_no_stop(seed: int, speed: float) -> None:
+def test_two_short_stubs_walked_within_a_minute_are_no_stop(seed: int, speed: float) -> None:
     """A T walked through with 15 m stubs either side, each walked to its end and back (0.84
     m/s is the slowest pace of ``synth --stops``): the fixes stay near the T, but the camera
     never stood."""
