@@ -6,7 +6,7 @@ import networkx as nx
 import pytest
 
 from city360.pose_graph.graph import PoseGraph
-from city360.pose_graph.score import score
+from city360.pose_graph.score import Score, score
 from city360.synth.groundtruth import Junction, SceneTruth, StreetEdge
 
 # Two T-junctions 7 m apart on a north-south street (a staggered crossing): the street between
@@ -37,13 +37,16 @@ def _truth(nodes: dict[int, tuple[float, float]], streets: list[tuple[int, int]]
 
 
 def _built(nodes: dict[int, tuple[float, float]], streets: list[tuple[int, int]]) -> PoseGraph:
-    """A built pose graph with one street (both directions) per pair in ``streets``."""
+    """A built pose graph with one street (both directions) per pair in ``streets``, each as
+    long as the straight line between its ends."""
     graph = nx.MultiDiGraph()
     for n, (x, y) in nodes.items():
         degree = sum(n in s for s in streets)
         kind = "junction" if degree >= 3 else "dead_end"
         graph.add_node(n, kind=kind, x_m=x, y_m=y, lat=0.0, lon=0.0, degree=degree)
     for street, (u, v) in enumerate(streets):
+        (ux, uy), (vx, vy) = nodes[u], nodes[v]
+        length = ((vx - ux) ** 2 + (vy - uy) ** 2) ** 0.5
         for a, b, reverse in ((u, v, False), (v, u, True)):
             graph.add_edge(
                 a,
@@ -53,7 +56,7 @@ def _built(nodes: dict[int, tuple[float, float]], streets: list[tuple[int, int]]
                 first_frame=0,
                 last_frame=1,
                 reverse=reverse,
-                length_m=1.0,
+                length_m=length,
                 start_heading_deg=0.0,
                 end_heading_deg=0.0,
                 heading_profile_deg=[],
@@ -121,4 +124,111 @@ def test_a_built_junction_that_matches_a_true_one_is_never_read_into_a_pair() ->
     built[1], built[3] = (0.0, 0.5), (0.0, 11.0)
     result = score(_built(built, [(1, 10), (1, 11), (1, 12), (1, 3), (3, 13), (3, 14)]), truth)
     assert result.true_junctions == 2
+    assert (result.junction_precision, result.junction_recall) == (1.0, 1.0)
+
+
+# A crossing at (0, 0) and, 30 m up its northern arm, a 5 m true stub to the east: shorter
+# than the 8 m matching tolerance, so the truth contracts it and its T is a bend.
+STUB_NODES = {
+    1: (0.0, 0.0),
+    2: (0.0, 30.0),  # the T of the short stub
+    3: (5.0, 30.0),  # the stub's dead end
+    10: (-60.0, 0.0),
+    11: (0.0, -60.0),
+    12: (60.0, 0.0),
+    13: (0.0, 90.0),
+}
+STUB_STREETS = [(1, 10), (1, 11), (1, 12), (1, 2), (2, 3), (2, 13)]
+
+
+def _figures(result: Score) -> tuple[float, float, float, float, float]:
+    return (
+        result.junction_precision,
+        result.junction_recall,
+        result.edge_precision,
+        result.edge_recall,
+        result.edge_f1,
+    )
+
+
+def test_a_built_stub_the_truth_would_contract_makes_no_junction() -> None:
+    """The built graph has the true 5 m stub (5.5 m, its T 0.7 m off): read as the truth reads
+    it, the T is a bend, so no extra junction and no extra street."""
+    truth = _truth(STUB_NODES, STUB_STREETS)
+    built = {**STUB_NODES, 2: (0.5, 30.5), 3: (6.0, 30.5)}
+    result = score(_built(built, STUB_STREETS), truth)
+    assert result.true_junctions == 1
+    assert _figures(result) == (1.0, 1.0, 1.0, 1.0, 1.0)
+    assert result.contracted_stubs == ["built street 2-3 at (0.5, 30.5) (6.0, 30.5), 5.5 m"]
+
+
+def test_a_true_stub_built_longer_than_the_tolerance_is_read_as_the_truth_reads_it() -> None:
+    """The 5 m true stub built 9 m long (its end 4 m past the true end): the truth's decision,
+    taken on the true length, holds for the street that stands for it."""
+    truth = _truth(STUB_NODES, STUB_STREETS)
+    result = score(_built({**STUB_NODES, 3: (9.0, 30.0)}, STUB_STREETS), truth)
+    assert _figures(result) == (1.0, 1.0, 1.0, 1.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("at", "tip"),
+    [
+        (2, (-6.0, 30.0)),  # at the true stub's T, the other way
+        (2, (-20.0, 30.0)),
+        (1, (4.0, 4.0)),  # at the crossing, between two arms
+        (99, (5.0, -30.0)),  # at a bend of the southern street (node 99 splits it)
+        (1, (5.0, 0.5)),  # along the crossing's eastern arm: a second street there
+    ],
+)
+def test_a_junk_stub_is_never_rewarded(at: int, tip: tuple[float, float]) -> None:
+    """A made-up stub anywhere but where the truth dropped one costs as it always did: no
+    figure comes out better than the build without it, and at least one worse."""
+    truth = _truth(STUB_NODES, STUB_STREETS)
+    nodes = {**STUB_NODES, 99: (0.0, -30.0), 98: tip}
+    streets = [s for s in STUB_STREETS if s != (1, 11)] + [(1, 99), (99, 11)]
+    clean = _figures(score(_built(nodes, [*streets, (2, 3)]), truth))
+    junk = _figures(score(_built(nodes, [*streets, (2, 3), (at, 98)]), truth))
+    assert all(j <= c for j, c in zip(junk, clean, strict=True))
+    assert junk != clean
+
+
+def test_a_second_stub_where_the_truth_dropped_one_changes_nothing() -> None:
+    """Two built stubs standing for the one dropped true stub (two passes ending 5 m and 7 m
+    up it): both are read as the truth reads the place, neither helps nor costs."""
+    truth = _truth(STUB_NODES, STUB_STREETS)
+    nodes = {**STUB_NODES, 4: (7.0, 31.0)}
+    twice = score(_built(nodes, [*STUB_STREETS, (2, 4)]), truth)
+    assert _figures(twice) == (1.0, 1.0, 1.0, 1.0, 1.0)
+    assert len(twice.contracted_stubs) == 2
+
+
+def test_a_true_stub_of_the_tolerance_or_longer_built_short_keeps_its_junction() -> None:
+    """A true 10 m stub built 6 m long (a walk turning before the mapped end): the truth keeps
+    the stub, so the built one is that street and its T a junction, as before."""
+    nodes = {**STUB_NODES, 3: (10.0, 30.0)}
+    truth = _truth(nodes, STUB_STREETS)
+    assert truth.streets[4].length_m == 10.0
+    result = score(_built({**nodes, 3: (6.0, 30.0)}, STUB_STREETS), truth)
+    assert result.true_junctions == 2
+    assert _figures(result) == (1.0, 1.0, 1.0, 1.0, 1.0)
+    assert not result.contracted_stubs
+
+
+def test_a_built_stub_stands_for_the_nearest_true_stub() -> None:
+    """Two true stubs off one crossing, 7 m (dropped by the truth) and 11.7 m (kept) long, the
+    built stub's end within 8 m of both ends and nearer the kept one's: it is the kept street,
+    found, not read as the dropped one (the Helsinki one-way 1 place (-456, -464))."""
+    nodes = {
+        1: (0.0, 0.0),
+        2: (-6.5, -2.5),  # the 7 m stub's end
+        3: (-9.5, 6.8),  # the 11.7 m stub's end
+        10: (60.0, 0.0),
+        11: (0.0, -60.0),
+    }
+    streets = [(1, 2), (1, 3), (1, 10), (1, 11)]
+    truth = _truth(nodes, streets)
+    built = {1: (0.5, 0.0), 4: (-7.0, 3.0), 10: (60.0, 0.0), 11: (0.0, -60.0)}
+    result = score(_built(built, [(1, 4), (1, 10), (1, 11)]), truth)
+    assert not result.contracted_stubs
+    assert result.edge_precision == 1.0
     assert (result.junction_precision, result.junction_recall) == (1.0, 1.0)
