@@ -126,13 +126,11 @@ class BuildParams:
     """Without OSM, the passes of a shallow fork's branch cut at a junction a few metres down
     the fork are left uncut there, so the branch starts at the node at the fork
     (:mod:`city360.pose_graph.stolen_branches`); None leaves them cut."""
-    stub_end_params: StubEndParams | None = None
+    stub_end_params: StubEndParams | None = field(default_factory=StubEndParams)
     """Without OSM, a video that starts or ends 5-8 m up a short stub it alone walks, and
     turns out of it at a junction, ends at a dead end of its own (the stub is a street)
-    rather than at the junction (:mod:`city360.pose_graph.stub_ends`); None (the default)
-    leaves it the junction's. Opt-in: on the kept twins it also builds true stubs shorter
-    than 8 m that a video ends at the tip of, which the scorer does not count as streets
-    (design notes, part sixteen)."""
+    rather than at the junction (:mod:`city360.pose_graph.stub_ends`); None leaves it the
+    junction's (before round nineteen)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
