@@ -27,6 +27,10 @@ a far weaker edge through than the two-degree test does (a long burst's way back
 correlated noise, is often 10-13 m at chi² 15-25). The edge of a run already paired is not
 such a way back (it is another burst's).
 
+A dropout makes the test read one edge several times (on either side of the gap one filter
+sees the same fixes at every probe): such readings are one edge, of which a run of steps
+counts one (``one_step_per_gap``).
+
 The test is run again (``rounds``) over the fixes not yet masked: when bursts come nearly back
 to back the filters are still off from one when the next starts and miss its edges, which
 stand out once the first burst's fixes are out.
@@ -447,8 +451,8 @@ def _burst_spans(
     way_back: bool,
     groups: list[int] | None = None,
 ) -> list[tuple[float, float]]:
-    """GPS-time spans ``(start, end)`` of the fixes to mask: each of ``runs`` (the ``(first, last)``
-    indices into ``steps`` :func:`_pair_steps` takes), then, with ``way_back`` (a track that bursts
+    """GPS-time spans ``(start, end)`` of the fixes to mask: each of ``runs`` (:func:`_pair_steps`,
+    from its first counted step to its last), then, with ``way_back`` (a track that bursts
     often, :func:`_bursts_often`), each step left out of every run with its way back
     (:func:`_way_back`), with ``gap_s`` of ramp each side.
 
@@ -464,7 +468,10 @@ def _burst_spans(
     burst's way back, which the stiff filters bent towards the next burst's fixes until only
     the longer run returned (Hamburg canyon seed 1: bursts at 46-65 and 69-84 s, the first's
     way back read as (3, -15) m for a true (12, -10) m; the run 62.5-83.5 s took it and the
-    whole first burst was kept)."""
+    whole first burst was kept).
+
+    ``groups`` (:func:`_gap_groups`): every reading of a run's first or last edge is that
+    edge, in the run and not a way back for another step."""
     group = list(range(len(steps))) if groups is None else groups
     spans: list[tuple[float, float]] = []
     edges: list[tuple[float, int]] = []  # time, and -1 / +1 / 0: spare for a step before / after
@@ -481,7 +488,6 @@ def _burst_spans(
                 in_run[k] = True
                 spare = spare_first if g == group[run.first] else spare_last
                 edges.append((steps[k].t_s, -int(spare) if g == group[run.first] else int(spare)))
-        edges += [(first.t_s, -int(spare_first)), (last.t_s, int(spare_last))]
         in_run[run.first : run.last + 1] = True
     if not way_back:
         return spans
@@ -549,7 +555,10 @@ def _pair_steps(
     for k in range(len(steps) - 2, -1, -1):
         next_group[k] = k + 1 if group[k + 1] != group[k] else next_group[k + 1]
     # an edge read several times is as significant as its best reading
-    edge_chi2 = [max(s.chi2 for s, g in zip(steps, group, strict=True) if g == gk) for gk in group]
+    best_reading: dict[int, float] = {}
+    for step, g in zip(steps, group, strict=True):
+        best_reading[g] = max(best_reading.get(g, 0.0), step.chi2)
+    edge_chi2 = [best_reading[g] for g in group]
     # first step: (last step, strength, the steps the run counts)
     runs: dict[int, list[tuple[int, float, tuple[Step, ...]]]] = {}
     for k in range(len(steps)):
@@ -561,17 +570,18 @@ def _pair_steps(
                 runs.setdefault(k, []).append((m, min(edge_chi2[k], edge_chi2[m]), chosen))
     wins: dict[tuple[int, int], bool] = {}
 
+    def counted(k: int, m: int) -> list[Step]:
+        """The steps run k..m counts."""
+        return list(next(c for m2, _, c in runs[k] if m2 == m))
+
     def chained(k: int, m: int, k2: int, m2: int) -> bool:
         """Whether the steps after run k..m start a run of their own reaching step m2 (then
         run k..m and that run explain every step the rival k2..m2 would, and more) and run
         k..m comes back closer than the rival does (:func:`_closure`)."""
         after = runs.get(next_group[m], [])[:1]
-        return any(m3 >= m2 for m3, _, _ in after) and _closure(list(_chosen(k, m))) <= _closure(
-            list(_chosen(k2, m2))
+        return any(m3 >= m2 for m3, _, _ in after) and _closure(counted(k, m)) <= _closure(
+            counted(k2, m2)
         )
-
-    def _chosen(k: int, m: int) -> tuple[Step, ...]:
-        return next(c for m2, _, c in runs[k] if m2 == m)
 
     def beaten(k: int, m: int, strength: float) -> bool:
         """Whether a stronger run that would itself be taken needs the last edge of run k..m
