@@ -90,13 +90,20 @@ class CleanParams:
     """Rate of the smoothed output, Hz."""
     stationary_speed_mps: float = 0.25
     stationary_min_s: float = 2.0
-    stop_blip_s: float = 0.0
-    """Inside a stationary span (:mod:`.stationary`), a run of smoothed samples faster than
-    ``stationary_speed_mps`` lasting at most this long between slow ones is slow too, so the
-    stop is collapsed to one point, not split in two there, seconds; 0 (the default): no such
-    joining, the creep of the pinned fixes (which a couple of fixes can change) decides where
-    a stop splits. 20 takes canyon walks' rows down but phone walks' rows up (a phone's creep
-    inside a stop is mostly the walker's own shuffle): off until that is told apart."""
+    stop_blip_s: float = 20.0
+    """Inside a stationary span (:mod:`.stationary`) of a track that bursts (below), a run of
+    smoothed samples faster than ``stationary_speed_mps`` lasting at most this long between
+    slow ones is slow too, so the stop is collapsed to one point, not split in two there,
+    seconds. The pinned fixes of a stop creep with a canyon receiver's correlated error, and
+    where they crept faster for a second or two a long stop became two points, each the mean
+    of part of it (a couple of fixes moved a row by 0.15 m). 0: no such joining."""
+    stop_blip_burst_share: float = 0.05
+    """The share of a track's fixes the burst test must mask (:func:`.bursts.burst_mask`) for
+    ``stop_blip_s`` to apply to it: a receiver in an urban canyon (9.5-25 % on the Hamburg
+    canyon twins), whose stops creep with its error. A track with no bursts keeps every blip:
+    a phone in the open creeps less, and a blip inside its stop is more often the walker's
+    own shuffle (joined, 12 of 30 Hamburg phone walks got 0.005-0.17 m worse). 0: every
+    track."""
     max_gap_s: float = 10.0
     """Fixes further apart in time than this are joined by a straight line, seconds."""
     jump_min_m: float = 25.0
@@ -461,6 +468,8 @@ def clean_track(
         index = index[~bursts]
         dropped += int(bursts.sum())
     meas_sigma = None if sigma is None else sigma[index]
+    # a canyon receiver's stops creep with its error: blips inside them are joined
+    join_blips = bool(bursts.shape[0]) and bursts.mean() >= params.stop_blip_burst_share
     standing = params.stationary
     radius = max(standing.radius_m, 2.5 * params.gps_sigma_m)
     if radius != standing.radius_m:
@@ -476,7 +485,11 @@ def clean_track(
         # a stop is pinned within its own side of a break, so a jump stays a jump
         x[a:b], y[a:b], stops = pin_stationary(t_meas[a:b], x[a:b], y[a:b], standing)
         piece_sigma = None if meas_sigma is None else meas_sigma[a:b]
-        stood_s = [(float(t_meas[a + f]), float(t_meas[a + last])) for f, last in stops]
+        stood_s = (
+            [(float(t_meas[a + f]), float(t_meas[a + last])) for f, last in stops]
+            if join_blips
+            else []
+        )
         piece = _smooth_piece(
             track, t_meas[a:b], x[a:b], y[a:b], piece_sigma, params, stops_s=stood_s
         )

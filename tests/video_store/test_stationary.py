@@ -263,9 +263,11 @@ def _gauss_markov(rng: np.random.Generator, n: int, tau_s: float, sigma_m: float
     return out
 
 
-def _canyon_stop(seed: int) -> GpsTrack:
+def _canyon_stop(seed: int, *, bursts: bool = False) -> GpsTrack:
     """1 Hz: 120 s east at 1.4 m/s, 400 s standing at (168, 0), 120 s north, under canyon-like
-    GPS: 2.5 m white, 2.5 m correlated over 30 s and 1.4 m of drift over 600 s, per axis."""
+    GPS: 2.5 m white, 2.5 m correlated over 30 s and 1.4 m of drift over 600 s, per axis;
+    with ``bursts``, two 15 s bursts 22 m off the street on each walk as well (60 of the 640
+    fixes)."""
     t = np.arange(0.0, 640.0)
     x = np.minimum(t, 120.0) * 1.4
     y = np.clip(t - 520.0, 0.0, None) * 1.4
@@ -275,14 +277,21 @@ def _canyon_stop(seed: int) -> GpsTrack:
         + _gauss_markov(rng, t.shape[0], 30.0, 2.5)
         + _gauss_markov(rng, t.shape[0], 600.0, 1.4)
     )
+    if bursts:
+        for start_s in (20.0, 75.0, 540.0, 595.0):
+            error[(t >= start_s) & (t < start_s + 15.0)] += (
+                (0.0, 22.0) if start_s < 120 else (22.0, 0.0)
+            )
     lat, lon = PROJECTION.to_latlon(x + error[:, 0], y + error[:, 1])
     return GpsTrack.from_columns(Path("stop.gpx"), "gpx", 1.7e9 + t, lat, lon)
 
 
-def _stop_points(track: GpsTrack, blip_s: float) -> tuple[int, float]:
+def _stop_points(track: GpsTrack, blip_s: float, *, burst_share: float = 0.0) -> tuple[int, float]:
     """How many distinct points the smoothed track holds over 150-490 s of
-    :func:`_canyon_stop`, and their RMS distance (metres) from the true spot."""
-    smooth = clean_track(track, PROJECTION, params=CleanParams(stop_blip_s=blip_s))
+    :func:`_canyon_stop`, and their RMS distance (metres) from the true spot; blips joined on
+    tracks with at least ``burst_share`` of their fixes in bursts."""
+    params = CleanParams(stop_blip_s=blip_s, stop_blip_burst_share=burst_share)
+    smooth = clean_track(track, PROJECTION, params=params)
     stop = (smooth.t_s > 1.7e9 + 150.0) & (smooth.t_s < 1.7e9 + 490.0)
     xy = np.column_stack([smooth.x_m[stop], smooth.y_m[stop]])
     off_m = float(np.sqrt(np.mean((xy[:, 0] - 168.0) ** 2 + xy[:, 1] ** 2)))
@@ -320,3 +329,21 @@ def test_only_short_fast_runs_inside_a_stop_are_made_slow() -> None:
     assert out[20:22].all()
     assert not out[40:70].any()
     assert not out[85:87].any()
+
+
+def test_blips_are_joined_by_default_only_on_a_track_that_bursts() -> None:
+    """The join is for a canyon receiver (``CleanParams.stop_blip_burst_share``): the same
+    stop under the same drift keeps its split on a track with no bursts, and is one point once
+    the track's walks burst (seed 0 of :func:`_canyon_stop`, which splits without the join)."""
+    default = CleanParams()
+    plain = _stop_points(
+        _canyon_stop(0), default.stop_blip_s, burst_share=default.stop_blip_burst_share
+    )
+    assert plain == _stop_points(_canyon_stop(0), 0.0)
+    assert plain[0] > 1
+    bursting = _canyon_stop(0, bursts=True)
+    assert _stop_points(bursting, 0.0)[0] > 1
+    assert (
+        _stop_points(bursting, default.stop_blip_s, burst_share=default.stop_blip_burst_share)[0]
+        == 1
+    )
