@@ -27,6 +27,10 @@ a far weaker edge through than the two-degree test does (a long burst's way back
 correlated noise, is often 10-13 m at chi² 15-25). The edge of a run already paired is not
 such a way back (it is another burst's).
 
+A dropout makes the test read one edge several times (on either side of the gap one filter
+sees the same fixes at every probe): such readings are one edge, of which a run of steps
+counts one (``one_step_per_gap``).
+
 The test is run again (``rounds``) over the fixes not yet masked: when bursts come nearly back
 to back the filters are still off from one when the next starts and miss its edges, which
 stand out once the first burst's fixes are out.
@@ -36,6 +40,7 @@ Units: seconds (GPS clock), metres in the city CRS.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -112,6 +117,12 @@ class BurstParams:
     continuity_sigma: float = 3.0
     """How far (in sigmas of the difference of two fixes) two fixes near a step may lie beyond
     what the usual speed carries the camera, for the track to count as continuous there."""
+    one_step_per_gap: bool = True
+    """Peaks of the test whose probes share one of the two filters' fixes (no fix between
+    them on that side: a dropout lies there) and point the same way are one edge read
+    several times (:func:`_gap_groups`): a run of steps counts one of the readings, and
+    the others are neither rivals nor steps of their own; False: each peak is a step of its
+    own (before round eighteen)."""
     rival_margin: float = 1.5
     """How many times more significant (chi² of its weaker edge) a later run must be than a
     run to take that run's last edge from it (:func:`_pair_steps`). An echo of a real step
@@ -131,6 +142,20 @@ class Step:
     chi2: float
     var_m2: float
     """Variance of ``dx_m`` (and of ``dy_m``), m²."""
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """A run of steps taken as a burst: indices of its first and last step, and the steps it
+    counts (one reading of each edge a dropout made several of, :func:`_gap_groups`)."""
+
+    first: int
+    last: int
+    chosen: tuple[Step, ...]
+
+
+MAX_READING_CHOICES = 64
+"""Most combinations of readings :func:`_closest_readings` tries for one run."""
 
 
 def _predictions(
@@ -238,6 +263,8 @@ class _Profile:
     var_m2: FloatArray
     chi2: FloatArray
     floor_m: FloatArray
+    fix_t_s: FloatArray
+    """GPS times of the fixes the filters ran over, seconds."""
 
 
 def _profile(
@@ -259,7 +286,7 @@ def _profile(
     dy = np.where(finite, ry - ly, 0.0)
     chi2 = np.where(finite, (dx * dx + dy * dy) / np.where(finite, var, 1.0), 0.0)
     floor = np.maximum(params.min_step_m, params.turn_lag_s * _usual_speed(t_s, x_m, y_m, probe))
-    return _Profile(probe, dx, dy, var, chi2, floor)
+    return _Profile(probe, dx, dy, var, chi2, floor, t_s)
 
 
 def _peaks(profile: _Profile, params: BurstParams) -> list[Step]:
@@ -284,6 +311,39 @@ def _peaks(profile: _Profile, params: BurstParams) -> list[Step]:
             )
         )
     return steps
+
+
+def _gap_groups(steps: list[Step], fix_t_s: FloatArray, params: BurstParams) -> list[int]:
+    """A group number for each of ``steps`` (in time order): consecutive steps pointing the
+    same way whose probes share one filter's fixes (:func:`_share_a_filter`) are one group,
+    one edge read several times; with ``one_step_per_gap`` off each step is its own group.
+
+    In a dropout one side of the test sees the same fixes at every probe and only the other
+    filter's extrapolation across the gap moves ``D``, so the test finds a peak on either side
+    of the gap and in it, each a different reading of one step (Hamburg canyon seed 18: a
+    burst's way back in a 6.6 s dropout read at 1476 and 1481 s as 52 and 38 m; the run
+    through both did not come back, and the second with the next burst's way out masked the
+    good fixes between and kept both bursts). Which reading is nearest the truth depends on
+    where in the gap the step fell, so :func:`_pair_steps` lets a run use any one of them.
+    Steps pointing apart are left apart: an echo is not the step it follows."""
+    groups: list[int] = []
+    for k, step in enumerate(steps):
+        if k and params.one_step_per_gap:
+            last = steps[k - 1]
+            same_way = last.dx_m * step.dx_m + last.dy_m * step.dy_m > 0.0
+            if same_way and _share_a_filter(last.t_s, step.t_s, fix_t_s, params.gap_s):
+                groups.append(groups[-1])
+                continue
+        groups.append(k)
+    return groups
+
+
+def _share_a_filter(first_s: float, second_s: float, fix_t_s: FloatArray, gap_s: float) -> bool:
+    """Whether the test at ``first_s`` and at ``second_s`` (GPS seconds, increasing) runs its
+    forward or its backward filter over the same fixes (:func:`_gap_groups`)."""
+    forward = np.count_nonzero((fix_t_s > first_s - gap_s) & (fix_t_s <= second_s - gap_s))
+    backward = np.count_nonzero((fix_t_s >= first_s + gap_s) & (fix_t_s < second_s + gap_s))
+    return forward == 0 or backward == 0
 
 
 def find_steps(
@@ -427,11 +487,13 @@ def burst_mask(
         profile = _profile(t_s[rest], x_m[rest], y_m[rest], noise, params)
         steps = _peaks(profile, params)
         steps = _off_turn_lags(steps, t_s[rest], x_m[rest], y_m[rest], noise, params)
-        runs = _pair_steps(steps, params)
+        groups = _gap_groups(steps, profile.fix_t_s, params)
+        runs = _pair_steps(steps, params, groups=groups)
         if bursting is None:
             bursting = _bursts_often(len(runs), float(t_s[-1] - t_s[0]), params)
         found = np.zeros_like(mask)
-        for start_s, end_s in _burst_spans(profile, steps, runs, params, way_back=bursting):
+        spans = _burst_spans(profile, steps, runs, params, way_back=bursting, groups=groups)
+        for start_s, end_s in spans:
             found |= (t_s > start_s) & (t_s < end_s)
         if not (found & ~mask).any():
             break
@@ -453,13 +515,14 @@ def _bursts_often(runs: int, span_s: float, params: BurstParams) -> bool:
 def _burst_spans(
     profile: _Profile,
     steps: list[Step],
-    runs: list[tuple[int, int]],
+    runs: list[Run],
     params: BurstParams,
     *,
     way_back: bool,
+    groups: list[int] | None = None,
 ) -> list[tuple[float, float]]:
-    """GPS-time spans ``(start, end)`` of the fixes to mask: each of ``runs`` (the ``(first, last)``
-    indices into ``steps`` :func:`_pair_steps` takes), then, with ``way_back`` (a track that bursts
+    """GPS-time spans ``(start, end)`` of the fixes to mask: each of ``runs`` (:func:`_pair_steps`,
+    from its first counted step to its last), then, with ``way_back`` (a track that bursts
     often, :func:`_bursts_often`), each step left out of every run with its way back
     (:func:`_way_back`), with ``gap_s`` of ramp each side.
 
@@ -475,17 +538,27 @@ def _burst_spans(
     burst's way back, which the stiff filters bent towards the next burst's fixes until only
     the longer run returned (Hamburg canyon seed 1: bursts at 46-65 and 69-84 s, the first's
     way back read as (3, -15) m for a true (12, -10) m; the run 62.5-83.5 s took it and the
-    whole first burst was kept)."""
+    whole first burst was kept).
+
+    ``groups`` (:func:`_gap_groups`): every reading of a run's first or last edge is that
+    edge, in the run and not a way back for another step."""
+    group = list(range(len(steps))) if groups is None else groups
     spans: list[tuple[float, float]] = []
     edges: list[tuple[float, int]] = []  # time, and -1 / +1 / 0: spare for a step before / after
     in_run = np.zeros(len(steps), bool)
-    for first, last in runs:
-        spans.append((steps[first].t_s - params.gap_s, steps[last].t_s + params.gap_s))
+    for run in runs:
+        first, last = run.chosen[0], run.chosen[-1]
+        spans.append((first.t_s - params.gap_s, last.t_s + params.gap_s))
         spare_first, spare_last = (
-            _spare_edges(steps[first : last + 1], params) if params.spare_edges else (False, False)
+            _spare_edges(list(run.chosen), params) if params.spare_edges else (False, False)
         )
-        edges += [(steps[first].t_s, -int(spare_first)), (steps[last].t_s, int(spare_last))]
-        in_run[first : last + 1] = True
+        # every reading of its edges is the run's (:func:`_gap_groups`)
+        for k, g in enumerate(group):
+            if g in (group[run.first], group[run.last]):
+                in_run[k] = True
+                spare = spare_first if g == group[run.first] else spare_last
+                edges.append((steps[k].t_s, -int(spare) if g == group[run.first] else int(spare)))
+        in_run[run.first : run.last + 1] = True
     if not way_back:
         return spans
     near_s = params.gap_s + 0.5
@@ -515,8 +588,10 @@ def _spare_edges(run: list[Step], params: BurstParams) -> tuple[bool, bool]:
     return _returns(run[1:], params), _returns(run[:-1], params)
 
 
-def _pair_steps(steps: list[Step], params: BurstParams) -> list[tuple[int, int]]:
-    """The runs of ``steps`` taken as bursts, as ``(first, last)`` step indices.
+def _pair_steps(
+    steps: list[Step], params: BurstParams, *, groups: list[int] | None = None
+) -> list[Run]:
+    """The runs of ``steps`` taken as bursts (:class:`Run`).
 
     A candidate is a run of consecutive steps within ``max_burst_s`` that comes back
     (:func:`_returns`); its strength is the smaller test statistic of its first and last step
@@ -538,31 +613,52 @@ def _pair_steps(steps: list[Step], params: BurstParams) -> list[tuple[int, int]]
     had chi² 37; 26 good fixes masked and both bursts kept). An echo's partner leaves no such
     run after it, and a run that closes worse than its rival (seed 8: a correlated excursion
     at 673 s against the burst at 680-700 s) still yields.
+
+    ``groups`` (:func:`_gap_groups`, default: each step its own): the steps of one group are
+    readings of one edge across a dropout. A run starts and ends at one reading of its first
+    and last group and counts one reading of each group between (the one that brings it back
+    closest); the other readings of its first group are not rivals, and an edge's strength is
+    that of its most significant reading.
     """
-    runs: dict[int, list[tuple[int, float]]] = {}  # first step: (last step, strength)
+    group = list(range(len(steps))) if groups is None else groups
+    next_group = [len(steps)] * len(steps)  # first step of the next group
+    for k in range(len(steps) - 2, -1, -1):
+        next_group[k] = k + 1 if group[k + 1] != group[k] else next_group[k + 1]
+    # an edge read several times is as significant as its best reading
+    best_reading: dict[int, float] = {}
+    for step, g in zip(steps, group, strict=True):
+        best_reading[g] = max(best_reading.get(g, 0.0), step.chi2)
+    edge_chi2 = [best_reading[g] for g in group]
+    # first step: (last step, strength, the steps the run counts)
+    runs: dict[int, list[tuple[int, float, tuple[Step, ...]]]] = {}
     for k in range(len(steps)):
-        for m in range(k + 1, len(steps)):
+        for m in range(next_group[k], len(steps)):
             if steps[m].t_s - steps[k].t_s > params.max_burst_s:
                 break
-            if _returns(steps[k : m + 1], params):
-                runs.setdefault(k, []).append((m, min(steps[k].chi2, steps[m].chi2)))
+            chosen = _closest_readings(steps, group, k, m)
+            if _returns(list(chosen), params):
+                runs.setdefault(k, []).append((m, min(edge_chi2[k], edge_chi2[m]), chosen))
     wins: dict[tuple[int, int], bool] = {}
+
+    def counted(k: int, m: int) -> list[Step]:
+        """The steps run k..m counts."""
+        return list(next(c for m2, _, c in runs[k] if m2 == m))
 
     def chained(k: int, m: int, k2: int, m2: int) -> bool:
         """Whether the steps after run k..m start a run of their own reaching step m2 (then
         run k..m and that run explain every step the rival k2..m2 would, and more) and run
         k..m comes back closer than the rival does (:func:`_closure`)."""
-        after = runs.get(m + 1, [])[:1]
-        return any(m3 >= m2 for m3, _ in after) and _closure(steps[k : m + 1]) <= _closure(
-            steps[k2 : m2 + 1]
+        after = runs.get(next_group[m], [])[:1]
+        return any(m3 >= m2 for m3, _, _ in after) and _closure(counted(k, m)) <= _closure(
+            counted(k2, m2)
         )
 
     def beaten(k: int, m: int, strength: float) -> bool:
         """Whether a stronger run that would itself be taken needs the last edge of run k..m
         (rivals are strictly stronger, so the recursion ends)."""
-        for k2 in range(k + 1, m + 1):
-            for m2, other in runs.get(k2, []):
-                if m2 > m and other > params.rival_margin * strength:
+        for k2 in range(next_group[k], m + 1):
+            for m2, other, _ in runs.get(k2, []):
+                if m2 > m and group[m2] != group[m] and other > params.rival_margin * strength:
                     if params.chained_rivals and chained(k, m, k2, m2):
                         continue
                     if (k2, m2) not in wins:
@@ -571,16 +667,42 @@ def _pair_steps(steps: list[Step], params: BurstParams) -> list[tuple[int, int]]
                         return True
         return False
 
-    taken: list[tuple[int, int]] = []
+    taken: list[Run] = []
     k = 0
     while k < len(steps):
         if k not in runs:
             k += 1
             continue
-        m, strength = runs[k][0]
+        m, strength, chosen = runs[k][0]
         if beaten(k, m, strength):
             k += 1
             continue
-        taken.append((k, m))
-        k = m + 1
+        taken.append(Run(k, m, chosen))
+        k = next_group[m]
     return taken
+
+
+def _closest_readings(steps: list[Step], group: list[int], k: int, m: int) -> tuple[Step, ...]:
+    """The steps a run from step ``k`` to step ``m`` counts: those two, and of each group
+    between one reading, chosen so that the run ends nearest where it started (every
+    combination while there are at most :data:`MAX_READING_CHOICES`, else the most
+    significant reading of each group)."""
+    between: list[list[Step]] = []
+    for j in range(k + 1, m):
+        if group[j] in (group[k], group[m]):
+            continue
+        if between and group[j] == group[j - 1]:
+            between[-1].append(steps[j])
+        else:
+            between.append([steps[j]])
+    choices = math.prod(len(readings) for readings in between)
+    if choices > MAX_READING_CHOICES:
+        between = [[max(readings, key=lambda s: s.chi2)] for readings in between]
+    best: tuple[Step, ...] = ()
+    best_total = math.inf
+    for middle in itertools.product(*between):
+        run = (steps[k], *middle, steps[m])
+        total = math.hypot(sum(s.dx_m for s in run), sum(s.dy_m for s in run))
+        if total < best_total:
+            best, best_total = run, total
+    return best

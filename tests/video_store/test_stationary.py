@@ -10,7 +10,7 @@ import pytest
 
 from city360.errors import GpsError
 from city360.geo import LocalProjection
-from city360.video_store.clean import clean_track
+from city360.video_store.clean import CleanParams, _slow_through_blips, clean_track
 from city360.video_store.gps.track import GpsTrack
 from city360.video_store.gps_only import poses_along
 from city360.video_store.stationary import StationaryParams, pin_stationary, stationary_spans
@@ -250,3 +250,100 @@ def test_the_ramp_fit_of_a_long_span_still_tells_a_walk_from_a_step() -> None:
     step = np.where(t >= 1250.0, 14.0, 0.0) + noise * 0.3
     assert _rise_mps(t, walk) <= STEP_RISE_MPS
     assert _rise_mps(t, step) > STEP_RISE_MPS
+
+
+def _gauss_markov(rng: np.random.Generator, n: int, tau_s: float, sigma_m: float) -> np.ndarray:
+    """(n, 2) first-order Gauss-Markov error at 1 Hz, ``sigma_m`` per axis, ``tau_s`` seconds."""
+    keep = np.exp(-1.0 / tau_s)
+    steps = rng.normal(0.0, sigma_m * np.sqrt(1.0 - keep**2), (n, 2))
+    out = np.empty((n, 2))
+    out[0] = rng.normal(0.0, sigma_m, 2)
+    for k in range(1, n):
+        out[k] = keep * out[k - 1] + steps[k]
+    return out
+
+
+def _canyon_stop(seed: int, *, bursts: bool = False) -> GpsTrack:
+    """1 Hz: 120 s east at 1.4 m/s, 400 s standing at (168, 0), 120 s north, under canyon-like
+    GPS: 2.5 m white, 2.5 m correlated over 30 s and 1.4 m of drift over 600 s, per axis;
+    with ``bursts``, two 15 s bursts 22 m off the street on each walk as well (60 of the 640
+    fixes)."""
+    t = np.arange(0.0, 640.0)
+    x = np.minimum(t, 120.0) * 1.4
+    y = np.clip(t - 520.0, 0.0, None) * 1.4
+    rng = np.random.default_rng(seed)
+    error = (
+        rng.normal(0.0, 2.5, (t.shape[0], 2))
+        + _gauss_markov(rng, t.shape[0], 30.0, 2.5)
+        + _gauss_markov(rng, t.shape[0], 600.0, 1.4)
+    )
+    if bursts:
+        for start_s in (20.0, 75.0, 540.0, 595.0):
+            error[(t >= start_s) & (t < start_s + 15.0)] += (
+                (0.0, 22.0) if start_s < 120 else (22.0, 0.0)
+            )
+    lat, lon = PROJECTION.to_latlon(x + error[:, 0], y + error[:, 1])
+    return GpsTrack.from_columns(Path("stop.gpx"), "gpx", 1.7e9 + t, lat, lon)
+
+
+def _stop_points(track: GpsTrack, blip_s: float, *, burst_share: float = 0.0) -> tuple[int, float]:
+    """How many distinct points the smoothed track holds over 150-490 s of
+    :func:`_canyon_stop`, and their RMS distance (metres) from the true spot; blips joined on
+    tracks with at least ``burst_share`` of their fixes in bursts."""
+    params = CleanParams(stop_blip_s=blip_s, stop_blip_burst_share=burst_share)
+    smooth = clean_track(track, PROJECTION, params=params)
+    stop = (smooth.t_s > 1.7e9 + 150.0) & (smooth.t_s < 1.7e9 + 490.0)
+    xy = np.column_stack([smooth.x_m[stop], smooth.y_m[stop]])
+    off_m = float(np.sqrt(np.mean((xy[:, 0] - 168.0) ** 2 + xy[:, 1] ** 2)))
+    return int(np.unique(xy, axis=0).shape[0]), off_m
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_long_stop_under_canyon_drift_is_one_point_with_blips_joined(seed: int) -> None:
+    """A 400 s stop between two walks under canyon-like GPS (:func:`_canyon_stop`). The pinned
+    fixes creep with the correlated error; where they creep faster for a few seconds the
+    smoothed speed crosses the stationary threshold and the stop was collapsed to two or more
+    points, each the mean of part of it (on 10 of 16 seeds of this shape, up to 5.6 m apart).
+    With ``stop_blip_s`` the stop is one point, and over 16 seeds it is never farther from the
+    true spot."""
+    track = _canyon_stop(seed)
+    _, off_before_m = _stop_points(track, 0.0)
+    count, off_m = _stop_points(track, 20.0)
+    assert count == 1
+    assert off_m <= off_before_m + 1e-9
+
+
+def test_a_long_stop_was_split_by_its_creep_without_blips_joined() -> None:
+    """The failing shape of the test above, with the joining off: seeds 0, 7 and 12 of it
+    split the stop (two, four and two points)."""
+    assert all(_stop_points(_canyon_stop(seed), 0.0)[0] > 1 for seed in (0, 7, 12))
+
+
+def test_only_short_fast_runs_inside_a_stop_are_made_slow() -> None:
+    t = np.arange(0.0, 100.0)
+    slow = np.ones(100, bool)
+    slow[[20, 21]] = False  # 3 s from slow to slow, inside the stop: joined
+    slow[40:70] = False  # 31 s: a walk, kept
+    slow[85:87] = False  # short, but outside the stop: kept
+    out = _slow_through_blips(t, slow, [(10.0, 80.0)], 20.0)
+    assert out[20:22].all()
+    assert not out[40:70].any()
+    assert not out[85:87].any()
+
+
+def test_blips_are_joined_by_default_only_on_a_track_that_bursts() -> None:
+    """The join is for a canyon receiver (``CleanParams.stop_blip_burst_share``): the same
+    stop under the same drift keeps its split on a track with no bursts, and is one point once
+    the track's walks burst (seed 0 of :func:`_canyon_stop`, which splits without the join)."""
+    default = CleanParams()
+    plain = _stop_points(
+        _canyon_stop(0), default.stop_blip_s, burst_share=default.stop_blip_burst_share
+    )
+    assert plain == _stop_points(_canyon_stop(0), 0.0)
+    assert plain[0] > 1
+    bursting = _canyon_stop(0, bursts=True)
+    assert _stop_points(bursting, 0.0)[0] > 1
+    assert (
+        _stop_points(bursting, default.stop_blip_s, burst_share=default.stop_blip_burst_share)[0]
+        == 1
+    )
