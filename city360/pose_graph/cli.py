@@ -248,6 +248,7 @@ def score_command(
             "graph": graph_info,
             "missing_streets": result.missing_streets,
             "extra_streets": result.extra_streets,
+            "contracted_stubs": result.contracted_stubs,
         }
         typer.echo(json.dumps(payload, indent=2))  # stdout, for pipes; warnings go to stderr
         return
@@ -266,6 +267,8 @@ def score_command(
         console.print(f"missing: {line}", highlight=False)
     for line in result.extra_streets[:10]:
         console.print(f"extra:   {line}", highlight=False)
+    for line in result.contracted_stubs[:10]:
+        console.print(f"read as a true stub under 8 m: {line}", highlight=False, soft_wrap=True)
 
 
 def accuracy_command(

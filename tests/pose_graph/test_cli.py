@@ -137,3 +137,30 @@ def test_score_lists_each_street_once_to_a_tenth_of_a_metre(
         "extra:   built street 0-2 at (500.0, -200.1)-(500.0, -300.0)",
         "extra:   built street 1-3 at (612.3, -180.0)-(700.0, -180.0)",
     ]
+
+
+def test_score_names_the_built_stubs_it_read_as_a_true_stub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A built stub read as a true stub the truth contracted is no extra street: the text and
+    the JSON output name it, so a user sees why it did not count."""
+    from city360.pose_graph import score as score_module
+    from city360.pose_graph.score import Score
+    from city360.synth.groundtruth import SceneTruth
+
+    city = tmp_path / "city"
+    (city / "groundtruth").mkdir(parents=True)
+    SceneTruth(seed=0, junctions=[], streets=[], pois=[], objects=[], videos=[]).save(
+        city / "groundtruth" / "scene.json"
+    )
+    (city / "graph.json").write_text("{}")
+    stub = "built street 2-3 at (0.5, 30.5) (6.0, 30.5), 5.5 m"
+    result = Score(1.0, 1.0, 1.0, 1.0, 1.0, 0, 0, true_junctions=1, contracted_stubs=[stub])
+    monkeypatch.setattr(score_module, "score_city", lambda *_a, **_k: result)
+
+    text = CliRunner().invoke(app, ["score", str(city)], terminal_width=200)
+    as_json = CliRunner().invoke(app, ["score", str(city), "--json"], terminal_width=200)
+
+    assert text.exit_code == 0, text.output
+    assert f"read as a true stub under 8 m: {stub}" in text.output.splitlines()
+    assert json.loads(as_json.stdout)["contracted_stubs"] == [stub]
