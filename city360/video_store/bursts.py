@@ -519,7 +519,7 @@ def _burst_spans(
     params: BurstParams,
     *,
     way_back: bool,
-    groups: list[int] | None = None,
+    groups: list[int],
 ) -> list[tuple[float, float]]:
     """GPS-time spans ``(start, end)`` of the fixes to mask: each of ``runs`` (:func:`_pair_steps`,
     from its first counted step to its last), then, with ``way_back`` (a track that bursts
@@ -542,7 +542,6 @@ def _burst_spans(
 
     ``groups`` (:func:`_gap_groups`): every reading of a run's first or last edge is that
     edge, in the run and not a way back for another step."""
-    group = list(range(len(steps))) if groups is None else groups
     spans: list[tuple[float, float]] = []
     edges: list[tuple[float, int]] = []  # time, and -1 / +1 / 0: spare for a step before / after
     in_run = np.zeros(len(steps), bool)
@@ -553,11 +552,11 @@ def _burst_spans(
             _spare_edges(list(run.chosen), params) if params.spare_edges else (False, False)
         )
         # every reading of its edges is the run's (:func:`_gap_groups`)
-        for k, g in enumerate(group):
-            if g in (group[run.first], group[run.last]):
+        for k, g in enumerate(groups):
+            if g in (groups[run.first], groups[run.last]):
                 in_run[k] = True
-                spare = spare_first if g == group[run.first] else spare_last
-                edges.append((steps[k].t_s, -int(spare) if g == group[run.first] else int(spare)))
+                spare = spare_first if g == groups[run.first] else spare_last
+                edges.append((steps[k].t_s, -int(spare) if g == groups[run.first] else int(spare)))
         in_run[run.first : run.last + 1] = True
     if not way_back:
         return spans
@@ -588,9 +587,7 @@ def _spare_edges(run: list[Step], params: BurstParams) -> tuple[bool, bool]:
     return _returns(run[1:], params), _returns(run[:-1], params)
 
 
-def _pair_steps(
-    steps: list[Step], params: BurstParams, *, groups: list[int] | None = None
-) -> list[Run]:
+def _pair_steps(steps: list[Step], params: BurstParams, *, groups: list[int]) -> list[Run]:
     """The runs of ``steps`` taken as bursts (:class:`Run`).
 
     A candidate is a run of consecutive steps within ``max_burst_s`` that comes back
@@ -614,28 +611,27 @@ def _pair_steps(
     run after it, and a run that closes worse than its rival (seed 8: a correlated excursion
     at 673 s against the burst at 680-700 s) still yields.
 
-    ``groups`` (:func:`_gap_groups`, default: each step its own): the steps of one group are
+    ``groups`` (:func:`_gap_groups`): the steps of one group are
     readings of one edge across a dropout. A run starts and ends at one reading of its first
     and last group and counts one reading of each group between (the one that brings it back
     closest); the other readings of its first group are not rivals, and an edge's strength is
     that of its most significant reading.
     """
-    group = list(range(len(steps))) if groups is None else groups
     next_group = [len(steps)] * len(steps)  # first step of the next group
     for k in range(len(steps) - 2, -1, -1):
-        next_group[k] = k + 1 if group[k + 1] != group[k] else next_group[k + 1]
+        next_group[k] = k + 1 if groups[k + 1] != groups[k] else next_group[k + 1]
     # an edge read several times is as significant as its best reading
     best_reading: dict[int, float] = {}
-    for step, g in zip(steps, group, strict=True):
+    for step, g in zip(steps, groups, strict=True):
         best_reading[g] = max(best_reading.get(g, 0.0), step.chi2)
-    edge_chi2 = [best_reading[g] for g in group]
+    edge_chi2 = [best_reading[g] for g in groups]
     # first step: (last step, strength, the steps the run counts)
     runs: dict[int, list[tuple[int, float, tuple[Step, ...]]]] = {}
     for k in range(len(steps)):
         for m in range(next_group[k], len(steps)):
             if steps[m].t_s - steps[k].t_s > params.max_burst_s:
                 break
-            chosen = _closest_readings(steps, group, k, m)
+            chosen = _closest_readings(steps, groups, k, m)
             if _returns(list(chosen), params):
                 runs.setdefault(k, []).append((m, min(edge_chi2[k], edge_chi2[m]), chosen))
     wins: dict[tuple[int, int], bool] = {}
@@ -658,7 +654,7 @@ def _pair_steps(
         (rivals are strictly stronger, so the recursion ends)."""
         for k2 in range(next_group[k], m + 1):
             for m2, other, _ in runs.get(k2, []):
-                if m2 > m and group[m2] != group[m] and other > params.rival_margin * strength:
+                if m2 > m and groups[m2] != groups[m] and other > params.rival_margin * strength:
                     if params.chained_rivals and chained(k, m, k2, m2):
                         continue
                     if (k2, m2) not in wins:

@@ -494,7 +494,7 @@ def clean_track(
             track, t_meas[a:b], x[a:b], y[a:b], piece_sigma, params, stops_s=stood_s
         )
         pieces.append(piece)
-        dropped += pieces[-1][-1]
+        dropped += piece[-1]
     if not pieces:
         msg = f"GPS track {track.source}: every fix lies across a jump; check the track"
         raise GpsError(msg)
@@ -550,7 +550,7 @@ def _smooth_piece(
     sigma: FloatArray | None,
     params: CleanParams,
     *,
-    stops_s: list[tuple[float, float]] | None = None,
+    stops_s: list[tuple[float, float]],
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, int]:
     """Smooth the fixes between two breaks: ``(grid, x, y, speed, heading, gated)``;
     ``stops_s``: the stationary spans' first and last fix times (:func:`_collapse_stationary`)."""
@@ -578,5 +578,5 @@ def _smooth_piece(
     _bridge_gaps(grid, t_meas, sx, sy, vx, vy, params.max_gap_s)
     speed = np.hypot(vx, vy)
     heading = np.degrees(np.arctan2(vx, vy))
-    _collapse_stationary(grid, sx, sy, speed, heading, params, stops_s=stops_s or [])
+    _collapse_stationary(grid, sx, sy, speed, heading, params, stops_s=stops_s)
     return grid, sx, sy, speed, heading, int(gated)
