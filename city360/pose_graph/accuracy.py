@@ -49,7 +49,7 @@ import numpy as np
 import numpy.typing as npt
 
 from city360.errors import City360Error, ConfigError, InputFileError
-from city360.pose_graph.scored_truth import filmed_truth, films_everything, true_path
+from city360.pose_graph.scored_truth import filmed_truth, films_everything, true_paths
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -508,7 +508,7 @@ def run_case(
     errors = frame_errors(city) if filmed else None
     truth = SceneTruth.load(city / "groundtruth" / "scene.json")
     if not case.films_everything:
-        truth = filmed_truth(truth, true_path(city, truth))
+        truth = filmed_truth(truth, true_paths(city, truth))
     rows = []
     for with_osm in (False, True):
         started = time.perf_counter()
