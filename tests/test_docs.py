@@ -3,6 +3,7 @@ two pictures (small enough to ship), and every page is in the site's navigation.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import cv2
@@ -38,3 +39,29 @@ def test_every_page_is_in_the_navigation() -> None:
     nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     pages = [p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")]
     assert [page for page in pages if f": {page}" not in nav] == []
+
+
+ACCURACY_TABLE_HEAD = "| area | pattern | capture | seeds | P / R / F1 without OSM |"
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/build-a-city.md"])
+def test_the_accuracy_table_is_the_one_its_saved_run_prints(page: str) -> None:
+    """The per-area accuracy table a page shows is what `city360 accuracy --rows` prints from
+    the saved run the page links (docs/accuracy/*.json), so the figures cannot drift from the
+    rows (docs/build-a-city.md once showed round two's)."""
+    from city360.pose_graph.accuracy import read_rows, summary_table
+
+    text = (ROOT / page).read_text(encoding="utf-8")
+    lines = text.splitlines()
+    head = next(k for k, line in enumerate(lines) if line.startswith(ACCURACY_TABLE_HEAD))
+    table = []
+    for line in lines[head:]:
+        if not line.startswith("|"):
+            break
+        table.append(line)
+    before = "\n".join(lines[max(0, head - 15) : head])
+    links = re.findall(r"\(((?:docs/)?accuracy/[\w.-]+\.json)\)", before)
+    assert links, f"{page}: the accuracy table names no saved run (docs/accuracy/*.json) above it"
+    rows_file = (ROOT / page).parent / links[-1]
+    expected = [line for line in summary_table(read_rows(rows_file)).splitlines() if line]
+    assert table == expected, f"{page}: run `city360 accuracy --rows {links[-1]}` and paste"
