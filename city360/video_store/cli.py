@@ -172,21 +172,39 @@ def run_ingest(
     if city.exists():
         projection = city.read_manifest().projection
     else:  # a new city: centre its CRS on every track, read here once (tracks are small)
+        # An input whose track cannot be read (an audio memo, a cut file, a broken GPX) is a
+        # failure named with the others at the end; the rest still ingest, as they do into a
+        # city that exists.
         tracks = []
+        readable: list[tuple[Path, Path | None]] = []
         for video, gps in pairs:
-            info = (
-                probe_video(
-                    video, projection=options.projection, layout=options.layout,
-                    fisheye=options.fisheye,
-                )
-                if gps is None
-                else None
-            )  # fmt: skip
-            tracks.append(load_track(video, gps, info))
+            try:
+                info = (
+                    probe_video(
+                        video, projection=options.projection, layout=options.layout,
+                        fisheye=options.fisheye,
+                    )
+                    if gps is None
+                    else None
+                )  # fmt: skip
+                tracks.append(load_track(video, gps, info))
+            except City360Error as exc:
+                failures.append((video, exc))
+                continue
+            readable.append((video, gps))
+        readable_sequences: list[tuple[PhotoSequence, Path | None]] = []
         for sequence, gps in sequences:
-            tracks.append(
-                read_track(gps) if gps is not None else read_exif_track(list(sequence.photos))
-            )
+            try:
+                tracks.append(
+                    read_track(gps) if gps is not None else read_exif_track(list(sequence.photos))
+                )
+            except City360Error as exc:
+                failures.append((sequence.photos[0].parent, exc))
+                continue
+            readable_sequences.append((sequence, gps))
+        pairs, sequences = readable, readable_sequences
+        if not tracks:
+            return [], failures
         projection = city_projection(city, tracks)
     results: list[IngestResult] = []
     try:

@@ -17,6 +17,7 @@ from city360.video_store.inputs import sort_inputs
 from tests.fixtures.videos import (
     CREATION,
     ORIGIN,
+    SyntheticWalk,
     _far_scene,
     make_walk,
     render_frame,
@@ -233,3 +234,47 @@ def test_a_video_without_creation_time_on_a_longer_track_is_warned_about(
         "or --offset auto"
     )
     assert messages == ([expected] if warned else [])
+
+
+def _audio_memo(path: Path) -> Path:
+    """An .mp4 holding only AAC audio, as a phone's voice memo or a camera's sound clip."""
+    import av
+
+    with av.open(str(path), "w", format="mp4") as container:
+        stream = container.add_stream("aac", rate=44100)
+        for index in range(10):
+            frame = av.AudioFrame.from_ndarray(
+                np.zeros((1, 1024), np.float32), format="fltp", layout="mono"
+            )
+            frame.sample_rate, frame.pts = 44100, index * 1024
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    return path
+
+
+def test_an_unreadable_input_among_good_ones_leaves_the_rest_to_ingest(
+    synthetic_walk: SyntheticWalk, tmp_path: Path
+) -> None:
+    """Into a new city, one input whose track could not be read (an audio memo in the capture
+    folder, a broken GPX) refused the whole batch before any video was ingested: the city's
+    CRS is centred on every track first, and the first error ended it (issue 17, newuser2).
+    Into a city that exists, the same batch ingested the good video and named the bad ones."""
+    from city360.video_store.cli import run_ingest
+
+    memo = _audio_memo(tmp_path / "memo.mp4")
+    broken = tmp_path / "walk2.gpx"
+    broken.write_text("<gpx><trk><trkseg></trkseg></trk></gpx>", encoding="utf-8")
+    pairs = [(synthetic_walk.video, synthetic_walk.gpx), (memo, None), (memo, broken)]
+    results, failures = run_ingest(
+        pairs, tmp_path / "city", IngestOptions(max_width=256), workers=1
+    )
+    assert [r.trajectory_id for r in results] == ["walk"]
+    assert CityDir(tmp_path / "city").trajectory_ids() == ["walk"]
+    assert [(path, type(exc).__name__) for path, exc in failures] == [
+        (memo, "VideoError"),
+        (memo, "GpsError"),
+    ]
+    assert str(failures[0][1]) == f"video {memo} has no video stream; pass a video file"
+    assert str(broken) in str(failures[1][1])
