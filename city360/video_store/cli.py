@@ -195,8 +195,10 @@ def run_ingest(
         readable_sequences: list[tuple[PhotoSequence, Path | None]] = []
         for sequence, gps in sequences:
             try:
-                tracks.append(
-                    read_track(gps) if gps is not None else read_exif_track(list(sequence.photos))
+                tracks.append(  # the photos left out are named when the sequence is ingested
+                    read_track(gps)
+                    if gps is not None
+                    else read_exif_track(list(sequence.photos), warn=False)
                 )
             except City360Error as exc:
                 failures.append((sequence.photos[0].parent, exc))

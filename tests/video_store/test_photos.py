@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from city360.city import CityDir
 from city360.cli import app
 from city360.geo import LocalProjection
+from city360.video_store.ingest import IngestOptions
 from city360.video_store.photos import ingest_photos
 from tests.fixtures.videos import CREATION, ORIGIN, _far_scene, render_frame, write_gpx
 
@@ -151,3 +152,207 @@ def test_cli_track_passed_as_video_is_used_as_gps(tmp_path: Path, suffix: str) -
     )
     assert result.exit_code == 0, result.output
     assert "used as --gps" in result.output
+
+
+def _tagged_photo(
+    path: Path,
+    *,
+    gps: dict[int, object] | None = None,
+    exif_ifd: dict[int, object] | None = None,
+    size: tuple[int, int] = (64, 32),
+) -> Path:
+    """A small JPEG with the given GPS and Exif IFD tags (as Pillow numbers them)."""
+    from PIL import Image
+
+    exif = Image.Exif()
+    if gps:
+        exif[0x8825] = gps
+    if exif_ifd:
+        exif[0x8769] = exif_ifd
+    Image.new("RGB", size).save(path, exif=exif.tobytes())
+    return path
+
+
+def _local_photo_walk(folder: Path, *, zone: str | None) -> tuple[list[Path], Path]:
+    """30 photos without GPS, stamped in Tokyo local time (DateTimeOriginal, with
+    OffsetTimeOriginal when ``zone``), as phones and 360 cameras write them; and the walk's
+    GPX in UTC, as loggers write it."""
+    from datetime import timedelta, timezone
+
+    photos, x, y = photo_walk(folder, positions=False)
+    tokyo = timezone(timedelta(hours=9))
+    for k, photo in enumerate(photos):
+        from PIL import Image
+
+        with Image.open(photo) as image:
+            pixels = np.asarray(image)
+        local = CREATION.astimezone(tokyo) + timedelta(seconds=k)
+        tags: dict[int, object] = {36867: local.strftime("%Y:%m:%d %H:%M:%S")}
+        if zone is not None:
+            tags[36881] = zone
+        exif = Image.Exif()
+        exif[0x8769] = tags
+        Image.fromarray(pixels).save(photo, quality=92, exif=exif.tobytes())
+    lat, lon = LocalProjection(*ORIGIN).to_latlon(x, y)
+    gpx = write_gpx(folder / "walk.gpx", CREATION.timestamp() + np.arange(30.0), lat, lon)
+    return photos, gpx
+
+
+def test_a_photo_s_local_time_is_read_with_its_offset_tag(tmp_path: Path) -> None:
+    """A phone (and recent 360 cameras) writes DateTimeOriginal in local time and the zone in
+    OffsetTimeOriginal. It was read as UTC, so Tokyo photos were 9 h off their GPX and refused:
+    "taken outside GPS track's time span (30 of 30 photos)" (issue 17, newuser2)."""
+    photos, gpx = _local_photo_walk(tmp_path / "street", zone="+09:00")
+    projection = LocalProjection(*ORIGIN)
+    results = ingest_photos("street", photos, gpx, tmp_path / "city", projection=projection)
+    poses = CityDir(tmp_path / "city").read_poses("street")
+    assert results[0].frame_count == len(poses) >= 25
+    assert float(np.abs(poses.x_m).max()) < 1.5
+
+
+def test_photos_hours_off_their_track_name_the_zone_offset(tmp_path: Path) -> None:
+    """A camera that writes local time and no offset tag: the error says the hours and the
+    --offset that fixes them, as it does for a video (issue 17, newuser2)."""
+    from city360.errors import GpsError
+
+    photos, gpx = _local_photo_walk(tmp_path / "street", zone=None)
+    projection = LocalProjection(*ORIGIN)
+    with pytest.raises(GpsError) as caught:
+        ingest_photos("street", photos, gpx, tmp_path / "city", projection=projection)
+    assert "The track runs 9 h 00 min before the video" in str(caught.value)
+    assert str(caught.value).endswith("pass --offset -32400")
+    results = ingest_photos(
+        "street", photos, gpx, tmp_path / "city", projection=projection,
+        options=IngestOptions(offset=-32400.0),
+    )  # fmt: skip
+    assert results[0].frame_count >= 25
+
+
+@pytest.mark.parametrize(
+    ("tags", "expected"),
+    [
+        ({36867: "2024:05:01 19:00:00", 36881: "+09:00"}, "2024-05-01T10:00:00+00:00"),
+        ({36867: "2024:05:01 04:30:00", 36881: "-05:30"}, "2024-05-01T10:00:00+00:00"),
+        ({36867: "2024:05:01 10:00:00", 36881: "   :  "}, "2024-05-01T10:00:00+00:00"),
+        ({36867: "2024-05-01 10:00:00"}, "2024-05-01T10:00:00+00:00"),
+        ({36867: "2024:05:01 10:00:00", 37521: "25"}, "2024-05-01T10:00:00.250000+00:00"),
+    ],
+)
+def test_photo_camera_times_as_devices_write_them(
+    tmp_path: Path, tags: dict[int, object], expected: str
+) -> None:
+    from datetime import UTC, datetime
+
+    from city360.video_store.gps.exif import read_exif_fix
+
+    photo = _tagged_photo(tmp_path / "p.jpg", exif_ifd=tags)
+    t_s = read_exif_fix(photo, require_position=False)[0]
+    assert datetime.fromtimestamp(t_s, tz=UTC).isoformat() == expected
+
+
+@pytest.mark.parametrize("date", ["2024:05:01", "2024-05-01", "2024/05/01", "2024:05:01\x00"])
+def test_gps_date_stamps_as_geotaggers_write_them(tmp_path: Path, date: str) -> None:
+    """GPSDateStamp "2024-05-01" (some phone apps and geotaggers) ended ingest in a traceback:
+    "ValueError: time data '2024-05-01' does not match format '%Y:%m:%d'" (issue 17,
+    newuser2)."""
+    from city360.video_store.gps.exif import read_exif_fix
+
+    gps = {29: date, 7: (10.0, 0.0, 0.0), 1: "N", 2: (53.0, 33.0, 0.0), 3: "E", 4: (9.0, 57.0, 0.0)}
+    t_s, lat, lon, _ = read_exif_fix(_tagged_photo(tmp_path / "p.jpg", gps=gps))
+    assert t_s == 1714557600.0
+    assert (round(lat, 2), round(lon, 2)) == (53.55, 9.95)
+
+
+@pytest.mark.parametrize(
+    ("tags", "message"),
+    [
+        (
+            {36867: "    :  :     :  :  "},
+            "photo {p} has no time stamp (GPSDateStamp+GPSTimeStamp or DateTimeOriginal); "
+            "re-tag the photo",
+        ),
+        (
+            {36867: "0000:00:00 00:00:00"},
+            "photo {p} has no time stamp (GPSDateStamp+GPSTimeStamp or DateTimeOriginal); "
+            "re-tag the photo",
+        ),
+        (
+            {36867: "yesterday 10:00"},
+            "photo {p}: EXIF DateTimeOriginal is 'yesterday 10:00', not a date YYYY:MM:DD; "
+            "re-tag the photo",
+        ),
+        (
+            {36867: "2024:05:01 25:00:00"},
+            "photo {p}: EXIF DateTimeOriginal is '2024:05:01 25:00:00', not a time "
+            "YYYY:MM:DD HH:MM:SS; re-tag the photo",
+        ),
+        (
+            {36867: "2024:05:01 10:00:00", 36881: "JST"},
+            "photo {p}: EXIF OffsetTimeOriginal is 'JST', not an offset like +09:00; "
+            "re-tag the photo",
+        ),
+    ],
+)
+def test_a_photo_s_unknown_or_malformed_time_is_named(
+    tmp_path: Path, tags: dict[int, object], message: str
+) -> None:
+    """EXIF writes an unknown time as blanks; that, and a malformed stamp, ended ingest in a
+    traceback ("ValueError: time data ':  :     :  :' does not match format") (issue 17,
+    newuser2)."""
+    from city360.errors import GpsError
+    from city360.video_store.gps.exif import read_exif_fix
+
+    photo = _tagged_photo(tmp_path / "p.jpg", exif_ifd=tags)
+    with pytest.raises(GpsError) as caught:
+        read_exif_fix(photo, require_position=False)
+    assert str(caught.value) == message.format(p=photo)
+
+
+def test_photos_without_gps_or_time_among_a_walk_s_are_left_out(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Three shots without a GPS fix (the camera lost it under a bridge) and one without a time
+    among 30 refused the whole walk: "photo ... has no EXIF GPS position" (issue 17,
+    newuser2). They are left out, with one warning."""
+    photos, _x, _y = photo_walk(tmp_path / "street")
+    from PIL import Image
+
+    for k in (5, 11, 12):
+        with Image.open(photos[k]) as image:
+            pixels = np.asarray(image)
+        Image.fromarray(pixels).save(photos[k])  # the EXIF dropped
+    _tagged_photo(photos[20], gps={1: "N", 2: (53.0, 33.0, 0.0), 3: "E", 4: (9.0, 57.0, 0.0)},
+                  size=(256, 128))  # fmt: skip
+    with caplog.at_level("WARNING", logger="city360.video_store.gps.exif"):
+        results = ingest_photos(
+            "street", photos, None, tmp_path / "city", projection=LocalProjection(*ORIGIN)
+        )
+    assert [r.frame_count for r in results] == [26]
+    assert caplog.messages == [
+        f"4 of 30 photos left out; the first: photo {photos[5]} has no EXIF GPS position; "
+        "geotag it or pass --gps with a track"
+    ]
+
+
+def test_a_flat_photo_among_a_walk_s_panoramas_is_left_out(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A flat shot from the same camera (or a cut JPEG) among the panoramas refused the walk:
+    "photo ... is 256x200, not a 2:1 equirectangular 360° photo" (issue 17, newuser2)."""
+    photos, _x, _y = photo_walk(tmp_path / "street")
+    flat = photos[7]
+    from PIL import Image
+
+    with Image.open(flat) as image:
+        exif = image.getexif().tobytes()
+    Image.new("RGB", (256, 200)).save(flat, exif=exif)
+    photos[9].write_bytes(photos[9].read_bytes()[:300])
+    with caplog.at_level("WARNING", logger="city360.video_store.photos"):
+        results = ingest_photos(
+            "street", photos, None, tmp_path / "city", projection=LocalProjection(*ORIGIN)
+        )
+    assert [r.frame_count for r in results] == [28]
+    assert caplog.messages == [
+        f"2 of 30 photos left out; the first: photo {flat} is 256x200, not a 2:1 "
+        "equirectangular 360° photo; export it as an equirectangular panorama"
+    ]
