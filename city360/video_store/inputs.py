@@ -13,7 +13,11 @@ Files are therefore recognised by what they are, not by where they stand:
 - a folder of videos contributes every video inside it, and the GPS files inside it named like
   one of those videos (``walk1.mp4`` beside ``walk1.gpx``, as ``city360 synth`` writes them)
   or, for a folder of photos, like the folder (``street/street.gpx``), unless ``--gps``
-  already names a track of that stem.
+  already names a track of that stem;
+- a folder with no video or photo of its own (a camera's ``DCIM`` with ``100GOPRO``,
+  ``101GOPRO``, a day's folders of walks) stands for the folders below it that hold some, each
+  read as above; hidden folders are skipped. A folder that holds videos or photos is read as it
+  is, and its subfolders are not.
 
 A single photo is refused with a message: one position is not a trajectory; in a folder of
 videos it is left out with a warning (a test shot beside the walks).
@@ -90,6 +94,61 @@ def _gps_files(paths: Sequence[Path]) -> list[Path]:
     return tracks
 
 
+def _has_media(folder: Path) -> bool:
+    return any(p.is_file() and _kind(p) in ("photo", "video") for p in folder.iterdir())
+
+
+def _media_folders(folder: Path) -> list[Path]:
+    """``folder`` when it holds a video or photo, else the nearest folders below it that do
+    (depth first, by name; hidden folders skipped)."""
+    if _has_media(folder):
+        return [folder]
+    found: list[Path] = []
+    for child in sorted(folder.iterdir()):
+        if child.is_dir() and not child.name.startswith("."):
+            found.extend(_media_folders(child))
+    return found
+
+
+def _sort_one(
+    path: Path,
+    videos: list[Path],
+    moved: list[Path],
+    loose_photos: list[Path],
+    sequences: list[PhotoSequence],
+    beside: list[Path],
+) -> None:
+    """Sort one input file, or one folder holding videos or photos, into the lists given."""
+    if path.is_dir():
+        children = sorted(p for p in path.iterdir() if p.is_file())
+        photos = [p for p in children if _kind(p) == "photo"]
+        found = [p for p in children if _kind(p) == "video"]
+        if len(photos) == 1 and found:
+            # a stray still beside the videos (a test shot): not a walk, and no reason to
+            # refuse the videos
+            log.warning(
+                "%s: a single photo beside %d video(s) is not a photo walk; left out",
+                photos[0],
+                len(found),
+            )
+            photos = []
+        if photos:
+            sequences.append(PhotoSequence(path.resolve().name, tuple(photos)))
+        videos.extend(found)
+        stems = {v.stem for v in found} | ({path.resolve().name} if photos else set())
+        beside.extend(p for p in children if _kind(p) == "gps" and p.stem in stems)
+        return
+    kind = _kind(path)
+    if kind == "gps":
+        moved.append(path)
+    elif kind == "photo":
+        loose_photos.append(path)
+    elif kind == "video":
+        videos.append(path)
+    else:
+        videos.append(path)  # unknown suffix: let the decoder say what it is
+
+
 def sort_inputs(inputs: Sequence[Path], gps: Sequence[Path] = ()) -> IngestInputs:
     """Sort ``inputs`` (files or folders) and ``gps`` (files or folders) by kind.
 
@@ -106,41 +165,17 @@ def sort_inputs(inputs: Sequence[Path], gps: Sequence[Path] = ()) -> IngestInput
     loose_photos: list[Path] = []
     sequences: list[PhotoSequence] = []
     beside: list[Path] = []
-    for path in inputs:
-        if path.is_dir():
-            children = sorted(p for p in path.iterdir() if p.is_file())
-            photos = [p for p in children if _kind(p) == "photo"]
-            found = [p for p in children if _kind(p) == "video"]
-            if len(photos) == 1 and found:
-                # a stray still beside the videos (a test shot): not a walk, and no reason to
-                # refuse the videos
-                log.warning(
-                    "%s: a single photo beside %d video(s) is not a photo walk; left out",
-                    photos[0],
-                    len(found),
-                )
-                photos = []
-            if photos:
-                sequences.append(PhotoSequence(path.resolve().name, tuple(photos)))
-            videos.extend(found)
-            stems = {v.stem for v in found} | ({path.resolve().name} if photos else set())
-            beside.extend(p for p in children if _kind(p) == "gps" and p.stem in stems)
-            if not photos and not found:
-                msg = (
-                    f"folder {path} holds no video ({', '.join(sorted(VIDEO_SUFFIXES))}) and "
-                    "no photo (.jpg); pass the videos or the photo folder"
-                )
-                raise ConfigError(msg)
-            continue
-        kind = _kind(path)
-        if kind == "gps":
-            moved.append(path)
-        elif kind == "photo":
-            loose_photos.append(path)
-        elif kind == "video":
-            videos.append(path)
-        else:
-            videos.append(path)  # unknown suffix: let the decoder say what it is
+    for given in inputs:
+        folders = _media_folders(given) if given.is_dir() else []
+        if given.is_dir() and not folders:
+            msg = (
+                f"folder {given} holds no video ({', '.join(sorted(VIDEO_SUFFIXES))}) and "
+                "no photo (.jpg), nor does any folder inside it; pass the videos or the photo "
+                "folder"
+            )
+            raise ConfigError(msg)
+        for path in folders or [given]:
+            _sort_one(path, videos, moved, loose_photos, sequences, beside)
     if loose_photos:
         sequences.append(PhotoSequence(loose_photos[0].resolve().parent.name, tuple(loose_photos)))
     for sequence in sequences:

@@ -278,3 +278,27 @@ def test_an_unreadable_input_among_good_ones_leaves_the_rest_to_ingest(
     ]
     assert str(failures[0][1]) == f"video {memo} has no video stream; pass a video file"
     assert str(broken) in str(failures[1][1])
+
+
+def test_a_camera_s_folder_of_folders_is_read_folder_by_folder(tmp_path: Path) -> None:
+    """``city360 ingest DCIM`` (a card's 100GOPRO, 101GOPRO, ...; a day's folders of walks) was
+    refused: "folder DCIM holds no video ... and no photo" (issue 17, newuser2). Each folder
+    below that holds videos or photos is read as if it had been passed; hidden folders and
+    folders without media are skipped; a folder with media of its own keeps its subfolders out.
+    """
+    dcim = tmp_path / "DCIM"
+    for name in (
+        "100GOPRO/GS010001.360", "100GOPRO/GS010001.gpx", "101GOPRO/GS_0001.JPG",
+        "101GOPRO/GS_0002.JPG", "101GOPRO/day/later.mp4", ".Trashes/old.mp4",
+        "MISC/version.txt", "Camera01/VID_1.insv",
+    ):  # fmt: skip
+        (dcim / name).parent.mkdir(parents=True, exist_ok=True)
+        (dcim / name).write_bytes(b"x")
+    inputs = sort_inputs([dcim])
+    assert inputs.videos == [dcim / "100GOPRO" / "GS010001.360", dcim / "Camera01" / "VID_1.insv"]
+    assert inputs.tracks == [dcim / "100GOPRO" / "GS010001.gpx"]
+    assert [(s.name, len(s.photos)) for s in inputs.sequences] == [("101GOPRO", 2)]
+    empty = tmp_path / "empty"
+    (empty / "MISC").mkdir(parents=True)
+    with pytest.raises(ConfigError, match="nor does any folder inside it"):
+        sort_inputs([empty])
