@@ -24,6 +24,7 @@ from city360.video_store.gps.gpmf import parse_gpsu
 from tests.fixtures.videos import write_csv_track, write_gpx
 
 T0 = datetime(2024, 5, 1, 10, 0, 0, tzinfo=UTC).timestamp()
+T0_MS = round(T0 * 1000)
 
 
 def test_gpx_reads_times_and_positions(tmp_path: Path) -> None:
@@ -360,3 +361,43 @@ def test_an_nmea_log_saved_as_log_is_read(tmp_path: Path) -> None:
     other.write_text("boot ok\n", encoding="ascii")
     with pytest.raises(GpsError, match=re.escape(f"GPS track {other}: a .log is read when")):
         read_track(other)
+
+
+@pytest.mark.parametrize(
+    ("header", "rows"),
+    [
+        ("Time (UTC),Latitude (deg),Longitude (deg),Altitude (m)",
+         ["2024-05-01T10:00:00Z,60.0,25.0,12", "2024-05-01T10:00:01Z,60.0001,25.0,12"]),
+        ("time [UTC];lat [°];lon [°]",
+         ["2024-05-01 10:00:00;60,0;25,0", "2024-05-01 10:00:01;60,0001;25,0"]),
+        ("timestamp(ms),lat,lng", [f"{T0_MS},60.0,25.0", f"{T0_MS + 1000},60.0001,25.0"]),
+        ("time_ms,latitude,longitude", [f"{T0_MS},60.0,25.0", f"{T0_MS + 1000},60.0001,25.0"]),
+        ("date,time,latitude,longitude",
+         ["2024-05-01,10:00:00,60.0,25.0", "2024-05-01,10:00:01,60.0001,25.0"]),
+        ("Date,Time,Lat,Lon",
+         ["2024/05/01,10:00:00Z,60.0,25.0", "2024/5/1,10:00:01Z,60.0001,25.0"]),
+        ("time,lat,lon", ["2024/05/01 10:00:00,60.0,25.0", "2024/05/01 10:00:01,60.0001,25.0"]),
+        # GPSLogger for Android: `time` and `timestamp(ms)` both; `time` is read (a guard)
+        ("time,lat,lon,elevation,accuracy,timestamp(ms)",
+         [f"2024-05-01T10:00:00Z,60.0,25.0,1,5,{T0_MS}",
+          f"2024-05-01T10:00:01Z,60.0001,25.0,1,5,{T0_MS + 1000}"]),
+    ],
+)  # fmt: skip
+def test_csv_columns_as_loggers_label_them(tmp_path: Path, header: str, rows: list[str]) -> None:
+    """Headers with units (``Latitude (deg)``), milliseconds named as such (``timestamp(ms)``),
+    a date column beside the time of day, and ``2024/05/01`` dates were refused: "header ...
+    lacks time, lat, lon" or "cannot read ... Invalid isoformat string" (issue 17, newuser2)."""
+    path = tmp_path / "log.csv"
+    path.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    track = read_track(path)
+    np.testing.assert_allclose(track.t_s, [T0, T0 + 1])
+    np.testing.assert_allclose(track.lat, [60.0, 60.0001])
+    np.testing.assert_allclose(track.lon, [25.0, 25.0])
+
+
+def test_csv_milliseconds_without_a_unit_are_still_named(tmp_path: Path) -> None:
+    """Only a header that says ms makes milliseconds; a bare ``time`` in ms is still an error."""
+    path = tmp_path / "log.csv"
+    path.write_text(f"time (s),lat,lon\n{T0_MS},60.0,25.0\n", encoding="utf-8")
+    with pytest.raises(GpsError, match="it looks like milliseconds"):
+        read_track(path)
