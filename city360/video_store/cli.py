@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from city360.video_store.inputs import PhotoSequence
 
 __all__ = [
+    "check_trajectory_ids",
     "describe_result",
     "pair_inputs",
     "pair_sequences",
@@ -102,6 +103,30 @@ def pair_inputs(videos: Sequence[Path], tracks: Sequence[Path]) -> list[tuple[Pa
         )
         raise ConfigError(msg)
     return [(v, by_stem.get(v.stem)) for v in videos]
+
+
+def check_trajectory_ids(videos: Sequence[Path], sequences: Sequence[PhotoSequence] = ()) -> None:
+    """Refuse inputs whose trajectory ids coincide. An id keeps a name's ASCII letters, digits,
+    ``.``, ``_`` and ``-``, so names in other scripts collapse (``新宿.mp4`` and ``渋谷.mp4`` are
+    both ``trajectory``) and the second was refused as "already exists" after the first was
+    ingested, or, with ``--overwrite``, replaced it."""
+    from city360.video_store.ingest import trajectory_id_for
+
+    named: dict[str, Path] = {}
+    sources = [
+        *((v, v) for v in videos),
+        *((Path(s.name + ".jpg"), s.photos[0].parent) for s in sequences),
+    ]
+    for name, source in sources:
+        tid = trajectory_id_for(name)
+        if tid in named:
+            msg = (
+                f"{named[tid]} and {source} both make the trajectory id {tid!r} (an id keeps "
+                "a name's ASCII letters, digits, '.', '_' and '-'); rename one in Latin "
+                "letters or digits, e.g. walk_01"
+            )
+            raise ConfigError(msg)
+        named[tid] = source
 
 
 def pair_sequences(
@@ -478,6 +503,7 @@ def register(app: typer.Typer) -> None:
             inputs.sequences, inputs.tracks, only_input=not inputs.videos
         )
         pairs = pair_inputs(inputs.videos, tracks) if inputs.videos or tracks else []
+        check_trajectory_ids([video for video, _ in pairs], [s for s, _ in sequences])
         if not pairs and not sequences:
             msg = "no video or photo given; pass one or more VIDEO files or a photo folder"
             raise ConfigError(msg)

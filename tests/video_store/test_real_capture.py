@@ -302,3 +302,38 @@ def test_a_camera_s_folder_of_folders_is_read_folder_by_folder(tmp_path: Path) -
     (empty / "MISC").mkdir(parents=True)
     with pytest.raises(ConfigError, match="nor does any folder inside it"):
         sort_inputs([empty])
+
+
+def test_names_that_make_one_trajectory_id_are_refused_before_ingest(tmp_path: Path) -> None:
+    """``新宿.mp4`` and ``渋谷.mp4`` (and a photo folder ``練馬``) all make the id
+    ``trajectory``: the first was ingested, the second refused as "already exists", or with
+    --overwrite it replaced the first without a word (issue 17, newuser2)."""
+    from city360.video_store.cli import check_trajectory_ids
+    from city360.video_store.inputs import PhotoSequence
+
+    shinjuku, shibuya = tmp_path / "新宿.mp4", tmp_path / "渋谷.mp4"
+    with pytest.raises(ConfigError) as caught:
+        check_trajectory_ids([shinjuku, shibuya])
+    assert str(caught.value) == (
+        f"{shinjuku} and {shibuya} both make the trajectory id 'trajectory' (an id keeps a "
+        "name's ASCII letters, digits, '.', '_' and '-'); rename one in Latin letters or "
+        "digits, e.g. walk_01"
+    )
+    nerima = PhotoSequence("練馬", (tmp_path / "練馬" / "a.jpg", tmp_path / "練馬" / "b.jpg"))
+    with pytest.raises(ConfigError, match="both make the trajectory id 'trajectory'"):
+        check_trajectory_ids([shinjuku], [nerima])
+    check_trajectory_ids([tmp_path / "新宿 1.mp4", tmp_path / "walk 2.MP4"], [nerima])
+
+
+def test_ingest_names_the_clash_and_writes_nothing(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from city360.cli import app
+
+    for name in ("新宿.mp4", "新宿.gpx", "渋谷.mp4", "渋谷.gpx"):
+        (tmp_path / name).write_bytes(b"x")
+    city = tmp_path / "city"
+    result = CliRunner().invoke(app, ["ingest", str(tmp_path), "--out", str(city), "--overwrite"])
+    assert isinstance(result.exception, ConfigError)
+    assert "both make the trajectory id 'trajectory'" in str(result.exception)
+    assert not city.exists()
