@@ -4,9 +4,10 @@
 Each photo is one candidate frame. Its time is the EXIF time (GPSDateStamp + GPSTimeStamp, else
 DateTimeOriginal with OffsetTimeOriginal, else read as UTC); its place is the EXIF GPS position,
 or, with a GPS track (GPX or CSV), the smoothed track at that time plus the ``offset`` (GPS minus
-camera clock, seconds). A photo without a time, without a position (and no track), or that is
-not a 2:1 panorama (a flat test shot) is left out with a warning naming it; the walk's other
-photos ingest.
+camera clock, seconds). A partial panorama (a phone's photo sphere) whose GPano XMP gives its
+full panorama is placed in it, black elsewhere (:mod:`.gpano`). A photo without a time,
+without a position (and no track), or that is not a 2:1 panorama (a flat test shot) is left
+out with a warning naming it; the walk's other photos ingest.
 Photos are ordered by time (the given order breaks ties: cameras stamp whole seconds), photos
 taken without moving ``spacing_m / 2`` are dropped (the photographer stood still), and the rest
 are stored as all-intra frames. The travel heading is the chord from the previous to the next
@@ -34,6 +35,7 @@ from city360.errors import ConfigError, GpsError, OutputError, VideoError
 from city360.geo import LocalProjection
 from city360.video_store.clean import clean_track
 from city360.video_store.decode import EQUIRECT_ASPECT_TOLERANCE
+from city360.video_store.gpano import place_in_full_pano, read_pano_crop
 from city360.video_store.gps import GpsTrack, read_track
 from city360.video_store.gps.exif import read_exif_fixes
 from city360.video_store.ingest import (
@@ -136,17 +138,25 @@ def _read_rgb(path: Path) -> npt.NDArray[np.uint8]:
         msg = f"photo {path} cannot be decoded; is it a JPEG? re-copy it from the camera"
         raise VideoError(msg)
     height, width = image.shape[:2]
-    if abs(width / height / 2.0 - 1.0) > EQUIRECT_ASPECT_TOLERANCE:
-        msg = (
-            f"photo {path} is {width}x{height}, not a 2:1 equirectangular 360° photo; export "
-            "it as an equirectangular panorama"
-        )
-        raise VideoError(msg)
-    return np.ascontiguousarray(image[:, :, ::-1])
+    rgb: npt.NDArray[np.uint8] = np.ascontiguousarray(image[:, :, ::-1], dtype=np.uint8)
+    if abs(width / height / 2.0 - 1.0) <= EQUIRECT_ASPECT_TOLERANCE:
+        return rgb
+    crop = read_pano_crop(path, width, height)
+    if crop is None:
+        raise VideoError(_NOT_2_TO_1.format(path=path, width=width, height=height))
+    return place_in_full_pano(rgb, crop)
+
+
+_NOT_2_TO_1 = (
+    "photo {path} is {width}x{height}, not a 2:1 equirectangular 360° photo, and its XMP does "
+    "not place it in a full panorama (GPano:FullPanoWidthPixels, CroppedArea...); export it as "
+    "an equirectangular panorama"
+)
 
 
 def _not_panorama(path: Path) -> str:
-    """Why ``path`` is not a 2:1 equirectangular photo, from its header ("" when it is)."""
+    """Why ``path`` is not a 2:1 equirectangular photo or a partial panorama its GPano XMP
+    places in one, from its header ("" when it is either)."""
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -154,12 +164,11 @@ def _not_panorama(path: Path) -> str:
             width, height = image.size
     except (UnidentifiedImageError, OSError) as exc:
         return f"photo {path} cannot be decoded ({exc}); is it a JPEG? re-copy it from the camera"
-    if abs(width / height / 2.0 - 1.0) > EQUIRECT_ASPECT_TOLERANCE:
-        return (
-            f"photo {path} is {width}x{height}, not a 2:1 equirectangular 360° photo; export "
-            "it as an equirectangular panorama"
-        )
-    return ""
+    if abs(width / height / 2.0 - 1.0) <= EQUIRECT_ASPECT_TOLERANCE:
+        return ""
+    if read_pano_crop(path, width, height) is not None:
+        return ""  # a partial panorama: placed in its full sphere when read
+    return _NOT_2_TO_1.format(path=path, width=width, height=height)
 
 
 def _panoramas(paths: Sequence[Path]) -> list[Path]:

@@ -354,5 +354,86 @@ def test_a_flat_photo_among_a_walk_s_panoramas_is_left_out(
     assert [r.frame_count for r in results] == [28]
     assert caplog.messages == [
         f"2 of 30 photos left out; the first: photo {flat} is 256x200, not a 2:1 "
-        "equirectangular 360° photo; export it as an equirectangular panorama"
+        "equirectangular 360° photo, and its XMP does not place it in a full panorama "
+        "(GPano:FullPanoWidthPixels, CroppedArea...); export it as an equirectangular panorama"
     ]
+
+
+def _gpano_xmp(
+    full: tuple[int, int], left: int, top: int, crop: tuple[int, int], *, attributes: bool
+) -> bytes:
+    """Photo Sphere XMP as Google Camera (attributes) or exiftool (elements) writes it."""
+    fields = {
+        "ProjectionType": "equirectangular",
+        "FullPanoWidthPixels": full[0],
+        "FullPanoHeightPixels": full[1],
+        "CroppedAreaLeftPixels": left,
+        "CroppedAreaTopPixels": top,
+        "CroppedAreaImageWidthPixels": crop[0],
+        "CroppedAreaImageHeightPixels": crop[1],
+    }
+    if attributes:
+        body = " ".join(f'GPano:{k}="{v}"' for k, v in fields.items())
+        description = f'<rdf:Description rdf:about="" {body}/>'
+    else:
+        body = "".join(f"<GPano:{k}>{v}</GPano:{k}>" for k, v in fields.items())
+        description = f'<rdf:Description rdf:about="">{body}</rdf:Description>'
+    return (
+        '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF '
+        'xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" '
+        'xmlns:GPano="http://ns.google.com/photos/1.0/panorama/">'
+        f"{description}</rdf:RDF></x:xmpmeta>"
+    ).encode()
+
+
+@pytest.mark.parametrize("attributes", [True, False])
+def test_a_photo_sphere_s_partial_panorama_is_placed_in_its_full_sphere(
+    tmp_path: Path, attributes: bool
+) -> None:
+    """A phone's photo sphere covers a band around the horizon (256x80 of a 256x128 sphere,
+    starting at row 24) and says so in its GPano XMP; every photo was refused as "not a 2:1
+    equirectangular 360° photo" (issue 17, newuser2). Each is now placed in its full sphere,
+    black above and below; the second photo's band wraps past the right edge."""
+    from PIL import Image
+
+    from city360.video_store import FrameStore
+
+    photos, _x, _y = photo_walk(tmp_path / "sphere", count=10)
+    for k, photo in enumerate(photos):
+        with Image.open(photo) as image:
+            pixels, exif = np.asarray(image), image.getexif().tobytes()
+        left = 64 if k == 1 else 0
+        band = np.roll(pixels, -left, axis=1)[24:104]
+        xmp = _gpano_xmp((256, 128), left, 24, (256, 80), attributes=attributes)
+        Image.fromarray(band).save(photo, quality=92, exif=exif, xmp=xmp)
+    ingest_photos("sphere", photos, None, tmp_path / "city", projection=LocalProjection(*ORIGIN))
+    with FrameStore(CityDir(tmp_path / "city").frames_path("sphere")) as store:
+        assert (len(store), store.width, store.height) == (10, 256, 128)
+        frame = store.get(1).astype(np.int32)
+    with Image.open(photos[1]) as image:
+        band = np.roll(np.asarray(image), 64, axis=1).astype(np.int32)
+    assert float(np.abs(frame[:20]).mean()) < 4.0  # black where the sphere was not shot
+    assert float(np.abs(frame[104:]).mean()) < 4.0
+    assert float(np.abs(frame[28:100] - band[4:76]).mean()) < 8.0  # the band in its place
+
+
+def test_a_gpano_crop_that_does_not_fit_the_photo_is_not_used(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from city360.video_store.gpano import read_pano_crop
+
+    path = tmp_path / "p.jpg"
+    Image.new("RGB", (256, 80)).save(
+        path, xmp=_gpano_xmp((256, 100), 0, 24, (256, 80), attributes=True)
+    )  # a full panorama that is not 2:1
+    assert read_pano_crop(path, 256, 80) is None
+    Image.new("RGB", (256, 80)).save(
+        path, xmp=_gpano_xmp((512, 256), 0, 48, (512, 100), attributes=True)
+    )  # a crop of another shape than the photo
+    assert read_pano_crop(path, 256, 80) is None
+    Image.new("RGB", (256, 80)).save(
+        path, xmp=_gpano_xmp((512, 256), 0, 48, (512, 160), attributes=False)
+    )  # resized after tagging: scaled to the photo
+    crop = read_pano_crop(path, 256, 80)
+    assert crop is not None
+    assert (crop.full_width, crop.full_height, crop.left, crop.top) == (256, 128, 0, 24)
