@@ -401,3 +401,51 @@ def test_csv_milliseconds_without_a_unit_are_still_named(tmp_path: Path) -> None
     path.write_text(f"time (s),lat,lon\n{T0_MS},60.0,25.0\n", encoding="utf-8")
     with pytest.raises(GpsError, match="it looks like milliseconds"):
         read_track(path)
+
+
+def _sentence(body: str) -> str:
+    checksum = 0
+    for char in body:
+        checksum ^= ord(char)
+    return f"${body}*{checksum:02X}"
+
+
+_RMC = [
+    _sentence(f"GPRMC,10000{k}.00,A,6010.1400,N,02456.2800,E,2.7,0.0,010524,,,A") for k in range(3)
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "lines"),
+    [
+        # Android's GnssLogger / GPSTest: notes, then Raw, Fix and NMEA rows
+        ("gnss_log_2024_05_01_10_00_00.txt",
+         [*(f"# notes line {k} " + "x" * 90 for k in range(45)),
+          *(f"Raw,{k},1,2,3" for k in range(20)),
+          *(f"NMEA,{s},{1714557600000 + 1000 * k}" for k, s in enumerate(_RMC))]),
+        ("stamped.nmea", [f"2024-05-01 10:00:0{k}.123 {s}" for k, s in enumerate(_RMC)]),
+        ("GNSS_28.txt", [f"1714557600.{k};{s}" for k, s in enumerate(_RMC)]),
+        ("ublox.nmea", [f"\x00\xb5b\x01\x07\x5c{s}" for s in _RMC]),
+    ],
+)  # fmt: skip
+def test_nmea_sentences_behind_a_logger_s_prefix_are_read(
+    tmp_path: Path, name: str, lines: list[str]
+) -> None:
+    """A sentence not at the start of its line was not read: Android's GnssLogger rows
+    ``NMEA,$GPRMC,...,UnixTimeMillis``, time-stamped lines, binary UBX bytes of a u-blox
+    capture in front ("has no GGA or RMC sentence", or the .txt read as a CSV) (issue 17,
+    newuser2)."""
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n", encoding="latin-1")
+    track = read_track(path)
+    assert track.kind == "nmea"
+    np.testing.assert_allclose(track.t_s, [T0, T0 + 1, T0 + 2])
+    np.testing.assert_allclose(track.lat, [60.169] * 3)
+
+
+def test_an_nmea_sentence_cut_in_its_checksum_is_still_skipped(tmp_path: Path) -> None:
+    """A guard for the reading within lines: a checksum cut to one digit fails, as before."""
+    cut = _RMC[1][:-1]
+    path = tmp_path / "log.nmea"
+    path.write_text("\n".join([_RMC[0], f"NMEA,{cut}", _RMC[2]]) + "\n", encoding="ascii")
+    np.testing.assert_allclose(read_track(path).t_s, [T0, T0 + 2])
