@@ -105,6 +105,21 @@ def pair_inputs(videos: Sequence[Path], tracks: Sequence[Path]) -> list[tuple[Pa
     return [(v, by_stem.get(v.stem)) for v in videos]
 
 
+def _hint_track(sequence: PhotoSequence, gps: Path | None, exc: City360Error) -> City360Error:
+    """``exc``, naming the GPS file beside the photos when they carry no position of their own
+    and no track was paired (a folder's track pairs only when named like the folder)."""
+    from city360.errors import GpsError
+
+    if gps is not None or not sequence.tracks_beside or "no EXIF GPS position" not in str(exc):
+        return exc
+    track = sequence.tracks_beside[0]
+    msg = (
+        f"{exc}. A track lies beside the photos ({track.name}): pass --gps {track}, or name it "
+        f"{sequence.name}{track.suffix} (a track in a photo folder pairs when named like it)"
+    )
+    return GpsError(msg)
+
+
 def check_trajectory_ids(videos: Sequence[Path], sequences: Sequence[PhotoSequence] = ()) -> None:
     """Refuse inputs whose trajectory ids coincide. An id keeps a name's ASCII letters, digits,
     ``.``, ``_`` and ``-``, so names in other scripts collapse (``新宿.mp4`` and ``渋谷.mp4`` are
@@ -226,7 +241,7 @@ def run_ingest(
                     else read_exif_track(list(sequence.photos), warn=False)
                 )
             except City360Error as exc:
-                failures.append((sequence.photos[0].parent, exc))
+                failures.append((sequence.photos[0].parent, _hint_track(sequence, gps, exc)))
                 continue
             readable_sequences.append((sequence, gps))
         pairs, sequences = readable, readable_sequences
@@ -362,7 +377,7 @@ def _ingest_all(
                     )
                 )  # fmt: skip
             except City360Error as exc:
-                failures.append((sequence.photos[0].parent, exc))
+                failures.append((sequence.photos[0].parent, _hint_track(sequence, gps, exc)))
 
 
 def describe_result(r: IngestResult) -> str:

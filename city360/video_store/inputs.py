@@ -52,10 +52,13 @@ PHOTO_SUFFIXES = frozenset({".jpg", ".jpeg"})
 @dataclass(frozen=True, slots=True)
 class PhotoSequence:
     """Photos of one interval-shooting walk: ``name`` (the trajectory id's source) and the
-    ``photos`` in the order given (sorted by time when read)."""
+    ``photos`` in the order given (sorted by time when read). ``tracks_beside``: GPS files in
+    the photos' folder that pair with nothing (named for the user when the photos carry no
+    position)."""
 
     name: str
     photos: tuple[Path, ...]
+    tracks_beside: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +136,10 @@ def _sort_one(
             )
             photos = []
         if photos:
-            sequences.append(PhotoSequence(path.resolve().name, tuple(photos)))
+            others = tuple(
+                p for p in children if _kind(p) == "gps" and p.stem != path.resolve().name
+            )
+            sequences.append(PhotoSequence(path.resolve().name, tuple(photos), others))
         videos.extend(found)
         stems = {v.stem for v in found} | ({path.resolve().name} if photos else set())
         beside.extend(p for p in children if _kind(p) == "gps" and p.stem in stems)

@@ -437,3 +437,28 @@ def test_a_gpano_crop_that_does_not_fit_the_photo_is_not_used(tmp_path: Path) ->
     crop = read_pano_crop(path, 256, 80)
     assert crop is not None
     assert (crop.full_width, crop.full_height, crop.left, crop.top) == (256, 128, 0, 24)
+
+
+def test_untagged_photos_name_the_track_beside_them(tmp_path: Path) -> None:
+    """Photos without EXIF GPS in a folder that holds their track under another name
+    (``20240501_track.gpx``): the error said "geotag it or pass --gps with a track" and nothing
+    of the track a few bytes away (issue 17, newuser2). It now names it and both fixes."""
+    from city360.errors import GpsError
+
+    photos, x, y = photo_walk(tmp_path / "street", positions=False)
+    lat, lon = LocalProjection(*ORIGIN).to_latlon(x, y)
+    track = write_gpx(
+        tmp_path / "street" / "20240501_track.gpx", CREATION.timestamp() + np.arange(30.0), lat, lon
+    )
+    city = tmp_path / "city"
+    result = CliRunner().invoke(app, ["ingest", str(tmp_path / "street"), "--out", str(city)])
+    assert isinstance(result.exception, GpsError)
+    assert str(result.exception) == (
+        f"photo {photos[0]} has no EXIF GPS position; geotag it or pass --gps with a track. A "
+        f"track lies beside the photos (20240501_track.gpx): pass --gps {track}, or name it "
+        "street.gpx (a track in a photo folder pairs when named like it)"
+    )
+    result = CliRunner().invoke(
+        app, ["ingest", str(tmp_path / "street"), "--gps", str(track), "--out", str(city)]
+    )
+    assert result.exit_code == 0, result.output
