@@ -449,3 +449,30 @@ def test_an_nmea_sentence_cut_in_its_checksum_is_still_skipped(tmp_path: Path) -
     path = tmp_path / "log.nmea"
     path.write_text("\n".join([_RMC[0], f"NMEA,{cut}", _RMC[2]]) + "\n", encoding="ascii")
     np.testing.assert_allclose(read_track(path).t_s, [T0, T0 + 2])
+
+
+def test_points_at_0_0_are_no_fix(tmp_path: Path) -> None:
+    """Loggers and phones write lat 0, lon 0 before their first fix. Three such points at a
+    track's start centred a new Tokyo city in the Mediterranean, and the walk was refused as
+    "3478 km from the centre of the city" (issue 17, newuser2). They are left out as fixes
+    without a position, and a track of nothing else says why."""
+    from city360.geo import LocalProjection
+    from city360.video_store.ingest import city_projection
+
+    lat = [0.0, 0.0, 0.0, 35.7525, 35.75251, 35.75252]
+    lon = [0.0, 0.0, 0.0, 139.672, 139.672, 139.672]
+    path = write_gpx(tmp_path / "walk.gpx", T0 + np.arange(6.0), lat, lon)
+    usable = validate_track(read_track(path))
+    np.testing.assert_allclose(usable.t_s, T0 + np.arange(3.0, 6.0))
+    from city360.city import CityDir
+
+    projection = city_projection(CityDir(tmp_path / "city"), [read_track(path)])
+    assert isinstance(projection, LocalProjection)
+    assert abs(projection.origin_lat - 35.75251) < 1e-4
+    zeros = write_gpx(tmp_path / "zeros.gpx", T0 + np.arange(3.0), [0.0] * 3, [0.0] * 3)
+    with pytest.raises(GpsError) as caught:
+        validate_track(read_track(zeros))
+    assert str(caught.value) == (
+        f"GPS track {zeros}: no usable point among 3 (3 at lat 0, lon 0, a receiver's "
+        "stand-in for no fix (the first point 1)); check the logger"
+    )

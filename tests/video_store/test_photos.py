@@ -462,3 +462,23 @@ def test_untagged_photos_name_the_track_beside_them(tmp_path: Path) -> None:
         app, ["ingest", str(tmp_path / "street"), "--gps", str(track), "--out", str(city)]
     )
     assert result.exit_code == 0, result.output
+
+
+def test_a_photo_at_0_0_has_no_position(tmp_path: Path) -> None:
+    """A camera without a fix writes GPSLatitude 0/1 0/1 0/1 and GPSLongitude the same; three
+    such among a walk's photos refused it as "3612 km from the centre of the city" (issue 17,
+    newuser2). Such a photo has no position: left out like an untagged one."""
+    photos, _x, _y = photo_walk(tmp_path / "street")
+    zero = {1: "N", 2: (0.0, 0.0, 0.0), 3: "E", 4: (0.0, 0.0, 0.0)}
+    from PIL import Image
+
+    for k in (3, 4, 5):
+        with Image.open(photos[k]) as image:
+            exif = image.getexif()
+            pixels = np.asarray(image)
+        exif[0x8825] = {**exif.get_ifd(0x8825), **zero}
+        Image.fromarray(pixels).save(photos[k], exif=exif.tobytes())
+    results = ingest_photos(
+        "street", photos, None, tmp_path / "city", projection=LocalProjection(*ORIGIN)
+    )
+    assert [r.frame_count for r in results] == [27]

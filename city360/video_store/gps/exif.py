@@ -150,6 +150,8 @@ def _read_fix(path: Path) -> tuple[float, float, float, float]:
     if 2 in gps and 4 in gps:
         lat = _dms(gps[2], gps.get(1), "S")
         lon = _dms(gps[4], gps.get(3), "W")
+        if lat == 0.0 and lon == 0.0:  # a camera's stand-in for "no fix", not a place
+            lat = lon = math.nan
     alt = float(gps[6]) if 6 in gps else math.nan
     if alt == alt and gps.get(5) in (b"\x01", 1):
         alt = -alt
