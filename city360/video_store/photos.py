@@ -7,7 +7,8 @@ or, with a GPS track (GPX or CSV), the smoothed track at that time plus the ``of
 camera clock, seconds). A partial panorama (a phone's photo sphere) whose GPano XMP gives its
 full panorama is placed in it, black elsewhere (:mod:`.gpano`). A photo without a time,
 without a position (and no track), or that is not a 2:1 panorama (a flat test shot) is left
-out with a warning naming it; the walk's other photos ingest.
+out with a warning naming it, and so are photos taken outside the GPS track's time span when
+at least two are inside it; the walk's other photos ingest.
 Photos are ordered by time (the given order breaks ties: cameras stamp whole seconds), photos
 taken without moving ``spacing_m / 2`` are dropped (the photographer stood still), and the rest
 are stored as all-intra frames. The travel heading is the chord from the previous to the next
@@ -106,7 +107,13 @@ def place_photos(
             f"({int(outside.sum())} of {len(ordered)} photos); pair the right track, or pass "
             f"--offset SECONDS if the camera clock is wrong{zone}"
         )
-        raise GpsError(msg)
+        if int((~outside).sum()) < 2:
+            raise GpsError(msg)
+        # the logger stopped before the camera (or started after it): the photos it covers
+        # still make a walk, as a video's frames outside its track are dropped with a warning
+        log.warning("%s; those photos are left out", msg)
+        inside = np.flatnonzero(~outside)
+        ordered, t, gps_t = [ordered[int(k)] for k in inside], t[inside], gps_t[inside]
     x, y, _ = smooth.sample(gps_t)
     return PhotoPlaces(ordered, t, x, y)
 

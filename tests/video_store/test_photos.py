@@ -482,3 +482,33 @@ def test_a_photo_at_0_0_has_no_position(tmp_path: Path) -> None:
         "street", photos, None, tmp_path / "city", projection=LocalProjection(*ORIGIN)
     )
     assert [r.frame_count for r in results] == [27]
+
+
+def test_photos_after_their_track_ends_are_left_out(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The logger stopped 10 s before the camera: the whole walk was refused, "taken outside
+    GPS track's time span (9 of 30 photos)" (issue 17, newuser2), where a video's uncovered
+    tail is dropped with a warning. The photos the track covers now ingest; with fewer than two
+    inside, it is still the error."""
+    from city360.errors import GpsError
+
+    photos, x, y = photo_walk(tmp_path / "street", positions=False)
+    projection = LocalProjection(*ORIGIN)
+    lat, lon = projection.to_latlon(x[:20], y[:20])
+    gpx = write_gpx(tmp_path / "short.gpx", CREATION.timestamp() + np.arange(20.0), lat, lon)
+    with caplog.at_level("WARNING", logger="city360.video_store.photos"):
+        results = ingest_photos("street", photos, gpx, tmp_path / "city", projection=projection)
+    assert [r.frame_count for r in results] == [20]  # 0-20 s inside; 20 s stands at 19 s
+    assert caplog.messages == [
+        f"photo {photos[21]} was taken outside GPS track {gpx}'s time span (9 of 30 photos); "
+        "pair the right track, or pass --offset SECONDS if the camera clock is wrong; those "
+        "photos are left out"
+    ]
+    early = write_gpx(
+        tmp_path / "early.gpx",
+        CREATION.timestamp() - 100 + np.arange(100.0),
+        *projection.to_latlon(np.zeros(100), np.zeros(100) + np.arange(100.0) * 0.5),
+    )
+    with pytest.raises(GpsError, match=r"\(29 of 30 photos\)"):
+        ingest_photos("other", photos, early, tmp_path / "city", projection=projection)
