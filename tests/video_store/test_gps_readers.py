@@ -476,3 +476,25 @@ def test_points_at_0_0_are_no_fix(tmp_path: Path) -> None:
         f"GPS track {zeros}: no usable point among 3 (3 at lat 0, lon 0, a receiver's "
         "stand-in for no fix (the first point 1)); check the logger"
     )
+
+
+_ROWS = ["2024-05-01T10:00:00Z,60.0,25.0", "2024-05-01T10:00:01Z,60.0001,25.0"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# exported by a tracking app 3.2\n# device: Pixel 7\ntime,lat,lon\n" + "\n".join(_ROWS),
+        "sep=;\ntime;lat;lon\n" + "\n".join(r.replace(",", ";") for r in _ROWS),
+        f"time,lat,lon\n{_ROWS[0]}\ntime,lat,lon\n{_ROWS[1]}",
+    ],
+)
+def test_csv_notes_separator_lines_and_joined_logs_are_read(tmp_path: Path, text: str) -> None:
+    """An exporter's ``#`` notes above the header, Excel's ``sep=;`` line, and two days' logs
+    joined with ``cat`` (the header again halfway) were refused: "header '# exported ...'
+    lacks time, lat, lon", "cannot read ['time', 'lat', 'lon']" (issue 17, newuser2)."""
+    path = tmp_path / "log.csv"
+    path.write_text(text + "\n", encoding="utf-8")
+    track = read_track(path)
+    np.testing.assert_allclose(track.t_s, [T0, T0 + 1])
+    np.testing.assert_allclose(track.lat, [60.0, 60.0001])

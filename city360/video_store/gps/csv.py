@@ -11,7 +11,9 @@ name, as loggers and spreadsheets label their columns (``Latitude (deg)``, ``Tim
 ``timestamp(ms)``), is not part of the name; a time column whose unit is milliseconds
 (``(ms)``, ``[ms]``, or a name ending ``_ms``) holds POSIX milliseconds. A ``date`` column
 beside a ``time`` column that holds only the time of day (``2024-05-01`` and ``10:00:00``, as
-many loggers split them) is joined to it.
+many loggers split them) is joined to it. Lines starting with ``#`` (an exporter's notes) are
+blank lines; a first line ``sep=;`` (Excel's) names the separator; a row that repeats the
+header (logs joined with ``cat``) is skipped.
 
 Quality columns, read when present (the names of GPSLogger for Android, which writes
 ``time,lat,lon,elevation,accuracy,bearing,speed,satellites,provider,hdop,vdop,pdop,...``):
@@ -61,6 +63,7 @@ milliseconds give 1.7e12)."""
 
 
 _UNIT = re.compile(r"^(.*?)\s*[\(\[]\s*([^\)\]]*?)\s*[\)\]]$")
+_SEP_HINT = re.compile(r"\s*sep=(.)\s*", re.IGNORECASE)
 _TIME_OF_DAY = re.compile(r"^\s*\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?Z?\s*$")
 _SLASH_DATE = re.compile(r"^(\d{4})/(\d{1,2})/(\d{1,2})")
 
@@ -162,8 +165,14 @@ def read_csv_track(path: Path) -> GpsTrack:
     except UnicodeDecodeError:
         msg = f"CSV {path} is not UTF-8 text; is it really a CSV track?"
         raise GpsError(msg) from None
-    lines = text.splitlines()
-    separator = _separator(next((line for line in lines if line.strip()), ""))
+    # "#" lines are an exporter's notes; they count as blank lines
+    lines = ["" if line.lstrip().startswith("#") else line for line in text.splitlines()]
+    first = next((k for k, line in enumerate(lines) if line.strip()), None)
+    hint = _SEP_HINT.fullmatch(lines[first]) if first is not None else None
+    if hint is not None and first is not None:  # Excel's "sep=;" line names the separator
+        separator, lines[first] = hint.group(1), ""
+    else:
+        separator = _separator(lines[first] if first is not None else "")
     rows = [
         row for row in csv.reader(lines, delimiter=separator) if any(cell.strip() for cell in row)
     ]
@@ -192,6 +201,8 @@ def read_csv_track(path: Path) -> GpsTrack:
     t, lat, lon, alt = [], [], [], []
     quality: dict[str, list[float]] = {key: [] for key in quality_columns}
     for line_no, row in enumerate(rows[1:], start=2):
+        if [cell.strip().lower() for cell in row] == header:
+            continue  # the header again: logs of several days joined by `cat`
         try:
             stamp = row[columns["time"]]
             if date_column is not None and _TIME_OF_DAY.match(stamp):
