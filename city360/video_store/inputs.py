@@ -10,7 +10,9 @@ Files are therefore recognised by what they are, not by where they stand:
 - a folder given to ``--gps`` contributes every GPS file inside it;
 - still photos (``.jpg``/``.jpeg``) given as files form one photo sequence (interval shooting),
   named by the folder they are in; a folder of photos is one sequence named by the folder;
-- a folder of videos contributes every video inside it, and the GPS files inside it named like
+- a folder of videos contributes every video inside it (but not the camera's low-resolution
+  previews of them, GoPro's ``.LRV`` and Insta360's ``LRV_*.insv``, when full videos are
+  there too), and the GPS files inside it named like
   one of those videos (``walk1.mp4`` beside ``walk1.gpx``, as ``city360 synth`` writes them)
   or, for a folder of photos, like the folder (``street/street.gpx``), unless ``--gps``
   already names a track of that stem;
@@ -83,6 +85,12 @@ def _kind(path: Path) -> str:
     return "other"
 
 
+def _is_preview(path: Path) -> bool:
+    """A camera's low-resolution preview of a video: GoPro's ``.LRV``, Insta360's
+    ``LRV_*.insv``."""
+    return path.suffix.lower() == ".lrv" or path.name.upper().startswith("LRV_")
+
+
 def _gps_files(paths: Sequence[Path]) -> list[Path]:
     tracks: list[Path] = []
     for path in paths:
@@ -126,6 +134,18 @@ def _sort_one(
         children = sorted(p for p in path.iterdir() if p.is_file())
         photos = [p for p in children if _kind(p) == "photo"]
         found = [p for p in children if _kind(p) == "video"]
+        proxies = [p for p in found if _is_preview(p)]
+        if proxies and len(proxies) < len(found):
+            # the camera's low-resolution copies of the videos beside them: the same walk again
+            # (GoPro's GS010135.LRV beside GS010135.360 refused the folder as two videos of one
+            # name; Insta360's LRV_*.insv would have been a second, blurrier trajectory)
+            log.warning(
+                "%s: %d low-resolution preview(s) beside the videos left out (the first %s)",
+                path,
+                len(proxies),
+                proxies[0].name,
+            )
+            found = [p for p in found if not _is_preview(p)]
         if len(photos) == 1 and found:
             # a stray still beside the videos (a test shot): not a walk, and no reason to
             # refuse the videos

@@ -337,3 +337,28 @@ def test_ingest_names_the_clash_and_writes_nothing(tmp_path: Path) -> None:
     assert isinstance(result.exception, ConfigError)
     assert "both make the trajectory id 'trajectory'" in str(result.exception)
     assert not city.exists()
+
+
+def test_a_camera_s_low_resolution_previews_are_left_out(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A GoPro card folder holds GS010135.LRV beside GS010135.360: the folder was refused,
+    "several videos share the name 'GS010135'"; Insta360's LRV_*.insv beside VID_*.insv would
+    have been the walk again as a blurrier trajectory (issue 17, newuser2). Previews are left
+    out when full videos are there; a folder of previews only keeps them."""
+    card = tmp_path / "100GOPRO"
+    card.mkdir()
+    names = ("GS010135.360", "GS010135.LRV", "GS010135.THM", "VID_20240501_100000_00_001.insv",
+             "LRV_20240501_100000_11_001.insv")  # fmt: skip
+    for name in names:
+        (card / name).write_bytes(b"x")
+    with caplog.at_level("WARNING", logger="city360.video_store.inputs"):
+        inputs = sort_inputs([card])
+    assert [p.name for p in inputs.videos] == ["GS010135.360", "VID_20240501_100000_00_001.insv"]
+    assert caplog.messages == [
+        f"{card}: 2 low-resolution preview(s) beside the videos left out (the first GS010135.LRV)"
+    ]
+    previews = tmp_path / "proxies"
+    previews.mkdir()
+    (previews / "GS010135.LRV").write_bytes(b"x")
+    assert [p.name for p in sort_inputs([previews]).videos] == ["GS010135.LRV"]
