@@ -74,8 +74,17 @@ class IngestInputs:
     moved_tracks: list[Path] = field(default_factory=list)
 
 
+def _insp_message(photo: Path) -> str:
+    return (
+        f"{photo} is an Insta360 photo (.insp: the two lenses, not stitched), which ingest does "
+        "not read; export the photos as equirectangular JPEG (Insta360 Studio) and ingest those"
+    )
+
+
 def _kind(path: Path) -> str:
     suffix = path.suffix.lower()
+    if suffix == ".insp":
+        return "insp"
     if suffix in GPS_SUFFIXES or suffix in CONVERTIBLE_FORMATS:
         return "gps"  # a .fit or .kml track is refused by the reader, saying how to convert it
     if suffix in PHOTO_SUFFIXES:
@@ -191,9 +200,17 @@ def sort_inputs(inputs: Sequence[Path], gps: Sequence[Path] = ()) -> IngestInput
     loose_photos: list[Path] = []
     sequences: list[PhotoSequence] = []
     beside: list[Path] = []
-    for given in inputs:
+    insp = [p for p in inputs if p.is_file() and _kind(p) == "insp"]
+    if insp and len(insp) == len(inputs):
+        raise ConfigError(_insp_message(insp[0]))
+    if insp:  # beside the videos of a card, as `ingest Camera01/*` passes them
+        log.warning("%d Insta360 photo(s) left out: %s", len(insp), _insp_message(insp[0]))
+    for given in (p for p in inputs if p not in insp):
         folders = _media_folders(given) if given.is_dir() else []
         if given.is_dir() and not folders:
+            inside = next(given.rglob("*.[iI][nN][sS][pP]"), None)
+            if inside is not None:
+                raise ConfigError(_insp_message(inside))
             msg = (
                 f"folder {given} holds no video ({', '.join(sorted(VIDEO_SUFFIXES))}) and "
                 "no photo (.jpg), nor does any folder inside it; pass the videos or the photo "

@@ -362,3 +362,31 @@ def test_a_camera_s_low_resolution_previews_are_left_out(
     previews.mkdir()
     (previews / "GS010135.LRV").write_bytes(b"x")
     assert [p.name for p in sort_inputs([previews]).videos] == ["GS010135.LRV"]
+
+
+def test_insta360_photos_say_to_export_them(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Insta360 .insp photos (two unstitched lenses in a JPEG) passed as files went to the
+    video decoder: "has no embedded GPS (GoPro GPMF or CAMM)"; a folder of them was "holds no
+    video ... and no photo" (issue 17, newuser2). Both now say what they are and what to
+    export; beside videos they are left out with that warning."""
+    camera = tmp_path / "DCIM" / "Camera01"
+    camera.mkdir(parents=True)
+    photo = camera / "IMG_20240501_100001_00_001.insp"
+    photo.write_bytes(b"x")
+    message = (
+        f"{photo} is an Insta360 photo (.insp: the two lenses, not stitched), which ingest "
+        "does not read; export the photos as equirectangular JPEG (Insta360 Studio) and ingest "
+        "those"
+    )
+    for given in ([photo], [tmp_path / "DCIM"]):
+        with pytest.raises(ConfigError) as caught:
+            sort_inputs(given)
+        assert str(caught.value) == message
+    video = camera / "VID_20240501_100000_00_001.insv"
+    video.write_bytes(b"x")
+    with caplog.at_level("WARNING", logger="city360.video_store.inputs"):
+        assert sort_inputs([photo, video]).videos == [video]
+    assert caplog.messages == [f"1 Insta360 photo(s) left out: {message}"]
+    assert sort_inputs([camera]).videos == [video]
