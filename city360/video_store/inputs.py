@@ -94,6 +94,10 @@ def _kind(path: Path) -> str:
     return "other"
 
 
+_THUMBNAIL_SUFFIXES = frozenset({".thm"})
+"""A camera's thumbnails of its videos (GoPro, Sony, Canon): left out among the inputs."""
+
+
 def _is_preview(path: Path) -> bool:
     """A camera's low-resolution preview of a video: GoPro's ``.LRV``, Insta360's
     ``LRV_*.insv``."""
@@ -180,6 +184,8 @@ def _sort_one(
         loose_photos.append(path)
     elif kind == "video":
         videos.append(path)
+    elif path.suffix.lower() in _THUMBNAIL_SUFFIXES:
+        log.warning("%s: a camera's thumbnail, left out", path)  # `ingest 100GOPRO/*`
     else:
         videos.append(path)  # unknown suffix: let the decoder say what it is
 
@@ -219,6 +225,14 @@ def sort_inputs(inputs: Sequence[Path], gps: Sequence[Path] = ()) -> IngestInput
             raise ConfigError(msg)
         for path in folders or [given]:
             _sort_one(path, videos, moved, loose_photos, sequences, beside)
+    previews = [v for v in videos if _is_preview(v)]
+    if previews and len(previews) < len(videos):  # `ingest 100GOPRO/*`: as in a folder
+        log.warning(
+            "%d low-resolution preview(s) among the videos left out (the first %s)",
+            len(previews),
+            previews[0],
+        )
+        videos = [v for v in videos if not _is_preview(v)]
     if loose_photos:
         sequences.append(PhotoSequence(loose_photos[0].resolve().parent.name, tuple(loose_photos)))
     for sequence in sequences:

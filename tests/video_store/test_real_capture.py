@@ -362,6 +362,15 @@ def test_a_camera_s_low_resolution_previews_are_left_out(
     previews.mkdir()
     (previews / "GS010135.LRV").write_bytes(b"x")
     assert [p.name for p in sort_inputs([previews]).videos] == ["GS010135.LRV"]
+    caplog.clear()  # `ingest 100GOPRO/*`: the shell passes the previews and thumbnails too
+    with caplog.at_level("WARNING", logger="city360.video_store.inputs"):
+        inputs = sort_inputs(sorted(p for p in card.iterdir() if p.suffix != ".insv"))
+    assert inputs.videos == [card / "GS010135.360"]
+    assert caplog.messages == [
+        f"{card / 'GS010135.THM'}: a camera's thumbnail, left out",
+        "1 low-resolution preview(s) among the videos left out (the first "
+        f"{card / 'GS010135.LRV'})",
+    ]
 
 
 def test_insta360_photos_say_to_export_them(
