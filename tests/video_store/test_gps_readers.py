@@ -498,3 +498,15 @@ def test_csv_notes_separator_lines_and_joined_logs_are_read(tmp_path: Path, text
     track = read_track(path)
     np.testing.assert_allclose(track.t_s, [T0, T0 + 1])
     np.testing.assert_allclose(track.lat, [60.0, 60.0001])
+
+
+def test_a_csv_with_a_column_of_sentences_stays_a_csv(tmp_path: Path) -> None:
+    """A guard for the reading within lines: a ``.csv`` whose rows carry the raw sentence in a
+    column is read as the CSV it is, as before; only its lines starting with ``$`` make a
+    ``.csv`` an NMEA log."""
+    path = tmp_path / "log.csv"
+    rows = [f'{row},"{sentence}"' for row, sentence in zip(_ROWS, _RMC, strict=False)]
+    path.write_text("time,lat,lon,nmea\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    track = read_track(path)
+    assert track.kind == "csv"
+    np.testing.assert_allclose(track.lat, [60.0, 60.0001])

@@ -81,7 +81,7 @@ def read_track(path: str | os.PathLike[str], *, creation_time_utc: float | None 
     if suffix in (".csv", ".txt", ".log"):
         with source.open("rb") as stream:  # a phone's GnssLogger file opens with 4 KB of notes
             head = stream.read(65536).decode("ascii", errors="replace")
-        if is_nmea_text(head):
+        if is_nmea_text(head, after_prefix=suffix != ".csv"):
             return read_nmea(source, creation_time_utc=creation_time_utc)
         if suffix == ".log":  # a logger's raw NMEA, or some other program's log
             msg = (

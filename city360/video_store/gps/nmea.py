@@ -62,10 +62,16 @@ reserved in NMEA, so a second one starts another sentence); a cut checksum is ke
 fails, as a whole line did."""
 
 
-def is_nmea_text(text: str) -> bool:
-    """True when a line of ``text`` (the head of a file) holds an NMEA sentence, at its start
-    or after a logger's prefix (the module docstring)."""
-    return any(_SENTENCE.search(line) for line in text.splitlines())
+def is_nmea_text(text: str, *, after_prefix: bool = True) -> bool:
+    """True when a line of ``text`` (the head of a file) holds an NMEA sentence: at its start
+    or, with ``after_prefix``, after a logger's prefix (the module docstring). Without it only
+    the first five non-empty lines are looked at, and only at their start (the very first is
+    often cut short: the logger started mid-sentence): a ``.csv`` is a CSV track unless it is
+    plainly a log, even if a column holds raw sentences."""
+    if after_prefix:
+        return any(_SENTENCE.search(line) for line in text.splitlines())
+    lines = [line.strip() for line in text.splitlines() if line.strip()][:5]
+    return any(_SENTENCE.match(line) for line in lines)
 
 
 @dataclass(slots=True)
