@@ -500,11 +500,12 @@ def test_csv_notes_separator_lines_and_joined_logs_are_read(tmp_path: Path, text
     np.testing.assert_allclose(track.lat, [60.0, 60.0001])
 
 
-def test_a_csv_with_a_column_of_sentences_stays_a_csv(tmp_path: Path) -> None:
-    """A guard for the reading within lines: a ``.csv`` whose rows carry the raw sentence in a
-    column is read as the CSV it is, as before; only its lines starting with ``$`` make a
-    ``.csv`` an NMEA log."""
-    path = tmp_path / "log.csv"
+@pytest.mark.parametrize("name", ["log.csv", "log.txt"])
+def test_a_csv_with_a_column_of_sentences_stays_a_csv(tmp_path: Path, name: str) -> None:
+    """A guard for the reading within lines: a CSV track whose rows carry the raw sentence in
+    a column is read as the CSV it is, as before (the first version of the fix read it as
+    NMEA)."""
+    path = tmp_path / name
     rows = [f'{row},"{sentence}"' for row, sentence in zip(_ROWS, _RMC, strict=False)]
     path.write_text("time,lat,lon,nmea\n" + "\n".join(rows) + "\n", encoding="utf-8")
     track = read_track(path)

@@ -37,7 +37,7 @@ from city360.errors import GpsError
 from city360.video_store.gps.quality import FIX_NAMES, FIX_UNKNOWN, FixQuality
 from city360.video_store.gps.track import GpsTrack
 
-__all__ = ["read_csv_track"]
+__all__ = ["has_track_header", "read_csv_track"]
 
 _ALIASES = {
     "time": ("time", "timestamp", "t", "datetime", "utc"),
@@ -156,6 +156,18 @@ def _quality_cell(value: str, *, path: Path, line_no: int, column: str) -> float
         msg = f"CSV {path} line {line_no}: column `{column}` is {number}; it must be >= 0"
         raise GpsError(msg)
     return number
+
+
+def has_track_header(text: str) -> bool:
+    """True when the first line of ``text`` that is not blank or a ``#`` note is a header
+    naming time, lat and lon columns (a CSV track, whatever else its rows carry)."""
+    first = next(
+        (line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")),
+        "",
+    )
+    cells = next(csv.reader([first], delimiter=_separator(first)), [])
+    names = [_name_and_unit(cell)[0] for cell in cells]
+    return all(key in _find_columns(names, _ALIASES) for key in ("time", "lat", "lon"))
 
 
 def read_csv_track(path: Path) -> GpsTrack:

@@ -66,8 +66,8 @@ def is_nmea_text(text: str, *, after_prefix: bool = True) -> bool:
     """True when a line of ``text`` (the head of a file) holds an NMEA sentence: at its start
     or, with ``after_prefix``, after a logger's prefix (the module docstring). Without it only
     the first five non-empty lines are looked at, and only at their start (the very first is
-    often cut short: the logger started mid-sentence): a ``.csv`` is a CSV track unless it is
-    plainly a log, even if a column holds raw sentences."""
+    often cut short: the logger started mid-sentence), as for every file before sentences
+    behind a prefix were read."""
     if after_prefix:
         return any(_SENTENCE.search(line) for line in text.splitlines())
     lines = [line.strip() for line in text.splitlines() if line.strip()][:5]
