@@ -243,13 +243,16 @@ def sort_inputs(inputs: Sequence[Path], gps: Sequence[Path] = ()) -> IngestInput
                 "their folder or all of them (PHOTO_DIR or *.jpg)"
             )
             raise ConfigError(msg)
-    names = [s.name for s in sequences]
-    if len(set(names)) < len(names):
-        msg = (
-            f"several photo sequences are named {names[0]!r}; put each walk's photos in its "
-            "own folder"
-        )
-        raise ConfigError(msg)
+    by_name: dict[str, PhotoSequence] = {}
+    for sequence in sequences:
+        other = by_name.setdefault(sequence.name, sequence)
+        if other is not sequence:  # Camera01 on two cards, 100GOPRO of two days
+            msg = (
+                f"photo folders {other.photos[0].parent} and {sequence.photos[0].parent} are "
+                f"both named {sequence.name!r} (a photo walk is named by its folder); rename "
+                "one of them"
+            )
+            raise ConfigError(msg)
     seen = {t.resolve() for t in tracks}
     tracks.extend(t for t in moved if t.resolve() not in seen)
     named = {t.stem for t in tracks}

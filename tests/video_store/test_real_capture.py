@@ -399,3 +399,25 @@ def test_insta360_photos_say_to_export_them(
         assert sort_inputs([photo, video]).videos == [video]
     assert caplog.messages == [f"1 Insta360 photo(s) left out: {message}"]
     assert sort_inputs([camera]).videos == [video]
+
+
+def test_two_photo_folders_of_one_name_are_named(tmp_path: Path) -> None:
+    """Two cards' ``DCIM/Camera01`` photo folders: "several photo sequences are named
+    'cardA'"... the message named the first sequence, not the clash, and told to put each walk
+    in its own folder, which they were (issue 17, newuser2)."""
+    for card in ("cardA", "cardB"):
+        folder = tmp_path / card / "DCIM" / "Camera01"
+        folder.mkdir(parents=True)
+        for name in ("a.jpg", "b.jpg"):
+            (folder / name).write_bytes(b"x")
+    other = tmp_path / "street"
+    other.mkdir()
+    for name in ("a.jpg", "b.jpg"):
+        (other / name).write_bytes(b"x")
+    with pytest.raises(ConfigError) as caught:
+        sort_inputs([other, tmp_path / "cardA", tmp_path / "cardB"])
+    assert str(caught.value) == (
+        f"photo folders {tmp_path / 'cardA' / 'DCIM' / 'Camera01'} and "
+        f"{tmp_path / 'cardB' / 'DCIM' / 'Camera01'} are both named 'Camera01' (a photo walk is "
+        "named by its folder); rename one of them"
+    )
