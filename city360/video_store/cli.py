@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from city360.video_store.inputs import PhotoSequence
 
 __all__ = [
+    "check_trajectory_ids",
     "describe_result",
     "pair_inputs",
     "pair_sequences",
@@ -104,6 +105,45 @@ def pair_inputs(videos: Sequence[Path], tracks: Sequence[Path]) -> list[tuple[Pa
     return [(v, by_stem.get(v.stem)) for v in videos]
 
 
+def _hint_track(sequence: PhotoSequence, gps: Path | None, exc: City360Error) -> City360Error:
+    """``exc``, naming the GPS file beside the photos when they carry no position of their own
+    and no track was paired (a folder's track pairs only when named like the folder)."""
+    from city360.errors import GpsError
+
+    if gps is not None or not sequence.tracks_beside or "no EXIF GPS position" not in str(exc):
+        return exc
+    track = sequence.tracks_beside[0]
+    msg = (
+        f"{exc}. A track lies beside the photos ({track.name}): pass --gps {track}, or name it "
+        f"{sequence.name}{track.suffix} (a track in a photo folder pairs when named like it)"
+    )
+    return GpsError(msg)
+
+
+def check_trajectory_ids(videos: Sequence[Path], sequences: Sequence[PhotoSequence] = ()) -> None:
+    """Refuse inputs whose trajectory ids coincide. An id keeps a name's ASCII letters, digits,
+    ``.``, ``_`` and ``-``, so names in other scripts collapse (``新宿.mp4`` and ``渋谷.mp4`` are
+    both ``trajectory``) and the second was refused as "already exists" after the first was
+    ingested, or, with ``--overwrite``, replaced it."""
+    from city360.video_store.ingest import trajectory_id_for
+
+    named: dict[str, Path] = {}
+    sources = [
+        *((v, v) for v in videos),
+        *((Path(s.name + ".jpg"), s.photos[0].parent) for s in sequences),
+    ]
+    for name, source in sources:
+        tid = trajectory_id_for(name)
+        if tid in named:
+            msg = (
+                f"{named[tid]} and {source} both make the trajectory id {tid!r} (an id keeps "
+                "a name's ASCII letters, digits, '.', '_' and '-'); rename one in Latin "
+                "letters or digits, e.g. walk_01"
+            )
+            raise ConfigError(msg)
+        named[tid] = source
+
+
 def pair_sequences(
     sequences: Sequence[PhotoSequence], tracks: Sequence[Path], *, only_input: bool
 ) -> tuple[list[tuple[PhotoSequence, Path | None]], list[Path]]:
@@ -172,21 +212,41 @@ def run_ingest(
     if city.exists():
         projection = city.read_manifest().projection
     else:  # a new city: centre its CRS on every track, read here once (tracks are small)
+        # An input whose track cannot be read (an audio memo, a cut file, a broken GPX) is a
+        # failure named with the others at the end; the rest still ingest, as they do into a
+        # city that exists.
         tracks = []
+        readable: list[tuple[Path, Path | None]] = []
         for video, gps in pairs:
-            info = (
-                probe_video(
-                    video, projection=options.projection, layout=options.layout,
-                    fisheye=options.fisheye,
-                )
-                if gps is None
-                else None
-            )  # fmt: skip
-            tracks.append(load_track(video, gps, info))
+            try:
+                info = (
+                    probe_video(
+                        video, projection=options.projection, layout=options.layout,
+                        fisheye=options.fisheye,
+                    )
+                    if gps is None
+                    else None
+                )  # fmt: skip
+                tracks.append(load_track(video, gps, info))
+            except City360Error as exc:
+                failures.append((video, exc))
+                continue
+            readable.append((video, gps))
+        readable_sequences: list[tuple[PhotoSequence, Path | None]] = []
         for sequence, gps in sequences:
-            tracks.append(
-                read_track(gps) if gps is not None else read_exif_track(list(sequence.photos))
-            )
+            try:
+                tracks.append(  # the photos left out are named when the sequence is ingested
+                    read_track(gps)
+                    if gps is not None
+                    else read_exif_track(list(sequence.photos), warn=False)
+                )
+            except City360Error as exc:
+                failures.append((sequence.photos[0].parent, _hint_track(sequence, gps, exc)))
+                continue
+            readable_sequences.append((sequence, gps))
+        pairs, sequences = readable, readable_sequences
+        if not tracks:
+            return [], failures
         projection = city_projection(city, tracks)
     results: list[IngestResult] = []
     try:
@@ -317,7 +377,7 @@ def _ingest_all(
                     )
                 )  # fmt: skip
             except City360Error as exc:
-                failures.append((sequence.photos[0].parent, exc))
+                failures.append((sequence.photos[0].parent, _hint_track(sequence, gps, exc)))
 
 
 def describe_result(r: IngestResult) -> str:
@@ -458,6 +518,7 @@ def register(app: typer.Typer) -> None:
             inputs.sequences, inputs.tracks, only_input=not inputs.videos
         )
         pairs = pair_inputs(inputs.videos, tracks) if inputs.videos or tracks else []
+        check_trajectory_ids([video for video, _ in pairs], [s for s, _ in sequences])
         if not pairs and not sequences:
             msg = "no video or photo given; pass one or more VIDEO files or a photo folder"
             raise ConfigError(msg)

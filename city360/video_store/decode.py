@@ -449,6 +449,16 @@ def probe_video(
                 "as equirectangular .mp4 (Insta360 Studio) and ingest that"
             )
             raise VideoError(msg)
+        if chosen == "dual-fisheye" and layout == "auto" and abs(width / height - 1.0) < 0.1:
+            # Insta360 ONE X2/RS at 5.7K write each lens to its own file: one circle, which
+            # read as a side-by-side pair came out garbled without a word
+            msg = (
+                f"video {source} is {width}x{height}, one lens's picture: Insta360 cameras write "
+                "5.7K video as two files, VID_..._00_... (front lens) and VID_..._10_... (back "
+                "lens), which ingest does not stitch; export the pair as equirectangular .mp4 "
+                "(Insta360 Studio) and ingest that"
+            )
+            raise VideoError(msg)
         if chosen != "equirect":
             if rotation:
                 msg = (

@@ -10,10 +10,16 @@ Files are therefore recognised by what they are, not by where they stand:
 - a folder given to ``--gps`` contributes every GPS file inside it;
 - still photos (``.jpg``/``.jpeg``) given as files form one photo sequence (interval shooting),
   named by the folder they are in; a folder of photos is one sequence named by the folder;
-- a folder of videos contributes every video inside it, and the GPS files inside it named like
+- a folder of videos contributes every video inside it (but not the camera's low-resolution
+  previews of them, GoPro's ``.LRV`` and Insta360's ``LRV_*.insv``, when full videos are
+  there too), and the GPS files inside it named like
   one of those videos (``walk1.mp4`` beside ``walk1.gpx``, as ``city360 synth`` writes them)
   or, for a folder of photos, like the folder (``street/street.gpx``), unless ``--gps``
-  already names a track of that stem.
+  already names a track of that stem;
+- a folder with no video or photo of its own (a camera's ``DCIM`` with ``100GOPRO``,
+  ``101GOPRO``, a day's folders of walks) stands for the folders below it that hold some, each
+  read as above; hidden folders are skipped. A folder that holds videos or photos is read as it
+  is, and its subfolders are not.
 
 A single photo is refused with a message: one position is not a trajectory; in a folder of
 videos it is left out with a warning (a test shot beside the walks).
@@ -48,10 +54,13 @@ PHOTO_SUFFIXES = frozenset({".jpg", ".jpeg"})
 @dataclass(frozen=True, slots=True)
 class PhotoSequence:
     """Photos of one interval-shooting walk: ``name`` (the trajectory id's source) and the
-    ``photos`` in the order given (sorted by time when read)."""
+    ``photos`` in the order given (sorted by time when read). ``tracks_beside``: GPS files in
+    the photos' folder that pair with nothing (named for the user when the photos carry no
+    position)."""
 
     name: str
     photos: tuple[Path, ...]
+    tracks_beside: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +74,17 @@ class IngestInputs:
     moved_tracks: list[Path] = field(default_factory=list)
 
 
+def _insp_message(photo: Path) -> str:
+    return (
+        f"{photo} is an Insta360 photo (.insp: the two lenses, not stitched), which ingest does "
+        "not read; export the photos as equirectangular JPEG (Insta360 Studio) and ingest those"
+    )
+
+
 def _kind(path: Path) -> str:
     suffix = path.suffix.lower()
+    if suffix == ".insp":
+        return "insp"
     if suffix in GPS_SUFFIXES or suffix in CONVERTIBLE_FORMATS:
         return "gps"  # a .fit or .kml track is refused by the reader, saying how to convert it
     if suffix in PHOTO_SUFFIXES:
@@ -74,6 +92,16 @@ def _kind(path: Path) -> str:
     if suffix in VIDEO_SUFFIXES:
         return "video"
     return "other"
+
+
+_THUMBNAIL_SUFFIXES = frozenset({".thm"})
+"""A camera's thumbnails of its videos (GoPro, Sony, Canon): left out among the inputs."""
+
+
+def _is_preview(path: Path) -> bool:
+    """A camera's low-resolution preview of a video: GoPro's ``.LRV``, Insta360's
+    ``LRV_*.insv``."""
+    return path.suffix.lower() == ".lrv" or path.name.upper().startswith("LRV_")
 
 
 def _gps_files(paths: Sequence[Path]) -> list[Path]:
@@ -88,6 +116,78 @@ def _gps_files(paths: Sequence[Path]) -> list[Path]:
         else:
             tracks.append(path)
     return tracks
+
+
+def _has_media(folder: Path) -> bool:
+    return any(p.is_file() and _kind(p) in ("photo", "video") for p in folder.iterdir())
+
+
+def _media_folders(folder: Path) -> list[Path]:
+    """``folder`` when it holds a video or photo, else the nearest folders below it that do
+    (depth first, by name; hidden folders skipped)."""
+    if _has_media(folder):
+        return [folder]
+    found: list[Path] = []
+    for child in sorted(folder.iterdir()):
+        if child.is_dir() and not child.name.startswith("."):
+            found.extend(_media_folders(child))
+    return found
+
+
+def _sort_one(
+    path: Path,
+    videos: list[Path],
+    moved: list[Path],
+    loose_photos: list[Path],
+    sequences: list[PhotoSequence],
+    beside: list[Path],
+) -> None:
+    """Sort one input file, or one folder holding videos or photos, into the lists given."""
+    if path.is_dir():
+        children = sorted(p for p in path.iterdir() if p.is_file())
+        photos = [p for p in children if _kind(p) == "photo"]
+        found = [p for p in children if _kind(p) == "video"]
+        proxies = [p for p in found if _is_preview(p)]
+        if proxies and len(proxies) < len(found):
+            # the camera's low-resolution copies of the videos beside them: the same walk again
+            # (GoPro's GS010135.LRV beside GS010135.360 refused the folder as two videos of one
+            # name; Insta360's LRV_*.insv would have been a second, blurrier trajectory)
+            log.warning(
+                "%s: %d low-resolution preview(s) beside the videos left out (the first %s)",
+                path,
+                len(proxies),
+                proxies[0].name,
+            )
+            found = [p for p in found if not _is_preview(p)]
+        if len(photos) == 1 and found:
+            # a stray still beside the videos (a test shot): not a walk, and no reason to
+            # refuse the videos
+            log.warning(
+                "%s: a single photo beside %d video(s) is not a photo walk; left out",
+                photos[0],
+                len(found),
+            )
+            photos = []
+        if photos:
+            others = tuple(
+                p for p in children if _kind(p) == "gps" and p.stem != path.resolve().name
+            )
+            sequences.append(PhotoSequence(path.resolve().name, tuple(photos), others))
+        videos.extend(found)
+        stems = {v.stem for v in found} | ({path.resolve().name} if photos else set())
+        beside.extend(p for p in children if _kind(p) == "gps" and p.stem in stems)
+        return
+    kind = _kind(path)
+    if kind == "gps":
+        moved.append(path)
+    elif kind == "photo":
+        loose_photos.append(path)
+    elif kind == "video":
+        videos.append(path)
+    elif path.suffix.lower() in _THUMBNAIL_SUFFIXES:
+        log.warning("%s: a camera's thumbnail, left out", path)  # `ingest 100GOPRO/*`
+    else:
+        videos.append(path)  # unknown suffix: let the decoder say what it is
 
 
 def sort_inputs(inputs: Sequence[Path], gps: Sequence[Path] = ()) -> IngestInputs:
@@ -106,41 +206,33 @@ def sort_inputs(inputs: Sequence[Path], gps: Sequence[Path] = ()) -> IngestInput
     loose_photos: list[Path] = []
     sequences: list[PhotoSequence] = []
     beside: list[Path] = []
-    for path in inputs:
-        if path.is_dir():
-            children = sorted(p for p in path.iterdir() if p.is_file())
-            photos = [p for p in children if _kind(p) == "photo"]
-            found = [p for p in children if _kind(p) == "video"]
-            if len(photos) == 1 and found:
-                # a stray still beside the videos (a test shot): not a walk, and no reason to
-                # refuse the videos
-                log.warning(
-                    "%s: a single photo beside %d video(s) is not a photo walk; left out",
-                    photos[0],
-                    len(found),
-                )
-                photos = []
-            if photos:
-                sequences.append(PhotoSequence(path.resolve().name, tuple(photos)))
-            videos.extend(found)
-            stems = {v.stem for v in found} | ({path.resolve().name} if photos else set())
-            beside.extend(p for p in children if _kind(p) == "gps" and p.stem in stems)
-            if not photos and not found:
-                msg = (
-                    f"folder {path} holds no video ({', '.join(sorted(VIDEO_SUFFIXES))}) and "
-                    "no photo (.jpg); pass the videos or the photo folder"
-                )
-                raise ConfigError(msg)
-            continue
-        kind = _kind(path)
-        if kind == "gps":
-            moved.append(path)
-        elif kind == "photo":
-            loose_photos.append(path)
-        elif kind == "video":
-            videos.append(path)
-        else:
-            videos.append(path)  # unknown suffix: let the decoder say what it is
+    insp = [p for p in inputs if p.is_file() and _kind(p) == "insp"]
+    if insp and len(insp) == len(inputs):
+        raise ConfigError(_insp_message(insp[0]))
+    if insp:  # beside the videos of a card, as `ingest Camera01/*` passes them
+        log.warning("%d Insta360 photo(s) left out: %s", len(insp), _insp_message(insp[0]))
+    for given in (p for p in inputs if p not in insp):
+        folders = _media_folders(given) if given.is_dir() else []
+        if given.is_dir() and not folders:
+            inside = next(given.rglob("*.[iI][nN][sS][pP]"), None)
+            if inside is not None:
+                raise ConfigError(_insp_message(inside))
+            msg = (
+                f"folder {given} holds no video ({', '.join(sorted(VIDEO_SUFFIXES))}) and "
+                "no photo (.jpg), nor does any folder inside it; pass the videos or the photo "
+                "folder"
+            )
+            raise ConfigError(msg)
+        for path in folders or [given]:
+            _sort_one(path, videos, moved, loose_photos, sequences, beside)
+    previews = [v for v in videos if _is_preview(v)]
+    if previews and len(previews) < len(videos):  # `ingest 100GOPRO/*`: as in a folder
+        log.warning(
+            "%d low-resolution preview(s) among the videos left out (the first %s)",
+            len(previews),
+            previews[0],
+        )
+        videos = [v for v in videos if not _is_preview(v)]
     if loose_photos:
         sequences.append(PhotoSequence(loose_photos[0].resolve().parent.name, tuple(loose_photos)))
     for sequence in sequences:
@@ -151,13 +243,16 @@ def sort_inputs(inputs: Sequence[Path], gps: Sequence[Path] = ()) -> IngestInput
                 "their folder or all of them (PHOTO_DIR or *.jpg)"
             )
             raise ConfigError(msg)
-    names = [s.name for s in sequences]
-    if len(set(names)) < len(names):
-        msg = (
-            f"several photo sequences are named {names[0]!r}; put each walk's photos in its "
-            "own folder"
-        )
-        raise ConfigError(msg)
+    by_name: dict[str, PhotoSequence] = {}
+    for sequence in sequences:
+        other = by_name.setdefault(sequence.name, sequence)
+        if other is not sequence:  # Camera01 on two cards, 100GOPRO of two days
+            msg = (
+                f"photo folders {other.photos[0].parent} and {sequence.photos[0].parent} are "
+                f"both named {sequence.name!r} (a photo walk is named by its folder); rename "
+                "one of them"
+            )
+            raise ConfigError(msg)
     seen = {t.resolve() for t in tracks}
     tracks.extend(t for t in moved if t.resolve() not in seen)
     named = {t.stem for t in tracks}

@@ -2,8 +2,13 @@
 ``trajectories/<id>/``, the same files a video gives.
 
 Each photo is one candidate frame. Its time is the EXIF time (GPSDateStamp + GPSTimeStamp, else
-DateTimeOriginal read as UTC); its place is the EXIF GPS position, or, with a GPS track (GPX or
-CSV), the smoothed track at that time plus the ``offset`` (GPS minus camera clock, seconds).
+DateTimeOriginal with OffsetTimeOriginal, else read as UTC); its place is the EXIF GPS position,
+or, with a GPS track (GPX or CSV), the smoothed track at that time plus the ``offset`` (GPS minus
+camera clock, seconds). A partial panorama (a phone's photo sphere) whose GPano XMP gives its
+full panorama is placed in it, black elsewhere (:mod:`.gpano`). A photo without a time,
+without a position (and no track), or that is not a 2:1 panorama (a flat test shot) is left
+out with a warning naming it, and so are photos taken outside the GPS track's time span when
+at least two are inside it; the walk's other photos ingest.
 Photos are ordered by time (the given order breaks ties: cameras stamp whole seconds), photos
 taken without moving ``spacing_m / 2`` are dropped (the photographer stood still), and the rest
 are stored as all-intra frames. The travel heading is the chord from the previous to the next
@@ -15,6 +20,7 @@ one the pose-graph build accepts.
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import os
 import time
@@ -30,8 +36,9 @@ from city360.errors import ConfigError, GpsError, OutputError, VideoError
 from city360.geo import LocalProjection
 from city360.video_store.clean import clean_track
 from city360.video_store.decode import EQUIRECT_ASPECT_TOLERANCE
+from city360.video_store.gpano import place_in_full_pano, read_pano_crop
 from city360.video_store.gps import GpsTrack, read_track
-from city360.video_store.gps.exif import read_exif_fix
+from city360.video_store.gps.exif import read_exif_fixes
 from city360.video_store.ingest import (
     IngestOptions,
     IngestResult,
@@ -39,12 +46,14 @@ from city360.video_store.ingest import (
     part_id,
     trajectory_id_for,
 )
-from city360.video_store.resample import continuous_parts
+from city360.video_store.resample import _zone_hint, continuous_parts
 from city360.video_store.writer import FrameWriter, output_size
 
 __all__ = ["PhotoPlaces", "ingest_photos", "place_photos"]
 
 FloatArray = npt.NDArray[np.float64]
+
+log = logging.getLogger(__name__)
 
 
 class PhotoPlaces:
@@ -71,10 +80,10 @@ def place_photos(
     """Time and place of every photo (see the module docstring), in time order. With a ``gps``
     track and an ``osm`` extract, the track's gaps are bridged along the extract's streets
     (:func:`~city360.video_store.map_bridge.bridge_gaps`) before the photos are placed on it."""
-    fixes = [read_exif_fix(p, require_position=gps is None) for p in photos]
+    tagged, fixes = read_exif_fixes([Path(p) for p in photos], require_position=gps is None)
     t = np.array([f[0] for f in fixes], np.float64)
     order = np.argsort(t, kind="stable")
-    ordered = [Path(photos[int(i)]) for i in order]
+    ordered = [tagged[int(i)] for i in order]
     t = t[order]
     if gps is None:
         lat = np.array([fixes[int(i)][1] for i in order], np.float64)
@@ -92,12 +101,19 @@ def place_photos(
     outside = (gps_t < smooth.start_s - 1.0) | (gps_t > smooth.end_s + 1.0)
     if outside.any():
         first = ordered[int(np.argmax(outside))]
+        zone = _zone_hint(smooth.start_s, smooth.end_s, float(t[0]), float(t[-1]), offset_s)
         msg = (
             f"photo {first} was taken outside GPS track {gps}'s time span "
             f"({int(outside.sum())} of {len(ordered)} photos); pair the right track, or pass "
-            "--offset SECONDS if the camera clock is wrong"
+            f"--offset SECONDS if the camera clock is wrong{zone}"
         )
-        raise GpsError(msg)
+        if int((~outside).sum()) < 2:
+            raise GpsError(msg)
+        # the logger stopped before the camera (or started after it): the photos it covers
+        # still make a walk, as a video's frames outside its track are dropped with a warning
+        log.warning("%s; those photos are left out", msg)
+        inside = np.flatnonzero(~outside)
+        ordered, t, gps_t = [ordered[int(k)] for k in inside], t[inside], gps_t[inside]
     x, y, _ = smooth.sample(gps_t)
     return PhotoPlaces(ordered, t, x, y)
 
@@ -129,13 +145,51 @@ def _read_rgb(path: Path) -> npt.NDArray[np.uint8]:
         msg = f"photo {path} cannot be decoded; is it a JPEG? re-copy it from the camera"
         raise VideoError(msg)
     height, width = image.shape[:2]
-    if abs(width / height / 2.0 - 1.0) > EQUIRECT_ASPECT_TOLERANCE:
-        msg = (
-            f"photo {path} is {width}x{height}, not a 2:1 equirectangular 360° photo; export "
-            "it as an equirectangular panorama"
-        )
-        raise VideoError(msg)
-    return np.ascontiguousarray(image[:, :, ::-1])
+    rgb: npt.NDArray[np.uint8] = np.ascontiguousarray(image[:, :, ::-1], dtype=np.uint8)
+    if abs(width / height / 2.0 - 1.0) <= EQUIRECT_ASPECT_TOLERANCE:
+        return rgb
+    crop = read_pano_crop(path, width, height)
+    if crop is None:
+        raise VideoError(_NOT_2_TO_1.format(path=path, width=width, height=height))
+    return place_in_full_pano(rgb, crop)
+
+
+_NOT_2_TO_1 = (
+    "photo {path} is {width}x{height}, not a 2:1 equirectangular 360° photo, and its XMP does "
+    "not place it in a full panorama (GPano:FullPanoWidthPixels, CroppedArea...); export it as "
+    "an equirectangular panorama"
+)
+
+
+def _not_panorama(path: Path) -> str:
+    """Why ``path`` is not a 2:1 equirectangular photo or a partial panorama its GPano XMP
+    places in one, from its header ("" when it is either)."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as image:
+            width, height = image.size
+    except (UnidentifiedImageError, OSError) as exc:
+        return f"photo {path} cannot be decoded ({exc}); is it a JPEG? re-copy it from the camera"
+    if abs(width / height / 2.0 - 1.0) <= EQUIRECT_ASPECT_TOLERANCE:
+        return ""
+    if read_pano_crop(path, width, height) is not None:
+        return ""  # a partial panorama: placed in its full sphere when read
+    return _NOT_2_TO_1.format(path=path, width=width, height=height)
+
+
+def _panoramas(paths: Sequence[Path]) -> list[Path]:
+    """The photos of ``paths`` that are 2:1 panoramas; the others (a flat shot from the same
+    camera, a cut file) are left out with one warning that counts them and names the first.
+    :class:`VideoError` naming the first when fewer than two are left."""
+    problems = {path: _not_panorama(path) for path in paths}
+    kept = [path for path in paths if not problems[path]]
+    refused = [problem for problem in problems.values() if problem]
+    if refused and len(kept) < 2:
+        raise VideoError(refused[0])
+    if refused:
+        log.warning("%d of %d photos left out; the first: %s", len(refused), len(paths), refused[0])
+    return kept
 
 
 def _sequence_sha256(photos: Sequence[Path]) -> str:
@@ -168,7 +222,11 @@ def ingest_photos(
         raise ConfigError(msg)
     gps_path = Path(gps) if gps is not None else None
     places = place_photos(
-        paths, projection, gps=gps_path, offset_s=float(opts.offset or 0.0), osm=opts.osm
+        _panoramas(paths),
+        projection,
+        gps=gps_path,
+        offset_s=float(opts.offset or 0.0),
+        osm=opts.osm,
     )
     check_in_city(
         f"photo sequence {name!r} ({gps_path or paths[0].parent})",

@@ -24,6 +24,7 @@ from city360.video_store.gps.gpmf import parse_gpsu
 from tests.fixtures.videos import write_csv_track, write_gpx
 
 T0 = datetime(2024, 5, 1, 10, 0, 0, tzinfo=UTC).timestamp()
+T0_MS = round(T0 * 1000)
 
 
 def test_gpx_reads_times_and_positions(tmp_path: Path) -> None:
@@ -360,3 +361,153 @@ def test_an_nmea_log_saved_as_log_is_read(tmp_path: Path) -> None:
     other.write_text("boot ok\n", encoding="ascii")
     with pytest.raises(GpsError, match=re.escape(f"GPS track {other}: a .log is read when")):
         read_track(other)
+
+
+@pytest.mark.parametrize(
+    ("header", "rows"),
+    [
+        ("Time (UTC),Latitude (deg),Longitude (deg),Altitude (m)",
+         ["2024-05-01T10:00:00Z,60.0,25.0,12", "2024-05-01T10:00:01Z,60.0001,25.0,12"]),
+        ("time [UTC];lat [°];lon [°]",
+         ["2024-05-01 10:00:00;60,0;25,0", "2024-05-01 10:00:01;60,0001;25,0"]),
+        ("timestamp(ms),lat,lng", [f"{T0_MS},60.0,25.0", f"{T0_MS + 1000},60.0001,25.0"]),
+        ("time_ms,latitude,longitude", [f"{T0_MS},60.0,25.0", f"{T0_MS + 1000},60.0001,25.0"]),
+        ("date,time,latitude,longitude",
+         ["2024-05-01,10:00:00,60.0,25.0", "2024-05-01,10:00:01,60.0001,25.0"]),
+        ("Date,Time,Lat,Lon",
+         ["2024/05/01,10:00:00Z,60.0,25.0", "2024/5/1,10:00:01Z,60.0001,25.0"]),
+        ("time,lat,lon", ["2024/05/01 10:00:00,60.0,25.0", "2024/05/01 10:00:01,60.0001,25.0"]),
+        # GPSLogger for Android: `time` and `timestamp(ms)` both; `time` is read (a guard)
+        ("time,lat,lon,elevation,accuracy,timestamp(ms)",
+         [f"2024-05-01T10:00:00Z,60.0,25.0,1,5,{T0_MS}",
+          f"2024-05-01T10:00:01Z,60.0001,25.0,1,5,{T0_MS + 1000}"]),
+    ],
+)  # fmt: skip
+def test_csv_columns_as_loggers_label_them(tmp_path: Path, header: str, rows: list[str]) -> None:
+    """Headers with units (``Latitude (deg)``), milliseconds named as such (``timestamp(ms)``),
+    a date column beside the time of day, and ``2024/05/01`` dates were refused: "header ...
+    lacks time, lat, lon" or "cannot read ... Invalid isoformat string" (issue 17, newuser2)."""
+    path = tmp_path / "log.csv"
+    path.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    track = read_track(path)
+    np.testing.assert_allclose(track.t_s, [T0, T0 + 1])
+    np.testing.assert_allclose(track.lat, [60.0, 60.0001])
+    np.testing.assert_allclose(track.lon, [25.0, 25.0])
+
+
+def test_csv_milliseconds_without_a_unit_are_still_named(tmp_path: Path) -> None:
+    """Only a header that says ms makes milliseconds; a bare ``time`` in ms is still an error."""
+    path = tmp_path / "log.csv"
+    path.write_text(f"time (s),lat,lon\n{T0_MS},60.0,25.0\n", encoding="utf-8")
+    with pytest.raises(GpsError, match="it looks like milliseconds"):
+        read_track(path)
+
+
+def _sentence(body: str) -> str:
+    checksum = 0
+    for char in body:
+        checksum ^= ord(char)
+    return f"${body}*{checksum:02X}"
+
+
+_RMC = [
+    _sentence(f"GPRMC,10000{k}.00,A,6010.1400,N,02456.2800,E,2.7,0.0,010524,,,A") for k in range(3)
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "lines"),
+    [
+        # Android's GnssLogger / GPSTest: notes, then Raw, Fix and NMEA rows
+        ("gnss_log_2024_05_01_10_00_00.txt",
+         [*(f"# notes line {k} " + "x" * 90 for k in range(45)),
+          *(f"Raw,{k},1,2,3" for k in range(20)),
+          *(f"NMEA,{s},{1714557600000 + 1000 * k}" for k, s in enumerate(_RMC))]),
+        ("stamped.nmea", [f"2024-05-01 10:00:0{k}.123 {s}" for k, s in enumerate(_RMC)]),
+        ("GNSS_28.txt", [f"1714557600.{k};{s}" for k, s in enumerate(_RMC)]),
+        ("ublox.nmea", [f"\x00\xb5b\x01\x07\x5c{s}" for s in _RMC]),
+    ],
+)  # fmt: skip
+def test_nmea_sentences_behind_a_logger_s_prefix_are_read(
+    tmp_path: Path, name: str, lines: list[str]
+) -> None:
+    """A sentence not at the start of its line was not read: Android's GnssLogger rows
+    ``NMEA,$GPRMC,...,UnixTimeMillis``, time-stamped lines, binary UBX bytes of a u-blox
+    capture in front ("has no GGA or RMC sentence", or the .txt read as a CSV) (issue 17,
+    newuser2)."""
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n", encoding="latin-1")
+    track = read_track(path)
+    assert track.kind == "nmea"
+    np.testing.assert_allclose(track.t_s, [T0, T0 + 1, T0 + 2])
+    np.testing.assert_allclose(track.lat, [60.169] * 3)
+
+
+def test_an_nmea_sentence_cut_in_its_checksum_is_still_skipped(tmp_path: Path) -> None:
+    """A guard for the reading within lines: a checksum cut to one digit fails, as before."""
+    cut = _RMC[1][:-1]
+    path = tmp_path / "log.nmea"
+    path.write_text("\n".join([_RMC[0], f"NMEA,{cut}", _RMC[2]]) + "\n", encoding="ascii")
+    np.testing.assert_allclose(read_track(path).t_s, [T0, T0 + 2])
+
+
+def test_points_at_0_0_are_no_fix(tmp_path: Path) -> None:
+    """Loggers and phones write lat 0, lon 0 before their first fix. Three such points at a
+    track's start centred a new Tokyo city in the Mediterranean, and the walk was refused as
+    "3478 km from the centre of the city" (issue 17, newuser2). They are left out as fixes
+    without a position, and a track of nothing else says why."""
+    from city360.geo import LocalProjection
+    from city360.video_store.ingest import city_projection
+
+    lat = [0.0, 0.0, 0.0, 35.7525, 35.75251, 35.75252]
+    lon = [0.0, 0.0, 0.0, 139.672, 139.672, 139.672]
+    path = write_gpx(tmp_path / "walk.gpx", T0 + np.arange(6.0), lat, lon)
+    usable = validate_track(read_track(path))
+    np.testing.assert_allclose(usable.t_s, T0 + np.arange(3.0, 6.0))
+    from city360.city import CityDir
+
+    projection = city_projection(CityDir(tmp_path / "city"), [read_track(path)])
+    assert isinstance(projection, LocalProjection)
+    assert abs(projection.origin_lat - 35.75251) < 1e-4
+    zeros = write_gpx(tmp_path / "zeros.gpx", T0 + np.arange(3.0), [0.0] * 3, [0.0] * 3)
+    with pytest.raises(GpsError) as caught:
+        validate_track(read_track(zeros))
+    assert str(caught.value) == (
+        f"GPS track {zeros}: no usable point among 3 (3 at lat 0, lon 0, a receiver's "
+        "stand-in for no fix (the first point 1)); check the logger"
+    )
+
+
+_ROWS = ["2024-05-01T10:00:00Z,60.0,25.0", "2024-05-01T10:00:01Z,60.0001,25.0"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# exported by a tracking app 3.2\n# device: Pixel 7\ntime,lat,lon\n" + "\n".join(_ROWS),
+        "sep=;\ntime;lat;lon\n" + "\n".join(r.replace(",", ";") for r in _ROWS),
+        f"time,lat,lon\n{_ROWS[0]}\ntime,lat,lon\n{_ROWS[1]}",
+    ],
+)
+def test_csv_notes_separator_lines_and_joined_logs_are_read(tmp_path: Path, text: str) -> None:
+    """An exporter's ``#`` notes above the header, Excel's ``sep=;`` line, and two days' logs
+    joined with ``cat`` (the header again halfway) were refused: "header '# exported ...'
+    lacks time, lat, lon", "cannot read ['time', 'lat', 'lon']" (issue 17, newuser2)."""
+    path = tmp_path / "log.csv"
+    path.write_text(text + "\n", encoding="utf-8")
+    track = read_track(path)
+    np.testing.assert_allclose(track.t_s, [T0, T0 + 1])
+    np.testing.assert_allclose(track.lat, [60.0, 60.0001])
+
+
+@pytest.mark.parametrize("name", ["log.csv", "log.txt"])
+def test_a_csv_with_a_column_of_sentences_stays_a_csv(tmp_path: Path, name: str) -> None:
+    """A guard for the reading within lines: a CSV track whose rows carry the raw sentence in
+    a column is read as the CSV it is, as before (the first version of the fix read it as
+    NMEA)."""
+    path = tmp_path / name
+    rows = [f'{row},"{sentence}"' for row, sentence in zip(_ROWS, _RMC, strict=False)]
+    path.write_text("time,lat,lon,nmea\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    track = read_track(path)
+    assert track.kind == "csv"
+    np.testing.assert_allclose(track.lat, [60.0, 60.0001])

@@ -307,3 +307,19 @@ def test_gopro_max_told_on_another_file_says_what_it_found(native_walks) -> None
     video, _, _ = native_walks["eac"]
     with pytest.raises(VideoError, match=r"has 1 video stream\(s\) \(384x256\); a \.360 holds two"):
         probe_video(video, layout="gopro-max")
+
+
+def test_an_insv_holding_one_lens_says_to_export_the_pair(tmp_path: Path) -> None:
+    """Insta360 ONE X2/RS at 5.7K write the front lens to VID_..._00_nnn.insv and the back lens
+    to VID_..._10_nnn.insv, one square circle each. Each was taken as a side-by-side pair and
+    ingested as a garbled equirect without a word (issue 17, newuser2)."""
+    lens = [np.zeros((128, 128, 3), np.uint8)] * 4
+    video = write_equirect_video(tmp_path / "VID_20240501_100000_00_657.insv", lens, 2.0)
+    with pytest.raises(VideoError) as caught:
+        probe_video(video)
+    assert str(caught.value) == (
+        f"video {video} is 128x128, one lens's picture: Insta360 cameras write 5.7K video as "
+        "two files, VID_..._00_... (front lens) and VID_..._10_... (back lens), which ingest "
+        "does not stitch; export the pair as equirectangular .mp4 (Insta360 Studio) and "
+        "ingest that"
+    )

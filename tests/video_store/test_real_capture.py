@@ -17,6 +17,7 @@ from city360.video_store.inputs import sort_inputs
 from tests.fixtures.videos import (
     CREATION,
     ORIGIN,
+    SyntheticWalk,
     _far_scene,
     make_walk,
     render_frame,
@@ -233,3 +234,190 @@ def test_a_video_without_creation_time_on_a_longer_track_is_warned_about(
         "or --offset auto"
     )
     assert messages == ([expected] if warned else [])
+
+
+def _audio_memo(path: Path) -> Path:
+    """An .mp4 holding only AAC audio, as a phone's voice memo or a camera's sound clip."""
+    import av
+
+    with av.open(str(path), "w", format="mp4") as container:
+        stream = container.add_stream("aac", rate=44100)
+        for index in range(10):
+            frame = av.AudioFrame.from_ndarray(
+                np.zeros((1, 1024), np.float32), format="fltp", layout="mono"
+            )
+            frame.sample_rate, frame.pts = 44100, index * 1024
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    return path
+
+
+def test_an_unreadable_input_among_good_ones_leaves_the_rest_to_ingest(
+    synthetic_walk: SyntheticWalk, tmp_path: Path
+) -> None:
+    """Into a new city, one input whose track could not be read (an audio memo in the capture
+    folder, a broken GPX) refused the whole batch before any video was ingested: the city's
+    CRS is centred on every track first, and the first error ended it (issue 17, newuser2).
+    Into a city that exists, the same batch ingested the good video and named the bad ones."""
+    from city360.video_store.cli import run_ingest
+
+    memo = _audio_memo(tmp_path / "memo.mp4")
+    broken = tmp_path / "walk2.gpx"
+    broken.write_text("<gpx><trk><trkseg></trkseg></trk></gpx>", encoding="utf-8")
+    pairs = [(synthetic_walk.video, synthetic_walk.gpx), (memo, None), (memo, broken)]
+    results, failures = run_ingest(
+        pairs, tmp_path / "city", IngestOptions(max_width=256), workers=1
+    )
+    assert [r.trajectory_id for r in results] == ["walk"]
+    assert CityDir(tmp_path / "city").trajectory_ids() == ["walk"]
+    assert [(path, type(exc).__name__) for path, exc in failures] == [
+        (memo, "VideoError"),
+        (memo, "GpsError"),
+    ]
+    assert str(failures[0][1]) == f"video {memo} has no video stream; pass a video file"
+    assert str(broken) in str(failures[1][1])
+
+
+def test_a_camera_s_folder_of_folders_is_read_folder_by_folder(tmp_path: Path) -> None:
+    """``city360 ingest DCIM`` (a card's 100GOPRO, 101GOPRO, ...; a day's folders of walks) was
+    refused: "folder DCIM holds no video ... and no photo" (issue 17, newuser2). Each folder
+    below that holds videos or photos is read as if it had been passed; hidden folders and
+    folders without media are skipped; a folder with media of its own keeps its subfolders out.
+    """
+    dcim = tmp_path / "DCIM"
+    for name in (
+        "100GOPRO/GS010001.360", "100GOPRO/GS010001.gpx", "101GOPRO/GS_0001.JPG",
+        "101GOPRO/GS_0002.JPG", "101GOPRO/day/later.mp4", ".Trashes/old.mp4",
+        "MISC/version.txt", "Camera01/VID_1.insv",
+    ):  # fmt: skip
+        (dcim / name).parent.mkdir(parents=True, exist_ok=True)
+        (dcim / name).write_bytes(b"x")
+    inputs = sort_inputs([dcim])
+    assert inputs.videos == [dcim / "100GOPRO" / "GS010001.360", dcim / "Camera01" / "VID_1.insv"]
+    assert inputs.tracks == [dcim / "100GOPRO" / "GS010001.gpx"]
+    assert [(s.name, len(s.photos)) for s in inputs.sequences] == [("101GOPRO", 2)]
+    empty = tmp_path / "empty"
+    (empty / "MISC").mkdir(parents=True)
+    with pytest.raises(ConfigError, match="nor does any folder inside it"):
+        sort_inputs([empty])
+
+
+def test_names_that_make_one_trajectory_id_are_refused_before_ingest(tmp_path: Path) -> None:
+    """``新宿.mp4`` and ``渋谷.mp4`` (and a photo folder ``練馬``) all make the id
+    ``trajectory``: the first was ingested, the second refused as "already exists", or with
+    --overwrite it replaced the first without a word (issue 17, newuser2)."""
+    from city360.video_store.cli import check_trajectory_ids
+    from city360.video_store.inputs import PhotoSequence
+
+    shinjuku, shibuya = tmp_path / "新宿.mp4", tmp_path / "渋谷.mp4"
+    with pytest.raises(ConfigError) as caught:
+        check_trajectory_ids([shinjuku, shibuya])
+    assert str(caught.value) == (
+        f"{shinjuku} and {shibuya} both make the trajectory id 'trajectory' (an id keeps a "
+        "name's ASCII letters, digits, '.', '_' and '-'); rename one in Latin letters or "
+        "digits, e.g. walk_01"
+    )
+    nerima = PhotoSequence("練馬", (tmp_path / "練馬" / "a.jpg", tmp_path / "練馬" / "b.jpg"))
+    with pytest.raises(ConfigError, match="both make the trajectory id 'trajectory'"):
+        check_trajectory_ids([shinjuku], [nerima])
+    check_trajectory_ids([tmp_path / "新宿 1.mp4", tmp_path / "walk 2.MP4"], [nerima])
+
+
+def test_ingest_names_the_clash_and_writes_nothing(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from city360.cli import app
+
+    for name in ("新宿.mp4", "新宿.gpx", "渋谷.mp4", "渋谷.gpx"):
+        (tmp_path / name).write_bytes(b"x")
+    city = tmp_path / "city"
+    result = CliRunner().invoke(app, ["ingest", str(tmp_path), "--out", str(city), "--overwrite"])
+    assert isinstance(result.exception, ConfigError)
+    assert "both make the trajectory id 'trajectory'" in str(result.exception)
+    assert not city.exists()
+
+
+def test_a_camera_s_low_resolution_previews_are_left_out(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A GoPro card folder holds GS010135.LRV beside GS010135.360: the folder was refused,
+    "several videos share the name 'GS010135'"; Insta360's LRV_*.insv beside VID_*.insv would
+    have been the walk again as a blurrier trajectory (issue 17, newuser2). Previews are left
+    out when full videos are there; a folder of previews only keeps them."""
+    card = tmp_path / "100GOPRO"
+    card.mkdir()
+    names = ("GS010135.360", "GS010135.LRV", "GS010135.THM", "VID_20240501_100000_00_001.insv",
+             "LRV_20240501_100000_11_001.insv")  # fmt: skip
+    for name in names:
+        (card / name).write_bytes(b"x")
+    with caplog.at_level("WARNING", logger="city360.video_store.inputs"):
+        inputs = sort_inputs([card])
+    assert [p.name for p in inputs.videos] == ["GS010135.360", "VID_20240501_100000_00_001.insv"]
+    assert caplog.messages == [
+        f"{card}: 2 low-resolution preview(s) beside the videos left out (the first GS010135.LRV)"
+    ]
+    previews = tmp_path / "proxies"
+    previews.mkdir()
+    (previews / "GS010135.LRV").write_bytes(b"x")
+    assert [p.name for p in sort_inputs([previews]).videos] == ["GS010135.LRV"]
+    caplog.clear()  # `ingest 100GOPRO/*`: the shell passes the previews and thumbnails too
+    with caplog.at_level("WARNING", logger="city360.video_store.inputs"):
+        inputs = sort_inputs(sorted(p for p in card.iterdir() if p.suffix != ".insv"))
+    assert inputs.videos == [card / "GS010135.360"]
+    assert caplog.messages == [
+        f"{card / 'GS010135.THM'}: a camera's thumbnail, left out",
+        "1 low-resolution preview(s) among the videos left out (the first "
+        f"{card / 'GS010135.LRV'})",
+    ]
+
+
+def test_insta360_photos_say_to_export_them(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Insta360 .insp photos (two unstitched lenses in a JPEG) passed as files went to the
+    video decoder: "has no embedded GPS (GoPro GPMF or CAMM)"; a folder of them was "holds no
+    video ... and no photo" (issue 17, newuser2). Both now say what they are and what to
+    export; beside videos they are left out with that warning."""
+    camera = tmp_path / "DCIM" / "Camera01"
+    camera.mkdir(parents=True)
+    photo = camera / "IMG_20240501_100001_00_001.insp"
+    photo.write_bytes(b"x")
+    message = (
+        f"{photo} is an Insta360 photo (.insp: the two lenses, not stitched), which ingest "
+        "does not read; export the photos as equirectangular JPEG (Insta360 Studio) and ingest "
+        "those"
+    )
+    for given in ([photo], [tmp_path / "DCIM"]):
+        with pytest.raises(ConfigError) as caught:
+            sort_inputs(given)
+        assert str(caught.value) == message
+    video = camera / "VID_20240501_100000_00_001.insv"
+    video.write_bytes(b"x")
+    with caplog.at_level("WARNING", logger="city360.video_store.inputs"):
+        assert sort_inputs([photo, video]).videos == [video]
+    assert caplog.messages == [f"1 Insta360 photo(s) left out: {message}"]
+    assert sort_inputs([camera]).videos == [video]
+
+
+def test_two_photo_folders_of_one_name_are_named(tmp_path: Path) -> None:
+    """Two cards' ``DCIM/Camera01`` photo folders: "several photo sequences are named
+    'cardA'"... the message named the first sequence, not the clash, and told to put each walk
+    in its own folder, which they were (issue 17, newuser2)."""
+    for card in ("cardA", "cardB"):
+        folder = tmp_path / card / "DCIM" / "Camera01"
+        folder.mkdir(parents=True)
+        for name in ("a.jpg", "b.jpg"):
+            (folder / name).write_bytes(b"x")
+    other = tmp_path / "street"
+    other.mkdir()
+    for name in ("a.jpg", "b.jpg"):
+        (other / name).write_bytes(b"x")
+    with pytest.raises(ConfigError) as caught:
+        sort_inputs([other, tmp_path / "cardA", tmp_path / "cardB"])
+    assert str(caught.value) == (
+        f"photo folders {tmp_path / 'cardA' / 'DCIM' / 'Camera01'} and "
+        f"{tmp_path / 'cardB' / 'DCIM' / 'Camera01'} are both named 'Camera01' (a photo walk is "
+        "named by its folder); rename one of them"
+    )

@@ -64,7 +64,7 @@ def read_track(path: str | os.PathLike[str], *, creation_time_utc: float | None 
     ``creation_time_utc`` (POSIX seconds, the video's creation time) times CAMM tracks with
     untimed (type 5) records and dates NMEA logs without a date (GGA only).
     """
-    from city360.video_store.gps.csv import read_csv_track
+    from city360.video_store.gps.csv import has_track_header, read_csv_track
     from city360.video_store.gps.exif import read_exif_track
     from city360.video_store.gps.gpx import read_gpx
     from city360.video_store.gps.nmea import is_nmea_text, read_nmea
@@ -79,8 +79,13 @@ def read_track(path: str | os.PathLike[str], *, creation_time_utc: float | None 
     if suffix == ".nmea":
         return read_nmea(source, creation_time_utc=creation_time_utc)
     if suffix in (".csv", ".txt", ".log"):
-        head = source.read_bytes()[:4096].decode("ascii", errors="replace")
-        if is_nmea_text(head):
+        with source.open("rb") as stream:  # a phone's GnssLogger file opens with 4 KB of notes
+            head = stream.read(65536).decode("ascii", errors="replace")
+        if is_nmea_text(head, after_prefix=False) or (
+            # sentences behind a logger's prefix (GnssLogger's `NMEA,$GPRMC,...`), but not a
+            # CSV track that carries raw sentences in a column: that stays the CSV it was
+            suffix != ".csv" and is_nmea_text(head) and not has_track_header(head)
+        ):
             return read_nmea(source, creation_time_utc=creation_time_utc)
         if suffix == ".log":  # a logger's raw NMEA, or some other program's log
             msg = (

@@ -4,9 +4,16 @@ Cells are separated by ``,``, or by ``;`` or tabs when the header has no comma (
 in a comma-decimal locale saves ``time;lat;lon`` with ``60,1699`` degrees: with ``;`` or tabs
 between cells a decimal comma is read as a point).
 
-``time`` is ISO 8601 (``2024-05-01T10:00:00Z``; without a zone it is taken as UTC) or POSIX
-seconds. Column names are matched case-insensitively; ``latitude``/``longitude``/``elevation``
-/``timestamp`` are accepted too.
+``time`` is ISO 8601 (``2024-05-01T10:00:00Z``; without a zone it is taken as UTC; the date
+may be written ``2024/05/01``) or POSIX seconds. Column names are matched case-insensitively;
+``latitude``/``longitude``/``elevation``/``timestamp`` are accepted too. A unit written after a
+name, as loggers and spreadsheets label their columns (``Latitude (deg)``, ``Time [UTC]``,
+``timestamp(ms)``), is not part of the name; a time column whose unit is milliseconds
+(``(ms)``, ``[ms]``, or a name ending ``_ms``) holds POSIX milliseconds. A ``date`` column
+beside a ``time`` column that holds only the time of day (``2024-05-01`` and ``10:00:00``, as
+many loggers split them) is joined to it. Lines starting with ``#`` (an exporter's notes) are
+blank lines; a first line ``sep=;`` (Excel's) names the separator; a row that repeats the
+header (logs joined with ``cat``) is skipped.
 
 Quality columns, read when present (the names of GPSLogger for Android, which writes
 ``time,lat,lon,elevation,accuracy,bearing,speed,satellites,provider,hdop,vdop,pdop,...``):
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -29,7 +37,7 @@ from city360.errors import GpsError
 from city360.video_store.gps.quality import FIX_NAMES, FIX_UNKNOWN, FixQuality
 from city360.video_store.gps.track import GpsTrack
 
-__all__ = ["read_csv_track"]
+__all__ = ["has_track_header", "read_csv_track"]
 
 _ALIASES = {
     "time": ("time", "timestamp", "t", "datetime", "utc"),
@@ -54,13 +62,33 @@ _MAX_POSIX_S = 95_617_584_000.0
 milliseconds give 1.7e12)."""
 
 
-def _parse_time(value: str, *, path: Path, line_no: int) -> float:
+_UNIT = re.compile(r"^(.*?)\s*[\(\[]\s*([^\)\]]*?)\s*[\)\]]$")
+_SEP_HINT = re.compile(r"\s*sep=(.)\s*", re.IGNORECASE)
+_TIME_OF_DAY = re.compile(r"^\s*\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?Z?\s*$")
+_SLASH_DATE = re.compile(r"^(\d{4})/(\d{1,2})/(\d{1,2})")
+
+
+def _name_and_unit(cell: str) -> tuple[str, str]:
+    """A header cell's column name and unit, lower case: ``Latitude (deg)`` -> ("latitude",
+    "deg"), ``time_ms`` -> ("time", "ms"), ``lat`` -> ("lat", "")."""
+    name = cell.strip().lower()
+    match = _UNIT.match(name)
+    if match is not None and match.group(1):
+        return match.group(1), match.group(2)
+    if name.endswith("_ms") and len(name) > 3:
+        return name[:-3], "ms"
+    return name, ""
+
+
+def _parse_time(value: str, *, path: Path, line_no: int, unit: str = "") -> float:
     value = value.strip()
     try:
         seconds = float(value)
     except ValueError:
         pass
     else:
+        if unit == "ms":
+            return seconds / 1000.0
         if abs(seconds) >= _MAX_POSIX_S:
             msg = (
                 f"CSV {path} line {line_no}: column `time` is {value}, as POSIX seconds past "
@@ -69,6 +97,10 @@ def _parse_time(value: str, *, path: Path, line_no: int) -> float:
             )
             raise GpsError(msg)
         return seconds
+    dated = _SLASH_DATE.match(value)
+    if dated is not None:  # 2024/05/01 10:00:00, as spreadsheets and Windows apps write it
+        year, month, day = dated.groups()
+        value = f"{year}-{int(month):02d}-{int(day):02d}{value[dated.end() :]}"
     stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
     if stamp.tzinfo is None:
         stamp = stamp.replace(tzinfo=UTC)
@@ -126,6 +158,18 @@ def _quality_cell(value: str, *, path: Path, line_no: int, column: str) -> float
     return number
 
 
+def has_track_header(text: str) -> bool:
+    """True when the first line of ``text`` that is not blank or a ``#`` note is a header
+    naming time, lat and lon columns (a CSV track, whatever else its rows carry)."""
+    first = next(
+        (line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")),
+        "",
+    )
+    cells = next(csv.reader([first], delimiter=_separator(first)), [])
+    names = [_name_and_unit(cell)[0] for cell in cells]
+    return all(key in _find_columns(names, _ALIASES) for key in ("time", "lat", "lon"))
+
+
 def read_csv_track(path: Path) -> GpsTrack:
     """Read a CSV track. Empty cells and ``nan`` become NaN (rejected later as fix-less)."""
     try:
@@ -133,8 +177,14 @@ def read_csv_track(path: Path) -> GpsTrack:
     except UnicodeDecodeError:
         msg = f"CSV {path} is not UTF-8 text; is it really a CSV track?"
         raise GpsError(msg) from None
-    lines = text.splitlines()
-    separator = _separator(next((line for line in lines if line.strip()), ""))
+    # "#" lines are an exporter's notes; they count as blank lines
+    lines = ["" if line.lstrip().startswith("#") else line for line in text.splitlines()]
+    first = next((k for k, line in enumerate(lines) if line.strip()), None)
+    hint = _SEP_HINT.fullmatch(lines[first]) if first is not None else None
+    if hint is not None and first is not None:  # Excel's "sep=;" line names the separator
+        separator, lines[first] = hint.group(1), ""
+    else:
+        separator = _separator(lines[first] if first is not None else "")
     rows = [
         row for row in csv.reader(lines, delimiter=separator) if any(cell.strip() for cell in row)
     ]
@@ -144,9 +194,12 @@ def read_csv_track(path: Path) -> GpsTrack:
     if not rows:
         msg = f"CSV {path} is empty; it needs a header 'time,lat,lon[,alt]' and rows"
         raise GpsError(msg)
+    names, units = zip(*(_name_and_unit(cell) for cell in rows[0]), strict=True)
     header = [cell.strip().lower() for cell in rows[0]]
-    columns = _find_columns(header, _ALIASES)
-    quality_columns = _find_columns(header, _QUALITY_ALIASES)
+    columns = _find_columns(list(names), _ALIASES)
+    date_column = names.index("date") if "date" in names and "time" in columns else None
+    time_unit = units[columns["time"]] if "time" in columns else ""
+    quality_columns = _find_columns(list(names), _QUALITY_ALIASES)
     missing = [k for k in ("time", "lat", "lon") if k not in columns]
     if missing:
         msg = (
@@ -160,8 +213,13 @@ def read_csv_track(path: Path) -> GpsTrack:
     t, lat, lon, alt = [], [], [], []
     quality: dict[str, list[float]] = {key: [] for key in quality_columns}
     for line_no, row in enumerate(rows[1:], start=2):
+        if [cell.strip().lower() for cell in row] == header:
+            continue  # the header again: logs of several days joined by `cat`
         try:
-            t.append(_parse_time(row[columns["time"]], path=path, line_no=line_no))
+            stamp = row[columns["time"]]
+            if date_column is not None and _TIME_OF_DAY.match(stamp):
+                stamp = f"{row[date_column].strip()}T{stamp.strip()}"  # date, time of day
+            t.append(_parse_time(stamp, path=path, line_no=line_no, unit=time_unit))
             lat.append(_parse_float(row[columns["lat"]]))
             lon.append(_parse_float(row[columns["lon"]]))
             alt.append(_parse_float(row[columns["alt"]]) if "alt" in columns else math.nan)

@@ -1,4 +1,10 @@
-"""NMEA 0183 logs (``.nmea``, or ``.txt`` starting with ``$``): GGA, RMC, GSA, ZDA sentences.
+"""NMEA 0183 logs (``.nmea``, or a ``.txt``/``.log`` holding ``$`` sentences): GGA, RMC, GSA,
+ZDA sentences.
+
+A sentence is read wherever it stands in its line: loggers put things before and after it
+(Android's GnssLogger and GPSTest write ``NMEA,$GPGGA,...*hh,1714557600000`` among their
+``Raw`` and ``Fix`` rows; others a time stamp and a space or ``;``), and a serial capture of
+a u-blox receiver mixes binary UBX messages into the text.
 
 A receiver speaks once per epoch (one fix time) in several sentences, any talker (GP, GN, GL,
 GA, BD): RMC gives the date, time, position and status (A valid, V void); GGA the time,
@@ -49,12 +55,21 @@ not positions and read as none."""
 _MIN_FIELDS = {"GGA": 10, "RMC": 10, "GSA": 18, "ZDA": 5}
 
 
-_SENTENCE = re.compile(r"^\$[A-Z]{2}(GGA|RMC|GSA|GSV|VTG|GLL|ZDA|TXT),")
+_SENTENCE = re.compile(r"\$[A-Z]{2}(GGA|RMC|GSA|GSV|VTG|GLL|ZDA|TXT),")
+_IN_LINE = re.compile(r"\$[A-Z]{2}[A-Z]{3},[^$*\r\n]*(?:\*[0-9A-Fa-f]{0,2})?")
+"""A sentence within a line: ``$``, talker and type, fields up to the checksum (``$`` is
+reserved in NMEA, so a second one starts another sentence); a cut checksum is kept so that it
+fails, as a whole line did."""
 
 
-def is_nmea_text(text: str) -> bool:
-    """True when one of the first five non-empty lines of ``text`` is an NMEA sentence (the
-    very first is often cut short: the logger started mid-sentence)."""
+def is_nmea_text(text: str, *, after_prefix: bool = True) -> bool:
+    """True when a line of ``text`` (the head of a file) holds an NMEA sentence: at its start
+    or, with ``after_prefix``, after a logger's prefix (the module docstring). Without it only
+    the first five non-empty lines are looked at, and only at their start (the very first is
+    often cut short: the logger started mid-sentence), as for every file before sentences
+    behind a prefix were read."""
+    if after_prefix:
+        return any(_SENTENCE.search(line) for line in text.splitlines())
     lines = [line.strip() for line in text.splitlines() if line.strip()][:5]
     return any(_SENTENCE.match(line) for line in lines)
 
@@ -139,9 +154,10 @@ class _Reader:
         return number
 
     def line(self, raw: str, line_no: int) -> None:
-        sentence = raw.strip()
-        if not sentence.startswith("$"):
-            return
+        for match in _IN_LINE.finditer(raw):
+            self._sentence(match.group(0).strip(), line_no)
+
+    def _sentence(self, sentence: str, line_no: int) -> None:
         if not _checksum_ok(sentence):
             self.skipped += 1
             return

@@ -76,6 +76,12 @@ class GpsTrack:
         )
 
 
+def _null_island(track: GpsTrack) -> npt.NDArray[np.bool_]:
+    """Points at exactly lat 0, lon 0: what loggers, cameras and phones write before their
+    first fix (or when they lose it), in the sea off West Africa; never a place filmed."""
+    return np.asarray((track.lat == 0.0) & (track.lon == 0.0), bool)
+
+
 def _why_unusable(
     track: GpsTrack, finite: npt.NDArray[np.bool_], in_range: npt.NDArray[np.bool_]
 ) -> str:
@@ -93,7 +99,13 @@ def _why_unusable(
             f"{int(out.sum())} with lat/lon out of range, the first point {first + 1}: "
             f"lat {track.lat[first]}, lon {track.lon[first]}"
         )
-    no_fix = int((finite & in_range & ~track.has_fix).sum())
+    null = _null_island(track) & finite
+    if null.any():
+        reasons.append(
+            f"{int(null.sum())} at lat 0, lon 0, a receiver's stand-in for no fix (the first "
+            f"point {int(np.argmax(null)) + 1})"
+        )
+    no_fix = int((finite & in_range & ~null & ~track.has_fix).sum())
     if no_fix:
         reasons.append(
             "none has a GPS fix" if no_fix == len(track) else f"{no_fix} without a GPS fix"
@@ -104,7 +116,9 @@ def _why_unusable(
 def validate_track(track: GpsTrack) -> GpsTrack:
     """Reject tracks that cannot give a trajectory; return the usable fixes, sorted by time.
 
-    Usable: has a fix (a fix type of none is none), finite time/lat/lon, lat/lon in range.
+    Usable: has a fix (a fix type of none is none), finite time/lat/lon, lat/lon in range
+    and not exactly 0, 0 (a receiver's stand-in for no fix: three such points at a log's start
+    put a Tokyo walk's city centre in the Mediterranean and refused it as 3478 km away).
     The quality columns follow the fixes kept. At least two usable fixes at distinct times
     and places are needed to know where the camera went.
     """
@@ -114,7 +128,7 @@ def validate_track(track: GpsTrack) -> GpsTrack:
         raise GpsError(msg)
     finite = np.isfinite(track.t_s) & np.isfinite(track.lat) & np.isfinite(track.lon)
     in_range = (np.abs(track.lat) <= 90) & (np.abs(track.lon) <= 180)
-    usable = track.has_fix & finite & in_range
+    usable = track.has_fix & finite & in_range & ~_null_island(track)
     n_usable = int(usable.sum())
     if n_usable == 0:
         why = _why_unusable(track, finite, in_range)
