@@ -512,3 +512,49 @@ def test_photos_after_their_track_ends_are_left_out(
     )
     with pytest.raises(GpsError, match=r"\(29 of 30 photos\)"):
         ingest_photos("other", photos, early, tmp_path / "city", projection=projection)
+
+
+def test_a_split_part_does_not_take_another_walk_s_id(tmp_path: Path) -> None:
+    """``gappy`` split at a gap makes ``gappy_2``, the id of a folder named ``gappy_2``. Ingested
+    into a city that held it, ``--overwrite`` replaced the other walk without a word (and
+    without it, "already exists; pass --overwrite"); the other way round, ``gappy_2`` replaced
+    part 2 of ``gappy`` (issue 17, newuser3)."""
+    from city360.errors import OutputError
+
+    gappy, _, _ = photo_walk(tmp_path / "gappy", count=20, gap_after=9)
+    other, _, _ = photo_walk(tmp_path / "gappy_2", count=10)
+    projection = LocalProjection(*ORIGIN)
+    replace = IngestOptions(overwrite=True, pyramid=False)
+    first = tmp_path / "first"
+    ingest_photos("gappy_2", other, None, first, projection=projection)
+    for options in (IngestOptions(pyramid=False), replace):
+        with pytest.raises(OutputError, match="holds gappy_2, and part 2 of ") as raised:
+            ingest_photos("gappy", gappy, None, first, projection=projection, options=options)
+        assert "rename one of the two" in str(raised.value)
+    assert CityDir(first).read_trajectory_meta("gappy_2").source_video == str(other[0].parent)
+    second = tmp_path / "second"
+    ingest_photos("gappy", gappy, None, second, projection=projection)
+    with pytest.raises(OutputError, match="holds part 2 of gappy, and "):
+        ingest_photos("gappy_2", other, None, second, projection=projection, options=replace)
+    assert CityDir(second).read_trajectory_meta("gappy_2").part == 2
+    # a re-ingest of the split walk itself still replaces its own parts
+    again = ingest_photos("gappy", gappy, None, second, projection=projection, options=replace)
+    assert [r.trajectory_id for r in again] == ["gappy", "gappy_2"]
+
+
+def test_a_split_part_does_not_take_the_id_of_another_input(tmp_path: Path) -> None:
+    """``city360 ingest gappy gappy_2``: part 2 of ``gappy`` and the folder ``gappy_2`` make one
+    id; the second written was refused "already exists" (in parallel, whichever came second).
+    Now the split walk is refused, naming the other input, and ``gappy_2`` ingests."""
+    photo_walk(tmp_path / "gappy", count=20, gap_after=9)
+    photo_walk(tmp_path / "gappy_2", count=10)
+    city = tmp_path / "city"
+    result = CliRunner().invoke(
+        app, ["ingest", str(tmp_path / "gappy"), str(tmp_path / "gappy_2"), "--out", str(city)]
+    )
+    assert result.exit_code == 1, result.output
+    flat = " ".join(result.output.split())
+    assert "part 2 of " in flat
+    assert "would be trajectory 'gappy_2', the id of gappy_2 in this batch" in flat
+    assert CityDir(city).trajectory_ids() == ["gappy_2"]
+    assert CityDir(city).read_trajectory_meta("gappy_2").part is None
