@@ -168,6 +168,9 @@ class SmoothTrack:
     meas_sigma_m: FloatArray | None = None
     """Per-fix measurement sigma of the fixes above, metres (one per axis), from their
     reported quality; None when the track reports none or quality is not used."""
+    unusable: int = 0
+    """Points of the file without a usable position, left out before cleaning (no fix, at
+    lat 0, lon 0, out of range, a time repeated): not among ``dropped``."""
 
     def in_break(self, t_s: npt.ArrayLike) -> npt.NDArray[np.bool_]:
         """Mask of GPS times strictly inside one of :attr:`breaks_s`."""
@@ -507,6 +510,7 @@ def clean_track(
         speed,
         heading,
         dropped=dropped,
+        unusable=len(track) - len(usable),
         meas_t_s=t_meas,
         meas_x_m=x,
         meas_y_m=y,

@@ -392,7 +392,9 @@ def describe_result(r: IngestResult) -> str:
     line = (
         f"{r.trajectory_id}: {r.frame_count} frames {r.width}x{r.height}, "
         f"{r.length_m:.0f} m, clock offset {r.offset_s:+.2f} s ({r.sync_method}{score}), "
-        f"{r.dropped_fixes} GPS fixes dropped, {ratio:.1f}x real time"
+        f"{r.dropped_fixes} GPS fixes dropped"
+        + (f" and {r.unusable_fixes} points without a fix left out" if r.unusable_fixes else "")
+        + f", {ratio:.1f}x real time"
     )
     line += f"; source layout {r.layout}" + (
         ", stored as equirect" if r.layout != "equirect" else ""

@@ -176,6 +176,9 @@ class IngestResult:
     reckoning outside the GPS span (:mod:`.reckon`)."""
     uncovered: tuple[EdgeReckoning, ...] = ()
     """The video's ends without GPS (at least ``ReckonParams.min_s``) and what was done."""
+    unusable_fixes: int = 0
+    """Points of the GPS file without a usable position (no fix, at lat 0, lon 0, out of
+    range, a time repeated), left out before cleaning; not counted in ``dropped_fixes``."""
 
     def all_parts(self) -> tuple[IngestResult, ...]:
         """This result and its :attr:`split_parts`: one per trajectory written."""
@@ -447,6 +450,7 @@ def ingest_video(
                         sync_method=sync.method,
                         sync_score=sync.score,
                         dropped_fixes=smooth.dropped,
+                        unusable_fixes=smooth.unusable,
                         visual_heading=heading.visual,
                         video_duration_s=info.duration_s,
                         elapsed_s=0.0,

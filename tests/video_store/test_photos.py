@@ -464,10 +464,14 @@ def test_untagged_photos_name_the_track_beside_them(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
 
 
-def test_a_photo_at_0_0_has_no_position(tmp_path: Path) -> None:
+def test_a_photo_at_0_0_has_no_position(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """A camera without a fix writes GPSLatitude 0/1 0/1 0/1 and GPSLongitude the same; three
     such among a walk's photos refused it as "3612 km from the centre of the city" (issue 17,
-    newuser2). Such a photo has no position: left out like an untagged one."""
+    newuser2). Such a photo has no position: left out like an untagged one, and named for
+    its 0, 0, not as "has no EXIF GPS position" (newuser3)."""
+    from city360.errors import GpsError
+    from city360.video_store.gps.exif import read_exif_fix
+
     photos, _x, _y = photo_walk(tmp_path / "street")
     zero = {1: "N", 2: (0.0, 0.0, 0.0), 3: "E", 4: (0.0, 0.0, 0.0)}
     from PIL import Image
@@ -478,10 +482,18 @@ def test_a_photo_at_0_0_has_no_position(tmp_path: Path) -> None:
             pixels = np.asarray(image)
         exif[0x8825] = {**exif.get_ifd(0x8825), **zero}
         Image.fromarray(pixels).save(photos[k], exif=exif.tobytes())
-    results = ingest_photos(
-        "street", photos, None, tmp_path / "city", projection=LocalProjection(*ORIGIN)
-    )
+    with caplog.at_level("WARNING", logger="city360.video_store.gps.exif"):
+        results = ingest_photos(
+            "street", photos, None, tmp_path / "city", projection=LocalProjection(*ORIGIN)
+        )
     assert [r.frame_count for r in results] == [27]
+    assert caplog.messages == [
+        f"3 of 30 photos left out; the first: photo {photos[3]} has the EXIF GPS position "
+        "lat 0, lon 0, a camera's stand-in for no fix; geotag it or pass --gps with a track"
+    ]
+    with pytest.raises(GpsError, match="has the EXIF GPS position lat 0, lon 0"):
+        read_exif_fix(photos[3])
+    assert not np.isnan(read_exif_fix(photos[3], require_position=False)[0])
 
 
 def test_photos_after_their_track_ends_are_left_out(
