@@ -178,7 +178,7 @@ class IngestResult:
     """The video's ends without GPS (at least ``ReckonParams.min_s``) and what was done."""
     unusable_fixes: int = 0
     """Points of the GPS file without a usable position (no fix, at lat 0, lon 0, out of
-    range, a time repeated), left out before cleaning; not counted in ``dropped_fixes``."""
+    range), left out before cleaning; not counted in ``dropped_fixes``."""
 
     def all_parts(self) -> tuple[IngestResult, ...]:
         """This result and its :attr:`split_parts`: one per trajectory written."""
