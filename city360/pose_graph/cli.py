@@ -77,6 +77,15 @@ def build_command(
     stats = CityDir(city_dir).read_manifest().stats.get("pose_graph", {})
     console.print(f"wrote {CityDir(city_dir).graph_path}: {pose_graph}")
     _print_stats(stats)
+    kept = CityDir(city_dir).osm_extract_path
+    if osm is None and kept.is_file():  # a rebuild after adding a walk dropped OSM unsaid
+        console.print(
+            f"[yellow]note:[/] built without OSM; the city keeps the crop of an earlier "
+            f"extract: `city360 build {city_dir} --osm {kept}` matches the walks against it",
+            markup=True,
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _refuse_network_without_osm(city_dir: Path, osm_network: str) -> None:

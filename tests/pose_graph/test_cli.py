@@ -183,7 +183,13 @@ def test_osm_network_without_osm_is_refused(
     osm = str(walk_templates["osm"])
     built = runner.invoke(app, ["build", str(city), "--osm", osm, "--pose-only"])
     assert built.exit_code == 0, built.output
+    kept = city / "map" / "extract.osm"
     again = runner.invoke(app, ["build", str(city), "--osm-network", "all", "--pose-only"])
-    assert str(again.exception).endswith(
-        f"this city keeps its crop of the last one: --osm {city / 'map' / 'extract.osm'}"
-    )
+    assert str(again.exception).endswith(f"this city keeps its crop of the last one: --osm {kept}")
+    # a plain rebuild (after adding a walk) builds without OSM, and now says how to keep it
+    plain = runner.invoke(app, ["build", str(city), "--pose-only"])
+    assert plain.exit_code == 0, plain.output
+    assert (
+        f"note: built without OSM; the city keeps the crop of an earlier extract: "
+        f"`city360 build {city} --osm {kept}` matches the walks against it"
+    ) in " ".join(plain.output.split())
