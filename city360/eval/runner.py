@@ -265,6 +265,21 @@ def _previous_results(run_dir: Path, warnings: list[str]) -> list[EpisodeResult]
     return kept
 
 
+def _check_suite_city(suite: Any, suite_dir: Path, city_dir: Path) -> None:
+    """Refuse a suite made for another city: each of its episodes ended as an agent error
+    ("segment ... is not in the pose graph"), and the run reported 0 for all of them."""
+    from city360.city import CityDir
+
+    name = CityDir(city_dir).read_manifest().name
+    if suite.city != name:
+        msg = (
+            f"suite {suite.name!r} ({suite_dir}) is for city {suite.city!r}, but {city_dir} is "
+            f"{name!r}; pass the suite of this city (`city360 tasks generate {city_dir} --out "
+            "SUITE`) or the city the suite was made for"
+        )
+        raise ConfigError(msg)
+
+
 def run_eval(config: EvalConfig) -> RunOutcome:
     """Run (or resume) the suite; return where the run is and how it went.
 
@@ -308,6 +323,7 @@ def _run_locked(config: EvalConfig, run_id: str, run_dir: Path) -> RunOutcome:
     city_dir = Path(config.city_dir).resolve()
     suite_dir = Path(config.suite_dir).resolve()
     suite = load_suite(suite_dir)
+    _check_suite_city(suite, suite_dir, city_dir)
     tasks = suite.select(config.select) if config.select else list(suite.tasks)
     suite_hash = suite.content_hash()
     metadata_path = run_dir / "run_metadata.json"

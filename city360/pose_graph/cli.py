@@ -48,6 +48,9 @@ def build_command(
     from city360.pose_graph.build import build_city
     from city360.progress import make_progress
 
+    if osm is None and osm_network != "auto":
+        _refuse_network_without_osm(city_dir, osm_network)
+
     steps = 6 if osm is not None else 4
     with make_progress(transient=True) as progress:
         task = progress.add_task("building pose graph", total=steps)
@@ -74,6 +77,34 @@ def build_command(
     stats = CityDir(city_dir).read_manifest().stats.get("pose_graph", {})
     console.print(f"wrote {CityDir(city_dir).graph_path}: {pose_graph}")
     _print_stats(stats)
+    kept = CityDir(city_dir).osm_extract_path
+    if osm is None and kept.is_file():  # a rebuild after adding a walk dropped OSM unsaid
+        console.print(
+            f"[yellow]note:[/] built without OSM; the city keeps the crop of an earlier "
+            f"extract: `city360 build {city_dir} --osm {kept}` matches the walks against it",
+            markup=True,
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def _refuse_network_without_osm(city_dir: Path, osm_network: str) -> None:
+    """``--osm-network`` chooses the OSM ways of ``--osm`` to match; alone it was ignored, and
+    a city built with ``--osm`` was rebuilt without its extract, without a word."""
+    from city360.city import CityDir
+    from city360.errors import ConfigError
+
+    kept = CityDir(city_dir).osm_extract_path
+    where = (
+        f"this city keeps its crop of the last one: --osm {kept}"
+        if kept.is_file()
+        else "the extract of the city's area (.osm, .osm.bz2 or .osm.pbf)"
+    )
+    msg = (
+        f"--osm-network {osm_network} chooses which ways of the OSM extract the walk is "
+        f"matched against, so it needs --osm FILE: pass {where}"
+    )
+    raise ConfigError(msg)
 
 
 def _say_previous_graph_kept(city_dir: Path) -> None:

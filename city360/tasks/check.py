@@ -8,6 +8,8 @@ Every task is checked, and every failure is reported by task id and field, never
   step sizes and branch rules on the graph) reaches the goal within its threshold and the
   task's step limit, counting the final ANSWER; a family whose oracle is another plan
   (``FamilySpec.plan``; Errand: the tour through its waypoints) is proven with that plan;
+  and the start is not within the goal's threshold already (an ANSWER on the spot would
+  score: on a walk of 30 m every map-navigation goal was, with its 20 m threshold);
 - localization: the answer is the grid cell of the start position;
 - object count: the stretch starts at the start pose and, where the city carries the objects
   (a synthetic city's ground truth), the count equals the objects in range of the stretch;
@@ -216,4 +218,16 @@ def _check_navigation(
             )
         ]
     report.oracle_steps[task.id] = int(result.steps or 0)
+    start_x, start_y = graph.position(task.start.segment, task.start.offset_m)
+    apart_m = math.hypot(goal.x_m - start_x, goal.y_m - start_y)
+    if apart_m <= goal.threshold_m:
+        return [
+            CheckIssue(
+                task.id,
+                "truth.goal",
+                f"the start is {apart_m:.1f} m from the goal, within its threshold "
+                f"({goal.threshold_m:g} m): an ANSWER on the spot scores; pick a goal more "
+                f"than {goal.threshold_m:g} m away, or a smaller threshold",
+            )
+        ]
     return []

@@ -51,7 +51,7 @@ from city360.geo import LocalProjection
 from city360.video_store.bursts import BurstParams, burst_mask
 from city360.video_store.end_fixes import end_outliers
 from city360.video_store.gps.quality import QualityNoise, horizontal_sigma_m
-from city360.video_store.gps.track import GpsTrack, validate_track
+from city360.video_store.gps.track import GpsTrack, usable_mask, validate_track
 from city360.video_store.smooth import robust_rts_smooth
 from city360.video_store.stationary import StationaryParams, pin_stationary
 
@@ -168,6 +168,10 @@ class SmoothTrack:
     meas_sigma_m: FloatArray | None = None
     """Per-fix measurement sigma of the fixes above, metres (one per axis), from their
     reported quality; None when the track reports none or quality is not used."""
+    unusable: int = 0
+    """Points of the file without a usable position, left out before cleaning (no fix, at
+    lat 0, lon 0, out of range; a fix repeated at its time is not counted): not among
+    ``dropped``."""
 
     def in_break(self, t_s: npt.ArrayLike) -> npt.NDArray[np.bool_]:
         """Mask of GPS times strictly inside one of :attr:`breaks_s`."""
@@ -507,6 +511,7 @@ def clean_track(
         speed,
         heading,
         dropped=dropped,
+        unusable=int((~usable_mask(track)).sum()),
         meas_t_s=t_meas,
         meas_x_m=x,
         meas_y_m=y,

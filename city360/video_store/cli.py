@@ -13,6 +13,7 @@ this process; ``city.json`` is written once, at the end.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import time
 import warnings
@@ -120,11 +121,14 @@ def _hint_track(sequence: PhotoSequence, gps: Path | None, exc: City360Error) ->
     return GpsError(msg)
 
 
-def check_trajectory_ids(videos: Sequence[Path], sequences: Sequence[PhotoSequence] = ()) -> None:
+def check_trajectory_ids(
+    videos: Sequence[Path], sequences: Sequence[PhotoSequence] = ()
+) -> dict[str, str]:
     """Refuse inputs whose trajectory ids coincide. An id keeps a name's ASCII letters, digits,
     ``.``, ``_`` and ``-``, so names in other scripts collapse (``新宿.mp4`` and ``渋谷.mp4`` are
     both ``trajectory``) and the second was refused as "already exists" after the first was
-    ingested, or, with ``--overwrite``, replaced it."""
+    ingested, or, with ``--overwrite``, replaced it. Return each id with the name of the input
+    that makes it (:attr:`~city360.video_store.ingest.IngestOptions.batch_ids`)."""
     from city360.video_store.ingest import trajectory_id_for
 
     named: dict[str, Path] = {}
@@ -142,6 +146,7 @@ def check_trajectory_ids(videos: Sequence[Path], sequences: Sequence[PhotoSequen
             )
             raise ConfigError(msg)
         named[tid] = source
+    return {tid: source.name for tid, source in named.items()}
 
 
 def pair_sequences(
@@ -387,7 +392,9 @@ def describe_result(r: IngestResult) -> str:
     line = (
         f"{r.trajectory_id}: {r.frame_count} frames {r.width}x{r.height}, "
         f"{r.length_m:.0f} m, clock offset {r.offset_s:+.2f} s ({r.sync_method}{score}), "
-        f"{r.dropped_fixes} GPS fixes dropped, {ratio:.1f}x real time"
+        f"{r.dropped_fixes} GPS fixes dropped"
+        + (f" and {r.unusable_fixes} points without a fix left out" if r.unusable_fixes else "")
+        + f", {ratio:.1f}x real time"
     )
     line += f"; source layout {r.layout}" + (
         ", stored as equirect" if r.layout != "equirect" else ""
@@ -507,18 +514,17 @@ def register(app: typer.Typer) -> None:
             pyramid=pyramid,
             osm=osm,
         )
-        from city360.video_store.inputs import sort_inputs
+        from city360.video_store.inputs import moved_tracks_notice, sort_inputs
 
         inputs = sort_inputs(videos, gps or [])
-        for moved in inputs.moved_tracks:
-            console.print(
-                f"{moved}: a GPS track among the inputs, used as --gps {moved}", highlight=False
-            )
+        if inputs.moved_tracks:
+            console.print(moved_tracks_notice(inputs.moved_tracks), highlight=False, soft_wrap=True)
         sequences, tracks = pair_sequences(
             inputs.sequences, inputs.tracks, only_input=not inputs.videos
         )
         pairs = pair_inputs(inputs.videos, tracks) if inputs.videos or tracks else []
-        check_trajectory_ids([video for video, _ in pairs], [s for s, _ in sequences])
+        batch_ids = check_trajectory_ids([video for video, _ in pairs], [s for s, _ in sequences])
+        options = dataclasses.replace(options, batch_ids=batch_ids)
         if not pairs and not sequences:
             msg = "no video or photo given; pass one or more VIDEO files or a photo folder"
             raise ConfigError(msg)

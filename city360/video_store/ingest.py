@@ -39,7 +39,7 @@ from city360.city import (
     TrajectoryMeta,
     TrajectoryPoses,
 )
-from city360.errors import GpsError, OutputError, VideoError
+from city360.errors import City360Error, GpsError, OutputError, VideoError
 from city360.geo import LocalProjection
 from city360.video_store.clean import CleanParams, SmoothTrack, clean_track
 from city360.video_store.decode import VideoInfo, iter_frames, probe_video
@@ -85,6 +85,7 @@ __all__ = [
     "IngestResult",
     "ProgressCallback",
     "check_in_city",
+    "check_target",
     "city_projection",
     "ingest_video",
     "load_track",
@@ -131,6 +132,10 @@ class IngestOptions:
     the track (:mod:`.map_bridge`); None bridges them with the smoother's curve alone."""
     map_bridge: MapBridgeParams = field(default_factory=MapBridgeParams)
     """When a gap is bridged along the streets (with :attr:`osm`)."""
+    batch_ids: dict[str, str] = field(default_factory=dict)
+    """Trajectory id -> input file name of every input of this ``city360 ingest`` batch: a
+    part of a source split at GPS gaps (``walk_2``) must not take another input's id
+    (``walk_2.mp4``), which the run in another process would write too."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +176,9 @@ class IngestResult:
     reckoning outside the GPS span (:mod:`.reckon`)."""
     uncovered: tuple[EdgeReckoning, ...] = ()
     """The video's ends without GPS (at least ``ReckonParams.min_s``) and what was done."""
+    unusable_fixes: int = 0
+    """Points of the GPS file without a usable position (no fix, at lat 0, lon 0, out of
+    range), left out before cleaning; not counted in ``dropped_fixes``."""
 
     def all_parts(self) -> tuple[IngestResult, ...]:
         """This result and its :attr:`split_parts`: one per trajectory written."""
@@ -267,10 +275,7 @@ def ingest_video(
     gps_path = Path(gps) if gps is not None else None
     city = CityDir(city_dir)
     tid = trajectory_id or trajectory_id_for(video_path)
-    target = city.trajectory_dir(tid)
-    if target.exists() and any(target.iterdir()) and not opts.overwrite:
-        msg = f"trajectory {target} already exists; pass --overwrite to replace it"
-        raise OutputError(msg)
+    target = check_target(city, tid, source=video_path, number=1, options=opts)
 
     info = probe_video(
         video_path, projection=opts.projection, layout=opts.layout, fisheye=opts.fisheye
@@ -389,8 +394,9 @@ def ingest_video(
                 part_tid = part_id(tid, number)
                 folder = tmp
                 if number > 1:
-                    part_target = city.trajectory_dir(part_tid)
-                    _check_free(part_target, overwrite=opts.overwrite)
+                    part_target = check_target(
+                        city, part_tid, source=video_path, number=number, options=opts
+                    )
                     folder = stack.enter_context(atomic_dir(part_target, replace=opts.overwrite))
                 if len(parts) > 1:
                     remux_subset(full, folder / "frames.mp4", list(range(a, b)))
@@ -444,6 +450,7 @@ def ingest_video(
                         sync_method=sync.method,
                         sync_score=sync.score,
                         dropped_fixes=smooth.dropped,
+                        unusable_fixes=smooth.unusable,
                         visual_heading=heading.visual,
                         video_duration_s=info.duration_s,
                         elapsed_s=0.0,
@@ -564,10 +571,46 @@ def _aided_positions(
     return x_m, y_m
 
 
-def _check_free(target: Path, *, overwrite: bool) -> None:
-    if target.exists() and any(target.iterdir()) and not overwrite:
+def check_target(
+    city: CityDir, tid: str, *, source: Path, number: int, options: IngestOptions
+) -> Path:
+    """The folder of trajectory ``tid``, part ``number`` (1-based) of ``source``, checked free.
+
+    A split source's parts are ``<stem>_2``, ``<stem>_3``, ...: the id of another file
+    (``walk.mp4``'s part 2 and ``walk_2.mp4``). Such a clash is refused, ``--overwrite`` or
+    not, since replacing would lose the other walk: against an input of this batch
+    (:attr:`IngestOptions.batch_ids`) and against a trajectory of the city that another
+    source wrote, when either of the two is a split part."""
+    target = city.trajectory_dir(tid)
+    rename = "rename one of the two files (a split source's parts are <stem>_2, <stem>_3, ...)"
+    other_input = options.batch_ids.get(tid)
+    if number > 1 and other_input is not None and other_input != source.name:
+        msg = (
+            f"part {number} of {source} (split at a GPS gap) would be trajectory {tid!r}, "
+            f"the id of {other_input} in this batch; {rename} and ingest {source.name} again"
+        )
+        raise OutputError(msg)
+    if not (target.exists() and any(target.iterdir())):
+        return target
+    meta_path = target / "trajectory.json"
+    if meta_path.is_file():
+        try:
+            meta = city.read_trajectory_meta(tid)
+        except City360Error:
+            meta = None
+        owner = Path(meta.source_video).name if meta is not None else source.name
+        if owner != source.name and (number > 1 or (meta is not None and (meta.part or 1) > 1)):
+            held = f"part {meta.part} of {owner}" if meta is not None and meta.part else owner
+            this = f"part {number} of {source}" if number > 1 else str(source)
+            msg = (
+                f"trajectory {target} holds {held}, and {this} would replace it, "
+                f"--overwrite or not; {rename}"
+            )
+            raise OutputError(msg)
+    if not options.overwrite:
         msg = f"trajectory {target} already exists; pass --overwrite to replace it"
         raise OutputError(msg)
+    return target
 
 
 def _stale_parts(city: CityDir, tid: str, video: Path, *, keep: int) -> list[str]:

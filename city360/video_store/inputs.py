@@ -40,6 +40,7 @@ __all__ = [
     "PHOTO_SUFFIXES",
     "IngestInputs",
     "PhotoSequence",
+    "moved_tracks_notice",
     "sort_inputs",
 ]
 
@@ -72,6 +73,17 @@ class IngestInputs:
     tracks: list[Path] = field(default_factory=list)
     sequences: list[PhotoSequence] = field(default_factory=list)
     moved_tracks: list[Path] = field(default_factory=list)
+
+
+def moved_tracks_notice(moved: Sequence[Path]) -> str:
+    """One line telling the user that the GPS files ``moved`` (non-empty), passed among the
+    inputs (``--gps *.gpx`` expanded by the shell), are used as ``--gps`` tracks. Seven
+    walks' tracks made seven two-line notices, wrapped in the middle of their paths."""
+    if len(moved) == 1:
+        return f"{moved[0]}: a GPS track among the inputs, used as --gps"
+    first, last = moved[0], moved[-1]
+    shown = f"{first} ... {last.name if last.parent == first.parent else last}"
+    return f"{len(moved)} GPS tracks among the inputs, used as --gps: {shown}"
 
 
 def _insp_message(photo: Path) -> str:

@@ -32,7 +32,7 @@ import numpy.typing as npt
 
 from city360._atomic import atomic_dir
 from city360.city import CityDir, TrajectoryMeta, TrajectoryPoses
-from city360.errors import ConfigError, GpsError, OutputError, VideoError
+from city360.errors import ConfigError, GpsError, VideoError
 from city360.geo import LocalProjection
 from city360.video_store.clean import clean_track
 from city360.video_store.decode import EQUIRECT_ASPECT_TOLERANCE
@@ -43,6 +43,7 @@ from city360.video_store.ingest import (
     IngestOptions,
     IngestResult,
     check_in_city,
+    check_target,
     part_id,
     trajectory_id_for,
 )
@@ -252,12 +253,12 @@ def ingest_photos(
     gps_source = str(gps_path) if gps_path is not None else source
     gps_sha = sha if gps_path is None else _sequence_sha256([gps_path])
     results: list[IngestResult] = []
-    for number, (a, b) in enumerate(pieces, start=1):
+    targets = [  # every part checked before any is written
+        check_target(city, part_id(base, number), source=Path(source), number=number, options=opts)
+        for number in range(1, len(pieces) + 1)
+    ]
+    for number, ((a, b), target) in enumerate(zip(pieces, targets, strict=True), start=1):
         tid = part_id(base, number)
-        target = city.trajectory_dir(tid)
-        if target.exists() and any(target.iterdir()) and not opts.overwrite:
-            msg = f"trajectory {target} already exists; pass --overwrite to replace it"
-            raise OutputError(msg)
         px, py, pt = x[a:b], y[a:b], t[a:b]
         with atomic_dir(target, replace=opts.overwrite) as tmp:
             with FrameWriter(tmp / "frames.mp4", out_w, out_h, crf=opts.crf) as writer:

@@ -295,3 +295,26 @@ def test_lmm_agent_runs_through_a_provider_and_keeps_keys_out(
     assert metadata["agent_prompt_hash"]
     images = [r for r in fake_llm_server.generation_requests() if "image" in json.dumps(r.body)]
     assert images, "the view must reach the model"
+
+
+def test_a_suite_of_another_city_is_refused(
+    built_city: Path, built_suite: Path, tmp_path: Path
+) -> None:
+    """``city360 eval pcity --suite real_osm/tasks/main``: every episode of the other city's
+    suite ended as an agent error ("segment ... is not in the pose graph") and the run scored
+    0; the viewer and ``tasks check`` refuse such a suite (issue 17, newuser3)."""
+    import shutil
+
+    suite_dir = tmp_path / "other"
+    shutil.copytree(built_suite, suite_dir)
+    raw = json.loads((suite_dir / "suite.json").read_text(encoding="utf-8"))
+    raw["city"] = "elsewhere"
+    (suite_dir / "suite.json").write_text(json.dumps(raw), encoding="utf-8")
+    out = tmp_path / "runs"
+    with pytest.raises(ConfigError) as raised:
+        run_eval(_config(built_city, suite_dir, out, "random", run_id="other"))
+    assert str(raised.value).startswith(
+        f"suite {raw['name']!r} ({suite_dir.resolve()}) is for city 'elsewhere', but "
+        f"{built_city.resolve()} is "
+    )
+    assert not (out / "other").exists()

@@ -164,3 +164,32 @@ def test_score_names_the_built_stubs_it_read_as_a_true_stub(
     assert text.exit_code == 0, text.output
     assert f"read as a true stub under 8 m: {stub}" in text.output.splitlines()
     assert json.loads(as_json.stdout)["contracted_stubs"] == [stub]
+
+
+def test_osm_network_without_osm_is_refused(
+    walk_city: Callable[[str], Path], walk_templates: dict[str, Path]
+) -> None:
+    """``build CITY --osm-network walk`` without ``--osm`` built without any OSM, without a
+    word: a city built with ``--osm`` lost its matching on the rebuild (issue 17, newuser3)."""
+    city = walk_city("one")
+    runner = CliRunner()
+    alone = runner.invoke(app, ["build", str(city), "--osm-network", "walk", "--pose-only"])
+    assert alone.exit_code != 0
+    assert str(alone.exception) == (
+        "--osm-network walk chooses which ways of the OSM extract the walk is matched against, "
+        "so it needs --osm FILE: pass the extract of the city's area (.osm, .osm.bz2 or .osm.pbf)"
+    )
+    assert not (city / "graph.json").exists()
+    osm = str(walk_templates["osm"])
+    built = runner.invoke(app, ["build", str(city), "--osm", osm, "--pose-only"])
+    assert built.exit_code == 0, built.output
+    kept = city / "map" / "extract.osm"
+    again = runner.invoke(app, ["build", str(city), "--osm-network", "all", "--pose-only"])
+    assert str(again.exception).endswith(f"this city keeps its crop of the last one: --osm {kept}")
+    # a plain rebuild (after adding a walk) builds without OSM, and now says how to keep it
+    plain = runner.invoke(app, ["build", str(city), "--pose-only"])
+    assert plain.exit_code == 0, plain.output
+    assert (
+        f"note: built without OSM; the city keeps the crop of an earlier extract: "
+        f"`city360 build {city} --osm {kept}` matches the walks against it"
+    ) in " ".join(plain.output.split())

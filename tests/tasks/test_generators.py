@@ -229,3 +229,19 @@ def test_navigation_without_goals_rejects_instead_of_crashing() -> None:
     report = GenerationReport()
     assert navigation_candidates(ctx, [], 20.0, 4, "MapNavigation", report) == []  # type: ignore[arg-type]
     assert report.rejected == {"MapNavigation": {"the city has no goal of this kind": 1}}
+
+
+def test_map_navigation_without_a_junction_says_so_in_the_notes() -> None:
+    """A real city of one walk (the GoPro GPMF sample, 13 m) got four Localization tasks and,
+    for map navigation, only "rejected candidates, MapNavigation: the city has no goal of this
+    kind: 1", where every other family missing says why in a note (issue 17, newuser3)."""
+    from city360.tasks.families.map_navigation import map_navigation_tasks
+    from city360.tasks.generate.common import GenerationReport
+
+    report = GenerationReport()
+    assert map_navigation_tasks(None, [], 4, report) == []  # type: ignore[arg-type]
+    assert report.notes == [
+        "MapNavigation: the graph has no junction (three or more streets meeting) to walk to; "
+        "film streets that cross"
+    ]
+    assert report.rejected == {}

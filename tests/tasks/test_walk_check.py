@@ -110,3 +110,19 @@ def test_check_flags_start_latlon_far_from_its_segment(toy_city: Path, graph: St
     assert math.isclose(
         float(str(report.issues[0]).split("lies ")[1].split(" m")[0]), 111.3, abs_tol=1
     )
+
+
+def test_check_flags_a_goal_within_reach_of_the_start(toy_city: Path, graph: StreetGraph) -> None:
+    """On a 30 m photo walk, the viewer verified and saved a map-navigation task whose goal lay
+    12 m from the start, inside its 20 m threshold: an ANSWER on the spot scored 1.0 (issue 17,
+    newuser3). Generated tasks keep starts beyond twice the threshold; a check now says so."""
+    projection = CityDir(toy_city).read_manifest().projection
+    start = _start_latlon(toy_city, graph, "s0-1", 10.0)
+    near = {"x_m": 18.0, "y_m": 0.0, "lat": 60.17, "lon": 24.94, "threshold_m": 10.0}
+    task = as_task(vln_task(id="vln-near", start=start, truth={"goal": near, "route": ["s0-1"]}))
+    report = check_tasks([task], graph, projection=projection)
+    assert [str(issue) for issue in report.issues] == [
+        "task 'vln-near': field 'truth.goal': the start is 8.0 m from the goal, within its "
+        "threshold (10 m): an ANSWER on the spot scores; pick a goal more than 10 m away, or a "
+        "smaller threshold"
+    ]

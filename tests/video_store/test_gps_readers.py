@@ -511,3 +511,41 @@ def test_a_csv_with_a_column_of_sentences_stays_a_csv(tmp_path: Path, name: str)
     track = read_track(path)
     assert track.kind == "csv"
     np.testing.assert_allclose(track.lat, [60.0, 60.0001])
+
+
+_SENSORLOG_HEADER = (
+    "loggingTime(txt),loggingSample(N),locationTimestamp_since1970(s),locationLatitude(WGS84),"
+    "locationLongitude(WGS84),locationAltitude(m),locationSpeed(m/s),"
+    "locationSpeedAccuracy(m/s),locationCourse(°),locationCourseAccuracy(°),"
+    "locationVerticalAccuracy(m),locationHorizontalAccuracy(m),locationFloor(Z),"
+    "locationHeadingTimestamp_since1970(s),accelerometerTimestamp_sinceReboot(s),"
+    "accelerometerAccelerationX(G),accelerometerAccelerationY(G),accelerometerAccelerationZ(G)"
+)
+
+
+def test_a_sensorlog_csv_is_read(tmp_path: Path) -> None:
+    """SensorLog (iOS) names its columns ``locationLatitude(WGS84)``,
+    ``locationTimestamp_since1970(s)``, ...: refused, "header ... lacks time, lat, lon" (issue 17,
+    newuser2). It writes a row per motion sample repeating the last fix, and rows with empty
+    location cells before the first fix: one point per fix, the fix's own time."""
+    from city360.geo import LocalProjection
+    from city360.video_store.clean import clean_track
+
+    rows = ["2024-05-01T11:59:59.950+02:00,0,,,,,,,,,,,,,1000.0,0.01,0.02,-1.0"]
+    sample = 1
+    for k in range(10):  # 10 fixes, 1 Hz, each repeated on 3 motion rows (30 Hz log shortened)
+        for rep in range(3):
+            log_s = T0 + k + rep / 3
+            rows.append(
+                f"2024-05-01T12:00:{k:02d}.{rep * 333:03d}+02:00,{sample},{T0 + k:.3f},"
+                f"{60.0 + k * 1e-5:.6f},25.000000,12.5,1.1,0.3,0.0,5.0,3.0,4.7,,"
+                f"{log_s:.3f},{1000.0 + sample / 30:.3f},0.01,0.02,-1.0"
+            )
+            sample += 1
+    path = tmp_path / "2024-05-01_12_00_00_my_iOS_device.csv"
+    path.write_text("\n".join([_SENSORLOG_HEADER, *rows]) + "\n", encoding="utf-8")
+    usable = validate_track(read_track(path))
+    np.testing.assert_allclose(usable.t_s, T0 + np.arange(10.0))
+    np.testing.assert_allclose(usable.lat, 60.0 + np.arange(10) * 1e-5)
+    smooth = clean_track(read_track(path), LocalProjection(60.0, 25.0))
+    assert smooth.unusable == 1  # the row before the first fix; the repeats are no points

@@ -464,10 +464,14 @@ def test_untagged_photos_name_the_track_beside_them(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
 
 
-def test_a_photo_at_0_0_has_no_position(tmp_path: Path) -> None:
+def test_a_photo_at_0_0_has_no_position(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """A camera without a fix writes GPSLatitude 0/1 0/1 0/1 and GPSLongitude the same; three
     such among a walk's photos refused it as "3612 km from the centre of the city" (issue 17,
-    newuser2). Such a photo has no position: left out like an untagged one."""
+    newuser2). Such a photo has no position: left out like an untagged one, and named for
+    its 0, 0, not as "has no EXIF GPS position" (newuser3)."""
+    from city360.errors import GpsError
+    from city360.video_store.gps.exif import read_exif_fix
+
     photos, _x, _y = photo_walk(tmp_path / "street")
     zero = {1: "N", 2: (0.0, 0.0, 0.0), 3: "E", 4: (0.0, 0.0, 0.0)}
     from PIL import Image
@@ -478,10 +482,18 @@ def test_a_photo_at_0_0_has_no_position(tmp_path: Path) -> None:
             pixels = np.asarray(image)
         exif[0x8825] = {**exif.get_ifd(0x8825), **zero}
         Image.fromarray(pixels).save(photos[k], exif=exif.tobytes())
-    results = ingest_photos(
-        "street", photos, None, tmp_path / "city", projection=LocalProjection(*ORIGIN)
-    )
+    with caplog.at_level("WARNING", logger="city360.video_store.gps.exif"):
+        results = ingest_photos(
+            "street", photos, None, tmp_path / "city", projection=LocalProjection(*ORIGIN)
+        )
     assert [r.frame_count for r in results] == [27]
+    assert caplog.messages == [
+        f"3 of 30 photos left out; the first: photo {photos[3]} has the EXIF GPS position "
+        "lat 0, lon 0, a camera's stand-in for no fix; geotag it or pass --gps with a track"
+    ]
+    with pytest.raises(GpsError, match="has the EXIF GPS position lat 0, lon 0"):
+        read_exif_fix(photos[3])
+    assert not np.isnan(read_exif_fix(photos[3], require_position=False)[0])
 
 
 def test_photos_after_their_track_ends_are_left_out(
@@ -512,3 +524,49 @@ def test_photos_after_their_track_ends_are_left_out(
     )
     with pytest.raises(GpsError, match=r"\(29 of 30 photos\)"):
         ingest_photos("other", photos, early, tmp_path / "city", projection=projection)
+
+
+def test_a_split_part_does_not_take_another_walk_s_id(tmp_path: Path) -> None:
+    """``gappy`` split at a gap makes ``gappy_2``, the id of a folder named ``gappy_2``. Ingested
+    into a city that held it, ``--overwrite`` replaced the other walk without a word (and
+    without it, "already exists; pass --overwrite"); the other way round, ``gappy_2`` replaced
+    part 2 of ``gappy`` (issue 17, newuser3)."""
+    from city360.errors import OutputError
+
+    gappy, _, _ = photo_walk(tmp_path / "gappy", count=20, gap_after=9)
+    other, _, _ = photo_walk(tmp_path / "gappy_2", count=10)
+    projection = LocalProjection(*ORIGIN)
+    replace = IngestOptions(overwrite=True, pyramid=False)
+    first = tmp_path / "first"
+    ingest_photos("gappy_2", other, None, first, projection=projection)
+    for options in (IngestOptions(pyramid=False), replace):
+        with pytest.raises(OutputError, match="holds gappy_2, and part 2 of ") as raised:
+            ingest_photos("gappy", gappy, None, first, projection=projection, options=options)
+        assert "rename one of the two" in str(raised.value)
+    assert CityDir(first).read_trajectory_meta("gappy_2").source_video == str(other[0].parent)
+    second = tmp_path / "second"
+    ingest_photos("gappy", gappy, None, second, projection=projection)
+    with pytest.raises(OutputError, match="holds part 2 of gappy, and "):
+        ingest_photos("gappy_2", other, None, second, projection=projection, options=replace)
+    assert CityDir(second).read_trajectory_meta("gappy_2").part == 2
+    # a re-ingest of the split walk itself still replaces its own parts
+    again = ingest_photos("gappy", gappy, None, second, projection=projection, options=replace)
+    assert [r.trajectory_id for r in again] == ["gappy", "gappy_2"]
+
+
+def test_a_split_part_does_not_take_the_id_of_another_input(tmp_path: Path) -> None:
+    """``city360 ingest gappy gappy_2``: part 2 of ``gappy`` and the folder ``gappy_2`` make one
+    id; the second written was refused "already exists" (in parallel, whichever came second).
+    Now the split walk is refused, naming the other input, and ``gappy_2`` ingests."""
+    photo_walk(tmp_path / "gappy", count=20, gap_after=9)
+    photo_walk(tmp_path / "gappy_2", count=10)
+    city = tmp_path / "city"
+    result = CliRunner().invoke(
+        app, ["ingest", str(tmp_path / "gappy"), str(tmp_path / "gappy_2"), "--out", str(city)]
+    )
+    assert result.exit_code == 1, result.output
+    flat = " ".join(result.output.split())
+    assert "part 2 of " in flat
+    assert "would be trajectory 'gappy_2', the id of gappy_2 in this batch" in flat
+    assert CityDir(city).trajectory_ids() == ["gappy_2"]
+    assert CityDir(city).read_trajectory_meta("gappy_2").part is None

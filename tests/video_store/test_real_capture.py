@@ -421,3 +421,50 @@ def test_two_photo_folders_of_one_name_are_named(tmp_path: Path) -> None:
         f"{tmp_path / 'cardB' / 'DCIM' / 'Camera01'} are both named 'Camera01' (a photo walk is "
         "named by its folder); rename one of them"
     )
+
+
+def test_tracks_among_the_inputs_are_counted_in_one_line(tmp_path: Path) -> None:
+    """``ingest videos/*.mp4 --gps videos/*.gpx`` (docs/contracts.md): every .gpx after the
+    first printed a two-line notice, wrapped in the middle of its path; seven walks gave a
+    screenful (issue 17, newuser3). Now one line counts them."""
+    from typer.testing import CliRunner
+
+    from city360.cli import app
+
+    videos = tmp_path / "a_long_folder_name_for_the_videos_of_the_walks"
+    videos.mkdir()
+    for k in range(7):
+        for suffix in (".mp4", ".gpx"):
+            (videos / f"walk_{k:03d}{suffix}").write_bytes(b"x")
+    args = [str(p) for p in sorted(videos.glob("*.mp4"))]
+    args += ["--gps", *(str(p) for p in sorted(videos.glob("*.gpx")))]
+    result = CliRunner().invoke(
+        app, ["ingest", *args, "--out", str(tmp_path / "city")], terminal_width=80
+    )
+    notices = [line for line in result.output.splitlines() if "among the inputs" in line]
+    assert notices == [
+        f"6 GPS tracks among the inputs, used as --gps: {videos / 'walk_001.gpx'} ... walk_006.gpx"
+    ]
+
+
+def test_points_at_0_0_left_out_are_counted(tmp_path: Path) -> None:
+    """A track whose logger wrote three lat 0, lon 0 points before its fix ingested with
+    "0 GPS fixes dropped": those points were left out unsaid (issue 17, newuser3)."""
+    from typer.testing import CliRunner
+
+    from city360.cli import app
+    from city360.video_store.gps import read_track
+
+    walk = make_walk(tmp_path / "in", duration_s=20.0, stop=None)
+    track = read_track(walk.gpx)
+    t = np.concatenate([track.t_s[:1] - [3.0, 2.0, 1.0], track.t_s])
+    lat = np.concatenate([np.zeros(3), track.lat])
+    lon = np.concatenate([np.zeros(3), track.lon])
+    write_gpx(walk.gpx, t, lat, lon)
+    city = tmp_path / "city"
+    result = CliRunner().invoke(
+        app, ["ingest", str(walk.video), "--gps", str(walk.gpx), "--out", str(city)]
+    )
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.output.split())
+    assert "GPS fixes dropped and 3 points without a fix left out" in flat

@@ -66,6 +66,12 @@ def map_navigation_tasks(
     from city360.tasks.generate.common import balanced_pick, route_features
 
     threshold = SPEC.threshold_m or 20.0
+    if not goals:  # a walk along one street, or several that never cross
+        report.notes.append(
+            f"{SPEC.name}: the graph has no junction (three or more streets meeting) to walk "
+            "to; film streets that cross"
+        )
+        return []
     candidates = navigation_candidates(ctx, goals, threshold, n, SPEC.name, report)
     chosen = balanced_pick(
         candidates,

@@ -15,6 +15,13 @@ many loggers split them) is joined to it. Lines starting with ``#`` (an exporter
 blank lines; a first line ``sep=;`` (Excel's) names the separator; a row that repeats the
 header (logs joined with ``cat``) is skipped.
 
+SensorLog (iOS) logs are read by their names: ``locationTimestamp_since1970(s)`` (the fix's
+own POSIX time, not ``loggingTime``, the row's), ``locationLatitude(WGS84)``,
+``locationLongitude(WGS84)``, ``locationAltitude(m)``. It writes a row per motion sample
+(30-100 a second) repeating the last fix, and rows without a fix before the first: a repeated
+fix is one fix (:func:`~city360.video_store.gps.track.validate_track` keeps the first of a
+time), and a row whose time, lat and lon cells are all empty is a point without a fix.
+
 Quality columns, read when present (the names of GPSLogger for Android, which writes
 ``time,lat,lon,elevation,accuracy,bearing,speed,satellites,provider,hdop,vdop,pdop,...``):
 ``accuracy`` (horizontal accuracy, metres; also ``accuracy_m``, ``horizontal_accuracy``,
@@ -40,10 +47,10 @@ from city360.video_store.gps.track import GpsTrack
 __all__ = ["has_track_header", "read_csv_track"]
 
 _ALIASES = {
-    "time": ("time", "timestamp", "t", "datetime", "utc"),
-    "lat": ("lat", "latitude"),
-    "lon": ("lon", "lng", "long", "longitude"),
-    "alt": ("alt", "altitude", "elevation", "ele", "alt_m"),
+    "time": ("time", "timestamp", "t", "datetime", "utc", "locationtimestamp_since1970"),
+    "lat": ("lat", "latitude", "locationlatitude"),
+    "lon": ("lon", "lng", "long", "longitude", "locationlongitude"),
+    "alt": ("alt", "altitude", "elevation", "ele", "alt_m", "locationaltitude"),
 }
 _QUALITY_ALIASES = {
     "accuracy_m": ("accuracy", "accuracy_m", "horizontal_accuracy", "hacc"),
@@ -219,7 +226,10 @@ def read_csv_track(path: Path) -> GpsTrack:
             stamp = row[columns["time"]]
             if date_column is not None and _TIME_OF_DAY.match(stamp):
                 stamp = f"{row[date_column].strip()}T{stamp.strip()}"  # date, time of day
-            t.append(_parse_time(stamp, path=path, line_no=line_no, unit=time_unit))
+            if not (stamp.strip() or row[columns["lat"]].strip() or row[columns["lon"]].strip()):
+                t.append(math.nan)  # a logger's row before its first fix: no point
+            else:
+                t.append(_parse_time(stamp, path=path, line_no=line_no, unit=time_unit))
             lat.append(_parse_float(row[columns["lat"]]))
             lon.append(_parse_float(row[columns["lon"]]))
             alt.append(_parse_float(row[columns["alt"]]) if "alt" in columns else math.nan)

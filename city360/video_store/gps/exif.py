@@ -131,9 +131,10 @@ def _camera_time(exif: Any, path: Path) -> float | None:
     return None
 
 
-def _read_fix(path: Path) -> tuple[float, float, float, float]:
-    """``(t_s, lat, lon, alt_m)`` of one photo, NaN for what it does not carry;
-    :class:`GpsError` for a tag that is there but malformed."""
+def _read_fix(path: Path) -> tuple[tuple[float, float, float, float], bool]:
+    """``(t_s, lat, lon, alt_m)`` of one photo, NaN for what it does not carry, and whether
+    its position was lat 0, lon 0 (NaN too); :class:`GpsError` for a tag that is there but
+    malformed."""
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -147,10 +148,12 @@ def _read_fix(path: Path) -> tuple[float, float, float, float]:
         raise GpsError(msg) from None
     gps = exif.get_ifd(_GPS_IFD)
     lat = lon = math.nan
+    null_island = False
     if 2 in gps and 4 in gps:
         lat = _dms(gps[2], gps.get(1), "S")
         lon = _dms(gps[4], gps.get(3), "W")
-        if lat == 0.0 and lon == 0.0:  # a camera's stand-in for "no fix", not a place
+        null_island = lat == 0.0 and lon == 0.0
+        if null_island:  # a camera's stand-in for "no fix", not a place
             lat = lon = math.nan
     alt = float(gps[6]) if 6 in gps else math.nan
     if alt == alt and gps.get(5) in (b"\x01", 1):
@@ -161,13 +164,20 @@ def _read_fix(path: Path) -> tuple[float, float, float, float]:
         t_s = _date(date_text, path=path, tag="GPSDateStamp").timestamp() + h * 3600 + m * 60 + s
         if s == int(s):
             t_s += _subseconds(exif)
-        return t_s, lat, lon, alt
+        return (t_s, lat, lon, alt), null_island
     camera_s = _camera_time(exif, path)
-    return (math.nan if camera_s is None else camera_s), lat, lon, alt
+    return ((math.nan if camera_s is None else camera_s), lat, lon, alt), null_island
 
 
-def _missing(path: Path, fix: tuple[float, float, float, float], *, position: bool) -> str:
+def _missing(
+    path: Path, fix: tuple[float, float, float, float], *, position: bool, null_island: bool
+) -> str:
     """Why a photo's fix cannot be used ("" when it can)."""
+    if position and null_island:
+        return (
+            f"photo {path} has the EXIF GPS position lat 0, lon 0, a camera's stand-in for no "
+            "fix; geotag it or pass --gps with a track"
+        )
     if position and math.isnan(fix[1]):
         return f"photo {path} has no EXIF GPS position; geotag it or pass --gps with a track"
     if math.isnan(fix[0]):
@@ -186,8 +196,8 @@ def read_exif_fix(
     SubSecTimeOriginal; altitude NaN when absent. Without an EXIF position, lat/lon are NaN when
     ``require_position`` is False (the position then comes from a GPS track), else
     :class:`GpsError`; without a time, :class:`GpsError`."""
-    fix = _read_fix(path)
-    problem = _missing(path, fix, position=require_position)
+    fix, null_island = _read_fix(path)
+    problem = _missing(path, fix, position=require_position, null_island=null_island)
     if problem:
         raise GpsError(problem)
     return fix
@@ -206,8 +216,8 @@ def read_exif_fixes(
     fixes: list[tuple[float, float, float, float]] = []
     problems: list[str] = []
     for path in paths:
-        fix = _read_fix(path)
-        problem = _missing(path, fix, position=require_position)
+        fix, null_island = _read_fix(path)
+        problem = _missing(path, fix, position=require_position, null_island=null_island)
         if problem:
             problems.append(problem)
             continue

@@ -11,7 +11,7 @@ import numpy.typing as npt
 from city360.errors import GpsError
 from city360.video_store.gps.quality import FIX_NONE, FixQuality
 
-__all__ = ["GpsTrack", "validate_track"]
+__all__ = ["GpsTrack", "usable_mask", "validate_track"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +113,14 @@ def _why_unusable(
     return "; ".join(reasons)
 
 
+def usable_mask(track: GpsTrack) -> npt.NDArray[np.bool_]:
+    """Which points of ``track`` have a position: a fix, finite time/lat/lon, lat/lon in range,
+    not exactly 0, 0 (:func:`validate_track` keeps these, less repeated times)."""
+    finite = np.isfinite(track.t_s) & np.isfinite(track.lat) & np.isfinite(track.lon)
+    in_range = (np.abs(track.lat) <= 90) & (np.abs(track.lon) <= 180)
+    return np.asarray(track.has_fix & finite & in_range & ~_null_island(track), bool)
+
+
 def validate_track(track: GpsTrack) -> GpsTrack:
     """Reject tracks that cannot give a trajectory; return the usable fixes, sorted by time.
 
@@ -128,7 +136,7 @@ def validate_track(track: GpsTrack) -> GpsTrack:
         raise GpsError(msg)
     finite = np.isfinite(track.t_s) & np.isfinite(track.lat) & np.isfinite(track.lon)
     in_range = (np.abs(track.lat) <= 90) & (np.abs(track.lon) <= 180)
-    usable = track.has_fix & finite & in_range & ~_null_island(track)
+    usable = usable_mask(track)
     n_usable = int(usable.sum())
     if n_usable == 0:
         why = _why_unusable(track, finite, in_range)
