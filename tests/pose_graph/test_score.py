@@ -232,3 +232,59 @@ def test_a_built_stub_stands_for_the_nearest_true_stub() -> None:
     assert not result.contracted_stubs
     assert result.edge_precision == 1.0
     assert (result.junction_precision, result.junction_recall) == (1.0, 1.0)
+
+
+# Two streets that cross at (0, 0) with no node there (the map lacks the shared node), and a
+# T-junction 40 m up the north-south one.
+CROSSING_NODES = {
+    1: (0.0, 40.0),  # T-junction, arm to the east
+    10: (-60.0, 0.0),
+    11: (60.0, 0.0),
+    13: (0.0, -60.0),
+    14: (0.0, 100.0),
+    15: (40.0, 40.0),
+}
+CROSSING_STREETS = [(10, 11), (13, 1), (1, 14), (1, 15)]
+
+
+def test_a_built_crossing_where_the_map_lacks_its_node_is_no_invented_junction() -> None:
+    """The build makes the crossing the picture shows (1 m off): read with the crossing, so
+    the junction matches it and the four streets out of it are found."""
+    truth = _truth(CROSSING_NODES, CROSSING_STREETS)
+    built = {**CROSSING_NODES, 2: (1.0, 0.5)}
+    streets = [(2, 10), (2, 11), (2, 13), (2, 1), (1, 14), (1, 15)]
+    result = score(_built(built, streets), truth)
+    assert result.true_junctions == 2
+    assert _figures(result) == (1.0, 1.0, 1.0, 1.0, 1.0)
+
+
+def test_a_build_that_follows_the_map_at_a_crossing_without_node_scores_as_before() -> None:
+    """The streets built past each other with no junction (as the map draws them): the
+    map's reading, nothing missed."""
+    truth = _truth(CROSSING_NODES, CROSSING_STREETS)
+    result = score(_built(CROSSING_NODES, CROSSING_STREETS), truth)
+    assert result.true_junctions == 1
+    assert _figures(result) == (1.0, 1.0, 1.0, 1.0, 1.0)
+
+
+@pytest.mark.parametrize("at", [(30.0, 0.0), (0.0, -12.0)])
+def test_a_junction_built_away_from_the_crossing_is_still_an_extra(
+    at: tuple[float, float],
+) -> None:
+    """A made-up crossing 12 m or more from where the streets cross costs as it did."""
+    truth = _truth(CROSSING_NODES, CROSSING_STREETS)
+    built = {**CROSSING_NODES, 2: at, 3: (at[0], at[1] - 20.0), 4: (at[0], at[1] + 20.0)}
+    streets = [(2, 10), (2, 11), (2, 3), (2, 4), (13, 1), (1, 14), (1, 15)]
+    result = score(_built(built, streets), truth)
+    assert (result.junction_precision, result.junction_recall) == (0.5, 1.0)
+
+
+def test_streets_crossing_beside_a_true_node_are_not_read_as_a_crossing() -> None:
+    """Where the two lines cross within 8 m of a true node (here a bend 5 m away), the map has
+    a node to say what is there: a built junction at the crossing stays an extra."""
+    nodes = {**CROSSING_NODES, 16: (5.0, 0.0)}
+    truth = _truth(nodes, [(10, 16), (16, 11), (13, 1), (1, 14), (1, 15)])
+    built = {**CROSSING_NODES, 2: (1.0, 0.5)}
+    streets = [(2, 10), (2, 11), (2, 13), (2, 1), (1, 14), (1, 15)]
+    result = score(_built(built, streets), truth)
+    assert (result.junction_precision, result.junction_recall) == (0.5, 1.0)
