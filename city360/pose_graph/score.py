@@ -35,6 +35,16 @@ short built street between two built junctions is not contracted (a junk street 
 extra junction to a matched one would merge the extra away; the truth's own close pairs are
 read as above).
 
+Two true streets that cross with no node there (farther than 8 m from every true node: the
+map lacks the shared node, which OSM validators flag as "crossing ways") are read as the
+picture shows them where the build makes the crossing: the synthetic twin paints every street at
+ground level, so its videos show a crossing there and a walker can turn. When a built junction
+that matches no true one lies within 8 m of such a point, the truth is read with a junction
+there splitting both streets (it counts in the recall's denominator and the junction is a hit);
+when the build makes none (a build with OSM follows the map), the truth is read as the map
+draws it and nothing is missed. Either reading is right, as for a staggered pair; a junction
+built anywhere else costs what it cost (``_crossings_without_node``).
+
 Turns are judged by geometry: the built edge arriving at the matched junction along a true
 street, and its transition leaving along another true street, must carry the label the same
 policy gives the true angles.
