@@ -96,6 +96,9 @@ class Score:
     extra_streets: list[str] = field(default_factory=list)
     contracted_stubs: list[str] = field(default_factory=list)
     """Built dead-end streets read as a true stub the truth contracted (module docstring)."""
+    read_crossings: list[str] = field(default_factory=list)
+    """Points where two true streets cross with no node and the build made the crossing, read
+    with a junction there (module docstring)."""
 
     @property
     def turn_accuracy(self) -> float:
@@ -425,7 +428,8 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
     resolvable = _resolvable(truth)
     crossings = _crossings_without_node(truth)
     if crossings:  # the picture's reading where the build makes the crossing (docstring)
-        resolvable = _resolvable(truth, _crossings_built(graph, xy, resolvable, crossings))
+        crossings = _crossings_built(graph, xy, resolvable, crossings)
+        resolvable = _resolvable(truth, crossings)
     true_graph, true_lines, true_ends = resolvable.graph, resolvable.lines, resolvable.ends
     true_contracted = _contract(true_graph)
     true_junctions = [n for n in true_graph if true_graph.degree[n] >= 3]
@@ -520,6 +524,7 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
         _once(missing),
         _once(extra),
         contracted_stubs,
+        [f"true streets crossing at {_at(x, y)}, no node in the map" for x, y in crossings],
     )
 
 

@@ -256,6 +256,7 @@ def test_a_built_crossing_where_the_map_lacks_its_node_is_no_invented_junction()
     result = score(_built(built, streets), truth)
     assert result.true_junctions == 2
     assert _figures(result) == (1.0, 1.0, 1.0, 1.0, 1.0)
+    assert result.read_crossings == ["true streets crossing at (0.0, 0.0), no node in the map"]
 
 
 def test_a_build_that_follows_the_map_at_a_crossing_without_node_scores_as_before() -> None:
@@ -265,6 +266,7 @@ def test_a_build_that_follows_the_map_at_a_crossing_without_node_scores_as_befor
     result = score(_built(CROSSING_NODES, CROSSING_STREETS), truth)
     assert result.true_junctions == 1
     assert _figures(result) == (1.0, 1.0, 1.0, 1.0, 1.0)
+    assert not result.read_crossings
 
 
 @pytest.mark.parametrize("at", [(30.0, 0.0), (0.0, -12.0)])
