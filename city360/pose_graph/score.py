@@ -167,10 +167,27 @@ def _without_contracted_stubs(
     return reduced, unmade | (set(streets.nodes) - set(reduced.nodes)), lines
 
 
-def _match(pred: np.ndarray, true: np.ndarray, radius: float) -> list[tuple[int, int]]:
+def _match(
+    pred: np.ndarray,
+    true: np.ndarray,
+    radius: float,
+    *,
+    members: Sequence[Sequence[tuple[float, float]]] | None = None,
+) -> list[tuple[int, int]]:
+    """One-to-one pairs (pred index, true index) within ``radius`` metres, least total
+    distance first. ``members``: per true point, every true junction of the place it stands
+    for (the truth's reduction contracted them into one); a point is then as near as the
+    nearest of them."""
     if len(pred) == 0 or len(true) == 0:
         return []
     cost = np.hypot(pred[:, None, 0] - true[None, :, 0], pred[:, None, 1] - true[None, :, 1])
+    for t, points in enumerate(members or []):
+        if len(points) > 1:
+            place = np.asarray(points, dtype=np.float64)
+            gaps = np.hypot(
+                pred[:, None, 0] - place[None, :, 0], pred[:, None, 1] - place[None, :, 1]
+            )
+            cost[:, t] = gaps.min(axis=1)
     rows, cols = linear_sum_assignment(np.where(cost <= radius, cost, 1e6))
     return [(int(r), int(c)) for r, c in zip(rows, cols, strict=True) if cost[r, c] <= radius]
 
@@ -376,16 +393,19 @@ def _read_as_one(
 
     ``place_nodes``: the built junction matched to each contracted place (true node id ->
     built node); ``extras``: the built junctions matched to nothing. An extra within
-    ``MATCH_M`` of another true junction of a place (``absorbed``, metres), joined by a built
-    street to the place's built junction, is that place's other half, not an invented
-    junction. Only extras are read so: a built junction that matches a true one keeps it.
+    ``MATCH_M`` of another true junction of a place (``absorbed``, metres) than the one the
+    place's built junction stands nearest, joined to it by a built street, is that place's
+    other half, not an invented junction. Only extras are read so: a built junction that
+    matches a true one keeps it.
     Returns {merged-away node: kept node}."""
     merged: dict[int, int] = {}
     for place, members in absorbed.items():
         kept = place_nodes.get(place)
         if kept is None or kept not in streets:
             continue
-        for mx, my in members[1:]:
+        kx, ky = xy[kept]
+        at = min(members, key=lambda m: float(np.hypot(m[0] - kx, m[1] - ky)))
+        for mx, my in [m for m in members if m is not at]:  # the halves it does not stand at
             near = [
                 n
                 for n in extras
@@ -453,7 +473,10 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
         n for n, d in graph.nodes(data=True) if d["kind"] == "junction" and n not in unmade
     ]
     pairs = _match(
-        np.array([xy[n] for n in built_junctions]).reshape(-1, 2), true_xy.reshape(-1, 2), MATCH_M
+        np.array([xy[n] for n in built_junctions]).reshape(-1, 2),
+        true_xy.reshape(-1, 2),
+        MATCH_M,
+        members=[resolvable.absorbed.get(n, []) for n in true_junctions],
     )
     matched = {built_junctions[p] for p, _ in pairs}
     merged = _read_as_one(
