@@ -394,7 +394,8 @@ def _read_as_one(
     ``place_nodes``: the built junction matched to each contracted place (true node id ->
     built node); ``extras``: the built junctions matched to nothing. An extra within
     ``MATCH_M`` of another true junction of a place (``absorbed``, metres) than the one the
-    place's built junction stands nearest, joined to it by a built street, is that place's
+    place's built junction was matched by (the place's own position, or the half it was
+    matched to by :func:`_match_places`), joined to it by a built street, is that place's
     other half, not an invented junction. Only extras are read so: a built junction that
     matches a true one keeps it.
     Returns {merged-away node: kept node}."""
@@ -404,7 +405,9 @@ def _read_as_one(
         if kept is None or kept not in streets:
             continue
         kx, ky = xy[kept]
-        at = min(members, key=lambda m: float(np.hypot(m[0] - kx, m[1] - ky)))
+        at = members[0]  # the place's own position, unless it was matched by another half
+        if float(np.hypot(at[0] - kx, at[1] - ky)) > MATCH_M:
+            at = min(members, key=lambda m: float(np.hypot(m[0] - kx, m[1] - ky)))
         for mx, my in [m for m in members if m is not at]:  # the halves it does not stand at
             near = [
                 n
@@ -418,6 +421,33 @@ def _read_as_one(
                 nearest = min(near, key=lambda n: float(np.hypot(xy[n][0] - mx, xy[n][1] - my)))
                 merged[nearest] = kept
     return merged
+
+
+def _match_places(
+    built_xy: np.ndarray,
+    true_junctions: Sequence[int],
+    pairs: Sequence[tuple[int, int]],
+    absorbed: dict[int, list[tuple[float, float]]],
+) -> list[tuple[int, int]]:
+    """More (built index, true index) pairs: a contracted place no built junction matched by
+    its own position, matched to a built junction left over within ``MATCH_M`` of another of
+    its true junctions (``absorbed``, metres). The place's position is one of its junctions
+    (the one with most streets), so a build standing at another of them stands at the
+    place."""
+    taken_built = {p for p, _ in pairs}
+    taken_true = {t for _, t in pairs}
+    free_built = [p for p in range(len(built_xy)) if p not in taken_built]
+    places = [
+        t
+        for t, n in enumerate(true_junctions)
+        if t not in taken_true and len(absorbed.get(n, [])) > 1
+    ]
+    if not free_built or not places:
+        return []
+    members = [absorbed[true_junctions[t]] for t in places]
+    centres = np.array([m[0] for m in members], dtype=np.float64)
+    found = _match(built_xy[free_built], centres, MATCH_M, members=members)
+    return [(free_built[p], places[t]) for p, t in found]
 
 
 def _crossings_built(
@@ -472,12 +502,9 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
     built_junctions = [
         n for n, d in graph.nodes(data=True) if d["kind"] == "junction" and n not in unmade
     ]
-    pairs = _match(
-        np.array([xy[n] for n in built_junctions]).reshape(-1, 2),
-        true_xy.reshape(-1, 2),
-        MATCH_M,
-        members=[resolvable.absorbed.get(n, []) for n in true_junctions],
-    )
+    built_xy = np.array([xy[n] for n in built_junctions]).reshape(-1, 2)
+    pairs = _match(built_xy, true_xy.reshape(-1, 2), MATCH_M)
+    pairs += _match_places(built_xy, true_junctions, pairs, resolvable.absorbed)
     matched = {built_junctions[p] for p, _ in pairs}
     merged = _read_as_one(
         pred_contracted,
