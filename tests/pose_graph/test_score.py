@@ -290,3 +290,44 @@ def test_streets_crossing_beside_a_true_node_are_not_read_as_a_crossing() -> Non
     streets = [(2, 10), (2, 11), (2, 13), (2, 1), (1, 14), (1, 15)]
     result = score(_built(built, streets), truth)
     assert (result.junction_precision, result.junction_recall) == (0.5, 1.0)
+
+
+# Three true junctions in a row, 7 m and 6 m apart: the truth reads them as one place, placed
+# at the one with most streets (node 1, a crossing), 13 m from the third.
+CHAIN_NODES = {
+    1: (0.0, 0.0),
+    2: (7.0, 0.0),
+    3: (13.0, 0.0),
+    10: (-60.0, 0.0),
+    11: (0.0, 60.0),
+    12: (0.0, -60.0),
+    13: (7.0, 60.0),
+    14: (73.0, 0.0),
+    15: (13.0, -60.0),
+}
+CHAIN_STREETS = [(1, 2), (2, 3), (1, 10), (1, 11), (1, 12), (2, 13), (3, 14), (3, 15)]
+
+
+@pytest.mark.parametrize("at", [(12.5, 0.5), (7.5, -0.5)])
+def test_a_junction_built_at_another_junction_of_a_contracted_place_stands_for_it(
+    at: tuple[float, float],
+) -> None:
+    """One built junction 0.7 m from the place's third true junction (12.5 m from the place's
+    own position) or at its second: it stands at the place, no miss and no extra."""
+    truth = _truth(CHAIN_NODES, CHAIN_STREETS)
+    built = {n: xy for n, xy in CHAIN_NODES.items() if n not in (1, 2, 3)}
+    built[1] = at
+    streets = [(1, n) for n in (10, 11, 12, 13, 14, 15)]
+    result = score(_built(built, streets), truth)
+    assert result.true_junctions == 1
+    assert (result.junction_precision, result.junction_recall) == (1.0, 1.0)
+
+
+def test_a_junction_built_past_a_contracted_place_is_still_an_extra() -> None:
+    """9 m past the place's far true junction: no true junction of the place is within 8 m."""
+    truth = _truth(CHAIN_NODES, CHAIN_STREETS)
+    built = {n: xy for n, xy in CHAIN_NODES.items() if n not in (1, 2, 3)}
+    built[1] = (22.0, 0.0)
+    streets = [(1, n) for n in (10, 11, 12, 13, 14, 15)]
+    result = score(_built(built, streets), truth)
+    assert (result.junction_precision, result.junction_recall) == (0.0, 0.0)
