@@ -15,7 +15,11 @@ their end node (a 1.5 m stub next to a junction is not a separate branch). A bui
 does resolve such a pair is not penalised for it: an extra built junction (matched to no true
 one) within 8 m of the place's other true junction, joined by a built street to the built
 junction matched to the place, is read as that one place (either reading of a staggered
-crossing 7 m long is right; a built junction that matches a true one is never read so).
+crossing 7 m long is right; a built junction that matches a true one is never read so). A
+contracted place stands at one of its true junctions (the one with most streets); a chain of
+them can reach past 8 m from it, so a place that no built junction matches there is matched
+to a built junction left over within 8 m of another of its true junctions (a build standing
+at any true junction of the place stands at the place).
 
 A built graph that resolves a stub the truth contracted is not penalised for it either: a built
 dead-end street stands for the nearest true dead-end street whose dead end and junction lie
