@@ -280,6 +280,7 @@ def score_command(
             "missing_streets": result.missing_streets,
             "extra_streets": result.extra_streets,
             "contracted_stubs": result.contracted_stubs,
+            "read_crossings": result.read_crossings,
         }
         typer.echo(json.dumps(payload, indent=2))  # stdout, for pipes; warnings go to stderr
         return
@@ -300,6 +301,8 @@ def score_command(
         console.print(f"extra:   {line}", highlight=False)
     for line in result.contracted_stubs[:10]:
         console.print(f"read as a true stub under 8 m: {line}", highlight=False, soft_wrap=True)
+    for line in result.read_crossings[:10]:
+        console.print(f"read as a crossing: {line}", highlight=False, soft_wrap=True)
 
 
 def accuracy_command(

@@ -193,3 +193,30 @@ def test_osm_network_without_osm_is_refused(
         f"note: built without OSM; the city keeps the crop of an earlier extract: "
         f"`city360 build {city} --osm {kept}` matches the walks against it"
     ) in " ".join(plain.output.split())
+
+
+def test_score_names_the_crossings_it_read_where_the_map_has_no_node(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A built junction read as a crossing the map draws without a node: the text and the
+    JSON output name the place, so a user sees why the truth has a junction there."""
+    from city360.pose_graph import score as score_module
+    from city360.pose_graph.score import Score
+    from city360.synth.groundtruth import SceneTruth
+
+    city = tmp_path / "city"
+    (city / "groundtruth").mkdir(parents=True)
+    SceneTruth(seed=0, junctions=[], streets=[], pois=[], objects=[], videos=[]).save(
+        city / "groundtruth" / "scene.json"
+    )
+    (city / "graph.json").write_text("{}")
+    crossing = "true streets crossing at (36.9, -173.2), no node in the map"
+    result = Score(1.0, 1.0, 1.0, 1.0, 1.0, 0, 0, true_junctions=1, read_crossings=[crossing])
+    monkeypatch.setattr(score_module, "score_city", lambda *_a, **_k: result)
+
+    text = CliRunner().invoke(app, ["score", str(city)], terminal_width=200)
+    as_json = CliRunner().invoke(app, ["score", str(city), "--json"], terminal_width=200)
+
+    assert text.exit_code == 0, text.output
+    assert f"read as a crossing: {crossing}" in text.output.splitlines()
+    assert json.loads(as_json.stdout)["read_crossings"] == [crossing]

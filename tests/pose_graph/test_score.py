@@ -232,3 +232,102 @@ def test_a_built_stub_stands_for_the_nearest_true_stub() -> None:
     assert not result.contracted_stubs
     assert result.edge_precision == 1.0
     assert (result.junction_precision, result.junction_recall) == (1.0, 1.0)
+
+
+# Two streets that cross at (0, 0) with no node there (the map lacks the shared node), and a
+# T-junction 40 m up the north-south one.
+CROSSING_NODES = {
+    1: (0.0, 40.0),  # T-junction, arm to the east
+    10: (-60.0, 0.0),
+    11: (60.0, 0.0),
+    13: (0.0, -60.0),
+    14: (0.0, 100.0),
+    15: (40.0, 40.0),
+}
+CROSSING_STREETS = [(10, 11), (13, 1), (1, 14), (1, 15)]
+
+
+def test_a_built_crossing_where_the_map_lacks_its_node_is_no_invented_junction() -> None:
+    """The build makes the crossing the picture shows (1 m off): read with the crossing, so
+    the junction matches it and the four streets out of it are found."""
+    truth = _truth(CROSSING_NODES, CROSSING_STREETS)
+    built = {**CROSSING_NODES, 2: (1.0, 0.5)}
+    streets = [(2, 10), (2, 11), (2, 13), (2, 1), (1, 14), (1, 15)]
+    result = score(_built(built, streets), truth)
+    assert result.true_junctions == 2
+    assert _figures(result) == (1.0, 1.0, 1.0, 1.0, 1.0)
+    assert result.read_crossings == ["true streets crossing at (0.0, 0.0), no node in the map"]
+
+
+def test_a_build_that_follows_the_map_at_a_crossing_without_node_scores_as_before() -> None:
+    """The streets built past each other with no junction (as the map draws them): the
+    map's reading, nothing missed."""
+    truth = _truth(CROSSING_NODES, CROSSING_STREETS)
+    result = score(_built(CROSSING_NODES, CROSSING_STREETS), truth)
+    assert result.true_junctions == 1
+    assert _figures(result) == (1.0, 1.0, 1.0, 1.0, 1.0)
+    assert not result.read_crossings
+
+
+@pytest.mark.parametrize("at", [(30.0, 0.0), (0.0, -12.0)])
+def test_a_junction_built_away_from_the_crossing_is_still_an_extra(
+    at: tuple[float, float],
+) -> None:
+    """A made-up crossing 12 m or more from where the streets cross costs as it did."""
+    truth = _truth(CROSSING_NODES, CROSSING_STREETS)
+    built = {**CROSSING_NODES, 2: at, 3: (at[0], at[1] - 20.0), 4: (at[0], at[1] + 20.0)}
+    streets = [(2, 10), (2, 11), (2, 3), (2, 4), (13, 1), (1, 14), (1, 15)]
+    result = score(_built(built, streets), truth)
+    assert (result.junction_precision, result.junction_recall) == (0.5, 1.0)
+
+
+def test_streets_crossing_beside_a_true_node_are_not_read_as_a_crossing() -> None:
+    """Where the two lines cross within 8 m of a true node (here a bend 5 m away), the map has
+    a node to say what is there: a built junction at the crossing stays an extra."""
+    nodes = {**CROSSING_NODES, 16: (5.0, 0.0)}
+    truth = _truth(nodes, [(10, 16), (16, 11), (13, 1), (1, 14), (1, 15)])
+    built = {**CROSSING_NODES, 2: (1.0, 0.5)}
+    streets = [(2, 10), (2, 11), (2, 13), (2, 1), (1, 14), (1, 15)]
+    result = score(_built(built, streets), truth)
+    assert (result.junction_precision, result.junction_recall) == (0.5, 1.0)
+
+
+# Three true junctions in a row, 7 m and 6 m apart: the truth reads them as one place, placed
+# at the one with most streets (node 1, a crossing), 13 m from the third.
+CHAIN_NODES = {
+    1: (0.0, 0.0),
+    2: (7.0, 0.0),
+    3: (13.0, 0.0),
+    10: (-60.0, 0.0),
+    11: (0.0, 60.0),
+    12: (0.0, -60.0),
+    13: (7.0, 60.0),
+    14: (73.0, 0.0),
+    15: (13.0, -60.0),
+}
+CHAIN_STREETS = [(1, 2), (2, 3), (1, 10), (1, 11), (1, 12), (2, 13), (3, 14), (3, 15)]
+
+
+@pytest.mark.parametrize("at", [(12.5, 0.5), (7.5, -0.5)])
+def test_a_junction_built_at_another_junction_of_a_contracted_place_stands_for_it(
+    at: tuple[float, float],
+) -> None:
+    """One built junction 0.7 m from the place's third true junction (12.5 m from the place's
+    own position) or at its second: it stands at the place, no miss and no extra."""
+    truth = _truth(CHAIN_NODES, CHAIN_STREETS)
+    built = {n: xy for n, xy in CHAIN_NODES.items() if n not in (1, 2, 3)}
+    built[1] = at
+    streets = [(1, n) for n in (10, 11, 12, 13, 14, 15)]
+    result = score(_built(built, streets), truth)
+    assert result.true_junctions == 1
+    assert (result.junction_precision, result.junction_recall) == (1.0, 1.0)
+
+
+def test_a_junction_built_past_a_contracted_place_is_still_an_extra() -> None:
+    """9 m past the place's far true junction: no true junction of the place is within 8 m."""
+    truth = _truth(CHAIN_NODES, CHAIN_STREETS)
+    built = {n: xy for n, xy in CHAIN_NODES.items() if n not in (1, 2, 3)}
+    built[1] = (22.0, 0.0)
+    streets = [(1, n) for n in (10, 11, 12, 13, 14, 15)]
+    result = score(_built(built, streets), truth)
+    assert (result.junction_precision, result.junction_recall) == (0.0, 0.0)
