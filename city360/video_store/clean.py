@@ -105,7 +105,7 @@ class CleanParams:
     own shuffle (joined, 12 of 30 Hamburg phone walks got 0.005-0.17 m worse). 0: every
     track."""
     burst_process_scale: float = 0.5
-    """On a track that bursts (the burst test masks at least ``stop_blip_burst_share`` of its
+    """On a track that bursts (the burst test masks at least ``burst_process_share`` of its
     fixes: a receiver in an urban canyon), the smoother's process noise (``accel_sigma`` and
     ``turn_rate_density``) is multiplied by this. A canyon receiver's error is correlated over
     tens of seconds (multipath; more than its reported quality says), and a smoother that
@@ -113,6 +113,11 @@ class CleanParams:
     one averages over it (Hamburg canyon twins, seeds 0-19: mean RMSE 3.051 -> 2.966 m). A
     track that does not burst keeps the process noise as it is (a phone walker's own turns;
     at 0.1 the phone walks got 0.02-0.1 m worse, design notes round eight). 1: never."""
+    burst_process_share: float = 0.05
+    """The share of a track's fixes the burst test must mask for ``burst_process_scale`` to
+    apply (as ``stop_blip_burst_share``: Hamburg canyon twins mask 9.5-25 %, every phone,
+    camera and dense twin of the suite 0 %; the one unseen-window twin seen above 0 %, a
+    Nerima one-way phone walk, 7.9 %)."""
     max_gap_s: float = 10.0
     """Fixes further apart in time than this are joined by a straight line, seconds."""
     jump_min_m: float = 25.0
@@ -479,9 +484,10 @@ def clean_track(
     meas_sigma = None if sigma is None else sigma[index]
     # a canyon receiver's stops creep with its error: blips inside them are joined, and its
     # correlated error is smoothed stiffer
-    bursting = bool(bursts.shape[0]) and bursts.mean() >= params.stop_blip_burst_share
-    join_blips = bursting
-    process_scale = params.burst_process_scale if bursting else 1.0
+    share = float(bursts.mean()) if bursts.shape[0] else 0.0
+    join_blips = bool(bursts.shape[0]) and share >= params.stop_blip_burst_share
+    stiffer = bool(bursts.shape[0]) and share >= params.burst_process_share
+    process_scale = params.burst_process_scale if stiffer else 1.0
     standing = params.stationary
     radius = max(standing.radius_m, 2.5 * params.gps_sigma_m)
     if radius != standing.radius_m:
