@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import socket
 import threading
 import time
@@ -126,6 +127,20 @@ def press_and_wait(page: Any, key: str, counter: str = "walkStep") -> None:
     page.wait_for_selector(f"body[{attribute}='{before + 1}']", state="attached")
 
 
+def walk_on(page: Any, *, presses: int) -> None:
+    """Press W ``presses`` times, taking a branch where a junction stops the walk (UP when
+    offered, else the first offered)."""
+    keys = {"UP": "ArrowUp", "LEFT": "ArrowLeft", "RIGHT": "ArrowRight"}
+    for _ in range(presses):
+        feedback = page.text_content("#walk-feedback") or ""
+        offered = re.search(r"Branches offered: ([A-Z, ]+)", feedback)
+        if "junction" in feedback and offered:
+            branches = [b.strip() for b in offered.group(1).split(",") if b.strip()]
+            press_and_wait(page, keys["UP" if "UP" in branches else branches[0]])
+        else:
+            press_and_wait(page, "w")
+
+
 def expect(locator: Any) -> Any:
     from playwright.sync_api import expect as playwright_expect
 
@@ -197,9 +212,11 @@ def test_author_a_task_of_every_family(
         # ... then author it from the poses and the view here.
         page.click("#use-start")
         if family in ("LandmarkSearchText", "LandmarkSearchImage", "MapNavigation", "VLN"):
-            page.select_option("#walk-magnitude", "SMALL")
+            # a goal beyond the family's threshold (10-20 m): `tasks check` refuses one that
+            # an ANSWER on the spot would reach
+            page.select_option("#walk-magnitude", "LARGE")
             page.locator("#walk-feedback").click()  # keys go to the page, not the select
-            press_and_wait(page, "w")
+            walk_on(page, presses=5)
             page.click("#use-goal")
         if family == "LandmarkSearchText":
             page.fill("#f-landmark", "CAFE <b>AURORA</b>")
@@ -207,7 +224,7 @@ def test_author_a_task_of_every_family(
             page.click("#capture")
             page.wait_for_selector("#capture-preview[src^='data:image/jpeg']")
         if family == "VLN":
-            page.fill("#f-instructions", "Go straight.\nStop after two metres.")
+            page.fill("#f-instructions", "Go straight.\nStop after thirty metres.")
         if family == "RelationalSpatial":
             page.fill("#f-question", "Which shop is to the left of the bakery?")
         page.click("#verify")
