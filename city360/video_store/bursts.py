@@ -414,7 +414,7 @@ def _off_turn_lags(
     jumps away and back within a fix, which no edge does, and the two filters gate it. With
     it, one bad fix next to a car's corner kept the corner's lag as a step (SF car, phone
     GPS, seed 14: a fix 25 m off 2 s before a left turn; the lag paired with the forward
-    filter's lag read across a dropout after the turn and 11 good fixes were masked)."""
+    filter's lag read across a dropout after the turn and 12 good fixes were masked)."""
     if params.fast_mps is None or not steps:
         return steps
     slack = params.continuity_sigma * math.sqrt(2.0) * sigma_m
@@ -448,15 +448,15 @@ def _lone_outliers(
     than the speed carries it by more than ``slack_m``, metres), while it can go from the fix
     before to the fix after. A track's first and last fix have one neighbour, and are not."""
     n = t_s.shape[0]
+    if n < 3:
+        return np.zeros(which.shape[0], bool)
 
     def excess(a: npt.NDArray[np.intp], b: npt.NDArray[np.intp]) -> FloatArray:
         chord = np.hypot(x_m[b] - x_m[a], y_m[b] - y_m[a])
         return chord - speed_mps * (t_s[b] - t_s[a])
 
     inner = (which > 0) & (which < n - 1)
-    k = np.clip(which, 1, max(n - 2, 1))
-    if n < 3:
-        return np.zeros(which.shape[0], bool)
+    k = np.clip(which, 1, n - 2)
     off = (
         (excess(k - 1, k) > slack_m)
         & (excess(k, k + 1) > slack_m)
