@@ -114,6 +114,10 @@ class BurstParams:
     (:func:`_off_turn_lags`), m/s: above a walker's, whose turn lag ``turn_lag_s`` covers;
     None: never (before round eighteen, a car with 1 Hz GPS lost 100-180 m of good fixes
     either side of every right-angle turn)."""
+    lone_outliers: bool = True
+    """Leave a fix that is off alone (away and back within one fix) out of the turn check's
+    pairs (:func:`_off_turn_lags`); False: every fix near the step counts (before round
+    twenty: one bad fix next to a car's corner kept the corner's lag as a burst edge)."""
     continuity_sigma: float = 3.0
     """How far (in sigmas of the difference of two fixes) two fixes near a step may lie beyond
     what the usual speed carries the camera, for the track to count as continuous there."""
@@ -404,7 +408,13 @@ def _off_turn_lags(
     noise of their difference. The track is continuous there; the step is the two stiff
     filters' lag at a turn, which at 1 Hz reaches 7-8 s of a car's speed (a 90 degree corner
     at 8 m/s: ``D`` of 60 m, against the 24 m ``turn_lag_s`` allows), where a burst's edge
-    moves the fixes 10-30 m farther than the speed explains."""
+    moves the fixes 10-30 m farther than the speed explains.
+
+    A lone outlier (:func:`_lone_outliers`, with ``lone_outliers``) is no pair's end: it
+    jumps away and back within a fix, which no edge does, and the two filters gate it. With
+    it, one bad fix next to a car's corner kept the corner's lag as a step (SF car, phone
+    GPS, seed 14: a fix 25 m off 2 s before a left turn; the lag paired with the forward
+    filter's lag read across a dropout after the turn and 12 good fixes were masked)."""
     if params.fast_mps is None or not steps:
         return steps
     slack = params.continuity_sigma * math.sqrt(2.0) * sigma_m
@@ -412,6 +422,8 @@ def _off_turn_lags(
     for step in steps:
         usual = _chord_speed(t_s, x_m, y_m, step.t_s, sigma_m)
         near = np.flatnonzero(np.abs(t_s - step.t_s) <= params.gap_s + 1.0)
+        if params.lone_outliers and usual >= params.fast_mps:
+            near = near[~_lone_outliers(t_s, x_m, y_m, near, usual, slack)]
         if usual < params.fast_mps or near.shape[0] < 2:
             kept.append(step)
             continue
@@ -421,6 +433,36 @@ def _off_turn_lags(
         if float(np.max(chord - usual * (t_s[b] - t_s[a]))) > slack:
             kept.append(step)
     return kept
+
+
+def _lone_outliers(
+    t_s: FloatArray,
+    x_m: FloatArray,
+    y_m: FloatArray,
+    which: npt.NDArray[np.intp],
+    speed_mps: float,
+    slack_m: float,
+) -> npt.NDArray[np.bool_]:
+    """Which of the fixes ``which`` (indices) are off alone: the camera, at ``speed_mps``,
+    cannot reach it from the fix before nor reach the fix after from it (each chord longer
+    than the speed carries it by more than ``slack_m``, metres), while it can go from the fix
+    before to the fix after. A track's first and last fix have one neighbour, and are not."""
+    n = t_s.shape[0]
+    if n < 3:
+        return np.zeros(which.shape[0], bool)
+
+    def excess(a: npt.NDArray[np.intp], b: npt.NDArray[np.intp]) -> FloatArray:
+        chord = np.hypot(x_m[b] - x_m[a], y_m[b] - y_m[a])
+        return chord - speed_mps * (t_s[b] - t_s[a])
+
+    inner = (which > 0) & (which < n - 1)
+    k = np.clip(which, 1, n - 2)
+    off = (
+        (excess(k - 1, k) > slack_m)
+        & (excess(k, k + 1) > slack_m)
+        & (excess(k - 1, k + 1) <= slack_m)
+    )
+    return inner & off
 
 
 def _way_back(profile: _Profile, step: Step, params: BurstParams) -> float | None:

@@ -126,6 +126,13 @@ class CleanParams:
     """Fixes further apart in time than this are joined by a straight line, seconds."""
     jump_min_m: float = 25.0
     """A step between consecutive fixes shorter than this is never a break, metres."""
+    lone_fix_farther: bool = False
+    """:func:`find_jumps` takes fix ``k`` for a lone outlier (the track skips it) only when it
+    lies farther from the fix before it than the fix after it does, or when no short excursion
+    (back within :data:`MAX_EXCURSION_S`) follows it; False: whenever skipping it is no jump.
+    Off: on, Nerima SW one-way phone seed 5 goes 2.318 -> 1.864 m (no false burst), but
+    Hamburg canyon twins 0-29 move both ways (14 better, 14 worse; design notes, round
+    twenty, branch sfturn)."""
     jump_speed_factor: float = 4.0
     """A step at least ``jump_min_m`` long and faster than this many times the median speed
     of the steps within ``JUMP_CONTEXT_S`` around it, plus 2 m/s, is a break."""
@@ -294,12 +301,24 @@ def find_jumps(
         if step[k] < params.jump_min_m or not is_jump(float(step[k]), float(dt[k]), usual_speed(k)):
             k += 1
             continue
-        if k >= 1 and not is_jump(
+        # the track skips fix k: from k - 1 to k + 1 is no jump (fix k came in under the
+        # length limit, or the two steps are far apart)
+        skips = k >= 1 and not is_jump(
             math.hypot(x_m[k + 1] - x_m[k - 1], y_m[k + 1] - y_m[k - 1]),
             float(t_s[k + 1] - t_s[k - 1]),
             usual_speed(k),
-        ):
-            outliers[k] = True  # fix k alone was off (it came in under the length limit)
+        )
+        # fix k alone was off when it also lies farther from the fix before than the fix
+        # after does (``lone_fix_farther``); else it is where the track was, and fix k + 1
+        # may be the way out of a short excursion (below)
+        nearer = (
+            skips
+            and params.lone_fix_farther
+            and math.hypot(x_m[k] - x_m[k - 1], y_m[k] - y_m[k - 1])
+            <= math.hypot(x_m[k + 1] - x_m[k - 1], y_m[k + 1] - y_m[k - 1])
+        )
+        if skips and not nearer:
+            outliers[k] = True
             k += 1
             continue
         # an excursion comes back: a later fix (within MAX_EXCURSION_S, or the very next one
@@ -314,6 +333,18 @@ def find_jumps(
                 back = m
                 break
             m += 1
+        short = back is not None and (back == k + 2 or t_s[back] - t_s[k + 1] <= MAX_EXCURSION_S)
+        if nearer and not short:
+            # no short excursion after fix k: fix k is dropped as before round twenty (a
+            # canyon burst's first fix, mostly; a break or a long burst here cost Hamburg
+            # canyon twins 0.2-1.6 m). A short one is dropped and fix k kept: a walker's 2
+            # fixes 28-35 m off, 2 s after a good fix (no jump at 4 times a 1 Hz walker's
+            # noisy median speed), cost that fix, and their way back was a break (Nerima SW
+            # one-way phone seed 5, 121-124 s: then the burst test took the piece's end for
+            # a burst and masked 9 good fixes)
+            outliers[k] = True
+            k += 1
+            continue
         if back is not None and back > k + 2 and t_s[back] - t_s[k + 1] > MAX_EXCURSION_S:
             # a late way back must be a step too (a burst's), not a walk back past the old
             # place after a relock: the fixes out there, at their median, sit far from it

@@ -118,6 +118,30 @@ def test_a_lone_outlier_before_a_dropout_is_no_jump() -> None:
     assert jumps.tolist() == [39]
 
 
+def test_a_walkers_two_fix_excursion_is_dropped_not_the_fix_before_it() -> None:
+    """Nerima SW one-way phone seed 5, 121-124 s: two fixes 28 and 35 m off, the first 2 s
+    after the last good one. Skipping the good fix before them moves 28 m in 2 s, no jump for
+    a walker whose 1 Hz fixes' median speed is 3 m/s; that fix was dropped as a lone outlier,
+    the excursion kept and its way back made a break (then the burst test read the piece's
+    end as a burst and masked 9 good fixes before it). The rule is opt-in
+    (``lone_fix_farther``): it moves Hamburg canyon twins both ways (design notes, round
+    twenty, branch sfturn)."""
+    rng = np.random.default_rng(5)
+    t = np.arange(120.0)
+    x, y = rng.normal(0.0, 1.8, 120), 1.4 * t + rng.normal(0.0, 1.8, 120)
+    x[[80, 81]] += (27.0, 13.0)
+    y[[80, 81]] += (10.0, 32.0)
+    params = CleanParams(lone_fix_farther=True)
+    jumps, outliers = find_jumps(t, x, y, params)
+    assert jumps.tolist() == []
+    assert np.flatnonzero(outliers).tolist() == [80, 81]
+    lat, lon = LocalProjection(*ORIGIN).to_latlon(x, y)
+    track = GpsTrack.from_columns(Path("walk.gpx"), "gpx", 1.7e9 + t, lat, lon)
+    smooth = clean_track(track, LocalProjection(*ORIGIN), params=params)
+    assert smooth.breaks_s == ()
+    assert smooth.dropped == 2
+
+
 def test_continuous_parts_drop_short_pieces() -> None:
     x = np.array([0.0, 1, 2, 3, 50, 51, 52, 100, 100.5])
     kept, dropped = continuous_parts(x, np.zeros_like(x), spacing_m=1.0)
