@@ -11,6 +11,7 @@ import pytest
 from city360.geo import LocalProjection
 from city360.video_store.clean import CleanParams, clean_track, usual_speed_mps
 from city360.video_store.gps.track import GpsTrack
+from tests.video_store.gps_errors import gauss_markov
 
 PROJECTION = LocalProjection(37.77, -122.42)
 
@@ -52,17 +53,6 @@ def test_usual_speed_takes_the_noise_out() -> None:
     assert usual_speed_mps(t, still_x, still_y, 3.0, moving_mps=0.25) < 1.0
 
 
-def _gauss_markov(rng: np.random.Generator, n: int, tau_s: float, sigma_m: float) -> np.ndarray:
-    """(n, 2) first-order Gauss-Markov error at 1 Hz, ``sigma_m`` per axis, ``tau_s`` seconds."""
-    keep = np.exp(-1.0 / tau_s)
-    steps = rng.normal(0.0, sigma_m * np.sqrt(1.0 - keep**2), (n, 2))
-    out = np.empty((n, 2))
-    out[0] = rng.normal(0.0, sigma_m, 2)
-    for k in range(1, n):
-        out[k] = keep * out[k - 1] + steps[k]
-    return out
-
-
 def canyon_block(seed: int, *, bursts: bool) -> tuple[np.ndarray, np.ndarray, GpsTrack]:
     """1 Hz: a block walked round at 1.4 m/s (150 s east, north, west, south) under
     canyon-like GPS: 2.5 m white, 2.5 m correlated over 30 s and 1.4 m of drift over 600 s,
@@ -76,8 +66,8 @@ def canyon_block(seed: int, *, bursts: bool) -> tuple[np.ndarray, np.ndarray, Gp
     rng = np.random.default_rng(seed)
     error = (
         rng.normal(0.0, 2.5, (t.shape[0], 2))
-        + _gauss_markov(rng, t.shape[0], 30.0, 2.5)
-        + _gauss_markov(rng, t.shape[0], 600.0, 1.4)
+        + gauss_markov(rng, t.shape[0], 30.0, 2.5)
+        + gauss_markov(rng, t.shape[0], 600.0, 1.4)
     )
     if bursts:
         for start_s in np.arange(30.0, 600.0, 60.0):

@@ -14,6 +14,7 @@ from city360.video_store.clean import CleanParams, _slow_through_blips, clean_tr
 from city360.video_store.gps.track import GpsTrack
 from city360.video_store.gps_only import poses_along
 from city360.video_store.stationary import StationaryParams, pin_stationary, stationary_spans
+from tests.video_store.gps_errors import gauss_markov
 
 PROJECTION = LocalProjection(53.56, 9.96)
 
@@ -252,17 +253,6 @@ def test_the_ramp_fit_of_a_long_span_still_tells_a_walk_from_a_step() -> None:
     assert _rise_mps(t, step) > STEP_RISE_MPS
 
 
-def _gauss_markov(rng: np.random.Generator, n: int, tau_s: float, sigma_m: float) -> np.ndarray:
-    """(n, 2) first-order Gauss-Markov error at 1 Hz, ``sigma_m`` per axis, ``tau_s`` seconds."""
-    keep = np.exp(-1.0 / tau_s)
-    steps = rng.normal(0.0, sigma_m * np.sqrt(1.0 - keep**2), (n, 2))
-    out = np.empty((n, 2))
-    out[0] = rng.normal(0.0, sigma_m, 2)
-    for k in range(1, n):
-        out[k] = keep * out[k - 1] + steps[k]
-    return out
-
-
 def _canyon_stop(seed: int, *, bursts: bool = False) -> GpsTrack:
     """1 Hz: 120 s east at 1.4 m/s, 400 s standing at (168, 0), 120 s north, under canyon-like
     GPS: 2.5 m white, 2.5 m correlated over 30 s and 1.4 m of drift over 600 s, per axis;
@@ -274,8 +264,8 @@ def _canyon_stop(seed: int, *, bursts: bool = False) -> GpsTrack:
     rng = np.random.default_rng(seed)
     error = (
         rng.normal(0.0, 2.5, (t.shape[0], 2))
-        + _gauss_markov(rng, t.shape[0], 30.0, 2.5)
-        + _gauss_markov(rng, t.shape[0], 600.0, 1.4)
+        + gauss_markov(rng, t.shape[0], 30.0, 2.5)
+        + gauss_markov(rng, t.shape[0], 600.0, 1.4)
     )
     if bursts:
         for start_s in (20.0, 75.0, 540.0, 595.0):
