@@ -19,6 +19,7 @@ from city360.errors import ConfigError, GpsError, OutputError, VideoError
 from city360.video_store import FrameStore
 from city360.video_store.cli import pair_inputs, parse_offset
 from city360.video_store.ingest import IngestOptions, ingest_video
+from city360.video_store.reckon import GpsCoverageWarning
 from tests.fixtures.videos import (
     CREATION,
     ORIGIN,
@@ -306,6 +307,53 @@ def test_a_track_whole_hours_off_the_video_names_the_zone_offset(
     ):
         ingest_video(
             video, gps, tmp_path / "city", projection=synthetic_walk.projection, options=SMALL
+        )
+
+
+def test_a_short_track_hours_and_seconds_off_the_video_names_the_offset(
+    synthetic_walk: SyntheticWalk, tmp_path: Path
+) -> None:
+    """A GoPro writes local time as its creation time, and its clock ran 17 s ahead; the CSV
+    of the walk's first 11 s is in UTC, 8 h later. Shifted by 8 h, the track still ended
+    before the video started, so the error named no zone and no offset (issue 17, newuser3
+    left it). The hint gives the offset that puts the video's start at the track's first
+    fix, and that offset ingests."""
+    walk = synthetic_walk
+    first = walk.t_s[:120:10]  # 12 fixes at 1 Hz, 11 s: shorter than the clock's 17 s
+    lat, lon = walk.projection.to_latlon(walk.x_m[:120:10], walk.y_m[:120:10])
+    start = CREATION.timestamp() + 8 * 3600 - 17
+    gps = write_csv_track(tmp_path / "utc.csv", start + first, lat, lon)
+    city = tmp_path / "city"
+    with pytest.raises(
+        GpsError,
+        match=re.escape(
+            ". The track starts 8 h 00 min after the video less 17 s, a time-zone difference "
+            "and a camera clock 17 s off: one clock wrote local time without a zone (GPX and "
+            "CSV times without one are read as UTC, and cameras often write local time as "
+            "their creation time); if so, pass --offset +28783 (the video's start at the "
+            "track's first fix)"
+        ),
+    ):
+        ingest_video(walk.video, gps, city, projection=walk.projection, options=SMALL)
+    assert not city.exists()
+    options = IngestOptions(max_width=256, offset=28783.0)
+    with pytest.warns(GpsCoverageWarning, match=r"no GPS fix for video time 11\.1-69\.9 s"):
+        result = ingest_video(walk.video, gps, city, projection=walk.projection, options=options)
+    assert result.frame_count >= 3
+    # the same walk without a zone: the track ends 6 s before the video starts
+    with pytest.raises(
+        GpsError,
+        match=re.escape(
+            ". The track ends 6 s before the video starts: if the camera clock is 17 s off, "
+            "pass --offset -17 (the video's start at the track's first fix)"
+        ),
+    ):
+        ingest_video(
+            walk.video,
+            write_csv_track(tmp_path / "local.csv", start - 8 * 3600 + first, lat, lon),
+            tmp_path / "city2",
+            projection=walk.projection,
+            options=SMALL,
         )
 
 
