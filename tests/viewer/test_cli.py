@@ -71,9 +71,7 @@ def test_view_serves_with_a_token(viewer_paths: ViewerPaths) -> None:
     assert f"open http://127.0.0.1:{port}/?token={TOKEN}" in output
 
 
-def test_a_suite_name_is_the_city_s_suite(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_suite_name_is_the_city_s_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`city360 view demo --suite main` served a new, empty suite ./main (created on the first
     save) beside the user, not the demo's main suite that `eval demo --suite main` runs
     (issue 17, newuser4)."""
