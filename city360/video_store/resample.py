@@ -11,7 +11,6 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +21,7 @@ from city360.video_store.clean import SmoothTrack
 from city360.video_store.decode import VideoInfo
 from city360.video_store.reckon import EdgeReckoning
 from city360.video_store.sync import SyncResult
+from city360.video_store.sync import iso_utc as _iso
 
 __all__ = [
     "GPS_STILL_SPEED_MPS",
@@ -301,12 +301,6 @@ def continuity_gaps(
     :func:`city360.city.max_pose_step_m` (the rule the pose-graph build checks)."""
     steps = np.hypot(np.diff(x_m), np.diff(y_m))
     return np.flatnonzero(steps > max_pose_step_m(spacing_m)).astype(np.int64)
-
-
-def _iso(t_s: float) -> str:
-    from datetime import datetime
-
-    return datetime.fromtimestamp(t_s, tz=UTC).isoformat(timespec="seconds")
 
 
 def continuous_parts(

@@ -357,6 +357,28 @@ def test_a_short_track_hours_and_seconds_off_the_video_names_the_offset(
         )
 
 
+def test_offset_auto_out_of_reach_names_the_files_and_the_offset(
+    synthetic_walk: SyntheticWalk, tmp_path: Path
+) -> None:
+    """`--offset auto` with a track an hour off (beyond its ±600 s search) said only "GPS
+    track and video overlap too little to estimate the clock offset within ±600 s; pass
+    --offset SECONDS", naming neither file (issue 17, newuser4)."""
+    video, gps, _, _ = _bad_inputs(synthetic_walk, tmp_path / "in")["no overlap"]
+    options = IngestOptions(max_width=256, offset="auto")
+    with pytest.raises(GpsError) as caught:
+        ingest_video(
+            video, gps, tmp_path / "city", projection=synthetic_walk.projection, options=options
+        )
+    message = str(caught.value)
+    assert message.startswith("--offset auto searches ±600 s around the video's clock, but GPS ")
+    assert f"track {gps} (" in message
+    assert f") starts 1.0 h after video {video} (" in message
+    assert message.endswith(
+        "from its creation time): pair the right files, or pass --offset SECONDS (GPS time "
+        "minus video time; --offset +3600 puts the video's start at the track's first fix)"
+    )
+
+
 @pytest.mark.parametrize("case", BAD)
 def test_bad_input_leaves_no_city(synthetic_walk: SyntheticWalk, tmp_path: Path, case: str) -> None:
     video, gps, message, error = _bad_inputs(synthetic_walk, tmp_path / "in")[case]
