@@ -281,3 +281,23 @@ def test_localization_margin_is_the_distance_to_the_nearest_grid_line(
     signs = [graph.node_xy[node] for node in graph.node_xy]
     assert localization_tasks(ctx, signs, 6, report, source="osm")
     assert report.notes == []
+
+
+def test_a_real_city_that_offers_fewer_tasks_than_asked_says_so(
+    toy_city: Path,
+    world,  # type: ignore[no-untyped-def]
+) -> None:
+    """The 13 m GoPro walk was asked for 25 Localization tasks and made 4 (starts are kept
+    10 m apart along a street) with no word; a synthetic city's suite says "made N of M"
+    (issue 17, newuser4)."""
+    from city360.tasks.generate.sources import GenerationSource, generate_tasks
+
+    ctx = _context(toy_city, world)
+    report = GenerationReport()
+    signs = list(world[0].node_xy.values())  # places to read: not every task Hard
+    source = GenerationSource(kind="osm", signs=signs)
+    tasks = generate_tasks(ctx, source, per_family=400, families=["Localization"], report=report)
+    assert 0 < len(tasks) < 400
+    assert report.notes == [
+        f"Localization: made {len(tasks)} of 400 (the city offers no more distinct candidates)"
+    ]
