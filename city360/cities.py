@@ -314,7 +314,7 @@ def resolve_suite(suite: str | os.PathLike[str], city_dir: Path) -> Path:
 register_city(
     PackagedCity(
         name="demo",
-        description="Helsinki centre, 19 junctions, ~1 km of streets: the quick demo city",
+        description="Helsinki centre, ~1 km of streets: the quick demo city",
         data_dir="demo",
         extract="helsinki_centre.osm",
         width_px=1536,
@@ -327,8 +327,8 @@ register_city(
     PackagedCity(
         name="helsinki",
         description=(
-            "Helsinki centre at the reference's scale: 168 nodes, 562 segments, 942 named "
-            "places; filming takes hours (see the README)"
+            "Helsinki centre at the reference's scale (the reference's Akihabara: 193 nodes, "
+            "602 segments); building it takes over an hour (see the README)"
         ),
         data_dir="helsinki",
         extract="helsinki_standard.osm.bz2",

@@ -26,8 +26,32 @@ def _human(size: int) -> str:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def _graph_stats(root: Path) -> dict[str, Any] | None:
+    """What the build made, from ``city.json`` ``stats.pose_graph``: nodes, junctions,
+    segments and metres of street; None when the city is not built or has no such record."""
+    try:
+        manifest = json.loads((root / "city.json").read_text(encoding="utf-8"))
+        graph = manifest["stats"]["pose_graph"]
+        return {
+            "nodes": int(graph["nodes"]),
+            "junctions": int(graph["junctions"]),
+            "segments": int(graph["segments"]),
+            "length_m": float(graph["total_length_m"]),
+        }
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _graph_line(graph: dict[str, Any]) -> str:
+    return (
+        f"built: {graph['nodes']} nodes ({graph['junctions']} junctions), "
+        f"{graph['segments']} segments, {graph['length_m'] / 1000:.1f} km of streets"
+    )
+
+
 def cities_status() -> list[dict[str, Any]]:
     """One row per packaged city: name, description, built (graph and standard suite present),
+    what the build made (``graph``: nodes, junctions, segments, length_m; None when not built),
     size on disk (bytes), its cache directory and older cached builds (other versions/inputs)."""
     from city360.cities import SUITE_NAME, all_cities, city_cache_dir
 
@@ -45,6 +69,7 @@ def cities_status() -> list[dict[str, Any]]:
                 "name": city.name,
                 "description": city.description,
                 "built": built,
+                "graph": _graph_stats(root) if built else None,
                 "size_bytes": _size_bytes(root),
                 "path": str(root),
                 "stale_builds": stale,
@@ -74,11 +99,14 @@ def cities_command(
     table.add_column("size", justify="right", no_wrap=True)
     table.add_column("where / what", overflow="fold")
     for row in rows:
+        what = row["description"]
+        if row["graph"] is not None:
+            what = f"{what}\n{_graph_line(row['graph'])}"
         table.add_row(
             row["name"],
             "yes" if row["built"] else "no",
             _human(row["size_bytes"]) if row["size_bytes"] else "-",
-            f"{row['path']}\n[dim]{row['description']}[/]",
+            f"{row['path']}\n[dim]{what}[/]",
         )
     console.print(table)
     stale = [p for row in rows for p in row["stale_builds"]]

@@ -78,12 +78,39 @@ def test_cities_command_lists_build_state_size_and_place(
     assert result.exit_code == 0, result.output
     rows = {row["name"]: row for row in json.loads(result.stdout)}
     assert rows["demo"]["built"] is True
+    assert rows["demo"]["graph"] is None  # no city.json: nothing to say about the build
     assert rows["demo"]["size_bytes"] == 4
     assert rows["demo"]["path"] == str(root)
     assert rows["demo"]["stale_builds"] == [str(tmp_path / "demo-oldkey")]
     table = CliRunner().invoke(app, ["cities"], env={"COLUMNS": "80"})
     assert table.exit_code == 0
     assert "demo" in table.output
+
+
+def test_cities_command_gives_what_the_build_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo's description said "19 junctions"; the city `make demo` builds has 17 nodes,
+    10 of them junctions (issue 17, newuser4). A built city's line is its own city.json's."""
+    monkeypatch.setenv("CITY360_CACHE_DIR", str(tmp_path))
+    root = cities.city_cache_dir("demo")
+    (root / "tasks" / "main").mkdir(parents=True)
+    (root / "graph.json").write_text("{}")
+    (root / "tasks" / "main" / "suite.json").write_text("{}")
+    graph = {"nodes": 17, "junctions": 10, "segments": 42, "total_length_m": 1032.0}
+    (root / "city.json").write_text(json.dumps({"stats": {"pose_graph": graph}}))
+    result = CliRunner().invoke(app, ["cities", "--json"])
+    rows = {row["name"]: row for row in json.loads(result.stdout)}
+    assert rows["demo"]["graph"] == {
+        "nodes": 17,
+        "junctions": 10,
+        "segments": 42,
+        "length_m": 1032.0,
+    }
+    assert rows["helsinki"]["graph"] is None  # not built
+    table = CliRunner().invoke(app, ["cities"], env={"COLUMNS": "200"})
+    assert "built: 17 nodes (10 junctions), 42 segments, 1.0 km of streets" in table.output
+    assert "junctions" not in rows["demo"]["description"]
 
 
 def test_a_script_without_a_main_guard_can_build_with_ingest_workers(

@@ -84,6 +84,17 @@ def _ablation_label(env_options: dict[str, Any]) -> str:
     return "+".join(parts) or "full"
 
 
+def agent_label(agent: Any) -> str:
+    """A run's agent as a reader names it: ``random``, ``lmm:gpt-4o``, from
+    ``run_metadata.json``'s ``agent`` (a dict; early runs wrote the name only)."""
+    if not isinstance(agent, dict):
+        return str(agent) if agent else "?"
+    who = str(agent.get("kind") or "?")
+    if agent.get("model"):
+        who += f":{agent['model']}"
+    return who
+
+
 def load_run(run_dir: str | Path) -> RunColumn:
     """A run's rows and a label from its metadata (agent, model, ablations)."""
     folder = Path(run_dir)
@@ -98,9 +109,7 @@ def load_run(run_dir: str | Path) -> RunColumn:
     agent = meta.get("agent") or {}
     if not isinstance(agent, dict):  # early runs wrote the agent's name only
         agent = {"kind": str(agent)}
-    who = str(agent.get("kind", "?"))
-    if agent.get("model"):
-        who += f":{agent['model']}"
+    who = agent_label(agent)
     env_options = (meta.get("config") or {}).get("env_options") or {}
     views = (agent.get("options") or {}).get("views")
     looks = f"{_ablation_label(env_options)}{f', {views} views' if views else ''}"

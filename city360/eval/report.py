@@ -26,6 +26,7 @@ import numpy as np
 
 from city360._atomic import atomic_dir, write_failure
 from city360.errors import City360Error, InputFileError, OutputError
+from city360.eval.compare import agent_label
 from city360.eval.results import EpisodeResult, read_results
 from city360.eval.summary import DIFFICULTIES, RunSummary, summarize
 from city360.types import Image
@@ -52,6 +53,9 @@ class _Background:
     image: Image | None
     extent_m: tuple[float, float, float, float] | None
     lines: list[tuple[list[float], list[float]]]
+    attribution: str | None = None
+    """The base map's credit (``MapMeta.attribution``): the page repeats it under the
+    pictures, and gives none when no OSM data is drawn."""
 
 
 def _background(city_dir: Path | None) -> _Background:
@@ -62,7 +66,9 @@ def _background(city_dir: Path | None) -> _Background:
 
         city_map = CityMap.open(city_dir)
         x_min, y_min, x_max, y_max = city_map.transform.extent_m
-        return _Background(city_map.image, (x_min, x_max, y_min, y_max), [])
+        return _Background(
+            city_map.image, (x_min, x_max, y_min, y_max), [], city_map.meta.attribution
+        )
     except City360Error:
         return _Background(None, None, _street_lines(city_dir))
 
@@ -305,8 +311,12 @@ def _write_pages(
         cards.append(_episode_card(result, image, video))
 
     title = f"city360 run {metadata.get('run_id', run_dir.name)}"
-    agent = metadata.get("agent", {})
-    agent_text = agent if isinstance(agent, str) else json.dumps(agent, ensure_ascii=False)
+    agent_text = agent_label(metadata.get("agent"))
+    credit = (
+        f"<p><small>Map data {html.escape(background.attribution)} (ODbL).</small></p>"
+        if background.attribution
+        else ""
+    )
     page = f"""<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>{_STYLE}</style></head><body>
 <h1>{html.escape(title)}</h1>
@@ -317,7 +327,7 @@ def _write_pages(
 <h2>Scores</h2>{_table(summary)}<img src="scores.png" alt="scores"> <img src="stop_reasons.png"
 alt="stop reasons">
 <h2>Episodes</h2><div class="episodes">{"".join(cards)}</div>
-<p><small>Map data © OpenStreetMap contributors (ODbL).</small></p>
+{credit}
 </body></html>
 """
     try:

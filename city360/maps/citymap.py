@@ -3,7 +3,8 @@
 :meth:`CityMap.open` renders the base map once and caches it in ``<city>/map/``:
 
 ``basemap.png``
-    the base raster (north up, attribution in its corner);
+    the base raster (north up, "© OpenStreetMap contributors" in its corner when OSM data is
+    drawn: see :func:`osm_credit`);
 ``map.json``
     :class:`MapMeta`: the geotransform (pixel <-> metres <-> lat/lon), the exploration area and
     how it was chosen, the default localization grid, which layers were drawn from what, and
@@ -32,7 +33,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from city360._atomic import atomic_write_bytes, atomic_write_json
-from city360.city import CityDir, file_sha256, format_validation_error
+from city360.city import CityDir, CityManifest, file_sha256, format_validation_error
 from city360.errors import CityFormatError, ConfigError, InputFileError, OutputError
 from city360.geo import LocalProjection
 from city360.maps.draw import (
@@ -67,14 +68,16 @@ __all__ = [
     "MapMeta",
     "load_map_meta",
     "map_network",
+    "osm_credit",
     "record_map_network",
 ]
 
 logger = logging.getLogger(__name__)
 
 MAP_SCHEMA_VERSION = 1
-RENDER_VERSION = 3
-"""Bump when the drawing changes, so cached base maps are redrawn."""
+RENDER_VERSION = 4
+"""Bump when the drawing changes, so cached base maps are redrawn (4: no OSM credit on a map
+with no OSM data)."""
 BASEMAP_NAME = "basemap.png"
 MAP_JSON_NAME = "map.json"
 DEFAULT_METRES_PER_PX = 0.5
@@ -95,7 +98,10 @@ class MapMeta(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     schema_version: int = MAP_SCHEMA_VERSION
-    attribution: str = ATTRIBUTION
+    attribution: str | None = Field(
+        default=ATTRIBUTION,
+        description="the credit every image of the map carries; None when no OSM data is in it",
+    )
     crs: str = Field(description="proj4 of the city's LocalProjection")
     basemap: str = BASEMAP_NAME
     geotransform: dict[str, Any] = Field(description="GeoTransform.to_dict() of basemap.png")
@@ -175,6 +181,21 @@ def load_map_meta(city_dir: str | os.PathLike[str]) -> MapMeta:
         raise CityFormatError(format_validation_error(path, exc)) from None
 
 
+def osm_credit(manifest: CityManifest, layers_source: str) -> str | None:
+    """The credit a city's maps carry: :data:`ATTRIBUTION` when the layers are drawn from OSM
+    (``layers_source == "osm"``) or the city was made from OSM data (a ``city.json`` source of
+    kind ``osm``, or one whose attribution names OpenStreetMap: a synthetic twin, a city built
+    with ``--osm`` whose extract was since removed); None for a city drawn only from its own
+    walks. ODbL asks for the credit where OSM data is shown, and a credit on a user's own
+    streets would say their data is OpenStreetMap's."""
+    if layers_source == "osm":
+        return ATTRIBUTION
+    for source in manifest.sources:
+        if source.kind == "osm" or "OpenStreetMap" in (source.attribution or ""):
+            return ATTRIBUTION
+    return None
+
+
 # inputs and cache ----------------------------------------------------------------------------
 def _inputs_digest(city: CityDir, osm: Path | None, params: dict[str, Any]) -> dict[str, Any]:
     digest = hashlib.sha256()
@@ -226,7 +247,8 @@ class CityMap:
 
     ``transform`` maps base-map pixels to city metres and lat/lon; ``grid`` is the default
     localization grid over ``area``. Images are RGB uint8 (H, W, 3), and every one carries
-    "© OpenStreetMap contributors".
+    ``meta.attribution`` ("© OpenStreetMap contributors") when the map shows OSM data (see
+    :func:`osm_credit`).
     """
 
     def __init__(self, image: Image, meta: MapMeta, *, root: Path | None = None) -> None:
@@ -255,6 +277,12 @@ class CityMap:
         }
         self._background = tuple(int(v) for v in image[0, 0])
         self._blanks: dict[tuple[int, int], Image] = {}
+
+    def _credit(self, image: Image) -> Image:
+        """``image`` with the map's attribution stamped (in place), when it has one."""
+        if self.meta.attribution is None:
+            return image
+        return stamp_attribution(image, text=self.meta.attribution)
 
     def __repr__(self) -> str:
         return (
@@ -338,7 +366,8 @@ class CityMap:
     ) -> tuple[Image, MapMeta]:
         from city360.maps.basemap import render_basemap
 
-        projection = city.read_manifest().projection
+        manifest = city.read_manifest()
+        projection = manifest.projection
         lines: list[StreetLine] = []
         if osm is not None and not city.graph_path.is_file() and not city.trajectory_ids():
             # a proto-city (synth output before ingest): the map covers its manifest bbox
@@ -373,9 +402,11 @@ class CityMap:
         else:
             layers = MapLayers(source=source, streets=lines)
             layer_info = {"source": source}
-        image = render_basemap(layers, transform)
+        attribution = osm_credit(manifest, layer_info["source"])
+        image = render_basemap(layers, transform, attribution=attribution is not None)
         grid = MapGrid(area.x_min_m, area.y_min_m, area.x_max_m, area.y_max_m, DEFAULT_GRID_N)
         meta = MapMeta(
+            attribution=attribution,
             crs=projection.proj4,
             geotransform=transform.to_dict(),
             area=area.to_dict(),
@@ -522,7 +553,7 @@ class CityMap:
         draw_arrow(
             out, float(col) - col0, float(row) - row0, heading_deg, length_px=max(12, size_px / 12)
         )
-        stamp_attribution(out)
+        self._credit(out)
         return out, self._crop_transform(level, col0, row0, size_px, size_px)
 
     def _area_view(
@@ -554,7 +585,7 @@ class CityMap:
     def area_map(self, *, size_px: int = 800) -> Image:
         """The whole exploration area, longest side ``size_px``."""
         image, _ = self._area_view(size_px)
-        return stamp_attribution(image)
+        return self._credit(image)
 
     def grid_map(self, *, n: int | None = None, size_px: int = 800, origin: int = 1) -> Image:
         """The exploration area with the N x N grid, each cell labelled ``x:i y:j``, counted
@@ -594,7 +625,7 @@ class CityMap:
                     round(float(cols[i - 1])) + thickness + 2,
                     round(float(rows[j - 1])) + thickness + 2,
                 )
-        return stamp_attribution(image), transform
+        return self._credit(image), transform
 
     def route_map(
         self,
@@ -629,7 +660,7 @@ class CityMap:
         for (x, y), color in ((start_xy, START_RGB), (goal_xy, GOAL_RGB)):
             col, row = transform.xy_to_px(x, y)
             draw_marker(image, float(col), float(row), color=color, radius_px=radius)
-        return stamp_attribution(image), transform
+        return self._credit(image), transform
 
     def landmark_map(
         self, x_m: float, y_m: float, *, size_px: int = 800, label: str | None = None
@@ -650,7 +681,7 @@ class CityMap:
             stamp_text(
                 image, stamp, round(float(col) + radius + 4), round(float(row) - stamp.height / 2)
             )
-        return stamp_attribution(image), transform
+        return self._credit(image), transform
 
 
 def _png(image: Image) -> bytes:

@@ -133,6 +133,7 @@ def map_command(
 
     from city360._atomic import atomic_write_bytes
     from city360.cities import resolve_city
+    from city360.city import CityDir
     from city360.errors import ConfigError
     from city360.maps.citymap import CityMap, _png, map_network, record_map_network
     from city360.maps.grid import DEFAULT_GRID_N
@@ -148,7 +149,16 @@ def map_command(
         msg = "choose one of --grid, --route, --landmark and --location per image"
         raise ConfigError(msg)
     if network is not None:
-        record_map_network(city_dir, map_network(city_dir, network))
+        map_network(city_dir, network)  # an unknown name is refused first
+        if osm is None and CityDir(city_dir).osm_source() is None:
+            msg = (
+                f"--network {network} chooses which OSM streets the map draws, but "
+                f"{city_dir} has no OSM extract (no map/extract.osm, no OSM source in "
+                "city.json), so its map draws the city's own walks: pass --osm FILE "
+                "(.osm, .osm.bz2 or .osm.pbf of the city's area), or leave out --network"
+            )
+            raise ConfigError(msg)
+        record_map_network(city_dir, network)
     with make_progress(transient=True) as progress:
         task = progress.add_task("drawing the base map", total=None)
         citymap = CityMap.open(

@@ -97,12 +97,13 @@ def check_command(
     ] = "default",
 ) -> None:
     """Check every task of SUITE_DIR against its city; exit 1 if any fails."""
-    from city360.cities import resolve_city
+    from city360.cities import resolve_city, resolve_suite
     from city360.progress import console, make_progress
     from city360.tasks.generate.run import check_suite
     from city360.tasks.suite import load_suite
 
     city = resolve_city(str(city))
+    suite_dir = resolve_suite(suite_dir, city)  # `main` is CITY/tasks/main, as in eval
 
     suite = load_suite(suite_dir)
     with make_progress() as progress:
@@ -154,12 +155,25 @@ def show_command(
     ] = None,
     truth: Annotated[bool, typer.Option(help="also print the hidden answer")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the tasks as JSON")] = False,
+    city: Annotated[
+        Path | None,
+        typer.Option(
+            "--city",
+            help="a city directory or packaged city name: SUITE_DIR may then name one of its "
+            "suites (`main` is CITY/tasks/main), as in eval",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Print what an agent is told for each task (and, with --truth, the expected answer)."""
     import json
 
     from city360.tasks.suite import load_suite
 
+    if city is not None:
+        from city360.cities import resolve_city, resolve_suite
+
+        suite_dir = resolve_suite(suite_dir, resolve_city(str(city)))
     suite = load_suite(suite_dir)
     tasks = suite.select(select) if select else list(suite.tasks)
     if as_json:

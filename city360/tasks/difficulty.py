@@ -12,7 +12,7 @@ crossed where more than one branch is offered).
 
 **Localization**, from the start: ``nearest_landmark_m`` (the nearest named place whose sign
 faces the street) and ``border_margin_m`` (how far the start is from the nearest grid line,
-probed at 5 and 15 m).
+the grid's outer edge included).
 
 - Easy: a landmark within 25 m and at least 15 m from every grid line;
 - Hard: no landmark within 50 m, or within 5 m of a grid line;

@@ -102,7 +102,7 @@ def place_photos(
     outside = (gps_t < smooth.start_s - 1.0) | (gps_t > smooth.end_s + 1.0)
     if outside.any():
         first = ordered[int(np.argmax(outside))]
-        zone = _zone_hint(smooth.start_s, smooth.end_s, float(t[0]), float(t[-1]), offset_s)
+        zone = _zone_hint(smooth.start_s, smooth.end_s, float(gps_t[0]), float(gps_t[-1]), offset_s)
         msg = (
             f"photo {first} was taken outside GPS track {gps}'s time span "
             f"({int(outside.sum())} of {len(ordered)} photos); pair the right track, or pass "

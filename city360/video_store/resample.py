@@ -11,7 +11,6 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +21,7 @@ from city360.video_store.clean import SmoothTrack
 from city360.video_store.decode import VideoInfo
 from city360.video_store.reckon import EdgeReckoning
 from city360.video_store.sync import SyncResult
+from city360.video_store.sync import iso_utc as _iso
 
 __all__ = [
     "GPS_STILL_SPEED_MPS",
@@ -114,24 +114,57 @@ ZONE_STEP_S = 900.0
 """Time zones differ from UTC by whole quarter hours (UTC+5:45, +9, -3:30, ...)."""
 
 
+CLOCK_SLACK_S = 120.0
+"""How far a camera clock may run beside a time-zone difference for the no-overlap error to
+still name the fix, seconds: clocks set by hand or by a phone app are seconds to a minute or
+two off. A track shorter than that error then misses the video even after the zone shift."""
+
+
 def _zone_hint(
     track_from: float, track_to: float, video_from: float, video_to: float, offset_s: float
 ) -> str:
-    """A sentence for the no-overlap error when the track and the video overlap once one is
-    moved by a whole number of quarter hours (15 min to 14 h): the clock of one wrote local
-    time without a zone (GPX and CSV times without one are read as UTC, a camera's creation
-    time is often local), so the fix is that offset; else nothing."""
+    """A sentence for the no-overlap error when the track and the video (both on the GPS
+    clock, the video placed with ``offset_s``) overlap once one is moved by a whole number of
+    quarter hours (15 min to 14 h): the clock of one wrote local time without a zone (GPX and
+    CSV times without one are read as UTC, a camera's creation time is often local), so the
+    fix is that offset. When the shifted windows still miss each other by at most
+    :data:`CLOCK_SLACK_S` (a short track and a camera clock a few seconds off too), or miss
+    each other by that little without a shift, the offset given puts the video's start at the
+    track's first fix. Else nothing."""
     shift = round((track_from - video_from) / ZONE_STEP_S) * ZONE_STEP_S
     if not ZONE_STEP_S <= abs(shift) <= 14 * 3600.0:
+        shift = 0.0
+    gap_s = max(track_from - (video_to + shift), (video_from + shift) - track_to, 0.0)
+    if gap_s > CLOCK_SLACK_S or (shift == 0.0 and gap_s == 0.0):
         return ""
-    if video_from + shift > track_to or video_to + shift < track_from:
-        return ""
-    hours, minutes = divmod(round(abs(shift) / 60.0), 60)
     side = "after" if shift > 0 else "before"
+    if gap_s == 0.0:
+        hours, minutes = divmod(round(abs(shift) / 60.0), 60)
+        return (
+            f". The track runs {hours} h {minutes:02d} min {side} the video, a time-zone "
+            "difference: one clock wrote local time without a zone (GPX and CSV times without "
+            f"one are read as UTC); if so, pass --offset {offset_s + shift:+.0f}"
+        )
+    start_offset = offset_s + (track_from - video_from)
+    clock_s = track_from - video_from - shift
+    if shift == 0.0:
+        where = (
+            f"ends {gap_s:.0f} s before the video starts"
+            if track_to < video_from
+            else f"starts {gap_s:.0f} s after the video ends"
+        )
+        return (
+            f". The track {where}: if the camera clock is {abs(clock_s):.0f} s off, pass "
+            f"--offset {start_offset:+.0f} (the video's start at the track's first fix)"
+        )
+    hours, minutes = divmod(round(abs(shift) / 60.0), 60)
+    more = "plus" if (clock_s > 0) == (shift > 0) else "less"
     return (
-        f". The track runs {hours} h {minutes:02d} min {side} the video, a time-zone "
-        "difference: one clock wrote local time without a zone (GPX and CSV times without one "
-        f"are read as UTC); if so, pass --offset {offset_s + shift:+.0f}"
+        f". The track starts {hours} h {minutes:02d} min {side} the video {more} "
+        f"{abs(clock_s):.0f} s, a time-zone difference and a camera clock {abs(clock_s):.0f} s "
+        "off: one clock wrote local time without a zone (GPX and CSV times without one are "
+        "read as UTC, and cameras often write local time as their creation time); if so, "
+        f"pass --offset {start_offset:+.0f} (the video's start at the track's first fix)"
     )
 
 
@@ -268,12 +301,6 @@ def continuity_gaps(
     :func:`city360.city.max_pose_step_m` (the rule the pose-graph build checks)."""
     steps = np.hypot(np.diff(x_m), np.diff(y_m))
     return np.flatnonzero(steps > max_pose_step_m(spacing_m)).astype(np.int64)
-
-
-def _iso(t_s: float) -> str:
-    from datetime import datetime
-
-    return datetime.fromtimestamp(t_s, tz=UTC).isoformat(timespec="seconds")
 
 
 def continuous_parts(

@@ -242,6 +242,47 @@ def _warn_if_track_is_longer(track: GpsTrack, info: VideoInfo) -> None:
     warnings.warn(msg, TrackStartSyncWarning, stacklevel=3)
 
 
+def iso_utc(t_s: float) -> str:
+    """POSIX seconds as ISO 8601 UTC to the second, as errors about clocks show times."""
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(t_s, tz=UTC).isoformat(timespec="seconds")
+
+
+def _how_far(seconds: float) -> str:
+    """A gap between clocks in the unit a person reads it in: days, hours or seconds."""
+    gap = abs(seconds)
+    if gap >= 2 * 86400:
+        return f"{gap / 86400:.0f} days"
+    if gap >= 3600:
+        return f"{gap / 3600:.1f} h"
+    return f"{gap:.0f} s"
+
+
+def _refuse_auto_out_of_reach(
+    track: GpsTrack, info: VideoInfo, smooth: SmoothTrack, base: float, method: str, search_s: float
+) -> None:
+    """``--offset auto`` searches ``search_s`` around the video's own clock; a track wholly
+    outside that reach cannot be matched, so say where each lies and the offset that puts the
+    video's start at the track's first fix, before the motion search fails with less."""
+    video_to = base + info.duration_s
+    if smooth.end_s >= base - search_s and smooth.start_s <= video_to + search_s:
+        return
+    side = "after" if smooth.start_s > video_to else "before"
+    clock = {"creation_time": "its creation time", "embedded": "its embedded GPS clock"}.get(
+        method, "the track's first fix"
+    )
+    msg = (
+        f"--offset auto searches ±{search_s:g} s around the video's clock, but GPS track "
+        f"{track.source} ({iso_utc(smooth.start_s)} .. {iso_utc(smooth.end_s)}) starts "
+        f"{_how_far(smooth.start_s - base)} {side} video {info.path} ({iso_utc(base)} .. "
+        f"{iso_utc(video_to)}, from {clock}): pair the right files, or pass --offset SECONDS "
+        f"(GPS time minus video time; --offset {smooth.start_s - base:+.0f} puts the video's "
+        "start at the track's first fix)"
+    )
+    raise GpsError(msg)
+
+
 def resolve_sync(
     track: GpsTrack,
     info: VideoInfo,
@@ -274,6 +315,7 @@ def resolve_sync(
         if motion is None:
             msg = "offset 'auto' needs the video's motion signal"
             raise ConfigError(msg)
+        _refuse_auto_out_of_reach(track, info, smooth, base, method, search_s)
         found, score = estimate_offset(motion, smooth, base, search_s=search_s)
         if score < min_score:
             msg = (

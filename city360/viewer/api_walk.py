@@ -125,6 +125,7 @@ def install(app: FastAPI, state: ViewerState) -> None:
             "run": state.config.run_id,
             "play_map": state.config.play_map,
             "basemap": {"width": transform.width, "height": transform.height},
+            "attribution": state.citymap.meta.attribution,
             "families": [
                 {
                     "family": f.name,

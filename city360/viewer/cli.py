@@ -53,7 +53,7 @@ def view_command(
     max_sessions: Annotated[int, typer.Option(help="Browser sessions held at once.")] = 8,
 ) -> None:
     """Serve the viewer: walk CITY_DIR, author tasks for a suite, play them as a human."""
-    from city360.cities import resolve_city
+    from city360.cities import resolve_city, resolve_suite
     from city360.errors import DependencyMissingError
 
     try:
@@ -68,7 +68,10 @@ def view_command(
     city = city_dir.resolve()
     config = ViewerConfig(
         city_dir=city,
-        suite_dir=(suite if suite is not None else city / "tasks" / "authored").resolve(),
+        # `--suite main` is CITY/tasks/main when that exists, as in eval (else a new folder)
+        suite_dir=(
+            resolve_suite(suite, city) if suite is not None else city / "tasks" / "authored"
+        ).resolve(),
         output_root=output_root.resolve(),
         run_id=run_id or default_run_id(),
         host=host,

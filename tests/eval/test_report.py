@@ -68,7 +68,7 @@ def test_report_has_tables_pictures_and_replays(tmp_path: Path) -> None:
     assert "loc-1" in text
     assert "<script>alert(1)</script>" not in text  # user text is escaped
     assert "&lt;script&gt;" in text
-    assert "OpenStreetMap contributors" in text
+    assert "OpenStreetMap" not in text  # no city, no map drawn: nothing to credit
     for name in ("scores.png", "stop_reasons.png", "episodes/nav-1.png"):
         assert (tmp_path / "report" / name).stat().st_size > 1000
     with av.open(str(tmp_path / "report" / "episodes" / "nav-1.mp4")) as container:
@@ -154,3 +154,56 @@ def test_summary_scores_only_answered_episodes() -> None:
     assert cell.mean_score == 0.5
     assert summary.infrastructure_failures == 1
     assert summary.stop_reasons == {"answered": 1, "step_limit": 1, "infrastructure_error": 1}
+
+
+def _own_city(root: Path, *, osm_source: bool) -> Path:
+    """A city of one 40 m walk and no OSM extract; ``osm_source`` lists one in city.json (a
+    city made from OSM data whose extract is gone), as a synthetic twin's does."""
+    from city360.city import CityDir, CityManifest, SourceFile, TrajectoryMeta, TrajectoryPoses
+    from city360.geo import LocalProjection
+
+    projection = LocalProjection(60.17, 24.94)
+    city = CityDir(root)
+    root.mkdir()
+    sources = [SourceFile(kind="osm", path="map/extract.osm", sha256="0" * 64)] * osm_source
+    city.write_manifest(
+        CityManifest(
+            name="own",
+            crs=projection.proj4,
+            origin_lat=60.17,
+            origin_lon=24.94,
+            bbox=(60.1698, 24.9398, 60.1705, 24.9402),
+            sources=sources,
+        )
+    )
+    x = np.zeros(41)
+    y = np.arange(41.0)
+    lat, lon = projection.to_latlon(x, y)
+    poses = TrajectoryPoses(
+        x_m=x, y_m=y, lat=lat, lon=lon, heading_deg=np.zeros(41),
+        t_s=np.arange(41.0), source_pts=np.arange(41),
+    )  # fmt: skip
+    meta = TrajectoryMeta(
+        id="walk", source_video="walk.mp4", source_sha256="0" * 64, gps_source="walk.gpx",
+        width=64, height=32, frame_count=41, spacing_m=1.0, length_m=40.0,
+    )  # fmt: skip
+    folder = city.trajectory_dir("walk")
+    folder.mkdir(parents=True)
+    CityDir.write_trajectory_files(folder, meta, poses)
+    return root
+
+
+@pytest.mark.parametrize("osm_source", [False, True])
+def test_the_page_credits_osm_as_the_city_s_maps_do(tmp_path: Path, osm_source: bool) -> None:
+    """The page said "Map data © OpenStreetMap contributors" under every run, one on a city
+    drawn only from the user's own walks too, and named its agent as a JSON dump
+    ({"kind": "random", "path": null, ...}) (issue 17, newuser4)."""
+    run = tmp_path / "run"
+    _write_run(run)
+    metadata = {"run_id": "r1", "agent": {"kind": "lmm", "model": "gpt-4o", "path": None}}
+    (run / "run_metadata.json").write_text(json.dumps(metadata))
+    city = _own_city(tmp_path / "city", osm_source=osm_source)
+    text = write_report(run, city_dir=city).read_text(encoding="utf-8")
+    assert ("OpenStreetMap contributors" in text) is osm_source
+    assert "agent: lmm:gpt-4o ·" in text
+    assert '"kind"' not in text

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from city360.city import CityDir, CityManifest
+from city360.city import CityDir, CityManifest, SourceFile
 from city360.errors import CityFormatError, InputFileError, OsmError
 from city360.maps.basemap import STREET_RGB
 from city360.maps.citymap import BASEMAP_NAME, MAP_JSON_NAME, CityMap, load_map_meta
@@ -261,27 +261,60 @@ def test_landmark_at_known_latlon_lands_on_expected_pixel(osm_map: CityMap) -> N
 
 
 @pytest.mark.ocr
-def test_attribution_on_every_image(osm_map: CityMap, plain_map: CityMap, ocr_text: Ocr) -> None:
-    x_m, y_m = osm_map.grid.cell_centre(2, 2)
-    images = {
-        "base": osm_map.image,
-        "plain base": plain_map.image,
-        "area": osm_map.area_map(size_px=600),
-        "grid": osm_map.grid_map(size_px=600),
-        "route": osm_map.route_map((x_m, y_m), osm_map.grid.cell_centre(4, 4), size_px=600),
-        "landmark": osm_map.landmark_map(x_m, y_m, size_px=600, label="Kappeli"),
-        "location": osm_map.location_map(x_m, y_m, 30.0),
-        "location 1 m/px": plain_map.location_map(x_m, y_m, 30.0, metres_per_px=1.0),
-    }
-    # one Tesseract run over the bottom-right corners stacked with gaps, for speed
+def _corner_text(images: list[Image], ocr_text: Ocr) -> str:
+    """Tesseract over the bottom-right corners of ``images``, stacked with gaps (one run)."""
     corners = []
-    for image in images.values():
+    for image in images:
         corner = np.full((50, 300, 3), 242, dtype=np.uint8)
         part = image[-30:, -300:]
         corner[: part.shape[0], 300 - part.shape[1] :] = part
         corners.append(corner)
-    text = ocr_text(np.vstack(corners))
+    return ocr_text(np.vstack(corners))
+
+
+def _every_image(citymap: CityMap) -> list[Image]:
+    x_m, y_m = citymap.grid.cell_centre(2, 2)
+    return [
+        citymap.image,
+        citymap.area_map(size_px=600),
+        citymap.grid_map(size_px=600),
+        citymap.route_map((x_m, y_m), citymap.grid.cell_centre(4, 4), size_px=600),
+        citymap.landmark_map(x_m, y_m, size_px=600, label="Kappeli"),
+        citymap.location_map(x_m, y_m, 30.0),
+        citymap.location_map(x_m, y_m, 30.0, metres_per_px=1.0),
+    ]
+
+
+def test_attribution_on_every_image_of_osm_data(
+    osm_map: CityMap, plain_city: tuple[Path, OsmData], tmp_path: Path, ocr_text: Ocr
+) -> None:
+    # a city drawn from its graph whose city.json says it was made from OSM (a synthetic twin,
+    # a build --osm whose extract was removed) is OSM data too
+    root = tmp_path / "city"
+    shutil.copytree(plain_city[0], root)
+    shutil.rmtree(root / "map", ignore_errors=True)
+    city = CityDir(root)
+    manifest = city.read_manifest()
+    source = SourceFile(kind="osm", path="map/extract.osm", sha256="0" * 64)
+    city.write_manifest(manifest.model_copy(update={"sources": [source]}))
+    from_osm = CityMap.open(root)
+    assert from_osm.meta.layers["source"] != "osm"
+    assert from_osm.meta.attribution == "© OpenStreetMap contributors"
+    images = _every_image(osm_map) + _every_image(from_osm)
+    text = _corner_text(images, ocr_text)
     assert text.count("OpenStreetMap contributors") == len(images), text
+
+
+def test_no_osm_credit_on_a_city_drawn_from_its_own_walks(
+    plain_map: CityMap, plain_city: tuple[Path, OsmData], ocr_text: Ocr
+) -> None:
+    # city.json lists no OSM source: the streets are the user's own, and the licence asks
+    # for the credit only where OSM data is shown
+    assert CityDir(plain_city[0]).read_manifest().sources == []
+    assert plain_map.meta.attribution is None
+    assert load_map_meta(plain_city[0]).attribution is None
+    text = _corner_text(_every_image(plain_map), ocr_text)
+    assert "OpenStreetMap" not in text, text
 
 
 # bad input -----------------------------------------------------------------------------------

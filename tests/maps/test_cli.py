@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
 
+from city360.city import CityDir
 from city360.cli import main
 from city360.maps.citymap import CityMap
 from city360.maps.draw import GOAL_RGB, LANDMARK_RGB, START_RGB
@@ -121,6 +123,33 @@ def test_bad_output_suffix(
 ) -> None:
     assert _run(monkeypatch, "map", plain_city[0], "--out", tmp_path / "x.gif") == 1
     assert "must end in .png or .jpg" in " ".join(capsys.readouterr().err.split())
+
+
+def test_network_without_osm_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    plain_city: tuple[Path, OsmData],
+    helsinki_crop: tuple[Path, OsmData],
+    tmp_path: Path,
+) -> None:
+    # the map of a city without OSM draws its own walks: a network choice would be recorded
+    # in city.json and do nothing, unsaid
+    root = tmp_path / "city"
+    shutil.copytree(plain_city[0], root)
+    out = tmp_path / "x.png"
+    assert _run(monkeypatch, "map", root, "--out", out, "--network", "walk") == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert (
+        f"--network walk chooses which OSM streets the map draws, but {root} has no OSM "
+        "extract (no map/extract.osm, no OSM source in city.json), so its map draws the "
+        "city's own walks: pass --osm FILE"
+    ) in err
+    assert not out.exists()
+    assert "maps" not in CityDir(root).read_manifest().build
+    # with --osm the choice is used, and recorded
+    osm = helsinki_crop[0]
+    assert _run(monkeypatch, "map", root, "--out", out, "--osm", osm, "--network", "walk") == 0
+    assert CityDir(root).read_manifest().build["maps"] == {"network": "walk"}
 
 
 def test_not_a_city(

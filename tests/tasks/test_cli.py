@@ -157,3 +157,23 @@ def test_check_refuses_a_suite_of_another_city(
 
     with pytest.raises(TaskError, match="is for city 'elsewhere'"):
         check_suite(load_suite(other), built_synth_city)
+
+
+def test_show_and_check_take_a_suite_name_with_the_city(
+    generated_suite: Path, built_synth_city: Path, tmp_path: Path
+) -> None:
+    """`eval demo --suite main` finds the demo's suite by name; `tasks check main --city demo`
+    and `tasks show` said "main/suite.json not found" (issue 17, newuser4)."""
+    city = tmp_path / "city"
+    shutil.copytree(built_synth_city, city)
+    shutil.copytree(generated_suite, city / "tasks" / "main")
+    result = runner.invoke(app, ["tasks", "check", "main", "--city", str(city), "--no-replay"])
+    assert result.exit_code == 0, result.output
+    assert "tasks pass" in result.output
+    result = runner.invoke(app, ["tasks", "show", "main", "loc-001", "--city", str(city)])
+    assert result.exit_code == 0, result.output
+    assert "x:i y:j" in result.output
+    # a path still wins, and without --city a name is a path
+    result = runner.invoke(app, ["tasks", "show", "main", "loc-001"])
+    assert result.exit_code == 1
+    assert "main/suite.json not found" in str(result.exception)

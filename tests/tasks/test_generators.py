@@ -245,3 +245,59 @@ def test_map_navigation_without_a_junction_says_so_in_the_notes() -> None:
         "film streets that cross"
     ]
     assert report.rejected == {}
+
+
+def test_localization_margin_is_the_distance_to_the_nearest_grid_line(
+    toy_city: Path,
+    world,  # type: ignore[no-untyped-def]
+) -> None:
+    """The margin was probed at 5 and 15 m, so on a one-walk city (the GoPro sample, 13 m,
+    cells of 10 m) every start read 0 m, even at a cell's centre, and every task was Hard
+    with no word why (issue 17, newuser3 left it). It is the distance to the nearest line,
+    and a suite that is Hard throughout says why in a note."""
+    from city360.tasks.families.localization import localization_tasks
+
+    graph, _, _ = world
+    small = MapGrid(-10.0, -170.0, 170.0, 10.0, 16)  # cells of 11.25 x 11.25 m
+    ctx = _context(toy_city, (graph, None, small))
+    report = GenerationReport()
+    tasks = localization_tasks(ctx, [], 12, report, source="osm")
+    assert len(tasks) == 12
+    margins = [t.meta["border_margin_m"] for t in tasks]
+    for task, margin in zip(tasks, margins, strict=True):
+        x_m, y_m = task.truth.x_m, task.truth.y_m  # type: ignore[attr-defined]
+        assert margin == pytest.approx(small.distance_to_grid_line_m(x_m, y_m), abs=0.01)
+        assert 0.0 <= margin <= 5.625
+    assert any(m > 0.5 for m in margins), margins  # probing said 0 for every one
+    assert {t.difficulty for t in tasks} == {Difficulty.HARD}  # no named place at all
+    assert report.notes == [
+        "Localization: every task is Hard: 12 of 12 starts have no named place within 50 m; "
+        f"{sum(m < 5 for m in margins)} of 12 lie within 5 m of a grid line (cells of 11 x "
+        "11 m; a smaller --grid N makes them larger)"
+    ]
+    # with places to read and larger cells the note is not given
+    report = GenerationReport()
+    ctx = _context(toy_city, world)
+    signs = [graph.node_xy[node] for node in graph.node_xy]
+    assert localization_tasks(ctx, signs, 6, report, source="osm")
+    assert report.notes == []
+
+
+def test_a_real_city_that_offers_fewer_tasks_than_asked_says_so(
+    toy_city: Path,
+    world,  # type: ignore[no-untyped-def]
+) -> None:
+    """The 13 m GoPro walk was asked for 25 Localization tasks and made 4 (starts are kept
+    10 m apart along a street) with no word; a synthetic city's suite says "made N of M"
+    (issue 17, newuser4)."""
+    from city360.tasks.generate.sources import GenerationSource, generate_tasks
+
+    ctx = _context(toy_city, world)
+    report = GenerationReport()
+    signs = list(world[0].node_xy.values())  # places to read: not every task Hard
+    source = GenerationSource(kind="osm", signs=signs)
+    tasks = generate_tasks(ctx, source, per_family=400, families=["Localization"], report=report)
+    assert 0 < len(tasks) < 400
+    assert report.notes == [
+        f"Localization: made {len(tasks)} of 400 (the city offers no more distinct candidates)"
+    ]

@@ -549,3 +549,29 @@ def test_a_sensorlog_csv_is_read(tmp_path: Path) -> None:
     np.testing.assert_allclose(usable.lat, 60.0 + np.arange(10) * 1e-5)
     smooth = clean_track(read_track(path), LocalProjection(60.0, 25.0))
     assert smooth.unusable == 1  # the row before the first fix; the repeats are no points
+
+
+def test_a_sensorlog_row_with_a_negative_accuracy_is_a_point_without_a_fix(
+    tmp_path: Path,
+) -> None:
+    """iOS writes ``locationHorizontalAccuracy(m)`` -1 for an invalid position, with whatever
+    lat/lon it last had (issue 17, newuser3 left it): the column was not read and such a row
+    was taken as a fix, and read as accuracy it was refused as a negative cell. It is a point
+    without a fix; the other rows' accuracy is read."""
+    rows = []
+    for k in range(6):
+        accuracy = "-1.000000" if k == 3 else "4.7"
+        lat = 60.01 if k == 3 else 60.0 + k * 1e-5  # the invalid fix is 1 km off
+        rows.append(
+            f"2024-05-01T12:00:{k:02d}.000+02:00,{k},{T0 + k:.3f},{lat:.6f},25.000000,12.5,"
+            f"1.1,0.3,0.0,5.0,3.0,{accuracy},,{T0 + k:.3f},{1000.0 + k:.3f},0.01,0.02,-1.0"
+        )
+    path = tmp_path / "2024-05-01_12_00_00_my_iOS_device.csv"
+    path.write_text("\n".join([_SENSORLOG_HEADER, *rows]) + "\n", encoding="utf-8")
+    track = read_track(path)
+    assert track.has_fix.tolist() == [True, True, True, False, True, True]
+    assert track.quality.accuracy_m is not None
+    np.testing.assert_allclose(track.quality.accuracy_m[[0, 1, 2, 4, 5]], 4.7)
+    usable = validate_track(track)
+    np.testing.assert_allclose(usable.t_s, T0 + np.array([0.0, 1, 2, 4, 5]))
+    assert usable.lat.max() < 60.001

@@ -19,6 +19,7 @@ from city360.errors import ConfigError, GpsError, OutputError, VideoError
 from city360.video_store import FrameStore
 from city360.video_store.cli import pair_inputs, parse_offset
 from city360.video_store.ingest import IngestOptions, ingest_video
+from city360.video_store.reckon import GpsCoverageWarning
 from tests.fixtures.videos import (
     CREATION,
     ORIGIN,
@@ -307,6 +308,75 @@ def test_a_track_whole_hours_off_the_video_names_the_zone_offset(
         ingest_video(
             video, gps, tmp_path / "city", projection=synthetic_walk.projection, options=SMALL
         )
+
+
+def test_a_short_track_hours_and_seconds_off_the_video_names_the_offset(
+    synthetic_walk: SyntheticWalk, tmp_path: Path
+) -> None:
+    """A GoPro writes local time as its creation time, and its clock ran 17 s ahead; the CSV
+    of the walk's first 11 s is in UTC, 8 h later. Shifted by 8 h, the track still ended
+    before the video started, so the error named no zone and no offset (issue 17, newuser3
+    left it). The hint gives the offset that puts the video's start at the track's first
+    fix, and that offset ingests."""
+    walk = synthetic_walk
+    first = walk.t_s[:120:10]  # 12 fixes at 1 Hz, 11 s: shorter than the clock's 17 s
+    lat, lon = walk.projection.to_latlon(walk.x_m[:120:10], walk.y_m[:120:10])
+    start = CREATION.timestamp() + 8 * 3600 - 17
+    gps = write_csv_track(tmp_path / "utc.csv", start + first, lat, lon)
+    city = tmp_path / "city"
+    with pytest.raises(
+        GpsError,
+        match=re.escape(
+            ". The track starts 8 h 00 min after the video less 17 s, a time-zone difference "
+            "and a camera clock 17 s off: one clock wrote local time without a zone (GPX and "
+            "CSV times without one are read as UTC, and cameras often write local time as "
+            "their creation time); if so, pass --offset +28783 (the video's start at the "
+            "track's first fix)"
+        ),
+    ):
+        ingest_video(walk.video, gps, city, projection=walk.projection, options=SMALL)
+    assert not city.exists()
+    options = IngestOptions(max_width=256, offset=28783.0)
+    with pytest.warns(GpsCoverageWarning, match=r"no GPS fix for video time 11\.1-69\.9 s"):
+        result = ingest_video(walk.video, gps, city, projection=walk.projection, options=options)
+    assert result.frame_count >= 3
+    # the same walk without a zone: the track ends 6 s before the video starts
+    with pytest.raises(
+        GpsError,
+        match=re.escape(
+            ". The track ends 6 s before the video starts: if the camera clock is 17 s off, "
+            "pass --offset -17 (the video's start at the track's first fix)"
+        ),
+    ):
+        ingest_video(
+            walk.video,
+            write_csv_track(tmp_path / "local.csv", start - 8 * 3600 + first, lat, lon),
+            tmp_path / "city2",
+            projection=walk.projection,
+            options=SMALL,
+        )
+
+
+def test_offset_auto_out_of_reach_names_the_files_and_the_offset(
+    synthetic_walk: SyntheticWalk, tmp_path: Path
+) -> None:
+    """`--offset auto` with a track an hour off (beyond its ±600 s search) said only "GPS
+    track and video overlap too little to estimate the clock offset within ±600 s; pass
+    --offset SECONDS", naming neither file (issue 17, newuser4)."""
+    video, gps, _, _ = _bad_inputs(synthetic_walk, tmp_path / "in")["no overlap"]
+    options = IngestOptions(max_width=256, offset="auto")
+    with pytest.raises(GpsError) as caught:
+        ingest_video(
+            video, gps, tmp_path / "city", projection=synthetic_walk.projection, options=options
+        )
+    message = str(caught.value)
+    assert message.startswith("--offset auto searches ±600 s around the video's clock, but GPS ")
+    assert f"track {gps} (" in message
+    assert f") starts 1.0 h after video {video} (" in message
+    assert message.endswith(
+        "from its creation time): pair the right files, or pass --offset SECONDS (GPS time "
+        "minus video time; --offset +3600 puts the video's start at the track's first fix)"
+    )
 
 
 @pytest.mark.parametrize("case", BAD)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import csv
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,32 @@ def suite_json(paths: ViewerPaths) -> dict[str, Any]:
 
 
 # --- pages --------------------------------------------------------------------------------
+
+
+def test_the_osm_credit_follows_the_city_s_maps(
+    client: Any, viewer_paths: ViewerPaths, tmp_path: Path
+) -> None:
+    """The page's footer said "Map data © OpenStreetMap contributors" on every city, one
+    drawn only from the user's own walks too (issue 17, newuser4). The page shows the credit
+    the city's maps carry."""
+    from fastapi.testclient import TestClient
+
+    from city360.city import CityDir
+    from city360.viewer.app import create_app
+
+    assert "OpenStreetMap" not in client.get("/").text  # filled in from /api/info
+    assert client.get("/api/info").json()["attribution"] == "© OpenStreetMap contributors"
+    # the same walks without any OSM data: no credit
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "trajectories").symlink_to(viewer_paths.city / "trajectories")
+    shutil.copyfile(viewer_paths.city / "graph.json", own / "graph.json")
+    manifest = CityDir(viewer_paths.city).read_manifest()
+    sources = [s for s in manifest.sources if s.kind not in ("osm", "route")]
+    CityDir(own).write_manifest(manifest.model_copy(update={"sources": sources}))
+    paths = ViewerPaths(city=own, suite=viewer_paths.suite, outputs=tmp_path / "outputs")
+    with TestClient(create_app(make_config(paths)), base_url=LOCAL_URL) as other:  # type: ignore[arg-type]
+        assert other.get("/api/info").json()["attribution"] is None
 
 
 def test_page_static_and_security_headers(client: Any) -> None:

@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -68,3 +69,38 @@ def test_view_serves_with_a_token(viewer_paths: ViewerPaths) -> None:
         process.terminate()
         output, _ = process.communicate(timeout=30)
     assert f"open http://127.0.0.1:{port}/?token={TOKEN}" in output
+
+
+def test_a_suite_name_is_the_city_s_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`city360 view demo --suite main` served a new, empty suite ./main (created on the first
+    save) beside the user, not the demo's main suite that `eval demo --suite main` runs
+    (issue 17, newuser4)."""
+    pytest.importorskip("uvicorn", reason="uvicorn is needed for the viewer")
+    from typer.testing import CliRunner
+
+    from city360.cli import app
+
+    city = tmp_path / "city"
+    (city / "tasks" / "main").mkdir(parents=True)
+    (city / "city.json").write_text("{}")  # the config checks only that these are there
+    (city / "graph.json").write_text("{}")
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    served: list[object] = []
+
+    class Served(Exception):
+        pass
+
+    def fake_create_app(config: object) -> None:
+        served.append(config)
+        raise Served
+
+    monkeypatch.setattr("city360.viewer.app.create_app", fake_create_app)
+    for suite, expected in (
+        ("main", city / "tasks" / "main"),
+        ("mine", elsewhere / "mine"),  # no such suite in the city: a new folder here
+    ):
+        result = CliRunner().invoke(app, ["view", str(city), "--suite", suite])
+        assert isinstance(result.exception, Served), result.output
+        assert served[-1].suite_dir == expected.resolve()  # type: ignore[attr-defined]

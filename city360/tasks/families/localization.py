@@ -110,11 +110,12 @@ def localization_tasks(
         x, y = ctx.graph.position(seg, offset)
         nearest = min((math.hypot(x - px, y - py) for px, py in signs), default=math.inf)
         cell = ctx.grid.cell_of(x, y)
-        margin = _border_margin(ctx, x, y, cell)
+        margin = _border_margin(ctx, x, y)
         features = LocalizationFeatures(nearest, margin)
         candidates.append((localization_difficulty(features), (seg, offset, cell, features)))
     tasks: list[TaskBase] = []
     chosen = balanced_pick(candidates, n, key=lambda c: f"{c[0]}@{round(c[1] / 10)}")
+    _say_why_all_hard(ctx, [c[1][3] for c in chosen], report)
     for task_id, (level, (seg, offset, cell, features)) in zip(
         task_ids(SPEC.short, n), chosen, strict=False
     ):
@@ -135,20 +136,37 @@ def localization_tasks(
     return tasks
 
 
-def _border_margin(ctx: GenerationContext, x: float, y: float, cell: tuple[int, int]) -> float:
-    """Metres to the nearest grid line, probed at 5 and 15 m in eight directions."""
-    margin = 0.0
-    for probe in (5.0, 15.0):
-        for k in range(8):
-            a = math.radians(45 * k)
-            try:
-                probed = ctx.grid.cell_of(x + probe * math.sin(a), y + probe * math.cos(a))
-            except ValueError:  # outside the grid area: the outer edge is a grid line too
-                return margin
-            if probed != cell:
-                return margin
-        margin = probe
-    return margin
+def _border_margin(ctx: GenerationContext, x: float, y: float) -> float:
+    """Metres from ``(x, y)`` to the nearest line of the grid (its cell's edges, the outer
+    edge included). Probing at 5 and 15 m read every start of a grid with cells under 10 m
+    as 0 m, even at a cell's centre."""
+    return float(ctx.grid.distance_to_grid_line_m(x, y))
+
+
+def _say_why_all_hard(
+    ctx: GenerationContext, features: Sequence[LocalizationFeatures], report: GenerationReport
+) -> None:
+    """A note when every Localization task came out Hard, with the counts of each cause: a
+    city without named places, or grid cells so small that every start is near a line."""
+    from city360.tasks.difficulty import HARD_LANDMARK_M, HARD_MARGIN_M
+    from city360.tasks.schema import Difficulty
+
+    if not features or any(localization_difficulty(f) != Difficulty.HARD for f in features):
+        return
+    count = len(features)
+    far = sum(f.nearest_landmark_m > HARD_LANDMARK_M for f in features)
+    near_line = sum(f.border_margin_m < HARD_MARGIN_M for f in features)
+    reasons = []
+    if far:
+        reasons.append(f"{far} of {count} starts have no named place within {HARD_LANDMARK_M:g} m")
+    if near_line:
+        width = getattr(ctx.grid, "cell_width_m", math.nan)
+        height = getattr(ctx.grid, "cell_height_m", math.nan)
+        reasons.append(
+            f"{near_line} of {count} lie within {HARD_MARGIN_M:g} m of a grid line (cells of "
+            f"{width:.0f} x {height:.0f} m; a smaller --grid N makes them larger)"
+        )
+    report.notes.append(f"Localization: every task is Hard: {'; '.join(reasons)}")
 
 
 # --- check ------------------------------------------------------------------------------------

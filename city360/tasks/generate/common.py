@@ -42,6 +42,8 @@ class Grid(Protocol):
 
     def cell_of(self, x_m: float, y_m: float) -> tuple[int, int]: ...
 
+    def distance_to_grid_line_m(self, x_m: float, y_m: float) -> float: ...
+
 
 class ImageSource(Protocol):
     """Draws the pictures tasks carry, as RGB images (H, W, 3) uint8."""

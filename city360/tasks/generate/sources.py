@@ -107,7 +107,8 @@ def generate_tasks(
             continue
         made = make(ctx, source, per_family, report)
         report.made[spec.name] = len(made)
-        if from_truth and len(made) < per_family:
+        # a real city's family that made none already says why in its own note
+        if len(made) < per_family and (from_truth or made):
             report.notes.append(
                 f"{spec.name}: made {len(made)} of {per_family} (the city offers no more "
                 "distinct candidates)"

@@ -17,7 +17,8 @@ header (logs joined with ``cat``) is skipped.
 
 SensorLog (iOS) logs are read by their names: ``locationTimestamp_since1970(s)`` (the fix's
 own POSIX time, not ``loggingTime``, the row's), ``locationLatitude(WGS84)``,
-``locationLongitude(WGS84)``, ``locationAltitude(m)``. It writes a row per motion sample
+``locationLongitude(WGS84)``, ``locationAltitude(m)``, ``locationHorizontalAccuracy(m)``
+(read as ``accuracy``). It writes a row per motion sample
 (30-100 a second) repeating the last fix, and rows without a fix before the first: a repeated
 fix is one fix (:func:`~city360.video_store.gps.track.validate_track` keeps the first of a
 time), and a row whose time, lat and lon cells are all empty is a point without a fix.
@@ -27,9 +28,11 @@ Quality columns, read when present (the names of GPSLogger for Android, which wr
 ``accuracy`` (horizontal accuracy, metres; also ``accuracy_m``, ``horizontal_accuracy``,
 ``hacc``), ``hdop``, ``vdop``, ``pdop``, ``satellites`` (``sat``, ``sats``) and ``fix``
 (``fix_type``: none, 2d, 3d, dgps, pps, or GGA's quality number). An empty cell is unknown. A
-cell that is not a number, an unknown fix word or a negative value is an error naming the file,
-line and column: a CSV track is written by one program, and a bad cell means that program
-wrote something else than we think, so guessing would be wrong.
+negative ``accuracy`` is a point without a fix: iOS (Core Location, so SensorLog and the apps
+that export its readings) writes a negative horizontal accuracy when the position is invalid.
+Any other cell that is not a number, an unknown fix word or a negative value is an error naming
+the file, line and column: a CSV track is written by one program, and a bad cell means that
+program wrote something else than we think, so guessing would be wrong.
 """
 
 from __future__ import annotations
@@ -53,7 +56,13 @@ _ALIASES = {
     "alt": ("alt", "altitude", "elevation", "ele", "alt_m", "locationaltitude"),
 }
 _QUALITY_ALIASES = {
-    "accuracy_m": ("accuracy", "accuracy_m", "horizontal_accuracy", "hacc"),
+    "accuracy_m": (
+        "accuracy",
+        "accuracy_m",
+        "horizontal_accuracy",
+        "hacc",
+        "locationhorizontalaccuracy",
+    ),
     "hdop": ("hdop",),
     "vdop": ("vdop",),
     "pdop": ("pdop",),
@@ -165,6 +174,14 @@ def _quality_cell(value: str, *, path: Path, line_no: int, column: str) -> float
     return number
 
 
+def _is_negative(value: str) -> bool:
+    """True for a cell holding a number below 0 (``-1``, ``-1.000``)."""
+    try:
+        return _parse_float(value) < 0
+    except ValueError:
+        return False
+
+
 def has_track_header(text: str) -> bool:
     """True when the first line of ``text`` that is not blank or a ``#`` note is a header
     naming time, lat and lon columns (a CSV track, whatever else its rows carry)."""
@@ -218,6 +235,7 @@ def read_csv_track(path: Path) -> GpsTrack:
         msg = f"CSV {path} has a header but no rows"
         raise GpsError(msg)
     t, lat, lon, alt = [], [], [], []
+    has_fix: list[bool] = []
     quality: dict[str, list[float]] = {key: [] for key in quality_columns}
     for line_no, row in enumerate(rows[1:], start=2):
         if [cell.strip().lower() for cell in row] == header:
@@ -241,14 +259,18 @@ def read_csv_track(path: Path) -> GpsTrack:
                 "ISO 8601 or POSIX-seconds time and decimal degrees"
             )
             raise GpsError(msg) from None
+        has_fix.append(True)
         for key, index in quality_columns.items():
             cell = row[index] if index < len(row) else ""
             if key == "fix_type":
                 quality[key].append(_parse_fix(cell, path=path, line_no=line_no))
+            elif key == "accuracy_m" and _is_negative(cell):
+                has_fix[-1] = False  # Core Location's "this position is invalid"
+                quality[key].append(math.nan)
             else:
                 quality[key].append(
                     _quality_cell(cell, path=path, line_no=line_no, column=header[index])
                 )
     return GpsTrack.from_columns(
-        path, "csv", t, lat, lon, alt, quality=FixQuality.from_columns(**quality)
+        path, "csv", t, lat, lon, alt, has_fix, quality=FixQuality.from_columns(**quality)
     )

@@ -49,6 +49,8 @@ async function start() {
   try {
     const info = await api("GET", "/api/info");
     $("city-name").textContent = info.city;
+    // the credit OSM's licence asks for, only where the maps show OSM data
+    $("attribution").textContent = info.attribution ? `Map data ${info.attribution}` : "";
     initWalk(info);
     initAuthor(info);
     initPlay(info);
