@@ -71,7 +71,7 @@ from city360.video_store.resample import (
     stationary_keep,
 )
 from city360.video_store.retake import stored_picture
-from city360.video_store.smooth import heading_aided_smooth
+from city360.video_store.smooth import CROSS_SIGMA_PER_MPS, heading_aided_smooth
 from city360.video_store.sync import DEFAULT_SEARCH_S, SyncResult, resolve_sync
 from city360.video_store.writer import (
     BackgroundWriter,
@@ -119,6 +119,10 @@ class IngestOptions:
     """How far ``offset='auto'`` searches each way, seconds."""
     overwrite: bool = False
     clean: CleanParams = field(default_factory=CleanParams)
+    aided_cross_sigma: float = CROSS_SIGMA_PER_MPS
+    """How far the heading-aided smoother lets the camera stray across its heading, per m/s
+    of speed, metres per sqrt(s) per m/s (:data:`~city360.video_store.smooth.CROSS_SIGMA_PER_MPS`;
+    0 holds it to the pictures' heading, which put a car's poses further off than its GPS)."""
     aided_speed_sigma: float | None = 1.0
     """How firmly the heading-aided smoother's speed is held to the GPS-only smoothing's
     speed, m/s at each motion sample (:func:`~city360.video_store.smooth.heading_aided_smooth`'s
@@ -372,10 +376,7 @@ def ingest_video(
             heading = fuse_heading(selection.t_s, motion, smooth, sync)
             x_m, y_m = selection.x_m, selection.y_m
             aided = _aided_positions(selection, heading, smooth, sync, opts)
-            plain_gaps = continuity_gaps(x_m, y_m, spacing_m=opts.spacing_m)
-            if aided is not None and np.array_equal(
-                continuity_gaps(*aided, spacing_m=opts.spacing_m), plain_gaps
-            ):
+            if aided is not None and _opens_no_gap(aided, (x_m, y_m), spacing_m=opts.spacing_m):
                 x_m, y_m = _keep_reckoned(selection, *aided)  # else the plain GPS smoothing
             parts, dropped = continuous_parts(x_m, y_m, spacing_m=opts.spacing_m)
             if not parts:
@@ -489,6 +490,29 @@ def ingest_video(
     )
 
 
+def _opens_no_gap(
+    aided: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]],
+    plain: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]],
+    *,
+    spacing_m: float,
+) -> bool:
+    """Whether the heading-aided kept-frame positions ``aided`` (x, y metres) split the walk
+    nowhere the plain GPS smoothing ``plain`` does not: each of their continuity gaps
+    (:func:`~city360.video_store.resample.continuity_gaps`) is one of the plain track's.
+
+    Either track is buildable (:func:`~city360.video_store.resample.continuous_parts` cuts
+    every gap left); what the aided track must not do is cut a walk the GPS keeps whole, or
+    drop the frames of a short piece. It may close a gap: a stiff smoothing that leaps 10.09 m
+    between two kept frames (over the 10 m limit) while the pictures walk the same metres in
+    steps of one. Until round twenty-one the gaps had to be equal, so such a leap threw the
+    aided poses away and split the walk where its pictures are continuous: the filmed Hamburg
+    canyon twin of seed 4 (a 10.26 m leap) came out as two trajectories that shared no
+    junction, and its build failed."""
+    plain_gaps = continuity_gaps(*plain, spacing_m=spacing_m)
+    aided_gaps = continuity_gaps(*aided, spacing_m=spacing_m)
+    return bool(np.isin(aided_gaps, plain_gaps).all())
+
+
 def _measure_motion(info: VideoInfo, progress: ProgressCallback | None) -> MotionSignal:
     """The visual motion of the whole video, in a pass of its own (before frames are chosen)."""
     meter = MotionMeter(info)
@@ -565,6 +589,7 @@ def _aided_positions(
             if opts.aided_speed_sigma is None
             else np.interp(dense_gps[dense], smooth.t_s, smooth.speed_mps),
             speed_meas_sigma=1.0 if opts.aided_speed_sigma is None else opts.aided_speed_sigma,
+            cross_sigma_per_mps=opts.aided_cross_sigma,
         )
         x_m[rows] = np.interp(kept_gps[rows], dense_gps[dense], rx)
         y_m[rows] = np.interp(kept_gps[rows], dense_gps[dense], ry)

@@ -40,9 +40,11 @@ def test_a_filmed_car_through_bends_is_placed_about_as_well_as_its_gps(
     short, and with the heading correction smoothed over 20 s (170 m at this speed) the
     aided frame poses were 4.3 / 7.8 / 5.1 m RMSE on seeds 0-2 against 2.0 / 2.4 / 2.1 m for
     the GPS-only smoothing at the same frames; with the window in metres (40 m) they are
-    2.2 / 3.3 / 2.1 m (2.2 / 3.2 / 2.0 with the speed held to the GPS's). Seed 1 is still
-    above the 3 m target and worse than its GPS: the aided path does not yet beat the GPS on
-    a car (docs/design-notes.md, "Real capture")."""
+    2.2 / 3.3 / 2.1 m (2.2 / 3.2 / 2.0 with the speed held to the GPS's). Seed 1 was still
+    above the 3 m target and worse than its GPS: the smoother held the car to a heading a
+    few degrees off. With noise across the heading in proportion to the speed (round
+    twenty-one, ``smooth.CROSS_SIGMA_PER_MPS``) they are 1.94 / 2.39 / 2.03 m against
+    2.00 / 2.38 / 2.07 m for the GPS alone."""
     from city360.synth.pipeline import synthesize
     from city360.synth.walk_network import walk_network_osm
 
@@ -60,8 +62,8 @@ def test_a_filmed_car_through_bends_is_placed_about_as_well_as_its_gps(
     assert ingest_twin(city) == []
     errors = frame_errors(city)
     assert errors.ingested_m.shape[0] > 600  # about a frame a metre
-    assert errors.ingested_rmse_m < 1.5 * errors.gps_only_rmse_m, (
+    assert errors.ingested_rmse_m < 1.1 * errors.gps_only_rmse_m, (
         errors.ingested_rmse_m,
         errors.gps_only_rmse_m,
     )
-    assert errors.ingested_rmse_m < 3.5
+    assert errors.ingested_rmse_m < 3.0

@@ -550,3 +550,35 @@ def test_cli_error_exit_code_and_message(synthetic_walk: SyntheticWalk, tmp_path
     assert "error:" in run.stderr
     assert "is empty (0 bytes); re-copy it from the camera" in " ".join(run.stderr.split())
     assert not (tmp_path / "city").exists()
+
+
+def _walk_east(steps_m: list[float]) -> tuple[np.ndarray, np.ndarray]:
+    """Kept-frame positions of a walk east with the given steps between frames (metres)."""
+    x = np.concatenate([[0.0], np.cumsum(steps_m)])
+    return x, np.zeros_like(x)
+
+
+def test_the_aided_poses_may_close_a_gap_the_plain_smoothing_opened() -> None:
+    """The filmed Hamburg canyon twin of seed 4: the plain track leapt 10.26 m between two
+    kept frames (over the 10 m limit), the aided one walked it in steps of a metre. Ingest took
+    the aided poses only when both had the same gaps, so it kept the plain ones, split the
+    walk in two there, and the build failed ("the 2 trajectories share no junction"); seed 1
+    with the stiffer burst smoothing lost its aided poses over a 10.09 m leap the same way.
+    Closing a gap splits nothing."""
+    from city360.video_store.ingest import _opens_no_gap
+
+    plain = _walk_east([1.0] * 542 + [10.26] + [1.0] * 300)
+    aided = _walk_east([1.0] * 552 + [0.26] + [1.0] * 290)
+    assert _opens_no_gap(aided, plain, spacing_m=1.0)
+
+
+def test_the_aided_poses_are_refused_when_they_split_a_walk_the_gps_keeps_whole() -> None:
+    """A gap of their own would cut the trajectory where its GPS is continuous: the plain
+    smoothing is kept. A gap both tracks have (a GPS jump) is no reason to refuse."""
+    from city360.video_store.ingest import _opens_no_gap
+
+    plain = _walk_east([1.0] * 100 + [40.0] + [1.0] * 100)
+    same_jump = _walk_east([1.0] * 100 + [39.0] + [1.0] * 100)
+    assert _opens_no_gap(same_jump, plain, spacing_m=1.0)
+    own_gap = _walk_east([1.0] * 50 + [11.0] + [1.0] * 49 + [39.0] + [1.0] * 100)
+    assert not _opens_no_gap(own_gap, plain, spacing_m=1.0)
