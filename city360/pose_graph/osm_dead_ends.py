@@ -181,9 +181,7 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
     return spurs
 
 
-def _turns_at_nodes(
-    osm: OsmStreets, track: Track, matched: IntArray
-) -> tuple[IntArray, IntArray]:
+def _turns_at_nodes(osm: OsmStreets, track: Track, matched: IntArray) -> tuple[IntArray, IntArray]:
     """``matched`` with each turn-back at a street's end node read as the street's, and per
     pose the OSM node it turned back at (-1 elsewhere). A turn-back at a node is a run of poses
     matched to other streets leaving the node, each less than :data:`SPUR_MIN_M` along its
