@@ -17,7 +17,9 @@ of its street) is as large as. With the walk matched to OSM streets
   poses matched to that street, entering and leaving at the same end, :class:`Spur`) walked a
   spur, and its apex is a dead end even when it is nearer the junction than ``clearance_m``:
   smoothing cuts the U-turn at the end of a 9-12 m stub to 6-7 m, and the pose-only rule gave
-  that apex to the junction, which then had no third arm. Out-and-backs reaching less than
+  that apex to the junction, which then had no third arm. A U-turn at a street's far node
+  that the matching gave to the streets beyond it is part of the out-and-back (the apex is
+  then a dead end unless a junction stands at that node). Out-and-backs reaching less than
   :data:`SPUR_MIN_M` are not spurs (a step off the corner, GPS wander), and neither is a walk
   along a street to the junction at its other end and back (that junction's cut stands for
   the apex).
@@ -129,7 +131,10 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
     unless the street is a mapped stub (a video that starts at a junction and steps 7 m into a
     9.3 m stub and back: Helsinki, unseen window), whose first and last poses lie nearer the
     same end node and within half the reach of it; or, into a mapped stub, a run between
-    streets through its root whatever its end poses (:func:`_stub_root`)."""
+    streets through its root whatever its end poses (:func:`_stub_root`). A run that turned
+    back at the street's far node (its U-turn matched to streets beyond, :func:`_turns_at_nodes`)
+    came in by the near one and reached the far one: its end poses are judged against the
+    street's length."""
     spurs: list[Spur] = []
     degree = osm.node_degree
     for t, (track, as_matched) in enumerate(zip(tracks, matches, strict=True)):
