@@ -190,9 +190,10 @@ def _turns_at_nodes(osm: OsmStreets, track: Track, matched: IntArray) -> tuple[I
     """``matched`` with each turn-back at a street's end node read as the street's, and per
     pose the OSM node it turned back at (-1 elsewhere). A turn-back at a node is a run of poses
     matched to other streets leaving the node, each less than :data:`SPUR_MIN_M` along its
-    street from it, between two runs matched to the street. The matching clamps the poses of
-    a U-turn at a node onto whichever street leaves it beyond (the HMM clamps projections to
-    street ends), and a walk that short into a street is no spur of its own. Read as matched,
+    street from it, between a run matched to the street that walks toward the node and one
+    that walks away from it. The matching clamps the poses of a U-turn at a node onto
+    whichever street leaves it beyond (the HMM clamps projections to street ends), and a
+    walk that short into a street is no spur of its own. Read as matched,
     the way to the node and the way back were two walks along the street end to end, so no
     spur was found: a walker turning back where two unfilmed streets leave the end of a
     9.2 m street lost both that dead end and the junction at the street's other end
@@ -218,12 +219,16 @@ def _turns_at_nodes(osm: OsmStreets, track: Track, matched: IntArray) -> tuple[I
             if not all(node in osm.edge_nodes[int(e)] for e in others):
                 continue
             # metres along each pose's street from ``node``
-            beyond = np.where(
-                osm.edge_nodes[matched[between], 0] == node,
-                along[between],
-                osm.edge_length_m[matched[between]] - along[between],
+            from_node = np.where(
+                osm.edge_nodes[matched, 0] == node, along, osm.edge_length_m[matched] - along
             )
-            if (beyond < SPUR_MIN_M).all():
+            way_in = from_node[int(starts[k - 1]) : int(starts[k])]
+            way_back = from_node[int(starts[after]) : int(stops[after])]
+            # toward the node and away from it again, not a U-turn short of it matched to a
+            # street leaving it (into a 9.7 m stub and back from 5 m, the turn matched to a
+            # second stub from the stub's root: Helsinki, wander seed 0)
+            comes_back = way_in[-1] < way_in[0] and way_back[0] < way_back[-1]
+            if comes_back and (from_node[between] < SPUR_MIN_M).all():
                 bridged[between] = edge
                 turn_node[between] = node
                 break
