@@ -471,3 +471,24 @@ def test_a_turn_back_at_a_street_s_end_node_matched_to_the_streets_beyond_is_a_s
     kinds = _kinds(_build(osm, [walk, through]))
     assert _near(kinds["junction"], (0.0, 0.0), 1.0) == 1
     assert _near(kinds["dead_end"], (7.3, 5.7), 2.5) == 1
+
+
+def test_a_u_turn_short_of_a_stub_s_tip_matched_to_a_street_from_its_root_stays_rooted() -> None:
+    # Helsinki, wander seed 0 with OSM: a walker goes 5 m into a 9.7 m stub and back; the two
+    # U-turn poses were matched to a second stub leaving the same root. That is no turn-back
+    # at the root (the walk leaves the root before it and comes back after): the spur keeps
+    # its root (a first version of the turn-back rule lost it, and the row's recall)
+    osm = osm_streets(
+        {0: (79.9, -114.3), 1: (0.0, 0.0), 2: (128.9, 90.2), 3: (-8.3, -4.9), 4: (-9.1, 12.8)},
+        [(0, 1), (1, 2), (1, 3), (1, 4)],
+    )
+    walk = noisy_walk(
+        [(75, -107), (2.7, -1.0), (-0.1, 1.7), (-5.1, -1.0), (-5.6, -2.7), (0.7, 0.3), (120, 84)],
+        "walk",
+        noise_m=0.0,
+    )
+    (matched,) = viterbi_match(osm, [walk])
+    turn = [int(np.argmin(np.hypot(*(walk.xy - xy).T))) for xy in [(-5.1, -1.0), (-5.6, -2.7)]]
+    matched[turn] = _edge(osm, 1, 4)  # as the matching labelled the real walk's U-turn
+    spurs = find_spurs(osm, [walk], [matched])
+    assert [(s.edge, osm.node_ids[s.node]) for s in spurs] == [(_edge(osm, 1, 3), 1)]
