@@ -17,7 +17,9 @@ of its street) is as large as. With the walk matched to OSM streets
   poses matched to that street, entering and leaving at the same end, :class:`Spur`) walked a
   spur, and its apex is a dead end even when it is nearer the junction than ``clearance_m``:
   smoothing cuts the U-turn at the end of a 9-12 m stub to 6-7 m, and the pose-only rule gave
-  that apex to the junction, which then had no third arm. Out-and-backs reaching less than
+  that apex to the junction, which then had no third arm. A U-turn at a street's far node
+  that the matching gave to the streets beyond it is part of the out-and-back (the apex is
+  then a dead end unless a junction stands at that node). Out-and-backs reaching less than
   :data:`SPUR_MIN_M` are not spurs (a step off the corner, GPS wander), and neither is a walk
   along a street to the junction at its other end and back (that junction's cut stands for
   the apex).
@@ -129,12 +131,16 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
     unless the street is a mapped stub (a video that starts at a junction and steps 7 m into a
     9.3 m stub and back: Helsinki, unseen window), whose first and last poses lie nearer the
     same end node and within half the reach of it; or, into a mapped stub, a run between
-    streets through its root whatever its end poses (:func:`_stub_root`)."""
+    streets through its root whatever its end poses (:func:`_stub_root`). A run that turned
+    back at the street's far node (its U-turn matched to streets beyond, :func:`_turns_at_nodes`)
+    came in by the near one and reached the far one: its end poses are judged against the
+    street's length."""
     spurs: list[Spur] = []
     degree = osm.node_degree
-    for t, (track, matched) in enumerate(zip(tracks, matches, strict=True)):
+    for t, (track, as_matched) in enumerate(zip(tracks, matches, strict=True)):
         if len(track) < 3:
             continue
+        matched, turn_node = _turns_at_nodes(osm, track, as_matched)
         along = along_street_m(osm, track, matched)
         change = np.flatnonzero(np.diff(matched) != 0) + 1
         starts = np.concatenate([[0], change])
@@ -146,6 +152,10 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
             length = float(osm.edge_length_m[edge])
             s = along[first : last + 1]
             root = _stub_root(osm, edge, matched, first, last)
+            turned = turn_node[first : last + 1]
+            turned = turned[turned >= 0]
+            if turned.size:  # turned back at one end node, so it came in by the other
+                root = int(osm.edge_nodes[edge, 0] == turned[0])
             end = root if root is not None else 0 if s[0] <= length - s[0] else 1
             if root is None and (s[-1] <= length - s[-1]) != (end == 0):
                 continue  # walked the street through, end to end
@@ -155,7 +165,12 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
             if (first == 0 or last == len(track) - 1) and not stub:
                 continue  # a video's end: only a stub, where nobody goes on, says it came back
             floor = STUB_SPUR_MIN_M if stub else SPUR_MIN_M
-            if reach < floor or (root is None and max(from_node[0], from_node[-1]) > 0.5 * reach):
+            # a run that turned back at the far node reached it, however the smoothing cut
+            # its corners (Kaivokatu, seed 8: into the 9.2 m street at 4.1 m, apex at 7.0 m)
+            span = length if turned.size else reach
+            if reach < floor or (
+                (root is None or turned.size) and max(from_node[0], from_node[-1]) > 0.5 * span
+            ):
                 continue
             spurs.append(
                 Spur(
@@ -169,6 +184,55 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
                 )
             )
     return spurs
+
+
+def _turns_at_nodes(osm: OsmStreets, track: Track, matched: IntArray) -> tuple[IntArray, IntArray]:
+    """``matched`` with each turn-back at a street's end node read as the street's, and per
+    pose the OSM node it turned back at (-1 elsewhere). A turn-back at a node is a run of poses
+    matched to other streets leaving the node, each less than :data:`SPUR_MIN_M` along its
+    street from it, between a run matched to the street that walks toward the node and one
+    that walks away from it. The matching clamps the poses of a U-turn at a node onto
+    whichever street leaves it beyond (the HMM clamps projections to street ends), and a
+    walk that short into a street is no spur of its own. Read as matched,
+    the way to the node and the way back were two walks along the street end to end, so no
+    spur was found: a walker turning back where two unfilmed streets leave the end of a
+    9.2 m street lost both that dead end and the junction at the street's other end
+    (Helsinki, Kaivokatu, wander seeds 0, 2 and 8 with OSM)."""
+    change = np.flatnonzero(np.diff(matched) != 0) + 1
+    starts = np.concatenate([[0], change])
+    stops = np.concatenate([change, [len(matched)]])
+    edges = matched[starts]
+    bridged = matched.copy()
+    turn_node = np.full(len(matched), -1, dtype=np.int64)
+    along = along_street_m(osm, track, matched)
+    for k in range(1, len(starts) - 1):
+        edge = int(edges[k - 1])
+        back = np.flatnonzero(edges[k + 1 :] == edge)
+        if edge < 0 or back.size == 0:
+            continue
+        after = k + 1 + int(back[0])  # the run walking the street back
+        others = edges[k:after]
+        if (others < 0).any():
+            continue
+        between = slice(int(starts[k]), int(stops[after - 1]))
+        for node in osm.edge_nodes[edge]:
+            if not all(node in osm.edge_nodes[int(e)] for e in others):
+                continue
+            # metres along each pose's street from ``node``
+            from_node = np.where(
+                osm.edge_nodes[matched, 0] == node, along, osm.edge_length_m[matched] - along
+            )
+            way_in = from_node[int(starts[k - 1]) : int(starts[k])]
+            way_back = from_node[int(starts[after]) : int(stops[after])]
+            # toward the node and away from it again, not a U-turn short of it matched to a
+            # street leaving it (into a 9.7 m stub and back from 5 m, the turn matched to a
+            # second stub from the stub's root: Helsinki, wander seed 0)
+            comes_back = way_in[-1] < way_in[0] and way_back[0] < way_back[-1]
+            if comes_back and (from_node[between] < SPUR_MIN_M).all():
+                bridged[between] = edge
+                turn_node[between] = node
+                break
+    return bridged, turn_node
 
 
 def _stub_root(osm: OsmStreets, edge: int, matched: IntArray, first: int, last: int) -> int | None:

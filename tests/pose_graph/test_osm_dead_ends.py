@@ -437,3 +437,58 @@ def test_a_video_starting_beside_a_junction_on_a_street_it_cannot_cut_keeps_its_
     kinds = _kinds(graph)
     assert _near(kinds["junction"], (0, 0), 1.0) == 1
     assert _near(kinds["link"], (-5, 7), 3.0) == 1  # where one video ends and the next starts
+
+
+def test_a_turn_back_at_a_street_s_end_node_matched_to_the_streets_beyond_is_a_spur() -> None:
+    # Helsinki, Kaivokatu (wander seeds 0, 2, 8 with OSM): a walk comes up to a bend at (0, 0),
+    # walks the 9.2 m street to a node where two streets nobody films leave, turns back and
+    # goes on round the bend. The matching gave the poses of the U-turn to a street beyond
+    # the node, so the way in and the way back were each read as the street walked end to
+    # end: no spur, no dead end, and the bend lost its third arm
+    osm = osm_streets(
+        {
+            0: (19.8, -86.2),
+            1: (0.0, 0.0),
+            2: (-125.6, -26.9),
+            3: (7.3, 5.7),
+            4: (1.5, 113.5),
+            5: (159.3, 161.9),
+        },
+        [(0, 1), (1, 2), (1, 3), (3, 4), (3, 5)],
+    )
+    walk = noisy_walk(
+        [(19.4, -86.2), (0.0, -0.7), (-0.1, 1.3), (6.2, 5.5), (6.2, 4.7), (-0.5, 0.3), (-115, -27)],
+        "walk",
+        noise_m=0.0,
+    )
+    through = noisy_walk([(18.4, -85.2), (0.0, -0.7), (-115, -27)], "through", noise_m=0.0)
+    matches = viterbi_match(osm, [walk, through])
+    street = _edge(osm, 1, 3)
+    beyond = {_edge(osm, 3, 4), _edge(osm, 3, 5)}
+    assert beyond & set(matches[0].tolist())  # the U-turn was matched beyond the node
+    spurs = find_spurs(osm, [walk, through], matches)
+    assert [(s.track, s.edge, osm.node_ids[s.node]) for s in spurs] == [(0, street, 1)]
+    kinds = _kinds(_build(osm, [walk, through]))
+    assert _near(kinds["junction"], (0.0, 0.0), 1.0) == 1
+    assert _near(kinds["dead_end"], (7.3, 5.7), 2.5) == 1
+
+
+def test_a_u_turn_short_of_a_stub_s_tip_matched_to_a_street_from_its_root_stays_rooted() -> None:
+    # Helsinki, wander seed 0 with OSM: a walker goes 5 m into a 9.7 m stub and back; the two
+    # U-turn poses were matched to a second stub leaving the same root. That is no turn-back
+    # at the root (the walk leaves the root before it and comes back after): the spur keeps
+    # its root (a first version of the turn-back rule lost it, and the row's recall)
+    osm = osm_streets(
+        {0: (79.9, -114.3), 1: (0.0, 0.0), 2: (128.9, 90.2), 3: (-8.3, -4.9), 4: (-9.1, 12.8)},
+        [(0, 1), (1, 2), (1, 3), (1, 4)],
+    )
+    walk = noisy_walk(
+        [(75, -107), (2.7, -1.0), (-0.1, 1.7), (-5.1, -1.0), (-5.6, -2.7), (0.7, 0.3), (120, 84)],
+        "walk",
+        noise_m=0.0,
+    )
+    (matched,) = viterbi_match(osm, [walk])
+    turn = [int(np.argmin(np.hypot(*(walk.xy - xy).T))) for xy in [(-5.1, -1.0), (-5.6, -2.7)]]
+    matched[turn] = _edge(osm, 1, 4)  # as the matching labelled the real walk's U-turn
+    spurs = find_spurs(osm, [walk], [matched])
+    assert [(s.edge, osm.node_ids[s.node]) for s in spurs] == [(_edge(osm, 1, 3), 1)]
