@@ -79,15 +79,16 @@ def plot_graph(
             u, v = graph.nodes[edge.u], graph.nodes[edge.v]
             segment = np.array([(u["x_m"], u["y_m"]), (v["x_m"], v["y_m"])])
         (filmed_lines if filmed_ways.get(edge.street, 0) == 2 else reverse_lines).append(segment)
-    ax.add_collection(
-        LineCollection(
-            filmed_lines,
-            colors="#1f5fbf",
-            linewidths=1.6,
-            zorder=3,
-            label="street filmed both ways",
+    if filmed_lines:
+        ax.add_collection(
+            LineCollection(
+                filmed_lines,
+                colors="#1f5fbf",
+                linewidths=1.6,
+                zorder=3,
+                label="street filmed both ways",
+            )
         )
-    )
     if reverse_lines:
         ax.add_collection(
             LineCollection(

@@ -132,7 +132,34 @@ def test_real_city_gets_the_families_osm_can_carry(built_synth_city: Path, tmp_p
     }
     assert any("ObjectCount: not generated for a real city" in n for n in report.notes)
     assert suite.created["generator"] == "city360.tasks (osm)"
+    assert {t.meta["source"] for t in suite.tasks if "source" in t.meta} == {"osm"}
     assert check_suite(suite, real).ok
+
+
+def test_a_city_without_osm_labels_its_tasks_from_its_graph(
+    built_synth_city: Path, tmp_path: Path
+) -> None:
+    """Tasks of a city built without any OSM data carried ``meta.source: "osm"`` while the
+    suite's generator said ``(graph)`` (issue 17, round twenty-one: newuser4 saw it)."""
+    from city360.city import CityDir
+    from city360.tasks.generate.run import generate_suite
+
+    real = tmp_path / "real"
+    shutil.copytree(built_synth_city, real)
+    shutil.rmtree(real / "groundtruth")
+    city = CityDir(real)
+    city.osm_extract_path.unlink(missing_ok=True)
+    manifest = city.read_manifest()
+    city.write_manifest(
+        manifest.model_copy(update={"sources": [s for s in manifest.sources if s.kind != "osm"]})
+    )
+    assert city.osm_source() is None
+
+    suite, _ = generate_suite(real, per_family=3, seed=2)
+    assert suite.created["generator"] == "city360.tasks (graph)"
+    labelled = [t.meta["source"] for t in suite.tasks if "source" in t.meta]
+    assert labelled, "no family labelled its tasks' source"
+    assert set(labelled) == {"graph"}
 
 
 def test_show_prints_prompts_and_hides_truth(generated_suite: Path) -> None:

@@ -91,8 +91,15 @@ def place_osm_pois(ctx: GenerationContext, pois: Sequence[Any]) -> list[PlacedPo
     return placed
 
 
-def osm_source(ctx: GenerationContext, pois: Sequence[Any]) -> GenerationSource:
-    """What the generators read from a real city: its graph's junctions and its OSM places."""
+def osm_source(
+    ctx: GenerationContext, pois: Sequence[Any], *, kind: str = "osm"
+) -> GenerationSource:
+    """What the generators read from a real city: its graph's junctions and its OSM places.
+
+    ``kind`` names where the places came from: ``"osm"`` (the city's extract) or ``"graph"``
+    (a city built without OSM: no places, only its own graph). Tasks carry it as
+    ``meta.source``.
+    """
     placed = place_osm_pois(ctx, pois)
     junctions = [
         (ctx.graph.node_xy[node], node)
@@ -100,7 +107,7 @@ def osm_source(ctx: GenerationContext, pois: Sequence[Any]) -> GenerationSource:
         if len(ctx.graph.out_segments(node)) >= 3
     ]
     return GenerationSource(
-        kind="osm",
+        kind=kind,
         placed=placed,
         signs=[(p.poi.x_m, p.poi.y_m) for p in placed],
         junctions=junctions,
@@ -115,12 +122,14 @@ def generate_from_osm(
     families: Sequence[str] | None = None,
     report: GenerationReport | None = None,
     on_family: Callable[[str], None] | None = None,
+    kind: str = "osm",
 ) -> list[TaskBase]:
     """Every family whose truth a real city's graph and OSM POIs carry (``FamilySpec.from_osm``;
-    the others are named in the report's notes with the reason)."""
+    the others are named in the report's notes with the reason). ``kind`` as in
+    :func:`osm_source`."""
     return generate_tasks(
         ctx,
-        osm_source(ctx, pois),
+        osm_source(ctx, pois, kind=kind),
         per_family=per_family,
         families=families,
         report=report,

@@ -120,6 +120,7 @@ def generate_suite(
                 families=families,
                 report=report,
                 on_family=on_family,
+                kind=kind,
             )
     finally:
         if own_images and isinstance(source, CityImages):

@@ -31,8 +31,9 @@ POI_ON_GRAPH_M = 4.0
 class GenerationSource:
     """The truth a suite is generated from.
 
-    ``kind`` is ``"groundtruth"`` (a synthetic city: ``truth`` is its scene) or ``"osm"`` (a
-    real city: places from its OSM extract, possibly none). ``placed`` are POIs with a unique
+    ``kind`` is ``"groundtruth"`` (a synthetic city: ``truth`` is its scene), ``"osm"`` (a
+    real city: places from its OSM extract, possibly none) or ``"graph"`` (a real city built
+    without OSM: only its own graph). ``placed`` are POIs with a unique
     name standing on a filmed street, ``signs`` where named places can be read (metres),
     ``junctions`` goal candidates ``((x_m, y_m), id)``.
     """
