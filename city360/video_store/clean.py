@@ -48,12 +48,13 @@ import numpy.typing as npt
 
 from city360.errors import GpsError
 from city360.geo import LocalProjection
-from city360.video_store.bursts import BurstParams, burst_mask
 from city360.video_store.end_fixes import end_outliers
 from city360.video_store.gps.quality import QualityNoise, horizontal_sigma_m
 from city360.video_store.gps.track import GpsTrack, usable_mask, validate_track
+from city360.video_store.gps_bursts import BurstParams, burst_mask
 from city360.video_store.smooth import robust_rts_smooth
 from city360.video_store.stationary import StationaryParams, pin_stationary
+from city360.video_store.usual_speed import usual_speed_mps
 
 __all__ = [
     "JUMP_CONTEXT_S",
@@ -83,7 +84,8 @@ class CleanParams:
     """Spectral density of the camera's turn rate, rad²/s: a camera at speed ``v`` that turns
     as readily as a walker needs ``v²`` times as much acceleration for it, so the smoother's
     process noise is ``max(accel_sigma, turn_rate_density * v²)`` with ``v`` the piece's usual
-    moving speed (:func:`usual_speed_mps`); 0.3 puts a 1.4 m/s walker at ``accel_sigma``."""
+    moving speed (:func:`.usual_speed.usual_speed_mps`); 0.3 puts a 1.4 m/s walker at
+    ``accel_sigma``."""
     gate_sigma: float = 4.0
     """Innovation gate (Mahalanobis distance) beyond which a fix is an outlier."""
     grid_hz: float = 10.0
@@ -98,7 +100,7 @@ class CleanParams:
     where they crept faster for a second or two a long stop became two points, each the mean
     of part of it (a couple of fixes moved a row by 0.15 m). 0: no such joining."""
     stop_blip_burst_share: float = 0.05
-    """The share of a track's fixes the burst test must mask (:func:`.bursts.burst_mask`) for
+    """The share of a track's fixes the burst test must mask (:func:`.gps_bursts.burst_mask`) for
     ``stop_blip_s`` to apply to it: a receiver in an urban canyon (9.5-25 % on the Hamburg
     canyon twins), whose stops creep with its error. A track with no bursts keeps every blip:
     a phone in the open creeps less, and a blip inside its stop is more often the walker's
@@ -256,7 +258,7 @@ breaks: they are dropped and the track runs on, seconds."""
 MAX_BURST_RETURN_S = 30.0
 """Fixes that jump away and step back later than :data:`MAX_EXCURSION_S` but within this many
 seconds are an urban-canyon burst (5-20 s, and the fix taken for "before" the jump may
-already be part of the way out): no break, and left in for :func:`.bursts.burst_mask`,
+already be part of the way out): no break, and left in for :func:`.gps_bursts.burst_mask`,
 seconds. The way back must be a step (at least half the jump from the median of the fixes
 out there): a walker who relocked and then walks back past the old place is still a break."""
 
@@ -269,7 +271,7 @@ def find_jumps(
     of the fixes of excursions (away at one jump, back at the next within
     :data:`MAX_EXCURSION_S`), which are outliers rather than breaks; a jump that steps back
     later, within :data:`MAX_BURST_RETURN_S`, is a burst: neither a break nor an outlier
-    here (:func:`.bursts.burst_mask` drops it). A walker's long dropout
+    here (:func:`.gps_bursts.burst_mask` drops it). A walker's long dropout
     (40 m in 30 s) is slow and stays bridged; a car's 15 m a second is its usual speed.
     """
     n = t_s.shape[0]
@@ -578,33 +580,6 @@ def clean_track(
         breaks_s=tuple(breaks),
         meas_sigma_m=meas_sigma,
     )
-
-
-USUAL_SPEED_CHORD_S = 10.0
-"""Baseline of the chords :func:`usual_speed_mps` measures speed over, seconds."""
-
-
-def usual_speed_mps(
-    t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, sigma_m: float, *, moving_mps: float
-) -> float:
-    """The usual moving speed of a piece of track, m/s: the speed over the chord from each fix
-    not pinned to a stop (equal to its neighbour) to the first fix at least
-    :data:`USUAL_SPEED_CHORD_S` later, with the two fixes' noise taken out
-    (``sqrt(max(0, d² - 4 sigma_m²)) / dt``, ``sigma_m`` one-axis noise, metres); the median
-    of those faster than ``moving_mps`` (a walk's long stop would make it 0), 0 if none is.
-    Consecutive fixes would measure the noise instead (a 1 Hz receiver standing still moves
-    4 m/s between them)."""
-    same = (np.diff(x_m) == 0.0) & (np.diff(y_m) == 0.0)
-    pinned = np.concatenate([[False], same]) | np.concatenate([same, [False]])
-    ahead = np.searchsorted(t_s, t_s + USUAL_SPEED_CHORD_S, side="left")
-    use = np.flatnonzero((ahead < t_s.shape[0]) & ~pinned)
-    if use.shape[0] == 0:
-        return 0.0
-    j = ahead[use]
-    d2 = (x_m[j] - x_m[use]) ** 2 + (y_m[j] - y_m[use]) ** 2
-    speed = np.sqrt(np.maximum(0.0, d2 - 4.0 * sigma_m**2)) / (t_s[j] - t_s[use])
-    moving = speed[speed > moving_mps]
-    return float(np.median(moving)) if moving.shape[0] else 0.0
 
 
 def _smooth_piece(

@@ -1,4 +1,4 @@
-"""The smoother's process noise follows the camera's speed (clean.usual_speed_mps and
+"""The smoother's process noise follows the camera's speed (usual_speed.usual_speed_mps and
 CleanParams.turn_rate_density): a car's corner is followed, a walk is smoothed as before."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from city360.geo import LocalProjection
-from city360.video_store.clean import CleanParams, clean_track, usual_speed_mps
+from city360.video_store.clean import CleanParams, clean_track
 from city360.video_store.gps.track import GpsTrack
+from city360.video_store.usual_speed import usual_speed_mps
 from tests.video_store.gps_errors import gauss_markov
 
 PROJECTION = LocalProjection(37.77, -122.42)
