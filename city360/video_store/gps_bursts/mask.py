@@ -34,7 +34,7 @@ def find_steps(
     sigma_m: float,
     params: BurstParams | None = None,
 ) -> list[Step]:
-    """The steps of a track (module docstring), in time order. ``sigma_m``: one-axis noise of
+    """The steps of a track (the package docstring), in time order. ``sigma_m``: one-axis noise of
     the fixes, metres (:func:`.step_test.fix_noise_m`)."""
     params = params or BurstParams()
     if t_s.shape[0] < 8 or sigma_m <= 0:
@@ -51,7 +51,7 @@ def burst_mask(
     sigma_m: float | None = None,
     params: BurstParams | None = None,
 ) -> npt.NDArray[np.bool_]:
-    """Mask of the fixes inside a burst (module docstring). ``sigma_m``: the fixes' one-axis
+    """Mask of the fixes inside a burst (the package docstring). ``sigma_m``: the fixes' one-axis
     noise, metres (None: estimated with :func:`.step_test.fix_noise_m`; at least
     :data:`.step_test.MIN_NOISE_M`)."""
     params = params or BurstParams()

@@ -12,7 +12,7 @@ __all__ = ["BurstParams", "Run", "Step"]
 
 @dataclass(frozen=True, slots=True)
 class BurstParams:
-    """Settings of the step test and of the pairing of steps into bursts (module docstring)."""
+    """Settings of the step test and of the pairing of steps into bursts (the package docstring)."""
 
     rounds: int = 2
     """How many times the step test is run again over the fixes not yet masked."""
