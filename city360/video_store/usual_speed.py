@@ -16,7 +16,7 @@ They differ by design, and each caller needs its own:
   which sets the floor above a walker's turn lag, as the floor was tuned.
 
 The first two share :func:`chord_speeds_mps`. A fourth reading stays where it is used:
-:func:`.clean.find_jumps` compares a step with the median of the steps about it, that step
+:func:`.jumps.find_jumps` compares a step with the median of the steps about it, that step
 itself left out (and the steps either side on a sparse logger).
 
 Units: seconds (GPS clock), metres in the city CRS, m/s.

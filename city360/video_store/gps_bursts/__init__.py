@@ -19,7 +19,7 @@ filters' position variance, with the fixes' noise estimated robustly by
 A burst is a run of steps, within ``max_burst_s``, whose vectors add up to nothing (away and
 back, possibly through a second burst: away, across, back): the fixes between its first and
 last step (with ``gap_s`` of ramp each side) are outliers. A step that is never undone is left
-alone: that is the receiver finding itself elsewhere, a break :func:`.clean.find_jumps` decides.
+alone: that is the receiver finding itself elsewhere, a break :func:`..jumps.find_jumps` decides.
 On a track that bursts often (``way_back_min_runs``: a receiver in an urban canyon), a step no
 run pairs gets one more look for its way back: the other edge of a burst points back along
 the step, so ``D`` is tested along that known direction (one degree of freedom), which lets

@@ -16,9 +16,11 @@ DATA = Path(__file__).parents[1] / "data"
 PROJECTION = LocalProjection(53.56, 9.96)
 
 
-def corner_walk(speed_mps: float, rate_hz: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Fixes' times and the true path: 150 m east, a right-angle corner, 150 m north."""
-    leg_s = 150.0 / speed_mps
+def corner_walk(
+    speed_mps: float, rate_hz: float, *, leg_m: float = 150.0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fixes' times and the true path: ``leg_m`` east, a right-angle corner, ``leg_m`` north."""
+    leg_s = leg_m / speed_mps
     t = np.arange(0.0, 2 * leg_s, 1.0 / rate_hz)
     x = np.minimum(t, leg_s) * speed_mps
     y = np.clip(t - leg_s, 0.0, None) * speed_mps
