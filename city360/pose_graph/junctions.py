@@ -47,6 +47,7 @@ __all__ = [
     "crossing_votes",
     "find_dead_ends",
     "find_junctions",
+    "group_dead_ends",
     "merge_close",
     "spur_roots",
 ]
@@ -402,11 +403,20 @@ def find_dead_ends(
         pts = pts[keep]
     if not events:
         return np.zeros((0, 2)), []
-    labels = _components(
-        len(pts), cKDTree(pts).query_pairs(params.dead_end_merge_m, output_type="ndarray")
-    )
+    pairs = cKDTree(pts).query_pairs(params.dead_end_merge_m, output_type="ndarray")
+    return group_dead_ends(events, pts, pairs)
+
+
+def group_dead_ends(
+    events: Sequence[DeadEndEvent], points_xy: FloatArray, pairs: npt.NDArray[np.int64]
+) -> tuple[FloatArray, list[list[DeadEndEvent]]]:
+    """``events`` (at ``points_xy``, metres in the city CRS, one row each) linked by ``pairs``
+    (rows of two event indices) into dead ends: ``(centres, grouped)``, each dead end's mean
+    point and its events, dead ends in the order of their first event. An event no pair
+    names is a dead end of its own."""
+    labels = _components(len(points_xy), pairs)
     count = int(labels.max()) + 1
-    centres = np.asarray([pts[labels == c].mean(axis=0) for c in range(count)])
+    centres = np.asarray([points_xy[labels == c].mean(axis=0) for c in range(count)])
     grouped: list[list[DeadEndEvent]] = [[] for _ in range(count)]
     for event, label in zip(events, labels, strict=True):
         grouped[label].append(event)

@@ -49,11 +49,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
-from city360.pose_graph.junctions import DeadEndEvent
+from city360.pose_graph.junctions import DeadEndEvent, group_dead_ends
 from city360.pose_graph.osm_match import SHORT_STREET_M, OsmStreets
 from city360.pose_graph.segments import CutFilter, Segment
 from city360.pose_graph.tracks import Track
@@ -437,15 +435,7 @@ def place_dead_ends(
     if pairs.size:
         pairs = pairs[_one_street_end(osm, at_junction, edge_of[pairs[:, 0]], edge_of[pairs[:, 1]])]
     pairs = np.concatenate([pairs.reshape(-1, 2), _same_place(osm, edge_of)])
-    n = len(kept)
-    graph = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
-    _, labels = connected_components(graph, directed=False)
-    count = int(labels.max()) + 1
-    centres = np.array([points[labels == c].mean(axis=0) for c in range(count)])
-    grouped: list[list[DeadEndEvent]] = [[] for _ in range(count)]
-    for event, label in zip(kept, labels, strict=True):
-        grouped[label].append(event)
-    return centres, grouped
+    return group_dead_ends(kept, points, pairs)
 
 
 def _inner_streets(osm: OsmStreets) -> tuple[IntArray, npt.NDArray[np.bool_]]:

@@ -6,7 +6,7 @@ Steps, each because real receivers do it to us:
 2. project to the city's metric CRS (x east, y north, metres);
 3. drop impossible jumps: a fix reached *and* left faster than ``max_speed_mps`` is a spike;
    a step to a new place that the track then stays at, far faster than the walk around it
-   (:func:`find_jumps`), is a break: the receiver lost the position and found it elsewhere.
+   (:func:`.jumps.find_jumps`), is a break: the receiver lost the position and found it elsewhere.
    Each side of a break is smoothed on its own and the span between is recorded in
    ``breaks_s``, so the jump stays a jump (ingest splits the walk there) instead of being
    smoothed into a fast sidestep that the pose graph would take for a street;
@@ -48,12 +48,19 @@ import numpy.typing as npt
 
 from city360.errors import GpsError
 from city360.geo import LocalProjection
-from city360.video_store.bursts import BurstParams, burst_mask
 from city360.video_store.end_fixes import end_outliers
 from city360.video_store.gps.quality import QualityNoise, horizontal_sigma_m
 from city360.video_store.gps.track import GpsTrack, usable_mask, validate_track
+from city360.video_store.gps_bursts import BurstParams, burst_mask
+from city360.video_store.jumps import (
+    JUMP_CONTEXT_S,
+    MAX_EXCURSION_S,
+    drop_speed_spikes,
+    find_jumps,
+)
 from city360.video_store.smooth import robust_rts_smooth
 from city360.video_store.stationary import StationaryParams, pin_stationary
+from city360.video_store.usual_speed import usual_speed_mps
 
 __all__ = [
     "JUMP_CONTEXT_S",
@@ -83,7 +90,8 @@ class CleanParams:
     """Spectral density of the camera's turn rate, rad²/s: a camera at speed ``v`` that turns
     as readily as a walker needs ``v²`` times as much acceleration for it, so the smoother's
     process noise is ``max(accel_sigma, turn_rate_density * v²)`` with ``v`` the piece's usual
-    moving speed (:func:`usual_speed_mps`); 0.3 puts a 1.4 m/s walker at ``accel_sigma``."""
+    moving speed (:func:`.usual_speed.usual_speed_mps`); 0.3 puts a 1.4 m/s walker at
+    ``accel_sigma``."""
     gate_sigma: float = 4.0
     """Innovation gate (Mahalanobis distance) beyond which a fix is an outlier."""
     grid_hz: float = 10.0
@@ -98,7 +106,7 @@ class CleanParams:
     where they crept faster for a second or two a long stop became two points, each the mean
     of part of it (a couple of fixes moved a row by 0.15 m). 0: no such joining."""
     stop_blip_burst_share: float = 0.05
-    """The share of a track's fixes the burst test must mask (:func:`.bursts.burst_mask`) for
+    """The share of a track's fixes the burst test must mask (:func:`.gps_bursts.burst_mask`) for
     ``stop_blip_s`` to apply to it: a receiver in an urban canyon (9.5-25 % on the Hamburg
     canyon twins), whose stops creep with its error. A track with no bursts keeps every blip:
     a phone in the open creeps less, and a blip inside its stop is more often the walker's
@@ -221,146 +229,6 @@ class SmoothTrack:
         y = np.interp(t, self.t_s, self.y_m)
         heading = np.mod(np.interp(t, self.t_s, self.heading_deg), 360.0)
         return x, y, heading
-
-
-def drop_speed_spikes(
-    t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, max_speed_mps: float
-) -> npt.NDArray[np.bool_]:
-    """Mask of fixes to keep: False for a fix reached from the previous kept fix and left to
-    the next one both faster than ``max_speed_mps`` (a lone jump and back)."""
-    n = t_s.shape[0]
-    keep = np.ones(n, bool)
-    prev = 0
-    for i in range(1, n - 1):
-        dt_in = t_s[i] - t_s[prev]
-        dt_out = t_s[i + 1] - t_s[i]
-        v_in = math.hypot(x_m[i] - x_m[prev], y_m[i] - y_m[prev]) / dt_in
-        v_out = math.hypot(x_m[i + 1] - x_m[i], y_m[i + 1] - y_m[i]) / dt_out
-        v_skip = math.hypot(x_m[i + 1] - x_m[prev], y_m[i + 1] - y_m[prev]) / (dt_in + dt_out)
-        if v_in > max_speed_mps and v_out > max_speed_mps and v_skip <= max_speed_mps:
-            keep[i] = False
-        else:
-            prev = i
-    return keep
-
-
-JUMP_CONTEXT_S = 30.0
-"""Half-width of the window whose median step speed a jump is compared with, seconds."""
-
-
-MAX_EXCURSION_S = 10.0
-"""Fixes that jump away and back within this many seconds are outliers (multipath), not two
-breaks: they are dropped and the track runs on, seconds."""
-
-
-MAX_BURST_RETURN_S = 30.0
-"""Fixes that jump away and step back later than :data:`MAX_EXCURSION_S` but within this many
-seconds are an urban-canyon burst (5-20 s, and the fix taken for "before" the jump may
-already be part of the way out): no break, and left in for :func:`.bursts.burst_mask`,
-seconds. The way back must be a step (at least half the jump from the median of the fixes
-out there): a walker who relocked and then walks back past the old place is still a break."""
-
-
-def find_jumps(
-    t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, params: CleanParams
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
-    """``(jumps, outliers)``: indices ``k`` where the step from fix ``k`` to fix ``k + 1`` is a
-    break (see :class:`CleanParams`: long, and far faster than the motion around it), and a mask
-    of the fixes of excursions (away at one jump, back at the next within
-    :data:`MAX_EXCURSION_S`), which are outliers rather than breaks; a jump that steps back
-    later, within :data:`MAX_BURST_RETURN_S`, is a burst: neither a break nor an outlier
-    here (:func:`.bursts.burst_mask` drops it). A walker's long dropout
-    (40 m in 30 s) is slow and stays bridged; a car's 15 m a second is its usual speed.
-    """
-    n = t_s.shape[0]
-    outliers = np.zeros(n, bool)
-    if n < 2:
-        return np.zeros(0, np.int64), outliers
-    step = np.hypot(np.diff(x_m), np.diff(y_m))
-    dt = np.maximum(np.diff(t_s), 1e-3)
-    speed = step / dt
-    mid = 0.5 * (t_s[1:] + t_s[:-1])
-
-    def usual_speed(k: int) -> float:
-        near = np.abs(mid - mid[k]) <= JUMP_CONTEXT_S
-        near[k] = False
-        if not near.any():
-            # a sparse logger (a fix every 40 s): the steps either side are the context;
-            # a track of one step has none, and nothing to call it a jump against
-            near[max(k - 1, 0) : k + 2] = True
-            near[k] = False
-        return float(np.median(speed[near])) if near.any() else math.inf
-
-    def is_jump(length_m: float, seconds: float, usual: float) -> bool:
-        limit = params.jump_speed_factor * usual + 2.0
-        return length_m >= params.jump_min_m and length_m / max(seconds, 1e-3) > limit
-
-    jumps: list[int] = []
-    k = 0
-    while k < n - 1:
-        if step[k] < params.jump_min_m or not is_jump(float(step[k]), float(dt[k]), usual_speed(k)):
-            k += 1
-            continue
-        # the track skips fix k: from k - 1 to k + 1 is no jump (fix k came in under the
-        # length limit, or the two steps are far apart)
-        skips = k >= 1 and not is_jump(
-            math.hypot(x_m[k + 1] - x_m[k - 1], y_m[k + 1] - y_m[k - 1]),
-            float(t_s[k + 1] - t_s[k - 1]),
-            usual_speed(k),
-        )
-        # fix k alone was off when it also lies farther from the fix before than the fix
-        # after does (``lone_fix_farther``); else it is where the track was, and fix k + 1
-        # may be the way out of a short excursion (below)
-        nearer = (
-            skips
-            and params.lone_fix_farther
-            and math.hypot(x_m[k] - x_m[k - 1], y_m[k] - y_m[k - 1])
-            <= math.hypot(x_m[k + 1] - x_m[k - 1], y_m[k + 1] - y_m[k - 1])
-        )
-        if skips and not nearer:
-            outliers[k] = True
-            k += 1
-            continue
-        # an excursion comes back: a later fix (within MAX_EXCURSION_S, or the very next one
-        # however late: a lone outlier just before a dropout) nearer to where the track was
-        # before the jump than to where it jumped to
-        back = None
-        m = k + 2
-        while m < n and (m == k + 2 or t_s[m] - t_s[k + 1] <= MAX_BURST_RETURN_S):
-            to_before = math.hypot(x_m[m] - x_m[k], y_m[m] - y_m[k])
-            to_after = math.hypot(x_m[m] - x_m[k + 1], y_m[m] - y_m[k + 1])
-            if to_before < to_after:
-                back = m
-                break
-            m += 1
-        short = back is not None and (back == k + 2 or t_s[back] - t_s[k + 1] <= MAX_EXCURSION_S)
-        if nearer and not short:
-            # no short excursion after fix k: fix k is dropped as before round twenty (a
-            # canyon burst's first fix, mostly; a break or a long burst here cost Hamburg
-            # canyon twins 0.2-1.6 m). A short one is dropped and fix k kept: a walker's 2
-            # fixes 28-35 m off, 2 s after a good fix (no jump at 4 times a 1 Hz walker's
-            # noisy median speed), cost that fix, and their way back was a break (Nerima SW
-            # one-way phone seed 5, 121-124 s: then the burst test took the piece's end for
-            # a burst and masked 9 good fixes)
-            outliers[k] = True
-            k += 1
-            continue
-        if back is not None and back > k + 2 and t_s[back] - t_s[k + 1] > MAX_EXCURSION_S:
-            # a late way back must be a step too (a burst's), not a walk back past the old
-            # place after a relock: the fixes out there, at their median, sit far from it
-            stay_x = float(np.median(x_m[k + 1 : back]))
-            stay_y = float(np.median(y_m[k + 1 : back]))
-            if math.hypot(x_m[back] - stay_x, y_m[back] - stay_y) >= 0.5 * step[k]:
-                k = back  # a burst: neither a break nor dropped here (burst_mask drops it)
-                continue
-            back = None
-        if back is None:
-            jumps.append(k)
-            k += 1
-        else:
-            outliers[k + 1 : back] = True
-            k = back
-    return np.asarray(jumps, np.int64), outliers
 
 
 def _end_outliers(
@@ -578,33 +446,6 @@ def clean_track(
         breaks_s=tuple(breaks),
         meas_sigma_m=meas_sigma,
     )
-
-
-USUAL_SPEED_CHORD_S = 10.0
-"""Baseline of the chords :func:`usual_speed_mps` measures speed over, seconds."""
-
-
-def usual_speed_mps(
-    t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, sigma_m: float, *, moving_mps: float
-) -> float:
-    """The usual moving speed of a piece of track, m/s: the speed over the chord from each fix
-    not pinned to a stop (equal to its neighbour) to the first fix at least
-    :data:`USUAL_SPEED_CHORD_S` later, with the two fixes' noise taken out
-    (``sqrt(max(0, d² - 4 sigma_m²)) / dt``, ``sigma_m`` one-axis noise, metres); the median
-    of those faster than ``moving_mps`` (a walk's long stop would make it 0), 0 if none is.
-    Consecutive fixes would measure the noise instead (a 1 Hz receiver standing still moves
-    4 m/s between them)."""
-    same = (np.diff(x_m) == 0.0) & (np.diff(y_m) == 0.0)
-    pinned = np.concatenate([[False], same]) | np.concatenate([same, [False]])
-    ahead = np.searchsorted(t_s, t_s + USUAL_SPEED_CHORD_S, side="left")
-    use = np.flatnonzero((ahead < t_s.shape[0]) & ~pinned)
-    if use.shape[0] == 0:
-        return 0.0
-    j = ahead[use]
-    d2 = (x_m[j] - x_m[use]) ** 2 + (y_m[j] - y_m[use]) ** 2
-    speed = np.sqrt(np.maximum(0.0, d2 - 4.0 * sigma_m**2)) / (t_s[j] - t_s[use])
-    moving = speed[speed > moving_mps]
-    return float(np.median(moving)) if moving.shape[0] else 0.0
 
 
 def _smooth_piece(

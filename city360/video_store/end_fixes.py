@@ -1,7 +1,7 @@
 """A track's first and last fixes, judged from one side.
 
-The cleaner's outlier tests (:func:`.clean.drop_speed_spikes`, :func:`.clean.find_jumps`,
-:func:`.bursts.burst_mask`) judge a fix against the fixes on both sides of it. A track's first
+The cleaner's outlier tests (:func:`.jumps.drop_speed_spikes`, :func:`.jumps.find_jumps`,
+:func:`.gps_bursts.burst_mask`) judge a fix against the fixes on both sides of it. A track's first
 or last fix has only one side: a lone spike there is reached *or* left too fast, never both, so
 the speed gate keeps it, and the jump test, which blames the earlier fix of a jump when the
 track around it is noisy, dropped the good fix before it instead. On a real walk (Nerima grid,

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from city360.video_store.bursts import burst_mask
+from city360.video_store.gps_bursts import burst_mask
 from city360.video_store.walk_in import walk_in_s
 
 __all__ = ["StationaryParams", "pin_stationary", "stationary_spans"]

@@ -3,7 +3,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from city360.pose_graph.junctions import find_dead_ends, find_junctions
+from city360.pose_graph.junctions import (
+    DeadEndEvent,
+    find_dead_ends,
+    find_junctions,
+    group_dead_ends,
+)
 from city360.pose_graph.segments import cut_tracks, group_streets
 from city360.pose_graph.tracks import make_track
 
@@ -149,3 +154,18 @@ def test_a_spur_whose_sidewalks_drift_apart_keeps_its_root_at_the_base() -> None
     track = noisy_walk([*corners, (7.0, 2.0), (100.0, 2.0)], "spur-drift", noise_m=0.2)
     (root,) = spur_roots([track], JunctionParams())
     assert np.hypot(root[0] - 3.5, root[1]) < 6.0  # at the side street's base, not halfway up
+
+
+def test_dead_end_events_linked_by_pairs_are_one_dead_end_at_their_mean() -> None:
+    """Events 0-2 linked through 1 are one dead end at their mean; event 3, named by no pair,
+    is one of its own; dead ends come in the order of their first event. No pairs at all:
+    every event its own dead end."""
+    events = [DeadEndEvent(0, k, float(10 * k), 0.0) for k in range(4)]
+    points = np.array([[0.0, 0.0], [4.0, 0.0], [8.0, 3.0], [50.0, 50.0]])
+    pairs = np.array([[1, 2], [0, 1]], dtype=np.int64)
+    centres, grouped = group_dead_ends(events, points, pairs)
+    assert centres == pytest.approx(np.array([[4.0, 1.0], [50.0, 50.0]]))
+    assert grouped == [events[:3], [events[3]]]
+    centres, grouped = group_dead_ends(events, points, np.zeros((0, 2), dtype=np.int64))
+    assert centres == pytest.approx(points)
+    assert grouped == [[e] for e in events]

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from city360.geo import LocalProjection
-from city360.video_store.bursts import BurstParams
 from city360.video_store.clean import CleanParams, clean_track
 from city360.video_store.end_fixes import end_outliers
 from city360.video_store.gps.track import GpsTrack
+from city360.video_store.gps_bursts import BurstParams
 
 PROJECTION = LocalProjection(35.74, 139.67)
 T0 = 1.7e9

@@ -8,7 +8,7 @@ import pytest
 
 from city360.video_store.clean import clean_track
 from city360.video_store.smooth import robust_rts_smooth, rts_smooth
-from tests.video_store.test_bursts import PROJECTION, corner_walk, track_of, with_noise
+from tests.video_store.gps_bursts.walks import PROJECTION, corner_walk, track_of, with_noise
 
 
 def with_outliers(
