@@ -294,11 +294,12 @@ def heading_aided_smooth(
             dt = t_s[k] - t_s[k - 1]
             mid = 0.5 * (heading[k] + heading[k - 1])
             q = np.diag([drift_sigma**2 * dt, drift_sigma**2 * dt, speed_sigma**2 * dt])
-            if still is not None and still[k]:
-                q[0, 0] = q[1, 1] = 0.0  # standing: the position carries over as it is
+            standing = still is not None and bool(still[k])
+            if standing:
+                q[0, 0] = q[1, 1] = 0.0  # the position carries over as it is
             else:
                 f[0, 2], f[1, 2] = dt * np.sin(mid), dt * np.cos(mid)
-            if cross_sigma_per_mps > 0.0 and not (still is not None and still[k]):  # a heading error moves a fast camera sideways
+            if cross_sigma_per_mps > 0.0 and not standing:  # a heading error moves it sideways
                 across = np.array([np.cos(mid), -np.sin(mid)])  # unit vector, right of heading
                 q[:2, :2] += (cross_sigma_per_mps * abs(z[2])) ** 2 * dt * np.outer(across, across)
             z = f @ z
