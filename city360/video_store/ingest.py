@@ -134,6 +134,15 @@ class IngestOptions:
     """How firmly the heading-aided smoother's speed is held to the GPS-only smoothing's
     speed, m/s at each motion sample (:func:`~city360.video_store.smooth.heading_aided_smooth`'s
     ``speed_meas_sigma``); None leaves the speed free, as before."""
+    hold_still_leaps: bool = False
+    """Where the heading-aided track would leap over
+    :func:`city360.city.max_pose_step_m` between two kept frames across which the GPS-only
+    smoothing stands (a stop whose fixes creep), smooth it again standing still there
+    (:func:`_choose_positions`) instead of refusing the aided poses. Off by default: on the
+    filmed canyon twins of seeds 0-9 it gives seeds 8 and 9 their aided poses (5.015 -> 3.965
+    and 4.682 -> 4.438 m at the kept frames), but seed 8's build without OSM then reads the
+    aided track's wander at the walk's end (the walker stands 270 s) as a loop: junction
+    precision and street F1 1 -> 0 (round twenty-one, branch filmed2)."""
     reckon: ReckonParams = field(default_factory=ReckonParams)
     """Dead reckoning of a head or tail of the video without GPS (:mod:`.reckon`); off by
     default (those frames are dropped), ``ReckonParams(enabled=True)`` keeps them; a warning
@@ -624,17 +633,18 @@ def _choose_positions(
     stop's first and last frames are kept. The aided track is sampled at those frames' times;
     where it follows the fixes' creep across the stop it leaps between them (11.9 m across
     the 85 s stop of the filmed Hamburg canyon twin of seed 8) and was refused for it. Such
-    a stretch is smoothed again standing still (:func:`_standing_leaps`): the plain track
-    stands there, the pictures kept show one place, and no frame could show the leap. The
-    creep held back at one stop can move to the one before (canyon seed 8: 8.96 -> 10.48 m
-    across 551-689 s once 713.5-798.5 s stands), so this repeats until no stop leaps; each
-    round holds at least one more pair, so it ends."""
+    a stretch is smoothed again standing still (:func:`_standing_leaps`) with
+    ``opts.hold_still_leaps`` (off by default): the plain track stands there, the pictures
+    kept show one place, and no frame could show the leap. The creep held back at one stop
+    can move to the one before (canyon seed 8: 8.96 -> 10.48 m across 551-689 s once
+    713.5-798.5 s stands), so this repeats until no stop leaps; each round holds at least
+    one more pair, so it ends."""
     plain = (selection.x_m, selection.y_m)
     aided = _aided_positions(selection, heading, smooth, sync, opts)
     if aided is None:
         return plain
     still = np.zeros(max(len(selection) - 1, 0), bool)
-    while True:  # a stop held still may pass its fixes' creep on to another stop: hold it too
+    while opts.hold_still_leaps:  # a stop held still may pass its creep on to another: hold it
         leaps = _standing_leaps(selection, aided, spacing_m=opts.spacing_m) & ~still
         if not leaps.any():
             break
