@@ -243,6 +243,7 @@ def heading_aided_smooth(
     speed_mps: FloatArray | None = None,
     speed_meas_sigma: float = 1.0,
     cross_sigma_per_mps: float = CROSS_SIGMA_PER_MPS,
+    still: npt.NDArray[np.bool_] | None = None,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Smoothed ``(x, y, speed)`` at grid times ``t_s`` (sorted, seconds) given the heading
     there (degrees, unwrapped) and the fixes ``meas_*`` (same clock, metres); ``meas_sigma_m``
@@ -259,6 +260,13 @@ def heading_aided_smooth(
     behind the walker, it went negative to follow them (-0.7 m/s, walking backwards facing
     forwards), and across the masked burst after them the track dead-reckoned 28 m behind
     (filmed Hamburg canyon twin, seed 1, 46-85 s), where the GPS-only bridge was 12 m off.
+
+    ``still`` (optional, one per grid time): True where the step from the previous grid time
+    to this one stands still; such a step moves the position neither along the heading nor
+    by any noise, so a still stretch gets one position, the fixes' mean over it. Ingest marks
+    the stretches where the GPS-only smoothing stands between two kept frames: the fixes
+    creep there (12 m over a canyon walker's 85 s stop), and a track that followed them would
+    leap between the only two frames kept across the stop.
     """
     n = t_s.shape[0]
     steps = nearest_steps(t_s, meas_t_s)
@@ -285,9 +293,13 @@ def heading_aided_smooth(
         if k > 0:
             dt = t_s[k] - t_s[k - 1]
             mid = 0.5 * (heading[k] + heading[k - 1])
-            f[0, 2], f[1, 2] = dt * np.sin(mid), dt * np.cos(mid)
             q = np.diag([drift_sigma**2 * dt, drift_sigma**2 * dt, speed_sigma**2 * dt])
-            if cross_sigma_per_mps > 0.0:  # a heading error moves a fast camera sideways
+            standing = still is not None and bool(still[k])
+            if standing:
+                q[0, 0] = q[1, 1] = 0.0  # the position carries over as it is
+            else:
+                f[0, 2], f[1, 2] = dt * np.sin(mid), dt * np.cos(mid)
+            if cross_sigma_per_mps > 0.0 and not standing:  # a heading error moves it sideways
                 across = np.array([np.cos(mid), -np.sin(mid)])  # unit vector, right of heading
                 q[:2, :2] += (cross_sigma_per_mps * abs(z[2])) ** 2 * dt * np.outer(across, across)
             z = f @ z

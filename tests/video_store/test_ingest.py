@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -17,9 +18,13 @@ from city360.city import CityDir
 from city360.cli import app
 from city360.errors import ConfigError, GpsError, OutputError, VideoError
 from city360.video_store import FrameStore
+from city360.video_store.clean import SmoothTrack
 from city360.video_store.cli import pair_inputs, parse_offset
+from city360.video_store.heading import HeadingFusion
 from city360.video_store.ingest import IngestOptions, ingest_video
 from city360.video_store.reckon import GpsCoverageWarning
+from city360.video_store.resample import FrameSelection
+from city360.video_store.sync import SyncResult
 from tests.fixtures.videos import (
     CREATION,
     ORIGIN,
@@ -582,3 +587,78 @@ def test_the_aided_poses_are_refused_when_they_split_a_walk_the_gps_keeps_whole(
     assert _opens_no_gap(same_jump, plain, spacing_m=1.0)
     own_gap = _walk_east([1.0] * 50 + [11.0] + [1.0] * 49 + [39.0] + [1.0] * 100)
     assert not _opens_no_gap(own_gap, plain, spacing_m=1.0)
+
+
+def _walk_with_a_creeping_stop(
+    seed: int,
+) -> tuple[FrameSelection, HeadingFusion, SmoothTrack, SyncResult, IngestOptions, tuple[int, int]]:
+    """Ingest's inputs for a walker going east at 1.2 m/s for 60 s, standing 90 s, then
+    walking on for 60 s (motion samples at 2 Hz). The fixes (1 Hz, 1 m noise) creep 16 m
+    north while the walker stands and come back over the next 40 s: the canyon GPS of the
+    filmed Hamburg twin of seed 8 (12 m over its 85 s stop at 713.5-798.5 s). The plain
+    smoothing stands (the cleaning holds a creep still), so frames are kept every metre of
+    the walk and only the stop's first and last frames across it. Returns (selection,
+    heading, smooth, sync, options, the stop's two kept positions in the selection)."""
+    start_gps = 1_700_000_000.0
+    t = np.arange(0.0, 210.0 + 1e-9, 0.5)
+    speed = np.where((t >= 60.0) & (t < 150.0), 0.0, 1.2)
+    x = np.concatenate([[0.0], np.cumsum(np.diff(t) * speed[:-1])])
+    creep = np.interp(t, [0.0, 60.0, 150.0, 190.0, 210.0], [0.0, 0.0, 16.0, 0.0, 0.0])
+    fix = np.arange(0, t.shape[0], 2)
+    rng = np.random.default_rng(seed)
+    smooth = SmoothTrack(
+        t_s=start_gps + t,
+        x_m=x,
+        y_m=np.zeros_like(x),
+        speed_mps=speed,
+        heading_deg=np.full(t.shape, 90.0),
+        dropped=0,
+        meas_t_s=start_gps + t[fix],
+        meas_x_m=x[fix] + rng.normal(0.0, 1.0, fix.shape),
+        meas_y_m=creep[fix] + rng.normal(0.0, 1.0, fix.shape),
+    )
+    kept = np.flatnonzero(np.diff(np.floor(x), prepend=-1.0) > 0)  # every metre of the walk
+    selection = FrameSelection(
+        source_index=kept.astype(np.int64),
+        source_pts=kept.astype(np.int64),
+        t_s=t[kept],
+        x_m=x[kept],
+        y_m=np.zeros(kept.shape[0]),
+        heading_deg=np.full(kept.shape[0], 90.0),
+        distance_m=x[kept],
+    )
+    heading = HeadingFusion(
+        heading_deg=np.full(kept.shape[0], 90.0),
+        visual=True,
+        residual_deg=0.0,
+        dense_t_s=t,
+        dense_heading_deg=np.full(t.shape, 90.0),
+    )
+    sync = SyncResult(video_start_gps=start_gps, offset_s=0.0, method="given")
+    stop = int(np.flatnonzero(np.diff(t[kept]) > 60.0)[0])
+    return selection, heading, smooth, sync, IngestOptions(), (stop, stop + 1)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_stop_the_plain_track_stands_across_gets_one_aided_position(seed: int) -> None:
+    """Frames are kept every metre along the plain track, so across a stop only its first
+    and last frames are kept. The aided track followed the fixes' creep between them and
+    leapt over the 10 m limit; ingest refused the aided poses for that gap and wrote the
+    plain ones (filmed Hamburg canyon twins of seeds 8 and 9, and seed 1 with
+    `burst_process_scale` 0.5). With `hold_still_leaps` the stop is smoothed again standing
+    still: one position for both frames, no gap, and the aided poses are written. It is off
+    by default (the filmed canyon twin of seed 8 then builds a loop without OSM)."""
+    from city360.city import max_pose_step_m
+    from city360.video_store.ingest import _aided_positions, _choose_positions
+
+    selection, heading, smooth, sync, opts, (a, b) = _walk_with_a_creeping_stop(seed)
+    free = _aided_positions(selection, heading, smooth, sync, opts)
+    assert free is not None
+    assert np.hypot(free[0][b] - free[0][a], free[1][b] - free[1][a]) > 10.0  # the defect
+    by_default = _choose_positions(selection, heading, smooth, sync, opts)
+    np.testing.assert_array_equal(by_default[1], selection.y_m)  # off: the plain poses
+    opts = dataclasses.replace(opts, hold_still_leaps=True)
+    x_m, y_m = _choose_positions(selection, heading, smooth, sync, opts)
+    assert not np.array_equal(y_m, selection.y_m)  # the aided poses, not the plain ones
+    assert float(np.hypot(np.diff(x_m), np.diff(y_m)).max()) <= max_pose_step_m(opts.spacing_m)
+    assert np.hypot(x_m[b] - x_m[a], y_m[b] - y_m[a]) < 0.01

@@ -156,3 +156,25 @@ def test_a_fast_camera_s_heading_error_does_not_pull_it_off_its_fixes(seed: int)
     plain = rmse(plain_x, plain_y)
     assert rmse(held[0], held[1]) > 2.0 * plain  # the defect, with no noise across
     assert rmse(aided[0], aided[1]) < 1.3 * plain
+
+
+def test_a_still_stretch_of_the_aided_smoother_has_one_position() -> None:
+    """Steps marked ``still`` move the position neither along the heading nor by noise: the
+    whole stretch gets one position, though its fixes creep 10 m (without the mask the track
+    follows them most of the way)."""
+    t = np.arange(0.0, 120.0 + 1e-9, 0.5)
+    standing = (t >= 40.0) & (t < 80.0)
+    speed = np.where(standing, 0.0, 1.2)
+    x = np.concatenate([[0.0], np.cumsum(np.diff(t) * speed[:-1])])
+    creep = np.interp(t, [0.0, 40.0, 80.0, 120.0], [0.0, 0.0, 10.0, 10.0])
+    fix = np.arange(0, t.shape[0], 2)
+    still = np.zeros(t.shape[0], bool)
+    still[1:] = standing[:-1] & (t[1:] <= 80.0)
+    kwargs = {"sigma_m": 1.0, "speed_mps": speed}
+    args = (t, np.full(t.shape, 90.0), t[fix], x[fix], creep[fix])
+    held_x, held_y, _ = heading_aided_smooth(*args, still=still, **kwargs)  # type: ignore[arg-type]
+    _, free_y, _ = heading_aided_smooth(*args, **kwargs)  # type: ignore[arg-type]
+    stop = (t >= 40.0) & (t <= 80.0)
+    assert np.ptp(held_x[stop]) < 1e-6
+    assert np.ptp(held_y[stop]) < 1e-6
+    assert np.ptp(free_y[stop]) > 5.0
