@@ -49,6 +49,16 @@ when the build makes none (a build with OSM follows the map), the truth is read 
 draws it and nothing is missed. Either reading is right, as for a staggered pair; a junction
 built anywhere else costs what it cost (``_crossings_without_node``).
 
+Two true streets out of a bend (a node with just those two) that stay within 4 m of each other
+for 6 m or more (:mod:`city360.pose_graph.side_by_side`: a carriageway pair joined at the end
+where the window cut the street on, a hairpin V's last metres) are read as the camera sees them
+where the build makes a junction matching no true one within 8 m of where they part: one street
+from the bend to a junction there, and the two streets on from it (when that one street is
+under 8 m it is a stub the truth contracts, as above). No GPS parts lines 4 m apart, so a
+build that walks up one and back down the other makes that junction; a build that makes none
+there (with OSM, it follows the map) is scored against the truth as drawn. Lines 6 m or more
+apart, or close for less than 6 m (a plain bend's arms), are read as drawn.
+
 Turns are judged by geometry: the built edge arriving at the matched junction along a true
 street, and its transition leaving along another true street, must carry the label the same
 policy gives the true angles.
