@@ -491,8 +491,9 @@ def _crossings_built(
     resolvable: _Resolvable,
     crossings: Sequence[tuple[float, float]],
 ) -> list[tuple[float, float]]:
-    """The ``crossings`` (metres) where the build has a junction within ``MATCH_M`` that
-    matches no true junction of ``resolvable``: there the truth is read with the crossing."""
+    """The points of ``crossings`` (metres: crossings without node, or where side-by-side
+    streets part) where the build has a junction within ``MATCH_M`` that matches no true
+    junction of ``resolvable``: there the truth is read as the build made it."""
     true = resolvable.graph
     true_xy = np.array([true.nodes[n]["xy"] for n in true if true.degree[n] >= 3])
     built = [n for n, d in graph.nodes(data=True) if d["kind"] == "junction"]
