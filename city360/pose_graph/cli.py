@@ -281,6 +281,7 @@ def score_command(
             "extra_streets": result.extra_streets,
             "contracted_stubs": result.contracted_stubs,
             "read_crossings": result.read_crossings,
+            "read_side_by_side": result.read_side_by_side,
         }
         typer.echo(json.dumps(payload, indent=2))  # stdout, for pipes; warnings go to stderr
         return
@@ -303,6 +304,8 @@ def score_command(
         console.print(f"read as a true stub under 8 m: {line}", highlight=False, soft_wrap=True)
     for line in result.read_crossings[:10]:
         console.print(f"read as a crossing: {line}", highlight=False, soft_wrap=True)
+    for line in result.read_side_by_side[:10]:
+        console.print(f"read as one street: {line}", highlight=False, soft_wrap=True)
 
 
 def accuracy_command(

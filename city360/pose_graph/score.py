@@ -49,6 +49,16 @@ when the build makes none (a build with OSM follows the map), the truth is read 
 draws it and nothing is missed. Either reading is right, as for a staggered pair; a junction
 built anywhere else costs what it cost (``_crossings_without_node``).
 
+Two true streets out of a bend (a node with just those two) that stay within 4 m of each other
+for 6 m or more (:mod:`city360.pose_graph.side_by_side`: a carriageway pair joined at the end
+where the window cut the street on, a hairpin V's last metres) are read as the camera sees them
+where the build makes a junction matching no true one within 8 m of where they part: one street
+from the bend to a junction there, and the two streets on from it (when that one street is
+under 8 m it is a stub the truth contracts, as above). No GPS parts lines 4 m apart, so a
+build that walks up one and back down the other makes that junction; a build that makes none
+there (with OSM, it follows the map) is scored against the truth as drawn. Lines 6 m or more
+apart, or close for less than 6 m (a plain bend's arms), are read as drawn.
+
 Turns are judged by geometry: the built edge arriving at the matched junction along a true
 street, and its transition leaving along another true street, must carry the label the same
 policy gives the true angles.
@@ -68,6 +78,7 @@ from scipy.optimize import linear_sum_assignment
 from city360.errors import CityFormatError
 from city360.geo import angle_diff_deg, bearing_deg
 from city360.pose_graph.graph import PoseGraph
+from city360.pose_graph.side_by_side import Parting, partings, split_at_parting
 from city360.pose_graph.transitions import assign_labels
 from city360.synth.groundtruth import SceneTruth
 
@@ -103,6 +114,9 @@ class Score:
     read_crossings: list[str] = field(default_factory=list)
     """Points where two true streets cross with no node and the build made the crossing, read
     with a junction there (module docstring)."""
+    read_side_by_side: list[str] = field(default_factory=list)
+    """Bends whose two true streets run closer than a camera parts them, where the build made
+    the junction where they part: read as one street up to there (module docstring)."""
 
     @property
     def turn_accuracy(self) -> float:
@@ -225,10 +239,9 @@ class _Resolvable:
     stubs: list[tuple[tuple[float, float], tuple[float, float], bool]]
 
 
-def _resolvable(truth: SceneTruth, crossings: Sequence[tuple[float, float]] = ()) -> _Resolvable:
-    """The true street graph as a camera can resolve it (see the module docstring), with a
-    node at each of ``crossings`` (points, metres, from :func:`_crossings_without_node`)
-    splitting the two streets that cross there."""
+def _drawn_once(truth: SceneTruth) -> list[tuple[int, int, np.ndarray]]:
+    """The true streets (u, v, polyline in metres), a way drawn twice between the same nodes
+    along the same line (mean gap under 5 m) kept once."""
     kept: list[tuple[int, int, np.ndarray]] = []
     for s in truth.streets:
         line = np.asarray(s.polyline_xy, dtype=np.float64)
@@ -239,6 +252,20 @@ def _resolvable(truth: SceneTruth, crossings: Sequence[tuple[float, float]] = ()
                 break
         if not duplicate:
             kept.append((s.u, s.v, line))
+    return kept
+
+
+def _resolvable(
+    truth: SceneTruth,
+    crossings: Sequence[tuple[float, float]] = (),
+    sides: Sequence[Parting] = (),
+) -> _Resolvable:
+    """The true street graph as a camera can resolve it (see the module docstring), with a
+    node at each of ``crossings`` (points, metres, from :func:`_crossings_without_node`)
+    splitting the two streets that cross there, and each of ``sides`` (from
+    :func:`~city360.pose_graph.side_by_side.partings`) read as one street up to a node where
+    its two streets part."""
+    kept = _drawn_once(truth)
     position = {j.id: (j.x_m, j.y_m) for j in truth.junctions}
     crossing_ids = []
     for point in crossings:
@@ -246,6 +273,10 @@ def _resolvable(truth: SceneTruth, crossings: Sequence[tuple[float, float]] = ()
         position[node] = point
         crossing_ids.append(node)
         kept = [part for street in kept for part in _split_at(street, node, point)]
+    for parting in sides:
+        node = min([0, *position]) - 1
+        position[node] = parting.point
+        kept = split_at_parting(kept, parting, node)
     parent = {n: n for n in position}
 
     def root(n: int) -> int:
@@ -460,8 +491,9 @@ def _crossings_built(
     resolvable: _Resolvable,
     crossings: Sequence[tuple[float, float]],
 ) -> list[tuple[float, float]]:
-    """The ``crossings`` (metres) where the build has a junction within ``MATCH_M`` that
-    matches no true junction of ``resolvable``: there the truth is read with the crossing."""
+    """The points of ``crossings`` (metres: crossings without node, or where side-by-side
+    streets part) where the build has a junction within ``MATCH_M`` that matches no true
+    junction of ``resolvable``: there the truth is read as the build made it."""
     true = resolvable.graph
     true_xy = np.array([true.nodes[n]["xy"] for n in true if true.degree[n] >= 3])
     built = [n for n, d in graph.nodes(data=True) if d["kind"] == "junction"]
@@ -481,9 +513,13 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
     xy = {n: (float(d["x_m"]), float(d["y_m"])) for n, d in graph.nodes(data=True)}
     resolvable = _resolvable(truth)
     crossings = _crossings_without_node(truth)
-    if crossings:  # the picture's reading where the build makes the crossing (docstring)
-        crossings = _crossings_built(graph, xy, resolvable, crossings)
-        resolvable = _resolvable(truth, crossings)
+    sides = partings(_drawn_once(truth))
+    if crossings or sides:  # the picture's reading where the build makes it (docstring)
+        made = set(_crossings_built(graph, xy, resolvable, [*crossings, *(p.point for p in sides)]))
+        crossings = [point for point in crossings if point in made]
+        sides = [parting for parting in sides if parting.point in made]
+        resolvable = _resolvable(truth, crossings, sides)
+    bends = {j.id: (j.x_m, j.y_m) for j in truth.junctions}
     true_graph, true_lines, true_ends = resolvable.graph, resolvable.lines, resolvable.ends
     true_contracted = _contract(true_graph)
     true_junctions = [n for n in true_graph if true_graph.degree[n] >= 3]
@@ -579,6 +615,11 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
         _once(extra),
         contracted_stubs,
         [f"true streets crossing at {_at(x, y)}, no node in the map" for x, y in crossings],
+        [
+            f"true streets side by side from {_at(*bends[p.node])} for {p.arc_m:.1f} m "
+            f"(at most {p.gap_m:.1f} m apart), parting at {_at(*p.point)}"
+            for p in sides
+        ],
     )
 
 

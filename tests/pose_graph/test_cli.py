@@ -220,3 +220,33 @@ def test_score_names_the_crossings_it_read_where_the_map_has_no_node(
     assert text.exit_code == 0, text.output
     assert f"read as a crossing: {crossing}" in text.output.splitlines()
     assert json.loads(as_json.stdout)["read_crossings"] == [crossing]
+
+
+def test_score_names_the_side_by_side_streets_it_read_as_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two true streets out of a bend closer than a camera parts them, read as one street up
+    to the junction the build made where they part: the text and the JSON name the place."""
+    from city360.pose_graph import score as score_module
+    from city360.pose_graph.score import Score
+    from city360.synth.groundtruth import SceneTruth
+
+    city = tmp_path / "city"
+    (city / "groundtruth").mkdir(parents=True)
+    SceneTruth(seed=0, junctions=[], streets=[], pois=[], objects=[], videos=[]).save(
+        city / "groundtruth" / "scene.json"
+    )
+    (city / "graph.json").write_text("{}")
+    pair = (
+        "true streets side by side from (88.4, 163.3) for 18.0 m (at most 4.0 m apart), "
+        "parting at (70.6, 161.6)"
+    )
+    result = Score(1.0, 1.0, 1.0, 1.0, 1.0, 0, 0, true_junctions=1, read_side_by_side=[pair])
+    monkeypatch.setattr(score_module, "score_city", lambda *_a, **_k: result)
+
+    text = CliRunner().invoke(app, ["score", str(city)], terminal_width=200)
+    as_json = CliRunner().invoke(app, ["score", str(city), "--json"], terminal_width=200)
+
+    assert text.exit_code == 0, text.output
+    assert f"read as one street: {pair}" in text.output.splitlines()
+    assert json.loads(as_json.stdout)["read_side_by_side"] == [pair]

@@ -331,3 +331,81 @@ def test_a_junction_built_past_a_contracted_place_is_still_an_extra() -> None:
     streets = [(1, n) for n in (10, 11, 12, 13, 14, 15)]
     result = score(_built(built, streets), truth)
     assert (result.junction_precision, result.junction_recall) == (0.0, 0.0)
+
+
+def _truth_of_lines(
+    nodes: dict[int, tuple[float, float]], lines: list[list[tuple[float, float]]]
+) -> SceneTruth:
+    """A truth whose streets are the polylines ``lines``, each from one node of ``nodes`` to
+    another (its first and last points)."""
+    where = {xy: n for n, xy in nodes.items()}
+    ends = [(where[line[0]], where[line[-1]]) for line in lines]
+    degree = {n: sum(n in e for e in ends) for n in nodes}
+    junctions = [
+        Junction(id=n, x_m=x, y_m=y, lat=0.0, lon=0.0, degree=degree[n])
+        for n, (x, y) in nodes.items()
+    ]
+    edges = [
+        StreetEdge(u=u, v=v, length_m=0.0, polyline_xy=line)
+        for (u, v), line in zip(ends, lines, strict=True)
+    ]
+    return SceneTruth(seed=0, junctions=junctions, streets=edges, pois=[], objects=[], videos=[])
+
+
+def _side_by_side(gap_m: float, run_m: float) -> SceneTruth:
+    """A bend at (0, 0) whose two streets run west ``gap_m`` apart (from 3 m on) for
+    ``run_m``, then part to dead ends 40 m on (Kamppi's carriageways joined at one end)."""
+    half = gap_m / 2
+    nodes = {1: (0.0, 0.0), 10: (-run_m - 30.0, -25.0), 11: (-run_m - 30.0, 25.0)}
+    north = [(0.0, 0.0), (-3.0, half), (-run_m, half), nodes[11]]
+    south = [(0.0, 0.0), (-3.0, -half), (-run_m, -half), nodes[10]]
+    return _truth_of_lines(nodes, [south, north])
+
+
+# The build walks both lines as one: a stub from the bend to where the lines part, a junction.
+ONE_STREET_NODES = {1: (0.5, 0.0), 2: (-16.5, 0.3), 10: (-46.0, -25.0), 11: (-46.0, 25.0)}
+ONE_STREET = [(2, 1), (2, 10), (2, 11)]
+
+
+def test_two_lines_2_m_apart_built_as_one_street_are_read_as_one() -> None:
+    """Lines 2 m apart for 16 m (no GPS parts them): the build's junction where they part
+    and its stub to the bend are the truth's reading, every figure 1.0 (main: P 0)."""
+    result = score(_built(ONE_STREET_NODES, ONE_STREET), _side_by_side(2.0, 16.0))
+    assert result.true_junctions == 1
+    assert _figures(result) == (1.0, 1.0, 1.0, 1.0, 1.0)
+    assert result.read_side_by_side == [
+        "true streets side by side from (0.0, 0.0) for 18.5 m (at most 3.9 m apart), "
+        "parting at (-17.8, 0.0)"
+    ]
+
+
+def test_a_build_that_keeps_two_close_lines_apart_scores_as_before() -> None:
+    """The build draws the bend as the map does (no junction): the map's reading, 1.0."""
+    built = {1: (0.5, 0.0), 10: (-46.0, -25.0), 11: (-46.0, 25.0)}
+    result = score(_built(built, [(1, 10), (1, 11)]), _side_by_side(2.0, 16.0))
+    assert result.true_junctions == 0
+    assert _figures(result) == (1.0, 1.0, 1.0, 1.0, 1.0)
+    assert not result.read_side_by_side
+
+
+@pytest.mark.parametrize("gap_m", [6.0, 8.0, 12.0, 20.0])
+def test_two_streets_apart_enough_to_film_stay_two(gap_m: float) -> None:
+    """Streets 6-8 m apart, and a one-way pair 12-20 m apart: a build that merges them into
+    one street with a junction where they part is still wrong (an extra junction)."""
+    result = score(_built(ONE_STREET_NODES, ONE_STREET), _side_by_side(gap_m, 16.0))
+    assert not result.read_side_by_side
+    assert result.true_junctions == 0
+    assert result.junction_precision == 0.0
+
+
+def test_a_hairpin_whose_arms_touch_for_6_m_reads_a_5_m_built_stub_as_none() -> None:
+    """A V whose arms lie within 4 m for their last 6.5 m (Kamppi (73, 142): 8 m): the
+    build's fork with a 5 m stub to the tip is a stub under 8 m, contracted as the truth's own
+    would be: no junction, nothing extra (main: P 0)."""
+    built = {1: (0.5, 0.0), 2: (-5.0, 0.5), 10: (-34.0, -25.0), 11: (-34.0, 25.0)}
+    result = score(_built(built, ONE_STREET), _side_by_side(2.0, 4.0))
+    assert [line.split(" for ")[1][:5] for line in result.read_side_by_side] == ["6.5 m"]
+    assert result.true_junctions == 0
+    assert result.contracted_stubs
+    assert (result.junction_precision, result.junction_recall) == (1.0, 1.0)
+    assert result.edge_f1 == 1.0
