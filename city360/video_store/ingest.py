@@ -98,12 +98,12 @@ __all__ = [
 ]
 
 ProgressCallback = Callable[[str, int, int], None]
+"""``(phase, done, total)``: phase is "motion" or "frames"; counts are source frames."""
 
 LEAP_FACTOR = 1.0
 """An aided step between two kept frames across which the plain track stands is a leap
 (and is smoothed again standing still) when it is longer than this many times
 :func:`city360.city.max_pose_step_m`: at 1, exactly the steps that would split the walk."""
-"""``(phase, done, total)``: phase is "motion" or "frames"; counts are source frames."""
 
 
 @dataclass(frozen=True, slots=True)
