@@ -109,7 +109,12 @@ def install(app: FastAPI, state: ViewerState) -> None:
 
     @app.get("/api/play")
     def play_current(sid: str = SessionId) -> dict[str, Any]:
-        with _episode(state, sid) as (_session, episode):
+        """The episode this tab plays, or ``task_id`` None when it plays none (the Play screen
+        then shows the task list; a 409 here was logged by the browser as an error)."""
+        with store.use(sid) as session:
+            episode = session.episode
+            if episode is None:
+                return {"mode": "play", "task_id": None}
             return {**prompt_of(episode.task), **_play_payload(state, episode)}
 
     @app.post("/api/play/step")

@@ -325,6 +325,14 @@ def test_paths_outside_the_suite_are_refused(
 # --- play ---------------------------------------------------------------------------------
 
 
+def test_a_tab_that_plays_no_task_is_told_so_without_an_error(client: Any) -> None:
+    """The Play screen asks which task its tab plays; with none it got a 409, which the page
+    handled but the browser logged as an error (issue 17, round twenty-one: newuser4)."""
+    current = client.get("/api/play", headers=headers("newcomer"))
+    assert current.status_code == 200
+    assert current.json() == {"mode": "play", "task_id": None}
+
+
 def test_play_to_answer_writes_a_result_row(client: Any, viewer_paths: ViewerPaths) -> None:
     from city360.eval.report import write_report
     from city360.eval.results import read_results

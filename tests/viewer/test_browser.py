@@ -263,7 +263,13 @@ def test_play_a_task_to_answer(page: Any, served: tuple[str, ViewerPaths], tmp_p
 
     _, paths = served
     task = load_suite(paths.suite).task("loc-002")
+    errors: list[str] = []  # the Play tab's first look logged a 409 as an error (newuser4)
+    page.on(
+        "console", lambda message: errors.append(message.text) if message.type == "error" else None
+    )
     page.click("#tab-play")
+    page.wait_for_selector(f"button[data-play='{task.id}']")
+    assert errors == []
     page.click(f"button[data-play='{task.id}']")
     page.wait_for_selector("#play-episode:not([hidden])")
     assert "x:i y:j" in (page.text_content("#play-prompt") or "")

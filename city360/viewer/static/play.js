@@ -92,10 +92,11 @@ export async function showList() {
 
 export async function resume() {
   try {
-    renderTask(await api("GET", "/api/play"));
+    const current = await api("GET", "/api/play");
+    if (current.task_id === null) await showList();  // this tab plays no task
+    else renderTask(current);
   } catch (error) {
-    if (error.status === 409) await showList();
-    else showError(error);
+    showError(error);
   }
 }
 
