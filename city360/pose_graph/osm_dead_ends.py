@@ -212,21 +212,24 @@ def _turns_at_nodes(osm: OsmStreets, track: Track, matched: IntArray) -> tuple[I
         others = edges[k:after]
         if (others < 0).any():
             continue
+        lo, hi = int(starts[k - 1]), int(stops[after])  # the way in, the turn, the way back
         between = slice(int(starts[k]), int(stops[after - 1]))
         for node in osm.edge_nodes[edge]:
             if not all(node in osm.edge_nodes[int(e)] for e in others):
                 continue
-            # metres along each pose's street from ``node``
+            # metres along each pose's street from ``node``, over the poses from lo to hi
+            runs, runs_along = matched[lo:hi], along[lo:hi]
             from_node = np.where(
-                osm.edge_nodes[matched, 0] == node, along, osm.edge_length_m[matched] - along
+                osm.edge_nodes[runs, 0] == node, runs_along, osm.edge_length_m[runs] - runs_along
             )
-            way_in = from_node[int(starts[k - 1]) : int(starts[k])]
-            way_back = from_node[int(starts[after]) : int(stops[after])]
+            way_in = from_node[: int(starts[k]) - lo]
+            way_back = from_node[int(starts[after]) - lo :]
+            turn = from_node[between.start - lo : between.stop - lo]
             # toward the node and away from it again, not a U-turn short of it matched to a
             # street leaving it (into a 9.7 m stub and back from 5 m, the turn matched to a
             # second stub from the stub's root: Helsinki, wander seed 0)
             comes_back = way_in[-1] < way_in[0] and way_back[0] < way_back[-1]
-            if comes_back and (from_node[between] < SPUR_MIN_M).all():
+            if comes_back and (turn < SPUR_MIN_M).all():
                 bridged[between] = edge
                 turn_node[between] = node
                 break

@@ -90,7 +90,7 @@ def test_a_suite_name_is_the_city_s_suite(tmp_path: Path, monkeypatch: pytest.Mo
     served: list[object] = []
 
     class Served(Exception):
-        pass
+        """Raised where the server would start: the test stops there."""
 
     def fake_create_app(config: object) -> None:
         served.append(config)
