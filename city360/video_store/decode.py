@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from city360.errors import InputFileError, VideoError
+from city360.video_store.dash import DASH_SUFFIXES, concat_url, read_dash
 from city360.video_store.dual_fisheye import DualFisheye
 from city360.video_store.gopro_max import (
     GOPRO_MAX_LAYOUTS,
@@ -309,7 +310,8 @@ def _parse_creation_time(value: str | None) -> float | None:
 
 def open_video(path: str | os.PathLike[str]) -> av.container.InputContainer:
     """Open ``path`` with PyAV, turning every failure into an :class:`InputFileError` or
-    :class:`VideoError` that names the file."""
+    :class:`VideoError` that names the file. A DASH manifest (``.mpd``) opens its video's
+    saved segments as one stream (:mod:`.dash`)."""
     import av
 
     source = Path(path)
@@ -319,8 +321,11 @@ def open_video(path: str | os.PathLike[str]) -> av.container.InputContainer:
     if source.stat().st_size == 0:
         msg = f"video {source} is empty (0 bytes); re-copy it from the camera"
         raise VideoError(msg)
+    url = str(source)
+    if source.suffix.lower() in DASH_SUFFIXES:  # a saved stream: its segments as one file
+        url = concat_url(read_dash(source))
     try:
-        container = av.open(str(source), mode="r")
+        container = av.open(url, mode="r")
     except av.FFmpegError as exc:
         msg = (
             f"video {source} cannot be opened ({exc.strerror or exc}); the file is corrupt "

@@ -267,8 +267,12 @@ def check_in_city(
 
 
 def _sha256(path: Path) -> str:
+    """SHA-256 of a source file; of a DASH manifest, of its video's bytes (the segments)."""
     from city360.city import file_sha256
+    from city360.video_store.dash import DASH_SUFFIXES, dash_sha256, read_dash
 
+    if path.suffix.lower() in DASH_SUFFIXES:
+        return dash_sha256(read_dash(path))
     return file_sha256(path)
 
 

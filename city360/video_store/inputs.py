@@ -23,6 +23,12 @@ Files are therefore recognised by what they are, not by where they stand:
 
 A single photo is refused with a message: one position is not a trajectory; in a folder of
 videos it is left out with a warning (a test shot beside the walks).
+
+A DASH manifest (``.mpd``, a streamed video saved to disk) is one video (:mod:`.dash`); the
+initialization and media segments it names are its parts, not videos of their own, whether
+they stand in its folder or among the inputs (``ingest download/*``). A segment or an
+initialization passed without its manifest is answered with the manifest beside it, or a
+message.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from city360.errors import ConfigError, InputFileError
+from city360.video_store.dash import DASH_SUFFIXES, read_dash
 from city360.video_store.gps import CONVERTIBLE_FORMATS, VIDEO_SUFFIXES
 
 __all__ = [
@@ -101,9 +108,69 @@ def _kind(path: Path) -> str:
         return "gps"  # a .fit or .kml track is refused by the reader, saying how to convert it
     if suffix in PHOTO_SUFFIXES:
         return "photo"
-    if suffix in VIDEO_SUFFIXES:
+    if suffix in VIDEO_SUFFIXES or suffix in DASH_SUFFIXES:
         return "video"
     return "other"
+
+
+_SEGMENT_SUFFIXES = frozenset({".m4s"})
+"""Media segments of a DASH presentation (no video without their manifest)."""
+
+
+def _dash_parts(manifest: Path) -> set[Path]:
+    """The files of DASH ``manifest``'s video (resolved); says when the download is partial."""
+    parts = read_dash(manifest)
+    if parts.missing is not None:
+        log.warning(
+            "%s lists %s media segments; %d are beside it, %s is not: ingesting the first %d",
+            manifest,
+            parts.listed if parts.listed is not None else "more",
+            len(parts.segments),
+            parts.missing,
+            len(parts.segments),
+        )
+    return {p.resolve() for p in parts.files}
+
+
+def _fold_dash(videos: list[Path]) -> list[Path]:
+    """``videos`` with the parts of the DASH manifests among them left out; a segment or an
+    initialization passed alone is replaced by the manifest beside it that names it."""
+    manifests = [v for v in videos if v.suffix.lower() in DASH_SUFFIXES]
+    owned: set[Path] = set()
+    for manifest in manifests:
+        owned |= _dash_parts(manifest)
+    kept: list[Path] = []
+    for video in videos:
+        if video.resolve() in owned:
+            continue
+        if video.suffix.lower() in DASH_SUFFIXES:
+            kept.append(video)
+            continue
+        beside = sorted(video.parent.glob("*.[mM][pP][dD]"))
+        owner = next((m for m in beside if video.resolve() in _quiet_parts(m)), None)
+        if owner is not None:
+            log.warning("%s is a part of the DASH video %s: ingesting that", video, owner)
+            owned |= _dash_parts(owner)
+            kept.append(owner)
+        elif video.suffix.lower() in _SEGMENT_SUFFIXES:
+            msg = (
+                f"{video} is a DASH media segment, not a video: pass the presentation's "
+                "manifest (.mpd), or join the initialization and the segments into one file "
+                f"(cat init.mp4 segment_*.m4s > walk.mp4) and ingest that"
+            )
+            raise ConfigError(msg)
+        else:
+            kept.append(video)
+    return list(dict.fromkeys(kept))
+
+
+def _quiet_parts(manifest: Path) -> set[Path]:
+    """:func:`_dash_parts` without its warning, and empty for a manifest that cannot be read
+    (a stray .mpd beside a video must not refuse the video)."""
+    try:
+        return {p.resolve() for p in read_dash(manifest).files}
+    except (ConfigError, InputFileError):
+        return set()
 
 
 _THUMBNAIL_SUFFIXES = frozenset({".thm"})
@@ -245,6 +312,7 @@ def sort_inputs(inputs: Sequence[Path], gps: Sequence[Path] = ()) -> IngestInput
             previews[0],
         )
         videos = [v for v in videos if not _is_preview(v)]
+    videos = _fold_dash(videos)
     if loose_photos:
         sequences.append(PhotoSequence(loose_photos[0].resolve().parent.name, tuple(loose_photos)))
     for sequence in sequences:

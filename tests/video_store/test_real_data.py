@@ -73,6 +73,32 @@ def test_shaka_dash_vr_clip_ingests_with_a_gpx_track(shared_data: Path, tmp_path
     assert u.shape == v.shape == (180, 360)
 
 
+def test_shaka_dash_vr_manifest_ingests_as_its_joined_segments(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """``ingest dash.mpd`` read the manifest's XML as a corrupt video; it now decodes the six
+    saved segments (of 35 listed) and writes what the joined clip writes."""
+    folder = shared_data / "video360" / "shaka_dash_vr"
+    joined = tmp_path / "joined.mp4"
+    parts = [folder / "init.mp4", *(folder / f"segment_{n}.m4s" for n in range(6))]
+    joined.write_bytes(b"".join(p.read_bytes() for p in parts))
+    info = probe_video(folder / "dash.mpd")
+    assert (info.width, info.height, info.duration_s) == (720, 360, probe_video(joined).duration_s)
+    t, lat, lon = _straight_track(24.0, info.creation_time_utc or 0.0)
+    track = write_gpx(tmp_path / "walk.gpx", t, lat, lon)
+    options = IngestOptions(spacing_m=2.0, pyramid=False)
+    from_manifest = ingest_video(
+        folder / "dash.mpd", track, tmp_path / "a", projection=ORIGIN, options=options
+    )
+    from_joined = ingest_video(joined, track, tmp_path / "b", projection=ORIGIN, options=options)
+    assert from_manifest.frame_count == from_joined.frame_count >= 10
+    assert from_manifest.video_sha256 == from_joined.video_sha256  # the video's bytes
+    a, b = CityDir(tmp_path / "a"), CityDir(tmp_path / "b")
+    assert a.read_trajectory_meta("dash").source_video == str(folder / "dash.mpd")
+    np.testing.assert_array_equal(a.read_poses("dash").x_m, b.read_poses("joined").x_m)
+    assert a.frames_path("dash").read_bytes() == b.frames_path("joined").read_bytes()
+
+
 def test_gopro_video_ingests_with_its_own_gpmf_track(shared_data: Path, tmp_path: Path) -> None:
     """No --gps: the GPMF track inside the file is used, on the video's own clock (the MP4's
     creation_time is the camera's local time, 8 h off UTC, and must not be trusted)."""
