@@ -67,7 +67,16 @@ class DashParts:
 
 
 def concat_url(parts: DashParts) -> str:
-    """The FFmpeg ``concat:`` URL that reads ``parts`` as one stream (PyAV's ``av.open``)."""
+    """The FFmpeg ``concat:`` URL that reads ``parts`` as one stream (PyAV's ``av.open``).
+
+    Raises :class:`ConfigError` for a path holding ``|``, the protocol's separator."""
+    for path in parts.files:
+        if "|" in str(path):
+            msg = (
+                f"DASH video {parts.manifest}: the path {path} holds '|', which FFmpeg's "
+                "concat: protocol cannot read; rename the folder or the file"
+            )
+            raise ConfigError(msg)
     return "concat:" + "|".join(str(p) for p in parts.files)
 
 

@@ -163,6 +163,18 @@ def test_a_remote_address_is_looked_for_beside_the_manifest_and_its_token_never_
     assert [p.name for p in read_dash(manifest).files] == ["init.mp4", "s1.m4s"]
 
 
+def test_a_path_ffmpeg_cannot_join_is_refused_by_name(tmp_path: Path) -> None:
+    folder = tmp_path / "walk|1"
+    _touch(folder, "init.mp4", "s1.m4s")
+    manifest = _manifest(
+        folder,
+        '<AdaptationSet mimeType="video/mp4"><SegmentTemplate initialization="init.mp4" '
+        'media="s$Number$.m4s"/><Representation id="v"/></AdaptationSet>',
+    )
+    with pytest.raises(ConfigError, match=r"holds '\|'.*rename"):
+        concat_url(read_dash(manifest))
+
+
 def test_a_file_that_is_not_a_manifest_is_refused(tmp_path: Path) -> None:
     for text, words in (("<html/>", "not a DASH manifest"), ("<MPD", "cannot be read")):
         path = tmp_path / "x.mpd"
