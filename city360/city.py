@@ -26,11 +26,13 @@ unchanged and only the pictures differ. The base frames are condition ``day``.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import io
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -39,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from city360._atomic import atomic_write_json, atomic_write_text
+from city360._atomic import atomic_write_json, atomic_write_text, folder_lock
 from city360.errors import CityFormatError, ConditionMissingError, InputFileError
 from city360.geo import LocalProjection
 
@@ -411,7 +413,16 @@ class CityDir:
         return manifest
 
     def write_manifest(self, manifest: CityManifest) -> Path:
+        """Write ``city.json`` whole. A read-modify-write of it holds :meth:`manifest_lock`."""
         return atomic_write_json(self.manifest_path, manifest.model_dump(mode="json"))
+
+    @contextlib.contextmanager
+    def manifest_lock(self) -> Iterator[None]:
+        """Hold the lock of ``city.json`` for a read-modify-write of it across processes: an
+        ingest, a build and a map of one city at once each keep what the others wrote."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with folder_lock(self.manifest_path):
+            yield
 
     # data sources ------------------------------------------------------------------------
     def osm_source(self) -> Path | None:

@@ -28,7 +28,8 @@ def measure_ingest(video: Path, gps: Path, *, repeats: int = 1) -> dict[str, Any
     decode-only pass, so a load spike on this shared machine does not decide the figure)."""
     from city360.city import CityDir
     from city360.video_store import IngestOptions, ingest_video, probe_video
-    from city360.video_store.ingest import city_projection, load_track
+    from city360.video_store.city_manifest import city_projection
+    from city360.video_store.ingest import load_track
 
     info = probe_video(video)
     # the clip's own synthetic city when it has one, else a projection centred on the track

@@ -94,7 +94,6 @@ def _not_covered(
 
 def _record(city: CityDir, original: Path | None) -> None:
     """Name the kept extract (and the file it came from) in ``city.json`` ``sources``."""
-    manifest = city.read_manifest()
     entries = [
         SourceFile(
             kind="osm",
@@ -114,8 +113,10 @@ def _record(city: CityDir, original: Path | None) -> None:
             ),
         )
     replaced = {entry.path for entry in entries}
-    sources = [s for s in manifest.sources if not (s.kind == "osm" and s.path in replaced)]
-    city.write_manifest(manifest.model_copy(update={"sources": [*sources, *entries]}))
+    with city.manifest_lock():
+        manifest = city.read_manifest()
+        sources = [s for s in manifest.sources if not (s.kind == "osm" and s.path in replaced)]
+        city.write_manifest(manifest.model_copy(update={"sources": [*sources, *entries]}))
 
 
 @contextmanager

@@ -158,13 +158,14 @@ def record_map_network(city_dir: str | os.PathLike[str], network: str) -> None:
     """Record ``network`` as the city's map network (``city.json`` ``build.maps.network``), so
     every later map of the city (simulator, tasks, viewer) draws it."""
     city = CityDir(city_dir)
-    manifest = city.read_manifest()
-    maps = dict(manifest.build.get("maps", {}))
-    if maps.get("network") == _check_network(network):
-        return
-    maps["network"] = network
-    manifest.build["maps"] = maps
-    city.write_manifest(manifest)
+    with city.manifest_lock():
+        manifest = city.read_manifest()
+        maps = dict(manifest.build.get("maps", {}))
+        if maps.get("network") == _check_network(network):
+            return
+        maps["network"] = network
+        manifest.build["maps"] = maps
+        city.write_manifest(manifest)
 
 
 def load_map_meta(city_dir: str | os.PathLike[str]) -> MapMeta:

@@ -730,7 +730,8 @@ def build_city(
     # old one (its parameters, OSM source and stats).
     stats = graph_stats(pose_graph, osm=osm, tracks=tracks)
     step("writing graph.json and city.json")
-    with folder_lock(city.graph_path):  # two builds of one city: each writes its pair whole
+    # two builds of one city: each writes its pair whole; an ingest meanwhile keeps its part
+    with folder_lock(city.graph_path), city.manifest_lock():
         manifest = city.read_manifest()
         manifest.stats["pose_graph"] = stats
         manifest.build["pose_graph"] = {

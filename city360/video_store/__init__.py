@@ -10,17 +10,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from city360.video_store.city_manifest import update_manifest
     from city360.video_store.clean import CleanParams, SmoothTrack, clean_track
     from city360.video_store.decode import VideoInfo, probe_video
     from city360.video_store.dual_fisheye import DualFisheye
     from city360.video_store.frame_store import DEFAULT_CACHE_BYTES, FrameStore, YuvPlanes
     from city360.video_store.gps import GpsTrack, read_embedded_track, read_track
-    from city360.video_store.ingest import (
-        IngestOptions,
-        IngestResult,
-        ingest_video,
-        update_manifest,
-    )
+    from city360.video_store.ingest import IngestOptions, IngestResult, ingest_video
 
 __all__ = [
     "DEFAULT_CACHE_BYTES",
@@ -48,7 +44,7 @@ _LAZY = {
     "IngestOptions": "ingest",
     "IngestResult": "ingest",
     "ingest_video": "ingest",
-    "update_manifest": "ingest",
+    "update_manifest": "city_manifest",
     "CleanParams": "clean",
     "SmoothTrack": "clean",
     "clean_track": "clean",

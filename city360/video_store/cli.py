@@ -28,6 +28,7 @@ from city360.errors import City360Error, ConfigError, InputFileError
 from city360.video_store.dual_fisheye import DEFAULT_FISHEYE_FOV_DEG
 
 if TYPE_CHECKING:
+    from city360.geo import LocalProjection
     from city360.video_store.ingest import IngestOptions, IngestResult
     from city360.video_store.inputs import PhotoSequence
 
@@ -207,13 +208,15 @@ def run_ingest(
     Returns the results and the failures; a failure leaves nothing of its trajectory behind.
     """
     from city360.city import CityDir
+    from city360.video_store.city_manifest import claim_city
     from city360.video_store.decode import probe_video
     from city360.video_store.gps import read_track
     from city360.video_store.gps.exif import read_exif_track
-    from city360.video_store.ingest import city_projection, load_track, update_manifest
+    from city360.video_store.ingest import load_track
 
     city = CityDir(out)
     failures: list[tuple[Path, City360Error]] = []
+    created = False  # whether this batch made the city (its city.json)
     if city.exists():
         projection = city.read_manifest().projection
     else:  # a new city: centre its CRS on every track, read here once (tracks are small)
@@ -252,19 +255,35 @@ def run_ingest(
         pairs, sequences = readable, readable_sequences
         if not tracks:
             return [], failures
-        projection = city_projection(city, tracks)
+        # claimed at once: another ingest into this new city meanwhile uses the same frame
+        projection, created = claim_city(out, tracks)
     results: list[IngestResult] = []
     try:
         _ingest_all(pairs, sequences, out, options, workers, projection, results, failures)
     except KeyboardInterrupt as exc:
         # Trajectories finished so far are kept and recorded; the unfinished left nothing
         # (each is written to a hidden partial folder and renamed only when complete).
-        if results:
-            update_manifest(out, projection, results, options)
+        _record(out, projection, results, options, created=created)
         raise IngestInterrupted(str(exc), [r.trajectory_id for r in results]) from None
+    _record(out, projection, results, options, created=created)
+    return results, failures
+
+
+def _record(
+    out: Path,
+    projection: LocalProjection,
+    results: Sequence[IngestResult],
+    options: IngestOptions,
+    *,
+    created: bool,
+) -> None:
+    """Add ``results`` to ``city.json``; with none, undo the city this batch made."""
+    from city360.video_store.city_manifest import release_city, update_manifest
+
     if results:
         update_manifest(out, projection, results, options)
-    return results, failures
+    elif created:
+        release_city(out)
 
 
 class IngestInterrupted(KeyboardInterrupt):

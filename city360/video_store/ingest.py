@@ -22,7 +22,7 @@ import re
 import shutil
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -34,8 +34,6 @@ import numpy.typing as npt
 from city360._atomic import atomic_dir
 from city360.city import (
     CityDir,
-    CityManifest,
-    SourceFile,
     TrajectoryMeta,
     TrajectoryPoses,
     max_pose_step_m,
@@ -45,7 +43,7 @@ from city360.geo import LocalProjection
 from city360.video_store.clean import CleanParams, SmoothTrack, clean_track
 from city360.video_store.decode import VideoInfo, iter_frames, probe_video
 from city360.video_store.dual_fisheye import DualFisheye
-from city360.video_store.gps import GpsTrack, read_embedded_track, read_track, validate_track
+from city360.video_store.gps import GpsTrack, read_embedded_track, read_track
 from city360.video_store.heading import HeadingFusion, fuse_heading
 from city360.video_store.layouts import Layout, LayoutChoice
 from city360.video_store.map_bridge import (
@@ -88,12 +86,10 @@ __all__ = [
     "ProgressCallback",
     "check_in_city",
     "check_target",
-    "city_projection",
     "ingest_video",
     "load_track",
     "part_id",
     "trajectory_id_for",
-    "update_manifest",
     "video_trajectory_ids",
 ]
 
@@ -233,17 +229,6 @@ def load_track(video: Path, gps: Path | None, info: VideoInfo | None = None) -> 
     return track
 
 
-def city_projection(city: CityDir, tracks: Sequence[GpsTrack]) -> LocalProjection:
-    """The city's projection from ``city.json``; a new one centred on ``tracks`` otherwise."""
-    if city.exists():
-        return city.read_manifest().projection
-    lats = np.concatenate([validate_track(t).lat for t in tracks])
-    lons = np.concatenate([validate_track(t).lon for t in tracks])
-    centre_lat = round(0.5 * float(lats.min() + lats.max()), 6)
-    centre_lon = round(0.5 * float(lons.min() + lons.max()), 6)
-    return LocalProjection(centre_lat, centre_lon)
-
-
 def check_in_city(
     source: str | os.PathLike[str],
     x_m: npt.ArrayLike,
@@ -289,7 +274,8 @@ def ingest_video(
     """Ingest ``video`` with track ``gps`` (None: the video's embedded GPS) into ``city_dir``.
 
     Writes ``trajectories/<id>/{frames.mp4,poses.csv,trajectory.json}`` atomically; does not
-    touch ``city.json`` (see :func:`update_manifest`, called once for a batch).
+    touch ``city.json`` (see :func:`~city360.video_store.city_manifest.update_manifest`, called
+    once for a batch).
     """
     from av.video.reformatter import VideoReformatter
 
@@ -770,65 +756,3 @@ def video_trajectory_ids(city: CityDir, video: Path) -> list[str]:
 
 def _part_number(trajectory_id: str) -> int:
     return int(trajectory_id.rsplit("_", 1)[1])
-
-
-def update_manifest(
-    city_dir: str | os.PathLike[str],
-    projection: LocalProjection,
-    results: Sequence[IngestResult],
-    options: IngestOptions,
-) -> CityManifest:
-    """Create or extend ``city.json`` with the ingested sources, bbox and ingest parameters."""
-    city = CityDir(city_dir)
-    if city.exists():
-        manifest = city.read_manifest()
-    else:
-        manifest = CityManifest(
-            name=city.root.resolve().name,
-            crs=projection.proj4,
-            origin_lat=projection.origin_lat,
-            origin_lon=projection.origin_lon,
-            bbox=(90.0, 180.0, -90.0, -180.0),
-        )
-    south, west, north, east = manifest.bbox
-    known = {(s.kind, s.path) for s in manifest.sources}
-    sources = list(manifest.sources)
-    for result in results:
-        south, north = min(south, result.lat_range[0]), max(north, result.lat_range[1])
-        west, east = min(west, result.lon_range[0]), max(east, result.lon_range[1])
-        for kind, path, digest in (
-            ("video", result.source_video, result.video_sha256),
-            ("gps", result.gps_source, result.gps_sha256),
-        ):
-            if (kind, str(path)) not in known:
-                known.add((kind, str(path)))
-                sources.append(SourceFile(kind=kind, path=str(path), sha256=digest))
-    build = dict(manifest.build)
-    build["ingest"] = {
-        "spacing_m": options.spacing_m,
-        "max_width": options.max_width,
-        "offset": options.offset,
-        "crf": options.crf,
-        "offsets_s": {
-            **build.get("ingest", {}).get("offsets_s", {}),
-            **{r.trajectory_id: round(r.offset_s, 3) for r in results},
-        },
-        "layout": options.layout,
-        "fisheye_fov_deg": options.fisheye.fov_deg,
-        "layouts": {
-            **build.get("ingest", {}).get("layouts", {}),
-            **{r.trajectory_id: r.layout for r in results},
-        },
-    }
-    stats = dict(manifest.stats)
-    stats["trajectories"] = len(city.trajectory_ids())
-    updated = manifest.model_copy(
-        update={
-            "bbox": (south, west, north, east),
-            "sources": sources,
-            "build": build,
-            "stats": stats,
-        }
-    )
-    city.write_manifest(updated)
-    return updated

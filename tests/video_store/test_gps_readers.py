@@ -457,7 +457,7 @@ def test_points_at_0_0_are_no_fix(tmp_path: Path) -> None:
     "3478 km from the centre of the city" (issue 17, newuser2). They are left out as fixes
     without a position, and a track of nothing else says why."""
     from city360.geo import LocalProjection
-    from city360.video_store.ingest import city_projection
+    from city360.video_store.city_manifest import city_projection
 
     lat = [0.0, 0.0, 0.0, 35.7525, 35.75251, 35.75252]
     lon = [0.0, 0.0, 0.0, 139.672, 139.672, 139.672]

@@ -194,7 +194,7 @@ def test_the_parts_build_and_join(split_city, tmp_path: Path) -> None:  # type: 
     import shutil
 
     from city360.pose_graph.build import build_city
-    from city360.video_store.ingest import update_manifest
+    from city360.video_store.city_manifest import update_manifest
 
     _, city, result = split_city
     copy = tmp_path / "city"
