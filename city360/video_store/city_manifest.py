@@ -13,6 +13,7 @@ the poses' latitude and longitude.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -72,22 +73,23 @@ def claim_city(
 
 
 def release_city(city_dir: str | os.PathLike[str]) -> None:
-    """Undo :func:`claim_city` for a batch that kept nothing: remove ``city.json`` unless some
-    trajectory is in the city by now (another ingest's), and the folder when that leaves it
-    empty, as a failed ingest into a new city always left no trace."""
+    """Undo :func:`claim_city` for a batch that kept nothing: remove ``city.json`` unless the
+    trajectories folder holds anything by now (another ingest's trajectories, or its partial
+    folders while it runs), then the folder when that leaves it empty, as a failed ingest into
+    a new city always left no trace. Never raises for a folder another process fills
+    meanwhile."""
     city = CityDir(city_dir)
     lock = city.manifest_path.with_name(f".{city.manifest_path.name}.lock")
     with city.manifest_lock():
-        if city.trajectories_dir.is_dir() and city.trajectory_ids():
+        if city.trajectories_dir.is_dir() and any(city.trajectories_dir.iterdir()):
             return
         city.manifest_path.unlink(missing_ok=True)
-    if {p.name for p in city.root.iterdir()} <= {lock.name, city.trajectories_dir.name}:
-        for leftover in (lock, city.trajectories_dir):
-            if leftover.is_dir():
-                leftover.rmdir()
-            else:
-                leftover.unlink(missing_ok=True)
-        city.root.rmdir()
+    with contextlib.suppress(OSError):  # another ingest may be creating them right now
+        if city.trajectories_dir.is_dir():
+            city.trajectories_dir.rmdir()
+        if [p.name for p in city.root.iterdir()] == [lock.name]:
+            lock.unlink()
+            city.root.rmdir()
 
 
 def _into_city_frame(

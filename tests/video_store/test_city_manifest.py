@@ -14,9 +14,10 @@ import pytest
 from city360.city import CityDir
 from city360.geo import LocalProjection
 from city360.video_store import cli
-from city360.video_store.city_manifest import update_manifest
+from city360.video_store.city_manifest import claim_city, release_city, update_manifest
+from city360.video_store.gps import read_track
 from city360.video_store.ingest import IngestOptions, IngestResult, ingest_video
-from tests.fixtures.videos import SyntheticWalk, write_gpx
+from tests.fixtures.videos import ORIGIN, SyntheticWalk, write_gpx
 
 OPTIONS = IngestOptions(max_width=256, pyramid=False)
 
@@ -107,6 +108,24 @@ def test_a_batch_that_keeps_nothing_leaves_no_new_city(
     assert results == []
     assert len(failures) == 1
     assert not (tmp_path / "city").exists()
+
+
+def test_a_batch_that_keeps_nothing_leaves_another_s_new_city_alone(tmp_path: Path) -> None:
+    """Run B made the new city and failed while run A, which read B's frame, was still
+    writing its trajectory's partial folder: B removed city.json and then died on the
+    folder ("Directory not empty"), a traceback instead of B's own error."""
+    lat = [ORIGIN[0], ORIGIN[0] + 1e-4]
+    track_path = write_gpx(tmp_path / "t.gpx", [0.0, 10.0], lat, [ORIGIN[1]] * 2)
+    city_dir = tmp_path / "city"
+    _, created = claim_city(city_dir, [read_track(track_path)])
+    assert created
+    partial = city_dir / "trajectories" / ".walk_a.123.abc.partial"
+    partial.mkdir(parents=True)
+    release_city(city_dir)
+    assert CityDir(city_dir).exists()  # A will record its trajectory in it
+    partial.rmdir()
+    release_city(city_dir)
+    assert not city_dir.exists()
 
 
 def _add_offsets(
