@@ -143,6 +143,11 @@ class IngestOptions:
     and 4.682 -> 4.438 m at the kept frames), but seed 8's build without OSM then reads the
     aided track's wander at the walk's end (the walker stands 270 s) as a loop: junction
     precision and street F1 1 -> 0 (round twenty-one, branch filmed2)."""
+    still_wander: bool = True
+    """Where the pictures say the camera stands but the GPS-only smoothing wanders (faster
+    than :data:`~city360.video_store.resample.GPS_STILL_SPEED_MPS` along its path), keep one
+    frame all the same when the wander gets nowhere
+    (:func:`~city360.video_store.resample.stationary_keep`'s ``wander``)."""
     reckon: ReckonParams = field(default_factory=ReckonParams)
     """Dead reckoning of a head or tail of the video without GPS (:mod:`.reckon`); off by
     default (those frames are dropped), ``ReckonParams(enabled=True)`` keeps them; a warning
@@ -383,7 +388,9 @@ def ingest_video(
             if frame_meter is not None:
                 motion = frame_meter.result()
             spans = still_spans(motion) if motion is not None else []
-            keep = stationary_keep(selection, spans, smooth, sync, spacing_m=opts.spacing_m)
+            keep = stationary_keep(
+                selection, spans, smooth, sync, spacing_m=opts.spacing_m, wander=opts.still_wander
+            )
             if len(keep) < written:  # standing still: keep one frame per stop
                 remux_subset(tmp / "frames.mp4", tmp / "frames.kept.mp4", keep)
                 os.replace(tmp / "frames.kept.mp4", tmp / "frames.mp4")
