@@ -42,8 +42,8 @@ WANDER_SPREAD_FACTOR = 0.5
 :data:`GPS_STILL_SPEED_MPS` along its path) still stands when its GPS gets nowhere: net
 displacement under :data:`GPS_STILL_SPEED_MPS` times the span's duration, and no point
 further than this many times :func:`city360.city.max_pose_step_m` from the points' median
-(5 m at 1 m spacing: the gap left when the span's frames are dropped stays under the limit
-:func:`stationary_keep` keeps frames for)."""
+(5 m at 1 m spacing, the half step :func:`stationary_keep` allows between kept neighbours;
+where dropping would leave a wider one, the frames between are kept all the same)."""
 
 
 @dataclass(frozen=True, slots=True)
