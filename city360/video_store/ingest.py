@@ -130,15 +130,23 @@ class IngestOptions:
     """How firmly the heading-aided smoother's speed is held to the GPS-only smoothing's
     speed, m/s at each motion sample (:func:`~city360.video_store.smooth.heading_aided_smooth`'s
     ``speed_meas_sigma``); None leaves the speed free, as before."""
-    hold_still_leaps: bool = False
+    hold_still_leaps: bool = True
     """Where the heading-aided track would leap over
     :func:`city360.city.max_pose_step_m` between two kept frames across which the GPS-only
     smoothing stands (a stop whose fixes creep), smooth it again standing still there
-    (:func:`_choose_positions`) instead of refusing the aided poses. Off by default: on the
-    filmed canyon twins of seeds 0-9 it gives seeds 8 and 9 their aided poses (5.015 -> 3.965
-    and 4.682 -> 4.438 m at the kept frames), but seed 8's build without OSM then reads the
-    aided track's wander at the walk's end (the walker stands 270 s) as a loop: junction
-    precision and street F1 1 -> 0 (round twenty-one, branch filmed2)."""
+    (:func:`_choose_positions`) instead of refusing the aided poses. On the filmed canyon
+    twins of seeds 0-9 it gives seed 9 its aided poses (4.682 -> 4.438 m at the kept frames);
+    no other filmed row moves (round twenty-two, branch canyon22). Off until then: seed 8's
+    build without OSM read the aided track's wander where the walker stands as a loop, which
+    :attr:`still_wander` removes (round twenty-one, branch filmed2)."""
+    still_wander: bool = True
+    """Where the pictures say the camera stands but the GPS-only smoothing wanders (faster
+    than :data:`~city360.video_store.resample.GPS_STILL_SPEED_MPS` along its path), keep one
+    frame all the same when the wander gets nowhere
+    (:func:`~city360.video_store.resample.stationary_keep`'s ``wander``). On the filmed canyon
+    twin of seed 8 it drops 16 frames kept along the wander where the walker stands and the
+    aided poses are written (5.015 -> 4.042 m); no other filmed row of seeds 0-9 moves
+    (round twenty-two, branch canyon22). False: the GPS's mean speed alone, as before."""
     reckon: ReckonParams = field(default_factory=ReckonParams)
     """Dead reckoning of a head or tail of the video without GPS (:mod:`.reckon`); off by
     default (those frames are dropped), ``ReckonParams(enabled=True)`` keeps them; a warning
@@ -373,7 +381,9 @@ def ingest_video(
             if frame_meter is not None:
                 motion = frame_meter.result()
             spans = still_spans(motion) if motion is not None else []
-            keep = stationary_keep(selection, spans, smooth, sync, spacing_m=opts.spacing_m)
+            keep = stationary_keep(
+                selection, spans, smooth, sync, spacing_m=opts.spacing_m, wander=opts.still_wander
+            )
             if len(keep) < written:  # standing still: keep one frame per stop
                 remux_subset(tmp / "frames.mp4", tmp / "frames.kept.mp4", keep)
                 os.replace(tmp / "frames.kept.mp4", tmp / "frames.mp4")
@@ -624,7 +634,7 @@ def _choose_positions(
     where it follows the fixes' creep across the stop it leaps between them (11.9 m across
     the 85 s stop of the filmed Hamburg canyon twin of seed 8) and was refused for it. Such
     a stretch is smoothed again standing still (:func:`_standing_leaps`) with
-    ``opts.hold_still_leaps`` (off by default): the plain track stands there, the pictures
+    ``opts.hold_still_leaps`` (on by default): the plain track stands there, the pictures
     kept show one place, and no frame could show the leap. The creep held back at one stop
     can move to the one before (canyon seed 8: 8.96 -> 10.48 m across 551-689 s once
     713.5-798.5 s stands), so this repeats until no stop leaps; each round holds at least

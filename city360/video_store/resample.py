@@ -37,6 +37,14 @@ GPS_STILL_SPEED_MPS = 0.5
 """Mean GPS speed over a span below which the GPS agrees that the camera stood still, m/s
 (walking is 1-1.5 m/s; a smoothed stop is 0)."""
 
+WANDER_SPREAD_FACTOR = 0.5
+"""A span the pictures call still whose smoothed GPS wanders (moves faster than
+:data:`GPS_STILL_SPEED_MPS` along its path) still stands when its GPS gets nowhere: net
+displacement under :data:`GPS_STILL_SPEED_MPS` times the span's duration, and no point
+further than this many times :func:`city360.city.max_pose_step_m` from the points' median
+(5 m at 1 m spacing, the half step :func:`stationary_keep` allows between kept neighbours;
+where dropping would leave a wider one, the frames between are kept all the same)."""
+
 
 @dataclass(frozen=True, slots=True)
 class FrameSelection:
@@ -251,6 +259,7 @@ def stationary_keep(
     sync: SyncResult,
     *,
     spacing_m: float,
+    wander: bool = False,
 ) -> list[int]:
     """Positions in ``selection`` to keep: all but the second and later frames of each span
     where the camera stood still.
@@ -263,6 +272,12 @@ def stationary_keep(
     graph rejects. Whatever is dropped, no two kept neighbours end up further apart than
     :func:`city360.city.max_pose_step_m` allows (half of it, leaving room for the smoothing
     that follows): frames of a gap that would be too wide are kept.
+
+    ``wander`` (off: the GPS test is the mean speed alone): the GPS also agrees where the
+    smoothed track wanders but gets nowhere across the span (:func:`_gps_wanders_in_place`).
+    Urban-canyon fixes around a standing walker move the smoothed track 0.7 m/s back and
+    forth within 3-4 m; frames were kept every metre along that wander and the build read
+    their back and forth as U-turns (the filmed Hamburg canyon twin of seed 8).
     """
     n = len(selection)
     if n == 0:
@@ -274,7 +289,8 @@ def stationary_keep(
         grid = np.linspace(gps_a, gps_b, max(2, math.ceil(duration * 2) + 1))
         x, y, _ = smooth.sample(grid)
         path_m = float(np.hypot(np.diff(x), np.diff(y)).sum())
-        if path_m / duration >= GPS_STILL_SPEED_MPS and path_m > spacing_m:
+        moved = path_m / duration >= GPS_STILL_SPEED_MPS and path_m > spacing_m
+        if moved and not (wander and _gps_wanders_in_place(x, y, duration, spacing_m=spacing_m)):
             continue  # the GPS says the camera walked on: keep every frame
         inside = np.flatnonzero((selection.t_s >= start_s) & (selection.t_s <= end_s))
         dropped[inside[1:]] = True
@@ -292,6 +308,28 @@ def stationary_keep(
                 keep.extend(range(a + 1, k))  # too wide a jump: keep the frames between
         keep.append(k)
     return keep
+
+
+def _gps_wanders_in_place(
+    x_m: npt.NDArray[np.float64],
+    y_m: npt.NDArray[np.float64],
+    duration_s: float,
+    *,
+    spacing_m: float,
+) -> bool:
+    """Whether the smoothed track ``x_m``/``y_m`` (metres, sampled evenly over ``duration_s``
+    seconds) gets nowhere: its net displacement is under :data:`GPS_STILL_SPEED_MPS` times
+    the duration and every point lies within :data:`WANDER_SPREAD_FACTOR` times
+    :func:`city360.city.max_pose_step_m` of the points' median. A walk, even at the slowest
+    pace the synthetic walkers keep (0.84 m/s), gets 0.84 m further every second; a camera
+    walked out and back over a span the pictures call still is not told apart (the pictures
+    would not look still)."""
+    net_m = math.hypot(float(x_m[-1] - x_m[0]), float(y_m[-1] - y_m[0]))
+    if net_m >= GPS_STILL_SPEED_MPS * duration_s:
+        return False
+    mx, my = float(np.median(x_m)), float(np.median(y_m))
+    spread_m = float(np.hypot(x_m - mx, y_m - my).max())
+    return spread_m <= WANDER_SPREAD_FACTOR * max_pose_step_m(spacing_m)
 
 
 def continuity_gaps(

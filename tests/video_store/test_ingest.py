@@ -645,9 +645,9 @@ def test_a_stop_the_plain_track_stands_across_gets_one_aided_position(seed: int)
     and last frames are kept. The aided track followed the fixes' creep between them and
     leapt over the 10 m limit; ingest refused the aided poses for that gap and wrote the
     plain ones (filmed Hamburg canyon twins of seeds 8 and 9, and seed 1 with
-    `burst_process_scale` 0.5). With `hold_still_leaps` the stop is smoothed again standing
-    still: one position for both frames, no gap, and the aided poses are written. It is off
-    by default (the filmed canyon twin of seed 8 then builds a loop without OSM)."""
+    `burst_process_scale` 0.5). With `hold_still_leaps` (on by default since round
+    twenty-two) the stop is smoothed again standing still: one position for both frames, no
+    gap, and the aided poses are written; off, the plain ones."""
     from city360.city import max_pose_step_m
     from city360.video_store.ingest import _aided_positions, _choose_positions
 
@@ -655,9 +655,11 @@ def test_a_stop_the_plain_track_stands_across_gets_one_aided_position(seed: int)
     free = _aided_positions(selection, heading, smooth, sync, opts)
     assert free is not None
     assert np.hypot(free[0][b] - free[0][a], free[1][b] - free[1][a]) > 10.0  # the defect
-    by_default = _choose_positions(selection, heading, smooth, sync, opts)
-    np.testing.assert_array_equal(by_default[1], selection.y_m)  # off: the plain poses
-    opts = dataclasses.replace(opts, hold_still_leaps=True)
+    off = dataclasses.replace(opts, hold_still_leaps=False)
+    np.testing.assert_array_equal(
+        _choose_positions(selection, heading, smooth, sync, off)[1], selection.y_m
+    )  # off: the plain poses
+    assert opts.hold_still_leaps
     x_m, y_m = _choose_positions(selection, heading, smooth, sync, opts)
     assert not np.array_equal(y_m, selection.y_m)  # the aided poses, not the plain ones
     assert float(np.hypot(np.diff(x_m), np.diff(y_m)).max()) <= max_pose_step_m(opts.spacing_m)
