@@ -121,3 +121,11 @@ def test_two_lines_between_two_junctions_are_left_as_grouped() -> None:
     streets, _ = group_streets(tracks, segments)
     parted = part_two_lines(tracks, segments, streets)
     assert [(s.a, s.b) for s in parted] == [(0, 1), (1, 2), (1, 3)]
+
+
+def test_two_lines_that_do_not_meet_at_the_node_are_not_parted() -> None:
+    # two dead-end streets side by side whose ends the build cut at one node (Helsinki
+    # coverage seed 1, (-479, -308)): the lines end 6 m apart, so no junction of three
+    beside = [(0.0, 0.0), (10.0, 6.0), (60.0, 6.0)]
+    tracks = _one_street_filmed([[(0.0, 0.0), (60.0, 0.0)], beside])
+    assert _streets_after(tracks) == [(0, 1, 2), (1, 2, 2)]
