@@ -488,7 +488,7 @@ def build_from_tracks(
             "(are they shorter than a few metres?)"
         )
         raise GraphBuildError(msg)
-    if osm is None:
+    if osm is None and params.segments.apart_m is not None:
         # a straight and a bent street between the same two nodes: the node where they meet
         # a third street is a junction, not a bend (with OSM the map says which street is which)
         streets = part_two_lines(tracks, segments, streets, params.segments)

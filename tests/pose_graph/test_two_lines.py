@@ -1,4 +1,5 @@
-"""A straight and a bent street between the same two nodes are two streets (builds without OSM).
+"""A straight and a bent street between the same two nodes are two streets (builds without OSM,
+opt-in: ``SegmentParams(apart_m=4.0)``).
 
 The old town's knot (design notes, round twenty-two): junctions A and B built as one node, and
 from it a direct street and a bent link both reach junction C, 5-7 m apart. Grouped as one
@@ -26,6 +27,8 @@ JOIN, FORK = (0.0, 0.0), (20.0, 0.0)
 :data:`BENT` (9 m off the straight one at its middle)."""
 BENT = [(2.0, 9.0), (14.0, 9.0)]
 WEST, SOUTH, EAST = (-90.0, 0.0), (0.0, -90.0), (110.0, 0.0)
+APART = SegmentParams(apart_m=4.0)
+"""The rule on (off by default: design notes, round twenty-two)."""
 
 
 def _straight_and_bent() -> list[Track]:
@@ -59,13 +62,12 @@ def _node_at(
 def test_a_straight_and_a_bent_street_between_two_nodes_make_the_fork_a_junction() -> None:
     # b838a21 grouped them (mean gap at equal fractions of length under 8 m): the fork was a
     # `link` of two streets
-    kind, streets = _node_at(_straight_and_bent(), FORK)
+    kind, streets = _node_at(_straight_and_bent(), FORK, BuildParams(segments=APART))
     assert (kind, streets) == ("junction", 3)
 
 
-def test_with_the_rule_off_the_fork_is_a_bend() -> None:
-    params = BuildParams(segments=SegmentParams(apart_m=None))
-    kind, streets = _node_at(_straight_and_bent(), FORK, params)
+def test_by_default_the_fork_is_a_bend() -> None:
+    kind, streets = _node_at(_straight_and_bent(), FORK)
     assert (kind, streets) == ("link", 2)
 
 
@@ -86,7 +88,7 @@ def _streets_after(tracks: list[Track]) -> list[tuple[int, int, int]]:
             Segment(t, 1, 2, at_fork, len(track.xy) - 1),
         ]
     streets, _ = group_streets(tracks, segments)
-    parted = part_two_lines(tracks, segments, streets)
+    parted = part_two_lines(tracks, segments, streets, APART)
     return [(s.a, s.b, len(s.forward) + len(s.backward)) for s in parted]
 
 
@@ -119,7 +121,7 @@ def test_two_lines_between_two_junctions_are_left_as_grouped() -> None:
         segments += [Segment(t, 0, 1, 0, at_fork), Segment(t, 1, 2, at_fork, len(track.xy) - 1)]
     segments.append(Segment(2, 1, 3, 0, len(tracks[2].xy) - 1))
     streets, _ = group_streets(tracks, segments)
-    parted = part_two_lines(tracks, segments, streets)
+    parted = part_two_lines(tracks, segments, streets, APART)
     assert [(s.a, s.b) for s in parted] == [(0, 1), (1, 2), (1, 3)]
 
 
