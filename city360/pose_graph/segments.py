@@ -73,7 +73,7 @@ class SegmentParams:
     ``same_street_m``. 4.0 brings the old town's coverage seed 1 and wander seed 1 to both
     junction targets without OSM, but one suite row gets worse (Helsinki wander seed 1: one
     pass of a wander strays 4-6 m along half of a 12 m street, junction P 0.934 -> 0.927;
-    design notes, round twenty-two), so it is opt-in."""
+    unseen Kamppi wander seed 9 too; design notes, round twenty-two), so it is opt-in."""
     apart_share: float = 0.5
     """See ``apart_m``: the share of a segment's length that must run apart."""
     apart_min_m: float = 5.0
