@@ -64,6 +64,7 @@ from city360.pose_graph.segments import (
     cut_tracks,
     dissolve_pass_through,
     group_streets,
+    part_two_lines,
 )
 from city360.pose_graph.stolen_branches import StolenBranchParams, UncutPasses, stolen_branches
 from city360.pose_graph.stub_ends import StubEndParams, stub_ends
@@ -487,6 +488,10 @@ def build_from_tracks(
             "(are they shorter than a few metres?)"
         )
         raise GraphBuildError(msg)
+    if osm is None and params.segments.apart_m is not None:
+        # a straight and a bent street between the same two nodes: the node where they meet
+        # a third street is a junction, not a bend (with OSM the map says which street is which)
+        streets = part_two_lines(tracks, segments, streets, params.segments)
     _check_meeting(tracks, segments, with_osm=osm is not None)
     specs = _edges(tracks, segments, streets)
     nodes_xy = np.concatenate([junctions_xy.reshape(-1, 2), dead_xy.reshape(-1, 2)])

@@ -35,6 +35,7 @@ __all__ = [
     "cut_tracks",
     "dissolve_pass_through",
     "group_streets",
+    "part_two_lines",
     "segment_polyline",
 ]
 
@@ -61,6 +62,27 @@ class SegmentParams:
     same_street_m: float = 8.0
     """Mean distance under which two segments between the same nodes are one street."""
     polyline_samples: int = 12
+    apart_m: float | None = None
+    """Without OSM (:func:`part_two_lines`), two segments between the same nodes under
+    ``same_street_m`` are still two streets when one of them runs farther than this from the
+    other (to its nearest point, not at the same fraction of length) along at least
+    ``apart_share`` of its length and ``apart_min_m`` metres: a straight street and a bent one
+    between the same two junctions, 5-7 m apart in the middle (the old town's knot). Passes
+    of one street mostly stray that far only for a stretch (the old town's kept twins: under
+    25 % of a street's length). None (the default): one street whenever the mean gap is under
+    ``same_street_m``. 4.0 brings the old town's coverage seed 1 and wander seed 1 to both
+    junction targets without OSM, but one suite row gets worse (Helsinki wander seed 1: one
+    pass of a wander strays 4-6 m along half of a 12 m street, junction P 0.934 -> 0.927;
+    unseen Kamppi wander seed 9 too; design notes, round twenty-two), so it is opt-in."""
+    apart_share: float = 0.5
+    """See ``apart_m``: the share of a segment's length that must run apart."""
+    apart_min_m: float = 5.0
+    """See ``apart_m``: the metres of a segment that must run apart."""
+    meet_m: float = 2.5
+    """See :func:`part_two_lines`: the lines parted at a node of two streets must meet there,
+    their passes' ends (mean per line) this close: two dead-end streets side by side, ending
+    5-7 m apart and cut at one node of the build, do not (Helsinki coverage seed 1, 3.4 m;
+    the old town's knot and Helsinki's (-460, -52): 0.4-1.7 m)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,19 +258,57 @@ def cut_tracks(
     return segments
 
 
+def _distances_to(points: FloatArray, line: FloatArray) -> FloatArray:
+    """Distance (m) of each of ``points`` (N, 2) to the polyline ``line`` (M, 2)."""
+    start, stop = line[:-1], line[1:]
+    step = stop - start
+    length2 = np.maximum(np.einsum("ij,ij->i", step, step), 1e-12)
+    rel = points[:, None, :] - start[None, :, :]
+    along = np.clip(np.einsum("nmj,mj->nm", rel, step) / length2, 0.0, 1.0)
+    nearest = start[None, :, :] + along[..., None] * step[None, :, :]
+    return np.hypot(*(points[:, None, :] - nearest).transpose(2, 0, 1)).min(axis=1)
+
+
+def _runs_apart(
+    track_a: Track,
+    seg_a: Segment,
+    track_b: Track,
+    seg_b: Segment,
+    apart_m: float,
+    params: SegmentParams,
+) -> bool:
+    """Whether either segment runs more than ``apart_m`` from the other along at least
+    ``params.apart_share`` of its length and ``params.apart_min_m`` metres (poses about a
+    metre apart along each)."""
+    lines, lengths = [], []
+    for track, seg in ((track_a, seg_a), (track_b, seg_b)):
+        length = float(track.arc_m[seg.last_frame] - track.arc_m[seg.first_frame])
+        lengths.append(length)
+        lines.append(segment_polyline(track, seg, max(params.polyline_samples, round(length) + 1)))
+    for k in (0, 1):
+        share = float(np.mean(_distances_to(lines[k], lines[1 - k]) > apart_m))
+        if share >= params.apart_share and share * lengths[k] >= params.apart_min_m:
+            return True
+    return False
+
+
 def group_streets(
     tracks: Sequence[Track],
     segments: Sequence[Segment],
     params: SegmentParams | None = None,
     *,
     mapped_street: Callable[[Segment], int] | None = None,
+    keep_apart: bool = False,
 ) -> tuple[list[Street], list[int]]:
     """Streets and, per segment, the id of its street. With ``mapped_street`` (the mapped
     street a segment walks, -1 when none: :meth:`city360.pose_graph.osm_dead_ends.MatchedCuts.
     mapped_street`), segments between the same nodes walking the same mapped street are one
     street however far apart their smoothed poses run (two passes of one street 8-9 m apart
-    made two streets and turned both their nodes into three-way "junctions")."""
+    made two streets and turned both their nodes into three-way "junctions"). With
+    ``keep_apart`` two segments that run apart for most of their length are two streets even
+    under ``same_street_m`` (:attr:`SegmentParams.apart_m`; see :func:`part_two_lines`)."""
     params = params or SegmentParams()
+    apart_m = params.apart_m if keep_apart else None
     mapped = [mapped_street(seg) if mapped_street else -1 for seg in segments]
     by_pair: dict[tuple[int, int], list[int]] = defaultdict(list)
     for i, seg in enumerate(segments):
@@ -271,7 +331,17 @@ def group_streets(
                 gap = float(np.mean(np.hypot(*(line - anchor).T)))
                 if a == b:  # a loop may be filmed either way round
                     gap = min(gap, float(np.mean(np.hypot(*(line[::-1] - anchor).T))))
-                if gap < params.same_street_m:
+                if gap < params.same_street_m and not (
+                    apart_m is not None
+                    and _runs_apart(
+                        tracks[segments[i].track],
+                        segments[i],
+                        tracks[segments[group[0]].track],
+                        segments[group[0]],
+                        apart_m,
+                        params,
+                    )
+                ):
                     group.append(i)
                     break
             else:
@@ -293,6 +363,76 @@ def group_streets(
                 street_of[i] = len(streets)
             streets.append(Street(len(streets), a, b, tuple(forward), tuple(backward)))
     return streets, street_of
+
+
+def part_two_lines(
+    tracks: Sequence[Track],
+    segments: Sequence[Segment],
+    streets: Sequence[Street],
+    params: SegmentParams | None = None,
+) -> list[Street]:
+    """``streets`` (from :func:`group_streets`) with each street whose segments run apart
+    (:attr:`SegmentParams.apart_m`) made two or more, where one of its nodes has only two
+    streets, the other one a single line, and the parted lines meet at that node
+    (:attr:`SegmentParams.meet_m`): two real streets between the same nodes, a straight one
+    and a bent one, make that node a junction of three, where grouping them left it a bend.
+    Elsewhere (both nodes already junctions) the split would only add a street beside one
+    the build has; where both streets of a node part, the node is a bend of two streets
+    side by side (the old town's 120 m pair). Street ids are renumbered in order."""
+    params = params or SegmentParams()
+    if params.apart_m is None:
+        return list(streets)
+    at_node: dict[int, list[int]] = defaultdict(list)
+    for street in streets:
+        at_node[street.a].append(street.id)
+        at_node[street.b].append(street.id)
+    parts: dict[int, list[Street]] = {}
+    for street in streets:
+        if street.a == street.b or all(len(at_node[n]) != 2 for n in (street.a, street.b)):
+            continue
+        members = [*street.forward, *street.backward]
+        again, _ = group_streets(tracks, [segments[i] for i in members], params, keep_apart=True)
+        if len(again) > 1:
+            parts[street.id] = [
+                Street(
+                    0,
+                    street.a,
+                    street.b,
+                    tuple(members[k] for k in part.forward),
+                    tuple(members[k] for k in part.backward),
+                )
+                for part in again
+            ]
+
+    def ends_at(part: Street, node: int) -> FloatArray:
+        """Mean position of the part's passes where they are cut at ``node``."""
+        ends = []
+        for i in (*part.forward, *part.backward):
+            seg = segments[i]
+            ends.append(tracks[seg.track].xy[seg.first_frame if seg.u == node else seg.last_frame])
+        return np.mean(ends, axis=0)
+
+    def lone_parted(street: Street, node: int) -> bool:
+        """``node`` has two streets, this one parted and the other one line, and the parted
+        lines meet there."""
+        pair = at_node[node]
+        if len(pair) != 2 or any(k in parts for k in pair if k != street.id):
+            return False
+        ends = np.array([ends_at(part, node) for part in parts[street.id]])
+        return float(np.hypot(*(ends[:, None] - ends[None]).transpose(2, 0, 1)).max()) <= (
+            params.meet_m
+        )
+
+    parted: list[Street] = []
+    for street in streets:
+        if street.id in parts and (lone_parted(street, street.a) or lone_parted(street, street.b)):
+            parted.extend(parts[street.id])
+        else:
+            parted.append(street)
+    return [
+        Street(k, street.a, street.b, street.forward, street.backward)
+        for k, street in enumerate(parted)
+    ]
 
 
 def dissolve_pass_through(

@@ -1,0 +1,133 @@
+"""A straight and a bent street between the same two nodes are two streets (builds without OSM,
+opt-in: ``SegmentParams(apart_m=4.0)``).
+
+The old town's knot (design notes, round twenty-two): junctions A and B built as one node, and
+from it a direct street and a bent link both reach junction C, 5-7 m apart. Grouped as one
+street, C had two streets and was no junction.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from city360.geo import LocalProjection
+from city360.pose_graph import build_from_tracks
+from city360.pose_graph.build import BuildParams
+from city360.pose_graph.segments import (
+    Segment,
+    SegmentParams,
+    group_streets,
+    part_two_lines,
+)
+from city360.pose_graph.tracks import Track
+from tests.pose_graph.walks import polyline_track
+
+JOIN, FORK = (0.0, 0.0), (20.0, 0.0)
+"""The two nodes: the straight street runs between them along x, the bent one through
+:data:`BENT` (9 m off the straight one at its middle)."""
+BENT = [(2.0, 9.0), (14.0, 9.0)]
+WEST, SOUTH, EAST = (-90.0, 0.0), (0.0, -90.0), (110.0, 0.0)
+APART = SegmentParams(apart_m=4.0)
+"""The rule on (off by default: design notes, round twenty-two)."""
+
+
+def _straight_and_bent() -> list[Track]:
+    """West and south streets into JOIN; from it a straight street and a bent one to FORK, where
+    the bent one meets the east street's line (a Y); every street filmed."""
+    return [
+        polyline_track([WEST, JOIN, FORK, EAST], "west to east, straight"),
+        polyline_track([EAST, FORK, *BENT[::-1], JOIN, SOUTH], "east, bent, south"),
+        polyline_track([SOUTH, JOIN, *BENT, FORK, EAST], "south, bent, east"),
+        polyline_track([EAST, FORK, JOIN, WEST], "east to west, straight"),
+        polyline_track([SOUTH, JOIN, WEST], "south to west"),
+    ]
+
+
+def _node_at(
+    tracks: list[Track], xy: tuple[float, float], params: BuildParams | None = None
+) -> tuple[str, int]:
+    """The kind of the one built node within 3 m of ``xy`` and how many streets meet there."""
+    graph = build_from_tracks(tracks, LocalProjection(35.74, 139.67), params=params).graph
+    near = [
+        (str(d["kind"]), n)
+        for n, d in graph.nodes(data=True)
+        if np.hypot(d["x_m"] - xy[0], d["y_m"] - xy[1]) < 3.0
+    ]
+    assert len(near) == 1, near
+    kind, node = near[0]
+    streets = {d["street"] for *_, d in graph.edges(node, data=True)}
+    return kind, len(streets)
+
+
+def test_a_straight_and_a_bent_street_between_two_nodes_make_the_fork_a_junction() -> None:
+    # b838a21 grouped them (mean gap at equal fractions of length under 8 m): the fork was a
+    # `link` of two streets
+    kind, streets = _node_at(_straight_and_bent(), FORK, BuildParams(segments=APART))
+    assert (kind, streets) == ("junction", 3)
+
+
+def test_by_default_the_fork_is_a_bend() -> None:
+    kind, streets = _node_at(_straight_and_bent(), FORK)
+    assert (kind, streets) == ("link", 2)
+
+
+def _one_street_filmed(paths: list[list[tuple[float, float]]]) -> list[Track]:
+    """Each path filmed once, from node 0 at (0, 0) to node 1 at (60, 0), and then on to node
+    2 at (60, 60) (so node 1 has two streets)."""
+    return [polyline_track([*path, (60.0, 60.0)], f"pass {k}") for k, path in enumerate(paths)]
+
+
+def _streets_after(tracks: list[Track]) -> list[tuple[int, int, int]]:
+    """Streets (a, b, passes) of the tracks cut by hand at x = 0 (node 0), x = 60 (node 1) and
+    their end (node 2), grouped, then parted."""
+    segments = []
+    for t, track in enumerate(tracks):
+        at_fork = int(np.argmin(np.hypot(*(track.xy - (60.0, 0.0)).T)))
+        segments += [
+            Segment(t, 0, 1, 0, at_fork),
+            Segment(t, 1, 2, at_fork, len(track.xy) - 1),
+        ]
+    streets, _ = group_streets(tracks, segments)
+    parted = part_two_lines(tracks, segments, streets, APART)
+    return [(s.a, s.b, len(s.forward) + len(s.backward)) for s in parted]
+
+
+def test_two_passes_of_one_street_on_either_sidewalk_stay_one_street() -> None:
+    tracks = _one_street_filmed([[(0.0, 1.5), (60.0, 1.5)], [(0.0, -1.5), (60.0, -1.5)]])
+    assert _streets_after(tracks) == [(0, 1, 2), (1, 2, 2)]
+
+
+def test_a_pass_that_strays_for_a_stretch_stays_with_its_street() -> None:
+    # 6 m off for 12 of 60 m (20 %): GPS wander, not a second street
+    strayed = [(0.0, 0.0), (24.0, 0.0), (27.0, 6.0), (33.0, 6.0), (36.0, 0.0), (60.0, 0.0)]
+    tracks = _one_street_filmed([[(0.0, 0.0), (60.0, 0.0)], strayed])
+    assert _streets_after(tracks) == [(0, 1, 2), (1, 2, 2)]
+
+
+def test_a_bent_line_beside_a_straight_one_is_parted_where_a_node_has_two_streets() -> None:
+    bent = [(0.0, 0.0), (10.0, 6.0), (50.0, 6.0), (60.0, 0.0)]
+    tracks = _one_street_filmed([[(0.0, 0.0), (60.0, 0.0)], bent])
+    assert _streets_after(tracks) == [(0, 1, 1), (0, 1, 1), (1, 2, 2)]
+
+
+def test_two_lines_between_two_junctions_are_left_as_grouped() -> None:
+    # node 1 gets a third street: parting would only add a street beside one the build has
+    bent = [(0.0, 0.0), (10.0, 6.0), (50.0, 6.0), (60.0, 0.0)]
+    tracks = [*_one_street_filmed([[(0.0, 0.0), (60.0, 0.0)], bent])]
+    tracks.append(polyline_track([(60.0, 0.0), (120.0, 0.0)], "east of node 1"))
+    segments = []
+    for t, track in enumerate(tracks[:2]):
+        at_fork = int(np.argmin(np.hypot(*(track.xy - (60.0, 0.0)).T)))
+        segments += [Segment(t, 0, 1, 0, at_fork), Segment(t, 1, 2, at_fork, len(track.xy) - 1)]
+    segments.append(Segment(2, 1, 3, 0, len(tracks[2].xy) - 1))
+    streets, _ = group_streets(tracks, segments)
+    parted = part_two_lines(tracks, segments, streets, APART)
+    assert [(s.a, s.b) for s in parted] == [(0, 1), (1, 2), (1, 3)]
+
+
+def test_two_lines_that_do_not_meet_at_the_node_are_not_parted() -> None:
+    # two dead-end streets side by side whose ends the build cut at one node (Helsinki
+    # coverage seed 1, (-479, -308)): the lines end 6 m apart, so no junction of three
+    beside = [(0.0, 0.0), (10.0, 6.0), (60.0, 6.0)]
+    tracks = _one_street_filmed([[(0.0, 0.0), (60.0, 0.0)], beside])
+    assert _streets_after(tracks) == [(0, 1, 2), (1, 2, 2)]
