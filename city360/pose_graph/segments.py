@@ -62,18 +62,20 @@ class SegmentParams:
     same_street_m: float = 8.0
     """Mean distance under which two segments between the same nodes are one street."""
     polyline_samples: int = 12
-    apart_m: float | None = None
+    apart_m: float | None = 4.0
     """Without OSM (:func:`part_two_lines`), two segments between the same nodes under
     ``same_street_m`` are still two streets when one of them runs farther than this from the
     other (to its nearest point, not at the same fraction of length) along at least
     ``apart_share`` of its length and ``apart_min_m`` metres: a straight street and a bent one
     between the same two junctions, 5-7 m apart in the middle (the old town's knot). Passes
     of one street mostly stray that far only for a stretch (the old town's kept twins: under
-    25 % of a street's length). None (the default): one street whenever the mean gap is under
-    ``same_street_m``. 4.0 brings the old town's coverage seed 1 and wander seed 1 to both
-    junction targets without OSM, but one suite row gets worse (Helsinki wander seed 1: one
-    pass of a wander strays 4-6 m along half of a 12 m street, junction P 0.934 -> 0.927;
-    unseen Kamppi wander seed 9 too; design notes, round twenty-two), so it is opt-in."""
+    25 % of a street's length). None: one street whenever the mean gap is under
+    ``same_street_m`` (before round twenty-two). 4.0 brings the old town's coverage seed 1
+    and wander seed 1 to both junction targets without OSM, and six more suite rows are
+    better; two rows already short get worse, each by a wander pass straying 4-6 m along half
+    a street (Helsinki wander seed 1, junction P 0.934 -> 0.927; unseen Kamppi wander seed 9,
+    1.000 -> 0.917). On by default since more rows reach target on the suite, the unseen
+    windows and fresh seeds alike (design notes, round twenty-two)."""
     apart_share: float = 0.5
     """See ``apart_m``: the share of a segment's length that must run apart."""
     apart_min_m: float = 5.0

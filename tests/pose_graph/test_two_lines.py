@@ -1,5 +1,5 @@
 """A straight and a bent street between the same two nodes are two streets (builds without OSM,
-opt-in: ``SegmentParams(apart_m=4.0)``).
+``SegmentParams.apart_m``, 4 m by default since round twenty-two).
 
 The old town's knot (design notes, round twenty-two): junctions A and B built as one node, and
 from it a direct street and a bent link both reach junction C, 5-7 m apart. Grouped as one
@@ -28,7 +28,9 @@ JOIN, FORK = (0.0, 0.0), (20.0, 0.0)
 BENT = [(2.0, 9.0), (14.0, 9.0)]
 WEST, SOUTH, EAST = (-90.0, 0.0), (0.0, -90.0), (110.0, 0.0)
 APART = SegmentParams(apart_m=4.0)
-"""The rule on (off by default: design notes, round twenty-two)."""
+"""The rule on, as it is by default; tests name it so a change of default shows here."""
+OFF = SegmentParams(apart_m=None)
+"""The rule off: one street whenever the mean gap is under ``same_street_m``."""
 
 
 def _straight_and_bent() -> list[Track]:
@@ -66,8 +68,10 @@ def test_a_straight_and_a_bent_street_between_two_nodes_make_the_fork_a_junction
     assert (kind, streets) == ("junction", 3)
 
 
-def test_by_default_the_fork_is_a_bend() -> None:
-    kind, streets = _node_at(_straight_and_bent(), FORK)
+def test_the_rule_is_on_by_default_and_off_the_fork_is_a_bend() -> None:
+    assert SegmentParams().apart_m == APART.apart_m
+    assert _node_at(_straight_and_bent(), FORK) == ("junction", 3)
+    kind, streets = _node_at(_straight_and_bent(), FORK, BuildParams(segments=OFF))
     assert (kind, streets) == ("link", 2)
 
 
