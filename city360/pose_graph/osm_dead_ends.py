@@ -82,6 +82,13 @@ other street) no longer than :data:`STUB_MAX_M`: the walker cannot have gone on,
 there is its end. Smoothing left the tip of an 8.4 m Helsinki stub 4.4-4.9 m from its node
 (two wander rows), and :data:`SPUR_MIN_M` lost that junction's third arm; into a longer
 street a tip at 4.8 m was a walker turning back after 6 m (no street to the scorer)."""
+ROOTED_STUB_SPUR_MIN_M = 3.0
+"""The floor for an out-and-back into such a stub, matched to streets through its root just
+before and just after (:func:`_stub_root`), that went in and came back out there
+(:func:`_went_in_and_back`): smoothing cut a phone walker's U-turn at the tip of Kamppi's
+8.4 m stub to 3.5-3.6 m (unseen window, coverage and wander seed 40), and the junction lost
+its third arm. Under :data:`STUB_SPUR_MIN_M` the run's own poses must also enter and leave at
+the root (a walk whose way back the matching gave to the street beside stays no spur)."""
 STUB_MAX_M = 12.0
 """Longest mapped dead-end street :data:`STUB_SPUR_MIN_M` applies to, metres."""
 
@@ -129,7 +136,9 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
     unless the street is a mapped stub (a video that starts at a junction and steps 7 m into a
     9.3 m stub and back: Helsinki, unseen window), whose first and last poses lie nearer the
     same end node and within half the reach of it; or, into a mapped stub, a run between
-    streets through its root whatever its end poses (:func:`_stub_root`). A run that turned
+    streets through its root whatever its end poses (:func:`_stub_root`), reaching
+    :data:`STUB_SPUR_MIN_M`, or :data:`ROOTED_STUB_SPUR_MIN_M` when it went in and came back
+    out at the root (:func:`_went_in_and_back`). A run that turned
     back at the street's far node (its U-turn matched to streets beyond, :func:`_turns_at_nodes`)
     came in by the near one and reached the far one: its end poses are judged against the
     street's length."""
@@ -149,7 +158,7 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
                 continue
             length = float(osm.edge_length_m[edge])
             s = along[first : last + 1]
-            root = _stub_root(osm, edge, matched, first, last)
+            root = stub_root = _stub_root(osm, edge, matched, first, last)
             turned = turn_node[first : last + 1]
             turned = turned[turned >= 0]
             if turned.size:  # turned back at one end node, so it came in by the other
@@ -163,6 +172,8 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
             if (first == 0 or last == len(track) - 1) and not stub:
                 continue  # a video's end: only a stub, where nobody goes on, says it came back
             floor = STUB_SPUR_MIN_M if stub else SPUR_MIN_M
+            if stub_root is not None and _went_in_and_back(from_node):
+                floor = ROOTED_STUB_SPUR_MIN_M
             # a run that turned back at the far node reached it, however the smoothing cut
             # its corners (Kaivokatu, seed 8: into the 9.2 m street at 4.1 m, apex at 7.0 m)
             span = length if turned.size else reach
@@ -182,6 +193,15 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
                 )
             )
     return spurs
+
+
+def _went_in_and_back(from_node: FloatArray) -> bool:
+    """Whether a run of poses ``from_node`` metres along its street from the node it entered
+    by (one value a pose) walked into the street and back out as its poses say, not only as
+    :func:`_stub_root` reads it: its first and last poses lie within half its reach of the
+    node."""
+    reach = float(from_node.max())
+    return reach > 0.0 and max(from_node[0], from_node[-1]) <= 0.5 * reach
 
 
 def _turns_at_nodes(osm: OsmStreets, track: Track, matched: IntArray) -> tuple[IntArray, IntArray]:

@@ -492,3 +492,33 @@ def test_a_u_turn_short_of_a_stub_s_tip_matched_to_a_street_from_its_root_stays_
     matched[turn] = _edge(osm, 1, 4)  # as the matching labelled the real walk's U-turn
     spurs = find_spurs(osm, [walk], [matched])
     assert [(s.edge, osm.node_ids[s.node]) for s in spurs] == [(_edge(osm, 1, 3), 1)]
+
+
+def test_a_walk_3_5_m_into_a_mapped_stub_and_back_between_streets_at_its_root_is_a_spur() -> None:
+    # Kamppi, unseen window, coverage and wander seed 40 (phone GPS): a walker comes along one
+    # arm of the junction (0, 0), goes to the tip of the 8.4 m dead-end stub and back, and
+    # leaves by the other arm. Smoothing cut the U-turn to 3.5 m into the stub, under the
+    # stub floor of 4 m: no spur, and the junction lost its third arm (an extra street
+    # through it, R 0.909). Under 4 m the run's own poses must go in and come back out: the
+    # same walk with its way back matched to the arm beside the stub stays no spur.
+    osm = osm_streets(
+        {0: (0.0, 0.0), 1: (27.3, 17.9), 2: (-53.4, -35.9), 3: (-4.4, 7.2)},
+        [(1, 0), (2, 0), (3, 0)],
+    )
+    stub = _edge(osm, 0, 3)
+    into = noisy_walk(
+        [(24.0, 16.0), (0.7, -1.0), (-0.6, 0.0), (-1.9, 3.0), (-0.4, -0.7), (-50.0, -33.6)],
+        "into",
+        noise_m=0.0,
+    )
+    matched = viterbi_match(osm, [into])[0]
+    spurs = find_spurs(osm, [into], [matched])
+    assert [(s.track, s.edge, s.node) for s in spurs] == [(0, stub, 0)]
+    assert spurs[0].reach_m == pytest.approx(3.5, abs=0.5)
+    back_beside = matched.copy()
+    back_beside[spurs[0].apex + 1 : spurs[0].last + 1] = _edge(osm, 0, 2)
+    assert find_spurs(osm, [into], [back_beside]) == []
+    through = noisy_walk([(24.0, 16.0), (-50.0, -33.6)], "through", noise_m=0.0)
+    kinds = _kinds(_build(osm, [through, into]))
+    assert _near(kinds["junction"], (0.0, 0.0), 1.0) == 1
+    assert _near(kinds.get("dead_end", []), (-4.4, 7.2), 5.5) == 1
