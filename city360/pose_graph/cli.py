@@ -277,6 +277,8 @@ def score_command(
         payload = {
             **figures,
             "graph": graph_info,
+            "missed_junctions": result.missed_junctions,
+            "extra_junctions": result.extra_junctions,
             "missing_streets": result.missing_streets,
             "extra_streets": result.extra_streets,
             "contracted_stubs": result.contracted_stubs,
@@ -296,6 +298,10 @@ def score_command(
         )
     for key, value in figures.items():
         console.print(f"{key:20s} {value}", highlight=False)
+    for line in result.missed_junctions[:10]:
+        console.print(f"junction missed: {line}", highlight=False, soft_wrap=True)
+    for line in result.extra_junctions[:10]:
+        console.print(f"junction extra:  {line}", highlight=False, soft_wrap=True)
     for line in result.missing_streets[:10]:
         console.print(f"missing: {line}", highlight=False)
     for line in result.extra_streets[:10]:

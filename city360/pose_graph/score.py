@@ -117,6 +117,11 @@ class Score:
     read_side_by_side: list[str] = field(default_factory=list)
     """Bends whose two true streets run closer than a camera parts them, where the build made
     the junction where they part: read as one street up to there (module docstring)."""
+    missed_junctions: list[str] = field(default_factory=list)
+    """True junctions no built junction matched (recall's misses), ``x_m``, ``y_m`` to 0.1 m."""
+    extra_junctions: list[str] = field(default_factory=list)
+    """Built junctions that matched no true one (precision's misses), with the distance to the
+    nearest true junction, metres."""
 
     @property
     def turn_accuracy(self) -> float:
@@ -601,6 +606,9 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
     turns_total, turns_right, wrong = _score_turns(
         pose_graph, true_lines, true_ends, true_junctions, pairs, pred_junctions
     )
+    missed, invented = _unmatched_junctions(
+        [xy[n] for n in pred_junctions], true_xy.reshape(-1, 2), pairs
+    )
     return Score(
         precision,
         recall,
@@ -620,7 +628,35 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
             f"(at most {p.gap_m:.1f} m apart), parting at {_at(*p.point)}"
             for p in sides
         ],
+        missed,
+        invented,
     )
+
+
+def _unmatched_junctions(
+    built_xy: Sequence[tuple[float, float]],
+    true_xy: np.ndarray,
+    pairs: Sequence[tuple[int, int]],
+) -> tuple[list[str], list[str]]:
+    """The score's lists of missed true junctions and of built junctions that match none
+    (metres; ``pairs`` index ``built_xy`` and ``true_xy``)."""
+    matched_built = {p for p, _ in pairs}
+    matched_true = {t for _, t in pairs}
+    missed = [
+        f"true junction at {_at(*true_xy[t])}" for t in range(len(true_xy)) if t not in matched_true
+    ]
+    invented = []
+    for k, (x, y) in enumerate(built_xy):
+        if k in matched_built:
+            continue
+        near = (
+            f", {float(np.min(np.hypot(true_xy[:, 0] - x, true_xy[:, 1] - y))):.1f} m from the "
+            "nearest true junction"
+            if len(true_xy)
+            else ""
+        )
+        invented.append(f"built junction at {_at(x, y)}{near}")
+    return missed, invented
 
 
 def _stable(turns: list[float], labels: Sequence[tuple[str, int]]) -> list[bool]:

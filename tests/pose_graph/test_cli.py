@@ -137,6 +137,24 @@ def test_score_lists_each_street_once_to_a_tenth_of_a_metre(
         "extra:   built street 0-2 at (500.0, -200.1)-(500.0, -300.0)",
         "extra:   built street 1-3 at (612.3, -180.0)-(700.0, -180.0)",
     ]
+    # the junctions too (osmfresh22 classed every miss with a script of its own)
+    junction_lines = [
+        line
+        for line in result.output.splitlines()
+        if line.startswith(("junction missed", "junction extra"))
+    ]
+    assert junction_lines == [
+        "junction missed: true junction at (0.1, 0.0)",
+        "junction missed: true junction at (101.0, 0.3)",
+        "junction missed: true junction at (50.6, 80.1)",
+        "junction extra:  built junction at (500.0, -200.1), 446.5 m from the nearest true "
+        "junction",
+        "junction extra:  built junction at (612.3, -180.0), 542.2 m from the nearest true "
+        "junction",
+    ]
+    as_json = json.loads(CliRunner().invoke(app, ["score", str(city), "--json"]).stdout)
+    assert len(as_json["missed_junctions"]) == 3
+    assert as_json["extra_junctions"][0].startswith("built junction at (500.0, -200.1)")
 
 
 def test_score_names_the_built_stubs_it_read_as_a_true_stub(
