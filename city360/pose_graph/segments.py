@@ -72,10 +72,12 @@ class SegmentParams:
     25 % of a street's length). None: one street whenever the mean gap is under
     ``same_street_m`` (before round twenty-two). 4.0 brings the old town's coverage seed 1
     and wander seed 1 to both junction targets without OSM, and six more suite rows are
-    better; two rows already short get worse, each by a wander pass straying 4-6 m along half
-    a street (Helsinki wander seed 1, junction P 0.934 -> 0.927; unseen Kamppi wander seed 9,
-    1.000 -> 0.917). On by default since more rows reach target on the suite, the unseen
-    windows and fresh seeds alike (design notes, round twenty-two)."""
+    better; two rows already short got worse (Helsinki wander seed 1, junction P 0.934 ->
+    0.927; unseen Kamppi wander seed 9, 1.000 -> 0.917) until :attr:`walked_on` (round
+    twenty-two, knot22b), which costs two of the six (Helsinki one-way seed 1 and one-way
+    with stops seed 0 back to their recall before the rule). On by default since more rows
+    reach target on the suite, the unseen windows and fresh seeds alike (design notes, round
+    twenty-two)."""
     apart_share: float = 0.5
     """See ``apart_m``: the share of a segment's length that must run apart."""
     apart_min_m: float = 5.0
@@ -384,9 +386,10 @@ def part_two_lines(
     """``streets`` (from :func:`group_streets`) with each street whose segments run apart
     (:attr:`SegmentParams.apart_m`) made two or more, where one of its nodes has only two
     streets, the other one a single line, and the parted lines meet at that node
-    (:attr:`SegmentParams.meet_m`): two real streets between the same nodes, a straight one
-    and a bent one, make that node a junction of three, where grouping them left it a bend.
-    Elsewhere (both nodes already junctions) the split would only add a street beside one
+    (:attr:`SegmentParams.meet_m`) and are each walked on through it
+    (:attr:`SegmentParams.walked_on`): two real streets between the same nodes, a straight
+    one and a bent one, make that node a junction of three, where grouping them left it a
+    bend. Elsewhere (both nodes already junctions) the split would only add a street beside one
     the build has; where both streets of a node part, the node is a bend of two streets
     side by side (the old town's 120 m pair). Street ids are renumbered in order."""
     params = params or SegmentParams()
