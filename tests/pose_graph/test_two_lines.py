@@ -160,7 +160,7 @@ def _through_node_1(tracks: list[Track]) -> list[Segment]:
 def test_a_stray_pass_that_turns_back_at_the_node_is_no_second_street() -> None:
     # Helsinki wander seed 1 (design notes, round twenty-two, knot22b): a wander pass strays
     # 4-6 m off a straight street along half of it and turns back at a node of two streets;
-    # parted, that node became a junction no street has
+    # parted, that node became a junction where the truth has none
     straight = _one_street_filmed([[(0.0, 0.0), (60.0, 0.0)]])
     wander = polyline_track([*STRAY, *STRAY[::-1]], "out and back, strayed")
     tracks = [*straight, wander]
