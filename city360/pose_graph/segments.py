@@ -72,10 +72,12 @@ class SegmentParams:
     25 % of a street's length). None: one street whenever the mean gap is under
     ``same_street_m`` (before round twenty-two). 4.0 brings the old town's coverage seed 1
     and wander seed 1 to both junction targets without OSM, and six more suite rows are
-    better; two rows already short get worse, each by a wander pass straying 4-6 m along half
-    a street (Helsinki wander seed 1, junction P 0.934 -> 0.927; unseen Kamppi wander seed 9,
-    1.000 -> 0.917). On by default since more rows reach target on the suite, the unseen
-    windows and fresh seeds alike (design notes, round twenty-two)."""
+    better; two rows already short got worse (Helsinki wander seed 1, junction P 0.934 ->
+    0.927; unseen Kamppi wander seed 9, 1.000 -> 0.917) until :attr:`walked_on` (round
+    twenty-two, knot22b), which costs two of the six (Helsinki one-way seed 1 and one-way
+    with stops seed 0 back to their recall before the rule). On by default since more rows
+    reach target on the suite, the unseen windows and fresh seeds alike (design notes, round
+    twenty-two)."""
     apart_share: float = 0.5
     """See ``apart_m``: the share of a segment's length that must run apart."""
     apart_min_m: float = 5.0
@@ -85,6 +87,14 @@ class SegmentParams:
     their passes' ends (mean per line) this close: two dead-end streets side by side, ending
     5-7 m apart and cut at one node of the build, do not (Helsinki coverage seed 1, 3.4 m;
     the old town's knot and Helsinki's (-460, -52): 0.4-1.7 m)."""
+    walked_on: bool = True
+    """See :func:`part_two_lines`: each parted line must be walked on through the node where
+    the lines meet (a pass of it that the same trajectory continues there into the node's
+    other street or into the other line). A walker turning back there or a trajectory ending
+    there is no fork: a wander pass straying 4-6 m along half a street and turning back
+    (Helsinki wander seed 1), a street that stops 4-6 m short of another where the walks end
+    (Kamppi's Simonkatu, unseen wander seed 9). False: the lines need only meet there
+    (round twenty-two, knot22)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,9 +386,10 @@ def part_two_lines(
     """``streets`` (from :func:`group_streets`) with each street whose segments run apart
     (:attr:`SegmentParams.apart_m`) made two or more, where one of its nodes has only two
     streets, the other one a single line, and the parted lines meet at that node
-    (:attr:`SegmentParams.meet_m`): two real streets between the same nodes, a straight one
-    and a bent one, make that node a junction of three, where grouping them left it a bend.
-    Elsewhere (both nodes already junctions) the split would only add a street beside one
+    (:attr:`SegmentParams.meet_m`) and are each walked on through it
+    (:attr:`SegmentParams.walked_on`): two real streets between the same nodes, a straight
+    one and a bent one, make that node a junction of three, where grouping them left it a
+    bend. Elsewhere (both nodes already junctions) the split would only add a street beside one
     the build has; where both streets of a node part, the node is a bend of two streets
     side by side (the old town's 120 m pair). Street ids are renumbered in order."""
     params = params or SegmentParams()
@@ -388,6 +399,9 @@ def part_two_lines(
     for street in streets:
         at_node[street.a].append(street.id)
         at_node[street.b].append(street.id)
+    # the segment a trajectory goes on into / comes from, by (track, frame) at the node
+    after = {(seg.track, seg.first_frame): i for i, seg in enumerate(segments)}
+    before = {(seg.track, seg.last_frame): i for i, seg in enumerate(segments)}
     parts: dict[int, list[Street]] = {}
     for street in streets:
         if street.a == street.b or all(len(at_node[n]) != 2 for n in (street.a, street.b)):
@@ -421,9 +435,23 @@ def part_two_lines(
         if len(pair) != 2 or any(k in parts for k in pair if k != street.id):
             return False
         ends = np.array([ends_at(part, node) for part in parts[street.id]])
-        return float(np.hypot(*(ends[:, None] - ends[None]).transpose(2, 0, 1)).max()) <= (
+        if float(np.hypot(*(ends[:, None] - ends[None]).transpose(2, 0, 1)).max()) > (
             params.meet_m
-        )
+        ):
+            return False
+        return not params.walked_on or all(walked_on(part, node) for part in parts[street.id])
+
+    def walked_on(part: Street, node: int) -> bool:
+        """Some pass of the part goes on through ``node`` on its trajectory into a segment
+        of another street or line (not back along the part, not the trajectory's end)."""
+        members = {*part.forward, *part.backward}
+        for i in members:
+            seg = segments[i]
+            key = (seg.track, seg.last_frame) if seg.v == node else (seg.track, seg.first_frame)
+            nxt = (after if seg.v == node else before).get(key)
+            if nxt is not None and nxt not in members:
+                return True
+        return False
 
     parted: list[Street] = []
     for street in streets:

@@ -135,3 +135,88 @@ def test_two_lines_that_do_not_meet_at_the_node_are_not_parted() -> None:
     beside = [(0.0, 0.0), (10.0, 6.0), (60.0, 6.0)]
     tracks = _one_street_filmed([[(0.0, 0.0), (60.0, 0.0)], beside])
     assert _streets_after(tracks) == [(0, 1, 2), (1, 2, 2)]
+
+
+STRAY = [(0.0, 0.0), (8.0, 5.5), (52.0, 5.5), (60.0, 0.0)]
+"""A wander pass 5.5 m off the straight street (0, 0) - (60, 0) along 44 of its 60 m."""
+
+
+def _parted(tracks: list[Track], segments: list[Segment]) -> list[tuple[int, int, int]]:
+    """Streets (a, b, passes) of ``segments`` grouped, then parted with the rule on."""
+    streets, _ = group_streets(tracks, segments)
+    parted = part_two_lines(tracks, segments, streets, APART)
+    return [(s.a, s.b, len(s.forward) + len(s.backward)) for s in parted]
+
+
+def _through_node_1(tracks: list[Track]) -> list[Segment]:
+    """Each track cut at node 1 (60, 0): node 0 (0, 0) -> node 1 -> node 2 (60, 60)."""
+    segments = []
+    for t, track in enumerate(tracks):
+        at_fork = int(np.argmin(np.hypot(*(track.xy - (60.0, 0.0)).T)))
+        segments += [Segment(t, 0, 1, 0, at_fork), Segment(t, 1, 2, at_fork, len(track.xy) - 1)]
+    return segments
+
+
+def test_a_stray_pass_that_turns_back_at_the_node_is_no_second_street() -> None:
+    # Helsinki wander seed 1 (design notes, round twenty-two, knot22b): a wander pass strays
+    # 4-6 m off a straight street along half of it and turns back at a node of two streets;
+    # parted, that node became a junction where the truth has none
+    straight = _one_street_filmed([[(0.0, 0.0), (60.0, 0.0)]])
+    wander = polyline_track([*STRAY, *STRAY[::-1]], "out and back, strayed")
+    tracks = [*straight, wander]
+    at_node_1 = int(np.argmin(np.hypot(*(wander.xy - (60.0, 0.0)).T)))
+    segments = [
+        *_through_node_1(straight),
+        Segment(1, 0, 1, 0, at_node_1),
+        Segment(1, 1, 0, at_node_1, len(wander.xy) - 1),
+    ]
+    assert _parted(tracks, segments) == [(0, 1, 3), (1, 2, 1)]
+    # without the guard the stray and its way back are a second line: node 1 a junction
+    unguarded = SegmentParams(apart_m=4.0, walked_on=False)
+    streets, _ = group_streets(tracks, segments)
+    parted = part_two_lines(tracks, segments, streets, unguarded)
+    assert [(s.a, s.b, len(s.forward) + len(s.backward)) for s in parted] == [
+        (0, 1, 1),
+        (0, 1, 2),
+        (1, 2, 1),
+    ]
+
+
+def test_a_line_whose_walks_end_at_the_node_is_no_second_street() -> None:
+    # Kamppi's Simonkatu (unseen wander seed 9): a street that stops 4-6 m short of another,
+    # its walks ending (or starting) there, cut at one node with the other street
+    straight = _one_street_filmed([[(0.0, 0.0), (60.0, 0.0)]])
+    ends = polyline_track(STRAY, "ends at node 1")
+    starts = polyline_track(STRAY[::-1], "starts at node 1")
+    tracks = [*straight, ends, starts]
+    segments = [
+        *_through_node_1(straight),
+        Segment(1, 0, 1, 0, len(ends.xy) - 1),
+        Segment(2, 1, 0, 0, len(starts.xy) - 1),
+    ]
+    assert _parted(tracks, segments) == [(0, 1, 3), (1, 2, 1)]
+
+
+def test_a_bent_line_walked_on_through_the_node_is_parted() -> None:
+    # the same stray line, walked on into node 1's other street: a fork
+    tracks = _one_street_filmed([[(0.0, 0.0), (60.0, 0.0)], STRAY])
+    assert _parted(tracks, _through_node_1(tracks)) == [(0, 1, 1), (0, 1, 1), (1, 2, 2)]
+
+
+def test_a_bent_line_that_turns_into_the_straight_one_at_the_node_is_parted() -> None:
+    # a walker coming down the bent line and going back along the straight one (the old
+    # town's coverage seed 32 at the knot): each line is walked on, into the other
+    straight = _one_street_filmed([[(0.0, 0.0), (60.0, 0.0)]])
+    hairpin = polyline_track([*STRAY, (0.0, 0.0)], "bent in, straight back")
+    tracks = [*straight, hairpin]
+    at_node_1 = int(np.argmin(np.hypot(*(hairpin.xy - (60.0, 0.0)).T)))
+    segments = [
+        *_through_node_1(straight),
+        Segment(1, 0, 1, 0, at_node_1),
+        Segment(1, 1, 0, at_node_1, len(hairpin.xy) - 1),
+    ]
+    assert sorted(_parted(tracks, segments)) == [(0, 1, 1), (0, 1, 2), (1, 2, 1)]
+
+
+def test_the_guard_is_on_by_default() -> None:
+    assert SegmentParams().walked_on is True
