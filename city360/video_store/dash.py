@@ -109,8 +109,14 @@ def _seconds(value: str | None) -> float | None:
     match = _DURATION_RE.match(value.strip()) if value else None
     if match is None:
         return None
-    factors = {"y": 365 * 86400.0, "mo": 30 * 86400.0, "d": 86400.0, "h": 3600.0, "mi": 60.0}
-    factors["s"] = 1.0
+    factors = {
+        "y": 365 * 86400.0,
+        "mo": 30 * 86400.0,
+        "d": 86400.0,
+        "h": 3600.0,
+        "mi": 60.0,
+        "s": 1.0,
+    }
     return sum(float(v) * factors[k] for k, v in match.groupdict().items() if v)
 
 
