@@ -27,6 +27,7 @@ __all__ = [
     "atomic_write_text",
     "clean_stale_partials",
     "folder_lock",
+    "lock_file",
     "write_failure",
 ]
 
@@ -182,6 +183,13 @@ def _exchange(first: Path, second: Path) -> bool:
     raise OSError(code, os.strerror(code), str(second))
 
 
+def lock_file(target: str | os.PathLike[str]) -> Path:
+    """The lock file :func:`folder_lock` holds for writers of ``target``: ``.<name>.lock``
+    beside it."""
+    path = Path(target)
+    return path.with_name(f".{path.name}.lock")
+
+
 @contextlib.contextmanager
 def folder_lock(target: str | os.PathLike[str]) -> Iterator[None]:
     """Hold an exclusive ``fcntl`` lock for writers of ``target`` (a file or folder) for the
@@ -192,7 +200,7 @@ def folder_lock(target: str | os.PathLike[str]) -> Iterator[None]:
 
     path = Path(target)
     _check_writable(path.parent)
-    lock = path.with_name(f".{path.name}.lock")
+    lock = lock_file(path)
     try:
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, FILE_MODE)
     except OSError as exc:

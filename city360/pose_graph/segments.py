@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+import shapely
 from scipy.spatial import cKDTree
 
 from city360.errors import ConfigError
@@ -272,13 +273,10 @@ def cut_tracks(
 
 def _distances_to(points: FloatArray, line: FloatArray) -> FloatArray:
     """Distance (m) of each of ``points`` (N, 2) to the polyline ``line`` (M, 2)."""
-    start, stop = line[:-1], line[1:]
-    step = stop - start
-    length2 = np.maximum(np.einsum("ij,ij->i", step, step), 1e-12)
-    rel = points[:, None, :] - start[None, :, :]
-    along = np.clip(np.einsum("nmj,mj->nm", rel, step) / length2, 0.0, 1.0)
-    nearest = start[None, :, :] + along[..., None] * step[None, :, :]
-    return np.hypot(*(points[:, None, :] - nearest).transpose(2, 0, 1)).min(axis=1)
+    return np.asarray(
+        shapely.distance(shapely.points(points[:, 0], points[:, 1]), shapely.LineString(line)),
+        dtype=np.float64,
+    )
 
 
 def _runs_apart(

@@ -14,13 +14,14 @@ the poses' latitude and longitude.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from city360._atomic import atomic_write_text
+from city360._atomic import atomic_write_text, lock_file
 from city360.city import CityDir, CityManifest, SourceFile
 from city360.geo import LocalProjection
 from city360.video_store.gps import GpsTrack, validate_track
@@ -79,7 +80,7 @@ def release_city(city_dir: str | os.PathLike[str]) -> None:
     a new city always left no trace. Never raises for a folder another process fills
     meanwhile."""
     city = CityDir(city_dir)
-    lock = city.manifest_path.with_name(f".{city.manifest_path.name}.lock")
+    lock = lock_file(city.manifest_path)
     with city.manifest_lock():
         if city.trajectories_dir.is_dir() and any(city.trajectories_dir.iterdir()):
             return
@@ -101,10 +102,7 @@ def _into_city_frame(
     for result in results:
         poses = city.read_poses(result.trajectory_id)
         x_m, y_m = city_frame.to_xy(poses.lat, poses.lon)
-        moved = type(poses)(
-            x_m=x_m, y_m=y_m, lat=poses.lat, lon=poses.lon, heading_deg=poses.heading_deg,
-            t_s=poses.t_s, source_pts=poses.source_pts,
-        )  # fmt: skip
+        moved = dataclasses.replace(poses, x_m=x_m, y_m=y_m)
         atomic_write_text(city.poses_path(result.trajectory_id), moved.to_csv())
 
 

@@ -157,11 +157,11 @@ def test_score_lists_each_street_once_to_a_tenth_of_a_metre(
     assert as_json["extra_junctions"][0].startswith("built junction at (500.0, -200.1)")
 
 
-def test_score_names_the_built_stubs_it_read_as_a_true_stub(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A built stub read as a true stub the truth contracted is no extra street: the text and
-    the JSON output name it, so a user sees why it did not count."""
+def _printed_score(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **lists: list[str]
+) -> tuple[list[str], dict[str, object]]:
+    """``city360 score`` of a city whose score is 1.0 everywhere with ``lists`` (Score's list
+    fields): the lines of its text output and its ``--json`` output."""
     from city360.pose_graph import score as score_module
     from city360.pose_graph.score import Score
     from city360.synth.groundtruth import SceneTruth
@@ -172,16 +172,24 @@ def test_score_names_the_built_stubs_it_read_as_a_true_stub(
         city / "groundtruth" / "scene.json"
     )
     (city / "graph.json").write_text("{}")
-    stub = "built street 2-3 at (0.5, 30.5) (6.0, 30.5), 5.5 m"
-    result = Score(1.0, 1.0, 1.0, 1.0, 1.0, 0, 0, true_junctions=1, contracted_stubs=[stub])
+    result = Score(1.0, 1.0, 1.0, 1.0, 1.0, 0, 0, true_junctions=1, **lists)  # type: ignore[arg-type]
     monkeypatch.setattr(score_module, "score_city", lambda *_a, **_k: result)
-
     text = CliRunner().invoke(app, ["score", str(city)], terminal_width=200)
-    as_json = CliRunner().invoke(app, ["score", str(city), "--json"], terminal_width=200)
-
     assert text.exit_code == 0, text.output
-    assert f"read as a true stub under 8 m: {stub}" in text.output.splitlines()
-    assert json.loads(as_json.stdout)["contracted_stubs"] == [stub]
+    as_json = CliRunner().invoke(app, ["score", str(city), "--json"], terminal_width=200)
+    return text.output.splitlines(), json.loads(as_json.stdout)
+
+
+def test_score_names_the_built_stubs_it_read_as_a_true_stub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A built stub read as a true stub the truth contracted is no extra street: the text and
+    the JSON output name it, so a user sees why it did not count."""
+    stub = "built street 2-3 at (0.5, 30.5) (6.0, 30.5), 5.5 m"
+    lines, as_json = _printed_score(tmp_path, monkeypatch, contracted_stubs=[stub])
+
+    assert f"read as a true stub under 8 m: {stub}" in lines
+    assert as_json["contracted_stubs"] == [stub]
 
 
 def test_osm_network_without_osm_is_refused(
@@ -218,26 +226,11 @@ def test_score_names_the_crossings_it_read_where_the_map_has_no_node(
 ) -> None:
     """A built junction read as a crossing the map draws without a node: the text and the
     JSON output name the place, so a user sees why the truth has a junction there."""
-    from city360.pose_graph import score as score_module
-    from city360.pose_graph.score import Score
-    from city360.synth.groundtruth import SceneTruth
-
-    city = tmp_path / "city"
-    (city / "groundtruth").mkdir(parents=True)
-    SceneTruth(seed=0, junctions=[], streets=[], pois=[], objects=[], videos=[]).save(
-        city / "groundtruth" / "scene.json"
-    )
-    (city / "graph.json").write_text("{}")
     crossing = "true streets crossing at (36.9, -173.2), no node in the map"
-    result = Score(1.0, 1.0, 1.0, 1.0, 1.0, 0, 0, true_junctions=1, read_crossings=[crossing])
-    monkeypatch.setattr(score_module, "score_city", lambda *_a, **_k: result)
+    lines, as_json = _printed_score(tmp_path, monkeypatch, read_crossings=[crossing])
 
-    text = CliRunner().invoke(app, ["score", str(city)], terminal_width=200)
-    as_json = CliRunner().invoke(app, ["score", str(city), "--json"], terminal_width=200)
-
-    assert text.exit_code == 0, text.output
-    assert f"read as a crossing: {crossing}" in text.output.splitlines()
-    assert json.loads(as_json.stdout)["read_crossings"] == [crossing]
+    assert f"read as a crossing: {crossing}" in lines
+    assert as_json["read_crossings"] == [crossing]
 
 
 def test_score_names_the_side_by_side_streets_it_read_as_one(
@@ -245,26 +238,11 @@ def test_score_names_the_side_by_side_streets_it_read_as_one(
 ) -> None:
     """Two true streets out of a bend closer than a camera parts them, read as one street up
     to the junction the build made where they part: the text and the JSON name the place."""
-    from city360.pose_graph import score as score_module
-    from city360.pose_graph.score import Score
-    from city360.synth.groundtruth import SceneTruth
-
-    city = tmp_path / "city"
-    (city / "groundtruth").mkdir(parents=True)
-    SceneTruth(seed=0, junctions=[], streets=[], pois=[], objects=[], videos=[]).save(
-        city / "groundtruth" / "scene.json"
-    )
-    (city / "graph.json").write_text("{}")
     pair = (
         "true streets side by side from (88.4, 163.3) for 18.0 m (at most 4.0 m apart), "
         "parting at (70.6, 161.6)"
     )
-    result = Score(1.0, 1.0, 1.0, 1.0, 1.0, 0, 0, true_junctions=1, read_side_by_side=[pair])
-    monkeypatch.setattr(score_module, "score_city", lambda *_a, **_k: result)
+    lines, as_json = _printed_score(tmp_path, monkeypatch, read_side_by_side=[pair])
 
-    text = CliRunner().invoke(app, ["score", str(city)], terminal_width=200)
-    as_json = CliRunner().invoke(app, ["score", str(city), "--json"], terminal_width=200)
-
-    assert text.exit_code == 0, text.output
-    assert f"read as one street: {pair}" in text.output.splitlines()
-    assert json.loads(as_json.stdout)["read_side_by_side"] == [pair]
+    assert f"read as one street: {pair}" in lines
+    assert as_json["read_side_by_side"] == [pair]
