@@ -3,14 +3,13 @@
 A 360° video downloaded from a streaming site is often a DASH presentation: a manifest
 (``.mpd``, XML) beside an initialization segment (``init.mp4``) and media segments
 (``segment_0.m4s``, ...). The initialization segment followed by the media segments, byte for
-byte, is one fragmented MP4, so FFmpeg's ``concat:`` protocol decodes them as a single video
-without a copy on disk (:func:`concat_url`).
+byte, is one fragmented MP4, which :mod:`.stream_parts` reads as one video.
 
 :func:`read_dash` resolves the manifest's video segments to local files: ``SegmentTemplate``
 (``$Number$``, ``$Time$`` with a ``SegmentTimeline``, ``$RepresentationID$``,
 ``$Bandwidth$``, ``%0Nd`` widths), ``SegmentList`` and a single-file ``BaseURL``. Of several
 qualities it takes the best one whose files are there. Segments are taken in order up to the
-first one missing, and :attr:`DashParts.listed` says how many the manifest lists, so a partial
+first one missing, and :attr:`StreamParts.listed` says how many the manifest lists, so a partial
 download ingests what it has and the caller can say what is left out.
 
 Written with the standard library's XML parser rather than a DASH package: the one on PyPI
@@ -21,7 +20,6 @@ which is the whole job here. Remote segment addresses are refused with the file 
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 import xml.etree.ElementTree as ET
@@ -30,8 +28,9 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from city360.errors import ConfigError, InputFileError
+from city360.video_store.stream_parts import StreamParts, local_name
 
-__all__ = ["DASH_SUFFIXES", "DashParts", "concat_url", "dash_sha256", "read_dash"]
+__all__ = ["DASH_SUFFIXES", "read_dash"]
 
 DASH_SUFFIXES = frozenset({".mpd"})
 """Suffixes of DASH manifests."""
@@ -41,53 +40,6 @@ _DURATION_RE = re.compile(
     r"P(?:(?P<y>[\d.]+)Y)?(?:(?P<mo>[\d.]+)M)?(?:(?P<d>[\d.]+)D)?"
     r"(?:T(?:(?P<h>[\d.]+)H)?(?:(?P<mi>[\d.]+)M)?(?:(?P<s>[\d.]+)S)?)?$"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class DashParts:
-    """The local files of one DASH video representation, in play order.
-
-    ``initialization`` is None for a representation stored as one self-contained file
-    (``segments`` then holds that file). ``listed``: how many media segments the manifest
-    lists (None when it does not say); more than ``len(segments)`` when the download is
-    partial. ``missing``: the first listed segment not found, if any."""
-
-    manifest: Path
-    representation: str
-    initialization: Path | None
-    segments: tuple[Path, ...]
-    listed: int | None
-    missing: str | None = None
-
-    @property
-    def files(self) -> tuple[Path, ...]:
-        """Every file of the video in byte order (initialization first)."""
-        head = (self.initialization,) if self.initialization is not None else ()
-        return (*head, *self.segments)
-
-
-def concat_url(parts: DashParts) -> str:
-    """The FFmpeg ``concat:`` URL that reads ``parts`` as one stream (PyAV's ``av.open``).
-
-    Raises :class:`ConfigError` for a path holding ``|``, the protocol's separator."""
-    for path in parts.files:
-        if "|" in str(path):
-            msg = (
-                f"DASH video {parts.manifest}: the path {path} holds '|', which FFmpeg's "
-                "concat: protocol cannot read; rename the folder or the file"
-            )
-            raise ConfigError(msg)
-    return "concat:" + "|".join(str(p) for p in parts.files)
-
-
-def dash_sha256(parts: DashParts, *, chunk_bytes: int = 1 << 20) -> str:
-    """SHA-256 of the video's bytes (the files of ``parts`` concatenated), hex."""
-    digest = hashlib.sha256()
-    for path in parts.files:
-        with path.open("rb") as stream:
-            while chunk := stream.read(chunk_bytes):
-                digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _local(tag: str) -> str:
@@ -145,20 +97,12 @@ def _base_path(chain: list[ET.Element]) -> str:
             continue
         split = urlsplit(text)
         if split.scheme in ("http", "https"):
-            path = "" if text.endswith("/") else _file_name(text)
+            path = "" if text.endswith("/") else local_name(text)
         elif text.startswith("/"):
             path = unquote(split.path).lstrip("/")  # server-absolute: kept below the folder
         else:
             path += unquote(split.path)
     return path
-
-
-def _file_name(address: str) -> str:
-    """The file an address names: its last path part for a URL (the query, which may hold
-    a token, dropped), the address itself otherwise."""
-    if "://" not in address:
-        return unquote(address)
-    return unquote(urlsplit(address).path.rsplit("/", 1)[-1])
 
 
 def _expand(template: str, representation: ET.Element, number: int, time: int) -> str:
@@ -240,7 +184,7 @@ def _template_names(
     return init_name, None, None  # count unknown: every consecutive number found
 
 
-def read_dash(manifest: str | Path) -> DashParts:
+def read_dash(manifest: str | Path) -> StreamParts:
     """The local files of the best video representation of DASH manifest ``manifest``.
 
     Raises :class:`ConfigError` for a manifest that is not DASH XML, lists no video or
@@ -292,7 +236,7 @@ def read_dash(manifest: str | Path) -> DashParts:
 
 def _local_parts(
     manifest: Path, chain: list[ET.Element], total_s: float | None, looked_for: list[str]
-) -> DashParts | None:
+) -> StreamParts | None:
     """The representation at the end of ``chain`` as local files, or None when its first
     file is not there (its name is added to ``looked_for``)."""
     representation = chain[-1]
@@ -301,7 +245,7 @@ def _local_parts(
     folder = manifest.parent
 
     def local(address: str) -> Path:
-        name = _file_name(address)
+        name = local_name(address)
         return folder / (name if "://" in address else base + name)
 
     template = _merged_template(chain)
@@ -323,7 +267,7 @@ def _local_parts(
         if whole is None or not whole.is_file():
             looked_for.append(whole.name if whole is not None else f"the file of {rep_id!r}")
             return None
-        return DashParts(manifest, rep_id, None, (whole,), 1)
+        return StreamParts(manifest, rep_id, None, (whole,), 1)
     initialization = local(init_name) if init_name else None
     if initialization is not None and not initialization.is_file():
         looked_for.append(initialization.name)
@@ -346,4 +290,4 @@ def _local_parts(
     if not segments:
         looked_for.append(missing or f"the first media segment of {rep_id!r}")
         return None
-    return DashParts(manifest, rep_id, initialization, tuple(segments), listed, missing)
+    return StreamParts(manifest, rep_id, initialization, tuple(segments), listed, missing)

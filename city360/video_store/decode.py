@@ -23,7 +23,6 @@ import numpy as np
 import numpy.typing as npt
 
 from city360.errors import InputFileError, VideoError
-from city360.video_store.dash import DASH_SUFFIXES, concat_url, read_dash
 from city360.video_store.dual_fisheye import DualFisheye
 from city360.video_store.gopro_max import (
     GOPRO_MAX_LAYOUTS,
@@ -39,6 +38,8 @@ from city360.video_store.layouts import (
     equirect_size,
     native_to_equirect,
 )
+from city360.video_store.saved_stream import is_saved_stream, read_saved_stream
+from city360.video_store.stream_parts import concat_url
 
 if TYPE_CHECKING:
     import av
@@ -310,8 +311,8 @@ def _parse_creation_time(value: str | None) -> float | None:
 
 def open_video(path: str | os.PathLike[str]) -> av.container.InputContainer:
     """Open ``path`` with PyAV, turning every failure into an :class:`InputFileError` or
-    :class:`VideoError` that names the file. A DASH manifest (``.mpd``) opens its video's
-    saved segments as one stream (:mod:`.dash`)."""
+    :class:`VideoError` that names the file. A saved stream's DASH manifest (``.mpd``) or HLS
+    playlist (``.m3u8``) opens its video's segments as one stream (:mod:`.saved_stream`)."""
     import av
 
     source = Path(path)
@@ -322,8 +323,8 @@ def open_video(path: str | os.PathLike[str]) -> av.container.InputContainer:
         msg = f"video {source} is empty (0 bytes); re-copy it from the camera"
         raise VideoError(msg)
     url = str(source)
-    if source.suffix.lower() in DASH_SUFFIXES:  # a saved stream: its segments as one file
-        url = concat_url(read_dash(source))
+    if is_saved_stream(source):  # its segments as one file
+        url = concat_url(read_saved_stream(source))
     try:
         container = av.open(url, mode="r")
     except av.FFmpegError as exc:

@@ -260,12 +260,14 @@ def check_in_city(
 
 
 def _sha256(path: Path) -> str:
-    """SHA-256 of a source file; of a DASH manifest, of its video's bytes (the segments)."""
+    """SHA-256 of a source file; of a saved stream's manifest or playlist, of its video's bytes
+    (the segments)."""
     from city360.city import file_sha256
-    from city360.video_store.dash import DASH_SUFFIXES, dash_sha256, read_dash
+    from city360.video_store.saved_stream import is_saved_stream, read_saved_stream
+    from city360.video_store.stream_parts import parts_sha256
 
-    if path.suffix.lower() in DASH_SUFFIXES:
-        return dash_sha256(read_dash(path))
+    if is_saved_stream(path):
+        return parts_sha256(read_saved_stream(path))
     return file_sha256(path)
 
 

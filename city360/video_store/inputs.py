@@ -24,11 +24,12 @@ Files are therefore recognised by what they are, not by where they stand:
 A single photo is refused with a message: one position is not a trajectory; in a folder of
 videos it is left out with a warning (a test shot beside the walks).
 
-A DASH manifest (``.mpd``, a streamed video saved to disk) is one video (:mod:`.dash`); the
-initialization and media segments it names are its parts, not videos of their own, whether
-they stand in its folder or among the inputs (``ingest download/*``). A segment or an
-initialization passed without its manifest is answered with the manifest beside it, or a
-message.
+A streamed video saved to disk, a DASH manifest (``.mpd``) or an HLS playlist (``.m3u8``), is
+one video (:mod:`.saved_stream`); the initialization and media segments it names (and an HLS
+master's media playlists) are its parts, not videos of their own, whether they stand in its
+folder or among the inputs (``ingest download/*``). A segment or an initialization passed
+without its manifest is answered with the manifest beside it, or a message; an MPEG-TS file
+(``.ts``) no playlist names is a video of its own.
 """
 
 from __future__ import annotations
@@ -39,8 +40,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from city360.errors import ConfigError, InputFileError
-from city360.video_store.dash import DASH_SUFFIXES, read_dash
 from city360.video_store.gps import CONVERTIBLE_FORMATS, VIDEO_SUFFIXES
+from city360.video_store.saved_stream import (
+    SAVED_STREAM_SUFFIXES,
+    is_saved_stream,
+    read_saved_stream,
+)
+from city360.video_store.stream_parts import StreamParts
 
 __all__ = [
     "GPS_SUFFIXES",
@@ -108,18 +114,24 @@ def _kind(path: Path) -> str:
         return "gps"  # a .fit or .kml track is refused by the reader, saying how to convert it
     if suffix in PHOTO_SUFFIXES:
         return "photo"
-    if suffix in VIDEO_SUFFIXES or suffix in DASH_SUFFIXES:
+    if suffix in VIDEO_SUFFIXES or suffix in SAVED_STREAM_SUFFIXES or suffix == ".ts":
         return "video"
     return "other"
 
 
 _SEGMENT_SUFFIXES = frozenset({".m4s"})
-"""Media segments of a DASH presentation (no video without their manifest)."""
+"""Media segments that are no video without their manifest (an MPEG-TS ``.ts`` is one)."""
 
 
-def _dash_parts(manifest: Path) -> set[Path]:
-    """The files of DASH ``manifest``'s video (resolved); says when the download is partial."""
-    parts = read_dash(manifest)
+def _stream_files(parts: StreamParts) -> set[Path]:
+    """Every file a saved stream's manifest names (resolved): its video's bytes and, of an HLS
+    master playlist, its media playlists."""
+    return {p.resolve() for p in (*parts.files, *parts.playlists)}
+
+
+def _stream_parts(manifest: Path) -> set[Path]:
+    """:func:`_stream_files` of ``manifest``; says when the download is partial."""
+    parts = read_saved_stream(manifest)
     if parts.missing is not None:
         log.warning(
             "%s lists %s media segments; %d are beside it, %s is not: ingesting the first %d",
@@ -129,46 +141,50 @@ def _dash_parts(manifest: Path) -> set[Path]:
             parts.missing,
             len(parts.segments),
         )
-    return {p.resolve() for p in parts.files}
+    return _stream_files(parts)
 
 
-def _fold_dash(videos: list[Path]) -> list[Path]:
-    """``videos`` with the parts of the DASH manifests among them left out; a segment or an
-    initialization passed alone is replaced by the manifest beside it that names it."""
-    manifests = [v for v in videos if v.suffix.lower() in DASH_SUFFIXES]
+def _fold_streams(videos: list[Path]) -> list[Path]:
+    """``videos`` with the parts of the saved streams' manifests among them left out (their
+    segments, an HLS master's media playlists); a segment or an initialization passed alone is
+    replaced by the manifest beside it that names it."""
+    manifests = [v for v in videos if is_saved_stream(v)]
+    named = set().union(*(_quiet_parts(m) for m in manifests))
     owned: set[Path] = set()
     for manifest in manifests:
-        owned |= _dash_parts(manifest)
+        if manifest.resolve() not in named:  # a master's media playlist is the master's
+            owned |= _stream_parts(manifest)
     kept: list[Path] = []
     for video in videos:
-        if video.resolve() in owned:
+        if video.resolve() in owned or video.resolve() in named:
             continue
-        if video.suffix.lower() in DASH_SUFFIXES:
+        if is_saved_stream(video):
             kept.append(video)
             continue
-        beside = sorted(video.parent.glob("*.[mM][pP][dD]"))
+        beside = sorted(p for p in video.parent.iterdir() if is_saved_stream(p))
         owner = next((m for m in beside if video.resolve() in _quiet_parts(m)), None)
         if owner is not None:
-            log.warning("%s is a part of the DASH video %s: ingesting that", video, owner)
-            owned |= _dash_parts(owner)
+            log.warning("%s is a part of the saved stream %s: ingesting that", video, owner)
+            owned |= _stream_parts(owner)
             kept.append(owner)
         elif video.suffix.lower() in _SEGMENT_SUFFIXES:
             msg = (
-                f"{video} is a DASH media segment, not a video: pass the presentation's "
-                "manifest (.mpd), or join the initialization and the segments into one file "
-                f"(cat init.mp4 segment_*.m4s > walk.mp4) and ingest that"
+                f"{video} is a media segment of a saved stream, not a video: pass the "
+                "stream's manifest (DASH .mpd) or playlist (HLS .m3u8), or join the "
+                "initialization and the segments into one file (cat init.mp4 segment_*.m4s > "
+                "walk.mp4) and ingest that"
             )
             raise ConfigError(msg)
         else:
-            kept.append(video)
+            kept.append(video)  # a .ts no playlist names is a video of its own
     return list(dict.fromkeys(kept))
 
 
 def _quiet_parts(manifest: Path) -> set[Path]:
-    """:func:`_dash_parts` without its warning, and empty for a manifest that cannot be read
-    (a stray .mpd beside a video must not refuse the video)."""
+    """:func:`_stream_files` without the warning, and empty for a manifest that cannot be read
+    (a stray .mpd or .m3u8 beside a video must not refuse the video)."""
     try:
-        return {p.resolve() for p in read_dash(manifest).files}
+        return _stream_files(read_saved_stream(manifest))
     except (ConfigError, InputFileError):
         return set()
 
@@ -312,7 +328,7 @@ def sort_inputs(inputs: Sequence[Path], gps: Sequence[Path] = ()) -> IngestInput
             previews[0],
         )
         videos = [v for v in videos if not _is_preview(v)]
-    videos = _fold_dash(videos)
+    videos = _fold_streams(videos)
     if loose_photos:
         sequences.append(PhotoSequence(loose_photos[0].resolve().parent.name, tuple(loose_photos)))
     for sequence in sequences:

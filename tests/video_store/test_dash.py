@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from city360.errors import ConfigError, InputFileError
-from city360.video_store.dash import concat_url, dash_sha256, read_dash
+from city360.video_store.dash import read_dash
 from city360.video_store.decode import iter_frames, probe_video
 from city360.video_store.inputs import sort_inputs
+from city360.video_store.stream_parts import concat_url, parts_sha256
 from tests.fixtures.videos import write_equirect_video
 
 MPD_NS = 'xmlns="urn:mpeg:dash:schema:mpd:2011"'
@@ -119,7 +120,7 @@ def test_the_best_quality_saved_is_taken_and_audio_is_not_a_video(tmp_path: Path
         "</AdaptationSet>",
     )
     parts = read_dash(manifest)
-    assert parts.representation == "low"
+    assert parts.rendition == "low"
     assert [p.name for p in parts.files] == ["init-low.mp4", "low-1.m4s"]
     assert parts.listed is None  # no duration: every consecutive number on disk
 
@@ -243,7 +244,7 @@ def test_a_saved_stream_decodes_as_the_whole_video(saved_stream: tuple[Path, Pat
     assert all(np.array_equal(a, b) for a, b in zip(decoded, expected, strict=True))
     from city360.city import file_sha256
 
-    assert dash_sha256(read_dash(manifest)) == file_sha256(whole)  # same bytes
+    assert parts_sha256(read_dash(manifest)) == file_sha256(whole)  # same bytes
 
 
 def test_a_download_folder_is_one_video_named_by_its_manifest(
@@ -257,12 +258,12 @@ def test_a_download_folder_is_one_video_named_by_its_manifest(
     assert sort_inputs(sorted(folder.iterdir())).videos == [manifest]
     with caplog.at_level("WARNING", logger="city360.video_store.inputs"):
         assert sort_inputs([folder / "init.mp4"]).videos == [manifest]
-    assert "is a part of the DASH video" in caplog.text
+    assert "is a part of the saved stream" in caplog.text
 
 
 def test_a_segment_without_its_manifest_is_refused_with_the_way_on(tmp_path: Path) -> None:
     _touch(tmp_path, "segment_3.m4s")
-    with pytest.raises(ConfigError, match=r"DASH media segment.*manifest \(\.mpd\)"):
+    with pytest.raises(ConfigError, match=r"media segment of a saved stream.*\(DASH \.mpd\)"):
         sort_inputs([tmp_path / "segment_3.m4s"])
 
 

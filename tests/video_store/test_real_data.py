@@ -99,6 +99,55 @@ def test_shaka_dash_vr_manifest_ingests_as_its_joined_segments(
     assert a.frames_path("dash").read_bytes() == b.frames_path("joined").read_bytes()
 
 
+def test_the_real_clip_saved_as_hls_ingests_as_the_joined_clip(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """The real 360° clip as a streaming site serves it over HLS (its H.264 remuxed by
+    FFmpeg's HLS muxer into 2 s fragmented-MP4 segments, no re-encoding): ``ingest
+    walk.m3u8`` writes the poses and frames the joined MP4 writes. (Transport-stream segments
+    are tested in test_hls.py, encoded by FFmpeg itself.)"""
+    import av
+
+    folder = shared_data / "video360" / "shaka_dash_vr"
+    joined = tmp_path / "joined.mp4"
+    parts = [folder / "init.mp4", *(folder / f"segment_{n}.m4s" for n in range(6))]
+    joined.write_bytes(b"".join(p.read_bytes() for p in parts))
+    playlist = tmp_path / "download" / "walk.m3u8"
+    playlist.parent.mkdir()
+    options = {
+        "hls_time": "2",
+        "hls_playlist_type": "vod",
+        "hls_segment_type": "fmp4",
+        "hls_fmp4_init_filename": "init.mp4",
+    }
+    with (
+        av.open(str(joined)) as source,
+        av.open(str(playlist), "w", format="hls", options=options) as target,
+    ):
+        video = source.streams.video[0]
+        stream = target.add_stream_from_template(video)
+        for packet in source.demux(video):
+            if packet.dts is not None:
+                packet.stream = stream
+                target.mux(packet)
+    assert len(list(playlist.parent.glob("*.m4s"))) >= 3
+    info = probe_video(playlist)
+    assert (info.width, info.height) == (720, 360)
+    assert info.creation_time_utc is None  # the muxer wrote no creation time
+    # the track starts at the MP4's creation time, which the playlist's video starts at too
+    t, lat, lon = _straight_track(24.0, probe_video(joined).creation_time_utc or 0.0)
+    track = write_gpx(tmp_path / "walk.gpx", t, lat, lon)
+    ingest = IngestOptions(spacing_m=2.0, pyramid=False)
+    from_hls = ingest_video(playlist, track, tmp_path / "a", projection=ORIGIN, options=ingest)
+    from_mp4 = ingest_video(joined, track, tmp_path / "b", projection=ORIGIN, options=ingest)
+    assert from_hls.frame_count == from_mp4.frame_count >= 10
+    a, b = CityDir(tmp_path / "a"), CityDir(tmp_path / "b")
+    np.testing.assert_array_equal(a.read_poses("walk").x_m, b.read_poses("joined").x_m)
+    with FrameStore(a.frames_path("walk")) as hls, FrameStore(b.frames_path("joined")) as mp4:
+        for k in range(len(hls)):
+            np.testing.assert_array_equal(hls.get(k), mp4.get(k))
+
+
 def test_gopro_video_ingests_with_its_own_gpmf_track(shared_data: Path, tmp_path: Path) -> None:
     """No --gps: the GPMF track inside the file is used, on the video's own clock (the MP4's
     creation_time is the camera's local time, 8 h off UTC, and must not be trusted)."""
