@@ -438,9 +438,9 @@ def register(app: typer.Typer) -> None:
         videos: Annotated[
             list[Path],
             typer.Argument(
-                help="360° equirect videos, folders of them, DASH manifests (.mpd, a saved "
-                "stream), or geotagged 360° photos (a folder or several .jpg: one photo "
-                "sequence).",
+                help="360° equirect videos, folders of them, saved streams (a DASH .mpd or "
+                "HLS .m3u8 beside its segments), or geotagged 360° photos (a folder or "
+                "several .jpg: one photo sequence).",
                 show_default=False,
             ),
         ],
