@@ -65,6 +65,7 @@ from city360.pose_graph.segments import (
     dissolve_pass_through,
     group_streets,
     part_two_lines,
+    turned_forks,
 )
 from city360.pose_graph.stolen_branches import StolenBranchParams, UncutPasses, stolen_branches
 from city360.pose_graph.stub_ends import StubEndParams, stub_ends
@@ -441,6 +442,10 @@ def build_from_tracks(
                 tracks, junctions_xy[branching], params, matched
             )
     dissolved = dissolve_pass_through(segments, streets, range(len(junctions_xy)))
+    if osm is None and dissolved and params.segments.apart_m is not None:
+        # a fork whose branches are grouped as one street here, walked up one and down the
+        # other: dissolved, no node of two streets would be left for part_two_lines to part
+        dissolved -= turned_forks(tracks, segments, streets, dissolved, params.segments)
     if dissolved:
         keep = np.array([i not in dissolved for i in range(len(junctions_xy))])
         dead_xy, junctions_xy, segments, streets, _ = _cut(

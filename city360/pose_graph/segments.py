@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +38,7 @@ __all__ = [
     "group_streets",
     "part_two_lines",
     "segment_polyline",
+    "turned_forks",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -96,6 +97,12 @@ class SegmentParams:
     (Helsinki wander seed 1), a street that stops 4-6 m short of another where the walks end
     (Kamppi's Simonkatu, unseen wander seed 9). False: the lines need only meet there
     (round twenty-two, knot22)."""
+    turned_forks: bool = True
+    """See :func:`turned_forks`: a node :func:`dissolve_pass_through` would remove is kept when
+    one of its streets parts there (:func:`part_two_lines`) and a trajectory turns at the node
+    from one of the parted lines into the other. The old town's knot C in coverage seed 2 was
+    dissolved before the final streets were parted (round twenty-three, knot23). False: every
+    such node is dissolved (before round twenty-three)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,24 +382,16 @@ def group_streets(
     return streets, street_of
 
 
-def part_two_lines(
+def _two_lines(
     tracks: Sequence[Track],
     segments: Sequence[Segment],
     streets: Sequence[Street],
-    params: SegmentParams | None = None,
-) -> list[Street]:
-    """``streets`` (from :func:`group_streets`) with each street whose segments run apart
-    (:attr:`SegmentParams.apart_m`) made two or more, where one of its nodes has only two
-    streets, the other one a single line, and the parted lines meet at that node
-    (:attr:`SegmentParams.meet_m`) and are each walked on through it
-    (:attr:`SegmentParams.walked_on`): two real streets between the same nodes, a straight
-    one and a bent one, make that node a junction of three, where grouping them left it a
-    bend. Elsewhere (both nodes already junctions) the split would only add a street beside one
-    the build has; where both streets of a node part, the node is a bend of two streets
-    side by side (the old town's 120 m pair). Street ids are renumbered in order."""
-    params = params or SegmentParams()
+    params: SegmentParams,
+) -> dict[int, tuple[list[Street], list[int]]]:
+    """By the id of each street :func:`part_two_lines` parts: its lines (street ids 0) and
+    the nodes of the street where it parts (one or both of ``a``, ``b``)."""
     if params.apart_m is None:
-        return list(streets)
+        return {}
     at_node: dict[int, list[int]] = defaultdict(list)
     for street in streets:
         at_node[street.a].append(street.id)
@@ -451,16 +450,76 @@ def part_two_lines(
                 return True
         return False
 
+    parted: dict[int, tuple[list[Street], list[int]]] = {}
+    for street in streets:
+        if street.id in parts:
+            where = [n for n in dict.fromkeys((street.a, street.b)) if lone_parted(street, n)]
+            if where:
+                parted[street.id] = (parts[street.id], where)
+    return parted
+
+
+def part_two_lines(
+    tracks: Sequence[Track],
+    segments: Sequence[Segment],
+    streets: Sequence[Street],
+    params: SegmentParams | None = None,
+) -> list[Street]:
+    """``streets`` (from :func:`group_streets`) with each street whose segments run apart
+    (:attr:`SegmentParams.apart_m`) made two or more, where one of its nodes has only two
+    streets, the other one a single line, and the parted lines meet at that node
+    (:attr:`SegmentParams.meet_m`) and are each walked on through it
+    (:attr:`SegmentParams.walked_on`): two real streets between the same nodes, a straight
+    one and a bent one, make that node a junction of three, where grouping them left it a
+    bend. Elsewhere (both nodes already junctions) the split would only add a street beside one
+    the build has; where both streets of a node part, the node is a bend of two streets
+    side by side (the old town's 120 m pair). Street ids are renumbered in order."""
+    params = params or SegmentParams()
+    two_lines = _two_lines(tracks, segments, streets, params)
     parted: list[Street] = []
     for street in streets:
-        if street.id in parts and (lone_parted(street, street.a) or lone_parted(street, street.b)):
-            parted.extend(parts[street.id])
-        else:
-            parted.append(street)
+        parted.extend(two_lines[street.id][0] if street.id in two_lines else [street])
     return [
         Street(k, street.a, street.b, street.forward, street.backward)
         for k, street in enumerate(parted)
     ]
+
+
+def turned_forks(
+    tracks: Sequence[Track],
+    segments: Sequence[Segment],
+    streets: Sequence[Street],
+    nodes: Iterable[int],
+    params: SegmentParams | None = None,
+) -> set[int]:
+    """The nodes among ``nodes`` (those :func:`dissolve_pass_through` removes: two streets,
+    every trajectory going on through) where :func:`part_two_lines` parts one of the streets
+    and a trajectory turns from one of its lines into another: a walker who comes up one
+    branch of a fork and goes back down the other. Dissolved, such a node leaves the two
+    lines one street that the final :func:`part_two_lines` cannot part, for no node of two
+    streets is left at the fork (the old town's knot C, coverage seed 2). A walker turning
+    back on one street keeps to one line (:attr:`SegmentParams.apart_m`); two lines that
+    only run side by side, each walked straight through, keep no node (the wander passes
+    crossing between the old town's side-by-side streets). Empty when
+    :attr:`SegmentParams.turned_forks` is off or :attr:`SegmentParams.apart_m` is None."""
+    params = params or SegmentParams()
+    if not params.turned_forks:
+        return set()
+    wanted = set(nodes)
+    after = {(seg.track, seg.first_frame): i for i, seg in enumerate(segments)}
+    kept: set[int] = set()
+    for lines, where in _two_lines(tracks, segments, streets, params).values():
+        line_of = {i: k for k, line in enumerate(lines) for i in (*line.forward, *line.backward)}
+        for node in wanted.intersection(where):
+            for i, k in line_of.items():
+                seg = segments[i]
+                if seg.v != node:
+                    continue
+                turned = after.get((seg.track, seg.last_frame))
+                if turned is not None and line_of.get(turned, k) != k:
+                    kept.add(node)
+                    break
+    return kept
 
 
 def dissolve_pass_through(

@@ -220,3 +220,53 @@ def test_a_bent_line_that_turns_into_the_straight_one_at_the_node_is_parted() ->
 
 def test_the_guard_is_on_by_default() -> None:
     assert SegmentParams().walked_on is True
+
+
+V_FORK = (22.5, 0.0)
+"""The old town's knot C in coverage seed 2 (design notes, round twenty-three): a straight
+street from :data:`JOIN` and a bent one through :data:`V_APEX` reach this fork 65 degrees
+apart, 9-10 m apart at the apex, and go on as one street east."""
+V_APEX = (18.0, 9.5)
+V_EAST = (112.5, 0.0)
+
+
+def _v_fork(*, turned: bool = True) -> list[Track]:
+    """Every street filmed; with ``turned`` a walker comes up the straight street and goes
+    back down the bent one (a hairpin at the fork), else that walker goes on east."""
+    third = [SOUTH, JOIN, V_FORK, V_APEX, JOIN, WEST] if turned else [SOUTH, JOIN, V_FORK, V_EAST]
+    return [
+        polyline_track([WEST, JOIN, V_FORK, V_EAST], "west to east, straight"),
+        polyline_track([V_EAST, V_FORK, V_APEX, JOIN, SOUTH], "east, bent, south"),
+        polyline_track(third, "south, straight, bent back, west"),
+    ]
+
+
+def _nodes_near(
+    tracks: list[Track], xy: tuple[float, float], params: BuildParams | None = None
+) -> list[tuple[str, int]]:
+    """(kind, streets) of each built node within 4 m of ``xy``."""
+    graph = build_from_tracks(tracks, LocalProjection(35.74, 139.67), params=params).graph
+    return [
+        (str(d["kind"]), len({e["street"] for *_, e in graph.edges(n, data=True)}))
+        for n, d in graph.nodes(data=True)
+        if np.hypot(d["x_m"] - xy[0], d["y_m"] - xy[1]) < 4.0
+    ]
+
+
+def test_a_fork_walked_up_one_branch_and_down_the_other_is_kept_a_junction() -> None:
+    # cd27d9c: the fork's two branches are grouped as one street when pass-through nodes are
+    # dissolved, every walk goes on through the fork on its video, so the fork was removed
+    # and nothing was left for part_two_lines to part: no node there at all
+    assert _nodes_near(_v_fork(), V_FORK) == [("junction", 3)]
+
+
+def test_a_fork_nobody_turns_at_is_still_dissolved() -> None:
+    # the guard: lines that are each walked straight through (two passes of one wide street,
+    # the wander passes between the old town's side-by-side streets) keep no node
+    assert _nodes_near(_v_fork(turned=False), V_FORK) == []
+
+
+def test_turned_forks_is_a_switch_on_by_default() -> None:
+    assert SegmentParams().turned_forks is True
+    off = BuildParams(segments=SegmentParams(turned_forks=False))
+    assert _nodes_near(_v_fork(), V_FORK, off) == []
