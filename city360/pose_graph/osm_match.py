@@ -77,6 +77,7 @@ node, or ``ARM_SHARE`` of its length if shorter: GPS wander of a walker standing
 about at a crossing puts poses a few metres along every arm. Short because a walk may step only
 8-9 m into a street where the filmed area ends (old-town twin: 15 m lost a junction there); the
 share is low because a smoothed U-turn at the end of a 12 m stub turns 4-5 m short of it."""
+PLACE_BY_FILMED_ARMS = True
 SHORT_STREET_M = 8.0
 """OSM streets shorter than this join their two end nodes into one place when counting the
 streets filmed at a node: video cannot resolve them (the scorer, ``score.MATCH_M``, contracts
@@ -354,13 +355,17 @@ def osm_junction_candidates(
     for spur in spurs:
         walked[spur.edge, int(osm.edge_nodes[spur.edge, 1] == spur.node)] = True
     filmed_degree = np.zeros(n_nodes, dtype=np.int64)  # per group label
+    filmed_arms = np.zeros(n_nodes, dtype=np.int64)  # per node
     for end in (0, 1):
         filmed = (near_count[:, end] >= MIN_POSES_PER_STREET) & walked[:, end] & ~inner
         np.add.at(filmed_degree, group[osm.edge_nodes[filmed, end]], 1)
+        np.add.at(filmed_arms, osm.edge_nodes[filmed, end], 1)
     degree = osm.node_degree
     found = []
     for label in np.flatnonzero(filmed_degree >= 3):
         members = np.flatnonzero(group == label)
+        if PLACE_BY_FILMED_ARMS:
+            members = members[filmed_arms[members] == filmed_arms[members].max()]
         top = members[degree[members] == degree[members].max()]
         found.append(osm.node_xy[top].mean(axis=0))
     return np.asarray(found, dtype=np.float64).reshape(-1, 2)
