@@ -216,7 +216,7 @@ TWO_NODES = _streets(
 )  # fmt: skip
 
 
-def test_two_close_osm_nodes_give_their_junction_the_place_of_the_node_filmed_on_more_arms():
+def test_two_close_osm_nodes_put_their_junction_at_the_node_filmed_on_more_arms() -> None:
     corner = _walk([(33.0, 2.1), (0.0, 0.0), (-0.2, -7.1), (-2.2, -58.0)], "corner", noise_m=0.3)
     north = _walk([(1.6, 47.0), (0.1, 4.9)], "north", noise_m=0.3)
     found = osm_junction_candidates(TWO_NODES, [corner, north])
