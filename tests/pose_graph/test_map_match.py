@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from city360.geo import LocalProjection
+from city360.pose_graph import osm_match
 from city360.pose_graph.junctions import DeadEndEvent, find_dead_ends
 from city360.pose_graph.map_match import viterbi_match
 from city360.pose_graph.osm_match import (
@@ -216,7 +218,10 @@ TWO_NODES = _streets(
 )  # fmt: skip
 
 
-def test_two_close_osm_nodes_put_their_junction_at_the_node_filmed_on_more_arms() -> None:
+def test_two_close_osm_nodes_put_their_junction_at_the_node_filmed_on_more_arms(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(osm_match, "PLACE_BY_FILMED_ARMS", True)  # off by default
     corner = _walk([(33.0, 2.1), (0.0, 0.0), (-0.2, -7.1), (-2.2, -58.0)], "corner", noise_m=0.3)
     north = _walk([(1.6, 47.0), (0.1, 4.9)], "north", noise_m=0.3)
     found = osm_junction_candidates(TWO_NODES, [corner, north])
@@ -228,4 +233,8 @@ def test_two_close_osm_nodes_put_their_junction_at_the_node_filmed_on_more_arms(
     west = _walk([(-88.0, -5.4), (-0.2, -7.1)], "west", noise_m=0.3)
     found = osm_junction_candidates(TWO_NODES, [corner, north, west])
     assert found.shape == (1, 2)
+    assert np.allclose(found[0], [-0.1, -3.55], atol=1e-9)
+    # off (the default): between the two nodes of three streets, as before
+    monkeypatch.setattr(osm_match, "PLACE_BY_FILMED_ARMS", False)
+    found = osm_junction_candidates(TWO_NODES, [corner, north])
     assert np.allclose(found[0], [-0.1, -3.55], atol=1e-9)
