@@ -9,7 +9,7 @@ An OSM node where at least three streets have matched poses within ``JUNCTION_RE
 reaching ``ARM_M`` along each (or walked into and back from it: a spur,
 :func:`city360.pose_graph.osm_dead_ends.find_spurs`), is a junction the video passes through,
 and becomes a junction at its OSM position (nodes joined by streets under ``SHORT_STREET_M``
-count as one).
+count as one; with :data:`PLACE_BY_FILMED_ARMS` placed at those filmed on the most streets).
 Pose-derived junctions are then reconciled with OSM (:func:`reconcile_junctions`): near such
 a candidate they give way to it; within ``MATCH_RADIUS_M`` of any OSM street they are dropped
 (the matched sequence says which streets the video walks; passes that part at a shallow angle
@@ -46,6 +46,7 @@ __all__ = [
     "MATCH_ANGLE_DEG",
     "MATCH_RADIUS_M",
     "MIN_COVERED_SHARE",
+    "PLACE_BY_FILMED_ARMS",
     "OsmStreets",
     "choose_network",
     "coverage",
@@ -77,6 +78,18 @@ node, or ``ARM_SHARE`` of its length if shorter: GPS wander of a walker standing
 about at a crossing puts poses a few metres along every arm. Short because a walk may step only
 8-9 m into a street where the filmed area ends (old-town twin: 15 m lost a junction there); the
 share is low because a smoothed U-turn at the end of a 12 m stub turns 4-5 m short of it."""
+PLACE_BY_FILMED_ARMS = False
+"""Where a junction of OSM nodes joined by streets under :data:`SHORT_STREET_M` stands: at the
+nodes with the most filmed streets (then the most streets), not at every node of the most
+streets. Two nodes 7.1 m apart, each of three streets: a walker turned the corner at the north
+one and another walked its third street down to it, while the south node's third street was
+not filmed (Nerima, unseen window SE, wander seed 40). Halfway between them, 3.6 m off, the
+junction stood 8.3 m from the video that ended 4.9 m short of the north node; that end became
+a dead end of its own and the junction, left with two arms, was no junction. Off: on, that
+row's junction R goes 0.964 -> 1.000 (still short: P 0.933), but Nerima SW one-way with
+stops seed 40 (three nodes in one place, the junction moved 0.7 m) goes street F1 1.000 ->
+0.979 (design notes, round twenty-three, branch osmfresh23). False: every node of the most
+streets."""
 SHORT_STREET_M = 8.0
 """OSM streets shorter than this join their two end nodes into one place when counting the
 streets filmed at a node: video cannot resolve them (the scorer, ``score.MATCH_M``, contracts
@@ -354,13 +367,17 @@ def osm_junction_candidates(
     for spur in spurs:
         walked[spur.edge, int(osm.edge_nodes[spur.edge, 1] == spur.node)] = True
     filmed_degree = np.zeros(n_nodes, dtype=np.int64)  # per group label
+    filmed_arms = np.zeros(n_nodes, dtype=np.int64)  # per node
     for end in (0, 1):
         filmed = (near_count[:, end] >= MIN_POSES_PER_STREET) & walked[:, end] & ~inner
         np.add.at(filmed_degree, group[osm.edge_nodes[filmed, end]], 1)
+        np.add.at(filmed_arms, osm.edge_nodes[filmed, end], 1)
     degree = osm.node_degree
     found = []
     for label in np.flatnonzero(filmed_degree >= 3):
         members = np.flatnonzero(group == label)
+        if PLACE_BY_FILMED_ARMS:  # the node the video turned at, not the one it passed
+            members = members[filmed_arms[members] == filmed_arms[members].max()]
         top = members[degree[members] == degree[members].max()]
         found.append(osm.node_xy[top].mean(axis=0))
     return np.asarray(found, dtype=np.float64).reshape(-1, 2)

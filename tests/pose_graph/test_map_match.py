@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from city360.geo import LocalProjection
+from city360.pose_graph import osm_match
 from city360.pose_graph.junctions import DeadEndEvent, find_dead_ends
 from city360.pose_graph.map_match import viterbi_match
 from city360.pose_graph.osm_match import (
@@ -203,3 +205,36 @@ def test_an_unknown_network_lists_auto_too(tmp_path: Path) -> None:
         r"street\+service, walk, all\. Did you mean 'walk'\?",
     ):
         load_matching_streets(path, LocalProjection(*ORIGIN), [], network="wlk")
+
+
+# Nerima, unseen window SE, wander seed 40: two OSM nodes 7.1 m apart, each where three
+# streets meet; a walker turns the corner at the north node A from the east arm to the south
+# (through the south node B), and another walks the north arm down to A. A's three streets
+# are filmed; B's west arm is not.
+TWO_NODES = _streets(
+    {0: (0.0, 0.0), 1: (-0.2, -7.1), 2: (33.2, 2.1), 3: (1.6, 48.0), 4: (-2.3, -59.5),
+     5: (-90.2, -5.4)},
+    [(0, 1), (0, 2), (0, 3), (1, 4), (1, 5)],
+)  # fmt: skip
+
+
+def test_two_close_osm_nodes_put_their_junction_at_the_node_filmed_on_more_arms(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(osm_match, "PLACE_BY_FILMED_ARMS", True)  # off by default
+    corner = _walk([(33.0, 2.1), (0.0, 0.0), (-0.2, -7.1), (-2.2, -58.0)], "corner", noise_m=0.3)
+    north = _walk([(1.6, 47.0), (0.1, 4.9)], "north", noise_m=0.3)
+    found = osm_junction_candidates(TWO_NODES, [corner, north])
+    # at A, not halfway to B (3.55 m off: the video that ends 4.9 m short of A was 8.3 m from
+    # the junction, made a dead end of its own, and the junction lost its third arm)
+    assert found.shape == (1, 2)
+    assert np.allclose(found[0], [0.0, 0.0], atol=1e-9)
+    # B's west arm filmed too: two arms each, the junction stays between them
+    west = _walk([(-88.0, -5.4), (-0.2, -7.1)], "west", noise_m=0.3)
+    found = osm_junction_candidates(TWO_NODES, [corner, north, west])
+    assert found.shape == (1, 2)
+    assert np.allclose(found[0], [-0.1, -3.55], atol=1e-9)
+    # off (the default): between the two nodes of three streets, as before
+    monkeypatch.setattr(osm_match, "PLACE_BY_FILMED_ARMS", False)
+    found = osm_junction_candidates(TWO_NODES, [corner, north])
+    assert np.allclose(found[0], [-0.1, -3.55], atol=1e-9)
