@@ -327,3 +327,29 @@ def test_a_fork_whose_branches_run_apart_farther_out_stays_one_junction() -> Non
         _walk([(0, 60), (0, 0), (10.4, -59.1)], "east branch"),
     ]
     assert np.allclose(_side_by_side_split(tracks), [[0.0, 0.0]])
+
+
+def _lopsided_tees() -> list[Track]:
+    # as _widening_tees(8.4, 14.0), but the fused junction sits 2 m from the east side
+    # street's arm (under through_m, 2.5) and 6.4 m from the west one's
+    return [
+        _walk([(-60, 0), (60, 0)], "through"),
+        _walk([(-6.4, -0.5), (-6.4, -12), (-9.2, -60)], "west side street"),
+        _walk([(2.0, -0.5), (2.0, -12), (4.8, -60)], "east side street"),
+    ]
+
+
+def test_far_apart_tees_close_to_one_arm_split_only_with_far_through_m() -> None:
+    tracks = _lopsided_tees()
+    junctions = np.array([[0.0, 0.0]])
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
+    streets, _ = group_streets(tracks, segments)
+    halves, _ = split_side_by_side(tracks, junctions, segments, streets)
+    assert np.allclose(halves, junctions)  # off by default
+    loose = RefineParams(far_through_m=1.5)
+    halves, _ = split_side_by_side(tracks, junctions, segments, streets, loose)
+    found = halves[np.argsort(halves[:, 0])]
+    assert len(found) == 2
+    assert np.hypot(*(found[0] - [-6.4, 0.0])) < 1.5
+    assert np.hypot(*(found[1] - [2.0, 0.0])) < 1.5
