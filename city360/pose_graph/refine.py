@@ -99,7 +99,7 @@ class RefineParams:
     """A junction of three or four arm lines whose two same-way arms on opposite sides of it
     run closer than ``side_by_side_gap_m`` near it is split all the same when the two are
     different streets whose centre lines ``far_m`` .. ``far_reach_m`` out lie at least this
-    far apart (:func:`_far_apart`): two T-junctions 9-11 m apart whose side streets leave one
+    far apart (:meth:`_FarLines.apart`): two T-junctions 9-11 m apart whose side streets leave one
     way, side by side, and whose near arms tilt towards the fused junction (passes turning at
     either T cut the corner), so that they measure 7-9 m there (Helsinki SE (121, -36) /
     (131, -36)). A shallow fork's branches also lie apart out there but meet at the node, so
