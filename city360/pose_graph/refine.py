@@ -20,8 +20,9 @@ either side of it). All positions are metres in the city CRS.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -94,6 +95,23 @@ class RefineParams:
     Side streets closer than the scorer's 8 m are one place to it (old-town staggered
     T-junctions 6-8 m apart), so the gap stays above that: 8 m (8.5 m for opposite ways)
     lowered suite and unseen-window rows without OSM (design notes, part nine). None: off."""
+    far_gap_m: float | None = 10.0
+    """A junction of three or four arm lines whose two same-way arms on opposite sides of it
+    run closer than ``side_by_side_gap_m`` near it is split all the same when the two are
+    different streets whose centre lines ``far_m`` .. ``far_reach_m`` out lie at least this
+    far apart (:meth:`_FarLines.apart`): two T-junctions 9-11 m apart whose side streets leave one
+    way, side by side, and whose near arms tilt towards the fused junction (passes turning at
+    either T cut the corner), so that they measure 7-9 m there (Helsinki SE (121, -36) /
+    (131, -36)). A shallow fork's branches also lie apart out there but meet at the node, so
+    the near gap must still be ``through_m`` on either side. None: off."""
+    far_reach_m: float = 45.0
+    """See ``far_gap_m``: how far out the far centre lines reach, metres."""
+    far_through_m: float | None = None
+    """With ``far_gap_m``, two same-way arms may also pass the junction only this close on
+    opposite sides (down to this, under ``through_m``): one side street's arm of a fused pair
+    of T-junctions can tilt to 2 m from the fused junction (Helsinki SE coverage seed 5). 1.5
+    brought three Helsinki SE rows to target (one unseen, two fresh) and lowered turn accuracy
+    on two old-town suite rows (design notes, round twenty-three), so it is off: None."""
 
 
 def _arm_points(
@@ -148,16 +166,16 @@ def _ways(
     return len({root(k) for k in range(len(lines))})
 
 
-def _arm_lines(
+def _arm_poses(
     tracks: Sequence[Track],
     junctions_xy: FloatArray,
     segments: Sequence[Segment],
     streets: Sequence[Street],
     params: RefineParams,
-) -> tuple[dict[int, list[tuple[FloatArray, FloatArray, float]]], dict[int, int]]:
-    """Per junction: the centre lines (centre, unit axis, weight) of its arms that have
-    ``min_poses`` poses, and how many arms it has."""
-    arms: dict[tuple[int, int], list[FloatArray]] = defaultdict(list)  # (node, street) -> poses
+) -> dict[tuple[int, int], FloatArray]:
+    """Per (junction, street) the poses (N, 2) of the street's arm at the junction, every pass
+    pooled (:func:`_arm_points`), junctions in the order their streets come."""
+    arms: dict[tuple[int, int], list[FloatArray]] = defaultdict(list)
     for street in streets:
         if street.a == street.b:
             continue
@@ -169,11 +187,22 @@ def _arm_lines(
                         tracks[seg.track], seg, junctions_xy[node], at_start, params
                     )
                     arms[(node, street.id)].append(points)
+    return {key: np.concatenate(parts) for key, parts in arms.items()}
+
+
+def _arm_lines(
+    tracks: Sequence[Track],
+    junctions_xy: FloatArray,
+    segments: Sequence[Segment],
+    streets: Sequence[Street],
+    params: RefineParams,
+) -> tuple[dict[int, list[tuple[FloatArray, FloatArray, float]]], dict[int, int]]:
+    """Per junction: the centre lines (centre, unit axis, weight) of its arms that have
+    ``min_poses`` poses, and how many arms it has."""
     lines_of: dict[int, list[tuple[FloatArray, FloatArray, float]]] = defaultdict(list)
     arm_count: dict[int, int] = defaultdict(int)
-    for (node, _), parts in arms.items():
+    for (node, _), points in _arm_poses(tracks, junctions_xy, segments, streets, params).items():
         arm_count[node] += 1
-        points = np.concatenate(parts)
         if len(points) >= params.min_poses:
             centre, direction = _line(points)
             reach = np.hypot(*(points - junctions_xy[node]).T)
@@ -312,6 +341,7 @@ def _side_by_side(
     params: RefineParams,
     *,
     min_gap_m: float = 0.0,
+    far_apart: Callable[[int, int], bool] | None = None,
 ) -> list[FloatArray]:
     """Two junctions for a junction fused between two streets side by side, else [].
 
@@ -327,14 +357,11 @@ def _side_by_side(
     the places of the cross street with both sides and with a third arm between them chain
     into one group.) With ``min_gap_m`` the two same-way lines must also lie that far apart,
     measured across them, and if no two do, two arms leaving it opposite ways that far apart
-    are split the same way (:func:`_staggered`; see :attr:`RefineParams.side_by_side_gap_m`)."""
-    away, side, axes = [], [], []
-    for centre, direction, _ in lines:
-        out = centre - node_xy
-        axis = direction if float(out @ direction) >= 0.0 else -direction
-        axes.append(axis)
-        away.append(np.degrees(np.arctan2(axis[0], axis[1])))
-        side.append(float(out[0] * axis[1] - out[1] * axis[0]))  # signed: which side of node
+    are split the same way (:func:`_staggered`; see :attr:`RefineParams.side_by_side_gap_m`).
+    ``far_apart(a, b)`` (indices into ``lines``) may pass two same-way lines closer than
+    ``min_gap_m`` (see :attr:`RefineParams.far_gap_m`); their junctions are then the points
+    of the two lines nearest the node (:func:`_feet`)."""
+    axes, away, side = _directions(node_xy, lines)
     best: tuple[float, int, int] | None = None
     for a in range(len(lines)):
         for b in range(a + 1, len(lines)):
@@ -344,6 +371,8 @@ def _side_by_side(
             if diff < params.same_way_deg and opposite and (best is None or gap > best[0]):
                 best = (gap, a, b)
     if best is not None and abs(side[best[1]] - side[best[2]]) < min_gap_m:
+        if far_apart is not None and far_apart(best[1], best[2]):
+            return _feet(node_xy, [lines[best[1]], lines[best[2]]])
         best = None
     if best is None and min_gap_m > 0.0:
         best = _staggered(lines, axes, away, params, min_gap_m)
@@ -366,6 +395,99 @@ def _side_by_side(
     if np.hypot(*(places[0] - places[1])) < params.split_link_m:
         return []
     return places
+
+
+def _directions(
+    node_xy: FloatArray, lines: Sequence[tuple[FloatArray, FloatArray, float]]
+) -> tuple[list[FloatArray], list[float], list[float]]:
+    """Per line (centre, unit axis, weight): its axis directed away from ``node_xy``, that
+    axis's bearing (degrees), and on which side of the node the line passes (signed metres)."""
+    away, side, axes = [], [], []
+    for centre, direction, _ in lines:
+        out = centre - node_xy
+        axis = direction if float(out @ direction) >= 0.0 else -direction
+        axes.append(axis)
+        away.append(float(np.degrees(np.arctan2(axis[0], axis[1]))))
+        side.append(float(out[0] * axis[1] - out[1] * axis[0]))  # signed: which side of node
+    return axes, away, side
+
+
+def _far_apart_near_the_node(
+    node_xy: FloatArray,
+    lines: Sequence[tuple[FloatArray, FloatArray, float]],
+    params: RefineParams,
+    far_apart: Callable[[int, int], bool],
+) -> list[FloatArray]:
+    """Two junctions (:func:`_feet`) for two same-way arm ``lines`` that pass ``node_xy`` on
+    opposite sides, each ``far_through_m`` to ``through_m`` from it, and lie ``far_gap_m``
+    apart farther out (``far_apart``, indices into ``lines``), else [] (see
+    :attr:`RefineParams.far_through_m`)."""
+    if params.far_through_m is None:
+        return []
+    _, away, side = _directions(node_xy, lines)
+    best: tuple[float, int, int] | None = None
+    for a in range(len(lines)):
+        for b in range(a + 1, len(lines)):
+            diff = abs((away[a] - away[b] + 180.0) % 360.0 - 180.0)
+            gap = min(abs(side[a]), abs(side[b]))
+            near = params.far_through_m <= gap < params.through_m and side[a] * side[b] < 0.0
+            if diff < params.same_way_deg and near and (best is None or gap > best[0]):
+                best = (gap, a, b)
+    if best is None or not far_apart(best[1], best[2]):
+        return []
+    return _feet(node_xy, [lines[best[1]], lines[best[2]]])
+
+
+def _feet(
+    node_xy: FloatArray, lines: Sequence[tuple[FloatArray, FloatArray, float]]
+) -> list[FloatArray]:
+    """The point of each line (centre, unit axis, weight) nearest ``node_xy``. A junction
+    fused between two T-junctions lies on their cross street, between them; where the cross
+    street leaves at a slant the arms' lines tilt and meet it metres off (passes turning at
+    either T cut the corner), so the foot on each side street's own line is nearer its T."""
+    return [centre + float((node_xy - centre) @ axis) * axis for centre, axis, _ in lines]
+
+
+class _FarLines:
+    """The arms' centre lines ``far_m`` .. ``far_reach_m`` out from each junction, per street
+    (see :attr:`RefineParams.far_gap_m`)."""
+
+    def __init__(
+        self,
+        tracks: Sequence[Track],
+        junctions_xy: FloatArray,
+        segments: Sequence[Segment],
+        streets: Sequence[Street],
+        params: RefineParams,
+    ) -> None:
+        self._params = params
+        self._streets_at: dict[int, list[int]] = defaultdict(list)  # in _arm_lines' order
+        for (node, street), points in _arm_poses(
+            tracks, junctions_xy, segments, streets, params
+        ).items():
+            if len(points) >= params.min_poses:
+                self._streets_at[node].append(street)
+        beyond = replace(params, near_m=params.far_m, far_m=params.far_reach_m)
+        self._lines = {
+            key: _line(points)
+            for key, points in _arm_poses(tracks, junctions_xy, segments, streets, beyond).items()
+            if len(points) >= params.min_poses
+        }
+
+    def apart(self, node: int, a: int, b: int) -> bool:
+        """Whether arm lines ``a`` and ``b`` of junction ``node`` (indices into its
+        :func:`_arm_lines`) lie ``far_gap_m`` or more apart out there, measured across them
+        (each far centre's distance from the other far line, averaged)."""
+        streets_here = self._streets_at[node]
+        first = self._lines.get((node, streets_here[a]))
+        second = self._lines.get((node, streets_here[b]))
+        if first is None or second is None or self._params.far_gap_m is None:
+            return False
+        (centre_a, axis_a), (centre_b, axis_b) = first, second
+        offset = centre_b - centre_a
+        across_a = abs(float(axis_a[0] * offset[1] - axis_a[1] * offset[0]))
+        across_b = abs(float(axis_b[0] * offset[1] - axis_b[1] * offset[0]))
+        return (across_a + across_b) / 2.0 >= self._params.far_gap_m
 
 
 def split_junctions(
@@ -413,6 +535,11 @@ def split_side_by_side(
     params = params or RefineParams()
     junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
     lines_of, _ = _arm_lines(tracks, junctions_xy, segments, streets, params)
+    far = (
+        _FarLines(tracks, junctions_xy, segments, streets, params)
+        if params.far_gap_m is not None
+        else None
+    )
     out: list[FloatArray] = []
     origin: list[int] = []
     for node, node_xy in enumerate(junctions_xy):
@@ -421,7 +548,15 @@ def split_side_by_side(
         if len(lines) >= params.side_by_side_arms:
             chosen = _side_by_side(node_xy, lines, params)
         elif params.side_by_side_gap_m is not None and len(lines) >= 3:
-            chosen = _side_by_side(node_xy, lines, params, min_gap_m=params.side_by_side_gap_m)
+            chosen = _side_by_side(
+                node_xy,
+                lines,
+                params,
+                min_gap_m=params.side_by_side_gap_m,
+                far_apart=None if far is None else partial(far.apart, node),
+            )
+            if not chosen and far is not None:
+                chosen = _far_apart_near_the_node(node_xy, lines, params, partial(far.apart, node))
         chosen = chosen or [node_xy]
         out.extend(chosen)
         origin.extend([node] * len(chosen))

@@ -279,3 +279,77 @@ def test_a_plain_crossing_and_a_staggered_one_7_m_apart_stay_one_junction() -> N
     # the opposite arms of a crossing run along one line; 7 m is one place to the scorer
     assert np.allclose(_side_by_side_split(_staggered_tees(0.0)), [[0.0, 0.0]])
     assert np.allclose(_side_by_side_split(_staggered_tees(7.0)), [[0.0, 0.0]])
+
+
+def _widening_tees(near_gap_m: float, far_gap_m: float) -> list[Track]:
+    # a through street (y = 0) and two side streets leaving it southwards, near_gap_m apart
+    # for their first 12 m and far_gap_m apart 60 m down: two T-junctions whose side
+    # streets' arms measure under side_by_side_gap_m near the fused junction
+    near, far = near_gap_m / 2.0, far_gap_m / 2.0
+    return [
+        _walk([(-60, 0), (60, 0)], "through"),
+        _walk([(-near, -0.5), (-near, -12), (-far, -60)], "west side street"),
+        _walk([(near, -0.5), (near, -12), (far, -60)], "east side street"),
+    ]
+
+
+def test_two_tees_whose_side_streets_run_apart_farther_out_split_on_each() -> None:
+    # 8.4 m apart near the junction (under side_by_side_gap_m, 9), 10.5 m across 18-45 m
+    # out (far_gap_m, 10): two streets side by side, each with its own T at y = 0
+    found = _side_by_side_split(_widening_tees(8.4, 14.0))
+    assert len(found) == 2
+    assert np.hypot(*(found[0] - [-4.2, 0.0])) < 1.5
+    assert np.hypot(*(found[1] - [4.2, 0.0])) < 1.5
+
+
+def test_two_tees_whose_side_streets_stay_close_stay_one_junction() -> None:
+    # 8.4 m near, 9.3 m across 18-45 m out: under far_gap_m
+    assert np.allclose(_side_by_side_split(_widening_tees(8.4, 10.0)), [[0.0, 0.0]])
+
+
+def test_widening_tees_are_not_split_with_the_far_rule_off() -> None:
+    tracks = _widening_tees(8.4, 14.0)
+    junctions = np.array([[0.0, 0.0]])
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
+    streets, _ = group_streets(tracks, segments)
+    off = RefineParams(far_gap_m=None)
+    halves, _ = split_side_by_side(tracks, junctions, segments, streets, off)
+    assert np.allclose(halves, junctions)
+
+
+def test_a_fork_whose_branches_run_apart_farther_out_stays_one_junction() -> None:
+    # a stem from the north and a street to the west meet two branches leaving southwards
+    # 20 degrees apart: 10 m apart 30 m down, but both start at the junction
+    tracks = [
+        _walk([(0, 60), (0, 0), (-60, 0)], "stem to the west"),
+        _walk([(0, 60), (0, 0), (-10.4, -59.1)], "west branch"),
+        _walk([(0, 60), (0, 0), (10.4, -59.1)], "east branch"),
+    ]
+    assert np.allclose(_side_by_side_split(tracks), [[0.0, 0.0]])
+
+
+def _lopsided_tees() -> list[Track]:
+    # as _widening_tees(8.4, 14.0), but the fused junction sits 2 m from the east side
+    # street's arm (under through_m, 2.5) and 6.4 m from the west one's
+    return [
+        _walk([(-60, 0), (60, 0)], "through"),
+        _walk([(-6.4, -0.5), (-6.4, -12), (-9.2, -60)], "west side street"),
+        _walk([(2.0, -0.5), (2.0, -12), (4.8, -60)], "east side street"),
+    ]
+
+
+def test_far_apart_tees_close_to_one_arm_split_only_with_far_through_m() -> None:
+    tracks = _lopsided_tees()
+    junctions = np.array([[0.0, 0.0]])
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
+    streets, _ = group_streets(tracks, segments)
+    halves, _ = split_side_by_side(tracks, junctions, segments, streets)
+    assert np.allclose(halves, junctions)  # off by default
+    loose = RefineParams(far_through_m=1.5)
+    halves, _ = split_side_by_side(tracks, junctions, segments, streets, loose)
+    found = halves[np.argsort(halves[:, 0])]
+    assert len(found) == 2
+    assert np.hypot(*(found[0] - [-6.4, 0.0])) < 1.5
+    assert np.hypot(*(found[1] - [2.0, 0.0])) < 1.5
