@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from city360.video_store.gps_bursts import burst_mask
-from city360.video_store.walk_in import per_second_medians, walk_in_s
+from city360.video_store.walk_in import STEP_MARGIN, per_second_medians, walk_in_s
 
 __all__ = ["StationaryParams", "pin_stationary", "stationary_spans"]
 
@@ -420,7 +420,6 @@ def _excursion_end_s(
         return None
     xy = np.column_stack([x, y])
     centred = xy - xy.mean(axis=0)
-    total = float((centred * centred).sum())
     limit = min(EXCURSION_S, float(v[-EXCURSION_MIN_STANDING_S]))
     shapes, fitted = _tent_shapes(v, limit)
     s = shapes - shapes.mean(axis=1, keepdims=True)
@@ -445,14 +444,14 @@ def _excursion_end_s(
     variance = max(float(np.mean(mad * mad)), 1e-6)
     if drop[k] / variance < EXCURSION_SCORE:
         return None
-    # a burst: the offset held from the edge and gone at once
+    # a burst: the offset held from the edge and gone at once (walk_in's margin)
     held = [(v < d).astype(np.float64) for d in np.arange(1.0, limit + 1e-9)]
     for step in held:
         st = step - step.mean()
         sv = float((st * st).sum())
         if sv > 1e-9:
             sc = st @ centred
-            if float((sc * sc).sum()) / sv > drop[k] + 10.0 * variance:
+            if float((sc * sc).sum()) / sv > drop[k] + STEP_MARGIN * variance:
                 return None
     return p + back
 
