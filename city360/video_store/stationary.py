@@ -369,12 +369,20 @@ def _rise_mps(t_s: FloatArray, along_m: FloatArray) -> float:
     return level / best_s if best_s > 0.0 else math.inf
 
 
-EXCURSION_TRIM = True
+EXCURSION_TRIM = False
 """Whether a stop span's start or end is trimmed where its fixes walk out from the stop and back
-(:func:`_trim_excursions`); False: the span as the window test found it."""
+(:func:`_trim_excursions`); False (the default: measured on too few rows, see the design
+notes, round twenty-three, branch stopstub23): the span as the window test found it."""
 EXCURSION_S = 20.0
-"""How far inside a span's start or end (seconds) the far end of a walk out is looked for, and
-the longest way out or back the fit tries."""
+"""The longest way out or back the fit tries, seconds."""
+EXCURSION_FAR_END_S = 5.0
+"""The walk's far end lies at most this far inside the span's edge, seconds: the window test
+stretches a span over a walk beside it only by a few seconds, where a standing receiver's
+correlated drift makes a tent anywhere (Helsinki stop twins, seed 0: the false ones had their
+far end 1-20 s inside, the walks 0-5 s)."""
+EXCURSION_MIN_RADII = 0.8
+"""Shortest walk out, in stop radii (6 m at 7.5 m): shorter tents were a phone's standing
+drift on the Helsinki stop twins (4.0-6.3 m), the walks 6.2-14 m."""
 EXCURSION_FIT_S = 40.0
 """Seconds of fixes, from a span's edge inwards, the walk out and back is fitted on."""
 EXCURSION_SCORE = 30.0
@@ -395,7 +403,7 @@ def _tent_shapes(v_s: FloatArray, limit_s: float) -> tuple[FloatArray, FloatArra
     rows = []
     params = []
     durations = np.arange(2.0, EXCURSION_S + 1e-9, 1.0)
-    for p in np.arange(0.0, limit_s + 1e-9, 1.0):
+    for p in np.arange(0.0, min(limit_s, EXCURSION_FAR_END_S) + 1e-9, 1.0):
         for back in durations:
             inward = np.clip(1.0 - (v_s - p) / back, 0.0, 1.0)
             for out in durations:
@@ -411,10 +419,10 @@ def _excursion_end_s(
     """Seconds from a span's edge inwards (``v_s``, increasing from 0; ``x_m``/``y_m`` the fixes)
     to where a walk out from the stop and back, beside the edge, began (or ended: time runs
     inwards), or None when the fixes are noise around the stop. The walk is a tent fitted
-    to the per-second medians (its far end within :data:`EXCURSION_S` of the edge; its way
-    out may lie beyond the edge): it must explain :data:`EXCURSION_SCORE` noise variances,
-    reach at least half ``radius_m``, at a walker's pace each way it shows, and a burst's
-    step (held, then gone) must not fit better."""
+    to the per-second medians (its far end within :data:`EXCURSION_FAR_END_S` of the edge; its
+    way out may lie beyond the edge): it must explain :data:`EXCURSION_SCORE` noise variances,
+    reach :data:`EXCURSION_MIN_RADII` of ``radius_m``, at a walker's pace each way it shows,
+    and a burst's step (held, then gone) must not fit better."""
     v, x, y = per_second_medians(v_s, x_m, y_m)
     if v.shape[0] < EXCURSION_MIN_STANDING_S + 3:
         return None
@@ -431,7 +439,7 @@ def _excursion_end_s(
     p, out, back = (float(value) for value in fitted[k])
     offset = cov[k] / var[k]
     length = math.hypot(*offset)
-    if length < radius_m / 2:
+    if length < EXCURSION_MIN_RADII * radius_m:
         return None
     if not EXCURSION_MIN_MPS <= length / back <= STEP_RISE_MPS:
         return None
