@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from city360.video_store.gps_bursts import burst_mask
-from city360.video_store.walk_in import walk_in_s
+from city360.video_store.walk_in import STEP_MARGIN, per_second_medians, walk_in_s
 
 __all__ = ["StationaryParams", "pin_stationary", "stationary_spans"]
 
@@ -369,6 +369,142 @@ def _rise_mps(t_s: FloatArray, along_m: FloatArray) -> float:
     return level / best_s if best_s > 0.0 else math.inf
 
 
+EXCURSION_TRIM = False
+"""Whether a stop span's start or end is trimmed where its fixes walk out from the stop and back
+(:func:`_trim_excursions`); False (the default: measured on too few rows, see the design
+notes, round twenty-three, branch stopstub23): the span as the window test found it."""
+EXCURSION_S = 20.0
+"""The longest way out or back the fit tries, seconds."""
+EXCURSION_FAR_END_S = 5.0
+"""The walk's far end lies at most this far inside the span's edge, seconds: the window test
+stretches a span over a walk beside it only by a few seconds, where a standing receiver's
+correlated drift makes a tent anywhere (Helsinki stop twins, seed 0: the false ones had their
+far end 1-20 s inside, the walks 0-5 s)."""
+EXCURSION_MIN_RADII = 0.8
+"""Shortest walk out, in stop radii (6 m at 7.5 m): shorter tents were a phone's standing
+drift on the Helsinki stop twins (4.0-6.3 m), the walks 6.2-14 m."""
+EXCURSION_FIT_S = 40.0
+"""Seconds of fixes, from a span's edge inwards, the walk out and back is fitted on."""
+EXCURSION_SCORE = 30.0
+"""How much of the fixes' scatter the walk out and back must explain: the drop in squared
+residuals over a constant point, in units of the per-axis noise variance of the fixes where
+the camera stood (as :data:`city360.video_store.walk_in.WALK_IN_SCORE`)."""
+EXCURSION_MIN_MPS = 0.5
+"""Slowest pace of the way out or back, metres a second (slower is the receiver's drift)."""
+EXCURSION_MIN_STANDING_S = 8
+"""Fewest per-second medians after the walk (where the camera stood), seconds."""
+
+
+def _tent_shapes(v_s: FloatArray, limit_s: float) -> tuple[FloatArray, FloatArray]:
+    """Every walk out and back the fit tries, on per-second times ``v_s`` (seconds from a
+    span's edge inwards): shapes (one row each) that are 1 at the far end ``p``, fall to 0 at
+    ``p + back`` inwards and at ``p - out`` towards the edge (below 0: the way out is beyond
+    the edge), and the parameters ``(p, out, back)`` per row."""
+    rows = []
+    params = []
+    durations = np.arange(2.0, EXCURSION_S + 1e-9, 1.0)
+    for p in np.arange(0.0, min(limit_s, EXCURSION_FAR_END_S) + 1e-9, 1.0):
+        for back in durations:
+            inward = np.clip(1.0 - (v_s - p) / back, 0.0, 1.0)
+            for out in durations:
+                outward = np.clip(1.0 - (p - v_s) / out, 0.0, 1.0)
+                rows.append(np.where(v_s >= p, inward, outward))
+                params.append((p, out, back))
+    return np.array(rows), np.array(params)
+
+
+def _excursion_end_s(
+    v_s: FloatArray, x_m: FloatArray, y_m: FloatArray, radius_m: float
+) -> float | None:
+    """Seconds from a span's edge inwards (``v_s``, increasing from 0; ``x_m``/``y_m`` the fixes)
+    to where a walk out from the stop and back, beside the edge, began (or ended: time runs
+    inwards), or None when the fixes are noise around the stop. The walk is a tent fitted
+    to the per-second medians (its far end within :data:`EXCURSION_FAR_END_S` of the edge; its
+    way out may lie beyond the edge): it must explain :data:`EXCURSION_SCORE` noise variances,
+    reach :data:`EXCURSION_MIN_RADII` of ``radius_m``, at a walker's pace each way it shows,
+    and a burst's step (held, then gone) must not fit better."""
+    v, x, y = per_second_medians(v_s, x_m, y_m)
+    if v.shape[0] < EXCURSION_MIN_STANDING_S + 3:
+        return None
+    xy = np.column_stack([x, y])
+    centred = xy - xy.mean(axis=0)
+    limit = min(EXCURSION_S, float(v[-EXCURSION_MIN_STANDING_S]))
+    shapes, fitted = _tent_shapes(v, limit)
+    s = shapes - shapes.mean(axis=1, keepdims=True)
+    var = (s * s).sum(axis=1)
+    ok = var > 1e-9
+    cov = s @ centred  # (shapes, 2)
+    drop = np.where(ok, (cov * cov).sum(axis=1) / np.where(ok, var, 1.0), 0.0)
+    k = int(np.argmax(drop))
+    p, out, back = (float(value) for value in fitted[k])
+    offset = cov[k] / var[k]
+    length = math.hypot(*offset)
+    if length < EXCURSION_MIN_RADII * radius_m:
+        return None
+    if not EXCURSION_MIN_MPS <= length / back <= STEP_RISE_MPS:
+        return None
+    if p - out >= 0.0 and not EXCURSION_MIN_MPS <= length / out <= STEP_RISE_MPS:
+        return None
+    standing = xy[v >= p + back]
+    if standing.shape[0] < EXCURSION_MIN_STANDING_S:
+        return None
+    mad = np.median(np.abs(standing - np.median(standing, axis=0)), axis=0) * 1.4826
+    variance = max(float(np.mean(mad * mad)), 1e-6)
+    if drop[k] / variance < EXCURSION_SCORE:
+        return None
+    # a burst: the offset held from the edge and gone at once (walk_in's margin)
+    held = [(v < d).astype(np.float64) for d in np.arange(1.0, limit + 1e-9)]
+    for step in held:
+        st = step - step.mean()
+        sv = float((st * st).sum())
+        if sv > 1e-9:
+            sc = st @ centred
+            if float((sc * sc).sum()) / sv > drop[k] + STEP_MARGIN * variance:
+                return None
+    return p + back
+
+
+def _trim_excursions(
+    t_s: FloatArray,
+    x_m: FloatArray,
+    y_m: FloatArray,
+    steady: npt.NDArray[np.bool_],
+    span: tuple[int, int],
+    params: StationaryParams,
+) -> tuple[int, int]:
+    """``span`` (fix indices, inclusive) without a walk out from the stop and back at either
+    end (:func:`_excursion_end_s`).
+
+    The window test takes a short walk beside a stop for part of it (8.4 m into a stub and
+    back in 12 s keeps the fixes within the radius). A walk moves the fixes away from the stop
+    steadily for several seconds and back, where noise scatters around it; the span then
+    ends where the walk out began (starts where the walk back ended), and the fixes beyond
+    stay a walk. Bursts are left out of the test. A span's edge at the track's first or last
+    fix is left alone: the walk into a track's first stop (out of its last) is
+    :func:`_walk_from_edge_s`'s, and this looser fit (its far end anywhere near the edge)
+    took a standing receiver's drift for one there (1 of 40 in ``test_walk_in.py``)."""
+    first, last = span
+    inside = np.arange(first, last + 1)
+    inside = inside[steady[inside]]
+    for at_end in (True, False):
+        edge = last if at_end else first
+        if edge in (0, t_s.shape[0] - 1):
+            continue  # the track's own edge: a walk in there is walk_in_s's (_standing_centres)
+        order = inside[::-1] if at_end else inside
+        v_all = np.abs(t_s[order] - t_s[edge])
+        fit = v_all <= EXCURSION_FIT_S
+        walked_s = _excursion_end_s(v_all[fit], x_m[order][fit], y_m[order][fit], params.radius_m)
+        if walked_s is None:
+            continue
+        if at_end:
+            last = int(np.searchsorted(t_s, t_s[edge] - walked_s, side="right")) - 1
+        else:
+            first = int(np.searchsorted(t_s, t_s[edge] + walked_s, side="left"))
+        if last < first:
+            return first, first
+    return first, last
+
+
 def _spans_with_points(
     t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, params: StationaryParams
 ) -> tuple[list[tuple[int, int]], FloatArray, FloatArray, npt.NDArray[np.bool_]]:
@@ -422,6 +558,12 @@ def _spans_with_points(
         else:
             joined.append((first, last))
     kept = [(a, b) for a, b in joined if t_s[b] - t_s[a] >= params.min_span_s]
+    if EXCURSION_TRIM:
+        kept = [
+            (a, b)
+            for a, b in (_trim_excursions(t_s, x_m, y_m, steady, span, params) for span in kept)
+            if t_s[b] - t_s[a] >= params.min_span_s
+        ]
     mask = np.zeros(n, bool)
     for a, b in kept:
         mask[a : b + 1] = True

@@ -29,7 +29,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["WALK_IN_MAX_S", "WALK_IN_MIN_MPS", "WALK_IN_SCORE", "walk_in_s"]
+__all__ = ["WALK_IN_MAX_S", "WALK_IN_MIN_MPS", "WALK_IN_SCORE", "per_second_medians", "walk_in_s"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -54,7 +54,7 @@ MIN_STANDING_S = 5
 """Fewest per-second medians after the ramp (the noise is measured on them), seconds."""
 
 
-def _per_second(u_s: FloatArray, x_m: FloatArray, y_m: FloatArray) -> tuple[FloatArray, ...]:
+def per_second_medians(u_s: FloatArray, x_m: FloatArray, y_m: FloatArray) -> tuple[FloatArray, ...]:
     """Per-second medians: times (the bin's median), x, y."""
     bins = np.floor(u_s).astype(np.int64)
     starts = np.flatnonzero(np.r_[True, bins[1:] != bins[:-1]])
@@ -85,7 +85,7 @@ def walk_in_s(
     """
     if u_s.shape[0] < 2:
         return None
-    u, x, y = _per_second(u_s, x_m, y_m)
+    u, x, y = per_second_medians(u_s, x_m, y_m)
     if u.shape[0] < MIN_SECONDS:
         return None
     xy = np.column_stack([x, y])

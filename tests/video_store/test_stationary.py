@@ -10,6 +10,7 @@ import pytest
 
 from city360.errors import GpsError
 from city360.geo import LocalProjection
+from city360.video_store import stationary
 from city360.video_store.clean import CleanParams, _slow_through_blips, clean_track
 from city360.video_store.gps.track import GpsTrack
 from city360.video_store.gps_only import poses_along
@@ -337,3 +338,39 @@ def test_blips_are_joined_by_default_only_on_a_track_that_bursts() -> None:
         _stop_points(bursting, default.stop_blip_s, burst_share=default.stop_blip_burst_share)[0]
         == 1
     )
+
+
+def stub_beside_a_stop(*, before: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """1 Hz: 60 s east at 1.4 m/s to a junction, 50 s standing there, then 8.4 m north into a
+    stub and straight back at 1.4 m/s (12 s), then 60 s east again; ``before``: the stub is
+    walked on arriving, before the stand."""
+    excursion_s = 2 * 8.4 / 1.4
+    t = np.arange(0.0, 60.0 + 50.0 + excursion_s + 60.0)
+    x = np.minimum(t, 60.0) * 1.4 + np.clip(t - 60.0 - 50.0 - excursion_s, 0.0, None) * 1.4
+    since = np.clip(t - (60.0 if before else 110.0), 0.0, excursion_s)
+    y = np.minimum(since, excursion_s - since) * 1.4
+    return t, x, y
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("before", [False, True])
+def test_a_walk_into_a_short_stub_beside_a_stop_is_not_part_of_it(
+    seed: int, before: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kamppi coverage+stops seed 40 (phone) and wander+stops seeds 40 and 41 (camera): the
+    walker stands at a junction and, just before or after, walks 8.4 m into a stub and back.
+    Every fix of the walk lies within the stop's radius, so the window test took the walk
+    for part of the stop and pinned it to the stop's point: no pose entered the stub. The trim
+    is off by default (``EXCURSION_TRIM``); this is the rule's own test."""
+    monkeypatch.setattr(stationary, "EXCURSION_TRIM", True)
+    t, x, y = stub_beside_a_stop(before=before)
+    fx, fy = noisy(t, x, y, seed, bursts=False)
+    params = StationaryParams(radius_m=7.5)  # clean_track's radius for a 3 m sigma
+    spans = stationary_spans(t, fx, fy, params)
+    away = y > 6.0  # the far end of the stub walk
+    for first, last in spans:
+        assert not away[first : last + 1].any(), (t[first], t[last])
+    _, pinned_y, _ = pin_stationary(t, fx, fy, params)
+    assert np.array_equal(pinned_y[away], fy[away])
+    standing = (x == 84.0) & (y == 0.0)
+    assert any(standing[first : last + 1].sum() >= 30 for first, last in spans)
