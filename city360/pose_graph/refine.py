@@ -196,12 +196,16 @@ def _arm_lines(
     segments: Sequence[Segment],
     streets: Sequence[Street],
     params: RefineParams,
+    poses: dict[tuple[int, int], FloatArray] | None = None,
 ) -> tuple[dict[int, list[tuple[FloatArray, FloatArray, float]]], dict[int, int]]:
     """Per junction: the centre lines (centre, unit axis, weight) of its arms that have
-    ``min_poses`` poses, and how many arms it has."""
+    ``min_poses`` poses, and how many arms it has. ``poses``: :func:`_arm_poses` of the same
+    arguments, when the caller has them."""
+    if poses is None:
+        poses = _arm_poses(tracks, junctions_xy, segments, streets, params)
     lines_of: dict[int, list[tuple[FloatArray, FloatArray, float]]] = defaultdict(list)
     arm_count: dict[int, int] = defaultdict(int)
-    for (node, _), points in _arm_poses(tracks, junctions_xy, segments, streets, params).items():
+    for (node, _), points in poses.items():
         arm_count[node] += 1
         if len(points) >= params.min_poses:
             centre, direction = _line(points)
@@ -362,14 +366,7 @@ def _side_by_side(
     ``min_gap_m`` (see :attr:`RefineParams.far_gap_m`); their junctions are then the points
     of the two lines nearest the node (:func:`_feet`)."""
     axes, away, side = _directions(node_xy, lines)
-    best: tuple[float, int, int] | None = None
-    for a in range(len(lines)):
-        for b in range(a + 1, len(lines)):
-            diff = abs((away[a] - away[b] + 180.0) % 360.0 - 180.0)
-            gap = min(abs(side[a]), abs(side[b]))
-            opposite = side[a] * side[b] < 0.0 and gap >= params.through_m
-            if diff < params.same_way_deg and opposite and (best is None or gap > best[0]):
-                best = (gap, a, b)
+    best = _widest_same_way_pair(away, side, params, lambda gap: gap >= params.through_m)
     if best is not None and abs(side[best[1]] - side[best[2]]) < min_gap_m:
         if far_apart is not None and far_apart(best[1], best[2]):
             return _feet(node_xy, [lines[best[1]], lines[best[2]]])
@@ -412,6 +409,26 @@ def _directions(
     return axes, away, side
 
 
+def _widest_same_way_pair(
+    away: Sequence[float],
+    side: Sequence[float],
+    params: RefineParams,
+    admits: Callable[[float], bool],
+) -> tuple[float, int, int] | None:
+    """(gap, a, b) of the two lines leaving within ``same_way_deg`` of each other on opposite
+    sides of the node (``away``, ``side`` from :func:`_directions`) whose nearer one passes
+    the node farthest, among the pairs whose gap (metres, the nearer line's) ``admits``."""
+    best: tuple[float, int, int] | None = None
+    for a in range(len(away)):
+        for b in range(a + 1, len(away)):
+            diff = abs((away[a] - away[b] + 180.0) % 360.0 - 180.0)
+            gap = min(abs(side[a]), abs(side[b]))
+            opposite = side[a] * side[b] < 0.0 and admits(gap)
+            if diff < params.same_way_deg and opposite and (best is None or gap > best[0]):
+                best = (gap, a, b)
+    return best
+
+
 def _far_apart_near_the_node(
     node_xy: FloatArray,
     lines: Sequence[tuple[FloatArray, FloatArray, float]],
@@ -425,14 +442,8 @@ def _far_apart_near_the_node(
     if params.far_through_m is None:
         return []
     _, away, side = _directions(node_xy, lines)
-    best: tuple[float, int, int] | None = None
-    for a in range(len(lines)):
-        for b in range(a + 1, len(lines)):
-            diff = abs((away[a] - away[b] + 180.0) % 360.0 - 180.0)
-            gap = min(abs(side[a]), abs(side[b]))
-            near = params.far_through_m <= gap < params.through_m and side[a] * side[b] < 0.0
-            if diff < params.same_way_deg and near and (best is None or gap > best[0]):
-                best = (gap, a, b)
+    low = params.far_through_m
+    best = _widest_same_way_pair(away, side, params, lambda gap: low <= gap < params.through_m)
     if best is None or not far_apart(best[1], best[2]):
         return []
     return _feet(node_xy, [lines[best[1]], lines[best[2]]])
@@ -459,12 +470,12 @@ class _FarLines:
         segments: Sequence[Segment],
         streets: Sequence[Street],
         params: RefineParams,
+        near_poses: dict[tuple[int, int], FloatArray],
     ) -> None:
+        """``near_poses``: :func:`_arm_poses` with ``params``, as :func:`_arm_lines` reads it."""
         self._params = params
         self._streets_at: dict[int, list[int]] = defaultdict(list)  # in _arm_lines' order
-        for (node, street), points in _arm_poses(
-            tracks, junctions_xy, segments, streets, params
-        ).items():
+        for (node, street), points in near_poses.items():
             if len(points) >= params.min_poses:
                 self._streets_at[node].append(street)
         beyond = replace(params, near_m=params.far_m, far_m=params.far_reach_m)
@@ -534,9 +545,10 @@ def split_side_by_side(
     junctions once the tracks are cut at them)."""
     params = params or RefineParams()
     junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
-    lines_of, _ = _arm_lines(tracks, junctions_xy, segments, streets, params)
+    near_poses = _arm_poses(tracks, junctions_xy, segments, streets, params)
+    lines_of, _ = _arm_lines(tracks, junctions_xy, segments, streets, params, near_poses)
     far = (
-        _FarLines(tracks, junctions_xy, segments, streets, params)
+        _FarLines(tracks, junctions_xy, segments, streets, params, near_poses)
         if params.far_gap_m is not None
         else None
     )

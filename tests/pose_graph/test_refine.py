@@ -223,12 +223,12 @@ def _two_tees(gap_m: float) -> list[Track]:
     ]
 
 
-def _side_by_side_split(tracks: list[Track]) -> np.ndarray:
+def _side_by_side_split(tracks: list[Track], params: RefineParams | None = None) -> np.ndarray:
     junctions = np.array([[0.0, 0.0]])
     dead_xy, events = find_dead_ends(tracks, junctions)
     segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
     streets, _ = group_streets(tracks, segments)
-    halves, _ = split_side_by_side(tracks, junctions, segments, streets)
+    halves, _ = split_side_by_side(tracks, junctions, segments, streets, params)
     return halves[np.argsort(halves[:, 0])]
 
 
@@ -247,14 +247,8 @@ def test_staggered_tees_7_m_apart_stay_one_junction() -> None:
 
 
 def test_two_tees_are_not_split_with_the_gap_rule_off() -> None:
-    tracks = _two_tees(10.0)
-    junctions = np.array([[0.0, 0.0]])
-    dead_xy, events = find_dead_ends(tracks, junctions)
-    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
-    streets, _ = group_streets(tracks, segments)
     off = RefineParams(side_by_side_gap_m=None)
-    halves, _ = split_side_by_side(tracks, junctions, segments, streets, off)
-    assert np.allclose(halves, junctions)
+    assert np.allclose(_side_by_side_split(_two_tees(10.0), off), [[0.0, 0.0]])
 
 
 def _staggered_tees(gap_m: float) -> list[Track]:
@@ -308,14 +302,8 @@ def test_two_tees_whose_side_streets_stay_close_stay_one_junction() -> None:
 
 
 def test_widening_tees_are_not_split_with_the_far_rule_off() -> None:
-    tracks = _widening_tees(8.4, 14.0)
-    junctions = np.array([[0.0, 0.0]])
-    dead_xy, events = find_dead_ends(tracks, junctions)
-    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
-    streets, _ = group_streets(tracks, segments)
     off = RefineParams(far_gap_m=None)
-    halves, _ = split_side_by_side(tracks, junctions, segments, streets, off)
-    assert np.allclose(halves, junctions)
+    assert np.allclose(_side_by_side_split(_widening_tees(8.4, 14.0), off), [[0.0, 0.0]])
 
 
 def test_a_fork_whose_branches_run_apart_farther_out_stays_one_junction() -> None:
