@@ -133,13 +133,15 @@ def _stream_parts(manifest: Path) -> set[Path]:
     """:func:`_stream_files` of ``manifest``; says when the download is partial."""
     parts = read_saved_stream(manifest)
     if parts.missing is not None:
+        found = len(parts.segments)
         log.warning(
-            "%s lists %s media segments; %d are beside it, %s is not: ingesting the first %d",
+            "%s lists %s media segments, but %s is missing beside it: ingesting the %s before "
+            "it. Download the missing segments into %s and ingest again for the whole walk",
             manifest,
             parts.listed if parts.listed is not None else "more",
-            len(parts.segments),
             parts.missing,
-            len(parts.segments),
+            "one segment" if found == 1 else f"{found} segments",
+            manifest.parent,
         )
     return _stream_files(parts)
 

@@ -60,6 +60,21 @@ def test_a_partial_download_keeps_the_segments_up_to_the_first_missing(tmp_path:
     assert (parts.listed, parts.missing) == (5, "s2.ts")
 
 
+@pytest.mark.parametrize(("present", "said"), [(1, "the one segment"), (3, "the 3 segments")])
+def test_a_partial_download_is_named_with_what_ingests_and_the_fix(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, present: int, said: str
+) -> None:
+    """The warning said "1 are beside it"; it names the missing segment, what ingests, and
+    what to do."""
+    _touch(tmp_path, *(f"s{n}.ts" for n in range(present)))
+    playlist = _playlist(tmp_path, _media([f"s{n}.ts" for n in range(5)]))
+    with caplog.at_level("WARNING", logger="city360.video_store.inputs"):
+        assert sort_inputs([tmp_path]).videos == [playlist]
+    assert f"lists 5 media segments, but s{present}.ts is missing" in caplog.text
+    assert f"ingesting {said} before it" in caplog.text
+    assert f"Download the missing segments into {tmp_path}" in caplog.text
+
+
 def test_byte_ranges_of_one_file_read_that_file(tmp_path: Path) -> None:
     _touch(tmp_path, "whole.mp4")
     body = _media(
