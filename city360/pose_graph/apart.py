@@ -71,6 +71,8 @@ class ApartParams:
     ``SegmentParams.same_street_m``)."""
     same_way_deg: float = 25.0
     """Arms leaving the junction within this many degrees of each other go the same way."""
+    group_ways: bool = False
+    """EXPERIMENT: a group through by three streets counts when it leaves by two ways."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +234,11 @@ def apart_junctions(
         headings = [[_heading(arm) for arm in v.arms] for v in node_visits]
         groups = _groups(node_visits, headings, params)
         streets_in = [{s for k in group for s in node_visits[k].streets} for group in groups]
-        if len(groups) != 2 or any(len(group) != 2 for group in streets_in):
+        if len(groups) != 2:
+            continue
+        if any(len(group) != 2 for group in streets_in) and not (
+            params.group_ways and _two_ways_each(node_visits, headings, groups, params)
+        ):
             continue
         if not _parted(node_visits, headings, groups, params):
             continue
@@ -244,6 +250,35 @@ def apart_junctions(
         }
         apart[node] = _ways(list(street_heading.values()), params) <= 3
     return apart
+
+
+def _two_ways_each(
+    passes: Sequence[_Pass],
+    headings: Sequence[Sequence[float | None]],
+    groups: Sequence[set[int]],
+    params: ApartParams,
+) -> bool:
+    """Whether each of the two ``groups`` leaves the junction by two ways, one of them the way
+    the other group leaves by too (the stretch the two streets share), and by one street on its
+    other way. The shared way may hold streets of both lines in one group: a walk up one line
+    that the grouping put with the other street. A second street on a group's own way is a
+    third street (a track ending there may have come up it): the junction stays."""
+    arms = [
+        [
+            (street, head)
+            for k in group
+            for street, head in zip(passes[k].streets, headings[k], strict=True)
+            if head is not None
+        ]
+        for group in groups
+    ]
+    for mine, other in ((arms[0], arms[1]), (arms[1], arms[0])):
+        if _ways([head for _, head in mine], params) != 2:
+            return False
+        own = {s for s, h in mine if not any(_same_way(h, o, params) for _, o in other)}
+        if len(own) != 1:
+            return False
+    return True
 
 
 def _continues(into: Segment, out: Segment) -> bool:
