@@ -125,14 +125,17 @@ def _a_walk_grouped_with_the_other_street() -> tuple[list[Track], list[Segment],
 
 
 def test_a_group_through_two_ways_by_three_streets_is_side_by_side() -> None:
-    # a group of passes holding three streets (the walk's and P's north-east arms are two)
-    # whose arms leave by two ways
+    # a group of passes holding three streets (P's and the walk's north-east arms are two)
+    # whose arms leave by two ways: the shared stretch and P's own bend
     tracks, segments, streets = _a_walk_grouped_with_the_other_street()
-    junctions = np.array([[2.7, -2.3]])
-    on = ApartParams(group_ways=True)
-    assert apart_junctions(tracks, junctions, segments, streets, on)[0]
+    assert apart_junctions(tracks, np.array([[2.7, -2.3]]), segments, streets)[0]
 
 
-def test_by_default_a_group_of_three_streets_keeps_the_junction() -> None:
+def test_with_group_ways_off_a_group_of_three_streets_keeps_the_junction() -> None:
     tracks, segments, streets = _a_walk_grouped_with_the_other_street()
-    assert not apart_junctions(tracks, np.array([[2.7, -2.3]]), segments, streets)[0]
+    off = ApartParams(group_ways=False)
+    assert not apart_junctions(tracks, np.array([[2.7, -2.3]]), segments, streets, off)[0]
+
+
+def test_group_ways_is_on_by_default() -> None:
+    assert ApartParams().group_ways
