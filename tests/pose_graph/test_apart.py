@@ -139,3 +139,42 @@ def test_with_group_ways_off_a_group_of_three_streets_keeps_the_junction() -> No
 
 def test_group_ways_is_on_by_default() -> None:
     assert ApartParams().group_ways
+
+
+def _a_pass_crossing_between_the_lines() -> list[Track]:
+    """Two straight streets 7 m apart running north-east (P through the origin), each walked
+    both ways, and a walk that comes up P and crosses to Q at the origin (GPS: the tokyo-oldtown
+    pair's mid-street junctions)."""
+    q_shift = 7.0 * _RIGHT
+    p = [
+        (-80.0 * _NORTH_EAST[0], -80.0 * _NORTH_EAST[1]),
+        (80.0 * _NORTH_EAST[0], 80.0 * _NORTH_EAST[1]),
+    ]
+    q = [(x + q_shift[0], y + q_shift[1]) for x, y in p]
+    cross = [
+        p[0],
+        (0.0, 0.0),
+        (q_shift[0] + 8.0 * _NORTH_EAST[0], q_shift[1] + 8.0 * _NORTH_EAST[1]),
+        q[1],
+    ]
+    return [
+        polyline_track(p, "p out"),
+        polyline_track(p[::-1], "p back"),
+        polyline_track(q, "q out"),
+        polyline_track(q[::-1], "q back"),
+        polyline_track(cross, "crosses"),
+    ]
+
+
+def test_a_pass_crossing_between_streets_side_by_side_is_no_junction() -> None:
+    tracks = _a_pass_crossing_between_the_lines()
+    junctions = np.array([[0.0, 0.0]])
+    on = ApartParams(crossed_lines=True)
+    assert apart_junctions(tracks, junctions, *_cut(tracks, junctions), on)[0]
+
+
+def test_by_default_a_pass_crossing_between_the_lines_keeps_the_junction() -> None:
+    tracks = _a_pass_crossing_between_the_lines()
+    junctions = np.array([[0.0, 0.0]])
+    assert not ApartParams().crossed_lines
+    assert not apart_junctions(tracks, junctions, *_cut(tracks, junctions))[0]
