@@ -18,7 +18,9 @@ from its own poses) and run within ``together_m`` of each other along them (the 
 of their poses ``near_m`` .. ``far_m`` out). The junction is two streets side by side when
 
 - they fall into exactly two groups, each through it by exactly two streets (a track ending at
-  the junction that runs with neither group may have come up a third street: it stays);
+  the junction that runs with neither group may have come up a third street: it stays), or
+  (``group_ways``) each leaving it by two ways, the shared stretch and one street of its own
+  (the grouping may put a walk up one street with the other street of the pair);
 - a pass of one group and a pass of another track in the other leave it the same way more than
   ``together_m`` and at most ``side_by_side_m`` apart (one track's ways out along a spur and
   back may keep its two sidewalks apart; streets farther apart are two streets leaving the
@@ -71,6 +73,25 @@ class ApartParams:
     ``SegmentParams.same_street_m``)."""
     same_way_deg: float = 25.0
     """Arms leaving the junction within this many degrees of each other go the same way."""
+    crossed_lines: bool = False
+    """Also drop a junction that is a pass crossing from one of two streets side by side to
+    the other (:func:`_crossed`): the pair's mid-street junctions (tokyo-oldtown coverage seed
+    0 at (-94.3, 24.7), wander+stops seed 0 at (-88.2, 30.1)). Measured (round twenty-four,
+    branch oldtown24) without OSM on 56 twins: 6 rows better (those two to junction P 1.000),
+    but Helsinki coverage seed 0 loses a true junction 140 m away (R 0.968 -> 0.960) and
+    Helsinki coverage+stops seed 0 turn accuracy 0.957 -> 0.955. So off."""
+    group_ways: bool = True
+    """A group of passes through the junction by three streets still counts as one of the
+    two when it leaves by two ways: the way the other group leaves by too (the stretch the two
+    streets share, which may hold streets of both lines in one group) and one street of its own
+    (:func:`_two_ways_each`). The grouping of passes into streets is by the nodes a segment
+    joins, so a walk that starts at the bends up one street and crosses to the other line
+    farther on is grouped with the other street (tokyo-oldtown coverage seed 0 at (-123.8,
+    2.4)). Measured (round twenty-four, branch oldtown24, docs/design-notes.md) without OSM on
+    old town seeds 0-2 and 30-32, Helsinki seed 0 and the Kamppi and Helsinki SE unseen
+    windows (56 twins): 4 rows better (old town coverage 0 P 0.905 -> 0.950; coverage 30,
+    wander 32, wander+stops 32), none worse in junction P, R, street F1 or turns. So on;
+    False gives the rule before."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,9 +251,16 @@ def apart_junctions(
         if len(node_visits) < 2 or any(-1 in v.streets for v in node_visits):
             continue
         headings = [[_heading(arm) for arm in v.arms] for v in node_visits]
+        if params.crossed_lines and _crossed(node_visits, headings, params):
+            apart[node] = True
+            continue
         groups = _groups(node_visits, headings, params)
         streets_in = [{s for k in group for s in node_visits[k].streets} for group in groups]
-        if len(groups) != 2 or any(len(group) != 2 for group in streets_in):
+        if len(groups) != 2:
+            continue
+        if any(len(group) != 2 for group in streets_in) and not (
+            params.group_ways and _two_ways_each(node_visits, headings, groups, params)
+        ):
             continue
         if not _parted(node_visits, headings, groups, params):
             continue
@@ -244,6 +272,65 @@ def apart_junctions(
         }
         apart[node] = _ways(list(street_heading.values()), params) <= 3
     return apart
+
+
+def _crossed(
+    passes: Sequence[_Pass], headings: Sequence[Sequence[float | None]], params: ApartParams
+) -> bool:
+    """Whether the junction is a pass crossing from one of two streets side by side to the
+    other (:attr:`ApartParams.crossed_lines`): every visit is a pass straight through (two
+    arms, leaving by different ways), all arms leave by two ways, and two passes of different
+    tracks leave one way more than ``together_m`` and at most ``side_by_side_m`` apart."""
+    if any(len(p.arms) != 2 for p in passes):
+        return False
+    heads = [h for hh in headings for h in hh]
+    if any(h is None for h in heads):
+        return False
+    if _ways([h for h in heads if h is not None], params) != 2:
+        return False
+    if any(_same_way(hh[0], hh[1], params) for hh in headings):
+        return False  # a walker turning back, or from one line into the other: a fork
+    for i, first in enumerate(passes):
+        for j in range(i + 1, len(passes)):
+            if first.track == passes[j].track:
+                continue
+            for arm_i, head_i in zip(first.arms, headings[i], strict=True):
+                for arm_j, head_j in zip(passes[j].arms, headings[j], strict=True):
+                    if not _same_way(head_i, head_j, params):
+                        continue
+                    gap = _gap(arm_i, arm_j, params)
+                    if gap is not None and params.together_m < gap <= params.side_by_side_m:
+                        return True
+    return False
+
+
+def _two_ways_each(
+    passes: Sequence[_Pass],
+    headings: Sequence[Sequence[float | None]],
+    groups: Sequence[set[int]],
+    params: ApartParams,
+) -> bool:
+    """Whether each of the two ``groups`` leaves the junction by two ways, one of them the way
+    the other group leaves by too (the stretch the two streets share), and by one street on its
+    other way. The shared way may hold streets of both lines in one group: a walk up one line
+    that the grouping put with the other street. A second street on a group's own way is a
+    third street (a track ending there may have come up it): the junction stays."""
+    arms = [
+        [
+            (street, head)
+            for k in group
+            for street, head in zip(passes[k].streets, headings[k], strict=True)
+            if head is not None
+        ]
+        for group in groups
+    ]
+    for mine, other in ((arms[0], arms[1]), (arms[1], arms[0])):
+        if _ways([head for _, head in mine], params) != 2:
+            return False
+        own = {s for s, h in mine if not any(_same_way(h, o, params) for _, o in other)}
+        if len(own) != 1:
+            return False
+    return True
 
 
 def _continues(into: Segment, out: Segment) -> bool:

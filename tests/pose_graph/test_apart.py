@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
+import pytest
 
 from city360.geo import LocalProjection
 from city360.pose_graph import build_from_tracks
-from city360.pose_graph.apart import apart_junctions
+from city360.pose_graph.apart import ApartParams, apart_junctions
 from city360.pose_graph.build import BuildParams
 from city360.pose_graph.junctions import find_dead_ends
 from city360.pose_graph.segments import Segment, Street, cut_tracks, group_streets
@@ -80,10 +83,98 @@ def test_a_crossing_walked_straight_through_both_ways_stays_a_junction() -> None
     assert len(_junctions(tracks)) == 1
 
 
-def test_side_by_side_streets_with_a_walk_ending_at_their_bends_keep_the_junction() -> None:
+@pytest.mark.parametrize("group_ways", [False, True])
+def test_side_by_side_streets_with_a_walk_ending_at_their_bends_keep_the_junction(
+    group_ways: bool,
+) -> None:
     # a track that ends there may have come up a third street the passes alone cannot see
+    # (with group_ways too: its street leaves by Q's own way, a second street there)
+    params = ApartParams(group_ways=group_ways)
     tracks = _side_by_side(7.0)
     tracks.append(polyline_track([(3.0, -30.0), (3.0, -2.0)], "ends at the bends"))
     junctions = np.array([[3.5, -2.0]])
+    assert not apart_junctions(tracks, junctions, *_cut(tracks, junctions), params)[0]
+    assert apart_junctions(tracks[:-1], junctions, *_cut(tracks[:-1], junctions), params)[0]
+
+
+def _a_walk_grouped_with_the_other_street() -> tuple[list[Track], list[Segment], list[Street]]:
+    """The side-by-side streets 7 m apart and one more walk that starts at the bends and goes
+    up P, cut at the bends. The grouping fuses the north-east arms into one street; here they
+    are two, P's and Q's, with the walk's arm (on P's line) in Q's, as the grouping does when
+    the walk leaves P farther on for the node Q's street ends at (tokyo-oldtown coverage seed
+    0 at (-123.8, 2.4))."""
+    tracks = _side_by_side(7.0)
+    p_far = 110.0 * _NORTH_EAST
+    tracks.append(polyline_track([(0.0, 0.0), (p_far[0], p_far[1])], "p start"))
+    segments, grouped = _cut(tracks, np.array([[2.7, -2.3]]))
+    streets: list[Street] = []
+    for street in grouped:
+        names = {tracks[segments[k].track].id for k in (*street.forward, *street.backward)}
+        if "p start" not in names:
+            streets.append(replace(street, id=len(streets)))
+            continue
+        for on_q in (False, True):
+
+            def mine(k: int, on_q: bool = on_q) -> bool:
+                return (tracks[segments[k].track].id in ("q out", "q back", "p start")) == on_q
+
+            forward = tuple(k for k in street.forward if mine(k))
+            backward = tuple(k for k in street.backward if mine(k))
+            streets.append(replace(street, id=len(streets), forward=forward, backward=backward))
+    return tracks, segments, streets
+
+
+def test_a_group_through_two_ways_by_three_streets_is_side_by_side() -> None:
+    # a group of passes holding three streets (P's and the walk's north-east arms are two)
+    # whose arms leave by two ways: the shared stretch and P's own bend
+    tracks, segments, streets = _a_walk_grouped_with_the_other_street()
+    assert apart_junctions(tracks, np.array([[2.7, -2.3]]), segments, streets)[0]
+
+
+def test_with_group_ways_off_a_group_of_three_streets_keeps_the_junction() -> None:
+    tracks, segments, streets = _a_walk_grouped_with_the_other_street()
+    off = ApartParams(group_ways=False)
+    assert not apart_junctions(tracks, np.array([[2.7, -2.3]]), segments, streets, off)[0]
+
+
+def test_group_ways_is_on_by_default() -> None:
+    assert ApartParams().group_ways
+
+
+def _a_pass_crossing_between_the_lines() -> list[Track]:
+    """Two straight streets 7 m apart running north-east (P through the origin), each walked
+    both ways, and a walk that comes up P and crosses to Q at the origin (GPS: the tokyo-oldtown
+    pair's mid-street junctions)."""
+    q_shift = 7.0 * _RIGHT
+    p = [
+        (-80.0 * _NORTH_EAST[0], -80.0 * _NORTH_EAST[1]),
+        (80.0 * _NORTH_EAST[0], 80.0 * _NORTH_EAST[1]),
+    ]
+    q = [(x + q_shift[0], y + q_shift[1]) for x, y in p]
+    cross = [
+        p[0],
+        (0.0, 0.0),
+        (q_shift[0] + 8.0 * _NORTH_EAST[0], q_shift[1] + 8.0 * _NORTH_EAST[1]),
+        q[1],
+    ]
+    return [
+        polyline_track(p, "p out"),
+        polyline_track(p[::-1], "p back"),
+        polyline_track(q, "q out"),
+        polyline_track(q[::-1], "q back"),
+        polyline_track(cross, "crosses"),
+    ]
+
+
+def test_a_pass_crossing_between_streets_side_by_side_is_no_junction() -> None:
+    tracks = _a_pass_crossing_between_the_lines()
+    junctions = np.array([[0.0, 0.0]])
+    on = ApartParams(crossed_lines=True)
+    assert apart_junctions(tracks, junctions, *_cut(tracks, junctions), on)[0]
+
+
+def test_by_default_a_pass_crossing_between_the_lines_keeps_the_junction() -> None:
+    tracks = _a_pass_crossing_between_the_lines()
+    junctions = np.array([[0.0, 0.0]])
+    assert not ApartParams().crossed_lines
     assert not apart_junctions(tracks, junctions, *_cut(tracks, junctions))[0]
-    assert apart_junctions(tracks[:-1], junctions, *_cut(tracks[:-1], junctions))[0]
