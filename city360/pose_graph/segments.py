@@ -97,6 +97,11 @@ class SegmentParams:
     (Helsinki wander seed 1), a street that stops 4-6 m short of another where the walks end
     (Kamppi's Simonkatu, unseen wander seed 9). False: the lines need only meet there
     (round twenty-two, knot22)."""
+    lone_ends: bool = False
+    """See :attr:`walked_on`: a parted line of a single pass whose trajectory starts or
+    ends at the node counts as walked on there (one video's end says nothing about the street
+    beyond it; two that end there, as at Kamppi's Simonkatu, are a street's end). Round
+    twenty-four (helsinki24) measured it: see the design notes' section of that round."""
     turned_forks: bool = True
     """See :func:`turned_forks`: a node :func:`dissolve_pass_through` would remove is kept when
     one of its streets parts there (:func:`part_two_lines`) and a trajectory turns at the node
@@ -442,6 +447,12 @@ def _two_lines(
         """Some pass of the part goes on through ``node`` on its trajectory into a segment
         of another street or line (not back along the part, not the trajectory's end)."""
         members = {*part.forward, *part.backward}
+        if params.lone_ends and len(members) == 1:
+            seg = segments[next(iter(members))]
+            if (seg.v == node and seg.last_frame == len(tracks[seg.track]) - 1) or (
+                seg.u == node and seg.first_frame == 0
+            ):
+                return True
         for i in members:
             seg = segments[i]
             key = (seg.track, seg.last_frame) if seg.v == node else (seg.track, seg.first_frame)
