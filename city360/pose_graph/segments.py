@@ -102,6 +102,9 @@ class SegmentParams:
     ends at the node counts as walked on there (one video's end says nothing about the street
     beyond it; two that end there, as at Kamppi's Simonkatu, are a street's end). Round
     twenty-four (helsinki24) measured it: see the design notes' section of that round."""
+    lone_end_m: float = 5.0
+    """See :attr:`lone_ends`: the video starts or ends at most this far (metres of travel)
+    beyond where its pass is cut at the node (Helsinki one-way seed 1: 2.9 m)."""
     turned_forks: bool = True
     """See :func:`turned_forks`: a node :func:`dissolve_pass_through` would remove is kept when
     one of its streets parts there (:func:`part_two_lines`) and a trajectory turns at the node
@@ -449,9 +452,14 @@ def _two_lines(
         members = {*part.forward, *part.backward}
         if params.lone_ends and len(members) == 1:
             seg = segments[next(iter(members))]
-            if (seg.v == node and seg.last_frame == len(tracks[seg.track]) - 1) or (
-                seg.u == node and seg.first_frame == 0
-            ):
+            arc = tracks[seg.track].arc_m
+            if seg.v == node:  # no segment on, and the video ends within meet_m
+                beyond = float(arc[-1] - arc[seg.last_frame])
+                lone = (seg.track, seg.last_frame) not in after
+            else:
+                beyond = float(arc[seg.first_frame] - arc[0])
+                lone = (seg.track, seg.first_frame) not in before
+            if lone and beyond <= params.lone_end_m:
                 return True
         for i in members:
             seg = segments[i]
