@@ -97,11 +97,16 @@ class SegmentParams:
     (Helsinki wander seed 1), a street that stops 4-6 m short of another where the walks end
     (Kamppi's Simonkatu, unseen wander seed 9). False: the lines need only meet there
     (round twenty-two, knot22)."""
-    lone_ends: bool = False
-    """See :attr:`walked_on`: a parted line of a single pass whose trajectory starts or
-    ends at the node counts as walked on there (one video's end says nothing about the street
-    beyond it; two that end there, as at Kamppi's Simonkatu, are a street's end). Round
-    twenty-four (helsinki24) measured it: see the design notes' section of that round."""
+    lone_ends: bool = True
+    """See :attr:`walked_on`: a parted line of a single pass whose video starts or ends at the
+    node (within ``lone_end_m``, no segment of it beyond) counts as walked on there. One
+    video's end says nothing about the street beyond it; two that end there, as at Kamppi's
+    Simonkatu, are a street's end and stay grouped. Round twenty-four (helsinki24), without
+    OSM on 37 kept twins (Helsinki seeds 0-1, old town seed 0, the 21 unseen Helsinki
+    windows' twins) and the fresh Helsinki seed 33: two rows better (Helsinki one-way seed 1
+    R 0.952 -> 0.960, one-way with stops seed 0 R 0.929 -> 0.937, the knot's apex where a
+    video starts), none worse in junction P, R, street F1 or turns. False: knot22b's guard
+    as it was (round twenty-two)."""
     lone_end_m: float = 5.0
     """See :attr:`lone_ends`: the video starts or ends at most this far (metres of travel)
     beyond where its pass is cut at the node (Helsinki one-way seed 1: 2.9 m)."""

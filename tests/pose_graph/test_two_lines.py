@@ -198,7 +198,7 @@ def test_a_line_whose_walks_end_at_the_node_is_no_second_street() -> None:
 
 
 LONE_ENDS = SegmentParams(apart_m=4.0, lone_ends=True)
-"""The rule on with :attr:`SegmentParams.lone_ends` (off by default)."""
+"""The rule on with :attr:`SegmentParams.lone_ends` (on by default since round twenty-four)."""
 
 
 def _lone_start() -> tuple[list[Track], list[Segment]]:
@@ -222,10 +222,16 @@ def test_a_lone_video_that_starts_at_the_node_is_parted_with_lone_ends() -> None
     ]
 
 
-def test_a_lone_video_that_starts_at_the_node_is_no_second_street_by_default() -> None:
+def test_a_lone_video_that_starts_at_the_node_is_no_second_street_with_lone_ends_off() -> None:
     tracks, segments = _lone_start()
-    assert SegmentParams().lone_ends is False
-    assert _parted(tracks, segments) == [(0, 1, 2), (1, 2, 1)]
+    streets, _ = group_streets(tracks, segments)
+    off = SegmentParams(apart_m=4.0, lone_ends=False)
+    parted = part_two_lines(tracks, segments, streets, off)
+    assert [(s.a, s.b, len(s.forward) + len(s.backward)) for s in parted] == [(0, 1, 2), (1, 2, 1)]
+
+
+def test_lone_ends_is_a_switch_on_by_default() -> None:
+    assert SegmentParams().lone_ends is True
 
 
 def test_two_videos_that_end_at_the_node_stay_one_street_with_lone_ends() -> None:
