@@ -97,6 +97,19 @@ class SegmentParams:
     (Helsinki wander seed 1), a street that stops 4-6 m short of another where the walks end
     (Kamppi's Simonkatu, unseen wander seed 9). False: the lines need only meet there
     (round twenty-two, knot22)."""
+    lone_ends: bool = True
+    """See :attr:`walked_on`: a parted line of a single pass whose video starts or ends at the
+    node (within ``lone_end_m``, no segment of it beyond) counts as walked on there. One
+    video's end says nothing about the street beyond it; two that end there, as at Kamppi's
+    Simonkatu, are a street's end and stay grouped. Round twenty-four (helsinki24), without
+    OSM on 37 kept twins (Helsinki seeds 0-1, old town seed 0, the 21 unseen Helsinki
+    windows' twins) and the fresh Helsinki seed 33: two rows better (Helsinki one-way seed 1
+    R 0.952 -> 0.960, one-way with stops seed 0 R 0.929 -> 0.937, the knot's apex where a
+    video starts), none worse in junction P, R, street F1 or turns. False: knot22b's guard
+    as it was (round twenty-two)."""
+    lone_end_m: float = 5.0
+    """See :attr:`lone_ends`: the video starts or ends at most this far (metres of travel)
+    beyond where its pass is cut at the node (Helsinki one-way seed 1: 2.9 m)."""
     turned_forks: bool = True
     """See :func:`turned_forks`: a node :func:`dissolve_pass_through` would remove is kept when
     one of its streets parts there (:func:`part_two_lines`) and a trajectory turns at the node
@@ -442,6 +455,17 @@ def _two_lines(
         """Some pass of the part goes on through ``node`` on its trajectory into a segment
         of another street or line (not back along the part, not the trajectory's end)."""
         members = {*part.forward, *part.backward}
+        if params.lone_ends and len(members) == 1:
+            seg = segments[next(iter(members))]
+            arc = tracks[seg.track].arc_m
+            if seg.v == node:  # no segment on, and the video ends within meet_m
+                beyond = float(arc[-1] - arc[seg.last_frame])
+                lone = (seg.track, seg.last_frame) not in after
+            else:
+                beyond = float(arc[seg.first_frame] - arc[0])
+                lone = (seg.track, seg.first_frame) not in before
+            if lone and beyond <= params.lone_end_m:
+                return True
         for i in members:
             seg = segments[i]
             key = (seg.track, seg.last_frame) if seg.v == node else (seg.track, seg.first_frame)

@@ -197,6 +197,59 @@ def test_a_line_whose_walks_end_at_the_node_is_no_second_street() -> None:
     assert _parted(tracks, segments) == [(0, 1, 3), (1, 2, 1)]
 
 
+LONE_ENDS = SegmentParams(apart_m=4.0, lone_ends=True)
+"""The rule on with :attr:`SegmentParams.lone_ends` (on by default since round twenty-four)."""
+
+
+def _lone_start() -> tuple[list[Track], list[Segment]]:
+    """Helsinki's knot apex, one-way with stops seed 0 (design notes, round twenty-four): the
+    stray line is one video that starts at node 1, beside the straight street walked through."""
+    straight = _one_street_filmed([[(0.0, 0.0), (60.0, 0.0)]])
+    starts = polyline_track(STRAY[::-1], "starts at node 1")
+    tracks = [*straight, starts]
+    segments = [*_through_node_1(straight), Segment(1, 1, 0, 0, len(starts.xy) - 1)]
+    return tracks, segments
+
+
+def test_a_lone_video_that_starts_at_the_node_is_parted_with_lone_ends() -> None:
+    tracks, segments = _lone_start()
+    streets, _ = group_streets(tracks, segments)
+    parted = part_two_lines(tracks, segments, streets, LONE_ENDS)
+    assert [(s.a, s.b, len(s.forward) + len(s.backward)) for s in parted] == [
+        (0, 1, 1),
+        (0, 1, 1),
+        (1, 2, 1),
+    ]
+
+
+def test_a_lone_video_that_starts_at_the_node_is_no_second_street_with_lone_ends_off() -> None:
+    tracks, segments = _lone_start()
+    streets, _ = group_streets(tracks, segments)
+    off = SegmentParams(apart_m=4.0, lone_ends=False)
+    parted = part_two_lines(tracks, segments, streets, off)
+    assert [(s.a, s.b, len(s.forward) + len(s.backward)) for s in parted] == [(0, 1, 2), (1, 2, 1)]
+
+
+def test_lone_ends_is_a_switch_on_by_default() -> None:
+    assert SegmentParams().lone_ends is True
+
+
+def test_two_videos_that_end_at_the_node_stay_one_street_with_lone_ends() -> None:
+    # Kamppi's Simonkatu: two walks end (or start) there, a street's end, not a fork
+    straight = _one_street_filmed([[(0.0, 0.0), (60.0, 0.0)]])
+    ends = polyline_track(STRAY, "ends at node 1")
+    starts = polyline_track(STRAY[::-1], "starts at node 1")
+    tracks = [*straight, ends, starts]
+    segments = [
+        *_through_node_1(straight),
+        Segment(1, 0, 1, 0, len(ends.xy) - 1),
+        Segment(2, 1, 0, 0, len(starts.xy) - 1),
+    ]
+    streets, _ = group_streets(tracks, segments)
+    parted = part_two_lines(tracks, segments, streets, LONE_ENDS)
+    assert [(s.a, s.b, len(s.forward) + len(s.backward)) for s in parted] == [(0, 1, 3), (1, 2, 1)]
+
+
 def test_a_bent_line_walked_on_through_the_node_is_parted() -> None:
     # the same stray line, walked on into node 1's other street: a fork
     tracks = _one_street_filmed([[(0.0, 0.0), (60.0, 0.0)], STRAY])
