@@ -60,6 +60,9 @@ class StationaryParams:
     local_s: float = 20.0
     """Length of the short window around a centre that must itself stand (see
     :func:`_stands_locally`), seconds."""
+    trim_excursions: bool = True
+    """Whether :data:`EXCURSION_TRIM` may trim this track's spans: :func:`.clean.clean_track`
+    clears it on a track that bursts (``CleanParams.excursion_burst_share``)."""
 
 
 def _median_point(x: FloatArray, y: FloatArray) -> tuple[float, float]:
@@ -558,7 +561,7 @@ def _spans_with_points(
         else:
             joined.append((first, last))
     kept = [(a, b) for a, b in joined if t_s[b] - t_s[a] >= params.min_span_s]
-    if EXCURSION_TRIM:
+    if EXCURSION_TRIM and params.trim_excursions:
         kept = [
             (a, b)
             for a, b in (_trim_excursions(t_s, x_m, y_m, steady, span, params) for span in kept)
