@@ -130,6 +130,17 @@ class CleanParams:
     apply (as ``stop_blip_burst_share``: Hamburg canyon twins mask 9.5-25 %, every phone,
     camera and dense twin of the suite 0 %; the one unseen-window twin seen above 0 %, a
     Nerima one-way phone walk, 7.9 %)."""
+    excursion_burst_share: float | None = 0.05
+    """A track whose burst test masks at least this share of its fixes keeps its stop spans
+    as the window test found them, untrimmed by :data:`.stationary.EXCURSION_TRIM`
+    (``StationaryParams.trim_excursions``): a receiver in an urban canyon. Its correlated error
+    at a stand (5 m, 10-30 m bursts half masked) draws the walk out and back that the trim
+    looks for, which a phone's or a camera's does not (as ``stop_blip_burst_share``, 0.05:
+    Hamburg canyon twins 9.5-25 %, phone and camera twins 0 %). On the suite's walk rows the
+    trim alone cut two canyon stands where the walker stood throughout (canyon seed 1:
+    RMSE 2.848 -> 3.025 m, junction P 1 -> 0 without OSM); with this guard it cuts only the
+    phone walk of seed 1, where the walker did walk (design notes, round twenty-four, branch
+    stopguard24). None: every track is trimmed."""
     max_gap_s: float = 10.0
     """Fixes further apart in time than this are joined by a straight line, seconds."""
     jump_min_m: float = 25.0
@@ -399,6 +410,12 @@ def clean_track(
     radius = max(standing.radius_m, 2.5 * params.gps_sigma_m)
     if radius != standing.radius_m:
         standing = dataclasses.replace(standing, radius_m=radius)
+    if (
+        params.excursion_burst_share is not None
+        and bool(bursts.shape[0])
+        and share >= params.excursion_burst_share
+    ):
+        standing = dataclasses.replace(standing, trim_excursions=False)
     pieces: list[tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, int]] = []
     breaks: list[tuple[float, float]] = []
     for a, b in itertools.pairwise(cuts):

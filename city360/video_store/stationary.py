@@ -60,6 +60,9 @@ class StationaryParams:
     local_s: float = 20.0
     """Length of the short window around a centre that must itself stand (see
     :func:`_stands_locally`), seconds."""
+    trim_excursions: bool = True
+    """Whether :data:`EXCURSION_TRIM` may trim this track's spans: :func:`.clean.clean_track`
+    clears it on a track that bursts (``CleanParams.excursion_burst_share``)."""
 
 
 def _median_point(x: FloatArray, y: FloatArray) -> tuple[float, float]:
@@ -371,8 +374,13 @@ def _rise_mps(t_s: FloatArray, along_m: FloatArray) -> float:
 
 EXCURSION_TRIM = False
 """Whether a stop span's start or end is trimmed where its fixes walk out from the stop and back
-(:func:`_trim_excursions`); False (the default: measured on too few rows, see the design
-notes, round twenty-three, branch stopstub23): the span as the window test found it."""
+(:func:`_trim_excursions`); False (the default): the span as the window test found it. On
+(with ``CleanParams.excursion_burst_share``, which keeps canyon tracks untrimmed) no walk row
+is worse and Kamppi's class B rows reach their targets with OSM, but three stop rows get
+worse: old town coverage+stops 0 without OSM turns 0.958 -> 0.901 (a 7 m walk from a
+junction into a stand, once pinned as a clean step, is left to 3 m of noise), Kamppi
+wander+stops camera 41 turns 0.925 -> 0.894, old town coverage+stops 1 without OSM P
+1.000 -> 0.955 (design notes, round twenty-four, branch stopguard24)."""
 EXCURSION_S = 20.0
 """The longest way out or back the fit tries, seconds."""
 EXCURSION_FAR_END_S = 5.0
@@ -558,7 +566,7 @@ def _spans_with_points(
         else:
             joined.append((first, last))
     kept = [(a, b) for a, b in joined if t_s[b] - t_s[a] >= params.min_span_s]
-    if EXCURSION_TRIM:
+    if EXCURSION_TRIM and params.trim_excursions:
         kept = [
             (a, b)
             for a, b in (_trim_excursions(t_s, x_m, y_m, steady, span, params) for span in kept)

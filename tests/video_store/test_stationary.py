@@ -374,3 +374,70 @@ def test_a_walk_into_a_short_stub_beside_a_stop_is_not_part_of_it(
     assert np.array_equal(pinned_y[away], fy[away])
     standing = (x == 84.0) & (y == 0.0)
     assert any(standing[first : last + 1].sum() >= 30 for first, last in spans)
+
+
+def _stop_spans_s(
+    track: GpsTrack, monkeypatch: pytest.MonkeyPatch, params: CleanParams
+) -> list[tuple[float, float, bool]]:
+    """The stop spans ``clean_track`` pins on ``track`` (seconds from 1.7e9, first and last
+    fix), each with whether it was the trim's to cut."""
+    from city360.video_store import clean
+
+    seen: list[tuple[float, float, bool]] = []
+
+    def recording(
+        t_s: np.ndarray, x_m: np.ndarray, y_m: np.ndarray, standing: StationaryParams
+    ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
+        x, y, spans = pin_stationary(t_s, x_m, y_m, standing)
+        for first, last in spans:
+            seen.append((t_s[first] - 1.7e9, t_s[last] - 1.7e9, standing.trim_excursions))
+        return x, y, spans
+
+    monkeypatch.setattr(clean, "pin_stationary", recording)
+    clean_track(track, PROJECTION, params=params)
+    return seen
+
+
+@pytest.mark.parametrize(("seed", "cut"), [(11, "start"), (15, "end")])
+def test_a_canyon_stand_is_not_trimmed_for_a_walk_on_a_track_that_bursts(
+    seed: int, cut: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hamburg canyon seeds 0 and 1: a canyon receiver's correlated error at a stand (and a
+    burst half masked) drew the walk out and back that ``EXCURSION_TRIM`` cuts, where the
+    walker stood throughout (RMSE 2.848 -> 3.025 m on seed 1). :func:`_canyon_stop` with
+    bursts (120-520 s standing) does the same on seeds 11 and 15: without the guard the trim
+    cuts 7 s of the stand. On a track that bursts (``CleanParams.excursion_burst_share``) the
+    stop is kept as the window test found it."""
+    monkeypatch.setattr(stationary, "EXCURSION_TRIM", True)
+    track = _canyon_stop(seed, bursts=True)
+    unguarded = _stop_spans_s(track, monkeypatch, CleanParams(excursion_burst_share=None))
+    guarded = _stop_spans_s(track, monkeypatch, CleanParams())
+    monkeypatch.setattr(stationary, "EXCURSION_TRIM", False)
+    untrimmed = _stop_spans_s(track, monkeypatch, CleanParams())
+    assert [s[:2] for s in guarded] == [s[:2] for s in untrimmed]
+    assert not any(s[2] for s in guarded)
+    ((first, last, _),) = unguarded
+    ((first_kept, last_kept, _),) = guarded
+    if cut == "start":
+        assert first > first_kept + 5.0
+    else:
+        assert last < last_kept - 5.0
+
+
+def test_a_walk_beside_a_stop_is_trimmed_on_a_track_that_does_not_burst(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The guard leaves a phone's track to the trim: the stub walk after a stand
+    (:func:`stub_beside_a_stop`, seed 0) through ``clean_track`` with the default
+    ``CleanParams`` ends the stop before the walk's far half."""
+    monkeypatch.setattr(stationary, "EXCURSION_TRIM", True)
+    t, x, y = stub_beside_a_stop(before=False)
+    fx, fy = noisy(t, x, y, 0, bursts=False)
+    lat, lon = PROJECTION.to_latlon(fx, fy)
+    track = GpsTrack.from_columns(Path("stub.gpx"), "gpx", 1.7e9 + t, lat, lon)
+    spans = _stop_spans_s(track, monkeypatch, CleanParams())
+    away_s = t[y > 6.0]
+    assert spans
+    assert all(trim for _, _, trim in spans)
+    for first, last, _ in spans:
+        assert not ((away_s >= first) & (away_s <= last)).any(), (first, last)
