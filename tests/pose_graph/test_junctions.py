@@ -9,7 +9,6 @@ import pytest
 
 from city360.geo import LocalProjection
 from city360.pose_graph.build import BuildParams, build_from_tracks
-
 from city360.pose_graph.junctions import (
     DeadEndEvent,
     JunctionParams,
