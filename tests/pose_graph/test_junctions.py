@@ -21,7 +21,9 @@ from city360.pose_graph.segments import cut_tracks, group_streets
 from city360.pose_graph.tracks import Track, make_track
 
 
-def _line(start: tuple[float, float], end: tuple[float, float], name: str, *, noise: float = 0.3):
+def _line(
+    start: tuple[float, float], end: tuple[float, float], name: str, *, noise: float = 0.3
+) -> Track:
     rng = np.random.default_rng(sum(map(ord, name)))
     a, b = np.asarray(start, float), np.asarray(end, float)
     n = int(np.hypot(*(b - a))) + 1
@@ -189,7 +191,8 @@ def _chain(a: tuple[float, float], b: tuple[float, float], per_m: float) -> np.n
     return np.asarray(a) + np.linspace(0.0, 1.0, n)[:, None] * (np.subtract(b, a))
 
 
-_CLUSTERING = {"eps_m": 2.5, "min_votes": 6, "min_support": 30}
+def _clusters(votes: np.ndarray, split_m: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    return cluster_centres(votes, eps_m=2.5, min_votes=6, min_support=30, split_m=split_m)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -200,9 +203,9 @@ def test_two_vote_piles_16_m_apart_joined_by_a_chain_are_two_junctions(seed: int
     rng = np.random.default_rng(seed)
     a, b = (65.0, -12.0), (70.0, -27.0)
     votes = np.concatenate([_pile(a, 400, rng), _pile(b, 700, rng), _chain(a, b, 4.0)])
-    merged, _ = cluster_centres(votes, **_CLUSTERING)
+    merged, _ = _clusters(votes)
     assert len(merged) == 1
-    split, support = cluster_centres(votes, **_CLUSTERING, split_m=14.0)
+    split, support = _clusters(votes, 14.0)
     assert len(split) == 2
     found = sorted(split.tolist())
     assert np.hypot(*np.subtract(found[0], a)) < 1.0
@@ -215,7 +218,7 @@ def test_piles_nearer_than_the_split_distance_stay_one() -> None:
     rng = np.random.default_rng(3)
     a, b = (0.0, 0.0), (0.0, 10.0)
     votes = np.concatenate([_pile(a, 500, rng), _pile(b, 500, rng), _chain(a, b, 4.0)])
-    assert len(cluster_centres(votes, **_CLUSTERING, split_m=14.0)[0]) == 1
+    assert len(_clusters(votes, 14.0)[0]) == 1
 
 
 def test_one_crossings_votes_thinning_out_along_its_arms_stay_one_junction() -> None:
@@ -225,7 +228,7 @@ def test_one_crossings_votes_thinning_out_along_its_arms_stay_one_junction() -> 
         for end in ((20.0, 0.0), (-20.0, 0.0), (0.0, 20.0), (0.0, -20.0))
     ]
     votes = np.concatenate([_pile((0.0, 0.0), 900, rng), *arms])
-    centres, _ = cluster_centres(votes, **_CLUSTERING, split_m=14.0)
+    centres, _ = _clusters(votes, 14.0)
     assert len(centres) == 1
     assert np.hypot(*centres[0]) < 1.0
 
