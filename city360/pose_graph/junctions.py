@@ -38,6 +38,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
+from city360.pose_graph.corner_meets import CornerParams, corner_meets
 from city360.pose_graph.tracks import Track
 
 __all__ = [
@@ -101,6 +102,9 @@ class JunctionParams:
     only."""
     far_peak_votes: int = 100
     """Votes within ``far_peaks_m`` / 2 of a pile's densest cell that make it a peak."""
+    corners: CornerParams | None = None
+    """Two passes turning corners at one place onto different streets are a junction there
+    (:func:`~city360.pose_graph.corner_meets.corner_meets`; None: off). Without OSM only."""
     sidewalks_m: float = 16.0
     """Ways into and out of a U-turn that stay apart by more than the gap they keep (but
     within ``spur_split_m``) for this long before they part walked a spur's two sidewalks: its
@@ -364,8 +368,9 @@ def find_junctions(
 ) -> tuple[FloatArray, npt.NDArray[np.int64]]:
     """Junction positions (J, 2) in metres and their vote support (J,), from poses alone:
     clusters of crossing votes and the roots of out-and-back spurs (:func:`spur_roots`, each
-    counted with ``min_support``). ``split_peaks``: clusters are split between vote piles
-    ``params.far_peaks_m`` apart (the build without OSM)."""
+    counted with ``min_support``). ``split_peaks`` (the build without OSM): clusters are split
+    between vote piles ``params.far_peaks_m`` apart, and corners of two passes that meet are
+    junctions (``params.corners``)."""
     params = params or JunctionParams()
     votes = crossing_votes(tracks, params)
     centres, support = cluster_centres(
@@ -377,6 +382,8 @@ def find_junctions(
         peak_votes=params.far_peak_votes,
     )
     roots = spur_roots(tracks, params)
+    if split_peaks and params.corners is not None:
+        roots = np.concatenate([roots.reshape(-1, 2), corner_meets(tracks, params.corners)])
     if len(roots):
         centres = np.concatenate([centres.reshape(-1, 2), roots])
         support = np.concatenate([support, np.full(len(roots), params.min_support, dtype=np.int64)])
