@@ -101,7 +101,8 @@ class JunctionParams:
     staggered T the scorer counts as one (docs/design-notes.md, part seven). Without OSM
     only."""
     far_peak_votes: int = 100
-    """Votes within ``far_peaks_m`` / 2 of a pile's densest cell that make it a peak."""
+    """Twice the votes within ``far_peaks_m`` / 4 of a pile's densest cell that make it a
+    peak."""
     corners: CornerParams | None = None
     """Two passes turning corners at one place onto different streets are a junction there
     (:func:`~city360.pose_graph.corner_meets.corner_meets`; None: off). Without OSM only."""
@@ -226,7 +227,13 @@ def cluster_centres(
     labels = _components(len(centres), core_pairs)
     if split_m is not None:
         labels = split_far_peaks(
-            centres, weight, density, core, labels, split_m=split_m, peak_votes=peak_votes
+            centres,
+            weight,
+            density,
+            core,
+            labels,
+            split_m=split_m,
+            peak_votes=peak_votes,
         )
     found, support = [], []
     for label in np.unique(labels[core]):
@@ -260,35 +267,41 @@ def split_far_peaks(
 
     Single linkage joins two vote piles through the thin chain of votes along the street
     between them. A peak is a core cell of a cluster that is the densest (``density``: votes
-    within the clustering radius) within ``split_m`` / 2, holds ``peak_votes`` votes within that
-    radius, and lies ``split_m`` or more from every denser peak of its cluster. A cluster with
-    two or more peaks is split: each of its cells goes to the nearest peak. ``centres``: the
-    cells' centres (C, 2), metres; ``weight``: their votes."""
+    within the clustering radius) within ``split_m`` / 4 of it, holds ``peak_votes`` / 2 votes
+    within that radius and lies ``split_m`` / 2 or more from every denser peak. A cluster is
+    split, each cell to its nearest peak, when it has two or more peaks and every two lie
+    ``split_m`` or more apart: peaks nearer than that are a knot of junctions 7-14 m apart (the
+    old town's triangle), which the later steps part or not, and split at its outer piles it
+    lost the middle one. ``centres``: the cells' centres (C, 2), metres; ``weight``: their
+    votes."""
     out = labels.copy()
     next_label = int(labels.max()) + 1
     tree = cKDTree(centres)
+    radius = split_m / 4.0
     for label in np.unique(labels[core]):
         members = np.flatnonzero(core & (labels == label))
         xy = centres[members]
         if np.ptp(xy, axis=0).max() < split_m:
             continue
-        near = tree.query_ball_point(xy, split_m / 2.0)
+        near = tree.query_ball_point(xy, radius)
         peaks: list[int] = []
         for k in np.argsort(-density[members], kind="stable"):
             cell = members[k]
-            if any(np.hypot(*(centres[cell] - centres[p])) < split_m for p in peaks):
+            if any(np.hypot(*(centres[cell] - centres[p])) < 2.0 * radius for p in peaks):
                 continue
             around = np.asarray(near[k], dtype=np.int64)
-            in_cluster = around[core[around] & (labels[around] == label)]
-            if density[in_cluster].max() > density[cell] or weight[in_cluster].sum() < peak_votes:
+            mine = around[core[around] & (labels[around] == label)]
+            if density[mine].max() > density[cell] or 2 * weight[mine].sum() < peak_votes:
                 continue
             peaks.append(int(cell))
         if len(peaks) < 2:
             continue
-        gaps = np.hypot(
-            xy[:, None, 0] - centres[peaks][None, :, 0], xy[:, None, 1] - centres[peaks][None, :, 1]
-        )
-        nearest = gaps.argmin(axis=1)
+        at = centres[peaks]
+        gaps = np.hypot(at[:, None, 0] - at[None, :, 0], at[:, None, 1] - at[None, :, 1])
+        if gaps[np.triu_indices(len(peaks), 1)].min() < split_m:
+            continue
+        to_peak = np.hypot(xy[:, None, 0] - at[None, :, 0], xy[:, None, 1] - at[None, :, 1])
+        nearest = to_peak.argmin(axis=1)
         for part in range(1, len(peaks)):
             out[members[nearest == part]] = next_label
             next_label += 1

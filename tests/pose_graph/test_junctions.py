@@ -261,3 +261,21 @@ def test_a_twins_two_tees_16_m_apart_are_two_junctions(
     ).reshape(-1, 2)
     near = [np.hypot(*(built - true).T).min() for true in ([-1.8, 7.6], [2.5, -8.6])]
     assert sum(gap < 4.0 for gap in near) == found
+
+
+def test_two_far_piles_with_a_third_between_them_are_not_split_at_the_outer_two() -> None:
+    """The old town's triangle of junctions 8-11 m apart: its outer piles lie 17 m apart, the
+    third 8-9 m from each; split at the outer two, the middle junction was lost
+    (tokyo-oldtown one-way seed 30)."""
+    rng = np.random.default_rng(5)
+    a, middle, b = (-36.0, 82.0), (-28.0, 79.0), (-20.0, 87.0)
+    votes = np.concatenate(
+        [
+            _pile(a, 500, rng),
+            _pile(middle, 400, rng),
+            _pile(b, 500, rng),
+            _chain(a, middle, 4.0),
+            _chain(middle, b, 4.0),
+        ]
+    )
+    assert len(_clusters(votes, 14.0)[0]) == len(_clusters(votes)[0]) == 1
