@@ -30,7 +30,7 @@ All positions are metres in the city CRS; all work is vectorised over samples wi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -50,7 +50,6 @@ __all__ = [
     "find_junctions",
     "group_dead_ends",
     "merge_close",
-    "split_far_peaks",
     "spur_roots",
 ]
 
@@ -93,19 +92,11 @@ class JunctionParams:
     """The ways into and out of a spur part at its root when they are this far apart."""
     spur_min_m: float = 5.0
     """Shortest spur (apex to root) whose root counts as a junction."""
-    far_peaks_m: float | None = 14.0
-    """Vote piles at least this far apart that a thin chain of votes joins into one cluster
-    are two junctions (:func:`split_far_peaks`; None: one, as clustered). The chain runs
-    along the short street between two junctions 14-20 m apart (Helsinki east (65, -9) and
-    (70, -26), 16 m, built as one). Nearer piles stay one: at 8-10 m they are as often a
-    staggered T the scorer counts as one (docs/design-notes.md, part seven). Without OSM
-    only."""
-    far_peak_votes: int = 100
-    """Twice the votes within ``far_peaks_m`` / 4 of a pile's densest cell that make it a
-    peak."""
-    corners: CornerParams | None = None
+    corners: CornerParams | None = field(default_factory=CornerParams)
     """Two passes turning corners at one place onto different streets are a junction there
-    (:func:`~city360.pose_graph.corner_meets.corner_meets`; None: off). Without OSM only."""
+    (:func:`~city360.pose_graph.corner_meets.corner_meets`; None: off). Without OSM only:
+    with OSM the map's node is the junction. On: measured on 99 twins without OSM (round
+    twenty-four), junction targets 71 -> 76 rows, no junction P or R worse."""
     sidewalks_m: float = 16.0
     """Ways into and out of a U-turn that stay apart by more than the gap they keep (but
     within ``spur_split_m``) for this long before they part walked a spur's two sidewalks: its
@@ -187,8 +178,6 @@ def cluster_centres(
     min_votes: int,
     min_support: int,
     cell_m: float = 0.5,
-    split_m: float | None = None,
-    peak_votes: int = 100,
 ) -> tuple[FloatArray, npt.NDArray[np.int64]]:
     """DBSCAN-like clustering of ``points``: returns cluster medians (C, 2) and sizes (C,).
 
@@ -196,8 +185,6 @@ def cluster_centres(
     ``cell_m`` cells (weight = votes in the cell). Core cells have at least ``min_votes`` votes
     within ``eps_m``; clusters are connected components of core cells; clusters with fewer than
     ``min_support`` votes in core cells are noise. Centres are per-axis weighted medians.
-    With ``split_m`` a cluster whose peaks lie that far apart is split between them
-    (:func:`split_far_peaks`, ``peak_votes``).
     """
     empty = (np.zeros((0, 2)), np.zeros(0, dtype=np.int64))
     if len(points) == 0:
@@ -214,8 +201,7 @@ def cluster_centres(
             np.bincount(inverse, weights=points[:, 1]) / weight,
         ]
     )
-    tree = cKDTree(centres)
-    pairs = tree.query_pairs(eps_m, output_type="ndarray")
+    pairs = cKDTree(centres).query_pairs(eps_m, output_type="ndarray")
     density = weight.copy()
     if pairs.size:
         np.add.at(density, pairs[:, 0], weight[pairs[:, 1]])
@@ -225,16 +211,6 @@ def cluster_centres(
         return empty
     core_pairs = pairs[core[pairs[:, 0]] & core[pairs[:, 1]]] if pairs.size else pairs
     labels = _components(len(centres), core_pairs)
-    if split_m is not None:
-        labels = split_far_peaks(
-            centres,
-            weight,
-            density,
-            core,
-            labels,
-            split_m=split_m,
-            peak_votes=peak_votes,
-        )
     found, support = [], []
     for label in np.unique(labels[core]):
         members = core & (labels == label)
@@ -251,61 +227,6 @@ def cluster_centres(
     if not found:
         return empty
     return np.asarray(found), np.asarray(support, dtype=np.int64)
-
-
-def split_far_peaks(
-    centres: FloatArray,
-    weight: FloatArray,
-    density: FloatArray,
-    core: npt.NDArray[np.bool_],
-    labels: npt.NDArray[np.int64],
-    *,
-    split_m: float,
-    peak_votes: int,
-) -> npt.NDArray[np.int64]:
-    """``labels`` of the vote cells with each cluster split between its far peaks.
-
-    Single linkage joins two vote piles through the thin chain of votes along the street
-    between them. A peak is a core cell of a cluster that is the densest (``density``: votes
-    within the clustering radius) within ``split_m`` / 4 of it, holds ``peak_votes`` / 2 votes
-    within that radius and lies ``split_m`` / 2 or more from every denser peak. A cluster is
-    split, each cell to its nearest peak, when it has two or more peaks and every two lie
-    ``split_m`` or more apart: peaks nearer than that are a knot of junctions 7-14 m apart (the
-    old town's triangle), which the later steps part or not, and split at its outer piles it
-    lost the middle one. ``centres``: the cells' centres (C, 2), metres; ``weight``: their
-    votes."""
-    out = labels.copy()
-    next_label = int(labels.max()) + 1
-    tree = cKDTree(centres)
-    radius = split_m / 4.0
-    for label in np.unique(labels[core]):
-        members = np.flatnonzero(core & (labels == label))
-        xy = centres[members]
-        if np.ptp(xy, axis=0).max() < split_m:
-            continue
-        near = tree.query_ball_point(xy, radius)
-        peaks: list[int] = []
-        for k in np.argsort(-density[members], kind="stable"):
-            cell = members[k]
-            if any(np.hypot(*(centres[cell] - centres[p])) < 2.0 * radius for p in peaks):
-                continue
-            around = np.asarray(near[k], dtype=np.int64)
-            mine = around[core[around] & (labels[around] == label)]
-            if density[mine].max() > density[cell] or 2 * weight[mine].sum() < peak_votes:
-                continue
-            peaks.append(int(cell))
-        if len(peaks) < 2:
-            continue
-        at = centres[peaks]
-        gaps = np.hypot(at[:, None, 0] - at[None, :, 0], at[:, None, 1] - at[None, :, 1])
-        if gaps[np.triu_indices(len(peaks), 1)].min() < split_m:
-            continue
-        to_peak = np.hypot(xy[:, None, 0] - at[None, :, 0], xy[:, None, 1] - at[None, :, 1])
-        nearest = to_peak.argmin(axis=1)
-        for part in range(1, len(peaks)):
-            out[members[nearest == part]] = next_label
-            next_label += 1
-    return out
 
 
 def merge_close(
@@ -377,13 +298,12 @@ def _parting(
 
 
 def find_junctions(
-    tracks: Sequence[Track], params: JunctionParams | None = None, *, split_peaks: bool = False
+    tracks: Sequence[Track], params: JunctionParams | None = None, *, without_osm: bool = False
 ) -> tuple[FloatArray, npt.NDArray[np.int64]]:
     """Junction positions (J, 2) in metres and their vote support (J,), from poses alone:
     clusters of crossing votes and the roots of out-and-back spurs (:func:`spur_roots`, each
-    counted with ``min_support``). ``split_peaks`` (the build without OSM): clusters are split
-    between vote piles ``params.far_peaks_m`` apart, and corners of two passes that meet are
-    junctions (``params.corners``)."""
+    counted with ``min_support``); ``without_osm`` (the build without a map) also the places
+    where two passes' corners meet (``params.corners``)."""
     params = params or JunctionParams()
     votes = crossing_votes(tracks, params)
     centres, support = cluster_centres(
@@ -391,11 +311,9 @@ def find_junctions(
         eps_m=params.cluster_eps_m,
         min_votes=params.cluster_min_votes,
         min_support=params.min_support,
-        split_m=params.far_peaks_m if split_peaks else None,
-        peak_votes=params.far_peak_votes,
     )
     roots = spur_roots(tracks, params)
-    if split_peaks and params.corners is not None:
+    if without_osm and params.corners is not None:
         roots = np.concatenate([roots.reshape(-1, 2), corner_meets(tracks, params.corners)])
     if len(roots):
         centres = np.concatenate([centres.reshape(-1, 2), roots])

@@ -100,7 +100,7 @@ def test_a_twins_two_turning_walks_build_their_crossing() -> None:
     off = BuildParams(junctions=JunctionParams(corners=None))
     with pytest.raises(GraphBuildError, match="share no junction"):
         build_from_tracks(tracks, origin, params=off)
-    on = BuildParams(junctions=JunctionParams(corners=CornerParams()))
+    on = BuildParams()  # on by default
     graph = build_from_tracks(tracks, origin, params=on).graph
     built = [(d["x_m"], d["y_m"]) for _, d in graph.nodes(data=True) if d["kind"] == "junction"]
     assert len(built) == 1

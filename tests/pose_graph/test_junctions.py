@@ -1,29 +1,19 @@
 from __future__ import annotations
 
-import csv
-import gzip
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from city360.geo import LocalProjection
-from city360.pose_graph.build import BuildParams, build_from_tracks
 from city360.pose_graph.junctions import (
     DeadEndEvent,
-    JunctionParams,
-    cluster_centres,
     find_dead_ends,
     find_junctions,
     group_dead_ends,
 )
 from city360.pose_graph.segments import cut_tracks, group_streets
-from city360.pose_graph.tracks import Track, make_track
+from city360.pose_graph.tracks import make_track
 
 
-def _line(
-    start: tuple[float, float], end: tuple[float, float], name: str, *, noise: float = 0.3
-) -> Track:
+def _line(start: tuple[float, float], end: tuple[float, float], name: str, *, noise: float = 0.3):
     rng = np.random.default_rng(sum(map(ord, name)))
     a, b = np.asarray(start, float), np.asarray(end, float)
     n = int(np.hypot(*(b - a))) + 1
@@ -179,103 +169,3 @@ def test_dead_end_events_linked_by_pairs_are_one_dead_end_at_their_mean() -> Non
     centres, grouped = group_dead_ends(events, points, np.zeros((0, 2), dtype=np.int64))
     assert centres == pytest.approx(points)
     assert grouped == [[e] for e in events]
-
-
-def _pile(centre: tuple[float, float], votes: int, rng: np.random.Generator) -> np.ndarray:
-    return rng.normal(centre, 1.0, (votes, 2))
-
-
-def _chain(a: tuple[float, float], b: tuple[float, float], per_m: float) -> np.ndarray:
-    """Votes spread thinly along the street from ``a`` to ``b`` (what joins two piles)."""
-    n = int(per_m * np.hypot(b[0] - a[0], b[1] - a[1]))
-    return np.asarray(a) + np.linspace(0.0, 1.0, n)[:, None] * (np.subtract(b, a))
-
-
-def _clusters(votes: np.ndarray, split_m: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    return cluster_centres(votes, eps_m=2.5, min_votes=6, min_support=30, split_m=split_m)
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_two_vote_piles_16_m_apart_joined_by_a_chain_are_two_junctions(seed: int) -> None:
-    """Helsinki east (65, -9) and (70, -26): two T-junctions 16 m apart on a short street,
-    400 and 700 votes, joined by 3-4 votes a 2 m cell along it, were one cluster whose median
-    lay on the heavier pile: the other junction was missed."""
-    rng = np.random.default_rng(seed)
-    a, b = (65.0, -12.0), (70.0, -27.0)
-    votes = np.concatenate([_pile(a, 400, rng), _pile(b, 700, rng), _chain(a, b, 4.0)])
-    merged, _ = _clusters(votes)
-    assert len(merged) == 1
-    split, support = _clusters(votes, 14.0)
-    assert len(split) == 2
-    found = sorted(split.tolist())
-    assert np.hypot(*np.subtract(found[0], a)) < 1.0
-    assert np.hypot(*np.subtract(found[1], b)) < 1.0
-    assert support.sum() == pytest.approx(len(votes), abs=5)
-
-
-def test_piles_nearer_than_the_split_distance_stay_one() -> None:
-    """A staggered T (two piles 8-10 m apart) is as often one true junction to the scorer."""
-    rng = np.random.default_rng(3)
-    a, b = (0.0, 0.0), (0.0, 10.0)
-    votes = np.concatenate([_pile(a, 500, rng), _pile(b, 500, rng), _chain(a, b, 4.0)])
-    assert len(_clusters(votes, 14.0)[0]) == 1
-
-
-def test_one_crossings_votes_thinning_out_along_its_arms_stay_one_junction() -> None:
-    rng = np.random.default_rng(4)
-    arms = [
-        _chain((0.0, 0.0), end, 6.0) + rng.normal(0, 0.3, (120, 2))
-        for end in ((20.0, 0.0), (-20.0, 0.0), (0.0, 20.0), (0.0, -20.0))
-    ]
-    votes = np.concatenate([_pile((0.0, 0.0), 900, rng), *arms])
-    centres, _ = _clusters(votes, 14.0)
-    assert len(centres) == 1
-    assert np.hypot(*centres[0]) < 1.0
-
-
-def _fixture_tracks(name: str) -> list[Track]:
-    """The tracks of a fixture of ``tests/pose_graph/data`` (track, x_m, y_m, t_s)."""
-    with gzip.open(Path(__file__).parent / "data" / name, "rt", newline="") as f:
-        rows = list(csv.DictReader(f))
-    tracks = []
-    for track in dict.fromkeys(r["track"] for r in rows):
-        mine = [r for r in rows if r["track"] == track]
-        xy = np.array([[float(r["x_m"]), float(r["y_m"])] for r in mine])
-        t_s = np.array([float(r["t_s"]) for r in mine])
-        tracks.append(make_track(track, xy, spacing_m=1.0, frame_count=len(xy), t_s=t_s))
-    return tracks
-
-
-@pytest.mark.parametrize(("far_peaks_m", "found"), [(None, 1), (14.0, 2)])
-def test_a_twins_two_tees_16_m_apart_are_two_junctions(
-    far_peaks_m: float | None, found: int
-) -> None:
-    """A Helsinki twin's poses (data/README.md): T-junctions at (-1.8, 7.6) and (2.5, -8.6),
-    their vote piles chained along the 16 m street between them. As one cluster the build
-    kept only the southern one."""
-    tracks = _fixture_tracks("two_tees_16m_poses.csv.gz")
-    params = BuildParams(junctions=JunctionParams(far_peaks_m=far_peaks_m))
-    graph = build_from_tracks(tracks, LocalProjection(60.17, 24.95), params=params).graph
-    built = np.array(
-        [[d["x_m"], d["y_m"]] for _, d in graph.nodes(data=True) if d["kind"] == "junction"]
-    ).reshape(-1, 2)
-    near = [np.hypot(*(built - true).T).min() for true in ([-1.8, 7.6], [2.5, -8.6])]
-    assert sum(gap < 4.0 for gap in near) == found
-
-
-def test_two_far_piles_with_a_third_between_them_are_not_split_at_the_outer_two() -> None:
-    """The old town's triangle of junctions 8-11 m apart: its outer piles lie 17 m apart, the
-    third 8-9 m from each; split at the outer two, the middle junction was lost
-    (tokyo-oldtown one-way seed 30)."""
-    rng = np.random.default_rng(5)
-    a, middle, b = (-36.0, 82.0), (-28.0, 79.0), (-20.0, 87.0)
-    votes = np.concatenate(
-        [
-            _pile(a, 500, rng),
-            _pile(middle, 400, rng),
-            _pile(b, 500, rng),
-            _chain(a, middle, 4.0),
-            _chain(middle, b, 4.0),
-        ]
-    )
-    assert len(_clusters(votes, 14.0)[0]) == len(_clusters(votes)[0]) == 1
