@@ -385,7 +385,7 @@ def build_from_tracks(
         tracks = hold_still_spans(tracks, params.dwell_params)
     if osm is None and params.clarify:
         tracks = clarify_tracks(tracks, params.clarify_params)
-    junctions_xy, _support = find_junctions(tracks, params.junctions)
+    junctions_xy, _support = find_junctions(tracks, params.junctions, without_osm=osm is None)
     matched: MatchedCuts | None = None
     if osm is not None:
         from city360.pose_graph.osm_dead_ends import MatchedCuts, find_spurs

@@ -30,7 +30,7 @@ All positions are metres in the city CRS; all work is vectorised over samples wi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +38,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
+from city360.pose_graph.corner_meets import CornerParams, corner_meets
 from city360.pose_graph.tracks import Track
 
 __all__ = [
@@ -91,6 +92,11 @@ class JunctionParams:
     """The ways into and out of a spur part at its root when they are this far apart."""
     spur_min_m: float = 5.0
     """Shortest spur (apex to root) whose root counts as a junction."""
+    corners: CornerParams | None = field(default_factory=CornerParams)
+    """Two passes turning corners at one place onto different streets are a junction there
+    (:func:`~city360.pose_graph.corner_meets.corner_meets`; None: off). Without OSM only:
+    with OSM the map's node is the junction. On: measured on 99 twins without OSM (round
+    twenty-four), junction targets 71 -> 76 rows, no junction P or R worse."""
     sidewalks_m: float = 16.0
     """Ways into and out of a U-turn that stay apart by more than the gap they keep (but
     within ``spur_split_m``) for this long before they part walked a spur's two sidewalks: its
@@ -292,11 +298,12 @@ def _parting(
 
 
 def find_junctions(
-    tracks: Sequence[Track], params: JunctionParams | None = None
+    tracks: Sequence[Track], params: JunctionParams | None = None, *, without_osm: bool = False
 ) -> tuple[FloatArray, npt.NDArray[np.int64]]:
     """Junction positions (J, 2) in metres and their vote support (J,), from poses alone:
     clusters of crossing votes and the roots of out-and-back spurs (:func:`spur_roots`, each
-    counted with ``min_support``)."""
+    counted with ``min_support``); ``without_osm`` (the build without a map) also the places
+    where two passes' corners meet (``params.corners``)."""
     params = params or JunctionParams()
     votes = crossing_votes(tracks, params)
     centres, support = cluster_centres(
@@ -306,6 +313,8 @@ def find_junctions(
         min_support=params.min_support,
     )
     roots = spur_roots(tracks, params)
+    if without_osm and params.corners is not None:
+        roots = np.concatenate([roots.reshape(-1, 2), corner_meets(tracks, params.corners)])
     if len(roots):
         centres = np.concatenate([centres.reshape(-1, 2), roots])
         support = np.concatenate([support, np.full(len(roots), params.min_support, dtype=np.int64)])
