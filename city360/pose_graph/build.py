@@ -18,7 +18,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +31,7 @@ from city360._atomic import atomic_write_json, folder_lock
 from city360.city import OSM_EXTRACT, CityDir
 from city360.errors import GraphBuildError
 from city360.geo import LocalProjection, bearing_deg, wrap_deg
-from city360.pose_graph.apart import ApartParams, apart_junctions
+from city360.pose_graph.apart import ApartParams, apart_junctions, rejoined_drops
 from city360.pose_graph.clarify import ClarifyParams, clarify_tracks
 from city360.pose_graph.corner_cuts import CornerCutParams, corner_cuts
 from city360.pose_graph.dwell import DwellParams, hold_still_spans
@@ -454,9 +454,21 @@ def build_from_tracks(
     if osm is None and params.apart_params is not None:
         apart = apart_junctions(tracks, junctions_xy, segments, streets, params.apart_params)
         if apart.any():
-            dead_xy, junctions_xy, segments, streets, _ = _cut(
-                tracks, junctions_xy[~apart], params, matched
-            )
+            cut = _cut(tracks, junctions_xy[~apart], params, matched)
+            if params.apart_params.crossed_lines and params.apart_params.keep_rejoined:
+                parted = apart_junctions(
+                    tracks,
+                    junctions_xy,
+                    segments,
+                    streets,
+                    replace(params.apart_params, crossed_lines=False),
+                )
+                # only the crossed_lines drops are checked: the rule before stands as it was
+                rejoined = rejoined_drops(apart & ~parted, segments, cut[2], cut[3])
+                if rejoined.any():
+                    apart &= ~rejoined
+                    cut = _cut(tracks, junctions_xy[~apart], params, matched)
+            dead_xy, junctions_xy, segments, streets, _ = cut
     if osm is None and params.corner_cut_params is not None:
         merged = corner_cuts(tracks, junctions_xy, segments, streets, params.corner_cut_params)
         if len(merged) != len(junctions_xy):
