@@ -46,7 +46,7 @@ from city360.geo import angle_diff_deg, bearing_deg
 from city360.pose_graph.segments import Segment, Street
 from city360.pose_graph.tracks import Track
 
-__all__ = ["ApartParams", "apart_junctions", "rejoined_drops"]
+__all__ = ["ApartParams", "apart_junctions"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -80,14 +80,14 @@ class ApartParams:
     branch oldtown24) without OSM on 56 twins: 6 rows better (those two to junction P 1.000),
     but Helsinki coverage seed 0 loses a true junction 140 m away (R 0.968 -> 0.960) and
     Helsinki coverage+stops seed 0 turn accuracy 0.957 -> 0.955. So off."""
-    keep_rejoined: bool = True
-    """With ``crossed_lines``, put back a junction it dropped whose passes, cut again without
-    it, make streets through its place that share an end node (:func:`rejoined_drops`): the
-    passes of the two lines meet again at that node, so the drop leaves two streets from one
-    node side by side, one of them a pass's own. Later steps count that as one street more at
-    the node (Helsinki coverage seed 0: ``fused_forks`` no longer moves the junction at
-    (-239.2, -130.1), 140 m away, to its fork) and the turns there get a second arm one way
-    (coverage+stops seed 0 at (-387.9, -89.6)). Measured: see ``crossed_lines``."""
+    crossed_last: bool = True
+    """With ``crossed_lines``, the build drops the junctions that rule alone finds only after
+    the steps that follow (corner cuts, end tees, stolen branches, fused forks), which then
+    see the cut they saw without it. Dropped at once, a pass the junction cut becomes a
+    street of its own beside the other line's, and those steps count one street more at
+    nodes far from it: Helsinki coverage seed 0 at (-239.2, -130.1), 140 m away, keeps 4
+    streets and ``fused_forks`` no longer moves it to its fork 3.5 m from the true junction
+    (R 0.968 -> 0.960). Measured: see ``crossed_lines``."""
     group_ways: bool = True
     """A group of passes through the junction by three streets still counts as one of the
     two when it leaves by two ways: the way the other group leaves by too (the stretch the two
@@ -339,40 +339,6 @@ def _two_ways_each(
         if len(own) != 1:
             return False
     return True
-
-
-def rejoined_drops(
-    dropped: npt.NDArray[np.bool_],
-    before: Sequence[Segment],
-    after: Sequence[Segment],
-    streets_after: Sequence[Street],
-) -> npt.NDArray[np.bool_]:
-    """Per junction of the cut ``before`` (J,): True for each ``dropped`` junction whose
-    passes, in the cut ``after`` (the tracks cut again without the dropped junctions; its
-    streets ``streets_after``), lie in streets two of which share an end node
-    (:attr:`ApartParams.keep_rejoined`). Two streets side by side keep four ends; where two
-    of the streets through the dropped place end at one node, the passes meet there and the
-    drop only made a pass a street of its own beside the other."""
-    dropped = np.asarray(dropped, dtype=bool)
-    street_of = {i: street for street in streets_after for i in (*street.forward, *street.backward)}
-    by_track: dict[int, list[int]] = {}
-    for i, seg in enumerate(after):
-        by_track.setdefault(seg.track, []).append(i)
-    through: dict[int, set[int]] = {}  # dropped junction -> the streets its passes lie in now
-    for seg in before:
-        for node, frame in ((seg.u, seg.first_frame), (seg.v, seg.last_frame)):
-            if node >= len(dropped) or not dropped[node]:
-                continue
-            for i in by_track.get(seg.track, []):
-                now = after[i]
-                if now.first_frame < frame < now.last_frame and i in street_of:
-                    through.setdefault(node, set()).add(street_of[i].id)
-    ends_of = {street.id: {street.a, street.b} for street in streets_after}
-    rejoined = np.zeros(len(dropped), dtype=bool)
-    for node, ids in through.items():
-        ends = [end for street in ids for end in ends_of[street]]
-        rejoined[node] = len(ends) != len(set(ends))
-    return rejoined
 
 
 def _continues(into: Segment, out: Segment) -> bool:

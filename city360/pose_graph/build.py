@@ -31,7 +31,7 @@ from city360._atomic import atomic_write_json, folder_lock
 from city360.city import OSM_EXTRACT, CityDir
 from city360.errors import GraphBuildError
 from city360.geo import LocalProjection, bearing_deg, wrap_deg
-from city360.pose_graph.apart import ApartParams, apart_junctions, rejoined_drops
+from city360.pose_graph.apart import ApartParams, apart_junctions
 from city360.pose_graph.clarify import ClarifyParams, clarify_tracks
 from city360.pose_graph.corner_cuts import CornerCutParams, corner_cuts
 from city360.pose_graph.dwell import DwellParams, hold_still_spans
@@ -451,24 +451,23 @@ def build_from_tracks(
         dead_xy, junctions_xy, segments, streets, _ = _cut(
             tracks, junctions_xy[keep], params, matched
         )
+    crossed_xy = np.zeros((0, 2))  # the crossed_lines drops left for after the fused forks
     if osm is None and params.apart_params is not None:
         apart = apart_junctions(tracks, junctions_xy, segments, streets, params.apart_params)
+        if params.apart_params.crossed_lines and params.apart_params.crossed_last:
+            parted = apart_junctions(
+                tracks,
+                junctions_xy,
+                segments,
+                streets,
+                replace(params.apart_params, crossed_lines=False),
+            )
+            crossed_xy = junctions_xy.reshape(-1, 2)[apart & ~parted]
+            apart = parted
         if apart.any():
-            cut = _cut(tracks, junctions_xy[~apart], params, matched)
-            if params.apart_params.crossed_lines and params.apart_params.keep_rejoined:
-                parted = apart_junctions(
-                    tracks,
-                    junctions_xy,
-                    segments,
-                    streets,
-                    replace(params.apart_params, crossed_lines=False),
-                )
-                # only the crossed_lines drops are checked: the rule before stands as it was
-                rejoined = rejoined_drops(apart & ~parted, segments, cut[2], cut[3])
-                if rejoined.any():
-                    apart &= ~rejoined
-                    cut = _cut(tracks, junctions_xy[~apart], params, matched)
-            dead_xy, junctions_xy, segments, streets, _ = cut
+            dead_xy, junctions_xy, segments, streets, _ = _cut(
+                tracks, junctions_xy[~apart], params, matched
+            )
     if osm is None and params.corner_cut_params is not None:
         merged = corner_cuts(tracks, junctions_xy, segments, streets, params.corner_cut_params)
         if len(merged) != len(junctions_xy):
@@ -498,6 +497,14 @@ def build_from_tracks(
                 params,
                 matched,
                 uncut,
+            )
+    if len(crossed_xy):
+        # positions pass through the steps unchanged, so a junction still there is matched exactly
+        at_crossed = (junctions_xy.reshape(-1, 2)[:, None] == crossed_xy[None]).all(axis=2)
+        last = ~at_crossed.any(axis=1)
+        if not last.all():
+            dead_xy, junctions_xy, segments, streets, _ = _cut(
+                tracks, junctions_xy.reshape(-1, 2)[last], params, matched, uncut
             )
     if not segments:
         msg = (
