@@ -18,7 +18,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -451,8 +451,19 @@ def build_from_tracks(
         dead_xy, junctions_xy, segments, streets, _ = _cut(
             tracks, junctions_xy[keep], params, matched
         )
+    crossed_xy = np.zeros((0, 2))  # the crossed_lines drops left for after the fused forks
     if osm is None and params.apart_params is not None:
         apart = apart_junctions(tracks, junctions_xy, segments, streets, params.apart_params)
+        if params.apart_params.crossed_lines and params.apart_params.crossed_last:
+            parted = apart_junctions(
+                tracks,
+                junctions_xy,
+                segments,
+                streets,
+                replace(params.apart_params, crossed_lines=False),
+            )
+            crossed_xy = junctions_xy.reshape(-1, 2)[apart & ~parted]
+            apart = parted
         if apart.any():
             dead_xy, junctions_xy, segments, streets, _ = _cut(
                 tracks, junctions_xy[~apart], params, matched
@@ -486,6 +497,14 @@ def build_from_tracks(
                 params,
                 matched,
                 uncut,
+            )
+    if len(crossed_xy):
+        # positions pass through the steps unchanged, so a junction still there is matched exactly
+        at_crossed = (junctions_xy.reshape(-1, 2)[:, None] == crossed_xy[None]).all(axis=2)
+        last = ~at_crossed.any(axis=1)
+        if not last.all():
+            dead_xy, junctions_xy, segments, streets, _ = _cut(
+                tracks, junctions_xy.reshape(-1, 2)[last], params, matched, uncut
             )
     if not segments:
         msg = (

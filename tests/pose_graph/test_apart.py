@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from city360.geo import LocalProjection
+from city360.pose_graph import build as build_module
 from city360.pose_graph import build_from_tracks
 from city360.pose_graph.apart import ApartParams, apart_junctions
 from city360.pose_graph.build import BuildParams
@@ -178,3 +179,50 @@ def test_by_default_a_pass_crossing_between_the_lines_keeps_the_junction() -> No
     junctions = np.array([[0.0, 0.0]])
     assert not ApartParams().crossed_lines
     assert not apart_junctions(tracks, junctions, *_cut(tracks, junctions))[0]
+
+
+def _steps_after_apart_see(
+    monkeypatch: pytest.MonkeyPatch, params: ApartParams
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """Build the crossing pass's streets with one junction, at the origin where the pass crosses
+    (found there, and not dissolved: a whole build of these walks finds none there, see
+    above), and return the junctions ``fused_forks`` (the last step after ``apart``) is given
+    and the built graph's nodes."""
+    seen: list[np.ndarray] = []
+    fused_forks = build_module.fused_forks
+
+    def record(tracks: list[Track], junctions_xy: np.ndarray, *args: object) -> object:
+        seen.append(np.asarray(junctions_xy).reshape(-1, 2))
+        return fused_forks(tracks, junctions_xy, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(
+        build_module, "find_junctions", lambda *_: (np.zeros((1, 2)), np.array([3]))
+    )
+    monkeypatch.setattr(build_module, "dissolve_pass_through", lambda *_: set())
+    monkeypatch.setattr(build_module, "fused_forks", record)
+    build = BuildParams(refine=False, apart_params=params)
+    graph = build_from_tracks(
+        _a_pass_crossing_between_the_lines(), LocalProjection(35.74, 139.67), params=build
+    ).graph
+    nodes = np.array([[d["x_m"], d["y_m"]] for _, d in graph.nodes(data=True)]).reshape(-1, 2)
+    return seen, nodes
+
+
+def test_crossed_lines_drops_its_junction_after_the_steps_that_follow(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # dropped at once, the crossing pass becomes a street of its own beside the other line's and
+    # those steps count one street more at a node far off (Helsinki coverage seed 0 at
+    # (-239.2, -130.1): fused_forks no longer moved it to its fork)
+    seen, nodes = _steps_after_apart_see(monkeypatch, ApartParams(crossed_lines=True))
+    assert seen[-1].tolist() == [[0.0, 0.0]]
+    assert np.hypot(*nodes.T).min() > 1.0  # and the built graph has no node there
+
+
+def test_with_crossed_last_off_crossed_lines_drops_its_junction_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    params = ApartParams(crossed_lines=True, crossed_last=False)
+    seen, nodes = _steps_after_apart_see(monkeypatch, params)
+    assert len(seen[-1]) == 0
+    assert np.hypot(*nodes.T).min() > 1.0
