@@ -174,11 +174,13 @@ def test_a_pass_crossing_between_streets_side_by_side_is_no_junction() -> None:
     assert apart_junctions(tracks, junctions, *_cut(tracks, junctions), on)[0]
 
 
-def test_by_default_a_pass_crossing_between_the_lines_keeps_the_junction() -> None:
+def test_by_default_a_pass_crossing_between_the_lines_is_no_junction() -> None:
     tracks = _a_pass_crossing_between_the_lines()
     junctions = np.array([[0.0, 0.0]])
-    assert not ApartParams().crossed_lines
-    assert not apart_junctions(tracks, junctions, *_cut(tracks, junctions))[0]
+    assert ApartParams().crossed_lines
+    assert apart_junctions(tracks, junctions, *_cut(tracks, junctions))[0]
+    off = ApartParams(crossed_lines=False)
+    assert not apart_junctions(tracks, junctions, *_cut(tracks, junctions), off)[0]
 
 
 def _steps_after_apart_see(
@@ -196,7 +198,7 @@ def _steps_after_apart_see(
         return fused_forks(tracks, junctions_xy, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(
-        build_module, "find_junctions", lambda *_: (np.zeros((1, 2)), np.array([3]))
+        build_module, "find_junctions", lambda *_, **__: (np.zeros((1, 2)), np.array([3]))
     )
     monkeypatch.setattr(build_module, "dissolve_pass_through", lambda *_: set())
     monkeypatch.setattr(build_module, "fused_forks", record)
