@@ -201,17 +201,31 @@ def _parted(
     arm and its way back may keep 5-7 m apart on one street (a spur walked out on one sidewalk
     and back on the other), so those two are not compared."""
     first, second = groups
-    for i in first:
-        for j in second:
-            if passes[i].track == passes[j].track:
+    return any(
+        _run_apart(passes[i], headings[i], passes[j], headings[j], params)
+        for i in first
+        for j in second
+    )
+
+
+def _run_apart(
+    a: _Pass,
+    a_headings: Sequence[float | None],
+    b: _Pass,
+    b_headings: Sequence[float | None],
+    params: ApartParams,
+) -> bool:
+    """Whether passes ``a`` and ``b`` of different tracks leave the junction one way and run
+    more than ``together_m`` and at most ``side_by_side_m`` apart along it."""
+    if a.track == b.track:
+        return False
+    for arm_a, head_a in zip(a.arms, a_headings, strict=True):
+        for arm_b, head_b in zip(b.arms, b_headings, strict=True):
+            if not _same_way(head_a, head_b, params):
                 continue
-            for arm_i, head_i in zip(passes[i].arms, headings[i], strict=True):
-                for arm_j, head_j in zip(passes[j].arms, headings[j], strict=True):
-                    if not _same_way(head_i, head_j, params):
-                        continue
-                    gap = _gap(arm_i, arm_j, params)
-                    if gap is not None and params.together_m < gap <= params.side_by_side_m:
-                        return True
+            gap = _gap(arm_a, arm_b, params)
+            if gap is not None and params.together_m < gap <= params.side_by_side_m:
+                return True
     return False
 
 
@@ -309,18 +323,11 @@ def _crossed(
         return False
     if any(_same_way(hh[0], hh[1], params) for hh in headings):
         return False  # a walker turning back, or from one line into the other: a fork
-    for i, first in enumerate(passes):
-        for j in range(i + 1, len(passes)):
-            if first.track == passes[j].track:
-                continue
-            for arm_i, head_i in zip(first.arms, headings[i], strict=True):
-                for arm_j, head_j in zip(passes[j].arms, headings[j], strict=True):
-                    if not _same_way(head_i, head_j, params):
-                        continue
-                    gap = _gap(arm_i, arm_j, params)
-                    if gap is not None and params.together_m < gap <= params.side_by_side_m:
-                        return True
-    return False
+    return any(
+        _run_apart(passes[i], headings[i], passes[j], headings[j], params)
+        for i in range(len(passes))
+        for j in range(i + 1, len(passes))
+    )
 
 
 def _two_ways_each(
