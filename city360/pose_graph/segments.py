@@ -458,7 +458,7 @@ def _two_lines(
         if params.lone_ends and len(members) == 1:
             seg = segments[next(iter(members))]
             arc = tracks[seg.track].arc_m
-            if seg.v == node:  # no segment on, and the video ends within meet_m
+            if seg.v == node:  # no segment on, and the video ends within lone_end_m
                 beyond = float(arc[-1] - arc[seg.last_frame])
                 lone = (seg.track, seg.last_frame) not in after
             else:
