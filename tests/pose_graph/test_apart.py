@@ -174,13 +174,11 @@ def test_a_pass_crossing_between_streets_side_by_side_is_no_junction() -> None:
     assert apart_junctions(tracks, junctions, *_cut(tracks, junctions), on)[0]
 
 
-def test_by_default_a_pass_crossing_between_the_lines_is_no_junction() -> None:
+def test_by_default_a_pass_crossing_between_the_lines_keeps_the_junction() -> None:
     tracks = _a_pass_crossing_between_the_lines()
     junctions = np.array([[0.0, 0.0]])
-    assert ApartParams().crossed_lines
-    assert apart_junctions(tracks, junctions, *_cut(tracks, junctions))[0]
-    off = ApartParams(crossed_lines=False)
-    assert not apart_junctions(tracks, junctions, *_cut(tracks, junctions), off)[0]
+    assert not ApartParams().crossed_lines
+    assert not apart_junctions(tracks, junctions, *_cut(tracks, junctions))[0]
 
 
 def _steps_after_apart_see(
