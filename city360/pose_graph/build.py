@@ -152,13 +152,8 @@ class _EdgeSpec:
     primary: bool
 
 
-def _point_at(track: Track, arc_m: float) -> FloatArray:
-    arc = track.arc_m
-    return np.array([np.interp(arc_m, arc, track.xy[:, 0]), np.interp(arc_m, arc, track.xy[:, 1])])
-
-
 def _chord_heading(track: Track, from_arc: float, to_arc: float) -> float:
-    d = _point_at(track, to_arc) - _point_at(track, from_arc)
+    d = track.point_at(to_arc) - track.point_at(from_arc)
     return bearing_deg(float(d[0]), float(d[1]))
 
 

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.spatial import cKDTree
 
+from city360.geo import angle_diff_deg
 from city360.pose_graph.tracks import Track
 
 __all__ = ["Corner", "CornerParams", "corner_meets", "find_corners"]
@@ -64,19 +65,15 @@ class Corner:
     arms_deg: tuple[float, float]
 
 
-def _heading(a: FloatArray, b: FloatArray) -> float:
-    return float(np.degrees(np.arctan2(b[0] - a[0], b[1] - a[1])) % 360.0)
-
-
 def _turn(a_deg: float, b_deg: float) -> float:
-    """Unsigned angle from heading ``a_deg`` to ``b_deg``, 0-180 degrees."""
-    return abs((b_deg - a_deg + 180.0) % 360.0 - 180.0)
+    """Unsigned angle between headings ``a_deg`` and ``b_deg``, 0-180 degrees."""
+    return abs(angle_diff_deg(b_deg, a_deg))
 
 
-def _point_at(track: Track, arc: float) -> FloatArray:
-    return np.array(
-        [np.interp(arc, track.arc_m, track.xy[:, 0]), np.interp(arc, track.arc_m, track.xy[:, 1])]
-    )
+def _headings(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Headings (K,) from points ``a`` (K, 2) to ``b``, degrees clockwise from north."""
+    d = b - a
+    return np.degrees(np.arctan2(d[:, 0], d[:, 1])) % 360.0
 
 
 def _meeting_point(p: FloatArray, p_deg: float, q: FloatArray, q_deg: float) -> FloatArray | None:
@@ -101,14 +98,10 @@ def find_corners(tracks: Sequence[Track], params: CornerParams) -> list[Corner]:
         if track.length_m < 2.0 * params.far_m:
             continue
         arcs = np.arange(params.far_m, track.length_m - params.far_m + 1e-9, 1.0)
-        turns = np.empty(len(arcs))
-        chords: list[tuple[FloatArray, float, FloatArray, float]] = []
-        for i, s in enumerate(arcs):
-            a0, a1 = _point_at(track, s - params.far_m), _point_at(track, s - params.near_m)
-            b0, b1 = _point_at(track, s + params.near_m), _point_at(track, s + params.far_m)
-            h_in, h_out = _heading(a0, a1), _heading(b0, b1)
-            turns[i] = _turn(h_in, h_out)
-            chords.append((a1, h_in, b0, h_out))
+        a0, a1 = track.point_at(arcs - params.far_m), track.point_at(arcs - params.near_m)
+        b0, b1 = track.point_at(arcs + params.near_m), track.point_at(arcs + params.far_m)
+        h_in, h_out = _headings(a0, a1), _headings(b0, b1)
+        turns = np.abs((h_out - h_in + 180.0) % 360.0 - 180.0)
         window = int(params.near_m)
         for i, turn in enumerate(turns):
             if not params.min_turn_deg <= turn <= params.max_turn_deg:
@@ -116,8 +109,7 @@ def find_corners(tracks: Sequence[Track], params: CornerParams) -> list[Corner]:
             around = turns[max(0, i - window) : i + window + 1]
             if turn < around.max() or (turn == around.max() and i > 0 and turns[i - 1] == turn):
                 continue
-            a1, h_in, b0, h_out = chords[i]
-            point = _meeting_point(a1, h_in, b0, h_out)
+            point = _meeting_point(a1[i], float(h_in[i]), b0[i], float(h_out[i]))
             if point is None:
                 continue
             corners.append(
@@ -125,7 +117,7 @@ def find_corners(tracks: Sequence[Track], params: CornerParams) -> list[Corner]:
                     track=k,
                     arc_m=float(arcs[i]),
                     xy=(float(point[0]), float(point[1])),
-                    arms_deg=((h_in + 180.0) % 360.0, h_out),
+                    arms_deg=(float((h_in[i] + 180.0) % 360.0), float(h_out[i])),
                 )
             )
     return corners

@@ -52,6 +52,13 @@ class Track:
     def length_m(self) -> float:
         return float(self.arc_m[-1])
 
+    def point_at(self, arc_m: float | npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """Position (2,) metres at ``arc_m`` metres of travel, interpolated between poses;
+        (K, 2) for K arcs."""
+        x = np.interp(arc_m, self.arc_m, self.xy[:, 0])
+        y = np.interp(arc_m, self.arc_m, self.xy[:, 1])
+        return np.stack([x, y], axis=-1)
+
 
 def track_headings(
     xy: npt.NDArray[np.float64], arc_m: npt.NDArray[np.float64], *, window_m: float = 3.0
