@@ -45,8 +45,9 @@ pytest: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
-# The wheel on its own (~2 min): build sdist + wheel, install the wheel in a fresh venv outside
-# the checkout, run synth -> ingest -> build -> tasks -> eval from there. WHEEL_CHECK=0 skips it.
+# The wheel on its own (~5 min): build sdist + wheel, install the wheel in a fresh venv outside
+# the checkout, run synth -> ingest -> build -> tasks -> eval from there, then the README's
+# runnable examples (~4 min, most of it building the demo city). WHEEL_CHECK=0 skips it.
 wheel-check:
 	PYTHON=$(PYTHON) ./scripts/wheel-check.sh
 

@@ -347,6 +347,7 @@ def test_osm_that_does_not_overlap_the_city(
 ) -> None:
     root = tmp_path / "city"
     shutil.copytree(osm_city[0], root)
+    CityMap.open(root)  # the cache this test keeps (the shared fixture's may not be drawn yet)
     tokyo = shared_data / "osm" / "tokyo_nerima.osm"
     with pytest.raises(OsmError, match=rf"OSM extract {tokyo} does not overlap bbox 60\.16"):
         CityMap.open(root, osm=tokyo)

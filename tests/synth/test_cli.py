@@ -28,6 +28,7 @@ def test_synth_poses_only_passes_every_option(
 ) -> None:
     osm = write_grid_osm(tmp_path / "grid.osm")
     out = tmp_path / "city"
+    monkeypatch.setenv("COLUMNS", "400")  # the summary names the folder on one line
     code = run_cli(
         monkeypatch,
         "synth",
