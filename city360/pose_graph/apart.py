@@ -91,6 +91,12 @@ class ApartParams:
     round twenty-two's old town knot). At a Y the two branches leave one way 4-8 m apart and
     every pass goes straight through, which is this rule's picture; a crossing between two
     streets side by side has the pair on both ways, a Y on one."""
+    crossed_both_ways: bool = True
+    """With ``crossed_lines``, drop the junction only when the two lines side by side run on
+    along both of its ways (:func:`_pair_both_ways`). TODO measured."""
+    beside_m: float = 10.0
+    """A line beside a way's arms counts when one track's poses run beside them this far
+    along the way (:func:`_line_beside`)."""
     crossed_last: bool = True
     """With ``crossed_lines``, the build drops the junctions that rule alone finds only after
     the steps that follow (corner cuts, end tees, stolen branches, fused forks), which then
@@ -286,7 +292,9 @@ def apart_junctions(
         if len(node_visits) < 2 or any(-1 in v.streets for v in node_visits):
             continue
         headings = [[_heading(arm) for arm in v.arms] for v in node_visits]
-        if params.crossed_lines and _crossed(node_visits, headings, params):
+        if params.crossed_lines and _crossed(
+            node_visits, headings, params, tracks=tracks, node_xy=junctions_xy[node]
+        ):
             apart[node] = True
             continue
         groups = _groups(node_visits, headings, params)
@@ -310,12 +318,19 @@ def apart_junctions(
 
 
 def _crossed(
-    passes: Sequence[_Pass], headings: Sequence[Sequence[float | None]], params: ApartParams
+    passes: Sequence[_Pass],
+    headings: Sequence[Sequence[float | None]],
+    params: ApartParams,
+    *,
+    tracks: Sequence[Track],
+    node_xy: FloatArray,
 ) -> bool:
     """Whether the junction is a pass crossing from one of two streets side by side to the
     other (:attr:`ApartParams.crossed_lines`): every visit is a pass straight through (two
     arms, leaving by different ways), all arms leave by two ways, and two passes of different
-    tracks leave one way more than ``together_m`` and at most ``side_by_side_m`` apart."""
+    tracks leave one way more than ``together_m`` and at most ``side_by_side_m`` apart.
+    With ``crossed_both_ways`` the pair also runs on along the other way
+    (:func:`_pair_both_ways`)."""
     if any(len(p.arms) != 2 for p in passes):
         return False
     heads = [h for hh in headings for h in hh]
@@ -325,11 +340,95 @@ def _crossed(
         return False
     if any(_same_way(hh[0], hh[1], params) for hh in headings):
         return False  # a walker turning back, or from one line into the other: a fork
-    return any(
+    if not any(
         _run_apart(passes[i], headings[i], passes[j], headings[j], params)
         for i in range(len(passes))
         for j in range(i + 1, len(passes))
+    ):
+        return False
+    return not params.crossed_both_ways or _pair_both_ways(
+        passes, headings, params, tracks=tracks, node_xy=node_xy
     )
+
+
+def _pair_both_ways(
+    passes: Sequence[_Pass],
+    headings: Sequence[Sequence[float | None]],
+    params: ApartParams,
+    *,
+    tracks: Sequence[Track],
+    node_xy: FloatArray,
+) -> bool:
+    """Whether two lines side by side run on along both of the junction's two ways: on each
+    way two passes of different tracks run apart (:func:`_run_apart`), or some track's poses
+    run beside the passes' arms there (:func:`_line_beside`). A pass crossing between two
+    streets side by side has the pair on both sides of it; at a Y fork the two branches run
+    side by side on one way and have met at the fork, so the other way is one street."""
+    first = next(h for hh in headings for h in hh if h is not None)
+    for on_first in (True, False):
+        way = [
+            [
+                (arm, head)
+                for arm, head in zip(p.arms, hh, strict=True)
+                if _same_way(head, first, params) == on_first
+            ]
+            for p, hh in zip(passes, headings, strict=True)
+        ]
+        parted = any(
+            passes[i].track != passes[j].track
+            and params.together_m
+            < (gap if (gap := _gap(a, b, params)) is not None else 0.0)
+            <= params.side_by_side_m
+            for i in range(len(passes))
+            for j in range(i + 1, len(passes))
+            for a, _ in way[i]
+            for b, _ in way[j]
+        )
+        if parted:
+            continue
+        arms = [arm for arms_of in way for arm, _ in arms_of]
+        heading = next(head for arms_of in way for _, head in arms_of)
+        if (
+            heading is None
+            or _line_beside(np.concatenate(arms), heading, tracks, node_xy, params)
+            < params.beside_m
+        ):
+            return False
+    return True
+
+
+def _line_beside(
+    arms: FloatArray,
+    heading: float,
+    tracks: Sequence[Track],
+    node_xy: FloatArray,
+    params: ApartParams,
+) -> float:
+    """How far (m, along the way) the longest run of one track's poses goes beside the arms
+    ``arms`` that leave the junction at ``node_xy`` by ``heading`` (deg): poses ``near_m`` ..
+    ``far_m`` out along the way, more than ``together_m`` and at most ``side_by_side_m`` from
+    its line and from every arm pose (the other street of a pair)."""
+    along_dir = np.array([np.sin(np.radians(heading)), np.cos(np.radians(heading))])
+    across_dir = np.array([along_dir[1], -along_dir[0]])
+    arm_tree = cKDTree(arms)
+    longest = 0.0
+    for track in tracks:
+        rel = track.xy - node_xy
+        along, across = rel @ along_dir, np.abs(rel @ across_dir)
+        near = (
+            (along >= params.near_m)
+            & (along <= params.far_m)
+            & (across > params.together_m)
+            & (across <= params.side_by_side_m)
+        )
+        if near.sum() < params.min_poses:
+            continue
+        off_arms = arm_tree.query(track.xy[near])[0] > params.together_m
+        if off_arms.sum() < params.min_poses:
+            continue
+        beside = along[near][off_arms]
+        longest = max(longest, float(beside.max() - beside.min()))
+    return longest
 
 
 def _two_ways_each(
