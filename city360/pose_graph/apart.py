@@ -73,30 +73,35 @@ class ApartParams:
     ``SegmentParams.same_street_m``)."""
     same_way_deg: float = 25.0
     """Arms leaving the junction within this many degrees of each other go the same way."""
-    crossed_lines: bool = False
+    crossed_lines: bool = True
     """Also drop a junction that is a pass crossing from one of two streets side by side to
     the other (:func:`_crossed`): the pair's mid-street junctions (tokyo-oldtown coverage seed
-    0 at (-94.3, 24.7), wander+stops seed 0 at (-88.2, 30.1)). Measured (round twenty-four,
-    branch oldtown24) without OSM on 56 twins: 6 rows better (those two to junction P 1.000),
-    but Helsinki coverage seed 0 loses a true junction 140 m away (R 0.968 -> 0.960) and
-    Helsinki coverage+stops seed 0 turn accuracy 0.957 -> 0.955. With ``crossed_last``
-    (round twenty-four, branch crossed24) the first is gone (that row P 0.968 -> 0.976, R
-    kept); the second stays: the drop makes the crossing pass a street of its own that
-    arrives at the true junction (-387.9, -89.6), 37 m off, beside the line it crossed to,
-    and its way back, a near U-turn, shifts the labels of the other branches there (2 of
-    1006 turns). Fresh Helsinki seed 1 and old town seed 33: 3 rows better, none worse.
-    Measured by the lead with the round's other rules (104 twins without OSM): 7 rows better
-    in junction P and street F1, the one turn trade above. Still off: it drops the Y fork of
-    ``tests/pose_graph/test_two_lines.py`` (a straight and a bent street between two nodes,
-    round twenty-two's old town knot). At a Y the two branches leave one way 4-8 m apart and
-    every pass goes straight through, which is this rule's picture; a crossing between two
-    streets side by side has the pair on both ways, a Y on one."""
+    0 at (-94.3, 24.7), wander+stops seed 0 at (-88.2, 30.1)). Built in round twenty-four
+    (branch oldtown24; ``crossed_last`` by branch crossed24) and left off: unguarded it drops
+    the Y fork of ``tests/pose_graph/test_two_lines.py`` (a straight and a bent street between
+    two nodes: at a Y the two branches leave one way 4-8 m apart and every pass goes straight
+    through, this rule's picture), and on 104 twins without OSM it cost Helsinki
+    coverage+stops seed 0 turn accuracy 0.957 -> 0.955. With ``crossed_both_ways`` (round
+    twenty-five, branch crossed25) both are gone: measured on the same 104 twins (old town
+    seeds 0-2 and 30-32, Helsinki seeds 0-1, the unseen windows' rows), on against off, 5 rows
+    better (Helsinki coverage 0 P 0.968 -> 0.976, coverage 1 0.960 -> 0.968, wander 1 0.943 ->
+    0.958; old town wander+stops 0 0.947 -> 1.000, coverage+stops 30 0.952 -> 1.000), none
+    worse in junction P, R, street F1 or turns. So on."""
     crossed_both_ways: bool = True
-    """With ``crossed_lines``, drop the junction only when the two lines side by side run on
-    along both of its ways (:func:`_pair_both_ways`). TODO measured."""
-    beside_m: float = 10.0
+    """With ``crossed_lines``, drop the junction only when two lines run on along both of its
+    ways (:func:`_pair_both_ways`): a crossing between two streets side by side has the pair
+    on both sides, a Y fork on one (its branches have met at the fork). Measured (round
+    twenty-five, branch crossed25, 104 twins without OSM): it keeps 5 of the 24 junctions the
+    rule fires at unguarded, and the Y fork of ``test_two_lines.py``. Of the 8 rows the
+    unguarded rule moved, 3 gains go (Helsinki coverage+stops 0 P 0.992 -> 0.984 with its turn
+    loss, wander+stops 0 P 0.975 -> 0.966, old town one-way+stops 30 P 1.000 -> 0.952: there
+    the pair's other line is walked on one side only, which looks as a Y does) and 5 stay.
+    False gives the unguarded rule."""
+    beside_m: float = 5.0
     """A line beside a way's arms counts when one track's poses run beside them this far
-    along the way (:func:`_line_beside`)."""
+    along the way (:func:`_line_beside`). Measured where the unguarded rule fires (104 twins):
+    0.0 m at every junction it keeps, 8.1 and 12.3 m at the two it drops by this test; so any
+    value from 0.1 to 8.1 m decides the same."""
     crossed_last: bool = True
     """With ``crossed_lines``, the build drops the junctions that rule alone finds only after
     the steps that follow (corner cuts, end tees, stolen branches, fused forks), which then
@@ -359,40 +364,38 @@ def _pair_both_ways(
     tracks: Sequence[Track],
     node_xy: FloatArray,
 ) -> bool:
-    """Whether two lines side by side run on along both of the junction's two ways: on each
-    way two passes of different tracks run apart (:func:`_run_apart`), or some track's poses
-    run beside the passes' arms there (:func:`_line_beside`). A pass crossing between two
-    streets side by side has the pair on both sides of it; at a Y fork the two branches run
-    side by side on one way and have met at the fork, so the other way is one street."""
-    first = next(h for hh in headings for h in hh if h is not None)
+    """Whether two lines run on along both of the junction's two ways
+    (:attr:`ApartParams.crossed_both_ways`): on each way two passes of different tracks keep
+    more than ``together_m`` apart, or some track's poses run beside the passes' arms there
+    (:func:`_line_beside`). A pass crossing between two streets side by side has the pair on
+    both sides of it; at a Y fork the two branches run side by side on one way and have met at
+    the fork, so on the other way every pass runs together along one street."""
+    first = headings[0][0]
     for on_first in (True, False):
-        way = [
+        way = [  # each pass's arms on this way: one for a pass straight through
             [
-                (arm, head)
+                arm
                 for arm, head in zip(p.arms, hh, strict=True)
                 if _same_way(head, first, params) == on_first
             ]
             for p, hh in zip(passes, headings, strict=True)
         ]
-        parted = any(
-            passes[i].track != passes[j].track
-            and params.together_m
-            < (gap if (gap := _gap(a, b, params)) is not None else 0.0)
-            <= params.side_by_side_m
+        heading = next(
+            (h for hh in headings for h in hh if _same_way(h, first, params) == on_first), None
+        )
+        if heading is None:
+            return False  # the way's arms chain round to more than same_way_deg from first
+        if any(
+            _apart(a, b, params)
             for i in range(len(passes))
             for j in range(i + 1, len(passes))
-            for a, _ in way[i]
-            for b, _ in way[j]
-        )
-        if parted:
-            continue
-        arms = [arm for arms_of in way for arm, _ in arms_of]
-        heading = next(head for arms_of in way for _, head in arms_of)
-        if (
-            heading is None
-            or _line_beside(np.concatenate(arms), heading, tracks, node_xy, params)
-            < params.beside_m
+            if passes[i].track != passes[j].track
+            for a in way[i]
+            for b in way[j]
         ):
+            continue
+        arms = np.concatenate([arm for arms_of in way for arm in arms_of])
+        if _line_beside(arms, heading, tracks, node_xy, params) < params.beside_m:
             return False
     return True
 
@@ -404,30 +407,23 @@ def _line_beside(
     node_xy: FloatArray,
     params: ApartParams,
 ) -> float:
-    """How far (m, along the way) the longest run of one track's poses goes beside the arms
-    ``arms`` that leave the junction at ``node_xy`` by ``heading`` (deg): poses ``near_m`` ..
-    ``far_m`` out along the way, more than ``together_m`` and at most ``side_by_side_m`` from
-    its line and from every arm pose (the other street of a pair)."""
+    """How far along the way (m) one track's poses reach beside the arms ``arms`` (every
+    pass's poses on the way leaving the junction at ``node_xy`` by ``heading``, deg): poses
+    ``near_m`` .. ``far_m`` out along the way and more than ``together_m``, at most
+    ``side_by_side_m`` from the nearest arm pose (the other street of a pair, walked by a
+    track that is not cut at this junction). The longest such reach of any track."""
     along_dir = np.array([np.sin(np.radians(heading)), np.cos(np.radians(heading))])
-    across_dir = np.array([along_dir[1], -along_dir[0]])
     arm_tree = cKDTree(arms)
     longest = 0.0
     for track in tracks:
-        rel = track.xy - node_xy
-        along, across = rel @ along_dir, np.abs(rel @ across_dir)
-        near = (
-            (along >= params.near_m)
-            & (along <= params.far_m)
-            & (across > params.together_m)
-            & (across <= params.side_by_side_m)
-        )
-        if near.sum() < params.min_poses:
+        along = (track.xy - node_xy) @ along_dir
+        out = np.flatnonzero((along >= params.near_m) & (along <= params.far_m))
+        if len(out) < params.min_poses:
             continue
-        off_arms = arm_tree.query(track.xy[near])[0] > params.together_m
-        if off_arms.sum() < params.min_poses:
-            continue
-        beside = along[near][off_arms]
-        longest = max(longest, float(beside.max() - beside.min()))
+        gap = arm_tree.query(track.xy[out])[0]
+        beside = along[out][(gap > params.together_m) & (gap <= params.side_by_side_m)]
+        if len(beside) >= params.min_poses:
+            longest = max(longest, float(beside.max() - beside.min()))
     return longest
 
 
