@@ -269,3 +269,35 @@ def test_with_crossed_last_off_crossed_lines_drops_its_junction_at_once(
     seen, nodes = _steps_after_apart_see(monkeypatch, params)
     assert len(seen[-1]) == 0
     assert np.hypot(*nodes.T).min() > 1.0
+
+
+def _y_fork_with(extra: list[tuple[float, float]], junctions: list[tuple[float, float]]) -> bool:
+    """Whether ``apart_junctions`` (crossed_lines on) drops the Y fork at the origin when a walk
+    along ``extra`` (metres along P's south-west stem, metres to its right) is added and the
+    tracks are cut at ``junctions`` (the same frame)."""
+
+    def at(along: float, right: float) -> tuple[float, float]:
+        xy = -along * _NORTH_EAST + right * _RIGHT
+        return float(xy[0]), float(xy[1])
+
+    tracks = [*_a_y_fork(), polyline_track([at(*p) for p in extra], "extra")]
+    nodes = np.array([at(*j) for j in junctions])
+    return bool(apart_junctions(tracks, nodes, *_cut(tracks, nodes), ApartParams())[0])
+
+
+def test_a_street_crossing_the_forks_stem_at_a_slant_is_no_line_beside_it() -> None:
+    # 35 degrees off the stem, 15 m out: its poses lie 4-8 m from the stem for 7 m along it
+    assert not _y_fork_with(
+        [
+            (15.0 - 40.0 * np.cos(np.radians(35.0)), -40.0 * np.sin(np.radians(35.0))),
+            (15.0 + 40.0 * np.cos(np.radians(35.0)), 40.0 * np.sin(np.radians(35.0))),
+        ],
+        [(0.0, 0.0)],
+    )
+
+
+def test_a_line_beyond_where_the_forks_stem_ends_is_no_line_beside_it() -> None:
+    # the stem's segment ends at a junction 10 m out; a street 4.6 m to its right from there
+    # runs beside the next street, not beside the stem (its poses lie 4-8 m from the stem's
+    # last pose for 6 m)
+    assert not _y_fork_with([(10.0, 4.6), (60.0, 4.6)], [(0.0, 0.0), (10.0, 0.0)])
