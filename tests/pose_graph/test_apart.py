@@ -174,11 +174,54 @@ def test_a_pass_crossing_between_streets_side_by_side_is_no_junction() -> None:
     assert apart_junctions(tracks, junctions, *_cut(tracks, junctions), on)[0]
 
 
-def test_by_default_a_pass_crossing_between_the_lines_keeps_the_junction() -> None:
+def test_with_crossed_lines_off_a_pass_crossing_between_the_lines_keeps_the_junction() -> None:
     tracks = _a_pass_crossing_between_the_lines()
     junctions = np.array([[0.0, 0.0]])
-    assert not ApartParams().crossed_lines
-    assert not apart_junctions(tracks, junctions, *_cut(tracks, junctions))[0]
+    off = ApartParams(crossed_lines=False)
+    assert not apart_junctions(tracks, junctions, *_cut(tracks, junctions), off)[0]
+
+
+def test_crossed_lines_and_its_guard_are_on_by_default() -> None:
+    assert ApartParams().crossed_lines is True
+    assert ApartParams().crossed_both_ways is True
+    tracks = _a_pass_crossing_between_the_lines()
+    junctions = np.array([[0.0, 0.0]])
+    assert apart_junctions(tracks, junctions, *_cut(tracks, junctions))[0]
+
+
+def _a_y_fork() -> list[Track]:
+    """The crossing's walks without street Q: P walked both ways and a walk that comes up P and
+    leaves it at the origin north-east 7 m to its right. That is a Y fork at the origin: two
+    branches side by side north-east, one street south-west."""
+    p_out, p_back, _, _, crosses = _a_pass_crossing_between_the_lines()
+    return [p_out, p_back, crosses]
+
+
+def test_a_y_fork_whose_branches_meet_at_it_keeps_its_junction() -> None:
+    # the fresh-clone CI of round twenty-four: crossed_lines unguarded dropped test_two_lines'
+    # Y fork (the branches leave one way 4-8 m apart, every pass goes straight through)
+    tracks = _a_y_fork()
+    junctions = np.array([[0.0, 0.0]])
+    on = ApartParams(crossed_lines=True)
+    assert not apart_junctions(tracks, junctions, *_cut(tracks, junctions), on)[0]
+
+
+def test_without_the_guard_crossed_lines_drops_the_y_fork() -> None:
+    tracks = _a_y_fork()
+    junctions = np.array([[0.0, 0.0]])
+    unguarded = ApartParams(crossed_lines=True, crossed_both_ways=False)
+    assert apart_junctions(tracks, junctions, *_cut(tracks, junctions), unguarded)[0]
+
+
+def test_a_line_walked_beside_the_forks_stem_makes_it_a_crossing() -> None:
+    # Q's south-west half walked by a video that ends 10 m short of the crossing, so it is no
+    # pass through the junction: the pair runs on past the crossing on both sides
+    q_shift = 7.0 * _RIGHT
+    start, end = q_shift - 80.0 * _NORTH_EAST, q_shift - 10.0 * _NORTH_EAST
+    tracks = [*_a_y_fork(), polyline_track([tuple(start), tuple(end)], "q south-west half")]
+    junctions = np.array([[0.0, 0.0]])
+    on = ApartParams(crossed_lines=True)
+    assert apart_junctions(tracks, junctions, *_cut(tracks, junctions), on)[0]
 
 
 def _steps_after_apart_see(
@@ -226,3 +269,35 @@ def test_with_crossed_last_off_crossed_lines_drops_its_junction_at_once(
     seen, nodes = _steps_after_apart_see(monkeypatch, params)
     assert len(seen[-1]) == 0
     assert np.hypot(*nodes.T).min() > 1.0
+
+
+def _y_fork_with(extra: list[tuple[float, float]], junctions: list[tuple[float, float]]) -> bool:
+    """Whether ``apart_junctions`` (crossed_lines on) drops the Y fork at the origin when a walk
+    along ``extra`` (metres along P's south-west stem, metres to its right) is added and the
+    tracks are cut at ``junctions`` (the same frame)."""
+
+    def at(along: float, right: float) -> tuple[float, float]:
+        xy = -along * _NORTH_EAST + right * _RIGHT
+        return float(xy[0]), float(xy[1])
+
+    tracks = [*_a_y_fork(), polyline_track([at(*p) for p in extra], "extra")]
+    nodes = np.array([at(*j) for j in junctions])
+    return bool(apart_junctions(tracks, nodes, *_cut(tracks, nodes), ApartParams())[0])
+
+
+def test_a_street_crossing_the_forks_stem_at_a_slant_is_no_line_beside_it() -> None:
+    # 35 degrees off the stem, 15 m out: its poses lie 4-8 m from the stem for 7 m along it
+    assert not _y_fork_with(
+        [
+            (15.0 - 40.0 * np.cos(np.radians(35.0)), -40.0 * np.sin(np.radians(35.0))),
+            (15.0 + 40.0 * np.cos(np.radians(35.0)), 40.0 * np.sin(np.radians(35.0))),
+        ],
+        [(0.0, 0.0)],
+    )
+
+
+def test_a_line_beyond_where_the_forks_stem_ends_is_no_line_beside_it() -> None:
+    # the stem's segment ends at a junction 10 m out; a street 4.6 m to its right from there
+    # runs beside the next street, not beside the stem (its poses lie 4-8 m from the stem's
+    # last pose for 6 m)
+    assert not _y_fork_with([(10.0, 4.6), (60.0, 4.6)], [(0.0, 0.0), (10.0, 0.0)])
