@@ -71,13 +71,19 @@ class FusedForkParams:
     video_ends: bool = False
     """Also take as the fork ``L`` a video's first or last pose that lies within
     ``JunctionParams.junction_clearance_m`` of another junction, so that no dead end was left
-    there (:func:`forks_at_video_ends`). Round twenty-five (branch fork25) measured it: see
-    the function's docstring for the figures and the reason for its default."""
+    there (:func:`forks_at_video_ends`). Off: on 104 kept twins it moves 3 Helsinki rows,
+    each with junction P and R up or equal (2 misses fixed, 3 extras gone) and turn accuracy
+    down 0.001-0.002 (the new junctions sit at the fork itself, where the two branches'
+    first metres overlap and one of their turns is labelled wrong). Round twenty-five,
+    branch fork25, design notes."""
     video_end_min_m: float = 4.0
     """... and at least this far from every junction (nearer, the video ends at that
     junction itself)."""
-    video_end_branch_deg: float = 55.0
-    """``max_branch_deg`` for a fork at a video's end."""
+    video_end_branch_deg: float = 70.0
+    """``max_branch_deg`` for a fork at a video's end: the junction up the branches often
+    sits where the bent branch turns away (Helsinki one-way 0 at (451.1, -471.9) and
+    (339.5, 275.7): 58-64 degrees off the stem); a T's or a crossing's arms still leave at
+    70-110. At 55 the rule fixed one miss on Helsinki seeds 0-1, at 70 two."""
 
 
 @dataclass(frozen=True, slots=True)
