@@ -36,7 +36,12 @@ from city360.pose_graph.clarify import ClarifyParams, clarify_tracks
 from city360.pose_graph.corner_cuts import CornerCutParams, corner_cuts
 from city360.pose_graph.dwell import DwellParams, hold_still_spans
 from city360.pose_graph.end_tees import EndTeeParams, end_tees
-from city360.pose_graph.fused_forks import FusedForkParams, fused_forks
+from city360.pose_graph.fused_forks import (
+    FusedForkParams,
+    forks_at_video_ends,
+    fused_forks,
+    video_ends,
+)
 from city360.pose_graph.graph import (
     GRAPH_SCHEMA_VERSION,
     NODE_TOLERANCE_M,
@@ -493,6 +498,15 @@ def build_from_tracks(
                 matched,
                 uncut,
             )
+    if osm is None and params.fork_params is not None and params.fork_params.video_ends:
+        dead_xy, junctions_xy, segments, streets = _forks_at_video_ends(
+            tracks,
+            (junctions_xy, dead_xy, segments, streets),
+            params,
+            params.fork_params,
+            matched,
+            uncut,
+        )
     if len(crossed_xy):
         # positions pass through the steps unchanged, so a junction still there is matched exactly
         at_crossed = (junctions_xy.reshape(-1, 2)[:, None] == crossed_xy[None]).all(axis=2)
@@ -516,6 +530,48 @@ def build_from_tracks(
     nodes_xy = np.concatenate([junctions_xy.reshape(-1, 2), dead_xy.reshape(-1, 2)])
     nodes_xy = fit_nodes(nodes_xy, _ends_of_nodes(specs, stored_xy), _NODE_REACH_M)
     return _assemble(tracks, projection, nodes_xy, streets, specs, params, build_info)
+
+
+def _forks_at_video_ends(
+    tracks: Sequence[Track],
+    cut: tuple[FloatArray, FloatArray, list[Segment], list[Street]],
+    params: BuildParams,
+    fork_params: FusedForkParams,
+    matched: MatchedCuts | None,
+    uncut: UncutPasses | None,
+) -> tuple[FloatArray, FloatArray, list[Segment], list[Street]]:
+    """The cut with each shallow fork's junction moved to a video's end at the fork
+    (:func:`~city360.pose_graph.fused_forks.forks_at_video_ends`), or the cut given when
+    there is none (``cut``: junctions, dead ends, segments, streets): the ends are tried as
+    junctions in one more cut."""
+    junctions_xy, dead_xy, segments, streets = cut
+    junctions_xy = junctions_xy.reshape(-1, 2)
+    ends = video_ends(tracks, junctions_xy, params.junctions.junction_clearance_m, fork_params)
+    if not len(ends):
+        return dead_xy, junctions_xy, segments, streets
+    trial_xy = np.concatenate([junctions_xy, ends])
+    trial_dead, trial_xy, trial_segments, trial_streets, _ = _cut(
+        tracks, trial_xy, params, matched, uncut
+    )
+    forks = forks_at_video_ends(
+        tracks,
+        trial_xy,
+        len(junctions_xy),
+        trial_dead,
+        trial_segments,
+        trial_streets,
+        fork_params,
+    )
+    if not forks.changes:
+        return dead_xy, junctions_xy, segments, streets
+    dead_xy, junctions_xy, segments, streets, _ = _cut(
+        tracks,
+        np.concatenate([junctions_xy[forks.keep], forks.added]),
+        params,
+        matched,
+        uncut,
+    )
+    return dead_xy, junctions_xy, segments, streets
 
 
 def _whole_splits(

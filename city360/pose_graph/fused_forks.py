@@ -35,7 +35,7 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -44,7 +44,7 @@ from city360.geo import angle_diff_deg, bearing_deg
 from city360.pose_graph.segments import Segment, Street
 from city360.pose_graph.tracks import Track
 
-__all__ = ["ForkFix", "FusedForkParams", "fused_forks"]
+__all__ = ["ForkFix", "FusedForkParams", "forks_at_video_ends", "fused_forks", "video_ends"]
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -68,6 +68,22 @@ class FusedForkParams:
     branches leave farther out (the old town and Nerima: 30-49 degrees)."""
     branch_far_m: float = 12.0
     """A branch's direction is the chord from ``J`` to this far along each pass on it."""
+    video_ends: bool = False
+    """Also take as the fork ``L`` a video's first or last pose that lies within
+    ``JunctionParams.junction_clearance_m`` of another junction, so that no dead end was left
+    there (:func:`forks_at_video_ends`). Off: on 104 kept twins it moves 3 Helsinki rows,
+    each with junction P and R up or equal (2 misses fixed, 3 extras gone) and turn accuracy
+    down 0.001-0.002 (the new junctions sit at the fork itself, where the two branches'
+    first metres overlap and one of their turns is labelled wrong). Round twenty-five,
+    branch fork25, design notes."""
+    video_end_min_m: float = 4.0
+    """... and at least this far from every junction (nearer, the video ends at that
+    junction itself)."""
+    video_end_branch_deg: float = 70.0
+    """``max_branch_deg`` for a fork at a video's end: the junction up the branches often
+    sits where the bent branch turns away (Helsinki one-way 0 at (451.1, -471.9) and
+    (339.5, 275.7): 58-64 degrees off the stem); a T's or a crossing's arms still leave at
+    70-110. At 55 the rule fixed one miss on Helsinki seeds 0-1, at 70 two."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +207,96 @@ def fused_forks(
             if fork >= cut.n_junctions:
                 added.append(cut.nodes_xy[fork])
     return ForkFix(keep, np.asarray(added, dtype=np.float64).reshape(-1, 2))
+
+
+def video_ends(
+    tracks: Sequence[Track],
+    junctions_xy: FloatArray,
+    clearance_m: float,
+    params: FusedForkParams,
+) -> FloatArray:
+    """(K, 2) the first and last poses of ``tracks`` between ``video_end_min_m`` and
+    ``clearance_m`` from the nearest of ``junctions_xy``: ends that were left no dead end
+    because a junction lies within the clearance. Ends within ``clearance_m`` of an end
+    already taken are one place (the first is kept)."""
+    junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
+    if not len(junctions_xy):
+        return np.zeros((0, 2))
+    taken: list[FloatArray] = []
+    for track in tracks:
+        for end in (track.xy[0], track.xy[-1]):
+            nearest = float(np.hypot(*(junctions_xy - end).T).min())
+            if not params.video_end_min_m <= nearest <= clearance_m:
+                continue
+            if any(float(np.hypot(*(end - other))) <= clearance_m for other in taken):
+                continue
+            taken.append(np.asarray(end, dtype=np.float64))
+    return np.asarray(taken, dtype=np.float64).reshape(-1, 2)
+
+
+def forks_at_video_ends(
+    tracks: Sequence[Track],
+    trial_xy: FloatArray,
+    n_junctions: int,
+    dead_ends_xy: FloatArray,
+    segments: Sequence[Segment],
+    streets: Sequence[Street],
+    params: FusedForkParams | None = None,
+) -> ForkFix:
+    """The junctions built down a shallow fork's branches whose fork is a video's end.
+
+    ``trial_xy`` is the build's ``n_junctions`` junctions followed by :func:`video_ends`,
+    and ``segments`` and ``streets`` the cut of ``tracks`` at ``trial_xy`` and
+    ``dead_ends_xy``. A video end ``L`` with two streets whose one street leads to a junction
+    ``J`` that :func:`fused_forks` would move (the same Y test) is the fork: ``keep`` (one
+    flag per junction of the build, False for ``J``) and ``added`` (the ends taken).
+
+    Why: a video that ends at a shallow fork, within ``junction_clearance_m`` of the
+    junction just down its stem, leaves no dead end at the fork, so :func:`fused_forks` finds
+    no node there, and the junction stays 12-18 m up the branches where the passes part
+    (Helsinki (339.5, 275.7): walk_004 ends 3.2 m from the true fork, 6.5 m from the
+    junction south of it). The passes themselves cannot place the fork: there the two
+    raw passes run 3 m apart, level, from 15 m below the fork to the built junction, and
+    clarify pulls them onto one line (round twenty-five, design notes).
+    """
+    params = params or FusedForkParams()
+    wide = replace(params, max_branch_deg=params.video_end_branch_deg)
+    cut = cut_nodes(trial_xy, dead_ends_xy, segments, streets)
+    keep = np.ones(n_junctions, dtype=bool)
+    added: list[FloatArray] = []
+    used: set[int] = set()
+    for fork in range(n_junctions, cut.n_junctions):
+        if len(cut.streets_at[fork]) != 2:
+            continue
+        for stem, split in _stems_from(cut, fork, params.max_stem_m):
+            if split >= n_junctions or split in used or len(cut.streets_at[split]) != 3:
+                continue
+            if _is_fused_fork(tracks, segments, stem, split, cut, wide):
+                keep[split] = False
+                used.add(split)
+                added.append(cut.nodes_xy[fork])
+                break
+    return ForkFix(keep, np.asarray(added, dtype=np.float64).reshape(-1, 2))
+
+
+def _stems_from(cut: CutNodes, fork: int, max_stem_m: float) -> Iterator[tuple[Street, int]]:
+    """``(stem, split)``: from ``fork`` along each of its streets, on through nodes of two
+    streets (a video's end or a stop on the stem), the street ``stem`` that reaches a node
+    ``split`` of three or more streets at most ``max_stem_m`` from ``fork``."""
+    for first in cut.streets_at[fork]:
+        node, street, seen = fork, first, {fork}
+        while True:
+            ahead = street.b if street.a == node else street.a
+            if ahead in seen:
+                break
+            if float(np.hypot(*(cut.nodes_xy[ahead] - cut.nodes_xy[fork]))) > max_stem_m:
+                break
+            if len(cut.streets_at[ahead]) != 2:
+                yield street, ahead
+                break
+            seen.add(ahead)
+            node = ahead
+            street = next(s for s in cut.streets_at[ahead] if s.id != street.id)
 
 
 def _is_fused_fork(

@@ -93,3 +93,65 @@ def test_a_narrow_y_with_a_stop_on_its_stem_is_moved_to_the_stop() -> None:
     moved = _junctions(tracks, BuildParams(fork_params=FusedForkParams()))
     assert len(moved) == 1
     assert 12.0 < np.hypot(*moved[0]) < 18.0
+
+
+def _fork_above_a_tee(seed: int) -> list[Track]:
+    """A cross street along y = 0 with a T at the origin; its stem runs north and forks 7 m
+    up into a nearly straight branch (6 degrees east of north) and one 14 degrees west of
+    north that bends west 27 m up. One video comes along the cross street, up the stem and
+    the straight branch; the next walks down the bent branch and ends at the fork, 7 m from
+    the T: inside ``junction_clearance_m``, so no dead end is left there (Helsinki
+    (339.5, 275.7): walk_004 ends 3 m from the fork, 6.5 m from the junction below it)."""
+    return [
+        polyline_track(
+            [(-90.0, 0.0), (0.0, 0.0), (0.0, 7.0), (2.0, 27.0), (4.0, 120.0)],
+            f"up the straight branch {seed}",
+        ),
+        polyline_track([(-60.0, 45.0), (-5.0, 27.0), (0.0, 7.0)], f"down the bent branch {seed}"),
+        polyline_track([(90.0, 0.0), (-90.0, 0.0)], f"along the cross street {seed}"),
+    ]
+
+
+_AT_VIDEO_ENDS = BuildParams(fork_params=FusedForkParams(video_ends=True))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_fork_where_a_video_ends_near_a_tee_gets_its_junction_with_video_ends(
+    seed: int,
+) -> None:
+    junctions = _junctions(_fork_above_a_tee(seed), _AT_VIDEO_ENDS)
+    assert len(junctions) == 2
+    to_fork = np.hypot(junctions[:, 0], junctions[:, 1] - 7.0)
+    to_tee = np.hypot(junctions[:, 0], junctions[:, 1])
+    assert to_fork.min() < 2.0
+    assert to_tee.min() < 2.0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_without_video_ends_the_fork_stays_where_the_branches_part(seed: int) -> None:
+    junctions = _junctions(_fork_above_a_tee(seed), BuildParams())
+    assert len(junctions) == 2
+    assert np.hypot(junctions[:, 0], junctions[:, 1] - 7.0).min() > 6.0
+
+
+def _tee_above_a_tee(seed: int) -> list[Track]:
+    """The same cross street and T; 20 m up the stem a second T, arms east and west. A video
+    walks down from the west arm and ends 7 m above the lower T."""
+    return [
+        polyline_track(
+            [(-90.0, 0.0), (0.0, 0.0), (0.0, 20.0), (90.0, 20.0)], f"up and east {seed}"
+        ),
+        polyline_track([(-90.0, 20.0), (0.0, 20.0), (0.0, 7.0)], f"down from the west {seed}"),
+        polyline_track([(90.0, 0.0), (-90.0, 0.0)], f"along the cross street {seed}"),
+    ]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_tee_above_a_video_end_keeps_its_junction_with_video_ends(seed: int) -> None:
+    junctions = _junctions(_tee_above_a_tee(seed), _AT_VIDEO_ENDS)
+    assert len(junctions) == 2
+    assert np.hypot(junctions[:, 0], junctions[:, 1] - 20.0).min() < 3.0
+
+
+def test_video_ends_is_a_switch_off_by_default() -> None:
+    assert FusedForkParams().video_ends is False
