@@ -361,8 +361,10 @@ def test_a_walk_into_a_short_stub_beside_a_stop_is_not_part_of_it(
     walker stands at a junction and, just before or after, walks 8.4 m into a stub and back.
     Every fix of the walk lies within the stop's radius, so the window test took the walk
     for part of the stop and pinned it to the stop's point: no pose entered the stub. The trim
-    is off by default (``EXCURSION_TRIM``); this is the rule's own test."""
+    is off by default (``EXCURSION_TRIM``); this is the rule's own test, with the walk's
+    fixes left as measured (``EXCURSION_WALK_LINE`` has its own test below)."""
     monkeypatch.setattr(stationary, "EXCURSION_TRIM", True)
+    monkeypatch.setattr(stationary, "EXCURSION_WALK_LINE", False)
     t, x, y = stub_beside_a_stop(before=before)
     fx, fy = noisy(t, x, y, seed, bursts=False)
     params = StationaryParams(radius_m=7.5)  # clean_track's radius for a 3 m sigma
