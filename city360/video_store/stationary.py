@@ -380,14 +380,25 @@ is worse and Kamppi's class B rows reach their targets with OSM, but three stop 
 worse: old town coverage+stops 0 without OSM turns 0.958 -> 0.901 (a 7 m walk from a
 junction into a stand, once pinned as a clean step, is left to 3 m of noise), Kamppi
 wander+stops camera 41 turns 0.925 -> 0.894, old town coverage+stops 1 without OSM P
-1.000 -> 0.955 (design notes, round twenty-four, branch stopguard24)."""
-EXCURSION_WALK_LINE = True
+1.000 -> 0.955 (design notes, round twenty-four, branch stopguard24). Round twenty-five
+(trim25) traced the first: that stand is itself a true junction 7 m from the one the walk
+turned at; pinned, the build merged the two (one place to the scorer, which contracts true
+streets under 8 m); trimmed with the walk line, it builds both (node positions checked),
+and the scorer judges the place's turns at one of them (6 of the 8 lost turns; the line
+takes back the other 2). :data:`EXCURSION_WALK_LINE` takes back other turns but costs
+junctions without OSM; both stay off."""
+EXCURSION_WALK_LINE = False
 """With :data:`EXCURSION_TRIM`: whether the walk a trim cuts off a span is drawn as the fit's
 straight line from the stand point (pinned) to the walk's far end (:func:`_draw_walk`), the
-fixes kept at their times; False: its fixes are left as measured. A walk of a few metres from
-a junction into a stand (old town coverage+stops 0, ``walk_002``: 7 m in 10 s) under 3 m of
-noise otherwise bends the built street's first metres by more than 30 degrees; untrimmed the
-pin made it a clean step. See the design notes, round twenty-five, branch trim25."""
+fixes kept at their times; False (the default): its fixes are left as measured. Measured with
+the trim on (design notes, round twenty-five, branch trim25): it takes back the turns the
+trim cost on Kamppi wander+stops camera 41 with OSM (0.902 -> 0.941; main 0.938) and old town
+coverage+stops 1's P (1.000, R 1.000, turns 0.838 -> 0.930), but without OSM it costs
+junctions where the trim alone did not: Kamppi wander+stops camera 41 P 0.857 -> 0.765,
+camera 40 P 0.909 -> 0.833, old town wander+stops 1 R 1.000 -> 0.950 (a drawn line in the
+fit's direction, a few degrees off, is a confident spur where noise averaged away). Old town
+coverage+stops 0's lost turns are the build resolving two true junctions 7 m apart, which the
+scorer contracts into one place; the line does not change that."""
 EXCURSION_S = 20.0
 """The longest way out or back the fit tries, seconds."""
 EXCURSION_FAR_END_S = 5.0
