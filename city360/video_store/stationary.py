@@ -383,7 +383,7 @@ wander+stops camera 41 turns 0.925 -> 0.894, old town coverage+stops 1 without O
 1.000 -> 0.955 (design notes, round twenty-four, branch stopguard24). Round twenty-five
 (trim25) traced the first: that stand is itself a true junction 7 m from the one the walk
 turned at; pinned, the build merged the two (one place to the scorer, which contracts true
-streets under 8 m); trimmed with the walk line, it builds both (node positions checked),
+streets under 8 m); trimmed, with the walk line or without, it builds both (checked),
 and the scorer judges the place's turns at one of them (6 of the 8 lost turns; the line
 takes back the other 2). :data:`EXCURSION_WALK_LINE` takes back other turns but costs
 junctions without OSM; both stay off."""
