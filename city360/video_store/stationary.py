@@ -380,7 +380,25 @@ is worse and Kamppi's class B rows reach their targets with OSM, but three stop 
 worse: old town coverage+stops 0 without OSM turns 0.958 -> 0.901 (a 7 m walk from a
 junction into a stand, once pinned as a clean step, is left to 3 m of noise), Kamppi
 wander+stops camera 41 turns 0.925 -> 0.894, old town coverage+stops 1 without OSM P
-1.000 -> 0.955 (design notes, round twenty-four, branch stopguard24)."""
+1.000 -> 0.955 (design notes, round twenty-four, branch stopguard24). Round twenty-five
+(trim25) traced the first: that stand is itself a true junction 7 m from the one the walk
+turned at; pinned, the build merged the two (one place to the scorer, which contracts true
+streets under 8 m); trimmed, with the walk line or without, it builds both (checked),
+and the scorer judges the place's turns at one of them (6 of the 8 lost turns; the line
+takes back the other 2). :data:`EXCURSION_WALK_LINE` takes back other turns but costs
+junctions without OSM; both stay off."""
+EXCURSION_WALK_LINE = False
+"""With :data:`EXCURSION_TRIM`: whether the walk a trim cuts off a span is drawn as the fit's
+straight line from the stand point (pinned) to the walk's far end (:func:`_draw_walk`), the
+fixes kept at their times; False (the default): its fixes are left as measured. Measured with
+the trim on (design notes, round twenty-five, branch trim25): it takes back the turns the
+trim cost on Kamppi wander+stops camera 41 with OSM (0.902 -> 0.941; main 0.938) and old town
+coverage+stops 1's P (1.000, R 1.000, turns 0.838 -> 0.930), but without OSM it costs
+junctions where the trim alone did not: Kamppi wander+stops camera 41 P 0.857 -> 0.765,
+camera 40 P 0.909 -> 0.833, old town wander+stops 1 R 1.000 -> 0.950 (a drawn line in the
+fit's direction, a few degrees off, is a confident spur where noise averaged away). Old town
+coverage+stops 0's lost turns are the build resolving two true junctions 7 m apart, which the
+scorer contracts into one place; the line does not change that."""
 EXCURSION_S = 20.0
 """The longest way out or back the fit tries, seconds."""
 EXCURSION_FAR_END_S = 5.0
@@ -421,9 +439,23 @@ def _tent_shapes(v_s: FloatArray, limit_s: float) -> tuple[FloatArray, FloatArra
     return np.array(rows), np.array(params)
 
 
+@dataclass(frozen=True, slots=True)
+class _Excursion:
+    """A walk out from a stop and back beside a span's edge, as :func:`_excursion_end_s` fits
+    it: times in seconds from the edge inwards, ``far_m`` metres from where the camera stood
+    to the walk's far end (the fit's tent at 1)."""
+
+    walked_s: float
+    """Where the walk began (or ended: time runs inwards): the trimmed span's new edge."""
+    far_s: float
+    """Where the walk reached its far end."""
+    far_m: tuple[float, float]
+    """The far end's offset from the stand, metres (x, y)."""
+
+
 def _excursion_end_s(
     v_s: FloatArray, x_m: FloatArray, y_m: FloatArray, radius_m: float
-) -> float | None:
+) -> _Excursion | None:
     """Seconds from a span's edge inwards (``v_s``, increasing from 0; ``x_m``/``y_m`` the fixes)
     to where a walk out from the stop and back, beside the edge, began (or ended: time runs
     inwards), or None when the fixes are noise around the stop. The walk is a tent fitted
@@ -469,7 +501,7 @@ def _excursion_end_s(
             sc = st @ centred
             if float((sc * sc).sum()) / sv > drop[k] + STEP_MARGIN * variance:
                 return None
-    return p + back
+    return _Excursion(walked_s=p + back, far_s=p, far_m=(float(offset[0]), float(offset[1])))
 
 
 def _trim_excursions(
@@ -479,9 +511,10 @@ def _trim_excursions(
     steady: npt.NDArray[np.bool_],
     span: tuple[int, int],
     params: StationaryParams,
-) -> tuple[int, int]:
+) -> tuple[tuple[int, int], list[tuple[float, _Excursion]]]:
     """``span`` (fix indices, inclusive) without a walk out from the stop and back at either
-    end (:func:`_excursion_end_s`).
+    end (:func:`_excursion_end_s`), and each walk cut off: the time of the span's edge it was
+    cut at (seconds) and its fit, whose times count from that edge into the span.
 
     The window test takes a short walk beside a stop for part of it (8.4 m into a stub and
     back in 12 s keeps the fixes within the radius). A walk moves the fixes away from the stop
@@ -494,6 +527,7 @@ def _trim_excursions(
     first, last = span
     inside = np.arange(first, last + 1)
     inside = inside[steady[inside]]
+    walks: list[tuple[float, _Excursion]] = []
     for at_end in (True, False):
         edge = last if at_end else first
         if edge in (0, t_s.shape[0] - 1):
@@ -501,27 +535,30 @@ def _trim_excursions(
         order = inside[::-1] if at_end else inside
         v_all = np.abs(t_s[order] - t_s[edge])
         fit = v_all <= EXCURSION_FIT_S
-        walked_s = _excursion_end_s(v_all[fit], x_m[order][fit], y_m[order][fit], params.radius_m)
-        if walked_s is None:
+        walk = _excursion_end_s(v_all[fit], x_m[order][fit], y_m[order][fit], params.radius_m)
+        if walk is None:
             continue
+        walks.append((float(t_s[edge]), walk))
         if at_end:
-            last = int(np.searchsorted(t_s, t_s[edge] - walked_s, side="right")) - 1
+            last = int(np.searchsorted(t_s, t_s[edge] - walk.walked_s, side="right")) - 1
         else:
-            first = int(np.searchsorted(t_s, t_s[edge] + walked_s, side="left"))
+            first = int(np.searchsorted(t_s, t_s[edge] + walk.walked_s, side="left"))
         if last < first:
-            return first, first
-    return first, last
+            return (first, first), []
+    return (first, last), walks
 
 
 def _spans_with_points(
     t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, params: StationaryParams
-) -> tuple[list[tuple[int, int]], FloatArray, FloatArray, npt.NDArray[np.bool_]]:
-    """The joined spans and, per fix, the point it stands at (NaN where no centre says)."""
+) -> tuple[list[tuple[int, int]], FloatArray, FloatArray, list[tuple[int, float, _Excursion]]]:
+    """The joined spans, per fix the point it stands at (NaN where no centre says), and the
+    walks :data:`EXCURSION_TRIM` cut off them: ``(stand, edge_s, walk)``, the kept span's
+    fix next to the walk, the time of the span's edge before the trim, the walk's fit."""
     n = t_s.shape[0]
     px = np.full(n, np.nan)
     py = np.full(n, np.nan)
     if n < 3 or t_s[-1] - t_s[0] < params.window_s:
-        return [], px, py, np.zeros(n, bool)
+        return [], px, py, []
     steady = ~burst_mask(t_s, x_m, y_m)
     spans: list[tuple[int, int]] = []
     for first, last, cx, cy in _standing_centres(t_s, x_m, y_m, params, steady=steady):
@@ -566,16 +603,18 @@ def _spans_with_points(
         else:
             joined.append((first, last))
     kept = [(a, b) for a, b in joined if t_s[b] - t_s[a] >= params.min_span_s]
+    walks: list[tuple[int, float, _Excursion]] = []
     if EXCURSION_TRIM and params.trim_excursions:
-        kept = [
-            (a, b)
-            for a, b in (_trim_excursions(t_s, x_m, y_m, steady, span, params) for span in kept)
-            if t_s[b] - t_s[a] >= params.min_span_s
-        ]
-    mask = np.zeros(n, bool)
-    for a, b in kept:
-        mask[a : b + 1] = True
-    return kept, px, py, mask
+        trimmed = []
+        for span in kept:
+            (a, b), cut = _trim_excursions(t_s, x_m, y_m, steady, span, params)
+            if t_s[b] - t_s[a] < params.min_span_s:
+                continue
+            trimmed.append((a, b))
+            for edge_s, walk in cut:
+                walks.append((b if edge_s > t_s[b] else a, edge_s, walk))
+        kept = trimmed
+    return kept, px, py, walks
 
 
 def stationary_spans(
@@ -597,10 +636,30 @@ def pin_stationary(
     before and after it), and the spans (see :func:`stationary_spans`). The point may creep
     with the receiver's drift; the smoother's speed test then freezes it (:mod:`.clean`)."""
     x, y = x_m.copy(), y_m.copy()
-    spans, px, py, _ = _spans_with_points(t_s, x_m, y_m, params)
+    spans, px, py, walks = _spans_with_points(t_s, x_m, y_m, params)
     for first, last in spans:
         span = slice(first, last + 1)
         known = np.isfinite(px[span])
         x[span] = np.interp(t_s[span], t_s[span][known], px[span][known])
         y[span] = np.interp(t_s[span], t_s[span][known], py[span][known])
+    if EXCURSION_WALK_LINE:
+        for stand, edge_s, walk in walks:
+            _draw_walk(t_s, x, y, stand, edge_s, walk)
     return x, y, spans
+
+
+def _draw_walk(
+    t_s: FloatArray, x_m: FloatArray, y_m: FloatArray, stand: int, edge_s: float, walk: _Excursion
+) -> None:
+    """Move (in place) the fixes of ``walk``, cut off a span whose edge was at ``edge_s`` and
+    whose pinned fix ``stand`` is now next to it, onto the fit's straight line from the stand
+    point to the walk's far end, at the times they were taken (:data:`EXCURSION_WALK_LINE`)."""
+    inwards = 1.0 if t_s[stand] > edge_s else -1.0  # the span lies later than its old edge
+    far_s = edge_s + inwards * walk.far_s
+    stand_s = float(t_s[stand])
+    low, high = sorted((far_s, stand_s))
+    on = (t_s >= low) & (t_s <= high)
+    on[stand] = False
+    share = (t_s[on] - stand_s) / (far_s - stand_s)
+    x_m[on] = x_m[stand] + share * walk.far_m[0]
+    y_m[on] = y_m[stand] + share * walk.far_m[1]

@@ -361,8 +361,10 @@ def test_a_walk_into_a_short_stub_beside_a_stop_is_not_part_of_it(
     walker stands at a junction and, just before or after, walks 8.4 m into a stub and back.
     Every fix of the walk lies within the stop's radius, so the window test took the walk
     for part of the stop and pinned it to the stop's point: no pose entered the stub. The trim
-    is off by default (``EXCURSION_TRIM``); this is the rule's own test."""
+    is off by default (``EXCURSION_TRIM``); this is the rule's own test, with the walk's
+    fixes left as measured (``EXCURSION_WALK_LINE`` has its own test below)."""
     monkeypatch.setattr(stationary, "EXCURSION_TRIM", True)
+    monkeypatch.setattr(stationary, "EXCURSION_WALK_LINE", False)
     t, x, y = stub_beside_a_stop(before=before)
     fx, fy = noisy(t, x, y, seed, bursts=False)
     params = StationaryParams(radius_m=7.5)  # clean_track's radius for a 3 m sigma
@@ -441,3 +443,40 @@ def test_a_walk_beside_a_stop_is_trimmed_on_a_track_that_does_not_burst(
     assert all(trim for _, _, trim in spans)
     for first, last, _ in spans:
         assert not ((away_s >= first) & (away_s <= last)).any(), (first, last)
+
+
+def test_a_walk_trimmed_off_a_stop_is_drawn_straight_from_the_stand(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Old town coverage+stops seed 0 without OSM: the trim cut a 7 m walk from a junction
+    into a stand off the stop, and left its fixes to 3 m of noise (untrimmed, the pin made it
+    a clean step); the built street's first metres bent by more than 30 degrees. With
+    ``EXCURSION_WALK_LINE`` the walk between the stand and the fit's far end is the fit's
+    straight line: on :func:`stub_beside_a_stop` (seeds 0-2, both sides) its fixes lie on one
+    line through the pinned stand and nearer the true walk than the measured fixes."""
+    monkeypatch.setattr(stationary, "EXCURSION_TRIM", True)
+    params = StationaryParams(radius_m=7.5)
+    errors: dict[bool, list[float]] = {True: [], False: []}
+    for before, seed in itertools.product((False, True), range(3)):
+        t, x, y = stub_beside_a_stop(before=before)
+        # the way between the stand and the stub's far end
+        way = (t >= 66.0) & (t < 72.0) if before else (t > 110.0) & (t <= 116.0)
+        fx, fy = noisy(t, x, y, seed, bursts=False)
+        for line in (True, False):
+            monkeypatch.setattr(stationary, "EXCURSION_WALK_LINE", line)
+            px, py, spans = pin_stationary(t, fx, fy, params)
+            errors[line].append(
+                float(np.sqrt(np.mean((px[way] - x[way]) ** 2 + (py[way] - y[way]) ** 2)))
+            )
+        monkeypatch.setattr(stationary, "EXCURSION_WALK_LINE", True)
+        px, py, spans = pin_stationary(t, fx, fy, params)
+        ((first, last),) = spans
+        stand = last if not before else first
+        drawn = way & ((px != fx) | (py != fy))
+        drawn[first : last + 1] = False
+        assert drawn.sum() >= 3, (before, seed)
+        # one straight line through the stand point
+        dx, dy = px[drawn] - px[stand], py[drawn] - py[stand]
+        bearings = np.degrees(np.arctan2(dx, dy))
+        assert np.ptp(bearings) < 1e-6, (before, seed)
+    assert np.mean(errors[True]) < 2.0 < np.mean(errors[False])
