@@ -501,7 +501,7 @@ def build_from_tracks(
     if osm is None and params.fork_params is not None and params.fork_params.video_ends:
         dead_xy, junctions_xy, segments, streets = _forks_at_video_ends(
             tracks,
-            (junctions_xy, dead_xy, segments, streets),
+            (dead_xy, junctions_xy, segments, streets),
             params,
             params.fork_params,
             matched,
@@ -542,9 +542,9 @@ def _forks_at_video_ends(
 ) -> tuple[FloatArray, FloatArray, list[Segment], list[Street]]:
     """The cut with each shallow fork's junction moved to a video's end at the fork
     (:func:`~city360.pose_graph.fused_forks.forks_at_video_ends`), or the cut given when
-    there is none (``cut``: junctions, dead ends, segments, streets): the ends are tried as
-    junctions in one more cut."""
-    junctions_xy, dead_xy, segments, streets = cut
+    there is none (``cut`` and the result alike: dead ends, junctions, segments, streets, in
+    :func:`_cut`'s order): the ends are tried as junctions in one more cut."""
+    dead_xy, junctions_xy, segments, streets = cut
     junctions_xy = junctions_xy.reshape(-1, 2)
     ends = video_ends(tracks, junctions_xy, params.junctions.junction_clearance_m, fork_params)
     if not len(ends):
