@@ -61,7 +61,12 @@ apart, or close for less than 6 m (a plain bend's arms), are read as drawn.
 
 Turns are judged by geometry: the built edge arriving at the matched junction along a true
 street, and its transition leaving along another true street, must carry the label the same
-policy gives the true angles.
+policy gives the true angles. A place the truth contracted and the build resolved into two
+junctions (read as one, above) is judged through both: an arrival at either, and the route
+on through the short built street between them to the street it leaves by, whose labels
+(each by its action, rank 0) must add up to the true label (LEFT -1, UP 0, RIGHT +1): UP
+then LEFT or LEFT then UP for LEFT, and a jog, LEFT then RIGHT, for UP. (Judged at one
+junction only, every arrival at the other half counted wrong.)
 """
 
 from __future__ import annotations
@@ -603,8 +608,11 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
     e_r = hits / true_total if true_total else 1.0
     f1 = 2 * e_p * e_r / (e_p + e_r) if e_p + e_r else 0.0
 
+    halves: dict[int, set[int]] = {}
+    for gone, kept in merged.items():
+        halves.setdefault(kept, {kept}).add(gone)
     turns_total, turns_right, wrong = _score_turns(
-        pose_graph, true_lines, true_ends, true_junctions, pairs, pred_junctions
+        pose_graph, true_lines, true_ends, true_junctions, pairs, pred_junctions, halves
     )
     missed, invented = _unmatched_junctions(
         [xy[n] for n in pred_junctions], true_xy.reshape(-1, 2), pairs
@@ -673,6 +681,49 @@ def _stable(turns: list[float], labels: Sequence[tuple[str, int]]) -> list[bool]
     return firm
 
 
+def _routes(
+    pose_graph: PoseGraph, arrival: str, place: set[int]
+) -> list[tuple[list[tuple[str, int]], str]]:
+    """Every way through ``place`` (its built junctions) from edge ``arrival``: the
+    (label, rank) of each transition taken, and the edge it leaves the place by. A transition
+    onto a built street between two of the place's junctions is followed on (each junction
+    once); any other ends the route."""
+    routes: list[tuple[list[tuple[str, int]], str]] = []
+
+    def walk(edge_id: str, taken: list[tuple[str, int]], seen: set[int]) -> None:
+        for tr in pose_graph.edge(edge_id).transitions:
+            nxt = pose_graph.edge(tr.edge)
+            step = [*taken, (tr.label, tr.rank)]
+            if not _inside(nxt.u, nxt.v, place):
+                routes.append((step, tr.edge))
+            elif nxt.v not in seen:
+                walk(tr.edge, step, seen | {nxt.v})
+
+    walk(arrival, [], {pose_graph.edge(arrival).v})
+    return routes
+
+
+def _inside(u: int, v: int, place: set[int]) -> bool:
+    """Whether a built street from ``u`` to ``v`` joins two of a place's junctions (a loop
+    at one junction leaves the place and comes back: it is a street of its own)."""
+    return u != v and u in place and v in place
+
+
+_SIDE = {"LEFT": -1, "UP": 0, "RIGHT": 1}
+"""Each label's side, for adding up the turns of a route through a place (:func:`_takes`)."""
+
+
+def _takes(labels: list[tuple[str, int]], label: str) -> bool:
+    """Whether a route's labels take a turn labelled ``label`` at a place: every step by its
+    action (rank 0), and the sides adding up to the label's (at one junction: that label; at
+    two, straight on then the label, the label then straight on, or a jog LEFT then RIGHT
+    for UP)."""
+    return (
+        all(rank == 0 for _, rank in labels)
+        and sum(_SIDE[lab] for lab, _ in labels) == _SIDE[label]
+    )
+
+
 def _score_turns(
     pose_graph: PoseGraph,
     true_lines: list[np.ndarray],
@@ -680,7 +731,12 @@ def _score_turns(
     true_junctions: list[int],
     pairs: list[tuple[int, int]],
     pred_junctions: list[int],
+    halves: dict[int, set[int]] | None = None,
 ) -> tuple[int, int, list[str]]:
+    """Turns right and judged at the matched junctions (module docstring). ``halves``: for a
+    place built as several junctions (read as one by :func:`_read_as_one`), the built node it
+    was matched by -> all of them; a turn there is judged along the route through the
+    place's streets (:func:`_routes`, :func:`_takes`)."""
     by_node: dict[int, list[np.ndarray]] = {}
     for line, (u, v) in zip(true_lines, true_ends, strict=True):
         by_node.setdefault(u, []).append(line)  # starting at u
@@ -690,19 +746,25 @@ def _score_turns(
     for p, t in pairs:
         true_id = true_junctions[t]
         node = pred_junctions[p]
+        place = (halves or {}).get(node, {node})
         lines = by_node[true_id]
         # heading arriving along street k (travel towards the node) and leaving along street m
         arrive = [(_chord(line, 5.0, 20.0) + 0.0) for line in lines]
         leave = [(_chord(line, 5.0, 20.0) + 180.0) % 360.0 for line in lines]
-        incoming = [e for e in pose_graph.graph.in_edges(node, keys=True)]
+        incoming = [
+            key
+            for at in sorted(place)
+            for u, _, key in pose_graph.graph.in_edges(at, keys=True)
+            if not _inside(u, at, place)
+        ]
         for k in range(len(lines)):
             others = [m for m in range(len(lines)) if m != k]
             turns = [angle_diff_deg(leave[m], arrive[k]) for m in others]
             labels = assign_labels(turns)
             stable = _stable(turns, labels)
             candidates = [
-                pose_graph.edge(key)
-                for _, _, key in incoming
+                key
+                for key in incoming
                 if abs(angle_diff_deg(pose_graph.edge(key).end_heading_deg, arrive[k])) < 30
             ]
             for m, (label, rank), firm in zip(others, labels, stable, strict=True):
@@ -710,14 +772,14 @@ def _score_turns(
                     continue
                 total += 1
                 ok = bool(candidates)
-                for edge in candidates:
+                for key in candidates:
                     offered = [
-                        tr
-                        for tr in edge.transitions
-                        if abs(angle_diff_deg(pose_graph.edge(tr.edge).start_heading_deg, leave[m]))
+                        steps
+                        for steps, out in _routes(pose_graph, key, place)
+                        if abs(angle_diff_deg(pose_graph.edge(out).start_heading_deg, leave[m]))
                         < 30
                     ]
-                    if not any(tr.label == label and tr.rank == 0 for tr in offered):
+                    if not any(_takes(steps, label) for steps in offered):
                         ok = False
                 if ok:
                     right += 1

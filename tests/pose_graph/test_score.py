@@ -5,8 +5,10 @@ from __future__ import annotations
 import networkx as nx
 import pytest
 
+from city360.geo import bearing_deg
 from city360.pose_graph.graph import PoseGraph
 from city360.pose_graph.score import Score, score
+from city360.pose_graph.transitions import Choice, transitions_for
 from city360.synth.groundtruth import Junction, SceneTruth, StreetEdge
 
 # Two T-junctions 7 m apart on a north-south street (a staggered crossing): the street between
@@ -409,3 +411,65 @@ def test_a_hairpin_whose_arms_touch_for_6_m_reads_a_5_m_built_stub_as_none() -> 
     assert result.contracted_stubs
     assert (result.junction_precision, result.junction_recall) == (1.0, 1.0)
     assert result.edge_f1 == 1.0
+
+
+def _built_with_turns(
+    nodes: dict[int, tuple[float, float]], streets: list[tuple[int, int]]
+) -> PoseGraph:
+    """:func:`_built` with each edge's headings along its straight line and the transitions
+    the build's policy offers at its end (every other street leaving there)."""
+    pose_graph = _built(nodes, streets)
+    graph = pose_graph.graph
+    for u, v, data in graph.edges(data=True):
+        (ux, uy), (vx, vy) = nodes[u], nodes[v]
+        data["start_heading_deg"] = data["end_heading_deg"] = bearing_deg(vx - ux, vy - uy)
+    for _, v, data in graph.edges(data=True):
+        choices = [
+            Choice(key, out["start_heading_deg"])
+            for _, _, key, out in graph.out_edges(v, keys=True, data=True)
+            if out["street"] != data["street"]
+        ]
+        data["transitions"] = [
+            tr.to_json() for tr in transitions_for(data["end_heading_deg"], choices)
+        ]
+    return PoseGraph(graph)
+
+
+def test_turns_at_a_place_built_as_two_junctions_are_judged_through_both() -> None:
+    """The staggered pair built as its two junctions: arriving at either, each turn is taken
+    straight on then turning, turning then straight on, or by a jog (LEFT then RIGHT: the
+    truth's one place reads UP). Every turn is right (it was judged at one junction only)."""
+    truth = _truth(STAGGERED_NODES, STAGGERED_STREETS)
+    result = score(_built_with_turns(STAGGERED_NODES, STAGGERED_STREETS), truth)
+    assert result.turns_total == 12
+    assert result.turn_accuracy == 1.0, result.wrong_turns
+
+
+def test_a_route_through_a_two_junction_place_whose_turns_do_not_add_up_is_wrong() -> None:
+    """The staggered pair with the turn from the street between its junctions onto the east
+    arm labelled LEFT (it is a right turn): from the south that route reads UP then LEFT,
+    not RIGHT; from the west LEFT then LEFT, not the jog's UP. Two turns wrong."""
+    truth = _truth(STAGGERED_NODES, STAGGERED_STREETS)
+    pose_graph = _built_with_turns(STAGGERED_NODES, STAGGERED_STREETS)
+    connector = pose_graph.graph.edges[1, 2, "s0"]
+    for tr in connector["transitions"]:
+        if tr["edge"] == "s3":  # onto the east arm, 2 -> 12
+            tr["label"] = "LEFT"
+    result = score(PoseGraph(pose_graph.graph), truth)
+    assert result.turns_right == result.turns_total - 2
+    assert sorted(w.split(" should be ")[1] for w in result.wrong_turns) == ["RIGHT", "UP"]
+
+
+def test_turns_at_one_built_junction_need_the_label_of_the_truth() -> None:
+    """A plain crossing: its 12 turns right as built; one mislabelled transition costs one."""
+    nodes = {1: (0.0, 0.0), 10: (-60.0, 0.0), 11: (0.0, -60.0), 12: (60.0, 0.0), 13: (0.0, 60.0)}
+    streets = [(1, 10), (1, 11), (1, 12), (1, 13)]
+    truth = _truth(nodes, streets)
+    pose_graph = _built_with_turns(nodes, streets)
+    assert score(pose_graph, truth).turn_accuracy == 1.0
+    from_south = pose_graph.graph.edges[11, 1, "s1r"]
+    for tr in from_south["transitions"]:
+        if tr["edge"] == "s2":  # east: a right turn
+            tr["label"] = "UP"
+    result = score(PoseGraph(pose_graph.graph), truth)
+    assert result.turns_right == result.turns_total - 1 == 11
