@@ -95,12 +95,14 @@ def test_shallow_y_fork_16_degrees_wide_stays_a_junction() -> None:
     assert _branching(tracks, (0.0, 0.0))
 
 
-def _split(tracks: list[Track], junction: tuple[float, float]) -> np.ndarray:
+def _split(
+    tracks: list[Track], junction: tuple[float, float], params: RefineParams | None = None
+) -> np.ndarray:
     junctions = np.array([junction])
     dead_xy, events = find_dead_ends(tracks, junctions)
     segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
     streets, _ = group_streets(tracks, segments)
-    return split_junctions(tracks, junctions, segments, streets)
+    return split_junctions(tracks, junctions, segments, streets, params)
 
 
 def test_one_junction_across_both_carriageways_splits_where_the_street_crosses_each() -> None:
@@ -273,6 +275,28 @@ def test_a_plain_crossing_and_a_staggered_one_7_m_apart_stay_one_junction() -> N
     # the opposite arms of a crossing run along one line; 7 m is one place to the scorer
     assert np.allclose(_side_by_side_split(_staggered_tees(0.0)), [[0.0, 0.0]])
     assert np.allclose(_side_by_side_split(_staggered_tees(7.0)), [[0.0, 0.0]])
+
+
+def test_staggered_tees_whose_side_lines_meet_6_2_m_apart_split_with_own_arms() -> None:
+    # side streets 5.7 m apart: their lines meet the through street 6.2 m apart, each place
+    # with a side street of its own (north at one, south at the other); under split_min_m,
+    # so only split_own_arms_m splits them
+    own = RefineParams(split_own_arms_m=6.0)
+    found = _split(_staggered_tees(5.7), (0.0, 0.0), own)
+    assert len(found) == 2
+    found = found[np.argsort(found[:, 0])]
+    assert np.hypot(*(found[0] - [-2.85, 0.0])) < 1.0
+    assert np.hypot(*(found[1] - [2.85, 0.0])) < 1.0
+
+
+def test_staggered_tees_5_7_m_apart_stay_one_junction_with_own_arms_off() -> None:
+    assert np.allclose(_split(_staggered_tees(5.7), (0.0, 0.0)), [[0.0, 0.0]])
+
+
+def test_staggered_tees_closer_than_split_own_arms_m_stay_one_junction() -> None:
+    own = RefineParams(split_own_arms_m=6.0)
+    assert np.allclose(_split(_staggered_tees(5.0), (0.0, 0.0), own), [[0.0, 0.0]])
+    assert np.allclose(_split(_staggered_tees(0.0), (0.0, 0.0), own), [[0.0, 0.0]])
 
 
 def _widening_tees(near_gap_m: float, far_gap_m: float) -> list[Track]:
