@@ -104,6 +104,15 @@ class RefineParams:
     either T cut the corner), so that they measure 7-9 m there (Helsinki SE (121, -36) /
     (131, -36)). A shallow fork's branches also lie apart out there but meet at the node, so
     the near gap must still be ``through_m`` on either side. None: off."""
+    split_far_m: float | None = None
+    """:func:`split_junctions` fits its arm lines to the poses ``near_m`` .. this far out
+    (metres) instead of ``near_m`` .. ``far_m``: passes turning at either junction of a
+    pair cut its corners within 8-10 m of it, and a pass walked diagonally across from one
+    side street into the other tilts the side street's line near the fused junction, so
+    the lines meet the through street closer together than the junctions are (old town
+    staggered Ts (-68.7, -39.2) / (-56.7, -37.1), 12 m apart, coverage seed 0: 6.2 m with
+    18 m, 7.2 m with 30 m). Arms end at the next junction or dead end anyway. None: ``far_m``
+    (the measured decision is in the design notes, round twenty-six, branch pairs26)."""
     split_own_arms_m: float | None = None
     """A junction whose arm lines meet at exactly two places, at least this far apart but
     closer than ``split_min_m``, splits all the same when each place has an arm of its own:
@@ -560,7 +569,8 @@ def split_junctions(
     places, every other junction kept where it is."""
     params = params or RefineParams()
     junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
-    lines_of, _ = _arm_lines(tracks, junctions_xy, segments, streets, params)
+    reach = params if params.split_far_m is None else replace(params, far_m=params.split_far_m)
+    lines_of, _ = _arm_lines(tracks, junctions_xy, segments, streets, reach)
     out: list[FloatArray] = []
     for node, node_xy in enumerate(junctions_xy):
         places = (
