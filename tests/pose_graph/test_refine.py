@@ -299,6 +299,38 @@ def test_staggered_tees_closer_than_split_own_arms_m_stay_one_junction() -> None
     assert np.allclose(_split(_staggered_tees(0.0), (0.0, 0.0), own), [[0.0, 0.0]])
 
 
+def _tees_walked_across_diagonally() -> list[Track]:
+    # staggered Ts 12 m apart on a through street (y = 0): a side street north from x = 6,
+    # one south from x = -6; one pass walks from the north street into the south one
+    # diagonally across, the others turn into each side street cutting its corner
+    return [
+        _walk([(-60, 0), (60, 0)], "through"),
+        _walk([(6, 60), (6, 4), (-6, -8), (-6, -60)], "north to south, diagonally"),
+        _walk([(-60, 0), (-12, 0), (-7, -5), (-6, -10), (-6, -60)], "west into south"),
+        _walk([(60, 0), (10, 0), (6.5, 4), (6, 10), (6, 60)], "east into north"),
+    ]
+
+
+def test_staggered_tees_walked_across_diagonally_split_with_far_arm_lines() -> None:
+    # the diagonal pass tilts the south street's line within 18 m of the fused junction;
+    # lines fitted 3-30 m out meet the through street at the two Ts 7 m or more apart
+    found = _split(_tees_walked_across_diagonally(), (0.0, 0.0), RefineParams(split_far_m=30.0))
+    assert len(found) == 2
+    found = found[np.argsort(found[:, 0])]
+    assert np.hypot(*(found[0] - [-6.0, 0.0])) < 3.5
+    assert np.hypot(*(found[1] - [6.0, 0.0])) < 3.5
+
+
+def test_staggered_tees_walked_across_diagonally_stay_one_with_split_far_m_off() -> None:
+    assert np.allclose(_split(_tees_walked_across_diagonally(), (0.0, 0.0)), [[0.0, 0.0]])
+
+
+def test_a_plain_crossing_stays_one_junction_with_far_arm_lines() -> None:
+    tracks = [_walk([(0, 60), (0, -60)], "north-south"), _walk([(-60, 0), (60, 0)], "east-west")]
+    far = RefineParams(split_far_m=30.0)
+    assert np.allclose(_split(tracks, (1.0, 1.0), far), [[1.0, 1.0]])
+
+
 def _widening_tees(near_gap_m: float, far_gap_m: float) -> list[Track]:
     # a through street (y = 0) and two side streets leaving it southwards, near_gap_m apart
     # for their first 12 m and far_gap_m apart 60 m down: two T-junctions whose side
