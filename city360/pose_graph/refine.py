@@ -104,25 +104,22 @@ class RefineParams:
     either T cut the corner), so that they measure 7-9 m there (Helsinki SE (121, -36) /
     (131, -36)). A shallow fork's branches also lie apart out there but meet at the node, so
     the near gap must still be ``through_m`` on either side. None: off."""
-    split_far_m: float | None = None
-    """:func:`split_junctions` fits its arm lines to the poses ``near_m`` .. this far out
-    (metres) instead of ``near_m`` .. ``far_m``: passes turning at either junction of a
-    pair cut its corners within 8-10 m of it, and a pass walked diagonally across from one
-    side street into the other tilts the side street's line near the fused junction, so
-    the lines meet the through street closer together than the junctions are (old town
-    staggered Ts (-68.7, -39.2) / (-56.7, -37.1), 12 m apart, coverage seed 0: 6.2 m with
-    18 m, 7.2 m with 30 m). Arms end at the next junction or dead end anyway. None: ``far_m``
-    (the measured decision is in the design notes, round twenty-six, branch pairs26)."""
     split_own_arms_m: float | None = None
     """A junction whose arm lines meet at exactly two places, at least this far apart but
-    closer than ``split_min_m``, splits all the same when each place has an arm of its own:
-    an arm line every one of whose meetings (:func:`_places`) lies at that place and none at
-    the other. Two T-junctions 8-15 m apart on one street (a staggered crossing) whose side
-    streets' lines meet the through street at two places, one per side street; a pass
-    walked diagonally across from one side street into the other pulls both side lines
-    towards each other, so their places come out 6-7 m apart (old town (-68.7, -39.2) /
-    (-56.7, -37.1), coverage seed 0: 6.1 m). None: off (the measured decision is in the
-    design notes, round twenty-six, branch pairs26)."""
+    closer than ``split_min_m``, each with an arm of its own (an arm line that meets others
+    only there), is a candidate pair; it splits when lines fitted to the same arms
+    ``near_m`` .. ``split_own_arms_far_m`` out also meet at two places ``split_min_m`` or
+    more apart (those become the junctions). Two T-junctions 8-15 m apart on one street (a
+    staggered crossing) whose side streets' lines meet the through street one place per
+    side street: passes turning at either T cut its corners within 8-10 m of it, and a pass
+    walked diagonally across from one side street into the other tilts a side street's line
+    near the fused junction, so its places come out 6-7 m apart (old town (-68.7, -39.2) /
+    (-56.7, -37.1), 12 m apart, coverage seed 0: 6.2 m with lines to 18 m, 7.2 m with lines
+    to 30 m). None: off (the measured decision is in the design notes, round twenty-six,
+    branch pairs26)."""
+    split_own_arms_far_m: float | None = 30.0
+    """See ``split_own_arms_m``: how far out the confirming lines reach, metres; None: no
+    confirmation (the candidate's near places are the junctions)."""
     far_reach_m: float = 45.0
     """See ``far_gap_m``: how far out the far centre lines reach, metres."""
     far_through_m: float | None = None
@@ -569,8 +566,8 @@ def split_junctions(
     places, every other junction kept where it is."""
     params = params or RefineParams()
     junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
-    reach = params if params.split_far_m is None else replace(params, far_m=params.split_far_m)
-    lines_of, _ = _arm_lines(tracks, junctions_xy, segments, streets, reach)
+    lines_of, _ = _arm_lines(tracks, junctions_xy, segments, streets, params)
+    far_lines_of: dict[int, list[tuple[FloatArray, FloatArray, float]]] | None = None
     out: list[FloatArray] = []
     for node, node_xy in enumerate(junctions_xy):
         places = (
@@ -585,6 +582,14 @@ def split_junctions(
         )
         if not apart and len(places) == 2:
             places = _own_arms(node_xy, lines_of[node], params)
+            if places and params.split_own_arms_far_m is not None:
+                if far_lines_of is None:
+                    reach = replace(params, far_m=params.split_own_arms_far_m)
+                    far_lines_of, _ = _arm_lines(tracks, junctions_xy, segments, streets, reach)
+                places = _places(node_xy, far_lines_of.get(node, []), params)
+                places = places if len(places) == 2 else []
+                if places and np.hypot(*(places[0] - places[1])) < params.split_min_m:
+                    places = []
             apart = bool(places)
         out.extend(places if apart else [node_xy])
     return np.asarray(out, dtype=np.float64).reshape(-1, 2)

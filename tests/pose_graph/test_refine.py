@@ -277,58 +277,49 @@ def test_a_plain_crossing_and_a_staggered_one_7_m_apart_stay_one_junction() -> N
     assert np.allclose(_side_by_side_split(_staggered_tees(7.0)), [[0.0, 0.0]])
 
 
-def test_staggered_tees_whose_side_lines_meet_6_2_m_apart_split_with_own_arms() -> None:
-    # side streets 5.7 m apart: their lines meet the through street 6.2 m apart, each place
-    # with a side street of its own (north at one, south at the other); under split_min_m,
-    # so only split_own_arms_m splits them
-    own = RefineParams(split_own_arms_m=6.0)
-    found = _split(_staggered_tees(5.7), (0.0, 0.0), own)
+_OWN = RefineParams(split_own_arms_m=6.0)
+
+
+def _tees_one_side_street_slanted() -> list[Track]:
+    # staggered Ts on a through street (y = 0): a side street north from x = 4, one south
+    # whose passes slant from x = -3 at the street to x = -6 16 m down (passes turning into
+    # it cut the corner, or one walked diagonally across from the north street), then
+    # straight: lines to 18 m meet the through street 6.7 m apart, lines to 30 m 7.3 m
+    return [
+        _walk([(-60, 0), (60, 0)], "through"),
+        _walk([(4, 60), (4, 0.5)], "north side street"),
+        _walk([(-3, -0.5), (-6, -16), (-6, -60)], "south side street, its first metres slanted"),
+    ]
+
+
+def test_staggered_tees_whose_far_lines_meet_apart_split_with_own_arms() -> None:
+    found = _split(_tees_one_side_street_slanted(), (0.0, 0.0), _OWN)
+    assert len(found) == 2
+    found = found[np.argsort(found[:, 0])]
+    assert np.hypot(*(found[0] - [-3.3, 0.0])) < 0.5
+    assert np.hypot(*(found[1] - [4.0, 0.0])) < 0.5
+
+
+def test_staggered_tees_whose_far_lines_meet_apart_stay_one_with_own_arms_off() -> None:
+    assert np.allclose(_split(_tees_one_side_street_slanted(), (0.0, 0.0)), [[0.0, 0.0]])
+
+
+def test_staggered_tees_whose_far_lines_stay_6_2_m_apart_stay_one_junction() -> None:
+    # side streets 5.7 m apart, straight: their lines meet the through street 6.2 m apart
+    # near and far; only the unconfirmed rule (split_own_arms_far_m None) splits them
+    assert np.allclose(_split(_staggered_tees(5.7), (0.0, 0.0), _OWN), [[0.0, 0.0]])
+    near_only = RefineParams(split_own_arms_m=6.0, split_own_arms_far_m=None)
+    found = _split(_staggered_tees(5.7), (0.0, 0.0), near_only)
     assert len(found) == 2
     found = found[np.argsort(found[:, 0])]
     assert np.hypot(*(found[0] - [-2.85, 0.0])) < 1.0
     assert np.hypot(*(found[1] - [2.85, 0.0])) < 1.0
 
 
-def test_staggered_tees_5_7_m_apart_stay_one_junction_with_own_arms_off() -> None:
-    assert np.allclose(_split(_staggered_tees(5.7), (0.0, 0.0)), [[0.0, 0.0]])
-
-
 def test_staggered_tees_closer_than_split_own_arms_m_stay_one_junction() -> None:
-    own = RefineParams(split_own_arms_m=6.0)
-    assert np.allclose(_split(_staggered_tees(5.0), (0.0, 0.0), own), [[0.0, 0.0]])
-    assert np.allclose(_split(_staggered_tees(0.0), (0.0, 0.0), own), [[0.0, 0.0]])
-
-
-def _tees_walked_across_diagonally() -> list[Track]:
-    # staggered Ts 12 m apart on a through street (y = 0): a side street north from x = 6,
-    # one south from x = -6; one pass walks from the north street into the south one
-    # diagonally across, the others turn into each side street cutting its corner
-    return [
-        _walk([(-60, 0), (60, 0)], "through"),
-        _walk([(6, 60), (6, 4), (-6, -8), (-6, -60)], "north to south, diagonally"),
-        _walk([(-60, 0), (-12, 0), (-7, -5), (-6, -10), (-6, -60)], "west into south"),
-        _walk([(60, 0), (10, 0), (6.5, 4), (6, 10), (6, 60)], "east into north"),
-    ]
-
-
-def test_staggered_tees_walked_across_diagonally_split_with_far_arm_lines() -> None:
-    # the diagonal pass tilts the south street's line within 18 m of the fused junction;
-    # lines fitted 3-30 m out meet the through street at the two Ts 7 m or more apart
-    found = _split(_tees_walked_across_diagonally(), (0.0, 0.0), RefineParams(split_far_m=30.0))
-    assert len(found) == 2
-    found = found[np.argsort(found[:, 0])]
-    assert np.hypot(*(found[0] - [-6.0, 0.0])) < 3.5
-    assert np.hypot(*(found[1] - [6.0, 0.0])) < 3.5
-
-
-def test_staggered_tees_walked_across_diagonally_stay_one_with_split_far_m_off() -> None:
-    assert np.allclose(_split(_tees_walked_across_diagonally(), (0.0, 0.0)), [[0.0, 0.0]])
-
-
-def test_a_plain_crossing_stays_one_junction_with_far_arm_lines() -> None:
-    tracks = [_walk([(0, 60), (0, -60)], "north-south"), _walk([(-60, 0), (60, 0)], "east-west")]
-    far = RefineParams(split_far_m=30.0)
-    assert np.allclose(_split(tracks, (1.0, 1.0), far), [[1.0, 1.0]])
+    near_only = RefineParams(split_own_arms_m=6.0, split_own_arms_far_m=None)
+    assert np.allclose(_split(_staggered_tees(5.0), (0.0, 0.0), near_only), [[0.0, 0.0]])
+    assert np.allclose(_split(_staggered_tees(0.0), (0.0, 0.0), _OWN), [[0.0, 0.0]])
 
 
 def _widening_tees(near_gap_m: float, far_gap_m: float) -> list[Track]:
