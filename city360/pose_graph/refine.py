@@ -12,7 +12,9 @@ parallel (the system is ill-conditioned) or whose solution lies more than ``max_
 stays where it is; one whose three or more arms all run one way, or leave it by only two
 ways (:attr:`RefineParams.same_way_deg`), is dropped. :func:`split_junctions` undoes what
 the 8 m merge did to two junctions 8-10 m apart: it replaces a junction whose arm lines meet
-at two separate places by those places; :func:`split_side_by_side` does the same for a
+at two separate places by those places (with :attr:`RefineParams.split_own_arms_m`, off,
+also two places under ``split_min_m`` apart when each has an arm of its own and lines fitted
+farther out part them); :func:`split_side_by_side` does the same for a
 junction fused between two streets side by side (two of its arms leave it the same way on
 either side of it). All positions are metres in the city CRS.
 """
