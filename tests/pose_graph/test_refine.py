@@ -95,12 +95,14 @@ def test_shallow_y_fork_16_degrees_wide_stays_a_junction() -> None:
     assert _branching(tracks, (0.0, 0.0))
 
 
-def _split(tracks: list[Track], junction: tuple[float, float]) -> np.ndarray:
+def _split(
+    tracks: list[Track], junction: tuple[float, float], params: RefineParams | None = None
+) -> np.ndarray:
     junctions = np.array([junction])
     dead_xy, events = find_dead_ends(tracks, junctions)
     segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
     streets, _ = group_streets(tracks, segments)
-    return split_junctions(tracks, junctions, segments, streets)
+    return split_junctions(tracks, junctions, segments, streets, params)
 
 
 def test_one_junction_across_both_carriageways_splits_where_the_street_crosses_each() -> None:
@@ -273,6 +275,51 @@ def test_a_plain_crossing_and_a_staggered_one_7_m_apart_stay_one_junction() -> N
     # the opposite arms of a crossing run along one line; 7 m is one place to the scorer
     assert np.allclose(_side_by_side_split(_staggered_tees(0.0)), [[0.0, 0.0]])
     assert np.allclose(_side_by_side_split(_staggered_tees(7.0)), [[0.0, 0.0]])
+
+
+_OWN = RefineParams(split_own_arms_m=6.0)
+
+
+def _tees_one_side_street_slanted() -> list[Track]:
+    # staggered Ts on a through street (y = 0): a side street north from x = 4, one south
+    # whose passes slant from x = -3 at the street to x = -6 16 m down (passes turning into
+    # it cut the corner, or one walked diagonally across from the north street), then
+    # straight: lines to 18 m meet the through street 6.7 m apart, lines to 30 m 7.3 m
+    return [
+        _walk([(-60, 0), (60, 0)], "through"),
+        _walk([(4, 60), (4, 0.5)], "north side street"),
+        _walk([(-3, -0.5), (-6, -16), (-6, -60)], "south side street, its first metres slanted"),
+    ]
+
+
+def test_staggered_tees_whose_far_lines_meet_apart_split_with_own_arms() -> None:
+    found = _split(_tees_one_side_street_slanted(), (0.0, 0.0), _OWN)
+    assert len(found) == 2
+    found = found[np.argsort(found[:, 0])]
+    assert np.hypot(*(found[0] - [-3.3, 0.0])) < 0.5
+    assert np.hypot(*(found[1] - [4.0, 0.0])) < 0.5
+
+
+def test_staggered_tees_whose_far_lines_meet_apart_stay_one_with_own_arms_off() -> None:
+    assert np.allclose(_split(_tees_one_side_street_slanted(), (0.0, 0.0)), [[0.0, 0.0]])
+
+
+def test_staggered_tees_whose_far_lines_stay_6_2_m_apart_stay_one_junction() -> None:
+    # side streets 5.7 m apart, straight: their lines meet the through street 6.2 m apart
+    # near and far; only the unconfirmed rule (split_own_arms_far_m None) splits them
+    assert np.allclose(_split(_staggered_tees(5.7), (0.0, 0.0), _OWN), [[0.0, 0.0]])
+    near_only = RefineParams(split_own_arms_m=6.0, split_own_arms_far_m=None)
+    found = _split(_staggered_tees(5.7), (0.0, 0.0), near_only)
+    assert len(found) == 2
+    found = found[np.argsort(found[:, 0])]
+    assert np.hypot(*(found[0] - [-2.85, 0.0])) < 1.0
+    assert np.hypot(*(found[1] - [2.85, 0.0])) < 1.0
+
+
+def test_staggered_tees_closer_than_split_own_arms_m_stay_one_junction() -> None:
+    near_only = RefineParams(split_own_arms_m=6.0, split_own_arms_far_m=None)
+    assert np.allclose(_split(_staggered_tees(5.0), (0.0, 0.0), near_only), [[0.0, 0.0]])
+    assert np.allclose(_split(_staggered_tees(0.0), (0.0, 0.0), _OWN), [[0.0, 0.0]])
 
 
 def _widening_tees(near_gap_m: float, far_gap_m: float) -> list[Track]:
