@@ -50,6 +50,7 @@ __all__ = [
     "find_junctions",
     "group_dead_ends",
     "merge_close",
+    "mid_street_turns",
     "spur_roots",
 ]
 
@@ -79,6 +80,19 @@ class JunctionParams:
     junctions into dense old towns: accuracy suite, precision 0.91 -> 0.95 on average)."""
     merge_m: float = 8.0
     """Junctions closer than this are one junction."""
+    quiet_turn_backs: bool = False
+    """A U-turn mid-street casts no crossing votes (:func:`mid_street_turns`): while it
+    turns, the walker's heading sweeps across the street, and its samples vote with the
+    passes that walk on along the street for a junction that is none (old town wander
+    seed 0 at (-104.6, 122.5), 11 m from a T)."""
+    turn_back_reach_m: float = 12.0
+    """A U-turn is mid-street when another pass runs along its street this far beyond the
+    apex (in the direction the walker came) ..."""
+    turn_back_near_m: float = 5.0
+    """... within this distance of that point."""
+    turn_back_clear_m: float = 10.0
+    """... and no pass of another track crosses its street (heading ``min_angle_deg`` or more
+    off) within this distance of the apex (0: not asked)."""
     uturn_deg: float = 120.0
     """Turning more than this within ``uturn_window_m`` either side is a U-turn."""
     uturn_window_m: float = 10.0
@@ -145,6 +159,9 @@ def crossing_votes(tracks: Sequence[Track], params: JunctionParams) -> FloatArra
     other_pass = (owner[i] != owner[j]) | (np.abs(arc[i] - arc[j]) > params.pass_separation_m)
     axial = np.abs(np.mod(heading[i] - heading[j] + 90.0, 180.0) - 90.0)
     keep = other_pass & (axial >= params.min_angle_deg)
+    if params.quiet_turn_backs:
+        turning = mid_street_turns(tracks, (xy, heading, owner, arc), params)
+        keep &= ~(turning[i] | turning[j])
     i, j = i[keep], j[keep]
     hi, hj = np.radians(heading[i]), np.radians(heading[j])
     ui = np.column_stack([np.sin(hi), np.cos(hi)])
@@ -155,6 +172,58 @@ def crossing_votes(tracks: Sequence[Track], params: JunctionParams) -> FloatArra
     s = (w[:, 0] * ui[:, 1] - w[:, 1] * ui[:, 0]) / cross
     ok = (np.abs(t) <= params.extrapolate_m) & (np.abs(s) <= params.extrapolate_m)
     return xy[i[ok]] + t[ok, None] * ui[ok]
+
+
+def mid_street_turns(
+    tracks: Sequence[Track],
+    samples: tuple[FloatArray, FloatArray, npt.NDArray[np.int64], FloatArray],
+    params: JunctionParams,
+) -> npt.NDArray[np.bool_]:
+    """Which of the voting ``samples`` (positions, headings, owning track, arc length, as
+    :func:`crossing_votes` takes them) lie in a U-turn mid-street: a U-turn
+    (:func:`_uturn_stretches`) beyond whose apex, ``turn_back_reach_m`` on in the direction
+    the walker came, another pass runs along the same street (within
+    ``turn_back_near_m`` of that point, heading within ``min_angle_deg`` of that direction,
+    either way). A U-turn at the end of a street or of a spur has no such pass and keeps
+    its votes: there the turn may be all that tells a stub from the street it leaves."""
+    xy, heading, owner, arc = samples
+    turning = np.zeros(len(xy), dtype=bool)
+    tree: cKDTree | None = None
+    for k, track in enumerate(tracks):
+        for first, stop in _uturn_stretches(track, params):
+            apex = (first + stop - 1) // 2
+            came_from = track.point_at(float(track.arc_m[apex]) - params.uturn_window_m)
+            way = track.xy[apex] - came_from
+            length = float(np.hypot(*way))
+            if length == 0.0:
+                continue
+            way /= length
+            probe = track.xy[apex] + params.turn_back_reach_m * way
+            tree = tree or cKDTree(xy)
+            near = np.asarray(tree.query_ball_point(probe, params.turn_back_near_m), np.int64)
+            if not near.size:
+                continue
+            other = (owner[near] != k) | (
+                np.abs(arc[near] - track.arc_m[apex]) > params.pass_separation_m
+            )
+            came_deg = np.degrees(np.arctan2(way[0], way[1]))
+            axial = np.abs(np.mod(heading[near] - came_deg + 90.0, 180.0) - 90.0)
+            if not (other & (axial < params.min_angle_deg)).any():
+                continue
+            if params.turn_back_clear_m > 0:
+                # another street within reach: the turn's votes may be that junction's
+                close = np.asarray(
+                    tree.query_ball_point(track.xy[apex], params.turn_back_clear_m), np.int64
+                )
+                close = close[owner[close] != k]
+                across = np.abs(np.mod(heading[close] - came_deg + 90.0, 180.0) - 90.0)
+                if (across >= params.min_angle_deg).any():
+                    continue
+            mine = owner == k
+            turning |= (
+                mine & (arc >= track.arc_m[first]) & (arc <= track.arc_m[stop - 1])
+            )
+    return turning
 
 
 def _components(n: int, pairs: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -321,9 +390,9 @@ def find_junctions(
     return merge_close(centres, support, params.merge_m)
 
 
-def _uturn_frames(track: Track, params: JunctionParams) -> list[int]:
-    """Apex frames of U-turns: the travel direction ``uturn_window_m`` before and after differs
-    by more than ``uturn_deg``; the apex is the middle of each such stretch."""
+def _uturn_stretches(track: Track, params: JunctionParams) -> list[tuple[int, int]]:
+    """Frame ranges ``[first, stop)`` of U-turns: the travel direction ``uturn_window_m``
+    before and after differs by more than ``uturn_deg`` on every frame of the range."""
     n = len(track)
     if n < 3 or track.length_m < 2 * params.uturn_window_m:
         return []
@@ -339,8 +408,14 @@ def _uturn_frames(track: Track, params: JunctionParams) -> list[int]:
         return []
     edges = np.diff(flag.astype(np.int8), prepend=0, append=0)
     starts, stops = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    return [(int(a), int(b)) for a, b in zip(starts, stops, strict=True)]
+
+
+def _uturn_frames(track: Track, params: JunctionParams) -> list[int]:
+    """Apex frames of U-turns (:func:`_uturn_stretches`): the middle of each stretch."""
+    arc = track.arc_m
     apexes = []
-    for a, b in zip(starts, stops, strict=True):
+    for a, b in _uturn_stretches(track, params):
         mid_arc = 0.5 * (arc[a] + arc[b - 1])
         apexes.append(int(a + np.argmin(np.abs(arc[a:b] - mid_arc))))
     return apexes
