@@ -192,8 +192,9 @@ def mid_street_turns(
     for k, track in enumerate(tracks):
         for first, stop in _uturn_stretches(track, params):
             apex = (first + stop - 1) // 2
-            came_from = track.point_at(float(track.arc_m[apex]) - params.uturn_window_m)
-            way = track.xy[apex] - came_from
+            # the way the walker came, measured before the turn began
+            came_from = track.point_at(float(track.arc_m[first]) - params.uturn_window_m)
+            way = track.xy[first] - came_from
             length = float(np.hypot(*way))
             if length == 0.0:
                 continue
