@@ -221,9 +221,7 @@ def mid_street_turns(
                 if (across >= params.min_angle_deg).any():
                     continue
             mine = owner == k
-            turning |= (
-                mine & (arc >= track.arc_m[first]) & (arc <= track.arc_m[stop - 1])
-            )
+            turning |= mine & (arc >= track.arc_m[first]) & (arc <= track.arc_m[stop - 1])
     return turning
 
 
