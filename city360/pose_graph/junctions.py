@@ -160,9 +160,30 @@ def crossing_votes(tracks: Sequence[Track], params: JunctionParams) -> FloatArra
     axial = np.abs(np.mod(heading[i] - heading[j] + 90.0, 180.0) - 90.0)
     keep = other_pass & (axial >= params.min_angle_deg)
     if params.quiet_turn_backs:
-        turning = mid_street_turns(tracks, (xy, heading, owner, arc), params)
-        keep &= ~(turning[i] | turning[j])
-    i, j = i[keep], j[keep]
+        keep = _loud_turns(tracks, (xy, heading, owner, arc), pairs, keep, params)
+    return _votes((xy, heading, owner, arc), pairs[keep], params)
+
+
+def _votes(
+    samples: tuple[FloatArray, FloatArray, npt.NDArray[np.int64], FloatArray],
+    pairs: npt.NDArray[np.int64],
+    params: JunctionParams,
+) -> FloatArray:
+    """Where the direction lines of each pair of ``samples`` meet (V, 2), those within
+    ``extrapolate_m`` of both samples."""
+    points, ok = _meets(samples, pairs, params)
+    return points[ok]
+
+
+def _meets(
+    samples: tuple[FloatArray, FloatArray, npt.NDArray[np.int64], FloatArray],
+    pairs: npt.NDArray[np.int64],
+    params: JunctionParams,
+) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
+    """Where the direction lines of each pair of ``samples`` meet (P, 2), and whether that
+    lies within ``extrapolate_m`` of both samples (P,)."""
+    xy, heading, _, _ = samples
+    i, j = pairs[:, 0], pairs[:, 1]
     hi, hj = np.radians(heading[i]), np.radians(heading[j])
     ui = np.column_stack([np.sin(hi), np.cos(hi)])
     uj = np.column_stack([np.sin(hj), np.cos(hj)])
@@ -171,23 +192,25 @@ def crossing_votes(tracks: Sequence[Track], params: JunctionParams) -> FloatArra
     t = (w[:, 0] * uj[:, 1] - w[:, 1] * uj[:, 0]) / cross
     s = (w[:, 0] * ui[:, 1] - w[:, 1] * ui[:, 0]) / cross
     ok = (np.abs(t) <= params.extrapolate_m) & (np.abs(s) <= params.extrapolate_m)
-    return xy[i[ok]] + t[ok, None] * ui[ok]
+    points = np.asarray(xy[i] + t[:, None] * ui, dtype=np.float64).reshape(-1, 2)
+    return points, ok
 
 
 def mid_street_turns(
     tracks: Sequence[Track],
     samples: tuple[FloatArray, FloatArray, npt.NDArray[np.int64], FloatArray],
     params: JunctionParams,
-) -> npt.NDArray[np.bool_]:
-    """Which of the voting ``samples`` (positions, headings, owning track, arc length, as
-    :func:`crossing_votes` takes them) lie in a U-turn mid-street: a U-turn
+) -> npt.NDArray[np.int64]:
+    """For each of the voting ``samples`` (positions, headings, owning track, arc length, as
+    :func:`crossing_votes` takes them) the U-turn mid-street it lies in (0, 1, ... in the
+    order found; -1: none): a U-turn
     (:func:`_uturn_stretches`) beyond whose apex, ``turn_back_reach_m`` on in the direction
     the walker came, another pass runs along the same street (within
     ``turn_back_near_m`` of that point, heading within ``min_angle_deg`` of that direction,
     either way). A U-turn at the end of a street or of a spur has no such pass and keeps
     its votes: there the turn may be all that tells a stub from the street it leaves."""
     xy, heading, owner, arc = samples
-    turning = np.zeros(len(xy), dtype=bool)
+    turning = np.full(len(xy), -1, dtype=np.int64)
     tree: cKDTree | None = None
     for k, track in enumerate(tracks):
         for first, stop in _uturn_stretches(track, params):
@@ -199,17 +222,15 @@ def mid_street_turns(
             if length == 0.0:
                 continue
             way /= length
-            probe = track.xy[apex] + params.turn_back_reach_m * way
-            tree = tree or cKDTree(xy)
-            near = np.asarray(tree.query_ball_point(probe, params.turn_back_near_m), np.int64)
-            if not near.size:
-                continue
-            other = (owner[near] != k) | (
-                np.abs(arc[near] - track.arc_m[apex]) > params.pass_separation_m
-            )
             came_deg = np.degrees(np.arctan2(way[0], way[1]))
-            axial = np.abs(np.mod(heading[near] - came_deg + 90.0, 180.0) - 90.0)
-            if not (other & (axial < params.min_angle_deg)).any():
+            tree = tree or cKDTree(xy)
+            # passes along the street at the apex and beyond it: the street goes on
+            if not all(
+                _along(
+                    tree, (xy, heading, owner, arc), point, k, track.arc_m[apex], came_deg, params
+                )
+                for point in (track.xy[apex], track.xy[apex] + params.turn_back_reach_m * way)
+            ):
                 continue
             if params.turn_back_clear_m > 0:
                 # another street within reach: the turn's votes may be that junction's
@@ -220,9 +241,67 @@ def mid_street_turns(
                 across = np.abs(np.mod(heading[close] - came_deg + 90.0, 180.0) - 90.0)
                 if (across >= params.min_angle_deg).any():
                     continue
-            mine = owner == k
-            turning |= mine & (arc >= track.arc_m[first]) & (arc <= track.arc_m[stop - 1])
+            mine = (owner == k) & (arc >= track.arc_m[first]) & (arc <= track.arc_m[stop - 1])
+            turning[mine] = int(turning.max()) + 1
     return turning
+
+
+def _loud_turns(
+    tracks: Sequence[Track],
+    samples: tuple[FloatArray, FloatArray, npt.NDArray[np.int64], FloatArray],
+    pairs: npt.NDArray[np.int64],
+    voting: npt.NDArray[np.bool_],
+    params: JunctionParams,
+) -> npt.NDArray[np.bool_]:
+    """Which of the sample ``pairs`` may still vote (``voting``: those that would): all but
+    those of a U-turn mid-street (:func:`mid_street_turns`) whose votes (their median) lie
+    farther than ``merge_m`` from every junction the other votes make. A turn next to a junction adds its
+    votes to that junction's (Helsinki wander seed 2: a walker turning back 6 m short of a T
+    between two Ts 15 m apart; without its votes one of them was lost)."""
+    turning = mid_street_turns(tracks, samples, params)
+    i, j = pairs[:, 0], pairs[:, 1]
+    turn = np.maximum(turning[i], turning[j])
+    quiet = voting & (turn >= 0)
+    if not quiet.any():
+        return voting
+    others = _votes(samples, pairs[voting & (turn < 0)], params)
+    centres, _ = cluster_centres(
+        others,
+        eps_m=params.cluster_eps_m,
+        min_votes=params.cluster_min_votes,
+        min_support=params.min_support,
+    )
+    keep = voting.copy()
+    for label in np.unique(turn[quiet]):
+        mine = quiet & (turn == label)
+        votes = _votes(samples, pairs[mine], params)
+        if len(votes) and len(centres):
+            where = np.median(votes, axis=0)
+            if float(np.hypot(*(centres - where).T).min()) <= params.merge_m:
+                continue  # beside a junction: its votes are that junction's
+        keep &= ~mine
+    return keep
+
+
+def _along(
+    tree: cKDTree,
+    samples: tuple[FloatArray, FloatArray, npt.NDArray[np.int64], FloatArray],
+    point: FloatArray,
+    track: int,
+    apex_arc_m: float,
+    bearing: float,
+    params: JunctionParams,
+) -> bool:
+    """Whether another pass than track ``track``'s around ``apex_arc_m`` runs within
+    ``turn_back_near_m`` of ``point`` along ``bearing`` (within ``min_angle_deg``, either
+    way)."""
+    _, heading, owner, arc = samples
+    near = np.asarray(tree.query_ball_point(point, params.turn_back_near_m), np.int64)
+    if not near.size:
+        return False
+    other = (owner[near] != track) | (np.abs(arc[near] - apex_arc_m) > params.pass_separation_m)
+    axial = np.abs(np.mod(heading[near] - bearing + 90.0, 180.0) - 90.0)
+    return bool((other & (axial < params.min_angle_deg)).any())
 
 
 def _components(n: int, pairs: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
