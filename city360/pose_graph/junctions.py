@@ -255,9 +255,9 @@ def _loud_turns(
 ) -> npt.NDArray[np.bool_]:
     """Which of the sample ``pairs`` may still vote (``voting``: those that would): all but
     those of a U-turn mid-street (:func:`mid_street_turns`) whose votes (their median) lie
-    farther than ``merge_m`` from every junction the other votes make. A turn next to a junction adds its
-    votes to that junction's (Helsinki wander seed 2: a walker turning back 6 m short of a T
-    between two Ts 15 m apart; without its votes one of them was lost)."""
+    farther than ``merge_m`` from every junction the other votes make. A turn next to a
+    junction adds its votes to that junction's (Helsinki wander seed 2: a walker turning back
+    6 m short of a T between two Ts 15 m apart; without its votes one of them was lost)."""
     turning = mid_street_turns(tracks, samples, params)
     i, j = pairs[:, 0], pairs[:, 1]
     turn = np.maximum(turning[i], turning[j])
