@@ -90,6 +90,10 @@ class JunctionParams:
     apex (in the direction the walker came) ..."""
     turn_back_near_m: float = 5.0
     """... within this distance of that point."""
+    turn_back_max_m: float = 20.0
+    """A U-turn whose turning stretch is longer than this (metres of travel) is a walker
+    milling about at a stop, not a turn (old town wander+stops seed 1: 600 m of GPS jitter
+    at a T; its votes are the T's)."""
     turn_back_clear_m: float = 10.0
     """... and no pass of another track crosses its street (heading ``min_angle_deg`` or more
     off) within this distance of the apex (0: not asked)."""
@@ -214,6 +218,8 @@ def mid_street_turns(
     tree: cKDTree | None = None
     for k, track in enumerate(tracks):
         for first, stop in _uturn_stretches(track, params):
+            if track.arc_m[stop - 1] - track.arc_m[first] > params.turn_back_max_m:
+                continue
             apex = (first + stop - 1) // 2
             # the way the walker came, measured before the turn began
             came_from = track.point_at(float(track.arc_m[first]) - params.uturn_window_m)
