@@ -233,7 +233,8 @@ def mid_street_turns(
                 continue
             way /= length
             came_deg = np.degrees(np.arctan2(way[0], way[1]))
-            tree = tree or cKDTree(xy)
+            if tree is None:
+                tree = cKDTree(xy)
             # passes along the street at the apex and beyond it: the street goes on
             if not all(
                 _along(
