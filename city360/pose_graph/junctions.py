@@ -30,7 +30,7 @@ All positions are metres in the city CRS; all work is vectorised over samples wi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -103,6 +103,13 @@ class JunctionParams:
     root is where they first part by ``spur_split_m``. Ways that leave a spur go from that gap
     to ``spur_split_m`` within a few metres. 4 and 8 m moved spur roots and dead ends of the
     dense twins without OSM (old town wander seed 0 F1 0.832 -> 0.769); 16 and 24 m none."""
+    spur_clearance_m: float | None = None
+    """Without OSM, a spur's apex (ways part ``spur_min_m`` or more from it) needs only this
+    from every junction to be a dead end; None: ``spur_min_m``."""
+    peek_window_m: float | None = None
+    """Without OSM, U-turns are also sought with this shorter window; one that the
+    ``uturn_window_m`` search misses counts only as a spur (ways part ``spur_min_m`` or more
+    from it). None: not sought."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,7 +251,9 @@ def merge_close(
     return np.column_stack([mx, my]), np.bincount(labels, weights=w).astype(np.int64)
 
 
-def spur_roots(tracks: Sequence[Track], params: JunctionParams | None = None) -> FloatArray:
+def spur_roots(
+    tracks: Sequence[Track], params: JunctionParams | None = None, *, peeks: bool = False
+) -> FloatArray:
     """Roots (R, 2) of out-and-back spurs: where the way into a U-turn and the way out of it,
     followed back from the apex, part by more than ``spur_split_m``.
 
@@ -255,7 +264,7 @@ def spur_roots(tracks: Sequence[Track], params: JunctionParams | None = None) ->
     params = params or JunctionParams()
     roots: list[tuple[float, float]] = []
     for track in tracks:
-        for apex in _uturn_frames(track, params):
+        for apex in _uturn_frames(track, params) + (_peeks(track, params) if peeks else []):
             parting = _parting(track, apex, params)
             if parting is None or parting[0] < params.spur_min_m:
                 continue
@@ -312,7 +321,7 @@ def find_junctions(
         min_votes=params.cluster_min_votes,
         min_support=params.min_support,
     )
-    roots = spur_roots(tracks, params)
+    roots = spur_roots(tracks, params, peeks=without_osm)
     if without_osm and params.corners is not None:
         roots = np.concatenate([roots.reshape(-1, 2), corner_meets(tracks, params.corners)])
     if len(roots):
@@ -344,6 +353,23 @@ def _uturn_frames(track: Track, params: JunctionParams) -> list[int]:
         mid_arc = 0.5 * (arc[a] + arc[b - 1])
         apexes.append(int(a + np.argmin(np.abs(arc[a:b] - mid_arc))))
     return apexes
+
+
+def _peeks(track: Track, params: JunctionParams) -> list[int]:
+    """Apexes of U-turns found with ``peek_window_m`` and not with ``uturn_window_m`` (none
+    within that window of one it finds) whose ways part ``spur_min_m`` or more from them."""
+    if params.peek_window_m is None:
+        return []
+    found = np.asarray(_uturn_frames(track, params), np.int64)
+    arc = track.arc_m
+    peeks = []
+    for apex in _uturn_frames(track, replace(params, uturn_window_m=params.peek_window_m)):
+        if found.size and np.abs(arc[found] - arc[apex]).min() < params.uturn_window_m:
+            continue
+        parting = _parting(track, apex, params)
+        if parting is not None and parting[0] >= params.spur_min_m:
+            peeks.append(apex)
+    return peeks
 
 
 def _steps_back(track: Track, apex: int, params: JunctionParams) -> bool:
@@ -384,10 +410,13 @@ def find_dead_ends(
     end_clearance = end_clearance or {}
     events: list[DeadEndEvent] = []
     clearance: list[float] = []
+    spur_clearance = (
+        params.spur_min_m if params.spur_clearance_m is None else params.spur_clearance_m
+    )
     for k, track in enumerate(tracks):
         spurs = set()
         turns = []
-        for f in _uturn_frames(track, params):
+        for f in _uturn_frames(track, params) + (_peeks(track, params) if short_spurs else []):
             parting = _parting(track, f, params)
             if parting is not None:
                 if short_spurs and parting[0] >= params.spur_min_m:
@@ -399,7 +428,7 @@ def find_dead_ends(
         for f in sorted(frames):
             events.append(DeadEndEvent(k, f, float(track.xy[f, 0]), float(track.xy[f, 1])))
             if f in spurs:
-                clearance.append(params.spur_min_m)
+                clearance.append(spur_clearance)
             else:
                 clearance.append(end_clearance.get((k, f), params.junction_clearance_m))
     if not events:
