@@ -169,3 +169,32 @@ def test_dead_end_events_linked_by_pairs_are_one_dead_end_at_their_mean() -> Non
     centres, grouped = group_dead_ends(events, points, np.zeros((0, 2), dtype=np.int64))
     assert centres == pytest.approx(points)
     assert grouped == [[e] for e in events]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_peek_into_a_short_stub_is_a_junction_and_a_dead_end(seed: int) -> None:
+    """A walk up a street turns 6.5 m into a short stub, turns back and walks on up the
+    street (Helsinki wander seed 0 at (483.1, 340.2)). The 10 m U-turn window reaches past
+    the junction onto both ends of the street, whose headings differ by only ~110°, so no
+    U-turn was found: no spur root, no dead end, the stub and its junction lost.
+    ``peek_window_m`` finds the U-turn with a 6 m window."""
+    from city360.geo import LocalProjection
+    from city360.pose_graph.build import BuildParams, build_from_tracks
+    from city360.pose_graph.junctions import JunctionParams
+    from tests.pose_graph.walks import noisy_walk
+
+    corners = [(0.0, -90.0), (0.0, -2.0), (2.0, 0.5), (6.5, 1.0), (3.0, 1.2), (0.0, 3.0)]
+    peek = noisy_walk([*corners, (0.0, 90.0)], f"peek {seed}", noise_m=0.3)
+
+    def nodes(junctions: JunctionParams, kind: str) -> np.ndarray:
+        params = BuildParams(junctions=junctions)
+        graph = build_from_tracks([peek], LocalProjection(60.17, 24.94), params=params).graph
+        xy = [[d["x_m"], d["y_m"]] for _, d in graph.nodes(data=True) if d["kind"] == kind]
+        return np.asarray(xy, np.float64).reshape(-1, 2)
+
+    assert len(nodes(JunctionParams(peek_window_m=None), "junction")) == 0
+    peeks = JunctionParams(peek_window_m=6.0)
+    (junction,) = nodes(peeks, "junction")
+    assert np.hypot(*junction) < 3.0
+    dead_ends = nodes(peeks, "dead_end")
+    assert np.hypot(dead_ends[:, 0] - 6.5, dead_ends[:, 1] - 1.0).min() < 1.5
