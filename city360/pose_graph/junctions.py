@@ -103,9 +103,6 @@ class JunctionParams:
     root is where they first part by ``spur_split_m``. Ways that leave a spur go from that gap
     to ``spur_split_m`` within a few metres. 4 and 8 m moved spur roots and dead ends of the
     dense twins without OSM (old town wander seed 0 F1 0.832 -> 0.769); 16 and 24 m none."""
-    spur_clearance_m: float | None = None
-    """Without OSM, a spur's apex (ways part ``spur_min_m`` or more from it) needs only this
-    from every junction to be a dead end; None: ``spur_min_m``."""
     peek_window_m: float | None = None
     """Without OSM, U-turns are also sought with this shorter window; one that the
     ``uturn_window_m`` search misses counts only as a spur (ways part ``spur_min_m`` or more
@@ -410,9 +407,6 @@ def find_dead_ends(
     end_clearance = end_clearance or {}
     events: list[DeadEndEvent] = []
     clearance: list[float] = []
-    spur_clearance = (
-        params.spur_min_m if params.spur_clearance_m is None else params.spur_clearance_m
-    )
     for k, track in enumerate(tracks):
         spurs = set()
         turns = []
@@ -428,7 +422,7 @@ def find_dead_ends(
         for f in sorted(frames):
             events.append(DeadEndEvent(k, f, float(track.xy[f, 0]), float(track.xy[f, 1])))
             if f in spurs:
-                clearance.append(spur_clearance)
+                clearance.append(params.spur_min_m)
             else:
                 clearance.append(end_clearance.get((k, f), params.junction_clearance_m))
     if not events:
