@@ -107,6 +107,10 @@ class JunctionParams:
     """Without OSM, U-turns are also sought with this shorter window; one that the
     ``uturn_window_m`` search misses counts only as a spur (ways part ``spur_min_m`` or more
     from it). None: not sought."""
+    peek_reach_m: float = 4.5
+    """... and only when its apex lies this far or more from where the ways part: a walker who
+    mills about at a stop turns back 3-4 m from where the ways part, one who steps into a
+    stub 4.5-6.5 m."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,7 +358,8 @@ def _uturn_frames(track: Track, params: JunctionParams) -> list[int]:
 
 def _peeks(track: Track, params: JunctionParams) -> list[int]:
     """Apexes of U-turns found with ``peek_window_m`` and not with ``uturn_window_m`` (none
-    within that window of one it finds) whose ways part ``spur_min_m`` or more from them."""
+    within that window of one it finds) whose ways part ``spur_min_m`` or more from them, at
+    ``peek_reach_m`` or more from the apex."""
     if params.peek_window_m is None:
         return []
     found = np.asarray(_uturn_frames(track, params), np.int64)
@@ -364,7 +369,9 @@ def _peeks(track: Track, params: JunctionParams) -> list[int]:
         if found.size and np.abs(arc[found] - arc[apex]).min() < params.uturn_window_m:
             continue
         parting = _parting(track, apex, params)
-        if parting is not None and parting[0] >= params.spur_min_m:
+        if parting is None or parting[0] < params.spur_min_m:
+            continue
+        if np.hypot(*(track.xy[apex] - parting[1])) >= params.peek_reach_m:
             peeks.append(apex)
     return peeks
 
