@@ -198,3 +198,22 @@ def test_a_peek_into_a_short_stub_is_a_junction_and_a_dead_end(seed: int) -> Non
     assert np.hypot(*junction) < 3.0
     dead_ends = nodes(peeks, "dead_end")
     assert np.hypot(dead_ends[:, 0] - 6.5, dead_ends[:, 1] - 1.0).min() < 1.5
+
+
+def test_a_turn_back_short_of_peek_reach_is_no_peek() -> None:
+    """A walker who turns back 4 m from where the ways in and out part milled about (a stop
+    in the old town coverage+stops seed 0 at (-95.5, 27.3): 3.7 m, a junction 72 m from any
+    true one); one who steps into a stub turns back 4.6-6.6 m from it."""
+    from city360.pose_graph.junctions import JunctionParams
+    from tests.pose_graph.walks import noisy_walk
+
+    corners = [(0.0, -90.0), (0.0, -2.0), (2.0, 0.5), (4.0, 1.0), (1.0, 1.2), (0.0, 3.0)]
+    walk = noisy_walk([*corners, (0.0, 90.0)], "peek 0", noise_m=0.3)
+
+    def dead_ends(reach_m: float) -> np.ndarray:
+        params = JunctionParams(peek_window_m=6.0, peek_reach_m=reach_m)
+        xy, _ = find_dead_ends([walk], np.zeros((0, 2)), params, short_spurs=True)
+        return xy[np.hypot(xy[:, 0] - 4.0, xy[:, 1] - 1.0) < 2.0]
+
+    assert len(dead_ends(0.0)) == 1
+    assert len(dead_ends(4.5)) == 0
