@@ -111,6 +111,9 @@ class JunctionParams:
     """... and only when its apex lies this far or more from where the ways part: a walker who
     mills about at a stop turns back 3-4 m from where the ways part, one who steps into a
     stub 4.5-6.5 m."""
+    peek_root_m: float | None = None
+    """... and its apex is a dead end only while a junction lies this close to where the ways
+    part (the stub's junction); None: always."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,6 +379,16 @@ def _peeks(track: Track, params: JunctionParams) -> list[int]:
     return peeks
 
 
+def _root_near(track: Track, apex: int, junctions_xy: FloatArray, params: JunctionParams) -> bool:
+    """Whether a junction lies within ``peek_root_m`` of where the ways into and out of the
+    U-turn at ``apex`` part."""
+    parting = _parting(track, apex, params)
+    if parting is None or len(junctions_xy) == 0 or params.peek_root_m is None:
+        return False
+    gap = np.hypot(*(np.asarray(junctions_xy).reshape(-1, 2) - parting[1]).T).min()
+    return bool(gap <= params.peek_root_m)
+
+
 def _steps_back(track: Track, apex: int, params: JunctionParams) -> bool:
     """Whether the U-turn at ``apex`` only stepped into a stub and back: the ways in and out
     part less than ``junction_clearance_m`` from the apex (the walker leaves along another
@@ -417,7 +430,10 @@ def find_dead_ends(
     for k, track in enumerate(tracks):
         spurs = set()
         turns = []
-        for f in _uturn_frames(track, params) + (_peeks(track, params) if short_spurs else []):
+        peeks = _peeks(track, params) if short_spurs else []
+        if peeks and params.peek_root_m is not None:
+            peeks = [f for f in peeks if _root_near(track, f, junctions_xy, params)]
+        for f in _uturn_frames(track, params) + peeks:
             parting = _parting(track, f, params)
             if parting is not None:
                 if short_spurs and parting[0] >= params.spur_min_m:

@@ -217,3 +217,24 @@ def test_a_turn_back_short_of_peek_reach_is_no_peek() -> None:
 
     assert len(dead_ends(0.0)) == 1
     assert len(dead_ends(4.5)) == 0
+
+
+def test_a_peek_far_from_every_junction_is_no_dead_end_with_peek_root_m() -> None:
+    """A peek's apex is the end of a stub only while the stub has its junction: with the
+    junction where its ways part dropped (Helsinki wander seed 33 at (499.4, 69.3)), the
+    apex alone split the street it was walked beside."""
+    from city360.pose_graph.junctions import JunctionParams
+    from tests.pose_graph.walks import noisy_walk
+
+    corners = [(0.0, -90.0), (0.0, -2.0), (2.0, 0.5), (6.5, 1.0), (3.0, 1.2), (0.0, 3.0)]
+    walk = noisy_walk([*corners, (0.0, 90.0)], "peek 0", noise_m=0.3)
+
+    def dead_ends(junctions_xy: np.ndarray, root_m: float | None) -> np.ndarray:
+        params = JunctionParams(peek_window_m=6.0, peek_root_m=root_m)
+        xy, _ = find_dead_ends([walk], junctions_xy, params, short_spurs=True)
+        return xy[np.hypot(xy[:, 0] - 6.5, xy[:, 1] - 1.0) < 2.0]
+
+    far = np.array([[0.0, 40.0]])
+    assert len(dead_ends(far, None)) == 1
+    assert len(dead_ends(far, 12.0)) == 0
+    assert len(dead_ends(np.array([[0.5, 0.5]]), 12.0)) == 1
