@@ -389,6 +389,8 @@ def _pace(track: Track, apex: int, reach_m: float) -> float:
     """Seconds per metre within ``reach_m`` of travel either side of ``apex`` over the
     video's median seconds per metre."""
     arc, t_s = track.arc_m, track.t_s
+    if t_s is None:
+        return 0.0  # no times: no evidence of a stop
     step = np.diff(arc)
     moving = step > 0
     if not moving.any():

@@ -238,3 +238,27 @@ def test_a_peek_far_from_every_junction_is_no_dead_end_with_peek_root_m() -> Non
     assert len(dead_ends(far, None)) == 1
     assert len(dead_ends(far, 12.0)) == 0
     assert len(dead_ends(np.array([[0.5, 0.5]]), 12.0)) == 1
+
+
+def test_a_peek_walked_at_a_stops_pace_is_no_dead_end_with_peek_pace() -> None:
+    """One-way+stops seed 33 at (-75.4, -547.1): a walker stopped at a junction, milled
+    about 5 m off it and walked on, 2.9 times slower than the video's median pace there; the
+    peeks into stubs of the Helsinki twins are walked at 1.4-1.7 times."""
+    from city360.pose_graph.junctions import JunctionParams
+    from tests.pose_graph.walks import noisy_walk
+
+    corners = [(0.0, -90.0), (0.0, -2.0), (2.0, 0.5), (6.5, 1.0), (3.0, 1.2), (0.0, 3.0)]
+    walk = noisy_walk([*corners, (0.0, 90.0)], "peek 0", noise_m=0.3)
+    apex = int(np.argmin(np.hypot(walk.xy[:, 0] - 6.5, walk.xy[:, 1] - 1.0)))
+
+    def dead_ends(seconds_per_m_at_apex: float) -> np.ndarray:
+        pace = np.full(len(walk.xy) - 1, 0.7)
+        pace[apex - 10 : apex + 10] = seconds_per_m_at_apex
+        t_s = np.concatenate([[0.0], np.cumsum(pace * np.diff(walk.arc_m))])
+        timed = make_track(walk.id, walk.xy, spacing_m=1.0, frame_count=len(walk.xy), t_s=t_s)
+        params = JunctionParams(peek_window_m=6.0, peek_pace=2.5)
+        xy, _ = find_dead_ends([timed], np.zeros((0, 2)), params, short_spurs=True)
+        return xy[np.hypot(xy[:, 0] - 6.5, xy[:, 1] - 1.0) < 2.0]
+
+    assert len(dead_ends(1.2)) == 1
+    assert len(dead_ends(2.1)) == 0
