@@ -211,7 +211,7 @@ def test_a_turn_back_short_of_peek_reach_is_no_peek() -> None:
     walk = noisy_walk([*corners, (0.0, 90.0)], "peek 0", noise_m=0.3)
 
     def dead_ends(reach_m: float) -> np.ndarray:
-        params = JunctionParams(peek_window_m=6.0, peek_reach_m=reach_m)
+        params = JunctionParams(peek_window_m=6.0, peek_reach_m=reach_m, peek_root_m=None)
         xy, _ = find_dead_ends([walk], np.zeros((0, 2)), params, short_spurs=True)
         return xy[np.hypot(xy[:, 0] - 4.0, xy[:, 1] - 1.0) < 2.0]
 
@@ -256,7 +256,7 @@ def test_a_peek_walked_at_a_stops_pace_is_no_dead_end_with_peek_pace() -> None:
         pace[apex - 10 : apex + 10] = seconds_per_m_at_apex
         t_s = np.concatenate([[0.0], np.cumsum(pace * np.diff(walk.arc_m))])
         timed = make_track(walk.id, walk.xy, spacing_m=1.0, frame_count=len(walk.xy), t_s=t_s)
-        params = JunctionParams(peek_window_m=6.0, peek_pace=2.5)
+        params = JunctionParams(peek_window_m=6.0, peek_pace=2.5, peek_root_m=None)
         xy, _ = find_dead_ends([timed], np.zeros((0, 2)), params, short_spurs=True)
         return xy[np.hypot(xy[:, 0] - 6.5, xy[:, 1] - 1.0) < 2.0]
 
