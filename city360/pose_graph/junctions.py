@@ -17,7 +17,9 @@ twice but along one street, so it casts no votes where the spur leaves the stree
 from, and a spur shorter than half of ``pass_separation_m`` is one pass to the voting above. Its
 root is found from the U-turn instead (:func:`spur_roots`): from the apex the way in and the way
 out are followed backwards together; where they part (more than ``spur_split_m``) is the
-junction the spur leaves.
+junction the spur leaves. Without OSM, a walker who steps 5-7 m into a short stub and walks on
+(a "peek") turns less than ``uturn_deg`` over ``uturn_window_m``, which reaches back past the
+junction; such U-turns are also sought with the shorter ``peek_window_m`` (:func:`_peeks`).
 
 Dead ends are where a trajectory turns back (a U-turn apex: the travel direction a few metres
 before and after differs by more than ``uturn_deg``) or starts/ends away from every junction.
