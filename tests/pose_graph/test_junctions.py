@@ -169,3 +169,96 @@ def test_dead_end_events_linked_by_pairs_are_one_dead_end_at_their_mean() -> Non
     centres, grouped = group_dead_ends(events, points, np.zeros((0, 2), dtype=np.int64))
     assert centres == pytest.approx(points)
     assert grouped == [[e] for e in events]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_peek_into_a_short_stub_is_a_junction_and_a_dead_end(seed: int) -> None:
+    """A walk up a street turns 6.5 m into a short stub, turns back and walks on up the
+    street (Helsinki wander seed 0 at (483.1, 340.2)). The 10 m U-turn window reaches past
+    the junction onto both ends of the street, whose headings differ by only ~110°, so no
+    U-turn was found: no spur root, no dead end, the stub and its junction lost.
+    ``peek_window_m`` finds the U-turn with a 6 m window."""
+    from city360.geo import LocalProjection
+    from city360.pose_graph.build import BuildParams, build_from_tracks
+    from city360.pose_graph.junctions import JunctionParams
+    from tests.pose_graph.walks import noisy_walk
+
+    corners = [(0.0, -90.0), (0.0, -2.0), (2.0, 0.5), (6.5, 1.0), (3.0, 1.2), (0.0, 3.0)]
+    peek = noisy_walk([*corners, (0.0, 90.0)], f"peek {seed}", noise_m=0.3)
+
+    def nodes(junctions: JunctionParams, kind: str) -> np.ndarray:
+        params = BuildParams(junctions=junctions)
+        graph = build_from_tracks([peek], LocalProjection(60.17, 24.94), params=params).graph
+        xy = [[d["x_m"], d["y_m"]] for _, d in graph.nodes(data=True) if d["kind"] == kind]
+        return np.asarray(xy, np.float64).reshape(-1, 2)
+
+    assert len(nodes(JunctionParams(peek_window_m=None), "junction")) == 0
+    peeks = JunctionParams(peek_window_m=6.0)
+    (junction,) = nodes(peeks, "junction")
+    assert np.hypot(*junction) < 3.0
+    dead_ends = nodes(peeks, "dead_end")
+    assert np.hypot(dead_ends[:, 0] - 6.5, dead_ends[:, 1] - 1.0).min() < 1.5
+
+
+def test_a_turn_back_short_of_peek_reach_is_no_peek() -> None:
+    """A walker who turns back 4 m from where the ways in and out part milled about (a stop
+    in the old town coverage+stops seed 0 at (-95.5, 27.3): 3.7 m, a junction 72 m from any
+    true one); one who steps into a stub turns back 4.6-6.6 m from it."""
+    from city360.pose_graph.junctions import JunctionParams
+    from tests.pose_graph.walks import noisy_walk
+
+    corners = [(0.0, -90.0), (0.0, -2.0), (2.0, 0.5), (4.0, 1.0), (1.0, 1.2), (0.0, 3.0)]
+    walk = noisy_walk([*corners, (0.0, 90.0)], "peek 0", noise_m=0.3)
+
+    def dead_ends(reach_m: float) -> np.ndarray:
+        params = JunctionParams(peek_window_m=6.0, peek_reach_m=reach_m, peek_root_m=None)
+        xy, _ = find_dead_ends([walk], np.zeros((0, 2)), params, short_spurs=True)
+        return xy[np.hypot(xy[:, 0] - 4.0, xy[:, 1] - 1.0) < 2.0]
+
+    assert len(dead_ends(0.0)) == 1
+    assert len(dead_ends(4.5)) == 0
+
+
+def test_a_peek_far_from_every_junction_is_no_dead_end_with_peek_root_m() -> None:
+    """A peek's apex is the end of a stub only while the stub has its junction: with the
+    junction where its ways part dropped (Helsinki wander seed 33 at (499.4, 69.3)), the
+    apex alone split the street it was walked beside."""
+    from city360.pose_graph.junctions import JunctionParams
+    from tests.pose_graph.walks import noisy_walk
+
+    corners = [(0.0, -90.0), (0.0, -2.0), (2.0, 0.5), (6.5, 1.0), (3.0, 1.2), (0.0, 3.0)]
+    walk = noisy_walk([*corners, (0.0, 90.0)], "peek 0", noise_m=0.3)
+
+    def dead_ends(junctions_xy: np.ndarray, root_m: float | None) -> np.ndarray:
+        params = JunctionParams(peek_window_m=6.0, peek_root_m=root_m)
+        xy, _ = find_dead_ends([walk], junctions_xy, params, short_spurs=True)
+        return xy[np.hypot(xy[:, 0] - 6.5, xy[:, 1] - 1.0) < 2.0]
+
+    far = np.array([[0.0, 40.0]])
+    assert len(dead_ends(far, None)) == 1
+    assert len(dead_ends(far, 12.0)) == 0
+    assert len(dead_ends(np.array([[0.5, 0.5]]), 12.0)) == 1
+
+
+def test_a_peek_walked_at_a_stops_pace_is_no_dead_end_with_peek_pace() -> None:
+    """One-way+stops seed 33 at (-75.4, -547.1): a walker stopped at a junction, milled
+    about 5 m off it and walked on, 2.9 times slower than the video's median pace there; the
+    peeks into stubs of the Helsinki twins are walked at 1.4-1.7 times."""
+    from city360.pose_graph.junctions import JunctionParams
+    from tests.pose_graph.walks import noisy_walk
+
+    corners = [(0.0, -90.0), (0.0, -2.0), (2.0, 0.5), (6.5, 1.0), (3.0, 1.2), (0.0, 3.0)]
+    walk = noisy_walk([*corners, (0.0, 90.0)], "peek 0", noise_m=0.3)
+    apex = int(np.argmin(np.hypot(walk.xy[:, 0] - 6.5, walk.xy[:, 1] - 1.0)))
+
+    def dead_ends(seconds_per_m_at_apex: float) -> np.ndarray:
+        pace = np.full(len(walk.xy) - 1, 0.7)
+        pace[apex - 10 : apex + 10] = seconds_per_m_at_apex
+        t_s = np.concatenate([[0.0], np.cumsum(pace * np.diff(walk.arc_m))])
+        timed = make_track(walk.id, walk.xy, spacing_m=1.0, frame_count=len(walk.xy), t_s=t_s)
+        params = JunctionParams(peek_window_m=6.0, peek_pace=2.5, peek_root_m=None)
+        xy, _ = find_dead_ends([timed], np.zeros((0, 2)), params, short_spurs=True)
+        return xy[np.hypot(xy[:, 0] - 6.5, xy[:, 1] - 1.0) < 2.0]
+
+    assert len(dead_ends(1.2)) == 1
+    assert len(dead_ends(2.1)) == 0
