@@ -436,7 +436,8 @@ def spur_roots(
     params = params or JunctionParams()
     roots: list[tuple[float, float]] = []
     for track in tracks:
-        for apex in _uturn_frames(track, params) + (_peeks(track, params) if peeks else []):
+        turns = _uturn_frames(track, params)
+        for apex in turns + (_peeks(track, params, turns) if peeks else []):
             parting = _parting(track, apex, params)
             if parting is None or parting[0] < params.spur_min_m:
                 continue
@@ -533,17 +534,17 @@ def _uturn_frames(track: Track, params: JunctionParams) -> list[int]:
     return apexes
 
 
-def _peeks(track: Track, params: JunctionParams) -> list[int]:
+def _peeks(track: Track, params: JunctionParams, found: Sequence[int]) -> list[int]:
     """Apexes of U-turns found with ``peek_window_m`` and not with ``uturn_window_m`` (none
-    within that window of one it finds) whose ways part ``spur_min_m`` or more from them, at
-    ``peek_reach_m`` or more from the apex."""
+    within that window of one of ``found``, the track's :func:`_uturn_frames`) whose ways
+    part ``spur_min_m`` or more from them, at ``peek_reach_m`` or more from the apex."""
     if params.peek_window_m is None:
         return []
-    found = np.asarray(_uturn_frames(track, params), np.int64)
+    known = np.asarray(found, np.int64)
     arc = track.arc_m
     peeks = []
     for apex in _uturn_frames(track, replace(params, uturn_window_m=params.peek_window_m)):
-        if found.size and np.abs(arc[found] - arc[apex]).min() < params.uturn_window_m:
+        if known.size and np.abs(arc[known] - arc[apex]).min() < params.uturn_window_m:
             continue
         parting = _parting(track, apex, params)
         if parting is None or parting[0] < params.spur_min_m:
@@ -624,10 +625,11 @@ def find_dead_ends(
     for k, track in enumerate(tracks):
         spurs = set()
         turns = []
-        peeks = _peeks(track, params) if short_spurs else []
+        uturns = _uturn_frames(track, params)
+        peeks = _peeks(track, params, uturns) if short_spurs else []
         if peeks and params.peek_root_m is not None:
             peeks = [f for f in peeks if _root_near(track, f, junctions_xy, params)]
-        for f in _uturn_frames(track, params) + peeks:
+        for f in uturns + peeks:
             parting = _parting(track, f, params)
             if parting is not None:
                 if short_spurs and parting[0] >= params.spur_min_m:
