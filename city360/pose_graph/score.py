@@ -82,7 +82,7 @@ from scipy.optimize import linear_sum_assignment
 
 from city360.errors import CityFormatError
 from city360.geo import angle_diff_deg, bearing_deg
-from city360.pose_graph.graph import PoseGraph
+from city360.pose_graph.graph import Edge, PoseGraph
 from city360.pose_graph.side_by_side import Parting, partings, split_at_parting
 from city360.pose_graph.transitions import assign_labels
 from city360.synth.groundtruth import SceneTruth
@@ -694,7 +694,7 @@ def _routes(
         for tr in pose_graph.edge(edge_id).transitions:
             nxt = pose_graph.edge(tr.edge)
             step = [*taken, (tr.label, tr.rank)]
-            if not _inside(nxt.u, nxt.v, place):
+            if not _inside(nxt, place):
                 routes.append((step, tr.edge))
             elif nxt.v not in seen:
                 walk(tr.edge, step, seen | {nxt.v})
@@ -703,10 +703,20 @@ def _routes(
     return routes
 
 
-def _inside(u: int, v: int, place: set[int]) -> bool:
-    """Whether a built street from ``u`` to ``v`` joins two of a place's junctions (a loop
-    at one junction leaves the place and comes back: it is a street of its own)."""
-    return u != v and u in place and v in place
+INSIDE_MAX_M = 3 * MATCH_M
+"""Longest built street followed through a place built as several junctions, metres. Its
+halves stand within ``MATCH_M`` of true junctions under ``MATCH_M`` apart, so no two are
+farther apart than this; a longer street joining them goes round a block, not across the
+place."""
+
+
+def _inside(edge: Edge, place: set[int]) -> bool:
+    """Whether a built street joins two of a place's junctions across the place: its ends
+    are two of them (a loop at one junction leaves the place and comes back: it is a street
+    of its own) and it is no longer than ``INSIDE_MAX_M``."""
+    return (
+        edge.u != edge.v and edge.u in place and edge.v in place and edge.length_m <= INSIDE_MAX_M
+    )
 
 
 _SIDE = {"LEFT": -1, "UP": 0, "RIGHT": 1}
@@ -754,8 +764,8 @@ def _score_turns(
         incoming = [
             key
             for at in sorted(place)
-            for u, _, key in pose_graph.graph.in_edges(at, keys=True)
-            if not _inside(u, at, place)
+            for _, _, key in pose_graph.graph.in_edges(at, keys=True)
+            if not _inside(pose_graph.edge(key), place)
         ]
         for k in range(len(lines)):
             others = [m for m in range(len(lines)) if m != k]

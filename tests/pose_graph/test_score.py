@@ -473,3 +473,18 @@ def test_turns_at_one_built_junction_need_the_label_of_the_truth() -> None:
             tr["label"] = "UP"
     result = score(PoseGraph(pose_graph.graph), truth)
     assert result.turns_right == result.turns_total - 1 == 11
+
+
+def test_a_long_street_between_a_places_two_junctions_is_not_followed_through_it() -> None:
+    """The staggered pair built as its two junctions, but the street between them is 60 m
+    long (it goes round a block): a route along it leaves the place there. The 6 turns from
+    one T's side arm to the other T's arms are wrong; the 4 taken at one T stay right, and
+    so do the 2 straight on along the through street (the long street leaves heading the
+    true way out). Followed through (as before), all 12 were right."""
+    truth = _truth(STAGGERED_NODES, STAGGERED_STREETS)
+    pose_graph = _built_with_turns(STAGGERED_NODES, STAGGERED_STREETS)
+    pose_graph.graph.edges[1, 2, "s0"]["length_m"] = 60.0
+    pose_graph.graph.edges[2, 1, "s0r"]["length_m"] = 60.0
+    result = score(PoseGraph(pose_graph.graph), truth)
+    assert result.turns_total == 12
+    assert result.turns_right == 6, result.wrong_turns
