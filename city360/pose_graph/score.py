@@ -59,6 +59,14 @@ build that walks up one and back down the other makes that junction; a build tha
 there (with OSM, it follows the map) is scored against the truth as drawn. Lines 6 m or more
 apart, or close for less than 6 m (a plain bend's arms), are read as drawn.
 
+A true dead end that stops 6 m or less short of another street it runs into, the foot of the
+gap farther than 8 m from every other true node (:mod:`city360.pose_graph.short_ends`:
+Kalevankatu's east end, 5.2 m), is read as a T-junction at the foot where the build makes a
+junction matching no true one within 8 m of it (:data:`READ_SHORT_ENDS`). The twin paints
+both carriageways with round ends, so its pictures show them joined, and no GPS parts an end
+5 m short from one at the street; a build that makes no junction there (with OSM, it follows
+the map) is scored against the truth as drawn.
+
 Turns are judged by geometry: the built edge arriving at the matched junction along a true
 street, and its transition leaving along another true street, must carry the label the same
 policy gives the true angles. A place the truth contracted and the build resolved into two
