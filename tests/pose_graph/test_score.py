@@ -514,7 +514,10 @@ def test_a_tee_built_where_a_street_stops_5_m_short_is_the_truths_reading() -> N
     ]
 
 
-def test_a_tee_built_where_a_street_stops_short_is_an_extra_with_the_switch_off() -> None:
+def test_a_tee_built_where_a_street_stops_short_is_an_extra_with_the_switch_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(score_module, "READ_SHORT_ENDS", False)
     result = score(_built(BUILT_TEE_NODES, BUILT_TEE), _short_end(5.2))
     assert (result.junction_precision, result.junction_recall) == (0.5, 1.0)
     assert not result.read_short_ends
