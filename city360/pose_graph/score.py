@@ -108,9 +108,9 @@ T-junction on that street, where the build made one there
 (:mod:`city360.pose_graph.short_ends`; False: the truth as drawn). On: measured on 179
 cached twins without OSM (round twenty-seven, branch kamppi27), 27 rows better (Helsinki 22,
 Kamppi 5: one-way+stops 8 P 0.923 -> 1.000, F1 0.920 -> 0.980, to target; one-way 7 P 0.800
--> 0.867), none worse in junction P, R, street F1 or turns; the other 152 equal; fresh
-Kamppi seeds 45 and 46, 7 of 14 rows better without OSM, none worse, none of 14 moved with
-OSM (the build follows the map there)."""
+-> 0.867), none worse in junction P, R, street F1 or turns; the other 152 equal. Fresh
+twins (Kamppi seeds 45 and 46, Helsinki seed 5): without OSM 13 of 20 rows better, none
+worse; with OSM none of 20 moved (the build follows the map there)."""
 
 
 @dataclass
