@@ -284,6 +284,7 @@ def score_command(
             "contracted_stubs": result.contracted_stubs,
             "read_crossings": result.read_crossings,
             "read_side_by_side": result.read_side_by_side,
+            "read_short_ends": result.read_short_ends,
         }
         typer.echo(json.dumps(payload, indent=2))  # stdout, for pipes; warnings go to stderr
         return
@@ -312,6 +313,8 @@ def score_command(
         console.print(f"read as a crossing: {line}", highlight=False, soft_wrap=True)
     for line in result.read_side_by_side[:10]:
         console.print(f"read as one street: {line}", highlight=False, soft_wrap=True)
+    for line in result.read_short_ends[:10]:
+        console.print(f"read as a T: {line}", highlight=False, soft_wrap=True)
 
 
 def accuracy_command(

@@ -246,3 +246,15 @@ def test_score_names_the_side_by_side_streets_it_read_as_one(
 
     assert f"read as one street: {pair}" in lines
     assert as_json["read_side_by_side"] == [pair]
+
+
+def test_score_names_the_dead_end_it_read_as_a_tee(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A true dead end a few metres short of a street, read as a T where the build made one:
+    the text and the JSON name the place."""
+    end = "true dead end at (114.5, -87.7) 5.2 m short of a street, read as a T at (118.9, -85.0)"
+    lines, as_json = _printed_score(tmp_path, monkeypatch, read_short_ends=[end])
+
+    assert f"read as a T: {end}" in lines
+    assert as_json["read_short_ends"] == [end]

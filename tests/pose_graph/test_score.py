@@ -6,6 +6,7 @@ import networkx as nx
 import pytest
 
 from city360.geo import bearing_deg
+from city360.pose_graph import score as score_module
 from city360.pose_graph.graph import PoseGraph
 from city360.pose_graph.score import Score, score
 from city360.pose_graph.transitions import Choice, transitions_for
@@ -488,3 +489,68 @@ def test_a_long_street_between_a_places_two_junctions_is_not_followed_through_it
     result = score(PoseGraph(pose_graph.graph), truth)
     assert result.turns_total == 12
     assert result.turns_right == 6, result.wrong_turns
+
+
+# A north-south street with a T at node 1 (arm east to 12) and a street from the east (13)
+# that ends at node 2, ``gap`` m short of the north-south street at y = 20 (Kalevankatu).
+SHORT_END_NODES = {
+    1: (0.0, -30.0),
+    10: (0.0, -60.0),
+    11: (0.0, 60.0),
+    12: (60.0, -30.0),
+    13: (60.0, 20.0),
+}
+
+
+def _short_end(gap_m: float) -> SceneTruth:
+    nodes = {**SHORT_END_NODES, 2: (gap_m, 20.0)}
+    return _truth(nodes, [(10, 1), (1, 11), (1, 12), (13, 2)])
+
+
+# The build meets the north-south street there: a T at (0.5, 20.3).
+BUILT_TEE_NODES = {**SHORT_END_NODES, 3: (0.5, 20.3)}
+BUILT_TEE = [(10, 1), (1, 12), (1, 3), (3, 11), (3, 13)]
+
+
+@pytest.fixture
+def read_short_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(score_module, "READ_SHORT_ENDS", True)
+
+
+@pytest.mark.usefixtures("read_short_ends")
+def test_a_tee_built_where_a_street_stops_5_m_short_is_the_truths_reading() -> None:
+    """A street that stops 5.2 m short of another (the twin's carriageways touch; no GPS parts
+    them): the build's T there is read as a true T, every figure 1.0 (off: P 0.5)."""
+    result = score(_built(BUILT_TEE_NODES, BUILT_TEE), _short_end(5.2))
+    assert result.true_junctions == 2
+    assert _figures(result) == (1.0, 1.0, 1.0, 1.0, 1.0)
+    assert result.read_short_ends == [
+        "true dead end at (5.2, 20.0) 5.2 m short of a street, read as a T at (0.0, 20.0)"
+    ]
+
+
+def test_a_tee_built_where_a_street_stops_short_is_an_extra_with_the_switch_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(score_module, "READ_SHORT_ENDS", False)
+    result = score(_built(BUILT_TEE_NODES, BUILT_TEE), _short_end(5.2))
+    assert (result.junction_precision, result.junction_recall) == (0.5, 1.0)
+    assert not result.read_short_ends
+
+
+@pytest.mark.usefixtures("read_short_ends")
+def test_a_build_that_keeps_the_dead_end_scores_as_drawn() -> None:
+    """The build leaves the end a dead end (as with OSM): the map's reading, 1.0."""
+    built = {**SHORT_END_NODES, 2: (4.5, 20.5)}
+    result = score(_built(built, [(10, 1), (1, 11), (1, 12), (13, 2)]), _short_end(5.2))
+    assert result.true_junctions == 1
+    assert _figures(result) == (1.0, 1.0, 1.0, 1.0, 1.0)
+    assert not result.read_short_ends
+
+
+@pytest.mark.usefixtures("read_short_ends")
+def test_a_street_that_stops_7_m_short_stays_a_dead_end() -> None:
+    """6.8 m short (Helsinki (280.5, 168.4)): the T the build makes is still an extra."""
+    result = score(_built(BUILT_TEE_NODES, BUILT_TEE), _short_end(6.8))
+    assert not result.read_short_ends
+    assert (result.junction_precision, result.junction_recall) == (0.5, 1.0)
