@@ -146,11 +146,13 @@ class IngestOptions:
     reweight_runs: bool = False
     """Smooth the heading-aided track again with each fix reweighted on the run of residuals
     around it (:func:`~city360.video_store.smooth.reweighted_heading_aided_smooth`, a Cauchy
-    loss): a canyon burst the cleaning kept pulls the aided poses less. Off: on the filmed
-    Hamburg canyon twins of seeds 0-9 it helps the rows whose error is a kept burst (seed 3
-    4.134 -> 3.640 m, seed 6 4.006 -> 3.694 m at the kept frames) and costs others (seed 0
-    3.327 -> 3.537 m, seed 5 6.811 -> 6.942 m), see docs/design-notes.md, round twenty-seven,
-    branch canyon27."""
+    loss): a canyon burst the cleaning kept pulls the aided poses less. **Off**: measured on
+    the filmed walk twins (seeds 0-9, kept frames), it helps the canyon walks whose error is
+    a kept burst (seed 3 4.134 -> 3.640 m, seed 6 4.006 -> 3.694 m) but costs the others
+    (canyon seed 0 3.327 -> 3.537 m, seed 5 6.811 -> 6.942 m; held-out canyon seeds 10-13
+    all worse) and every Hamburg phone walk (1.76-2.37 -> 1.87-2.52 m): it also down-weights
+    fixes where the pictures' own heading or speed is off. docs/design-notes.md, round
+    twenty-seven, branch canyon27."""
     still_wander: bool = True
     """Where the pictures say the camera stands but the GPS-only smoothing wanders (faster
     than :data:`~city360.video_store.resample.GPS_STILL_SPEED_MPS` along its path), keep one
