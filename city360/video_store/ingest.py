@@ -71,7 +71,11 @@ from city360.video_store.resample import (
     stationary_keep,
 )
 from city360.video_store.retake import stored_picture
-from city360.video_store.smooth import CROSS_SIGMA_PER_MPS, heading_aided_smooth
+from city360.video_store.smooth import (
+    CROSS_SIGMA_PER_MPS,
+    heading_aided_smooth,
+    reweighted_heading_aided_smooth,
+)
 from city360.video_store.sync import DEFAULT_SEARCH_S, SyncResult, resolve_sync
 from city360.video_store.writer import (
     BackgroundWriter,
@@ -139,6 +143,16 @@ class IngestOptions:
     no other filmed row moves (round twenty-two, branch canyon22). Off until then: seed 8's
     build without OSM read the aided track's wander where the walker stands as a loop, which
     :attr:`still_wander` removes (round twenty-one, branch filmed2)."""
+    reweight_runs: bool = False
+    """Smooth the heading-aided track again with each fix reweighted on the run of residuals
+    around it (:func:`~city360.video_store.smooth.reweighted_heading_aided_smooth`, a Cauchy
+    loss): a canyon burst the cleaning kept pulls the aided poses less. **Off**: measured on
+    the filmed walk twins (seeds 0-9, kept frames), it helps the canyon walks whose error is
+    a kept burst (seed 3 4.134 -> 3.640 m, seed 6 4.006 -> 3.694 m) but costs the others
+    (canyon seed 0 3.327 -> 3.537 m, seed 5 6.811 -> 6.942 m; held-out canyon seeds 10-13
+    all worse) and every Hamburg phone walk (1.76-2.37 -> 1.87-2.52 m): it also down-weights
+    fixes where the pictures' own heading or speed is off. docs/design-notes.md, round
+    twenty-seven, branch canyon27."""
     still_wander: bool = True
     """Where the pictures say the camera stands but the GPS-only smoothing wanders (faster
     than :data:`~city360.video_store.resample.GPS_STILL_SPEED_MPS` along its path), keep one
@@ -597,7 +611,8 @@ def _aided_positions(
         rows = (kept_gps >= lo) & (kept_gps <= hi)
         if dense.sum() < 2 or meas.sum() < 2 or not rows.any():
             continue
-        rx, ry, _ = heading_aided_smooth(
+        smoother = reweighted_heading_aided_smooth if opts.reweight_runs else heading_aided_smooth
+        rx, ry, _ = smoother(
             dense_gps[dense],
             heading.dense_heading_deg[dense],
             smooth.meas_t_s[meas],

@@ -32,6 +32,7 @@ __all__ = [
     "CROSS_SIGMA_PER_MPS",
     "heading_aided_smooth",
     "nearest_steps",
+    "reweighted_heading_aided_smooth",
     "robust_rts_smooth",
     "rts_smooth",
 ]
@@ -326,3 +327,67 @@ def heading_aided_smooth(
         gain = ps[k] @ fs[k + 1].T @ np.linalg.inv(pp[k + 1])
         smooth[k] = zs[k] + gain @ (smooth[k + 1] - zp[k + 1])
     return smooth[:, 0], smooth[:, 1], smooth[:, 2]
+
+
+def reweighted_heading_aided_smooth(
+    t_s: FloatArray,
+    heading_deg: FloatArray,
+    meas_t_s: FloatArray,
+    meas_x: FloatArray,
+    meas_y: FloatArray,
+    *,
+    sigma_m: float,
+    meas_sigma_m: FloatArray | None = None,
+    passes: int = 3,
+    cauchy_k: float = 1.0,
+    window: int = 2,
+    gate_sigma: float = 4.0,
+    speed_mps: FloatArray | None = None,
+    speed_meas_sigma: float = 1.0,
+    cross_sigma_per_mps: float = CROSS_SIGMA_PER_MPS,
+    still: npt.NDArray[np.bool_] | None = None,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """:func:`heading_aided_smooth`, then ``passes`` more runs with each fix's sigma
+    reweighted on the previous pass's residuals (iteratively reweighted least squares with a
+    Cauchy loss, the Student-t of one degree of freedom). The keyword arguments after
+    ``window`` are :func:`heading_aided_smooth`'s, passed on unchanged.
+
+    An urban-canyon burst the cleaning kept is a run of fixes 10-30 m off the walk in one
+    direction; each alone passes the innovation gate (a 5 m receiver's 4-sigma gate lets
+    28 m through), so the smoother followed them. One fix's residual says little under 5 m
+    of noise; a run's says more: a fix's residual here is the mean residual vector of itself
+    and the ``window`` fixes each side (a burst's run points one way, noise averages out),
+    over the fix's own sigma, ``u``. Its sigma is multiplied by ``sqrt(1 + (u /
+    cauchy_k)^2)``, so a run of fixes that leaps off the path the pictures' heading draws
+    pulls the track less with every pass.
+
+    Same returns as :func:`heading_aided_smooth` (the last pass)."""
+    base = np.full(meas_t_s.shape[0], sigma_m) if meas_sigma_m is None else meas_sigma_m
+
+    def run(sigmas: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        return heading_aided_smooth(
+            t_s,
+            heading_deg,
+            meas_t_s,
+            meas_x,
+            meas_y,
+            sigma_m=sigma_m,
+            meas_sigma_m=sigmas,
+            gate_sigma=gate_sigma,
+            speed_mps=speed_mps,
+            speed_meas_sigma=speed_meas_sigma,
+            cross_sigma_per_mps=cross_sigma_per_mps,
+            still=still,
+        )
+
+    x, y, speed = run(base)
+    if meas_t_s.shape[0] <= 2 * window + 1:
+        return x, y, speed
+    steps = nearest_steps(t_s, meas_t_s)
+    kernel = np.full(2 * window + 1, 1.0 / (2 * window + 1))
+    for _ in range(passes):
+        run_x = np.convolve(meas_x - x[steps], kernel, mode="same")
+        run_y = np.convolve(meas_y - y[steps], kernel, mode="same")
+        u = np.hypot(run_x, run_y) / base
+        x, y, speed = run(base * np.sqrt(1.0 + (u / cauchy_k) ** 2))
+    return x, y, speed

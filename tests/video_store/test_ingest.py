@@ -664,3 +664,60 @@ def test_a_stop_the_plain_track_stands_across_gets_one_aided_position(seed: int)
     assert not np.array_equal(y_m, selection.y_m)  # the aided poses, not the plain ones
     assert float(np.hypot(np.diff(x_m), np.diff(y_m)).max()) <= max_pose_step_m(opts.spacing_m)
     assert np.hypot(x_m[b] - x_m[a], y_m[b] - y_m[a]) < 0.01
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_reweight_runs_keeps_the_aided_poses_off_a_burst_the_cleaning_kept(seed: int) -> None:
+    """A walk east at 1.4 m/s for 120 s whose fixes (1 Hz, 3 m noise) sit 20 m north over
+    50-70 s (a canyon burst the cleaning kept; the plain smoothing is the truth here, so
+    only the aided smoother is judged). Main's aided poses follow the burst; with
+    `IngestOptions.reweight_runs` (off by default) they stay near the walk."""
+    from city360.video_store.ingest import _aided_positions
+
+    start_gps = 1_700_000_000.0
+    t = np.arange(0.0, 120.0 + 1e-9, 0.5)
+    x = 1.4 * t
+    fix = np.arange(0, t.shape[0], 2)
+    ramp = np.clip(np.minimum(t[fix] - 50.0, 70.0 - t[fix]) / 2.0, 0.0, 1.0)
+    burst_m = np.where((t[fix] >= 50.0) & (t[fix] < 70.0), ramp, 0.0) * 20.0
+    rng = np.random.default_rng(seed)
+    smooth = SmoothTrack(
+        t_s=start_gps + t,
+        x_m=x,
+        y_m=np.zeros_like(x),
+        speed_mps=np.full(t.shape, 1.4),
+        heading_deg=np.full(t.shape, 90.0),
+        dropped=0,
+        meas_t_s=start_gps + t[fix],
+        meas_x_m=x[fix] + rng.normal(0.0, 3.0, fix.shape),
+        meas_y_m=burst_m + rng.normal(0.0, 3.0, fix.shape),
+    )
+    kept = np.flatnonzero(np.diff(np.floor(x), prepend=-1.0) > 0)
+    selection = FrameSelection(
+        source_index=kept.astype(np.int64),
+        source_pts=kept.astype(np.int64),
+        t_s=t[kept],
+        x_m=x[kept],
+        y_m=np.zeros(kept.shape[0]),
+        heading_deg=np.full(kept.shape[0], 90.0),
+        distance_m=x[kept],
+    )
+    heading = HeadingFusion(
+        heading_deg=np.full(kept.shape[0], 90.0),
+        visual=True,
+        residual_deg=0.0,
+        dense_t_s=t,
+        dense_heading_deg=np.full(t.shape, 90.0),
+    )
+    sync = SyncResult(video_start_gps=start_gps, offset_s=0.0, method="given")
+    burst = (selection.t_s >= 50.0) & (selection.t_s < 70.0)
+
+    def burst_rmse(opts: IngestOptions) -> float:
+        aided = _aided_positions(selection, heading, smooth, sync, opts)
+        assert aided is not None
+        error = np.hypot(aided[0] - selection.x_m, aided[1])
+        return float(np.sqrt(np.mean(error[burst] ** 2)))
+
+    assert not IngestOptions().reweight_runs
+    assert burst_rmse(IngestOptions()) > 6.0  # main: the aided poses follow the burst
+    assert burst_rmse(IngestOptions(reweight_runs=True)) < 3.0
