@@ -345,37 +345,39 @@ def test_a_crossing_whose_turning_passes_drift_apart_stays_one_junction() -> Non
     assert np.allclose(_split(crossing, (0.0, 0.0), _OWN), [[0.0, 0.0]])
 
 
-def test_own_arms_jog_measures_the_walkers_offset_between_the_side_streets() -> None:
-    tees = _tees_one_side_street_slanted()
+def _walker_jog(tracks: list[Track], walker: int) -> float | None:
+    # the jog of track ``walker`` through the junction at the origin, between the two
+    # streets it walks in and out by
     junctions = np.array([[0.0, 0.0]])
-    dead_xy, events = find_dead_ends(tees, junctions)
-    segments = cut_tracks(tees, junctions, events, dead_end_xy=dead_xy)
-    streets, _ = group_streets(tees, segments)
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
+    streets, _ = group_streets(tracks, segments)
     street_of = {i: st.id for st in streets for i in (*st.forward, *st.backward)}
-    crossing = next(
+    came, went = next(
         (street_of[i], street_of[i + 1])
         for i in range(len(segments) - 1)
-        if segments[i].track == 3 == segments[i + 1].track
+        if segments[i].track == walker == segments[i + 1].track
     )
-    own = ({crossing[0]}, {crossing[1]})
-    jog = _own_arms_jog(tees, segments, street_of, 0, junctions[0], own, _OWN)
+    return _own_arms_jog(tracks, segments, street_of, 0, junctions[0], ({came}, {went}), _OWN)
+
+
+def test_own_arms_jog_measures_the_walkers_offset_between_the_side_streets() -> None:
+    jog = _walker_jog(_tees_one_side_street_slanted(), 3)
     assert jog is not None
     assert 7.5 < jog < 10.0  # x = 4 against the south street's -3 .. -6
-    straight = _crossing_whose_turns_drift(across=True)
-    dead_xy, events = find_dead_ends(straight, junctions)
-    segments = cut_tracks(straight, junctions, events, dead_end_xy=dead_xy)
-    streets, _ = group_streets(straight, segments)
-    street_of = {i: st.id for st in streets for i in (*st.forward, *st.backward)}
-    crossing = next(
-        (street_of[i], street_of[i + 1])
-        for i in range(len(segments) - 1)
-        if segments[i].track == 3 == segments[i + 1].track
-    )
-    jog = _own_arms_jog(
-        straight, segments, street_of, 0, junctions[0], ({crossing[0]}, {crossing[1]}), _OWN
-    )
+    jog = _walker_jog(_crossing_whose_turns_drift(across=True), 3)
     assert jog is not None
     assert jog < 0.5
+
+
+def test_a_walker_who_turns_back_into_a_street_on_the_same_side_jogs_nowhere() -> None:
+    # two Ts 10 m apart whose side streets both leave southwards; the walker comes up one
+    # and goes down the other: its legs leave the junction the same way, not across it
+    tees = [
+        *_two_tees(10.0),
+        _walk([(-5, -60), (-5, 0), (5, 0), (5, -60)], "up the west street, down the east"),
+    ]
+    assert _walker_jog(tees, 3) is None
 
 
 def test_staggered_tees_whose_far_lines_stay_6_2_m_apart_stay_one_junction() -> None:
