@@ -131,9 +131,11 @@ class RefineParams:
     the arm lines of a single crossing whose side streets each carry one pass (a one-way
     walk turning at every corner) sit a sidewalk and two GPS errors apart, 6-8 m on
     Helsinki's wide streets, and their places split it in two. On the cached twins
-    (design notes, round twenty-seven, branch fused27) a pass walking straight across a
-    single crossing jogs 1.2-2.1 m, across the old town's and Helsinki's pairs 7-12 m apart
-    4.3-7.5 m (the old town's 7.2 m pair 5.1-6.9 m); 5 m keeps every single crossing
+    (design notes, round twenty-seven, branch fused27) no single crossing where the rule
+    fired has such a pass; where one has (the rule not firing), it jogs 1.2-2.1 m. Across
+    true pairs 7-12 m apart passes jog 4.3-7.5 m (the old town's 7.2 m pair 5.1-6.9 m,
+    old town coverage 0's Ts 7.1 m), 2.3-3.8 m at two Helsinki pairs whose split leaves a
+    half 4-5 m off and 2.5 m at two more (kept one). 5 m keeps every single crossing
     whole. A candidate with no such pass stays one. None: no jog needed (round
     twenty-six's rule)."""
     far_reach_m: float = 45.0
