@@ -122,6 +122,22 @@ class RefineParams:
     split_own_arms_far_m: float | None = 30.0
     """See ``split_own_arms_m``: how far out the confirming lines reach, metres; None: no
     confirmation (the candidate's near places are the junctions)."""
+    split_own_arms_jog_m: float | None = 5.0
+    """See ``split_own_arms_m``: a candidate splits only when a pass walks from one place's
+    own arm into the other's and its two legs (``near_m`` .. ``split_own_arms_far_m`` out,
+    fitted with one common direction) lie at least this far apart across it, the median
+    over such passes: the walker jogged along the through street from one T to the other.
+    One walker's two legs carry the same GPS error, so the jog is the streets' own offset;
+    the arm lines of a single crossing whose side streets each carry one pass (a one-way
+    walk turning at every corner) sit a sidewalk and two GPS errors apart, 6-8 m on
+    Helsinki's wide streets, and their places split it in two. On the cached twins
+    (design notes, round twenty-seven, branch fused27) no single crossing where the rule
+    fired has such a pass; where one has (the rule not firing), it jogs 1.2-2.1 m. Across
+    true pairs 7-12 m apart passes jog 4.3-7.5 m (the old town's 7.2 m pair 5.1-6.9 m,
+    old town coverage 0's Ts 7.1 m), 2.3-3.8 m at two Helsinki pairs whose split leaves a
+    half 4-5 m off and 2.5 m at two more (kept one). 5 m keeps every single crossing
+    whole. A candidate with no such pass stays one. None: no jog needed (round
+    twenty-six's rule)."""
     far_reach_m: float = 45.0
     """See ``far_gap_m``: how far out the far centre lines reach, metres."""
     far_through_m: float | None = None
@@ -349,6 +365,72 @@ def _own_arms(
     return [first, second]
 
 
+_ACROSS_DEG = 135.0
+"""A pass's two legs at a junction at least this far apart (directed away from it) walk
+across it, on into the street beyond; nearer, it turned back into a street leaving the same
+side (old town wander+stops 1's (-29.3, 81.2): legs 17 degrees apart, 0.4 m "jog")."""
+
+
+def _own_arms_jog(
+    tracks: Sequence[Track],
+    segments: Sequence[Segment],
+    street_of: dict[int, int],
+    node: int,
+    node_xy: FloatArray,
+    own: tuple[set[int], set[int]],
+    params: RefineParams,
+) -> float | None:
+    """The median jog, metres, of the passes that walk across junction ``node`` from a
+    street of ``own[0]`` into one of ``own[1]`` or back (street ids; ``street_of``: per
+    segment index its street; legs ``_ACROSS_DEG`` or more apart): how far apart across
+    them a pass's two legs ``near_m`` .. ``split_own_arms_far_m`` out run (one direction
+    fitted to both legs, each about its own centroid). None when no pass does (see
+    :attr:`RefineParams.split_own_arms_jog_m`)."""
+    reach = replace(params, far_m=params.split_own_arms_far_m or params.far_m)
+    jogs = []
+    for i in range(len(segments) - 1):
+        into, out = segments[i], segments[i + 1]
+        if into.track != out.track or into.v != node or out.u != node:
+            continue
+        came, went = street_of.get(i), street_of.get(i + 1)
+        if not ((came in own[0] and went in own[1]) or (came in own[1] and went in own[0])):
+            continue
+        track = tracks[into.track]
+        legs = (
+            _arm_points(track, into, node_xy, False, reach),
+            _arm_points(track, out, node_xy, True, reach),
+        )
+        if min(len(leg) for leg in legs) < params.min_poses:
+            continue
+        centres = [leg.mean(axis=0) for leg in legs]
+        out_of = [centre - node_xy for centre in centres]
+        cos_between = float(out_of[0] @ out_of[1]) / float(
+            np.hypot(*out_of[0]) * np.hypot(*out_of[1]) or 1.0
+        )
+        if cos_between > np.cos(np.radians(_ACROSS_DEG)):
+            continue  # it turned back into a street leaving the same side: no jog to read
+        _, _, vt = np.linalg.svd(
+            np.concatenate([leg - centre for leg, centre in zip(legs, centres, strict=True)]),
+            full_matrices=False,
+        )
+        across = centres[1] - centres[0]
+        jogs.append(abs(float(across[0] * vt[0][1] - across[1] * vt[0][0])))
+    return float(np.median(jogs)) if jogs else None
+
+
+def _own_streets(
+    node_xy: FloatArray,
+    lines: Sequence[tuple[FloatArray, FloatArray, float]],
+    line_streets: Sequence[int],
+    params: RefineParams,
+) -> tuple[set[int], set[int]]:
+    """The street ids (``line_streets``: per line its street) of the arms that each of the
+    two places of ``lines`` (:func:`_places_and_arms`) owns: arm lines that meet others only
+    there."""
+    (_, first), (_, second) = _places_and_arms(node_xy, lines, params)
+    return {line_streets[k] for k in first - second}, {line_streets[k] for k in second - first}
+
+
 def _normal_equations(
     lines: Sequence[tuple[FloatArray, FloatArray, float]],
 ) -> tuple[FloatArray, FloatArray]:
@@ -568,7 +650,13 @@ def split_junctions(
     places, every other junction kept where it is."""
     params = params or RefineParams()
     junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
-    lines_of, _ = _arm_lines(tracks, junctions_xy, segments, streets, params)
+    poses = _arm_poses(tracks, junctions_xy, segments, streets, params)
+    lines_of, _ = _arm_lines(tracks, junctions_xy, segments, streets, params, poses)
+    streets_of: dict[int, list[int]] = defaultdict(list)  # per junction, in its lines' order
+    for (node, street), points in poses.items():
+        if len(points) >= params.min_poses:
+            streets_of[node].append(street)
+    street_of = {i: street.id for street in streets for i in (*street.forward, *street.backward)}
     far_lines_of: dict[int, list[tuple[FloatArray, FloatArray, float]]] | None = None
     out: list[FloatArray] = []
     for node, node_xy in enumerate(junctions_xy):
@@ -584,6 +672,18 @@ def split_junctions(
         )
         if not apart and len(places) == 2:
             places = _own_arms(node_xy, lines_of[node], params)
+            if places and params.split_own_arms_jog_m is not None:
+                jog = _own_arms_jog(
+                    tracks,
+                    segments,
+                    street_of,
+                    node,
+                    node_xy,
+                    _own_streets(node_xy, lines_of[node], streets_of[node], params),
+                    params,
+                )
+                if jog is None or jog < params.split_own_arms_jog_m:
+                    places = []
             if places and params.split_own_arms_far_m is not None:
                 if far_lines_of is None:
                     reach = replace(params, far_m=params.split_own_arms_far_m)

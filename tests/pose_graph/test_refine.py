@@ -13,6 +13,7 @@ from city360.pose_graph import build_from_tracks
 from city360.pose_graph.junctions import find_dead_ends
 from city360.pose_graph.refine import (
     RefineParams,
+    _own_arms_jog,
     refine_junctions,
     split_junctions,
     split_side_by_side,
@@ -280,16 +281,23 @@ def test_a_plain_crossing_and_a_staggered_one_7_m_apart_stay_one_junction() -> N
 _OWN = RefineParams(split_own_arms_m=6.0)
 
 
-def _tees_one_side_street_slanted() -> list[Track]:
+def _tees_one_side_street_slanted(*, crossed: bool = True) -> list[Track]:
     # staggered Ts on a through street (y = 0): a side street north from x = 4, one south
     # whose passes slant from x = -3 at the street to x = -6 16 m down (passes turning into
     # it cut the corner, or one walked diagonally across from the north street), then
-    # straight: lines to 18 m meet the through street 6.7 m apart, lines to 30 m 7.3 m
-    return [
+    # straight: lines to 18 m meet the through street 6.7 m apart, lines to 30 m 7.3 m.
+    # ``crossed``: a walker also goes from the north street along the through street into
+    # the south one (its legs jog 8 m: split_own_arms_jog_m)
+    tracks = [
         _walk([(-60, 0), (60, 0)], "through"),
         _walk([(4, 60), (4, 0.5)], "north side street"),
         _walk([(-3, -0.5), (-6, -16), (-6, -60)], "south side street, its first metres slanted"),
     ]
+    if crossed:
+        tracks.append(
+            _walk([(4, 60), (4, 0), (-3, 0), (-6, -16), (-6, -60)], "north street to south")
+        )
+    return tracks
 
 
 def test_staggered_tees_whose_far_lines_meet_apart_split_with_own_arms() -> None:
@@ -304,11 +312,81 @@ def test_staggered_tees_whose_far_lines_meet_apart_stay_one_with_own_arms_off() 
     assert np.allclose(_split(_tees_one_side_street_slanted(), (0.0, 0.0)), [[0.0, 0.0]])
 
 
+def test_staggered_tees_that_no_walker_crosses_stay_one_junction() -> None:
+    # nothing shows that a walker going from one side street to the other must jog along
+    # the through street: lines alone cannot tell these Ts from a single crossing's (below)
+    tees = _tees_one_side_street_slanted(crossed=False)
+    assert np.allclose(_split(tees, (0.0, 0.0), _OWN), [[0.0, 0.0]])
+    assert len(_split(tees, (0.0, 0.0), _OWN_NO_JOG)) == 2
+
+
+_OWN_NO_JOG = RefineParams(split_own_arms_m=6.0, split_own_arms_jog_m=None)
+
+
+def _crossing_whose_turns_drift(*, across: bool) -> list[Track]:
+    # one crossing at the origin, one line north-south: a one-way walker turns from the west
+    # into the north street, another from the east into the south street; each cuts its
+    # corner and drifts off the street's line (a sidewalk and GPS error), 3 m east or west
+    # at the street and 4.5 m 16 m out, so the side streets' lines meet the through street
+    # 6-7 m apart near and over 7 m apart far: the Helsinki one-way rows' single crossings
+    tracks = [
+        _walk([(-60, 0), (60, 0)], "through"),
+        _walk([(-60, 0), (0, 0), (3, 3), (4.5, 16), (4.5, 60)], "west into north"),
+        _walk([(60, 0), (0, 0), (-3, -3), (-4.5, -16), (-4.5, -60)], "east into south"),
+    ]
+    if across:
+        tracks.append(_walk([(0, 60), (0, -60)], "north to south, straight on"))
+    return tracks
+
+
+def test_a_crossing_whose_turning_passes_drift_apart_stays_one_junction() -> None:
+    crossing = _crossing_whose_turns_drift(across=False)
+    assert len(_split(crossing, (0.0, 0.0), _OWN_NO_JOG)) == 2  # round twenty-six's rule
+    assert np.allclose(_split(crossing, (0.0, 0.0), _OWN), [[0.0, 0.0]])
+
+
+def _walker_jog(tracks: list[Track], walker: int) -> float | None:
+    # the jog of track ``walker`` through the junction at the origin, between the two
+    # streets it walks in and out by
+    junctions = np.array([[0.0, 0.0]])
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
+    streets, _ = group_streets(tracks, segments)
+    street_of = {i: st.id for st in streets for i in (*st.forward, *st.backward)}
+    came, went = next(
+        (street_of[i], street_of[i + 1])
+        for i in range(len(segments) - 1)
+        if segments[i].track == walker == segments[i + 1].track
+    )
+    return _own_arms_jog(tracks, segments, street_of, 0, junctions[0], ({came}, {went}), _OWN)
+
+
+def test_own_arms_jog_measures_the_walkers_offset_between_the_side_streets() -> None:
+    jog = _walker_jog(_tees_one_side_street_slanted(), 3)
+    assert jog is not None
+    assert 7.5 < jog < 10.0  # x = 4 against the south street's -3 .. -6
+    jog = _walker_jog(_crossing_whose_turns_drift(across=True), 3)
+    assert jog is not None
+    assert jog < 0.5
+
+
+def test_a_walker_who_turns_back_into_a_street_on_the_same_side_jogs_nowhere() -> None:
+    # two Ts 10 m apart whose side streets both leave southwards; the walker comes up one
+    # and goes down the other: its legs leave the junction the same way, not across it
+    tees = [
+        *_two_tees(10.0),
+        _walk([(-5, -60), (-5, 0), (5, 0), (5, -60)], "up the west street, down the east"),
+    ]
+    assert _walker_jog(tees, 3) is None
+
+
 def test_staggered_tees_whose_far_lines_stay_6_2_m_apart_stay_one_junction() -> None:
     # side streets 5.7 m apart, straight: their lines meet the through street 6.2 m apart
     # near and far; only the unconfirmed rule (split_own_arms_far_m None) splits them
     assert np.allclose(_split(_staggered_tees(5.7), (0.0, 0.0), _OWN), [[0.0, 0.0]])
-    near_only = RefineParams(split_own_arms_m=6.0, split_own_arms_far_m=None)
+    near_only = RefineParams(
+        split_own_arms_m=6.0, split_own_arms_far_m=None, split_own_arms_jog_m=None
+    )
     found = _split(_staggered_tees(5.7), (0.0, 0.0), near_only)
     assert len(found) == 2
     found = found[np.argsort(found[:, 0])]
@@ -317,7 +395,9 @@ def test_staggered_tees_whose_far_lines_stay_6_2_m_apart_stay_one_junction() -> 
 
 
 def test_staggered_tees_closer_than_split_own_arms_m_stay_one_junction() -> None:
-    near_only = RefineParams(split_own_arms_m=6.0, split_own_arms_far_m=None)
+    near_only = RefineParams(
+        split_own_arms_m=6.0, split_own_arms_far_m=None, split_own_arms_jog_m=None
+    )
     assert np.allclose(_split(_staggered_tees(5.0), (0.0, 0.0), near_only), [[0.0, 0.0]])
     assert np.allclose(_split(_staggered_tees(0.0), (0.0, 0.0), _OWN), [[0.0, 0.0]])
 
