@@ -589,6 +589,32 @@ def test_the_aided_poses_are_refused_when_they_split_a_walk_the_gps_keeps_whole(
     assert not _opens_no_gap(own_gap, plain, spacing_m=1.0)
 
 
+def _kept_every_metre_east(
+    t: np.ndarray, x: np.ndarray, start_gps: float
+) -> tuple[FrameSelection, HeadingFusion, SyncResult]:
+    """Ingest's frame selection, heading and sync for a walker heading east (90 degrees) along
+    ``x`` (metres at video times ``t``, seconds; the video starts at GPS time ``start_gps``):
+    a frame kept at the first sample of every metre, the pictures' heading 90 degrees."""
+    kept = np.flatnonzero(np.diff(np.floor(x), prepend=-1.0) > 0)
+    selection = FrameSelection(
+        source_index=kept.astype(np.int64),
+        source_pts=kept.astype(np.int64),
+        t_s=t[kept],
+        x_m=x[kept],
+        y_m=np.zeros(kept.shape[0]),
+        heading_deg=np.full(kept.shape[0], 90.0),
+        distance_m=x[kept],
+    )
+    heading = HeadingFusion(
+        heading_deg=np.full(kept.shape[0], 90.0),
+        visual=True,
+        residual_deg=0.0,
+        dense_t_s=t,
+        dense_heading_deg=np.full(t.shape, 90.0),
+    )
+    return selection, heading, SyncResult(video_start_gps=start_gps, offset_s=0.0, method="given")
+
+
 def _walk_with_a_creeping_stop(
     seed: int,
 ) -> tuple[FrameSelection, HeadingFusion, SmoothTrack, SyncResult, IngestOptions, tuple[int, int]]:
@@ -617,25 +643,8 @@ def _walk_with_a_creeping_stop(
         meas_x_m=x[fix] + rng.normal(0.0, 1.0, fix.shape),
         meas_y_m=creep[fix] + rng.normal(0.0, 1.0, fix.shape),
     )
-    kept = np.flatnonzero(np.diff(np.floor(x), prepend=-1.0) > 0)  # every metre of the walk
-    selection = FrameSelection(
-        source_index=kept.astype(np.int64),
-        source_pts=kept.astype(np.int64),
-        t_s=t[kept],
-        x_m=x[kept],
-        y_m=np.zeros(kept.shape[0]),
-        heading_deg=np.full(kept.shape[0], 90.0),
-        distance_m=x[kept],
-    )
-    heading = HeadingFusion(
-        heading_deg=np.full(kept.shape[0], 90.0),
-        visual=True,
-        residual_deg=0.0,
-        dense_t_s=t,
-        dense_heading_deg=np.full(t.shape, 90.0),
-    )
-    sync = SyncResult(video_start_gps=start_gps, offset_s=0.0, method="given")
-    stop = int(np.flatnonzero(np.diff(t[kept]) > 60.0)[0])
+    selection, heading, sync = _kept_every_metre_east(t, x, start_gps)
+    stop = int(np.flatnonzero(np.diff(selection.t_s) > 60.0)[0])
     return selection, heading, smooth, sync, IngestOptions(), (stop, stop + 1)
 
 
@@ -692,24 +701,7 @@ def test_reweight_runs_keeps_the_aided_poses_off_a_burst_the_cleaning_kept(seed:
         meas_x_m=x[fix] + rng.normal(0.0, 3.0, fix.shape),
         meas_y_m=burst_m + rng.normal(0.0, 3.0, fix.shape),
     )
-    kept = np.flatnonzero(np.diff(np.floor(x), prepend=-1.0) > 0)
-    selection = FrameSelection(
-        source_index=kept.astype(np.int64),
-        source_pts=kept.astype(np.int64),
-        t_s=t[kept],
-        x_m=x[kept],
-        y_m=np.zeros(kept.shape[0]),
-        heading_deg=np.full(kept.shape[0], 90.0),
-        distance_m=x[kept],
-    )
-    heading = HeadingFusion(
-        heading_deg=np.full(kept.shape[0], 90.0),
-        visual=True,
-        residual_deg=0.0,
-        dense_t_s=t,
-        dense_heading_deg=np.full(t.shape, 90.0),
-    )
-    sync = SyncResult(video_start_gps=start_gps, offset_s=0.0, method="given")
+    selection, heading, sync = _kept_every_metre_east(t, x, start_gps)
     burst = (selection.t_s >= 50.0) & (selection.t_s < 70.0)
 
     def burst_rmse(opts: IngestOptions) -> float:
