@@ -43,7 +43,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from city360.geo import angle_diff_deg, bearing_deg
-from city360.pose_graph.segments import Segment, Street
+from city360.pose_graph.segments import Segment, Street, street_of_segment
 from city360.pose_graph.tracks import Track
 
 __all__ = ["ApartParams", "apart_junctions"]
@@ -269,7 +269,7 @@ def apart_junctions(
     """
     params = params or ApartParams()
     junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
-    street_of = {i: street.id for street in streets for i in (*street.forward, *street.backward)}
+    street_of = street_of_segment(streets)
     visits: dict[int, list[_Pass]] = {}
     joined_before = False  # whether the segment before this one ends where this one starts
     for i, seg in enumerate(segments):

@@ -30,7 +30,7 @@ import numpy.typing as npt
 
 from city360.geo import angle_diff_deg, bearing_deg
 from city360.pose_graph.junctions import merge_close
-from city360.pose_graph.segments import Segment, Street
+from city360.pose_graph.segments import Segment, Street, street_of_segment
 from city360.pose_graph.tracks import Track
 
 __all__ = ["EndTeeParams", "end_tees"]
@@ -83,10 +83,6 @@ def _end_street_heading(track: Track, *, at_start: bool, params: EndTeeParams) -
     return bearing_deg(float(step[0]), float(step[1]))
 
 
-def _street_of_segment(streets: Sequence[Street]) -> dict[int, int]:
-    return {s: street.id for street in streets for s in (*street.forward, *street.backward)}
-
-
 def _dead_end_segments(
     segments: Sequence[Segment], n_junctions: int
 ) -> list[tuple[int, int, bool]]:
@@ -118,7 +114,7 @@ def end_tees(
     """
     params = params or EndTeeParams()
     junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
-    street_of = _street_of_segment(streets)
+    street_of = street_of_segment(streets)
     found: list[FloatArray] = []
     for seg_index, k, at_start in _dead_end_segments(segments, len(junctions_xy)):
         track = tracks[k]

@@ -41,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from city360.geo import angle_diff_deg, bearing_deg
-from city360.pose_graph.segments import Segment, Street
+from city360.pose_graph.segments import Segment, Street, street_of_segment
 from city360.pose_graph.tracks import Track
 
 __all__ = ["ForkFix", "FusedForkParams", "forks_at_video_ends", "fused_forks", "video_ends"]
@@ -155,7 +155,7 @@ def cut_nodes(
     for street in streets:
         for node in {street.a, street.b}:
             streets_at[node].append(street)
-    street_of = {i: street.id for street in streets for i in (*street.forward, *street.backward)}
+    street_of = street_of_segment(streets)
     return CutNodes(nodes_xy, len(junctions_xy), streets_at, street_of, neighbours(segments))
 
 

@@ -22,14 +22,14 @@ either side of it). All positions are metres in the city CRS.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
 import numpy.typing as npt
 
-from city360.pose_graph.segments import Segment, Street
+from city360.pose_graph.segments import Segment, Street, street_of_segment
 from city360.pose_graph.tracks import Track
 
 __all__ = ["RefineParams", "refine_junctions", "split_junctions", "split_side_by_side"]
@@ -224,6 +224,16 @@ def _arm_poses(
     return {key: np.concatenate(parts) for key, parts in arms.items()}
 
 
+def _lined_arms(
+    poses: dict[tuple[int, int], FloatArray], params: RefineParams
+) -> Iterator[tuple[int, int, FloatArray]]:
+    """(junction, street, poses) of each arm of ``poses`` (:func:`_arm_poses`) with
+    ``min_poses`` poses or more, in its order: the arms :func:`_arm_lines` fits a line to."""
+    for (node, street), points in poses.items():
+        if len(points) >= params.min_poses:
+            yield node, street, points
+
+
 def _arm_lines(
     tracks: Sequence[Track],
     junctions_xy: FloatArray,
@@ -239,18 +249,18 @@ def _arm_lines(
         poses = _arm_poses(tracks, junctions_xy, segments, streets, params)
     lines_of: dict[int, list[tuple[FloatArray, FloatArray, float]]] = defaultdict(list)
     arm_count: dict[int, int] = defaultdict(int)
-    for (node, _), points in poses.items():
+    for node, _ in poses:
         arm_count[node] += 1
-        if len(points) >= params.min_poses:
-            centre, direction = _line(points)
-            reach = np.hypot(*(points - junctions_xy[node]).T)
-            if reach.max() < params.far_m - params.near_m:
-                # a stub walked in and back (a V of two legs): its axis runs from the legs'
-                # centroid to the apex, which SVD of an uneven V tilts
-                apex = points[reach >= reach.max() - 1.0].mean(axis=0)
-                if np.hypot(*(apex - centre)) > 1.0:
-                    direction = (apex - centre) / np.hypot(*(apex - centre))
-            lines_of[node].append((centre, direction, 1.0))
+    for node, _, points in _lined_arms(poses, params):
+        centre, direction = _line(points)
+        reach = np.hypot(*(points - junctions_xy[node]).T)
+        if reach.max() < params.far_m - params.near_m:
+            # a stub walked in and back (a V of two legs): its axis runs from the legs'
+            # centroid to the apex, which SVD of an uneven V tilts
+            apex = points[reach >= reach.max() - 1.0].mean(axis=0)
+            if np.hypot(*(apex - centre)) > 1.0:
+                direction = (apex - centre) / np.hypot(*(apex - centre))
+        lines_of[node].append((centre, direction, 1.0))
     return lines_of, arm_count
 
 
@@ -652,11 +662,10 @@ def split_junctions(
     junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
     poses = _arm_poses(tracks, junctions_xy, segments, streets, params)
     lines_of, _ = _arm_lines(tracks, junctions_xy, segments, streets, params, poses)
-    streets_of: dict[int, list[int]] = defaultdict(list)  # per junction, in its lines' order
-    for (node, street), points in poses.items():
-        if len(points) >= params.min_poses:
-            streets_of[node].append(street)
-    street_of = {i: street.id for street in streets for i in (*street.forward, *street.backward)}
+    # for the jog, made at the first candidate: per junction its lines' streets, in order;
+    # per segment its street
+    streets_of: dict[int, list[int]] | None = None
+    segment_street: dict[int, int] = {}
     far_lines_of: dict[int, list[tuple[FloatArray, FloatArray, float]]] | None = None
     out: list[FloatArray] = []
     for node, node_xy in enumerate(junctions_xy):
@@ -673,10 +682,15 @@ def split_junctions(
         if not apart and len(places) == 2:
             places = _own_arms(node_xy, lines_of[node], params)
             if places and params.split_own_arms_jog_m is not None:
+                if streets_of is None:
+                    streets_of = defaultdict(list)
+                    for at, street, _ in _lined_arms(poses, params):
+                        streets_of[at].append(street)
+                    segment_street = street_of_segment(streets)
                 jog = _own_arms_jog(
                     tracks,
                     segments,
-                    street_of,
+                    segment_street,
                     node,
                     node_xy,
                     _own_streets(node_xy, lines_of[node], streets_of[node], params),

@@ -142,6 +142,12 @@ class Street:
     backward: tuple[int, ...]
 
 
+def street_of_segment(streets: Iterable[Street]) -> dict[int, int]:
+    """Per segment index, the id of the street it was grouped into (segments in no street
+    are absent)."""
+    return {i: street.id for street in streets for i in (*street.forward, *street.backward)}
+
+
 def segment_polyline(track: Track, segment: Segment, samples: int) -> FloatArray:
     """``samples`` points at equal fractions of the segment's length, u -> v."""
     arc = track.arc_m
