@@ -466,34 +466,34 @@ def _read_as_one(
     junctions joined by a street shorter than ``MATCH_M``), read as that one place.
 
     ``place_nodes``: the built junction matched to each contracted place (true node id ->
-    built node); ``extras``: the built junctions matched to nothing. An extra within
-    ``MATCH_M`` of another true junction of a place (``absorbed``, metres) than the one the
-    place's built junction was matched by (the place's own position, or the half it was
-    matched to by :func:`_match_places`), joined to it by a built street, is that place's
-    other half, not an invented junction. Only extras are read so: a built junction that
-    matches a true one keeps it.
+    built node); ``extras``: the built junctions matched to nothing. The place's built
+    junction and the extras joined to it by a built street are assigned to the place's true
+    junctions (``absorbed``, metres), one each: as many pairs within ``MATCH_M`` as can be,
+    then the nearest (the place's built junction always stands at one of them, not
+    necessarily the place's own position). An extra so paired is that place's other half,
+    not an invented junction. Only extras are read so: a built junction that matches a true
+    one keeps it.
     Returns {merged-away node: kept node}."""
     merged: dict[int, int] = {}
     for place, members in absorbed.items():
         kept = place_nodes.get(place)
         if kept is None or kept not in streets:
             continue
-        kx, ky = xy[kept]
-        at = members[0]  # the place's own position, unless it was matched by another half
-        if float(np.hypot(at[0] - kx, at[1] - ky)) > MATCH_M:
-            at = min(members, key=lambda m: float(np.hypot(m[0] - kx, m[1] - ky)))
-        for mx, my in [m for m in members if m is not at]:  # the halves it does not stand at
-            near = [
-                n
-                for n in extras
-                if n not in merged
-                and n in streets
-                and streets.has_edge(n, kept)
-                and float(np.hypot(xy[n][0] - mx, xy[n][1] - my)) <= MATCH_M
-            ]
-            if near:
-                nearest = min(near, key=lambda n: float(np.hypot(xy[n][0] - mx, xy[n][1] - my)))
-                merged[nearest] = kept
+        near = [n for n in extras if n not in merged and n in streets and streets.has_edge(n, kept)]
+        if not near:
+            continue
+        built = [kept, *near]
+        gaps = np.array(
+            [[float(np.hypot(xy[b][0] - mx, xy[b][1] - my)) for mx, my in members] for b in built]
+        )
+        # one built junction per true junction of the place, as many within MATCH_M as can be
+        # (then nearest); the kept junction stands at one of them
+        cost = np.where(gaps <= MATCH_M, gaps, 1e6)
+        cost[0] -= 1e7
+        rows, cols = linear_sum_assignment(cost)
+        for r, c in zip(rows, cols, strict=True):
+            if r > 0 and gaps[r, c] <= MATCH_M:
+                merged[built[r]] = kept
     return merged
 
 

@@ -309,7 +309,13 @@ def test_staggered_tees_whose_far_lines_meet_apart_split_with_own_arms() -> None
 
 
 def test_staggered_tees_whose_far_lines_meet_apart_stay_one_with_own_arms_off() -> None:
-    assert np.allclose(_split(_tees_one_side_street_slanted(), (0.0, 0.0)), [[0.0, 0.0]])
+    off = RefineParams(split_own_arms_m=None)
+    assert np.allclose(_split(_tees_one_side_street_slanted(), (0.0, 0.0), off), [[0.0, 0.0]])
+
+
+def test_split_own_arms_is_on_by_default() -> None:
+    assert RefineParams().split_own_arms_m == 6.0
+    assert RefineParams().split_own_arms_jog_m == 5.0
 
 
 def test_staggered_tees_that_no_walker_crosses_stay_one_junction() -> None:

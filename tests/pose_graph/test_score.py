@@ -554,3 +554,24 @@ def test_a_street_that_stops_7_m_short_stays_a_dead_end() -> None:
     result = score(_built(BUILT_TEE_NODES, BUILT_TEE), _short_end(6.8))
     assert not result.read_short_ends
     assert (result.junction_precision, result.junction_recall) == (0.5, 1.0)
+
+
+def test_a_place_built_as_two_junctions_reads_each_at_the_true_junction_it_stands_by() -> None:
+    """Two true junctions 4.5 m apart, one place (T1 at the origin with four streets, T2 east
+    of it with three). The build makes one junction 0.6 m from T2 (5.1 m from T1, so it
+    matches the place) and another 7.2 m west of T1 (11.7 m from T2), joined by a street.
+    Each stands by its own true junction: one place, no extra. Before, the first was taken to
+    stand at T1, the place's position, and the second counted as an extra."""
+    truth = _truth(
+        {1: (0.0, 0.0), 2: (4.5, 0.0), 10: (-60.0, 0.0), 11: (0.0, -60.0), 13: (0.0, 60.0),
+         12: (64.5, 0.0), 14: (4.5, -60.0)},
+        [(1, 2), (1, 10), (1, 11), (1, 13), (2, 12), (2, 14)],
+    )  # fmt: skip
+    built = _built(
+        {101: (-7.2, 0.0), 102: (5.1, 0.0), 10: (-60.0, 0.0), 11: (0.0, -60.0),
+         13: (0.0, 60.0), 12: (64.5, 0.0), 14: (4.5, -60.0)},
+        [(101, 102), (101, 10), (101, 11), (101, 13), (102, 12), (102, 14)],
+    )  # fmt: skip
+    result = score(built, truth)
+    assert result.extra_junctions == []
+    assert result.junction_precision == result.junction_recall == 1.0
