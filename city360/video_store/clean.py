@@ -216,6 +216,10 @@ class SmoothTrack:
     """Points of the file without a usable position, left out before cleaning (no fix, at
     lat 0, lon 0, out of range; a fix repeated at its time is not counted): not among
     ``dropped``."""
+    cut_t_s: FloatArray | None = None
+    """GPS times of the usable fixes the cleaning left out (spikes, end outliers, excursions,
+    bursts), sorted; None when not recorded. :mod:`.cut_edges` reads it to find the kept fixes
+    that stand beside a run of cut ones."""
 
     def in_break(self, t_s: npt.ArrayLike) -> npt.NDArray[np.bool_]:
         """Mask of GPS times strictly inside one of :attr:`breaks_s`."""
@@ -462,6 +466,7 @@ def clean_track(
         meas_y_m=y,
         breaks_s=tuple(breaks),
         meas_sigma_m=meas_sigma,
+        cut_t_s=np.sort(np.delete(usable.t_s, index)),
     )
 
 

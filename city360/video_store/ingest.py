@@ -41,6 +41,7 @@ from city360.city import (
 from city360.errors import City360Error, GpsError, OutputError, VideoError
 from city360.geo import LocalProjection
 from city360.video_store.clean import CleanParams, SmoothTrack, clean_track
+from city360.video_store.cut_edges import beside_cuts
 from city360.video_store.decode import VideoInfo, iter_frames, probe_video
 from city360.video_store.dual_fisheye import DualFisheye
 from city360.video_store.gps import GpsTrack, read_embedded_track, read_track
@@ -100,6 +101,10 @@ __all__ = [
 ProgressCallback = Callable[[str, int, int], None]
 """``(phase, done, total)``: phase is "motion" or "frames"; counts are source frames."""
 
+CUT_MIN_FIXES = 3
+"""A run of cut fixes at least this long is a burst whose edges
+:attr:`IngestOptions.cut_ramp_fixes` and :attr:`IngestOptions.cut_island_fixes` look at."""
+
 LEAP_FACTOR = 1.0
 """An aided step between two kept frames across which the plain track stands is a leap
 (and is smoothed again standing still) when it is longer than this many times
@@ -153,6 +158,16 @@ class IngestOptions:
     all worse) and every Hamburg phone walk (1.76-2.37 -> 1.87-2.52 m): it also down-weights
     fixes where the pictures' own heading or speed is off. docs/design-notes.md, round
     twenty-seven, branch canyon27."""
+    cut_ramp_fixes: int = 0
+    """The heading-aided smoother leaves out this many kept fixes next to each end of a run of
+    at least :data:`CUT_MIN_FIXES` fixes the cleaning cut (a canyon burst's ramp,
+    :func:`~city360.video_store.cut_edges.beside_cuts`); 0: none (see :attr:`cut_island_fixes`
+    for the measured figures)."""
+    cut_island_fixes: int = 0
+    """The heading-aided smoother leaves out every run of at most this many kept fixes with a
+    run of at least :data:`CUT_MIN_FIXES` cut fixes on each side (a burst's fix the burst test
+    kept between two cut runs of it, :func:`~city360.video_store.cut_edges.beside_cuts`); 0:
+    none."""
     still_wander: bool = True
     """Where the pictures say the camera stands but the GPS-only smoothing wanders (faster
     than :data:`~city360.video_store.resample.GPS_STILL_SPEED_MPS` along its path), keep one
@@ -608,6 +623,14 @@ def _aided_positions(
     for lo, hi in zip(bounds[::2], bounds[1::2], strict=True):
         dense = (dense_gps >= lo) & (dense_gps <= hi)
         meas = (smooth.meas_t_s >= lo) & (smooth.meas_t_s <= hi)
+        if smooth.cut_t_s is not None and (opts.cut_ramp_fixes or opts.cut_island_fixes):
+            meas &= ~beside_cuts(
+                smooth.meas_t_s,
+                smooth.cut_t_s,
+                min_cut=CUT_MIN_FIXES,
+                ramp=opts.cut_ramp_fixes,
+                island=opts.cut_island_fixes,
+            )
         rows = (kept_gps >= lo) & (kept_gps <= hi)
         if dense.sum() < 2 or meas.sum() < 2 or not rows.any():
             continue
