@@ -218,8 +218,13 @@ class SmoothTrack:
     ``dropped``."""
     cut_t_s: FloatArray | None = None
     """GPS times of the usable fixes the cleaning left out (spikes, end outliers, excursions,
-    bursts), sorted; None when not recorded. :mod:`.cut_edges` reads it to find the kept fixes
-    that stand beside a run of cut ones."""
+    bursts), increasing; None when not recorded. :mod:`.cut_edges` reads it to find the kept
+    fixes that stand beside a run of cut ones."""
+    cut_x_m: FloatArray | None = None
+    """Where the receiver put those fixes, metres (None when not recorded)."""
+    cut_y_m: FloatArray | None = None
+    cut_sigma_m: FloatArray | None = None
+    """Their sigmas from their reported quality, as :attr:`meas_sigma_m`."""
 
     def in_break(self, t_s: npt.ArrayLike) -> npt.NDArray[np.bool_]:
         """Mask of GPS times strictly inside one of :attr:`breaks_s`."""
@@ -371,6 +376,7 @@ def clean_track(
     params = params or CleanParams()
     usable = validate_track(track)
     x, y = projection.to_xy(usable.lat, usable.lon)
+    all_x, all_y = x, y  # the cut fixes are recorded where the receiver put them
     sigma = (
         horizontal_sigma_m(
             usable.quality, fallback_sigma_m=params.gps_sigma_m, noise=params.quality_noise
@@ -466,7 +472,10 @@ def clean_track(
         meas_y_m=y,
         breaks_s=tuple(breaks),
         meas_sigma_m=meas_sigma,
-        cut_t_s=np.sort(np.delete(usable.t_s, index)),
+        cut_t_s=np.delete(usable.t_s, index),
+        cut_x_m=np.delete(all_x, index),
+        cut_y_m=np.delete(all_y, index),
+        cut_sigma_m=None if sigma is None else np.delete(sigma, index),
     )
 
 

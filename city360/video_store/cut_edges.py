@@ -17,7 +17,9 @@ import itertools
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["beside_cuts"]
+from city360.video_store.clean import SmoothTrack
+
+__all__ = ["beside_cuts", "in_cut_runs", "with_cut_fixes"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -57,3 +59,47 @@ def beside_cuts(
     marked &= ~is_cut
     out[np.searchsorted(kept_rows, np.flatnonzero(marked))] = True
     return out
+
+
+def in_cut_runs(
+    meas_t_s: FloatArray, cut_t_s: FloatArray, *, min_cut: int = 3
+) -> npt.NDArray[np.bool_]:
+    """Mask of the cut fixes (``cut_t_s``, increasing GPS seconds) that lie in a run of at
+    least ``min_cut`` cut fixes with no kept fix (``meas_t_s``) between them."""
+    out = np.zeros(cut_t_s.shape[0], bool)
+    if cut_t_s.shape[0] == 0:
+        return out
+    # the number of kept fixes before each cut fix names its run
+    run_of = np.searchsorted(meas_t_s, cut_t_s)
+    _, first, counts = np.unique(run_of, return_index=True, return_counts=True)
+    for start, count in zip(first.tolist(), counts.tolist(), strict=True):
+        if count >= min_cut:
+            out[start : start + count] = True
+    return out
+
+
+def with_cut_fixes(
+    smooth: SmoothTrack,
+    back: npt.NDArray[np.bool_],
+    t_s: FloatArray,
+    x_m: FloatArray,
+    y_m: FloatArray,
+    sigma_m: FloatArray | None,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray | None]:
+    """The fixes ``(t_s, x_m, y_m, sigma_m)`` with the cut fixes ``back`` (a mask over
+    ``smooth``'s cut fixes) put back, in time order; a cut fix without a recorded sigma gets
+    the largest sigma of the fixes given."""
+    if smooth.cut_x_m is None or smooth.cut_y_m is None or smooth.cut_t_s is None:
+        return t_s, x_m, y_m, sigma_m
+    t = np.concatenate([t_s, smooth.cut_t_s[back]])
+    order = np.argsort(t, kind="stable")
+    x = np.concatenate([x_m, smooth.cut_x_m[back]])[order]
+    y = np.concatenate([y_m, smooth.cut_y_m[back]])[order]
+    if sigma_m is None:
+        return t[order], x, y, None
+    cut_sigma = (
+        np.full(int(back.sum()), float(sigma_m.max(initial=0.0)))
+        if smooth.cut_sigma_m is None
+        else smooth.cut_sigma_m[back]
+    )
+    return t[order], x, y, np.concatenate([sigma_m, cut_sigma])[order]

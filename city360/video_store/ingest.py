@@ -41,7 +41,7 @@ from city360.city import (
 from city360.errors import City360Error, GpsError, OutputError, VideoError
 from city360.geo import LocalProjection
 from city360.video_store.clean import CleanParams, SmoothTrack, clean_track
-from city360.video_store.cut_edges import beside_cuts
+from city360.video_store.cut_edges import beside_cuts, with_cut_fixes
 from city360.video_store.decode import VideoInfo, iter_frames, probe_video
 from city360.video_store.dual_fisheye import DualFisheye
 from city360.video_store.gps import GpsTrack, read_embedded_track, read_track
@@ -104,6 +104,10 @@ ProgressCallback = Callable[[str, int, int], None]
 CUT_MIN_FIXES = 3
 """A run of cut fixes at least this long is a burst whose edges
 :attr:`IngestOptions.cut_ramp_fixes` and :attr:`IngestOptions.cut_island_fixes` look at."""
+
+CUT_READMIT_PASSES = 3
+"""How many times :attr:`IngestOptions.cut_readmit_m` puts fixes back and smooths again (each
+pass may reach further into a cut run, from the bridge the last one made)."""
 
 LEAP_FACTOR = 1.0
 """An aided step between two kept frames across which the plain track stands is a leap
@@ -168,6 +172,10 @@ class IngestOptions:
     run of at least :data:`CUT_MIN_FIXES` cut fixes on each side (a burst's fix the burst test
     kept between two cut runs of it, :func:`~city360.video_store.cut_edges.beside_cuts`); 0:
     none."""
+    cut_readmit_m: float | None = None
+    """After the heading-aided smoother has bridged a run of at least :data:`CUT_MIN_FIXES`
+    cut fixes, smooth again with those of them that stand within this many metres of the
+    bridge (a clean fix the burst test cut beside a burst); None: none."""
     still_wander: bool = True
     """Where the pictures say the camera stands but the GPS-only smoothing wanders (faster
     than :data:`~city360.video_store.resample.GPS_STILL_SPEED_MPS` along its path), keep one
@@ -635,27 +643,88 @@ def _aided_positions(
         if dense.sum() < 2 or meas.sum() < 2 or not rows.any():
             continue
         smoother = reweighted_heading_aided_smooth if opts.reweight_runs else heading_aided_smooth
-        rx, ry, _ = smoother(
+        fix_t, fix_x, fix_y = smooth.meas_t_s[meas], smooth.meas_x_m[meas], smooth.meas_y_m[meas]
+        fix_sigma = None if smooth.meas_sigma_m is None else smooth.meas_sigma_m[meas]
+        dense_heading = heading.dense_heading_deg[dense]
+        still = (
+            None
+            if still_pairs is None
+            else _still_steps(selection.t_s, heading.dense_t_s[dense], still_pairs)
+        )
+        speed = (
+            None
+            if opts.aided_speed_sigma is None
+            else np.interp(dense_gps[dense], smooth.t_s, smooth.speed_mps)
+        )
+
+        run = partial(
+            smoother,
             dense_gps[dense],
-            heading.dense_heading_deg[dense],
-            smooth.meas_t_s[meas],
-            smooth.meas_x_m[meas],
-            smooth.meas_y_m[meas],
+            dense_heading,
             sigma_m=opts.clean.gps_sigma_m,
             gate_sigma=opts.clean.gate_sigma,
-            meas_sigma_m=None if smooth.meas_sigma_m is None else smooth.meas_sigma_m[meas],
-            speed_mps=None
-            if opts.aided_speed_sigma is None
-            else np.interp(dense_gps[dense], smooth.t_s, smooth.speed_mps),
+            speed_mps=speed,
             speed_meas_sigma=1.0 if opts.aided_speed_sigma is None else opts.aided_speed_sigma,
             cross_sigma_per_mps=opts.aided_cross_sigma,
-            still=None
-            if still_pairs is None
-            else _still_steps(selection.t_s, heading.dense_t_s[dense], still_pairs),
+            still=still,
         )
+        rx, ry, _ = run(fix_t, fix_x, fix_y, meas_sigma_m=fix_sigma)
+        back = None
+        for _ in range(CUT_READMIT_PASSES if opts.cut_readmit_m is not None else 0):
+            grown = _readmitted(
+                smooth, lo, hi, dense_gps[dense], rx, ry, opts.cut_readmit_m, already=back
+            )
+            if not grown.any() or (back is not None and np.array_equal(grown, back)):
+                break
+            back = grown
+            t, fx, fy, sigma = with_cut_fixes(smooth, back, fix_t, fix_x, fix_y, fix_sigma)
+            rx, ry, _ = run(t, fx, fy, meas_sigma_m=sigma)
         x_m[rows] = np.interp(kept_gps[rows], dense_gps[dense], rx)
         y_m[rows] = np.interp(kept_gps[rows], dense_gps[dense], ry)
     return x_m, y_m
+
+
+def _readmitted(
+    smooth: SmoothTrack,
+    lo: float,
+    hi: float,
+    t_s: npt.NDArray[np.float64],
+    x_m: npt.NDArray[np.float64],
+    y_m: npt.NDArray[np.float64],
+    within_m: float,
+    *,
+    already: npt.NDArray[np.bool_] | None = None,
+) -> npt.NDArray[np.bool_]:
+    """Mask of the cut fixes (:attr:`SmoothTrack.cut_t_s`) between GPS times ``lo`` and
+    ``hi`` to put back: in each run of at least :data:`CUT_MIN_FIXES` cut fixes, those at
+    either end of the run that stand within ``within_m`` of the aided track
+    ``(t_s, x_m, y_m)``, up to the first that does not (the run's middle, the burst, stays
+    cut). ``already``: fixes put back before, which count as ends."""
+    if smooth.cut_t_s is None or smooth.cut_x_m is None or smooth.cut_y_m is None:
+        return np.zeros(0, bool)
+    cut_t = smooth.cut_t_s
+    back = np.zeros(cut_t.shape[0], bool) if already is None else already.copy()
+    near = (
+        np.hypot(
+            smooth.cut_x_m - np.interp(cut_t, t_s, x_m), smooth.cut_y_m - np.interp(cut_t, t_s, y_m)
+        )
+        <= within_m
+    )
+    near &= (cut_t >= lo) & (cut_t <= hi)
+    run_of = np.searchsorted(smooth.meas_t_s, cut_t)  # kept fixes before: names the run
+    _, first, counts = np.unique(run_of, return_index=True, return_counts=True)
+    for start, count in zip(first.tolist(), counts.tolist(), strict=True):
+        if count < CUT_MIN_FIXES:
+            continue
+        for row in range(start, start + count):  # from the run's first fix inward
+            if not (back[row] or near[row]):
+                break
+            back[row] = True
+        for row in range(start + count - 1, start - 1, -1):  # and from its last
+            if not (back[row] or near[row]):
+                break
+            back[row] = True
+    return back
 
 
 def _choose_positions(
