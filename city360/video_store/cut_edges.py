@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from city360.video_store.clean import SmoothTrack
 
-__all__ = ["beside_cuts", "in_cut_runs", "with_cut_fixes"]
+__all__ = ["beside_cuts", "with_cut_fixes"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -58,23 +58,6 @@ def beside_cuts(
             marked[b:a] = True
     marked &= ~is_cut
     out[np.searchsorted(kept_rows, np.flatnonzero(marked))] = True
-    return out
-
-
-def in_cut_runs(
-    meas_t_s: FloatArray, cut_t_s: FloatArray, *, min_cut: int = 3
-) -> npt.NDArray[np.bool_]:
-    """Mask of the cut fixes (``cut_t_s``, increasing GPS seconds) that lie in a run of at
-    least ``min_cut`` cut fixes with no kept fix (``meas_t_s``) between them."""
-    out = np.zeros(cut_t_s.shape[0], bool)
-    if cut_t_s.shape[0] == 0:
-        return out
-    # the number of kept fixes before each cut fix names its run
-    run_of = np.searchsorted(meas_t_s, cut_t_s)
-    _, first, counts = np.unique(run_of, return_index=True, return_counts=True)
-    for start, count in zip(first.tolist(), counts.tolist(), strict=True):
-        if count >= min_cut:
-            out[start : start + count] = True
     return out
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from city360.video_store.cut_edges import beside_cuts
+from city360.video_store.cut_edges import beside_cuts, with_cut_fixes
 
 
 def _split(cut: set[int], n: int = 30) -> tuple[np.ndarray, np.ndarray]:
@@ -40,3 +40,30 @@ def test_a_dropout_does_not_part_a_kept_fix_from_the_cut_run_beside_it() -> None
     kept = np.array([0.0, 1.0, 2.0, 9.0, 10.0])  # no fix at all over 3-5 s
     cut = np.array([6.0, 7.0, 8.0])
     np.testing.assert_array_equal(kept[beside_cuts(kept, cut, ramp=1)], [2.0, 9.0])
+
+
+def test_with_cut_fixes_puts_the_chosen_cut_fixes_back_in_time_order() -> None:
+    from city360.video_store.clean import SmoothTrack
+
+    kept_t = np.array([0.0, 1.0, 5.0])
+    smooth = SmoothTrack(
+        t_s=kept_t,
+        x_m=kept_t,
+        y_m=kept_t,
+        speed_mps=kept_t,
+        heading_deg=kept_t,
+        dropped=3,
+        meas_t_s=kept_t,
+        meas_x_m=kept_t,
+        meas_y_m=kept_t,
+        cut_t_s=np.array([2.0, 3.0, 4.0]),
+        cut_x_m=np.array([20.0, 30.0, 40.0]),
+        cut_y_m=np.array([-2.0, -3.0, -4.0]),
+    )
+    back = np.array([False, True, True])
+    t, x, y, sigma = with_cut_fixes(smooth, back, kept_t, kept_t, kept_t, np.array([3.0, 4.0, 5.0]))
+    np.testing.assert_array_equal(t, [0.0, 1.0, 3.0, 4.0, 5.0])
+    np.testing.assert_array_equal(x, [0.0, 1.0, 30.0, 40.0, 5.0])
+    np.testing.assert_array_equal(y, [0.0, 1.0, -3.0, -4.0, 5.0])
+    assert sigma is not None
+    np.testing.assert_array_equal(sigma, [3.0, 4.0, 5.0, 5.0, 5.0])  # unknown: the largest
