@@ -756,9 +756,9 @@ def test_cut_island_fixes_keeps_the_bridge_off_a_burst_fix_left_between_two_cut_
 ) -> None:
     """The aided smoother bridges a cut burst with the pictures' heading, pinned to the fixes
     there: a fix of the burst the cleaning kept between two cut runs of it pulls the bridge
-    its way (main: 1.45-1.76 m off at the worst kept frame, seeds 0-3; 0.19-0.53 m without
-    it). With `IngestOptions.cut_island_fixes` (off by default) it is left out; with
-    `cut_ramp_fixes` the ramp fixes next to the cut are left out too."""
+    its way (1.45-1.76 m off at the worst kept frame, seeds 0-3; 0.19-0.53 m without it).
+    With `IngestOptions.cut_island_fixes` (1 by default since round twenty-eight) it is left
+    out; with `cut_ramp_fixes` (off) the ramp fixes next to the cut are left out too."""
     from city360.video_store.ingest import _aided_positions
 
     selection, heading, smooth, sync = _walk_with_a_cut_burst(seed)
@@ -769,11 +769,13 @@ def test_cut_island_fixes_keeps_the_bridge_off_a_burst_fix_left_between_two_cut_
         assert aided is not None
         return float(np.hypot(aided[0] - selection.x_m, aided[1])[bridge].max())
 
-    assert IngestOptions().cut_island_fixes == 0
+    off = IngestOptions(cut_island_fixes=0, cut_readmit_m=None)
+    assert IngestOptions().cut_island_fixes == 1
     assert IngestOptions().cut_ramp_fixes == 0
-    assert worst_m(IngestOptions()) > 1.4  # main: the kept burst fix pulls the bridge
-    assert worst_m(IngestOptions(cut_island_fixes=1)) < 0.7
-    assert worst_m(IngestOptions(cut_island_fixes=1, cut_ramp_fixes=1)) < 0.7
+    assert worst_m(off) > 1.4  # the kept burst fix pulls the bridge
+    assert worst_m(dataclasses.replace(off, cut_island_fixes=1)) < 0.7
+    assert worst_m(IngestOptions()) < 0.7
+    assert worst_m(dataclasses.replace(off, cut_island_fixes=1, cut_ramp_fixes=1)) < 0.7
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -782,9 +784,9 @@ def test_cut_readmit_m_puts_back_the_clean_fixes_a_burst_cut_took_with_it(seed: 
     north over 30-60 s (ramp fixes 8 m), and a cut that runs on to 80 s: the burst test cut
     20 s of clean fixes after the burst (the filmed Hamburg canyon twin of seed 8 lost
     138-153 s so). The GPS-only speed over the cut reads 0.9 m/s (its smoothing runs
-    straight across it), so the aided bridge comes up short. Main, over 60-80 s: 1.28-1.72 m
-    RMS (seeds 0-3); with `IngestOptions.cut_readmit_m` 6 m (off by default) the clean fixes
-    at the cut's end are put back: 0.60-0.74 m."""
+    straight across it), so the aided bridge comes up short. Without the rule, over 60-80 s: 1.28-1.72 m
+    RMS (seeds 0-3); with `IngestOptions.cut_readmit_m` 6 m (the default since round
+    twenty-eight) the clean fixes at the cut's end are put back: 0.60-0.74 m."""
     from city360.video_store.ingest import _aided_positions
 
     start_gps = 1_700_000_000.0
@@ -821,6 +823,6 @@ def test_cut_readmit_m_puts_back_the_clean_fixes_a_burst_cut_took_with_it(seed: 
         error = np.hypot(aided[0] - selection.x_m, aided[1])[after]
         return float(np.sqrt(np.mean(error**2)))
 
-    assert IngestOptions().cut_readmit_m is None
-    assert rmse_after(IngestOptions()) > 1.2  # main: the bridge across the cut is short
-    assert rmse_after(IngestOptions(cut_readmit_m=6.0)) < 0.8
+    assert IngestOptions().cut_readmit_m == 6.0
+    assert rmse_after(IngestOptions(cut_readmit_m=None)) > 1.2  # the bridge comes up short
+    assert rmse_after(IngestOptions()) < 0.8
