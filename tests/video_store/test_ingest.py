@@ -785,8 +785,9 @@ def test_cut_readmit_m_puts_back_the_clean_fixes_a_burst_cut_took_with_it(seed: 
     20 s of clean fixes after the burst (the filmed Hamburg canyon twin of seed 8 lost
     138-153 s so). The GPS-only speed over the cut reads 0.9 m/s (its smoothing runs
     straight across it), so the aided bridge comes up short. Without the rule, over
-    60-80 s: 1.28-1.72 m RMS (seeds 0-3); with `IngestOptions.cut_readmit_m` 6 m (the default since round
-    twenty-eight) the clean fixes at the cut's end are put back: 0.60-0.74 m."""
+    60-80 s: 1.28-1.72 m RMS (seeds 0-3); with `IngestOptions.cut_readmit_m` 6 m (the
+    default since round twenty-eight) the clean fixes at the cut's end are put back:
+    0.60-0.74 m."""
     from city360.video_store.ingest import _aided_positions
 
     start_gps = 1_700_000_000.0
