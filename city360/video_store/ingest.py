@@ -190,7 +190,7 @@ class IngestOptions:
     junction P / R / street F1 / turns unchanged (1 / 1 / 1 / 1 with and without OSM on all
     14); the Hamburg phone and SF camera and phone walks cut no run of 3 fixes the rule
     reaches: their poses are unchanged to the bit. At 10 m seed 8 goes to 3.462 m but seeds
-    1, 2, 3, 6 get 0.02-0.07 m worse; without the ends-only rule (every cut fix near the
+    1, 2, 3, 4, 6 get 0.02-0.07 m worse; without the ends-only rule (every cut fix near the
     bridge) seed 5's start, 15 m off, is pinned where it is wrong (6.811 -> 6.946 m)."""
     still_wander: bool = True
     """Where the pictures say the camera stands but the GPS-only smoothing wanders (faster
