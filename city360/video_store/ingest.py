@@ -686,10 +686,11 @@ def _aided_positions(
         )
         rx, ry, _ = run(fix_t, fix_x, fix_y, meas_sigma_m=fix_sigma)
         back = None
-        for _ in range(CUT_READMIT_PASSES if opts.cut_readmit_m is not None else 0):
-            grown = _readmitted(
-                smooth, lo, hi, dense_gps[dense], rx, ry, opts.cut_readmit_m, already=back
-            )
+        readmit_m = opts.cut_readmit_m
+        for _ in range(CUT_READMIT_PASSES):
+            if readmit_m is None:
+                break
+            grown = _readmitted(smooth, lo, hi, dense_gps[dense], rx, ry, readmit_m, already=back)
             if not grown.any() or (back is not None and np.array_equal(grown, back)):
                 break
             back = grown
