@@ -128,9 +128,9 @@ class RefineParams:
     within ``same_way_deg`` of each other and their lines run ``split_own_arms_jog_m`` or
     more apart across (centres, one common direction, as the jog): two streets come in
     side by side, one to each place; one crossing has no two streets leaving it the same
-    way (its side streets' own arms leave opposite ways). Old town wander+stops seed 1's knot of three Ts, (-35.8, 82.3) / (-27.6, 79.0)
-    8.8 m apart, two parallel streets from the south-west: lines 7.7 m apart, no pass
-    from one into the other. False: off."""
+    way (its side streets' own arms leave opposite ways). Old town wander+stops seed 1's
+    knot of three Ts, (-35.8, 82.3) / (-27.6, 79.0) 8.8 m apart, two parallel streets from
+    the south-west: lines 7.7 m apart, no pass from one into the other. False: off."""
     split_own_arms_far_m: float | None = 30.0
     """See ``split_own_arms_m``: how far out the confirming lines reach, metres; None: no
     confirmation (the candidate's near places are the junctions)."""
