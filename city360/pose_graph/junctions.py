@@ -91,6 +91,14 @@ class JunctionParams:
     0.868 -> 0.907, turns 0.915 -> 0.944), old town wander+stops 1 worse (R 1.000 -> 0.950,
     F1 1.000 -> 0.892: a true junction lost 30-50 m from the muted turns), Helsinki one-way
     1 turns 0.959 -> 0.956; the other 149 equal."""
+    turn_back_same_street: bool = True
+    """With ``quiet_turn_backs``: a U-turn is mid-street only when the walker goes back along
+    the street it came on (the way out, ``uturn_window_m`` after the turn, within
+    ``min_angle_deg`` of the way in): one that leaves along another street turned a sharp
+    corner at a junction, and its votes may be all that junction has (Helsinki one-way seed
+    1, walk_023 at (426.1, -417.0), 3.5 m from a T whose third street leaves 37 degrees off
+    and only it walks: muted, the T's turns came out wrong, turns 0.960 -> 0.957). Round
+    twenty-eight (branch turnback28)."""
     turn_back_reach_m: float = 12.0
     """A U-turn is mid-street when another pass runs along its street this far beyond the
     apex (in the direction the walker came) ..."""
@@ -254,6 +262,15 @@ def mid_street_turns(
                 continue
             way /= length
             came_deg = np.degrees(np.arctan2(way[0], way[1]))
+            if params.turn_back_same_street:
+                # the way the walker went, measured after the turn ended: back along the
+                # street it came on, or off along another (a sharp corner at a junction)
+                went = track.point_at(float(track.arc_m[stop - 1]) + params.uturn_window_m)
+                went = went - track.xy[stop - 1]
+                if np.hypot(*went) > 0.0:
+                    went_deg = np.degrees(np.arctan2(went[0], went[1]))
+                    if _axial_deg(went_deg, came_deg) >= params.min_angle_deg:
+                        continue
             if tree is None:
                 tree = cKDTree(xy)
             # passes along the street at the apex and beyond it: the street goes on
@@ -269,13 +286,23 @@ def mid_street_turns(
                 close = np.asarray(
                     tree.query_ball_point(track.xy[apex], params.turn_back_clear_m), np.int64
                 )
-                close = close[owner[close] != k]
+                # any other pass, the walker's own too (a route walk crosses its street
+                # once, on another pass of the same video)
+                other = (owner[close] != k) | (
+                    np.abs(arc[close] - track.arc_m[apex]) > params.pass_separation_m
+                )
+                close = close[other]
                 across = np.abs(np.mod(heading[close] - came_deg + 90.0, 180.0) - 90.0)
                 if (across >= params.min_angle_deg).any():
                     continue
             mine = (owner == k) & (arc >= track.arc_m[first]) & (arc <= track.arc_m[stop - 1])
             turning[mine] = int(turning.max()) + 1
     return turning
+
+
+def _axial_deg(a_deg: float, b_deg: float) -> float:
+    """Angle between two lines of bearings ``a_deg`` and ``b_deg``, 0..90 degrees."""
+    return float(abs(np.mod(a_deg - b_deg + 90.0, 180.0) - 90.0))
 
 
 def _loud_turns(
