@@ -99,6 +99,13 @@ class JunctionParams:
     1, walk_023 at (426.1, -417.0), 3.5 m from a T whose third street leaves 37 degrees off
     and only it walks: muted, the T's turns came out wrong, turns 0.960 -> 0.957). Round
     twenty-eight (branch turnback28)."""
+    turn_back_alone: bool = True
+    """With ``quiet_turn_backs``: a U-turn is mid-street only when the walker makes no other
+    U-turn within ``turn_back_reach_m`` of its apex: one turning back and forth is milling
+    about at a stop, often in a dead-end street walked in to different depths (Helsinki
+    wander+stops seed 5, walk_010's three turns 2-10 m apart 2-12 m short of a dead end
+    at (301.2, 748.2): muted, the dead end's street was built as a loop, F1 0.906 ->
+    0.901). Round twenty-eight (branch turnback28), found on a fresh seed."""
     turn_back_reach_m: float = 12.0
     """A U-turn is mid-street when another pass runs along its street this far beyond the
     apex (in the direction the walker came) ..."""
@@ -250,10 +257,16 @@ def mid_street_turns(
     turning = np.full(len(xy), -1, dtype=np.int64)
     tree: cKDTree | None = None
     for k, track in enumerate(tracks):
-        for first, stop in _uturn_stretches(track, params):
+        stretches = _uturn_stretches(track, params)
+        apexes = track.xy[[(first + stop - 1) // 2 for first, stop in stretches]]
+        for n, (first, stop) in enumerate(stretches):
             if track.arc_m[stop - 1] - track.arc_m[first] > params.turn_back_max_m:
                 continue
             apex = (first + stop - 1) // 2
+            if params.turn_back_alone and len(stretches) > 1:
+                gaps = np.hypot(*(np.delete(apexes, n, axis=0) - track.xy[apex]).T)
+                if gaps.min() <= params.turn_back_reach_m:
+                    continue  # turning back and forth: milling about at a stop
             # the way the walker came, measured before the turn began
             came_from = track.point_at(float(track.arc_m[first]) - params.uturn_window_m)
             way = track.xy[first] - came_from
