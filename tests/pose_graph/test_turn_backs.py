@@ -119,3 +119,31 @@ def test_a_turn_back_crossing_the_walkers_own_other_pass_keeps_its_votes() -> No
     tracks = [*_street(-8.0)[:2], route]
     samples = _samples(tracks, QUIET.sample_step_m)
     assert not (mid_street_turns(tracks, samples, QUIET) >= 0).any()
+
+
+def test_a_walker_turning_back_and_forth_is_milling_not_turning_back() -> None:
+    """Three turns 6-8 m apart on the street beside the T: a walker milling about at a stop
+    (Helsinki wander+stops seed 5, walk_010 in a dead-end street); alone, the last is a
+    turn back mid-street."""
+    mill = noisy_walk(
+        [
+            (-100, -1),
+            (-30, -1),
+            (-28, -3),
+            (-30, -5),
+            (-38, -5),
+            (-40, -3),
+            (-38, -1),
+            (-22, -1),
+            (-20, -3),
+            (-22, -5),
+            (-100, -5),
+        ],
+        "mill",
+        noise_m=0.3,
+    )
+    tracks = [*_street(-60.0)[:3], mill]
+    samples = _samples(tracks, QUIET.sample_step_m)
+    assert not (mid_street_turns(tracks, samples, QUIET) >= 0).any()
+    alone_off = JunctionParams(quiet_turn_backs=True, turn_back_alone=False)
+    assert (mid_street_turns(tracks, samples, alone_off) >= 0).any()
