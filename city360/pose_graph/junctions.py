@@ -82,15 +82,18 @@ class JunctionParams:
     junctions into dense old towns: accuracy suite, precision 0.91 -> 0.95 on average)."""
     merge_m: float = 8.0
     """Junctions closer than this are one junction."""
-    quiet_turn_backs: bool = False
+    quiet_turn_backs: bool = True
     """A U-turn mid-street casts no crossing votes (:func:`mid_street_turns`): while it
     turns, the walker's heading sweeps across the street, and its samples vote with the
     passes that walk on along the street for a junction that is none (old town wander
-    seed 0 at (-104.6, 122.5), 11 m from a T). Off: measured on 152 twins without OSM
-    (round twenty-six, branch extras26), old town wander 0 better (P 0.913 -> 0.955, F1
-    0.868 -> 0.907, turns 0.915 -> 0.944), old town wander+stops 1 worse (R 1.000 -> 0.950,
-    F1 1.000 -> 0.892: a true junction lost 30-50 m from the muted turns), Helsinki one-way
-    1 turns 0.959 -> 0.956; the other 149 equal."""
+    seed 0 at (-104.6, 122.5), 11 m from a T). Round twenty-six (extras26) left it off:
+    old town wander+stops 1 lost a true junction and Helsinki one-way 1 a turn. On since
+    round twenty-eight (branch turnback28), with ``turn_back_same_street``,
+    ``turn_back_alone``, the walker's own other passes counted as crossing streets, and
+    :attr:`~city360.pose_graph.refine.RefineParams.split_own_arms_beside` (which keeps
+    wander+stops 1's pair): on 129 cached twins without OSM old town wander 0 reaches
+    target (P 0.913 -> 0.955, F1 0.868 -> 0.907, turns 0.958 -> 0.986), 128 rows equal,
+    none worse; fresh seeds in the design notes."""
     turn_back_same_street: bool = True
     """With ``quiet_turn_backs``: a U-turn is mid-street only when the walker goes back along
     the street it came on (the way out, ``uturn_window_m`` after the turn, within

@@ -122,7 +122,7 @@ class RefineParams:
     junctions they stand by: on 129 cached twins without OSM old town coverage 0 reaches
     target (R 0.905 -> 0.952, F1 0.833 -> 0.917), no row worse (design notes, round
     twenty-seven)."""
-    split_own_arms_beside: bool = False
+    split_own_arms_beside: bool = True
     """See ``split_own_arms_m``: a candidate that no pass walks across (no jog to read)
     splits all the same when an own arm of one place and an own arm of the other leave it
     within ``same_way_deg`` of each other and their lines run ``split_own_arms_jog_m`` or
@@ -130,7 +130,11 @@ class RefineParams:
     side by side, one to each place; one crossing has no two streets leaving it the same
     way (its side streets' own arms leave opposite ways). Old town wander+stops seed 1's
     knot of three Ts, (-35.8, 82.3) / (-27.6, 79.0) 8.8 m apart, two parallel streets from
-    the south-west: lines 7.7 m apart, no pass from one into the other. False: off."""
+    the south-west: lines 7.7 m apart, no pass from one into the other; its places came out
+    6.2 m apart once ``JunctionParams.quiet_turn_backs`` took a false junction 50 m away
+    (7.4 m with it). On since round twenty-eight (branch turnback28): alone it moves none
+    of 129 cached twins without OSM; with ``quiet_turn_backs`` it keeps that pair (R 1.000,
+    F1 1.000, where 0.950 / 0.892 without it). False: off."""
     split_own_arms_far_m: float | None = 30.0
     """See ``split_own_arms_m``: how far out the confirming lines reach, metres; None: no
     confirmation (the candidate's near places are the junctions)."""

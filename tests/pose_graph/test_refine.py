@@ -503,7 +503,8 @@ def test_two_side_streets_side_by_side_that_no_walker_crosses_split_with_beside(
     seed: int,
 ) -> None:
     tees = _side_streets_side_by_side(seed)
-    assert np.allclose(_split(tees, (0.0, 0.0), RefineParams()), [[0.0, 0.0]])
+    off = RefineParams(split_own_arms_beside=False)
+    assert np.allclose(_split(tees, (0.0, 0.0), off), [[0.0, 0.0]])
     found = _split(tees, (0.0, 0.0), _BESIDE)
     assert len(found) == 2
     found = found[np.argsort(found[:, 0])]
@@ -517,5 +518,5 @@ def test_side_streets_leaving_opposite_ways_stay_one_junction_with_beside() -> N
     assert np.allclose(_split(tees, (0.0, 0.0), _BESIDE), [[0.0, 0.0]])
 
 
-def test_split_own_arms_beside_is_off_by_default() -> None:
-    assert RefineParams().split_own_arms_beside is False
+def test_split_own_arms_beside_is_on_by_default() -> None:
+    assert RefineParams().split_own_arms_beside is True

@@ -50,7 +50,7 @@ def _near(junctions: np.ndarray, x: float, y: float, radius_m: float = 5.0) -> b
 @pytest.mark.parametrize("turn_x", [-14.0, -20.0, -30.0])
 def test_a_turn_back_mid_street_makes_no_junction(turn_x: float) -> None:
     tracks = _street(turn_x)
-    built, _ = find_junctions(tracks, JunctionParams(), without_osm=True)
+    built, _ = find_junctions(tracks, JunctionParams(quiet_turn_backs=False), without_osm=True)
     assert _near(built, turn_x + 2, 0.0)  # the turn's votes: a junction mid-street
     quiet, _ = find_junctions(tracks, QUIET, without_osm=True)
     assert not _near(quiet, turn_x + 2, 0.0)
@@ -147,3 +147,7 @@ def test_a_walker_turning_back_and_forth_is_milling_not_turning_back() -> None:
     assert not (mid_street_turns(tracks, samples, QUIET) >= 0).any()
     alone_off = JunctionParams(quiet_turn_backs=True, turn_back_alone=False)
     assert (mid_street_turns(tracks, samples, alone_off) >= 0).any()
+
+
+def test_quiet_turn_backs_is_on_by_default() -> None:
+    assert JunctionParams().quiet_turn_backs is True
