@@ -82,15 +82,33 @@ class JunctionParams:
     junctions into dense old towns: accuracy suite, precision 0.91 -> 0.95 on average)."""
     merge_m: float = 8.0
     """Junctions closer than this are one junction."""
-    quiet_turn_backs: bool = False
+    quiet_turn_backs: bool = True
     """A U-turn mid-street casts no crossing votes (:func:`mid_street_turns`): while it
     turns, the walker's heading sweeps across the street, and its samples vote with the
     passes that walk on along the street for a junction that is none (old town wander
-    seed 0 at (-104.6, 122.5), 11 m from a T). Off: measured on 152 twins without OSM
-    (round twenty-six, branch extras26), old town wander 0 better (P 0.913 -> 0.955, F1
-    0.868 -> 0.907, turns 0.915 -> 0.944), old town wander+stops 1 worse (R 1.000 -> 0.950,
-    F1 1.000 -> 0.892: a true junction lost 30-50 m from the muted turns), Helsinki one-way
-    1 turns 0.959 -> 0.956; the other 149 equal."""
+    seed 0 at (-104.6, 122.5), 11 m from a T). Round twenty-six (extras26) left it off:
+    old town wander+stops 1 lost a true junction and Helsinki one-way 1 a turn. On since
+    round twenty-eight (branch turnback28), with ``turn_back_same_street``,
+    ``turn_back_alone``, the walker's own other passes counted as crossing streets, and
+    :attr:`~city360.pose_graph.refine.RefineParams.split_own_arms_beside` (which keeps
+    wander+stops 1's pair): on 129 cached twins without OSM old town wander 0 reaches
+    target (P 0.913 -> 0.955, F1 0.868 -> 0.907, turns 0.958 -> 0.986), 128 rows equal,
+    none worse; fresh seeds in the design notes."""
+    turn_back_same_street: bool = True
+    """With ``quiet_turn_backs``: a U-turn is mid-street only when the walker goes back along
+    the street it came on (the way out, ``uturn_window_m`` after the turn, within
+    ``min_angle_deg`` of the way in): one that leaves along another street turned a sharp
+    corner at a junction, and its votes may be all that junction has (Helsinki one-way seed
+    1, walk_023 at (426.1, -417.0), 3.5 m from a T whose third street leaves 37 degrees off
+    and only it walks: muted, the T's turns came out wrong, turns 0.960 -> 0.957). Round
+    twenty-eight (branch turnback28)."""
+    turn_back_alone: bool = True
+    """With ``quiet_turn_backs``: a U-turn is mid-street only when the walker makes no other
+    U-turn within ``turn_back_reach_m`` of its apex: one turning back and forth is milling
+    about at a stop, often in a dead-end street walked in to different depths (Helsinki
+    wander+stops seed 5, walk_010's three turns 2-10 m apart 2-12 m short of a dead end
+    at (301.2, 748.2): muted, the dead end's street was built as a loop, F1 0.906 ->
+    0.901). Round twenty-eight (branch turnback28), found on a fresh seed."""
     turn_back_reach_m: float = 12.0
     """A U-turn is mid-street when another pass runs along its street this far beyond the
     apex (in the direction the walker came) ..."""
@@ -242,10 +260,16 @@ def mid_street_turns(
     turning = np.full(len(xy), -1, dtype=np.int64)
     tree: cKDTree | None = None
     for k, track in enumerate(tracks):
-        for first, stop in _uturn_stretches(track, params):
+        stretches = _uturn_stretches(track, params)
+        apexes = track.xy[[(first + stop - 1) // 2 for first, stop in stretches]]
+        for n, (first, stop) in enumerate(stretches):
             if track.arc_m[stop - 1] - track.arc_m[first] > params.turn_back_max_m:
                 continue
             apex = (first + stop - 1) // 2
+            if params.turn_back_alone and len(stretches) > 1:
+                gaps = np.hypot(*(np.delete(apexes, n, axis=0) - track.xy[apex]).T)
+                if gaps.min() <= params.turn_back_reach_m:
+                    continue  # turning back and forth: milling about at a stop
             # the way the walker came, measured before the turn began
             came_from = track.point_at(float(track.arc_m[first]) - params.uturn_window_m)
             way = track.xy[first] - came_from
@@ -254,6 +278,15 @@ def mid_street_turns(
                 continue
             way /= length
             came_deg = np.degrees(np.arctan2(way[0], way[1]))
+            if params.turn_back_same_street:
+                # the way the walker went, measured after the turn ended: back along the
+                # street it came on, or off along another (a sharp corner at a junction)
+                went = track.point_at(float(track.arc_m[stop - 1]) + params.uturn_window_m)
+                went = went - track.xy[stop - 1]
+                if np.hypot(*went) > 0.0:
+                    went_deg = np.degrees(np.arctan2(went[0], went[1]))
+                    if _axial_deg(went_deg, came_deg) >= params.min_angle_deg:
+                        continue
             if tree is None:
                 tree = cKDTree(xy)
             # passes along the street at the apex and beyond it: the street goes on
@@ -269,13 +302,23 @@ def mid_street_turns(
                 close = np.asarray(
                     tree.query_ball_point(track.xy[apex], params.turn_back_clear_m), np.int64
                 )
-                close = close[owner[close] != k]
+                # any other pass, the walker's own too (a route walk crosses its street
+                # once, on another pass of the same video)
+                other = (owner[close] != k) | (
+                    np.abs(arc[close] - track.arc_m[apex]) > params.pass_separation_m
+                )
+                close = close[other]
                 across = np.abs(np.mod(heading[close] - came_deg + 90.0, 180.0) - 90.0)
                 if (across >= params.min_angle_deg).any():
                     continue
             mine = (owner == k) & (arc >= track.arc_m[first]) & (arc <= track.arc_m[stop - 1])
             turning[mine] = int(turning.max()) + 1
     return turning
+
+
+def _axial_deg(a_deg: float, b_deg: float) -> float:
+    """Angle between two lines of bearings ``a_deg`` and ``b_deg``, 0..90 degrees."""
+    return float(abs(np.mod(a_deg - b_deg + 90.0, 180.0) - 90.0))
 
 
 def _loud_turns(

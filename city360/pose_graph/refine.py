@@ -122,6 +122,19 @@ class RefineParams:
     junctions they stand by: on 129 cached twins without OSM old town coverage 0 reaches
     target (R 0.905 -> 0.952, F1 0.833 -> 0.917), no row worse (design notes, round
     twenty-seven)."""
+    split_own_arms_beside: bool = True
+    """See ``split_own_arms_m``: a candidate that no pass walks across (no jog to read)
+    splits all the same when an own arm of one place and an own arm of the other leave it
+    within ``same_way_deg`` of each other and their lines run ``split_own_arms_jog_m`` or
+    more apart across (centres, one common direction, as the jog): two streets come in
+    side by side, one to each place; one crossing has no two streets leaving it the same
+    way (its side streets' own arms leave opposite ways). Old town wander+stops seed 1's
+    knot of three Ts, (-35.8, 82.3) / (-27.6, 79.0) 8.8 m apart, two parallel streets from
+    the south-west: lines 7.7 m apart, no pass from one into the other; its places came out
+    6.2 m apart once ``JunctionParams.quiet_turn_backs`` took a false junction 50 m away
+    (7.4 m with it). On since round twenty-eight (branch turnback28): alone it moves none
+    of 129 cached twins without OSM; with ``quiet_turn_backs`` it keeps that pair (R 1.000,
+    F1 1.000, where 0.950 / 0.892 without it). False: off."""
     split_own_arms_far_m: float | None = 30.0
     """See ``split_own_arms_m``: how far out the confirming lines reach, metres; None: no
     confirmation (the candidate's near places are the junctions)."""
@@ -431,6 +444,31 @@ def _own_arms_jog(
     return float(np.median(jogs)) if jogs else None
 
 
+def _own_arms_beside(
+    node_xy: FloatArray,
+    lines: Sequence[tuple[FloatArray, FloatArray, float]],
+    params: RefineParams,
+) -> float | None:
+    """How far apart across, metres, the widest pair of arm lines runs of which one is the
+    first place's own and one the second's (:func:`_places_and_arms`) and which leave the
+    node within ``same_way_deg`` of each other: two streets coming in side by side, one to
+    each place. Measured as the jog is (:func:`_own_arms_jog`): the lines' centres (where
+    their poses are) across one common direction. None when no such pair (see
+    :attr:`RefineParams.split_own_arms_beside`)."""
+    (_, first), (_, second) = _places_and_arms(node_xy, lines, params)
+    axes, away, _ = _directions(node_xy, lines)
+    gaps = []
+    for a in first - second:
+        for b in second - first:
+            if abs((away[a] - away[b] + 180.0) % 360.0 - 180.0) >= params.same_way_deg:
+                continue
+            common = axes[a] + axes[b]
+            common = common / np.hypot(*common)
+            across = lines[b][0] - lines[a][0]
+            gaps.append(abs(float(across[0] * common[1] - across[1] * common[0])))
+    return max(gaps) if gaps else None
+
+
 def _own_streets(
     node_xy: FloatArray,
     lines: Sequence[tuple[FloatArray, FloatArray, float]],
@@ -699,6 +737,9 @@ def split_junctions(
                     _own_streets(node_xy, lines_of[node], streets_of[node], params),
                     params,
                 )
+                if jog is None and params.split_own_arms_beside:
+                    # no pass walks across: two streets side by side, as far apart as a jog
+                    jog = _own_arms_beside(node_xy, lines_of[node], params)
                 if jog is None or jog < params.split_own_arms_jog_m:
                     places = []
             if places and params.split_own_arms_far_m is not None:

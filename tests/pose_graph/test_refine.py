@@ -7,6 +7,7 @@ import gzip
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from city360.geo import LocalProjection
 from city360.pose_graph import build_from_tracks
@@ -20,7 +21,7 @@ from city360.pose_graph.refine import (
 )
 from city360.pose_graph.segments import cut_tracks, group_streets
 from city360.pose_graph.tracks import Track, make_track
-from tests.pose_graph.walks import polyline_track
+from tests.pose_graph.walks import noisy_walk, polyline_track
 
 DATA = Path(__file__).parent / "data"
 
@@ -474,3 +475,48 @@ def test_far_apart_tees_close_to_one_arm_split_only_with_far_through_m() -> None
     assert len(found) == 2
     assert np.hypot(*(found[0] - [-6.4, 0.0])) < 1.5
     assert np.hypot(*(found[1] - [2.0, 0.0])) < 1.5
+
+
+_BESIDE = RefineParams(split_own_arms_beside=True)
+
+
+def _side_streets_side_by_side(seed: int) -> list[Track]:
+    # a through street (y = 0) and two side streets leaving it south-west at 45 degrees,
+    # side by side (old town wander+stops seed 1's knot): the west one from x = -4.5, the
+    # east one from x = 4.5, whose passes slant from x = 1.5 at the street (passes turning
+    # into it cut the corner): near lines meet the street 6-7 m apart, far ones 7 m or
+    # more; no walker goes from one side street into the other (no jog to read)
+    s = np.sqrt(0.5)
+
+    def walk(points: list[tuple[float, float]], street: str) -> Track:
+        return noisy_walk(points, f"{street}{seed}", noise_m=0.2)
+
+    return [
+        walk([(-60, 0), (60, 0)], "through"),
+        walk([(-4.5 - 0.5 * s, -0.5 * s), (-4.5 - 60 * s, -60 * s)], "west"),
+        walk([(1.5, -0.5), (4.5 - 16 * s, -16 * s), (4.5 - 60 * s, -60 * s)], "east"),
+    ]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_two_side_streets_side_by_side_that_no_walker_crosses_split_with_beside(
+    seed: int,
+) -> None:
+    tees = _side_streets_side_by_side(seed)
+    off = RefineParams(split_own_arms_beside=False)
+    assert np.allclose(_split(tees, (0.0, 0.0), off), [[0.0, 0.0]])
+    found = _split(tees, (0.0, 0.0), _BESIDE)
+    assert len(found) == 2
+    found = found[np.argsort(found[:, 0])]
+    assert np.hypot(*(found[0] - [-4.5, 0.0])) < 1.0
+    assert np.hypot(*(found[1] - [3.0, 0.0])) < 1.5
+
+
+def test_side_streets_leaving_opposite_ways_stay_one_junction_with_beside() -> None:
+    # a single crossing's side streets leave opposite ways: no two streets side by side
+    tees = _tees_one_side_street_slanted(crossed=False)
+    assert np.allclose(_split(tees, (0.0, 0.0), _BESIDE), [[0.0, 0.0]])
+
+
+def test_split_own_arms_beside_is_on_by_default() -> None:
+    assert RefineParams().split_own_arms_beside is True

@@ -50,7 +50,7 @@ def _near(junctions: np.ndarray, x: float, y: float, radius_m: float = 5.0) -> b
 @pytest.mark.parametrize("turn_x", [-14.0, -20.0, -30.0])
 def test_a_turn_back_mid_street_makes_no_junction(turn_x: float) -> None:
     tracks = _street(turn_x)
-    built, _ = find_junctions(tracks, JunctionParams(), without_osm=True)
+    built, _ = find_junctions(tracks, JunctionParams(quiet_turn_backs=False), without_osm=True)
     assert _near(built, turn_x + 2, 0.0)  # the turn's votes: a junction mid-street
     quiet, _ = find_junctions(tracks, QUIET, without_osm=True)
     assert not _near(quiet, turn_x + 2, 0.0)
@@ -87,3 +87,67 @@ def test_a_turn_back_beside_a_crossing_street_keeps_its_votes() -> None:
     samples = _samples(tracks, QUIET.sample_step_m)
     assert not (mid_street_turns(tracks, samples, QUIET) >= 0).any()
     assert (mid_street_turns(tracks, samples, JunctionParams(turn_back_clear_m=0.0)) >= 0).any()
+
+
+def _sharp_corner() -> list[Track]:
+    """A street west-east walked both ways; a walker comes along it from the east and turns
+    sharply (143 degrees) at x = 0 into a street leaving east-south-east that only it walks:
+    a corner at a T, not a turn back (Helsinki one-way seed 1, walk_023)."""
+    return [
+        noisy_walk([(-100, 0), (100, 0)], "east", noise_m=0.3),
+        noisy_walk([(100, 1), (-100, 1)], "west", noise_m=0.3),
+        noisy_walk([(100, -1), (0, -1), (80, -61)], "corner", noise_m=0.3),
+    ]
+
+
+def test_a_sharp_corner_into_another_street_is_no_turn_back() -> None:
+    tracks = _sharp_corner()
+    samples = _samples(tracks, QUIET.sample_step_m)
+    assert not (mid_street_turns(tracks, samples, QUIET) >= 0).any()
+    same_street_off = JunctionParams(quiet_turn_backs=True, turn_back_same_street=False)
+    assert (mid_street_turns(tracks, samples, same_street_off) >= 0).any()
+
+
+def test_a_turn_back_crossing_the_walkers_own_other_pass_keeps_its_votes() -> None:
+    """The street that crosses 8 m from the apex is walked only by the turning walker, on
+    another pass of its video (a route walk crosses each street once): that pass counts."""
+    route = noisy_walk(
+        [(0, -80), (0, 0), (-100, 0), (-100, -1), (-8, -1), (-6, -3), (-8, -5), (-100, -5)],
+        "route",
+        noise_m=0.3,
+    )
+    tracks = [*_street(-8.0)[:2], route]
+    samples = _samples(tracks, QUIET.sample_step_m)
+    assert not (mid_street_turns(tracks, samples, QUIET) >= 0).any()
+
+
+def test_a_walker_turning_back_and_forth_is_milling_not_turning_back() -> None:
+    """Three turns 6-8 m apart on the street beside the T: a walker milling about at a stop
+    (Helsinki wander+stops seed 5, walk_010 in a dead-end street); alone, the last is a
+    turn back mid-street."""
+    mill = noisy_walk(
+        [
+            (-100, -1),
+            (-30, -1),
+            (-28, -3),
+            (-30, -5),
+            (-38, -5),
+            (-40, -3),
+            (-38, -1),
+            (-22, -1),
+            (-20, -3),
+            (-22, -5),
+            (-100, -5),
+        ],
+        "mill",
+        noise_m=0.3,
+    )
+    tracks = [*_street(-60.0)[:3], mill]
+    samples = _samples(tracks, QUIET.sample_step_m)
+    assert not (mid_street_turns(tracks, samples, QUIET) >= 0).any()
+    alone_off = JunctionParams(quiet_turn_backs=True, turn_back_alone=False)
+    assert (mid_street_turns(tracks, samples, alone_off) >= 0).any()
+
+
+def test_quiet_turn_backs_is_on_by_default() -> None:
+    assert JunctionParams().quiet_turn_backs is True
