@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -615,6 +616,23 @@ def _kept_every_metre_east(
     return selection, heading, SyncResult(video_start_gps=start_gps, offset_s=0.0, method="given")
 
 
+def _smooth_east(
+    t: np.ndarray, x: np.ndarray, start_gps: float, speed_mps: float | np.ndarray, **fixes: Any
+) -> SmoothTrack:
+    """The plain smoothing of a walker heading east (90 degrees) along ``x`` (metres at video
+    times ``t``, seconds; GPS time ``start_gps`` at video time 0) at ``speed_mps``, with the
+    fixes given as :class:`SmoothTrack` fields (``meas_*``, ``cut_*``, ``dropped``)."""
+    fixes.setdefault("dropped", 0)
+    return SmoothTrack(
+        t_s=start_gps + t,
+        x_m=x,
+        y_m=np.zeros_like(x),
+        speed_mps=np.broadcast_to(np.asarray(speed_mps, float), t.shape).copy(),
+        heading_deg=np.full(t.shape, 90.0),
+        **fixes,
+    )
+
+
 def _walk_with_a_creeping_stop(
     seed: int,
 ) -> tuple[FrameSelection, HeadingFusion, SmoothTrack, SyncResult, IngestOptions, tuple[int, int]]:
@@ -632,13 +650,11 @@ def _walk_with_a_creeping_stop(
     creep = np.interp(t, [0.0, 60.0, 150.0, 190.0, 210.0], [0.0, 0.0, 16.0, 0.0, 0.0])
     fix = np.arange(0, t.shape[0], 2)
     rng = np.random.default_rng(seed)
-    smooth = SmoothTrack(
-        t_s=start_gps + t,
-        x_m=x,
-        y_m=np.zeros_like(x),
-        speed_mps=speed,
-        heading_deg=np.full(t.shape, 90.0),
-        dropped=0,
+    smooth = _smooth_east(
+        t,
+        x,
+        start_gps,
+        speed,
         meas_t_s=start_gps + t[fix],
         meas_x_m=x[fix] + rng.normal(0.0, 1.0, fix.shape),
         meas_y_m=creep[fix] + rng.normal(0.0, 1.0, fix.shape),
@@ -690,13 +706,11 @@ def test_reweight_runs_keeps_the_aided_poses_off_a_burst_the_cleaning_kept(seed:
     ramp = np.clip(np.minimum(t[fix] - 50.0, 70.0 - t[fix]) / 2.0, 0.0, 1.0)
     burst_m = np.where((t[fix] >= 50.0) & (t[fix] < 70.0), ramp, 0.0) * 20.0
     rng = np.random.default_rng(seed)
-    smooth = SmoothTrack(
-        t_s=start_gps + t,
-        x_m=x,
-        y_m=np.zeros_like(x),
-        speed_mps=np.full(t.shape, 1.4),
-        heading_deg=np.full(t.shape, 90.0),
-        dropped=0,
+    smooth = _smooth_east(
+        t,
+        x,
+        start_gps,
+        1.4,
         meas_t_s=start_gps + t[fix],
         meas_x_m=x[fix] + rng.normal(0.0, 3.0, fix.shape),
         meas_y_m=burst_m + rng.normal(0.0, 3.0, fix.shape),
@@ -733,12 +747,11 @@ def _walk_with_a_cut_burst(
     cut = (fix_t > 30.0) & (fix_t < 90.0) & (fix_t != 70.0)
     rng = np.random.default_rng(seed)
     noise = rng.normal(0.0, 1.0, (2, fix_t.shape[0]))
-    smooth = SmoothTrack(
-        t_s=start_gps + t,
-        x_m=x,
-        y_m=np.zeros_like(x),
-        speed_mps=np.full(t.shape, 1.4),
-        heading_deg=np.full(t.shape, 90.0),
+    smooth = _smooth_east(
+        t,
+        x,
+        start_gps,
+        1.4,
         dropped=int(cut.sum()),
         meas_t_s=start_gps + fix_t[~cut],
         meas_x_m=1.4 * fix_t[~cut] + noise[0][~cut],
@@ -799,12 +812,11 @@ def test_cut_readmit_m_puts_back_the_clean_fixes_a_burst_cut_took_with_it(seed: 
     cut = (fix_t > 30.0) & (fix_t < 80.0)
     noise = np.random.default_rng(seed).normal(0.0, 1.0, (2, fix_t.shape[0]))
     fix_x, fix_y = 1.4 * fix_t + noise[0], lean + noise[1]
-    smooth = SmoothTrack(
-        t_s=start_gps + t,
-        x_m=x,
-        y_m=np.zeros_like(x),
-        speed_mps=np.where((t > 30.0) & (t < 80.0), 0.9, 1.4),
-        heading_deg=np.full(t.shape, 90.0),
+    smooth = _smooth_east(
+        t,
+        x,
+        start_gps,
+        np.where((t > 30.0) & (t < 80.0), 0.9, 1.4),
         dropped=int(cut.sum()),
         meas_t_s=start_gps + fix_t[~cut],
         meas_x_m=fix_x[~cut],
