@@ -154,15 +154,6 @@ class RefineParams:
     half 4-5 m off and 2.5 m at two more (kept one). 5 m keeps every single crossing
     whole. A candidate with no such pass stays one. None: no jog needed (round
     twenty-six's rule)."""
-    split_own_arms_unwalked_m: float | None = None
-    """See ``split_own_arms_m`` and ``split_own_arms_jog_m``: a candidate that no pass walks
-    across and that has no two streets beside (no jog to read) splits all the same when
-    its places (the confirming ones ``split_own_arms_far_m`` out, where those are read) lie
-    at least this far apart, metres. Two T-junctions 9 m apart joined by a short diagonal
-    street, each side street walked only into or out of the through street, never across
-    (Helsinki wander 0 and 1's (48.7, -110.6) / (41.5, -116.2): places 6.8 m apart, one
-    4-way junction built 4-6 m from both). None: off (a candidate without a jog stays one).
-    Measured in round twenty-nine (branch rows29): see the design notes."""
     split_own_arms_jogged_far_m: float | None = None
     """See ``split_own_arms_m``: a candidate across which a pass jogs
     ``split_own_arms_jog_m`` or more (a walker's own offset from one T to the other, not
@@ -738,7 +729,6 @@ def split_junctions(
             for a in range(len(places))
             for b in range(a + 1, len(places))
         )
-        unwalked_m: float | None = None
         jogged = False  # a pass walks across from one place's own arm into the other's
         if not apart and len(places) == 2:
             places = _own_arms(node_xy, lines_of[node], params)
@@ -761,11 +751,7 @@ def split_junctions(
                 if jog is None and params.split_own_arms_beside:
                     # no pass walks across: two streets side by side, as far apart as a jog
                     jog = _own_arms_beside(node_xy, lines_of[node], params)
-                if jog is None:
-                    unwalked_m = params.split_own_arms_unwalked_m
-                if (jog is None and unwalked_m is None) or (
-                    jog is not None and jog < params.split_own_arms_jog_m
-                ):
+                if jog is None or jog < params.split_own_arms_jog_m:
                     places = []
             if places and params.split_own_arms_far_m is not None:
                 if far_lines_of is None:
@@ -777,11 +763,6 @@ def split_junctions(
                 if jogged and params.split_own_arms_jogged_far_m is not None:
                     far_min_m = params.split_own_arms_jogged_far_m
                 if places and np.hypot(*(places[0] - places[1])) < far_min_m:
-                    places = []
-            if places and unwalked_m is not None:
-                # no pass reads the offset: the places themselves must lie as far apart as
-                # two junctions the scorer keeps apart, beyond a single crossing's 6-8 m
-                if np.hypot(*(places[0] - places[1])) < unwalked_m:
                     places = []
             apart = bool(places)
         out.extend(places if apart else [node_xy])

@@ -520,3 +520,35 @@ def test_side_streets_leaving_opposite_ways_stay_one_junction_with_beside() -> N
 
 def test_split_own_arms_beside_is_on_by_default() -> None:
     assert RefineParams().split_own_arms_beside is True
+
+
+def _staggered_tees_crossed(gap_m: float) -> list[Track]:
+    # _staggered_tees, and a walker from the north side street along the through street
+    # into the south one: its legs jog gap_m, the Ts' own offset
+    half = gap_m / 2.0
+    return [
+        *_staggered_tees(gap_m),
+        _walk([(-half, 60), (-half, 0), (half, 0), (half, -60)], "north street to south"),
+    ]
+
+
+def test_jogged_tees_whose_far_places_fall_short_of_split_min_m_split_with_the_jog() -> None:
+    # places 6.3 m apart near and far: under split_min_m (7 m), so the confirmation keeps
+    # them one; a walker's 6.3 m jog lowers that bar to split_own_arms_jogged_far_m
+    tees = _staggered_tees_crossed(6.3)
+    assert np.allclose(_split(tees, (0.0, 0.0), _OWN), [[0.0, 0.0]])
+    jogged = RefineParams(split_own_arms_m=6.0, split_own_arms_jogged_far_m=6.0)
+    found = _split(tees, (0.0, 0.0), jogged)
+    assert len(found) == 2
+    found = found[np.argsort(found[:, 0])]
+    assert np.hypot(*(found[0] - [-3.15, 0.0])) < 1.0
+    assert np.hypot(*(found[1] - [3.15, 0.0])) < 1.0
+
+
+def test_unjogged_tees_stay_one_with_split_own_arms_jogged_far_m() -> None:
+    jogged = RefineParams(split_own_arms_m=6.0, split_own_arms_jogged_far_m=6.0)
+    assert np.allclose(_split(_staggered_tees(6.3), (0.0, 0.0), jogged), [[0.0, 0.0]])
+
+
+def test_split_own_arms_jogged_far_m_is_off_by_default() -> None:
+    assert RefineParams().split_own_arms_jogged_far_m is None
