@@ -154,15 +154,17 @@ class RefineParams:
     half 4-5 m off and 2.5 m at two more (kept one). 5 m keeps every single crossing
     whole. A candidate with no such pass stays one. None: no jog needed (round
     twenty-six's rule)."""
-    split_own_arms_jogged_far_m: float | None = None
+    split_own_arms_jogged_far_m: float | None = 6.0
     """See ``split_own_arms_m``: a candidate across which a pass jogs
     ``split_own_arms_jog_m`` or more (a walker's own offset from one T to the other, not
     two GPS errors) splits when its confirming places ``split_own_arms_far_m`` out lie at
     least this far apart, metres, instead of ``split_min_m``. Helsinki wander 0's
     (48.7, -110.6) / (41.5, -116.2), 9.1 m apart joined by a diagonal street: jog 5.2 m,
     near places 6.8 m, far places 6.1 m; one 4-way junction was built 4-6 m from both.
-    None: ``split_min_m``. Measured in round twenty-nine (branch rows29): see the design
-    notes."""
+    None: ``split_min_m``. On at 6 m since round twenty-nine (branch rows29): on 129
+    cached twins without OSM it fires on 8, each half 0.1-2.2 m from a true junction;
+    Helsinki wander 0 (R 0.910 -> 0.918, F1 0.869 -> 0.880) and coverage+stops 36 (F1
+    0.932 -> 0.936) better, no row worse; 38 fresh twins equal (design notes)."""
     far_reach_m: float = 45.0
     """See ``far_gap_m``: how far out the far centre lines reach, metres."""
     far_through_m: float | None = None

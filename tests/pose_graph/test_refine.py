@@ -536,9 +536,9 @@ def test_jogged_tees_whose_far_places_fall_short_of_split_min_m_split_with_the_j
     # places 6.3 m apart near and far: under split_min_m (7 m), so the confirmation keeps
     # them one; a walker's 6.3 m jog lowers that bar to split_own_arms_jogged_far_m
     tees = _staggered_tees_crossed(6.3)
-    assert np.allclose(_split(tees, (0.0, 0.0), _OWN), [[0.0, 0.0]])
-    jogged = RefineParams(split_own_arms_m=6.0, split_own_arms_jogged_far_m=6.0)
-    found = _split(tees, (0.0, 0.0), jogged)
+    off = RefineParams(split_own_arms_jogged_far_m=None)
+    assert np.allclose(_split(tees, (0.0, 0.0), off), [[0.0, 0.0]])
+    found = _split(tees, (0.0, 0.0), RefineParams(split_own_arms_jogged_far_m=6.0))
     assert len(found) == 2
     found = found[np.argsort(found[:, 0])]
     assert np.hypot(*(found[0] - [-3.15, 0.0])) < 1.0
@@ -550,5 +550,5 @@ def test_unjogged_tees_stay_one_with_split_own_arms_jogged_far_m() -> None:
     assert np.allclose(_split(_staggered_tees(6.3), (0.0, 0.0), jogged), [[0.0, 0.0]])
 
 
-def test_split_own_arms_jogged_far_m_is_off_by_default() -> None:
-    assert RefineParams().split_own_arms_jogged_far_m is None
+def test_split_own_arms_jogged_far_m_is_on_at_6_m_by_default() -> None:
+    assert RefineParams().split_own_arms_jogged_far_m == 6.0
