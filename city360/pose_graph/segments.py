@@ -123,9 +123,11 @@ class SegmentParams:
     streets 5-8 m apart on average; grouped as one, each junction keeps two streets and
     :func:`dissolve_pass_through` removes it when every pass goes straight through (fresh
     window Helsinki Bulevardi, 60.1641,24.9352,60.1668,24.9465, coverage seed 1 with OSM: the
-    Erottaja knot, R 0.857; issue 17, round twenty-nine, fresh29). Off: measured only on
-    the fresh windows' kept twins, not on the suite's and unseen rows with OSM (design
-    notes, round twenty-nine)."""
+    Erottaja knot, R 0.857; issue 17, round twenty-nine, fresh29). Off: five Bulevardi
+    rows reach target but turns fall 0.007-0.107; on the fresh Kaisaniemi footpaths
+    (parallel ways, passes matched to the other one) P falls in six of eight rows, and
+    two unseen Kamppi rows lose street F1 (1.000 -> 0.955); no row without OSM moves
+    (design notes, round twenty-nine)."""
 
 
 @dataclass(frozen=True, slots=True)
