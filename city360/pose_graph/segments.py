@@ -116,6 +116,18 @@ class SegmentParams:
     from one of the parted lines into the other. The old town's knot C in coverage seed 2 was
     dissolved before the final streets were parted (round twenty-three, knot23). False: every
     such node is dissolved (before round twenty-three)."""
+    mapped_apart: bool = False
+    """With OSM (``mapped_street`` of :func:`group_streets`): two segments between the same
+    nodes that walk two different mapped streets are two streets even under
+    ``same_street_m``. A small block whose third corner is a bend joins two junctions by two
+    streets 5-8 m apart on average; grouped as one, each junction keeps two streets and
+    :func:`dissolve_pass_through` removes it when every pass goes straight through (fresh
+    window Helsinki Bulevardi, 60.1641,24.9352,60.1668,24.9465, coverage seed 1 with OSM: the
+    Erottaja knot, R 0.857; issue 17, round twenty-nine, fresh29). Off: five Bulevardi
+    rows reach target but turns fall 0.007-0.107; on the fresh Kaisaniemi footpaths
+    (parallel ways, passes matched to the other one) P falls in six of eight rows, and
+    two unseen Kamppi rows lose street F1 (1.000 -> 0.955); no row without OSM moves
+    (design notes, round twenty-nine)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,7 +354,9 @@ def group_streets(
     street however far apart their smoothed poses run (two passes of one street 8-9 m apart
     made two streets and turned both their nodes into three-way "junctions"). With
     ``keep_apart`` two segments that run apart for most of their length are two streets even
-    under ``same_street_m`` (:attr:`SegmentParams.apart_m`; see :func:`part_two_lines`)."""
+    under ``same_street_m`` (:attr:`SegmentParams.apart_m`; see :func:`part_two_lines`). With
+    :attr:`SegmentParams.mapped_apart`, segments walking two different mapped streets are two
+    streets."""
     params = params or SegmentParams()
     apart_m = params.apart_m if keep_apart else None
     mapped = [mapped_street(seg) if mapped_street else -1 for seg in segments]
@@ -364,6 +378,8 @@ def group_streets(
                 if a != b and mapped[i] >= 0 and mapped[i] == mapped[group[0]]:
                     group.append(i)
                     break
+                if params.mapped_apart and a != b and -1 < mapped[i] != mapped[group[0]] > -1:
+                    continue  # two mapped streets between the same nodes: a small block
                 gap = float(np.mean(np.hypot(*(line - anchor).T)))
                 if a == b:  # a loop may be filmed either way round
                     gap = min(gap, float(np.mean(np.hypot(*(line[::-1] - anchor).T))))
