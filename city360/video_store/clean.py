@@ -234,6 +234,10 @@ class SmoothTrack:
     cut_y_m: FloatArray | None = None
     cut_sigma_m: FloatArray | None = None
     """Their sigmas from their reported quality, as :attr:`meas_sigma_m`."""
+    arc_gaps_s: tuple[tuple[float, float], ...] = ()
+    """GPS-time spans ``(last fix before, first fix after)`` of the gaps redrawn as long as the
+    speed says (``CleanParams.gap_arcs``): a guess of the path, which a route along the map
+    that fits replaces (:func:`.map_bridge.bridge_gaps`)."""
 
     def in_break(self, t_s: npt.ArrayLike) -> npt.NDArray[np.bool_]:
         """Mask of GPS times strictly inside one of :attr:`breaks_s`."""
@@ -436,6 +440,7 @@ def clean_track(
     ):
         standing = dataclasses.replace(standing, trim_excursions=False)
     pieces: list[tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, int]] = []
+    arc_gaps: list[tuple[float, float]] = []
     breaks: list[tuple[float, float]] = []
     for a, b in itertools.pairwise(cuts):
         if b - a < 2:  # a lone fix between two jumps places nothing
@@ -460,6 +465,7 @@ def clean_track(
             params,
             stops_s=stood_s,
             process_scale=process_scale,
+            arc_gaps=arc_gaps,
         )
         pieces.append(piece)
         dropped += piece[-1]
@@ -485,6 +491,7 @@ def clean_track(
         cut_x_m=np.delete(all_x, index),
         cut_y_m=np.delete(all_y, index),
         cut_sigma_m=None if sigma is None else np.delete(sigma, index),
+        arc_gaps_s=tuple(arc_gaps),
     )
 
 
@@ -498,11 +505,12 @@ def _smooth_piece(
     *,
     stops_s: list[tuple[float, float]],
     process_scale: float,
+    arc_gaps: list[tuple[float, float]],
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, int]:
     """Smooth the fixes between two breaks: ``(grid, x, y, speed, heading, gated)``;
     ``stops_s``: the stationary spans' first and last fix times (:func:`_collapse_stationary`);
     ``process_scale``: factor on the process noise (``burst_process_scale`` on a track that
-    bursts, else 1)."""
+    bursts, else 1); ``arc_gaps``: the gaps redrawn by ``gap_arcs`` are appended to it."""
     span_s = float(t_meas[-1] - t_meas[0])
     grid_n = max(2, math.ceil(span_s * params.grid_hz) + 1)
     grid = np.linspace(t_meas[0], t_meas[-1], grid_n)
@@ -526,7 +534,7 @@ def _smooth_piece(
         raise GpsError(msg)
     _bridge_gaps(grid, t_meas, sx, sy, vx, vy, params.max_gap_s)
     if params.gap_arcs is not None:
-        stretch_gaps(
+        arc_gaps += stretch_gaps(
             grid, t_meas, x, y, sx, sy, vx, vy, params.gap_arcs, max_gap_s=params.max_gap_s
         )
     speed = np.hypot(vx, vy)

@@ -114,12 +114,13 @@ def stretch_gaps(
     params: GapArcParams,
     *,
     max_gap_s: float,
-) -> int:
+) -> list[tuple[float, float]]:
     """In place on the smoothed track (``grid`` times, seconds; ``x``, ``y`` metres; ``vx``,
     ``vy`` m/s): every gap of ``params.min_gap_s`` to ``max_gap_s`` between the kept fixes
     (``t_meas``, ``x_meas``, ``y_meas``) whose bridge is too short for the speed on both sides
-    is redrawn by :func:`arc_bridge` (module docstring). Returns how many gaps were redrawn."""
-    redrawn = 0
+    is redrawn by :func:`arc_bridge` (module docstring). Returns the GPS-time spans ``(last fix
+    before, first fix after)`` of the gaps redrawn."""
+    redrawn: list[tuple[float, float]] = []
     steps = np.diff(t_meas)
     for k in np.flatnonzero((steps >= params.min_gap_s) & (steps <= max_gap_s)):
         t_a, t_b = float(t_meas[k]), float(t_meas[k + 1])
@@ -157,5 +158,5 @@ def stretch_gaps(
         y[a : b + 1] = np.interp(progress, s_m, arc_y)
         vx[a + 1 : b] = np.gradient(x[a : b + 1], grid[a : b + 1])[1:-1]
         vy[a + 1 : b] = np.gradient(y[a : b + 1], grid[a : b + 1])[1:-1]
-        redrawn += 1
+        redrawn.append((t_a, t_b))
     return redrawn

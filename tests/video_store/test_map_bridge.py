@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import networkx as nx
@@ -114,6 +115,16 @@ def test_a_gap_on_a_straight_street_keeps_the_smoothers_curve() -> None:
     bridged, spans = bridge_gaps(smooth, routes)
     assert spans == []
     assert bridged is smooth
+
+
+def test_a_gap_the_cleaning_redrew_as_an_arc_takes_the_route_where_they_agree() -> None:
+    """An arc of ``CleanParams.gap_arcs`` is a guess with no side of the street of its own: a
+    route that fits replaces it even within ``min_disagreement_m`` of it."""
+    routes = _streets([(0.0, 0.0), (0.0, 300.0)])
+    smooth, _, _ = _drive([(3.0, 0.0), (3.0, 300.0)], 8.0, (10.0, 18.0), seed=1)
+    guessed = dataclasses.replace(smooth, arc_gaps_s=tuple(gaps_to_bridge(smooth)))
+    assert guessed.arc_gaps_s
+    assert bridge_gaps(guessed, routes)[1] == list(guessed.arc_gaps_s)
 
 
 def test_a_gap_far_from_every_street_keeps_the_smoothers_curve() -> None:
