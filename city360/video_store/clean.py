@@ -535,7 +535,17 @@ def _smooth_piece(
     _bridge_gaps(grid, t_meas, sx, sy, vx, vy, params.max_gap_s)
     if params.gap_arcs is not None:
         arc_gaps += stretch_gaps(
-            grid, t_meas, x, y, sx, sy, vx, vy, params.gap_arcs, max_gap_s=params.max_gap_s
+            grid,
+            t_meas,
+            x,
+            y,
+            sx,
+            sy,
+            vx,
+            vy,
+            params.gap_arcs,
+            max_gap_s=params.max_gap_s,
+            usual_mps=speed_mps,
         )
     speed = np.hypot(vx, vy)
     heading = np.degrees(np.arctan2(vx, vy))

@@ -46,8 +46,11 @@ class GapArcParams:
     """The speed on each side is the chord over the fixes within this many seconds of the
     gap, seconds (3 s read the SF car's speed up to 0.7 m/s off)."""
     min_speed_mps: float = 4.0
-    """Both sides must be at least this fast (a vehicle), m/s: a walker's gap is metres long,
-    and a walker may stop in it (Hamburg phone and canyon twins got worse without it)."""
+    """The piece's usual moving speed (:func:`.usual_speed.usual_speed_mps`) and both sides'
+    speeds must be at least this fast (a vehicle), m/s: a walker's gap is metres long, and a
+    walker may stop in it (Hamburg phone and canyon twins got worse without it). The usual
+    speed too, because a canyon receiver's burst beside a walker's gap reads 4-6 m/s over 5 s
+    (Hamburg canyon seed 8, 398-408 s: 3.033 -> 3.151 m, junction P 1 -> 0 without it)."""
     min_shortfall: float = 0.15
     """The smoother's bridge must be shorter than ``speed * duration`` by at least this share
     of it: the speeds are read from a few seconds of noisy fixes (at 5 % and 10 % the SF car's
@@ -114,13 +117,17 @@ def stretch_gaps(
     params: GapArcParams,
     *,
     max_gap_s: float,
+    usual_mps: float,
 ) -> list[tuple[float, float]]:
     """In place on the smoothed track (``grid`` times, seconds; ``x``, ``y`` metres; ``vx``,
     ``vy`` m/s): every gap of ``params.min_gap_s`` to ``max_gap_s`` between the kept fixes
     (``t_meas``, ``x_meas``, ``y_meas``) whose bridge is too short for the speed on both sides
-    is redrawn by :func:`arc_bridge` (module docstring). Returns the GPS-time spans ``(last fix
-    before, first fix after)`` of the gaps redrawn."""
+    is redrawn by :func:`arc_bridge` (module docstring); ``usual_mps``: the piece's usual moving
+    speed, m/s. Returns the GPS-time spans ``(last fix before, first fix after)`` of the gaps
+    redrawn."""
     redrawn: list[tuple[float, float]] = []
+    if usual_mps < params.min_speed_mps:
+        return redrawn
     steps = np.diff(t_meas)
     for k in np.flatnonzero((steps >= params.min_gap_s) & (steps <= max_gap_s)):
         t_a, t_b = float(t_meas[k]), float(t_meas[k + 1])

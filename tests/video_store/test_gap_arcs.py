@@ -10,7 +10,7 @@ import pytest
 
 from city360.geo import LocalProjection
 from city360.video_store.clean import CleanParams, SmoothTrack, clean_track
-from city360.video_store.gap_arcs import GapArcParams, arc_bridge
+from city360.video_store.gap_arcs import GapArcParams, arc_bridge, stretch_gaps
 from city360.video_store.gps.track import GpsTrack
 
 PROJECTION = LocalProjection(37.77, -122.42)
@@ -119,3 +119,43 @@ def test_an_arc_turning_left_leaves_and_arrives_on_its_headings() -> None:
     assert math.degrees(math.atan2(x[-1] - x[-2], y[-1] - y[-2])) % 360 == pytest.approx(
         270.0, abs=1.0
     )
+
+
+def _corner_gap() -> tuple[np.ndarray, ...]:
+    """Fixes at 6 m/s north for 5 s, none for 8 s, then west at 6 m/s; the smoothed track on
+    a 10 Hz grid with a straight 30 m bridge across the gap (48 m at the sides' speed)."""
+    t_meas = np.concatenate([np.arange(0.0, 5.5, 1.0), np.arange(13.0, 18.5, 1.0)])
+    x_meas = np.where(t_meas <= 5.0, 0.0, -6.0 * (t_meas - 13.0) - 30.0)
+    y_meas = np.where(t_meas <= 5.0, 6.0 * t_meas, 30.0 + 0.0 * t_meas)
+    grid = np.arange(0.0, 18.05, 0.1)
+    x = np.interp(grid, t_meas, x_meas)
+    y = np.interp(grid, t_meas, y_meas)
+    vx = np.gradient(x, grid)
+    vy = np.gradient(y, grid)
+    return grid, t_meas, x_meas, y_meas, x, y, vx, vy
+
+
+@pytest.mark.parametrize(("usual_mps", "redrawn"), [(8.0, 1), (1.4, 0)])
+def test_a_gap_is_redrawn_only_on_a_piece_that_usually_moves_at_vehicle_speed(
+    usual_mps: float, redrawn: int
+) -> None:
+    """A canyon receiver's bursts either side of a walker's gap read 4-6 m/s over 5 s
+    (Hamburg canyon seed 8, 398-408 s: junction P 1 -> 0 when it was redrawn); the piece's
+    usual speed, a walker's, keeps the smoother's bridge."""
+    grid, t_meas, x_meas, y_meas, x, y, vx, vy = _corner_gap()
+    before = x.copy()
+    spans = stretch_gaps(
+        grid,
+        t_meas,
+        x_meas,
+        y_meas,
+        x,
+        y,
+        vx,
+        vy,
+        GapArcParams(),
+        max_gap_s=10.0,
+        usual_mps=usual_mps,
+    )
+    assert len(spans) == redrawn
+    assert np.array_equal(x, before) == (redrawn == 0)
