@@ -146,12 +146,15 @@ class CleanParams:
     stopguard24). None: every track is trimmed."""
     max_gap_s: float = 10.0
     """Fixes further apart in time than this are joined by a straight line, seconds."""
-    gap_arcs: GapArcParams | None = None
-    """A vehicle's gap of a few seconds up to ``max_gap_s`` whose smoothed bridge is too short
-    for the speed on both sides is redrawn as a curve that long (:mod:`.gap_arcs`). None: off.
-    Off: on the SF camera twins it takes seed 2's 8 s dropout through a double bend from 7.13
-    to 3.9 m RMS (the row 3.059 -> 2.44 m), but TODO (design notes, round twenty-nine, branch
-    sfcam29)."""
+    gap_arcs: GapArcParams | None = field(default_factory=GapArcParams)
+    """A vehicle's gap of 3 s up to ``max_gap_s`` whose smoothed bridge is too short for the
+    speed on both sides is redrawn as a curve that long (:mod:`.gap_arcs`); a route along the
+    map that fits replaces the arc (:func:`.map_bridge.bridge_gaps`). None: off. On: on the
+    walk twins (SF camera 0-39, SF phone, Hamburg phone and canyon 0-9) it redraws two gaps,
+    SF camera seeds 2 and 20, the same 8 s dropout through a double bend (row 3.059 -> 2.441
+    and 2.483 -> 2.011 m without OSM; 2.271 -> 2.284 and 2.005 -> 2.001 m with OSM); every
+    other row and every junction, street and turn figure is equal (design notes, round
+    twenty-nine, branch sfcam29)."""
     jump_min_m: float = 25.0
     """A step between consecutive fixes shorter than this is never a break, metres."""
     lone_fix_farther: bool = False

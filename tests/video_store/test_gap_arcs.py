@@ -16,6 +16,7 @@ from city360.video_store.gps.track import GpsTrack
 PROJECTION = LocalProjection(37.77, -122.42)
 T0 = 1.7e9
 ARCS = CleanParams(gap_arcs=GapArcParams())
+PLAIN = CleanParams(gap_arcs=None)
 
 
 def _path(turns: list[tuple[float, float]], speed_mps: float) -> tuple[np.ndarray, np.ndarray]:
@@ -70,7 +71,7 @@ def test_a_cars_dropout_through_a_double_bend_is_drawn_as_long_as_its_speed(seed
     t, true = _path(DOUBLE_BEND, 8.3)
     dropout = (13.0, 21.0)
     track = _fixes(t, true, dropout, seed)
-    before = _gap_rms(clean_track(track, PROJECTION), t, true, dropout)
+    before = _gap_rms(clean_track(track, PROJECTION, params=PLAIN), t, true, dropout)
     after = _gap_rms(clean_track(track, PROJECTION, params=ARCS), t, true, dropout)
     assert before > 6.0
     assert after < 4.5
@@ -80,7 +81,7 @@ def test_a_straight_streets_dropout_keeps_the_smoothers_bridge() -> None:
     """Its bridge is as long as the speed says: nothing to redraw."""
     t, true = _path([(0.0, 90.0), (30.0, 90.0)], 8.3)
     track = _fixes(t, true, (10.0, 18.0), 0)
-    plain = clean_track(track, PROJECTION)
+    plain = clean_track(track, PROJECTION, params=PLAIN)
     arcs = clean_track(track, PROJECTION, params=ARCS)
     np.testing.assert_array_equal(plain.x_m, arcs.x_m)
     np.testing.assert_array_equal(plain.y_m, arcs.y_m)
@@ -90,9 +91,13 @@ def test_a_walkers_dropout_round_a_corner_keeps_the_smoothers_bridge() -> None:
     """At 1.4 m/s the gap is metres long and the walker may have stopped in it (1 Hz fixes)."""
     t, true = _path([(0.0, 0.0), (60.0, 0.0), (62.0, 270.0), (120.0, 270.0)], 1.4)
     track = _fixes(t, true, (55.0, 67.0), 0, hz=1.0)
-    plain = clean_track(track, PROJECTION)
+    plain = clean_track(track, PROJECTION, params=PLAIN)
     arcs = clean_track(track, PROJECTION, params=ARCS)
     np.testing.assert_array_equal(plain.x_m, arcs.x_m)
+
+
+def test_gap_arcs_are_on_by_default() -> None:
+    assert CleanParams().gap_arcs == GapArcParams()
 
 
 def test_an_arc_as_long_as_its_chord_is_the_chord() -> None:
