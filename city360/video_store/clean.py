@@ -28,6 +28,8 @@ Steps, each because real receivers do it to us:
    stop indoors) the smoothed track runs straight from the last fix before to the first fix
    after: a constant-velocity smoother left to itself carries the last velocity into the gap
    and back, and invented a 100 m excursion in 21 minutes without fixes on a real walk;
+   with ``gap_arcs``, a vehicle's shorter gap whose bridge is too short for its speed is
+   redrawn as long as the speed says (:mod:`.gap_arcs`: a car that turned in it);
 6. heading from the smoothed velocity; spans slower than ``stationary_speed_mps`` for at least
    ``stationary_min_s`` are collapsed to one point holding the heading they were entered with,
    so standing still neither adds distance nor spins the view; inside a stationary span a
@@ -49,6 +51,7 @@ import numpy.typing as npt
 from city360.errors import GpsError
 from city360.geo import LocalProjection
 from city360.video_store.end_fixes import end_outliers
+from city360.video_store.gap_arcs import GapArcParams, stretch_gaps
 from city360.video_store.gps.quality import QualityNoise, horizontal_sigma_m
 from city360.video_store.gps.track import GpsTrack, usable_mask, validate_track
 from city360.video_store.gps_bursts import BurstParams, burst_mask
@@ -143,6 +146,15 @@ class CleanParams:
     stopguard24). None: every track is trimmed."""
     max_gap_s: float = 10.0
     """Fixes further apart in time than this are joined by a straight line, seconds."""
+    gap_arcs: GapArcParams | None = field(default_factory=GapArcParams)
+    """A vehicle's gap of 3 s up to ``max_gap_s`` whose smoothed bridge is too short for the
+    speed on both sides is redrawn as a curve that long (:mod:`.gap_arcs`); a route along the
+    map that fits replaces the arc (:func:`.map_bridge.bridge_gaps`). None: off. On: on the
+    walk twins (SF camera 0-39, SF phone, Hamburg phone and canyon 0-9) it redraws two gaps,
+    SF camera seeds 2 and 20, the same 8 s dropout through a double bend (row 3.059 -> 2.441
+    and 2.483 -> 2.011 m without OSM; 2.271 -> 2.284 and 2.005 -> 2.001 m with OSM); every
+    other row and every junction, street and turn figure is equal (design notes, round
+    twenty-nine, branch sfcam29)."""
     jump_min_m: float = 25.0
     """A step between consecutive fixes shorter than this is never a break, metres."""
     lone_fix_farther: bool = False
@@ -225,6 +237,10 @@ class SmoothTrack:
     cut_y_m: FloatArray | None = None
     cut_sigma_m: FloatArray | None = None
     """Their sigmas from their reported quality, as :attr:`meas_sigma_m`."""
+    arc_gaps_s: tuple[tuple[float, float], ...] = ()
+    """GPS-time spans ``(last fix before, first fix after)`` of the gaps redrawn as long as the
+    speed says (``CleanParams.gap_arcs``): a guess of the path, which a route along the map
+    that fits replaces (:func:`.map_bridge.bridge_gaps`)."""
 
     def in_break(self, t_s: npt.ArrayLike) -> npt.NDArray[np.bool_]:
         """Mask of GPS times strictly inside one of :attr:`breaks_s`."""
@@ -427,6 +443,7 @@ def clean_track(
     ):
         standing = dataclasses.replace(standing, trim_excursions=False)
     pieces: list[tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, int]] = []
+    arc_gaps: list[tuple[float, float]] = []
     breaks: list[tuple[float, float]] = []
     for a, b in itertools.pairwise(cuts):
         if b - a < 2:  # a lone fix between two jumps places nothing
@@ -451,6 +468,7 @@ def clean_track(
             params,
             stops_s=stood_s,
             process_scale=process_scale,
+            arc_gaps=arc_gaps,
         )
         pieces.append(piece)
         dropped += piece[-1]
@@ -476,6 +494,7 @@ def clean_track(
         cut_x_m=np.delete(all_x, index),
         cut_y_m=np.delete(all_y, index),
         cut_sigma_m=None if sigma is None else np.delete(sigma, index),
+        arc_gaps_s=tuple(arc_gaps),
     )
 
 
@@ -489,11 +508,12 @@ def _smooth_piece(
     *,
     stops_s: list[tuple[float, float]],
     process_scale: float,
+    arc_gaps: list[tuple[float, float]],
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, int]:
     """Smooth the fixes between two breaks: ``(grid, x, y, speed, heading, gated)``;
     ``stops_s``: the stationary spans' first and last fix times (:func:`_collapse_stationary`);
     ``process_scale``: factor on the process noise (``burst_process_scale`` on a track that
-    bursts, else 1)."""
+    bursts, else 1); ``arc_gaps``: the gaps redrawn by ``gap_arcs`` are appended to it."""
     span_s = float(t_meas[-1] - t_meas[0])
     grid_n = max(2, math.ceil(span_s * params.grid_hz) + 1)
     grid = np.linspace(t_meas[0], t_meas[-1], grid_n)
@@ -516,6 +536,20 @@ def _smooth_piece(
         msg = f"GPS track {track.source}: smoothing diverged; check the track for bad values"
         raise GpsError(msg)
     _bridge_gaps(grid, t_meas, sx, sy, vx, vy, params.max_gap_s)
+    if params.gap_arcs is not None:
+        arc_gaps += stretch_gaps(
+            grid,
+            t_meas,
+            x,
+            y,
+            sx,
+            sy,
+            vx,
+            vy,
+            params.gap_arcs,
+            max_gap_s=params.max_gap_s,
+            usual_mps=speed_mps,
+        )
     speed = np.hypot(vx, vy)
     heading = np.degrees(np.arctan2(vx, vy))
     _collapse_stationary(grid, sx, sy, speed, heading, params, stops_s=stops_s)

@@ -175,7 +175,8 @@ def bridge_gaps(
     bridged: list[tuple[float, float]] = []
     for start, end in gaps_to_bridge(smooth, params):
         inside = np.flatnonzero((smooth.t_s >= start) & (smooth.t_s <= end))
-        placed = _along_route(smooth, inside, routes, params)
+        guessed = (start, end) in smooth.arc_gaps_s
+        placed = _along_route(smooth, inside, routes, params, guessed=guessed)
         if placed is not None:
             x[inside], y[inside] = placed
             changed[inside] = True
@@ -211,8 +212,13 @@ def _along_route(
     inside: npt.NDArray[np.int64],
     routes: StreetRoutes,
     params: MapBridgeParams,
+    *,
+    guessed: bool = False,
 ) -> tuple[FloatArray, FloatArray] | None:
-    """Positions of the grid poses ``inside`` a gap along the best fitting route, or None."""
+    """Positions of the grid poses ``inside`` a gap along the best fitting route, or None.
+    ``guessed``: the gap was redrawn by the cleaning's ``gap_arcs``, a guess that a fitting
+    route replaces even where the two agree (``min_disagreement_m`` keeps the GPS's side of a
+    straight street; an arc carries no side of its own)."""
     first, last = int(inside[0]), int(inside[-1])
     a = np.array([smooth.x_m[first], smooth.y_m[first]])
     b = np.array([smooth.x_m[last], smooth.y_m[last]])
@@ -238,7 +244,7 @@ def _along_route(
     xs = np.interp(share * arc[-1], arc, path[:, 0])
     ys = np.interp(share * arc[-1], arc, path[:, 1])
     apart = np.hypot(xs - smooth.x_m[inside], ys - smooth.y_m[inside])
-    return (xs, ys) if float(apart.max()) >= params.min_disagreement_m else None
+    return (xs, ys) if guessed or float(apart.max()) >= params.min_disagreement_m else None
 
 
 def _offset_path(line: LineString, offset_a: float, offset_b: float) -> FloatArray:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import networkx as nx
@@ -10,7 +11,8 @@ import pytest
 
 from city360.errors import City360Error
 from city360.geo import LocalProjection
-from city360.video_store.clean import SmoothTrack, clean_track
+from city360.video_store.clean import CleanParams, SmoothTrack, clean_track
+from city360.video_store.gap_arcs import GapArcParams
 from city360.video_store.gps.track import GpsTrack
 from city360.video_store.map_bridge import (
     MapBridgeParams,
@@ -45,11 +47,15 @@ def _streets(*lines: list[tuple[float, float]]) -> StreetRoutes:
 
 
 def _drive(
-    path: list[tuple[float, float]], speed_mps: float, dropout_s: tuple[float, float], seed: int
+    path: list[tuple[float, float]],
+    speed_mps: float,
+    dropout_s: tuple[float, float],
+    seed: int,
+    params: CleanParams | None = None,
 ) -> tuple[SmoothTrack, np.ndarray, np.ndarray]:
     """A 1 Hz GPS track (1 m noise) along ``path`` at ``speed_mps`` with no fix inside
     ``dropout_s`` (seconds from the start); the cleaned track, the true times and positions
-    (10 Hz)."""
+    (10 Hz); ``params``: the cleaning's (its defaults when None)."""
     line = np.asarray(path, np.float64)
     arc = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(line, axis=0).T))])
     t = np.arange(0.0, arc[-1] / speed_mps, 0.1)
@@ -63,7 +69,7 @@ def _drive(
     y = np.interp(fix_t, t, true[:, 1]) + rng.normal(0.0, 1.0, fix_t.shape)
     lat, lon = PROJECTION.to_latlon(x, y)
     track = GpsTrack.from_columns(Path("drive.gpx"), "gpx", T0 + fix_t, lat, lon)
-    return clean_track(track, PROJECTION), T0 + t, true
+    return clean_track(track, PROJECTION, params=params), T0 + t, true
 
 
 def _gap_error(smooth: SmoothTrack, t: np.ndarray, true: np.ndarray, span: tuple[float, float]):
@@ -76,20 +82,28 @@ CORNER = [(0.0, 0.0), (0.0, 200.0), (-200.0, 200.0)]
 """North 200 m, then a left turn west 200 m (25 s each at 8 m/s)."""
 
 
-def test_a_dropout_through_a_turn_is_bridged_along_the_streets() -> None:
+@pytest.mark.parametrize("gap_arcs", [None, GapArcParams()])
+def test_a_dropout_through_a_turn_is_bridged_along_the_streets(
+    gap_arcs: GapArcParams | None,
+) -> None:
     """SF camera seed 2's shape: a car at 8 m/s loses the fix 8 s through a left turn; the
-    smoother's curve cuts the corner, the route along the streets does not."""
+    smoother's curve cuts the corner, the route along the streets does not. With the
+    cleaning's ``gap_arcs`` the gap is first redrawn as long as the speed says (4.2 m off at
+    most here); the route still replaces it."""
     routes = _streets([(0.0, 0.0), (0.0, 200.0)], [(0.0, 200.0), (-200.0, 200.0)])
-    smooth, t, true = _drive(CORNER, 8.0, (21.0, 29.0), seed=2)
+    params = CleanParams(gap_arcs=gap_arcs)
+    smooth, t, true = _drive(CORNER, 8.0, (21.0, 29.0), seed=2, params=params)
     before = _gap_error(smooth, t, true, (21.0, 29.0))
     bridged, spans = bridge_gaps(smooth, routes)
     after = _gap_error(bridged, t, true, (21.0, 29.0))
-    assert before.max() > 8.0  # the curve cuts the corner
+    assert before.max() > (8.0 if gap_arcs is None else 4.0)  # the curve cuts the corner
     assert len(spans) == 1
     assert spans[0][0] <= T0 + 21.0
     assert spans[0][1] >= T0 + 29.0
     assert after.max() < 3.0
-    assert np.sqrt((after**2).mean()) < 0.5 * np.sqrt((before**2).mean())
+    assert np.sqrt((after**2).mean()) < (0.5 if gap_arcs is None else 0.8) * np.sqrt(
+        (before**2).mean()
+    )
 
 
 def test_the_sidewalk_side_of_the_track_is_kept_round_the_corner() -> None:
@@ -114,6 +128,16 @@ def test_a_gap_on_a_straight_street_keeps_the_smoothers_curve() -> None:
     bridged, spans = bridge_gaps(smooth, routes)
     assert spans == []
     assert bridged is smooth
+
+
+def test_a_gap_the_cleaning_redrew_as_an_arc_takes_the_route_where_they_agree() -> None:
+    """An arc of ``CleanParams.gap_arcs`` is a guess with no side of the street of its own: a
+    route that fits replaces it even within ``min_disagreement_m`` of it."""
+    routes = _streets([(0.0, 0.0), (0.0, 300.0)])
+    smooth, _, _ = _drive([(3.0, 0.0), (3.0, 300.0)], 8.0, (10.0, 18.0), seed=1)
+    guessed = dataclasses.replace(smooth, arc_gaps_s=tuple(gaps_to_bridge(smooth)))
+    assert guessed.arc_gaps_s
+    assert bridge_gaps(guessed, routes)[1] == list(guessed.arc_gaps_s)
 
 
 def test_a_gap_far_from_every_street_keeps_the_smoothers_curve() -> None:
