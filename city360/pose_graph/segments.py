@@ -119,12 +119,12 @@ class SegmentParams:
     the two lines' mean headings are at least this far apart at both), each line walked on
     through both nodes (:attr:`walked_on`'s test) and one running more than ``apart_m`` from
     the other somewhere. Parting by shape alone (``apart_share``) misses it: the smoothed
-    poses cut the bend's corner, 43-45 % of it more than 4 m from the link. A straight link and a bent street round a corner between the
-    same two junctions are two arms at each: grouped, the agent is offered one branch with
-    headings averaged between them, and LEFT / RIGHT / UP come out wrong (fresh Bulevardi's
-    Erottaja knot: a 9 m link and a 23 m bend, 52 and 84 degrees apart at its ends).
-    None: a street whose nodes are both junctions is never parted (before round
-    twenty-nine)."""
+    poses cut the bend's corner, 43-45 % of it more than 4 m from the link. A straight link
+    and a bent street round a corner between the same two junctions are two arms at each:
+    grouped, the agent is offered one branch with headings averaged between them, and
+    LEFT / RIGHT / UP come out wrong (fresh Bulevardi's Erottaja knot: a 9 m link and a
+    23 m bend, 52 and 84 degrees apart at its ends). None: a street whose nodes are both
+    junctions is never parted (before round twenty-nine)."""
     turned_forks: bool = True
     """See :func:`turned_forks`: a node :func:`dissolve_pass_through` would remove is kept when
     one of its streets parts there (:func:`part_two_lines`) and a trajectory turns at the node
