@@ -117,14 +117,15 @@ class SegmentParams:
     the headings they leave both nodes at (chord 6-30 m from the node, capped at 0.6 of the
     pass; a pass joins a line whose first pass is within this many degrees at both nodes, and
     the two lines' mean headings are at least this far apart at both), each line walked on
-    through both nodes (:attr:`walked_on`'s test) and one running more than ``apart_m`` from
-    the other somewhere. Parting by shape alone (``apart_share``) misses it: the smoothed
-    poses cut the bend's corner, 43-45 % of it more than 4 m from the link. A straight link
-    and a bent street round a corner between the same two junctions are two arms at each:
-    grouped, the agent is offered one branch with headings averaged between them, and
-    LEFT / RIGHT / UP come out wrong (fresh Bulevardi's Erottaja knot: a 9 m link and a
-    23 m bend, 52 and 84 degrees apart at its ends). None: a street whose nodes are both
-    junctions is never parted (before round twenty-nine)."""
+    through both nodes (:attr:`walked_on`'s test), the lines' ends meeting at both
+    (:attr:`meet_m`) and one running more than ``apart_m`` from the other somewhere.
+    Parting by shape alone (``apart_share``) misses it: the smoothed poses cut the bend's
+    corner, 43-45 % of it more than 4 m from the link. A straight link and a bent street
+    round a corner between the same two junctions are two arms at each: grouped, the agent
+    is offered one branch with headings averaged between them, and LEFT / RIGHT / UP come
+    out wrong (fresh Bulevardi's Erottaja knot: a 9 m link and a 23 m bend, 52 and 84
+    degrees apart at its ends). None: a street whose nodes are both junctions is never
+    parted (before round twenty-nine)."""
     turned_forks: bool = True
     """See :func:`turned_forks`: a node :func:`dissolve_pass_through` would remove is kept when
     one of its streets parts there (:func:`part_two_lines`) and a trajectory turns at the node
@@ -547,6 +548,11 @@ def _two_lines(
         ]
         if not all(walked_on(line, n) for line in lines for n in nodes):
             return []
+        if any(
+            float(np.hypot(*(ends_at(lines[0], n) - ends_at(lines[1], n)))) > params.meet_m
+            for n in nodes
+        ):
+            return []  # a pass cut short of a node, not a second street into it
         if not all(
             abs(angle_diff_deg(leaving_deg(groups[0], n), leaving_deg(groups[1], n))) >= turn
             for n in nodes
