@@ -27,8 +27,8 @@ there), 9.5 m north of the link at most."""
 WEST, A_SOUTH, EAST, B_SOUTH = (-90.0, 0.0), (-40.0, -90.0), (100.0, 0.0), (50.0, -90.0)
 PARTED = SegmentParams(part_at_junctions=30.0)
 """The parting rule on at 30 degrees, as measured (design notes, round twenty-nine)."""
-BOTH = BuildParams(segments=PARTED, heading_corner_deg=45.0)
-"""Both rules on."""
+BOTH = BuildParams(segments=PARTED, heading_corner_deg=60.0)
+"""Both rules on, at the measured values."""
 
 
 def _knot() -> list[Track]:
