@@ -108,9 +108,9 @@ class BuildParams:
     back down) otherwise leaves the junction at a heading 40-50 degrees off its first leg.
     None: the chord always runs to ``heading_far_m`` (before round twenty-nine). Off: at
     60 degrees, without OSM, turns are better in 33 of the 129 cached twins and worse in 10
-    (P, R and F1 never move; the worst: Kamppi's camera-GPS wander with stops, unseen seed
-    5, 0.941 -> 0.863 at 45 degrees and a 3 m lead, the old town's wander seed 30 0.963 ->
-    0.934); on fresh Bulevardi 7 of 12 better, 3 worse (design notes, round twenty-nine)."""
+    (P, R and F1 never move; the worst: Helsinki SE coverage with stops, unseen seed 6,
+    0.931 -> 0.906, the old town's wander seed 30 0.963 -> 0.934); on fresh Bulevardi 7 of
+    12 better, 3 worse (design notes, round twenty-nine)."""
     profile_step_m: float = 5.0
     """Spacing of ``heading_profile_deg`` samples along an edge."""
     osm_snap_m: float = 12.0
