@@ -163,7 +163,9 @@ def streets_from_graph(streets: nx.MultiGraph, *, source: str) -> OsmStreets:
         line = np.asarray(data["polyline_xy"], dtype=np.float64)
         if DRAWN_ONCE and len(line) >= 2:
             pair = (min(index[u], index[v]), max(index[u], index[v]))
-            along = line if index[u] <= index[v] else line[::-1]
+            start = node_xy[pair[0]]  # a way's points may run either way between its ends
+            flip = np.hypot(*(line[0] - start)) > np.hypot(*(line[-1] - start))
+            along = line[::-1] if flip else line
             if any(_mean_gap(along, other) < DRAWN_TWICE_GAP_M for other in drawn.get(pair, [])):
                 continue
             drawn.setdefault(pair, []).append(along)
