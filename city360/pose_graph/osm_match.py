@@ -23,7 +23,7 @@ poses pass farther than the cut radius (:func:`through_junction_passes`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,7 +52,6 @@ __all__ = [
     "OsmStreets",
     "choose_network",
     "coverage",
-    "drawn_once",
     "load_matching_streets",
     "load_streets",
     "match_tracks",
@@ -107,17 +106,23 @@ across squares ``walk`` or ``all``."""
 NETWORK_SHARE_SLACK = 0.05
 """``auto`` takes the smallest network matching within this share of the best one: more ways
 than the walk needs only add junctions of paths nobody filmed."""
-DRAWN_ONCE = True
-"""Count an OSM way drawn twice between the same two nodes along nearly the same line (mean
-gap under :data:`DRAWN_TWICE_GAP_M`; :func:`drawn_once`) as one filmed arm when finding the
-junctions the video passes: a park path drawn as a footway and, 5 m beside it, a cycleway
-that leave and rejoin at the same two nodes. Counted twice, a walk along them is matched to
-either, both count as filmed arms, and each end node (two arms to a camera, the way in and
-the way on) becomes a junction of three: two extra junctions, the true street between their
-neighbours lost, five extra streets (Kaisaniemi park, fresh window, coverage seed 0 with
-OSM: (-75.5, -68.7) and (-72.8, -108.7), 41 m apart). The scorer reads the truth the same
-way (``score._drawn_once``). MEASURED: see the design notes, round twenty-nine, branch
-foot29. False: every drawing counts."""
+DRAWN_ONCE = False
+"""Keep once an OSM way drawn twice between the same two nodes along nearly the same line
+(mean gap under :data:`DRAWN_TWICE_GAP_M`, ten points spread by arc length, as
+``score._drawn_once`` reads the truth) when loading the streets: a park path drawn as a
+footway and, 5 m beside it, a cycleway that leave and rejoin at the same two nodes. Kept
+twice, a walk along them is matched to either, both count as filmed arms, and each end node
+(two arms to a camera, the way in and the way on) becomes a junction of three: two extra
+junctions, the true street between their neighbours lost, five extra streets (Kaisaniemi
+park, fresh window, coverage seed 0 with OSM: (-75.5, -68.7) and (-72.8, -108.7), 41 m
+apart). Measured with OSM (design notes, round twenty-nine, branch foot29): on, 12 of 12
+Kaisaniemi rows better (seeds 0-2; junction P 1.000 in all, street F1 +0.016 to +0.080),
+61 Helsinki, Nerima and Oakland rows equal; but the suite's three Tokyo rows lose street F1
+(0.990 -> 0.985 twice, 1.000 -> 0.995): a road drawn twice exactly there, and with one
+drawing dropped its end node has OSM degree two, so a dead end nearby passes cuts onto the
+next street and a loop street is built. Off for that trade. Counting the drawings as one
+arm only at junction finding (keeping both in the streets) was tried: it fixes nothing and
+two Kaisaniemi rows get worse. False: every way as OSM draws it."""
 DRAWN_TWICE_GAP_M = 5.0
 """Mean gap under which two ways between the same nodes are one way drawn twice, metres (the
 scorer's figure: no GPS parts lines this close)."""
@@ -159,8 +164,18 @@ def streets_from_graph(streets: nx.MultiGraph, *, source: str) -> OsmStreets:
     index = {n: i for i, n in enumerate(ids)}
     node_xy = np.array([[streets.nodes[n]["x_m"], streets.nodes[n]["y_m"]] for n in ids])
     edge_nodes, lengths, samples, owner, dirs = [], [], [], [], []
-    for k, (u, v, data) in enumerate(streets.edges(data=True)):
+    drawn: dict[tuple[int, int], list[FloatArray]] = {}
+    for u, v, data in streets.edges(data=True):
         line = np.asarray(data["polyline_xy"], dtype=np.float64)
+        if DRAWN_ONCE and len(line) >= 2:
+            pair = (min(index[u], index[v]), max(index[u], index[v]))
+            start = node_xy[pair[0]]  # a way's points may run either way between its ends
+            flip = np.hypot(*(line[0] - start)) > np.hypot(*(line[-1] - start))
+            along = line[::-1] if flip else line
+            if any(_mean_gap(along, other) < DRAWN_TWICE_GAP_M for other in drawn.get(pair, [])):
+                continue
+            drawn.setdefault(pair, []).append(along)
+        k = len(edge_nodes)
         seg = np.diff(line, axis=0)
         seg_len = np.hypot(*seg.T)
         arc = np.concatenate([[0.0], np.cumsum(seg_len)])
@@ -378,10 +393,6 @@ def osm_junction_candidates(
     Raises :class:`OsmError` if the extract does not cover the tracks."""
     matches = match_tracks(osm, tracks) if matches is None else matches
     check_overlap(osm, tracks, matches)
-    if DRAWN_ONCE:  # a way drawn twice is one arm: count its poses on the first drawing
-        once = drawn_once(osm)
-        matches = [np.where(m >= 0, once[np.maximum(m, 0)], m) for m in matches]
-        spurs = [replace(spur, edge=int(once[spur.edge])) for spur in spurs]
     n_nodes, n_edges = len(osm.node_xy), len(osm.edge_nodes)
     near_count = np.zeros((n_edges, 2), dtype=np.int64)  # poses near the edge's u / v end
     farthest = np.zeros((n_edges, 2))  # how far from the u / v end matched poses reach
@@ -416,30 +427,6 @@ def osm_junction_candidates(
         top = members[degree[members] == degree[members].max()]
         found.append(osm.node_xy[top].mean(axis=0))
     return np.asarray(found, dtype=np.float64).reshape(-1, 2)
-
-
-def drawn_once(osm: OsmStreets) -> IntArray:
-    """Per street, the first street (index) it duplicates, else itself: one drawn between the
-    same two nodes along nearly the same line (mean gap under :data:`DRAWN_TWICE_GAP_M`)."""
-    once = np.arange(len(osm.edge_nodes), dtype=np.int64)
-    pairs = np.sort(osm.edge_nodes, axis=1)
-    _, first, counts = np.unique(pairs, axis=0, return_index=True, return_counts=True)
-    for start in first[counts > 1]:
-        same = np.flatnonzero((pairs == pairs[start]).all(axis=1))
-        lines = []
-        for edge in same:
-            line = osm.samples_xy[osm.sample_edge == edge]
-            start_xy = osm.node_xy[pairs[edge, 0]]  # run every drawing from the same node
-            if np.hypot(*(line[0] - start_xy)) > np.hypot(*(line[-1] - start_xy)):
-                line = line[::-1]
-            twin = next(
-                (k for k, other in lines if _mean_gap(line, other) < DRAWN_TWICE_GAP_M), None
-            )
-            if twin is None:
-                lines.append((int(edge), line))
-            else:
-                once[edge] = twin
-    return once
 
 
 def node_groups(osm: OsmStreets) -> IntArray:

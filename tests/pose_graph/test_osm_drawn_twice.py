@@ -1,4 +1,4 @@
-"""An OSM way drawn twice between the same nodes along nearly one line is one filmed arm
+"""An OSM way drawn twice between the same nodes along nearly one line counts once
 (``osm_match.DRAWN_ONCE``): a park footway and a cycleway 5 m beside it that leave and rejoin
 at the same two nodes."""
 
@@ -11,7 +11,6 @@ import pytest
 from city360.pose_graph import osm_match
 from city360.pose_graph.osm_match import (
     OsmStreets,
-    drawn_once,
     osm_junction_candidates,
     streets_from_graph,
 )
@@ -43,9 +42,14 @@ def _walks() -> list:
     return [west, east]
 
 
-def test_a_way_drawn_twice_along_one_line_is_its_first_drawing() -> None:
-    assert drawn_once(_park(5.0)).tolist() == [0, 1, 1, 3]
-    assert drawn_once(_park(12.0)).tolist() == [0, 1, 2, 3]  # 7 m apart on average: two ways
+@pytest.fixture(autouse=True)
+def _drawn_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(osm_match, "DRAWN_ONCE", True)  # off by default
+
+
+def test_a_way_drawn_twice_along_one_line_is_kept_once() -> None:
+    assert len(_park(5.0).edge_nodes) == 3
+    assert len(_park(12.0).edge_nodes) == 4  # 7 m apart on average: two ways
 
 
 def test_walks_down_a_way_drawn_twice_make_no_junctions_at_its_ends() -> None:
@@ -55,6 +59,8 @@ def test_walks_down_a_way_drawn_twice_make_no_junctions_at_its_ends() -> None:
 def test_without_the_rule_both_ways_count_and_each_end_is_a_junction(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(osm_match, "DRAWN_ONCE", False)  # on by default
-    found = osm_junction_candidates(_park(5.0), _walks())
+    monkeypatch.setattr(osm_match, "DRAWN_ONCE", False)
+    park = _park(5.0)
+    assert len(park.edge_nodes) == 4
+    found = osm_junction_candidates(park, _walks())
     np.testing.assert_allclose(sorted(map(tuple, found)), [(0.0, -20.0), (0.0, 20.0)])
