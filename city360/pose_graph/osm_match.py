@@ -163,7 +163,8 @@ def streets_from_graph(streets: nx.MultiGraph, *, source: str) -> OsmStreets:
     ids = list(streets.nodes)
     index = {n: i for i, n in enumerate(ids)}
     node_xy = np.array([[streets.nodes[n]["x_m"], streets.nodes[n]["y_m"]] for n in ids])
-    edge_nodes, lengths, samples, owner, dirs = [], [], [], [], []
+    edge_nodes: list[tuple[int, int]] = []
+    lengths, samples, owner, dirs = [], [], [], []
     drawn: dict[tuple[int, int], list[FloatArray]] = {}
     for u, v, data in streets.edges(data=True):
         line = np.asarray(data["polyline_xy"], dtype=np.float64)

@@ -14,6 +14,7 @@ from city360.pose_graph.osm_match import (
     osm_junction_candidates,
     streets_from_graph,
 )
+from city360.pose_graph.tracks import Track
 from tests.pose_graph.walks import polyline_track
 
 NODES = {1: (0.0, 60.0), 2: (0.0, 20.0), 3: (0.0, -20.0), 4: (0.0, -60.0)}
@@ -33,7 +34,7 @@ def _park(bow_m: float) -> OsmStreets:
     return streets_from_graph(graph, source="test")
 
 
-def _walks() -> list:
+def _walks() -> list[Track]:
     """One walk down each of the two ways between nodes 2 and 3."""
     west = polyline_track([(0.0, 60.0), (0.0, -60.0)], "west")
     east = polyline_track(
