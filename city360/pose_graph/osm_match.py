@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AUTO_NETWORKS",
+    "DRAWN_ONCE",
+    "DRAWN_TWICE_GAP_M",
     "MATCH_ANGLE_DEG",
     "MATCH_RADIUS_M",
     "MIN_COVERED_SHARE",
@@ -104,6 +106,27 @@ across squares ``walk`` or ``all``."""
 NETWORK_SHARE_SLACK = 0.05
 """``auto`` takes the smallest network matching within this share of the best one: more ways
 than the walk needs only add junctions of paths nobody filmed."""
+DRAWN_ONCE = False
+"""Keep once an OSM way drawn twice between the same two nodes along nearly the same line
+(mean gap under :data:`DRAWN_TWICE_GAP_M`, ten points spread by arc length, as
+``score._drawn_once`` reads the truth) when loading the streets: a park path drawn as a
+footway and, 5 m beside it, a cycleway that leave and rejoin at the same two nodes. Kept
+twice, a walk along them is matched to either, both count as filmed arms, and each end node
+(two arms to a camera, the way in and the way on) becomes a junction of three: two extra
+junctions, the true street between their neighbours lost, five extra streets (Kaisaniemi
+park, fresh window, coverage seed 0 with OSM: (-75.5, -68.7) and (-72.8, -108.7), 41 m
+apart). Measured with OSM (design notes, round twenty-nine, branch foot29): on, 12 of 12
+Kaisaniemi rows better (seeds 0-2; junction P 1.000 in all, street F1 +0.016 to +0.080),
+73 rows equal (Bulevardi, the unseen Helsinki and Nerima windows, Nerima mid); but the
+suite's three Tokyo rows lose street F1 (0.990 -> 0.985 twice, 1.000 -> 0.995): a road is
+drawn twice exactly there (mean gap 0), and with one drawing dropped a loop street is built
+at its east end (-29.3, -237.3): a walk turning back 10 m short of its west end (now of OSM
+degree two, not three) makes no dead end (the step not traced). Off for that trade.
+Counting the drawings as one arm only when finding junctions (both kept in the streets) was
+tried: it fixes nothing and two Kaisaniemi rows get worse. False: every way as OSM draws it."""
+DRAWN_TWICE_GAP_M = 5.0
+"""Mean gap under which two ways between the same nodes are one way drawn twice, metres (the
+scorer's figure: no GPS parts lines this close)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,9 +164,20 @@ def streets_from_graph(streets: nx.MultiGraph, *, source: str) -> OsmStreets:
     ids = list(streets.nodes)
     index = {n: i for i, n in enumerate(ids)}
     node_xy = np.array([[streets.nodes[n]["x_m"], streets.nodes[n]["y_m"]] for n in ids])
-    edge_nodes, lengths, samples, owner, dirs = [], [], [], [], []
-    for k, (u, v, data) in enumerate(streets.edges(data=True)):
+    edge_nodes: list[tuple[int, int]] = []
+    lengths, samples, owner, dirs = [], [], [], []
+    drawn: dict[tuple[int, int], list[FloatArray]] = {}
+    for u, v, data in streets.edges(data=True):
         line = np.asarray(data["polyline_xy"], dtype=np.float64)
+        if DRAWN_ONCE and len(line) >= 2:
+            pair = (min(index[u], index[v]), max(index[u], index[v]))
+            start = node_xy[pair[0]]  # a way's points may run either way between its ends
+            flip = np.hypot(*(line[0] - start)) > np.hypot(*(line[-1] - start))
+            along = line[::-1] if flip else line
+            if any(_mean_gap(along, other) < DRAWN_TWICE_GAP_M for other in drawn.get(pair, [])):
+                continue
+            drawn.setdefault(pair, []).append(along)
+        k = len(edge_nodes)
         seg = np.diff(line, axis=0)
         seg_len = np.hypot(*seg.T)
         arc = np.concatenate([[0.0], np.cumsum(seg_len)])
@@ -171,6 +205,20 @@ def streets_from_graph(streets: nx.MultiGraph, *, source: str) -> OsmStreets:
         sample_edge=np.concatenate(owner),
         sample_dir_deg=np.concatenate(dirs),
     )
+
+
+def _mean_gap(a: FloatArray, b: FloatArray) -> float:
+    """Mean distance between two polylines (metres) at ten points spread by arc length along
+    each, the lines running the same way."""
+
+    def resample(line: FloatArray) -> FloatArray:
+        arc = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(line, axis=0).T))])
+        marks = np.linspace(0.0, arc[-1], 10)
+        return np.column_stack(
+            [np.interp(marks, arc, line[:, 0]), np.interp(marks, arc, line[:, 1])]
+        )
+
+    return float(np.mean(np.hypot(*(resample(a) - resample(b)).T)))
 
 
 def load_streets(path: Path, projection: LocalProjection, *, network: str = "street") -> OsmStreets:
