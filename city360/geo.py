@@ -20,6 +20,7 @@ __all__ = [
     "angle_diff_deg",
     "bearing_deg",
     "haversine_m",
+    "mean_gap_m",
     "wrap_deg",
 ]
 
@@ -124,3 +125,19 @@ class LocalProjection:
 
     def __hash__(self) -> int:
         return hash((self.origin_lat, self.origin_lon))
+
+
+def mean_gap_m(a: npt.ArrayLike, b: npt.ArrayLike, samples: int = 10) -> float:
+    """Mean distance between two polylines (N, 2) running the same way, metres: at
+    ``samples`` points spread by arc length along each."""
+
+    def resample(line: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        arc = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(line, axis=0).T))])
+        marks = np.linspace(0.0, arc[-1], samples)
+        return np.column_stack(
+            [np.interp(marks, arc, line[:, 0]), np.interp(marks, arc, line[:, 1])]
+        )
+
+    first = resample(np.asarray(a, dtype=np.float64))
+    second = resample(np.asarray(b, dtype=np.float64))
+    return float(np.mean(np.hypot(*(first - second).T)))

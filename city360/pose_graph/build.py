@@ -62,6 +62,8 @@ from city360.pose_graph.refine import (
     split_side_by_side,
 )
 from city360.pose_graph.segments import (
+    HEADING_FAR_M,
+    HEADING_NEAR_M,
     CutFilter,
     Segment,
     SegmentParams,
@@ -95,9 +97,9 @@ class BuildParams:
 
     junctions: JunctionParams = field(default_factory=JunctionParams)
     segments: SegmentParams = field(default_factory=SegmentParams)
-    heading_near_m: float = 6.0
+    heading_near_m: float = HEADING_NEAR_M
     """End headings are measured on the chord from this far from the node ..."""
-    heading_far_m: float = 30.0
+    heading_far_m: float = HEADING_FAR_M
     """... to this far (both capped by a share of the edge length): turns happen at the node."""
     heading_corner_deg: float | None = None
     """End headings stop at a corner: the chord's far end is pulled in to the first point,

@@ -33,7 +33,7 @@ import numpy.typing as npt
 from scipy.spatial import cKDTree
 
 from city360.errors import ConfigError, OsmError, did_you_mean
-from city360.geo import LocalProjection
+from city360.geo import LocalProjection, mean_gap_m
 from city360.pose_graph.junctions import DeadEndEvent
 from city360.pose_graph.segments import CutFilter
 from city360.pose_graph.tracks import Track
@@ -174,7 +174,7 @@ def streets_from_graph(streets: nx.MultiGraph, *, source: str) -> OsmStreets:
             start = node_xy[pair[0]]  # a way's points may run either way between its ends
             flip = np.hypot(*(line[0] - start)) > np.hypot(*(line[-1] - start))
             along = line[::-1] if flip else line
-            if any(_mean_gap(along, other) < DRAWN_TWICE_GAP_M for other in drawn.get(pair, [])):
+            if any(mean_gap_m(along, other) < DRAWN_TWICE_GAP_M for other in drawn.get(pair, [])):
                 continue
             drawn.setdefault(pair, []).append(along)
         k = len(edge_nodes)
@@ -205,20 +205,6 @@ def streets_from_graph(streets: nx.MultiGraph, *, source: str) -> OsmStreets:
         sample_edge=np.concatenate(owner),
         sample_dir_deg=np.concatenate(dirs),
     )
-
-
-def _mean_gap(a: FloatArray, b: FloatArray) -> float:
-    """Mean distance between two polylines (metres) at ten points spread by arc length along
-    each, the lines running the same way."""
-
-    def resample(line: FloatArray) -> FloatArray:
-        arc = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(line, axis=0).T))])
-        marks = np.linspace(0.0, arc[-1], 10)
-        return np.column_stack(
-            [np.interp(marks, arc, line[:, 0]), np.interp(marks, arc, line[:, 1])]
-        )
-
-    return float(np.mean(np.hypot(*(resample(a) - resample(b)).T)))
 
 
 def load_streets(path: Path, projection: LocalProjection, *, network: str = "street") -> OsmStreets:

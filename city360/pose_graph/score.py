@@ -89,7 +89,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from city360.errors import CityFormatError
-from city360.geo import angle_diff_deg, bearing_deg
+from city360.geo import angle_diff_deg, bearing_deg, mean_gap_m
 from city360.pose_graph.graph import Edge, PoseGraph
 from city360.pose_graph.short_ends import ShortEnd, join_short_end, short_ends
 from city360.pose_graph.side_by_side import Parting, partings, split_at_parting
@@ -278,7 +278,7 @@ def _drawn_once(truth: SceneTruth) -> list[tuple[int, int, np.ndarray]]:
         line = np.asarray(s.polyline_xy, dtype=np.float64)
         duplicate = False
         for u, v, other in kept:
-            if (u, v) == (s.u, s.v) and len(other) and _mean_gap(line, other) < 5.0:
+            if (u, v) == (s.u, s.v) and len(other) and mean_gap_m(line, other) < 5.0:
                 duplicate = True
                 break
         if not duplicate:
@@ -417,17 +417,6 @@ def _once(lines: list[str]) -> list[str]:
     ends (parallel streets, or one street built once per pass, print alike)."""
     counts = Counter(lines)
     return [line if counts[line] == 1 else f"{line} ×{counts[line]}" for line in counts]
-
-
-def _mean_gap(a: np.ndarray, b: np.ndarray) -> float:
-    def resample(line: np.ndarray) -> np.ndarray:
-        arc = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(line, axis=0).T))])
-        marks = np.linspace(0.0, arc[-1], 10)
-        return np.column_stack(
-            [np.interp(marks, arc, line[:, 0]), np.interp(marks, arc, line[:, 1])]
-        )
-
-    return float(np.mean(np.hypot(*(resample(a) - resample(b)).T)))
 
 
 def score_city(city_dir: str | Path) -> Score:

@@ -14,6 +14,7 @@ no branch points (bends, or false junctions): :func:`dissolve_pass_through` remo
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -30,6 +31,8 @@ from city360.pose_graph.junctions import DeadEndEvent
 from city360.pose_graph.tracks import Track
 
 __all__ = [
+    "HEADING_FAR_M",
+    "HEADING_NEAR_M",
     "CutFilter",
     "Segment",
     "SegmentParams",
@@ -43,6 +46,13 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
+
+
+HEADING_NEAR_M = 6.0
+"""An edge's end heading is the chord from this far from its node (metres) ...
+(:attr:`city360.pose_graph.build.BuildParams.heading_near_m`'s default)"""
+HEADING_FAR_M = 30.0
+"""... to this far (both capped by a share of the pass: 0.2 and 0.6 of its length)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -516,22 +526,27 @@ def _two_lines(
                 return True
         return False
 
+    @functools.cache
+    def leaving_vector(i: int, node: int) -> tuple[float, float]:
+        """(sin, cos) of the heading at which segment ``i`` leaves ``node``: its chord from
+        ``HEADING_NEAR_M`` to ``HEADING_FAR_M`` out, as the build measures end headings."""
+        seg = segments[i]
+        track = tracks[seg.track]
+        s0, s1 = float(track.arc_m[seg.first_frame]), float(track.arc_m[seg.last_frame])
+        length = max(s1 - s0, 1e-3)
+        near, far = min(HEADING_NEAR_M, 0.2 * length), min(HEADING_FAR_M, 0.6 * length)
+        if seg.u == node:
+            d = track.point_at(s0 + far) - track.point_at(s0 + near)
+        else:
+            d = track.point_at(s1 - far) - track.point_at(s1 - near)
+        rad = np.radians(bearing_deg(float(d[0]), float(d[1])))
+        return float(np.sin(rad)), float(np.cos(rad))
+
     def leaving_deg(members: Iterable[int], node: int) -> float:
         """Mean heading (degrees) at which the segments ``members`` leave ``node``."""
-        sines, cosines = [], []
-        for i in members:
-            seg = segments[i]
-            track = tracks[seg.track]
-            s0, s1 = float(track.arc_m[seg.first_frame]), float(track.arc_m[seg.last_frame])
-            length = max(s1 - s0, 1e-3)
-            near, far = min(6.0, 0.2 * length), min(30.0, 0.6 * length)
-            if seg.u == node:
-                d = track.point_at(s0 + far) - track.point_at(s0 + near)
-            else:
-                d = track.point_at(s1 - far) - track.point_at(s1 - near)
-            rad = np.radians(bearing_deg(float(d[0]), float(d[1])))
-            sines.append(np.sin(rad))
-            cosines.append(np.cos(rad))
+        vectors = [leaving_vector(i, node) for i in members]
+        sines = [v[0] for v in vectors]
+        cosines = [v[1] for v in vectors]
         return float(np.degrees(np.arctan2(np.sum(sines), np.sum(cosines))))
 
     def junction_lines(street: Street) -> list[Street]:
