@@ -76,9 +76,12 @@ def test_an_unmapped_pass_groups_by_its_gap_with_mapped_apart() -> None:
     assert len(streets) == 1
 
 
-def _two_ways(other_way: list[tuple[float, float]], walks: list[list[tuple[float, float]]]) -> tuple[
-    list[Track], list[Segment], MatchedCuts
-]:
+Points = list[tuple[float, float]]
+
+
+def _two_ways(
+    other_way: Points, walks: list[Points]
+) -> tuple[list[Track], list[Segment], MatchedCuts]:
     """Two mapped ways between nodes (0, 0) and (0, 45): a straight one (street 0) and
     ``other_way`` (street 1); one pass along each of ``walks``, the first matched to street 0,
     the second to street 1 (every frame)."""
@@ -95,7 +98,9 @@ def _two_ways(other_way: list[tuple[float, float]], walks: list[list[tuple[float
     return tracks, segments, matched
 
 
-def _streets(tracks: list[Track], segments: list[Segment], matched: MatchedCuts, params) -> int:
+def _streets(
+    tracks: list[Track], segments: list[Segment], matched: MatchedCuts, params: SegmentParams
+) -> int:
     streets, _ = group_streets(
         tracks,
         segments,
