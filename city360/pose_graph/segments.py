@@ -157,7 +157,11 @@ class SegmentParams:
     rows reach target but turns fall 0.007-0.107; on the fresh Kaisaniemi footpaths
     (parallel ways, passes matched to the other one) P falls in six of eight rows, and
     two unseen Kamppi rows lose street F1 (1.000 -> 0.955); no row without OSM moves
-    (design notes, round twenty-nine)."""
+    (design notes, round twenty-nine). Still off with :attr:`mapped_apart_m` (round
+    thirty, knot30, with OSM on 46 kept twins and fresh Bulevardi seed 3): Kaisaniemi,
+    Kamppi, Helsinki SE and east, two suite Helsinki and three tokyo twins equal main's;
+    five Bulevardi rows reach R 1.000 and target, but turns fall in six (0.007-0.107), all
+    at the knot, whose recovered junction's arms bend within 13-17 m of it."""
     mapped_apart_m: float | None = 12.0
     """See :attr:`mapped_apart`: the two mapped streets are kept apart only where they run
     farther apart than this (metres, OSM geometry: the largest distance from the stretch of
