@@ -396,6 +396,7 @@ def _cut(
         segments,
         params.segments,
         mapped_street=matched.mapped_street if matched is not None else None,
+        mapped_gap=matched.mapped_gap_m if matched is not None else None,
     )
     return dead_xy, np.asarray(junctions_xy), segments, streets, street_of
 

@@ -157,7 +157,25 @@ class SegmentParams:
     rows reach target but turns fall 0.007-0.107; on the fresh Kaisaniemi footpaths
     (parallel ways, passes matched to the other one) P falls in six of eight rows, and
     two unseen Kamppi rows lose street F1 (1.000 -> 0.955); no row without OSM moves
-    (design notes, round twenty-nine)."""
+    (design notes, round twenty-nine). Still off with :attr:`mapped_apart_m` (round
+    thirty, knot30, with OSM on 46 kept twins and fresh Bulevardi seed 3): Kaisaniemi,
+    Kamppi, Helsinki SE and east, two suite Helsinki and three tokyo twins equal main's;
+    five Bulevardi rows reach R 1.000 and target, but turns fall in six (0.007-0.107), all
+    at the knot, whose recovered junction's arms bend within 13-17 m of it."""
+    mapped_apart_m: float | None = 12.0
+    """See :attr:`mapped_apart`: the two mapped streets are kept apart only where they run
+    farther apart than this (metres, OSM geometry: the largest distance from the stretch of
+    either that its segment walks to the other,
+    :meth:`~city360.pose_graph.osm_dead_ends.MatchedCuts.mapped_gap_m`). A footway and the
+    cycleway beside it, a way drawn twice, or two short ways round a square are different
+    mapped streets a few metres apart, and one walker's passes along one path are matched to
+    either (fresh Kaisaniemi: 5.0-7.4 m for parallel ways, up to 9.3 m for 6 m ways in a
+    square; unseen Kamppi coverage seeds 5 and 6: 3.7-5.6 m). The Erottaja knot's straight
+    side and its side round the corner part 16.2-16.7 m; its 9 m link and the 21 m bend
+    round the other corner only 8.8 m, which no threshold can tell from the square's ways,
+    so the guard keeps those two grouped. None: no guard, every pair of different mapped
+    streets parts (round twenty-nine, fresh29). Measured in the design notes, round thirty
+    (knot30)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,12 +388,26 @@ def _runs_apart(
     return False
 
 
+def _mapped_apart(
+    first: Segment,
+    second: Segment,
+    params: SegmentParams,
+    mapped_gap: Callable[[Segment, Segment], float] | None,
+) -> bool:
+    """Whether two segments walking different mapped streets run far enough apart on the map
+    to be two streets (:attr:`SegmentParams.mapped_apart_m`)."""
+    if params.mapped_apart_m is None:
+        return True
+    return mapped_gap is not None and mapped_gap(first, second) > params.mapped_apart_m
+
+
 def group_streets(
     tracks: Sequence[Track],
     segments: Sequence[Segment],
     params: SegmentParams | None = None,
     *,
     mapped_street: Callable[[Segment], int] | None = None,
+    mapped_gap: Callable[[Segment, Segment], float] | None = None,
     keep_apart: bool = False,
 ) -> tuple[list[Street], list[int]]:
     """Streets and, per segment, the id of its street. With ``mapped_street`` (the mapped
@@ -386,7 +418,9 @@ def group_streets(
     ``keep_apart`` two segments that run apart for most of their length are two streets even
     under ``same_street_m`` (:attr:`SegmentParams.apart_m`; see :func:`part_two_lines`). With
     :attr:`SegmentParams.mapped_apart`, segments walking two different mapped streets are two
-    streets."""
+    streets when those streets run more than :attr:`SegmentParams.mapped_apart_m` apart
+    (``mapped_gap``, metres, of two segments: :meth:`~city360.pose_graph.osm_dead_ends.
+    MatchedCuts.mapped_gap_m`; without it and with a guard set, they group by their gap)."""
     params = params or SegmentParams()
     apart_m = params.apart_m if keep_apart else None
     mapped = [mapped_street(seg) if mapped_street else -1 for seg in segments]
@@ -408,7 +442,12 @@ def group_streets(
                 if a != b and mapped[i] >= 0 and mapped[i] == mapped[group[0]]:
                     group.append(i)
                     break
-                if params.mapped_apart and a != b and -1 < mapped[i] != mapped[group[0]] > -1:
+                if (
+                    params.mapped_apart
+                    and a != b
+                    and -1 < mapped[i] != mapped[group[0]] > -1
+                    and _mapped_apart(segments[i], segments[group[0]], params, mapped_gap)
+                ):
                     continue  # two mapped streets between the same nodes: a small block
                 gap = float(np.mean(np.hypot(*(line - anchor).T)))
                 if a == b:  # a loop may be filmed either way round

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import networkx as nx
+import numpy as np
+
+from city360.pose_graph.osm_dead_ends import MatchedCuts
+from city360.pose_graph.osm_match import streets_from_graph
 from city360.pose_graph.segments import Segment, SegmentParams, group_streets
+from city360.pose_graph.tracks import Track
 from tests.pose_graph.walks import polyline_track
+
+UNGUARDED = SegmentParams(mapped_apart=True, mapped_apart_m=None)
 
 
 def _small_block() -> tuple[list, list[Segment]]:
@@ -25,7 +33,7 @@ def test_two_mapped_streets_between_the_same_nodes_stay_two_with_mapped_apart() 
     streets, street_of = group_streets(
         tracks,
         segments,
-        SegmentParams(mapped_apart=True),
+        UNGUARDED,
         mapped_street=lambda seg: mapped[seg.track],
     )
 
@@ -66,3 +74,59 @@ def test_an_unmapped_pass_groups_by_its_gap_with_mapped_apart() -> None:
     )
 
     assert len(streets) == 1
+
+
+Points = list[tuple[float, float]]
+
+
+def _two_ways(
+    other_way: Points, walks: list[Points]
+) -> tuple[list[Track], list[Segment], MatchedCuts]:
+    """Two mapped ways between nodes (0, 0) and (0, 45): a straight one (street 0) and
+    ``other_way`` (street 1); one pass along each of ``walks``, the first matched to street 0,
+    the second to street 1 (every frame)."""
+    graph = nx.MultiGraph()
+    graph.add_node(1, x_m=0.0, y_m=0.0)
+    graph.add_node(2, x_m=0.0, y_m=45.0)
+    graph.add_edge(1, 2, polyline_xy=[(0.0, 0.0), (0.0, 45.0)])
+    graph.add_edge(1, 2, polyline_xy=other_way)
+    osm = streets_from_graph(graph, source="test")
+    tracks = [polyline_track(points, f"walk{i}") for i, points in enumerate(walks)]
+    segments = [Segment(i, 0, 1, 0, len(t.xy) - 1) for i, t in enumerate(tracks)]
+    matches = [np.full(len(t.xy), i, dtype=np.int64) for i, t in enumerate(tracks)]
+    matched = MatchedCuts(osm, tracks, matches, [], 8.0, 8.0, 8.0, 4.0)
+    return tracks, segments, matched
+
+
+def _streets(
+    tracks: list[Track], segments: list[Segment], matched: MatchedCuts, params: SegmentParams
+) -> int:
+    streets, _ = group_streets(
+        tracks,
+        segments,
+        params,
+        mapped_street=matched.mapped_street,
+        mapped_gap=matched.mapped_gap_m,
+    )
+    return len(streets)
+
+
+def test_parallel_ways_matched_by_one_walkers_passes_stay_one_street_with_mapped_apart() -> None:
+    # a footway and a cycleway 5 m beside it (fresh Kaisaniemi); both passes walk between them
+    cycleway = [(0.0, 0.0), (5.0, 5.0), (5.0, 40.0), (0.0, 45.0)]
+    path = [(0.0, 0.0), (2.5, 5.0), (2.5, 40.0), (0.0, 45.0)]
+    tracks, segments, matched = _two_ways(cycleway, [path, path])
+
+    assert matched.mapped_gap_m(segments[0], segments[1]) < 6.0
+    assert _streets(tracks, segments, matched, SegmentParams(mapped_apart=True)) == 1
+    assert _streets(tracks, segments, matched, UNGUARDED) == 2
+
+
+def test_a_small_blocks_two_mapped_sides_stay_two_streets_with_mapped_apart() -> None:
+    # the Erottaja knot: a straight side and one round a corner 16 m off it
+    corner = [(0.0, 0.0), (16.0, 22.5), (0.0, 45.0)]
+    tracks, segments, matched = _two_ways(corner, [[(0.0, 0.0), (0.0, 45.0)], corner])
+
+    assert matched.mapped_gap_m(segments[0], segments[1]) > 12.0
+    assert _streets(tracks, segments, matched, SegmentParams(mapped_apart=True)) == 2
+    assert _streets(tracks, segments, matched, SegmentParams()) == 1
