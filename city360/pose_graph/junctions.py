@@ -82,6 +82,16 @@ class JunctionParams:
     junctions into dense old towns: accuracy suite, precision 0.91 -> 0.95 on average)."""
     merge_m: float = 8.0
     """Junctions closer than this are one junction."""
+    split_peaks_m: float | None = None
+    """Without OSM, a vote cluster with two density peaks this far apart or more, with a
+    saddle between them (``split_saddle``), is two junctions (:func:`_peaks`); None: one
+    junction per cluster. Two true junctions 8-16 m apart whose passes cross at both (a
+    knot, staggered Ts) pile their votes into one cluster: ``cluster_min_votes`` 6 within
+    ``cluster_eps_m`` joins their piles through the votes of the passes between them."""
+    split_saddle: float = 0.5
+    """With ``split_peaks_m``: the lowest vote density on the line between two peaks must be
+    under this fraction of the lower peak's (a valley), and each part must keep
+    ``min_support`` votes."""
     quiet_turn_backs: bool = True
     """A U-turn mid-street casts no crossing votes (:func:`mid_street_turns`): while it
     turns, the walker's heading sweeps across the street, and its samples vote with the
@@ -400,6 +410,8 @@ def cluster_centres(
     min_votes: int,
     min_support: int,
     cell_m: float = 0.5,
+    split_peaks_m: float | None = None,
+    split_saddle: float = 0.5,
 ) -> tuple[FloatArray, npt.NDArray[np.int64]]:
     """DBSCAN-like clustering of ``points``: returns cluster medians (C, 2) and sizes (C,).
 
@@ -407,6 +419,7 @@ def cluster_centres(
     ``cell_m`` cells (weight = votes in the cell). Core cells have at least ``min_votes`` votes
     within ``eps_m``; clusters are connected components of core cells; clusters with fewer than
     ``min_support`` votes in core cells are noise. Centres are per-axis weighted medians.
+    With ``split_peaks_m`` a cluster is first parted at its density peaks (:func:`_peaks`).
     """
     empty = (np.zeros((0, 2)), np.zeros(0, dtype=np.int64))
     if len(points) == 0:
@@ -433,6 +446,17 @@ def cluster_centres(
         return empty
     core_pairs = pairs[core[pairs[:, 0]] & core[pairs[:, 1]]] if pairs.size else pairs
     labels = _components(len(centres), core_pairs)
+    if split_peaks_m is not None:
+        labels = _peaks(
+            centres,
+            density,
+            core,
+            labels,
+            apart_m=split_peaks_m,
+            saddle=split_saddle,
+            weight=weight,
+            min_support=min_support,
+        )
     found, support = [], []
     for label in np.unique(labels[core]):
         members = core & (labels == label)
@@ -449,6 +473,100 @@ def cluster_centres(
     if not found:
         return empty
     return np.asarray(found), np.asarray(support, dtype=np.int64)
+
+
+def _peaks(
+    centres: FloatArray,
+    density: FloatArray,
+    core: npt.NDArray[np.bool_],
+    labels: npt.NDArray[np.int64],
+    *,
+    apart_m: float,
+    saddle: float,
+    weight: FloatArray,
+    min_support: int,
+    step_m: float = 0.5,
+) -> npt.NDArray[np.int64]:
+    """Cluster ``labels`` of the vote cells (``centres``, ``density``: votes within the
+    cluster radius, ``core``) with each cluster parted at its density peaks.
+
+    A peak is a core cell whose density is the highest of its cluster's cells within half
+    of ``apart_m`` and that lies ``apart_m`` or more from every higher peak of its cluster.
+    It parts the cluster only when the density along the straight line to the nearest higher
+    peak falls under ``saddle`` times its own somewhere (cells missing there count 0): two
+    crossings 10 m apart pile their votes at each, with fewer between (the passes from one
+    to the other), while one wide crossing's votes rise to one top however far they spread.
+    Each core cell then goes to its nearest peak; a part under ``min_support`` votes stays
+    with the peak next to it.
+    """
+    out = labels.copy()
+    tree = cKDTree(centres)
+    reach = 0.5 * apart_m
+    for label in np.unique(labels[core]):
+        members = np.flatnonzero(core & (labels == label))
+        if len(members) < 2:
+            continue
+        spread = centres[members] - centres[members].mean(axis=0)
+        if float(np.hypot(*spread.T).max()) < 0.5 * apart_m:
+            continue
+        order = members[np.argsort(-density[members], kind="stable")]
+        member_set = np.zeros(len(centres), dtype=bool)
+        member_set[members] = True
+        peaks: list[int] = []
+        for cell in order:
+            if density[cell] <= 0:
+                break
+            near = [k for k in tree.query_ball_point(centres[cell], reach) if member_set[k]]
+            if density[near].max() > density[cell]:
+                continue  # on a higher cell's flank
+            if not peaks:
+                peaks.append(int(cell))
+                continue
+            gaps = np.hypot(*(centres[peaks] - centres[cell]).T)
+            if gaps.min() < apart_m:
+                continue
+            higher = peaks[int(np.argmin(gaps))]
+            if _valley(centres, density, member_set, tree, cell, higher, step_m) < (
+                saddle * density[cell]
+            ):
+                peaks.append(int(cell))
+        if len(peaks) < 2:
+            continue
+        while len(peaks) > 1:
+            nearest = np.argmin(
+                np.hypot(*(centres[members, None, :] - centres[peaks][None, :, :]).transpose(2, 0, 1)),
+                axis=1,
+            )
+            votes = np.bincount(nearest, weights=weight[members], minlength=len(peaks))
+            weakest = int(np.argmin(votes))
+            if votes[weakest] >= min_support:
+                break
+            peaks.pop(weakest)
+        if len(peaks) < 2:
+            continue
+        first = int(out.max()) + 1
+        out[members] = first + nearest
+    return out
+
+
+def _valley(
+    centres: FloatArray,
+    density: FloatArray,
+    member_set: npt.NDArray[np.bool_],
+    tree: cKDTree,
+    a: int,
+    b: int,
+    step_m: float,
+) -> float:
+    """Lowest density of the cluster's cells along the line from cell ``a`` to cell ``b``
+    (the densest cell within ``step_m`` of each point on it; none there: 0)."""
+    length = float(np.hypot(*(centres[b] - centres[a])))
+    low = float(min(density[a], density[b]))
+    for t in np.arange(step_m, length, step_m) / length:
+        point = centres[a] + t * (centres[b] - centres[a])
+        near = [k for k in tree.query_ball_point(point, step_m) if member_set[k]]
+        low = min(low, float(density[near].max()) if near else 0.0)
+    return low
 
 
 def merge_close(
@@ -536,6 +654,8 @@ def find_junctions(
         eps_m=params.cluster_eps_m,
         min_votes=params.cluster_min_votes,
         min_support=params.min_support,
+        split_peaks_m=params.split_peaks_m if without_osm else None,
+        split_saddle=params.split_saddle,
     )
     roots = spur_roots(tracks, params, peeks=without_osm)
     if without_osm and params.corners is not None:
