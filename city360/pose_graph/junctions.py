@@ -92,6 +92,9 @@ class JunctionParams:
     """With ``split_peaks_m``: the lowest vote density on the line between two peaks must be
     under this fraction of the lower peak's (a valley), and each part must keep
     ``min_support`` votes."""
+    split_part_votes: int = 300
+    """With ``split_peaks_m``: and this many votes at least (a flank's pile, 7 m or more
+    from any true junction, holds 50-250)."""
     split_share: float = 0.2
     """With ``split_peaks_m``: each part must also keep this fraction of the largest part's
     votes. A second crossing of a pair is crossed by the same passes (old town wander+stops
@@ -419,6 +422,7 @@ def cluster_centres(
     split_peaks_m: float | None = None,
     split_saddle: float = 0.5,
     split_share: float = 0.0,
+    split_part_votes: int = 0,
 ) -> tuple[FloatArray, npt.NDArray[np.int64]]:
     """DBSCAN-like clustering of ``points``: returns cluster medians (C, 2) and sizes (C,).
 
@@ -437,6 +441,7 @@ def cluster_centres(
         split_peaks_m=split_peaks_m,
         split_saddle=split_saddle,
         split_share=split_share,
+        split_part_votes=split_part_votes,
     )
     return centres, support
 
@@ -451,6 +456,7 @@ def _clusters(
     split_peaks_m: float | None,
     split_saddle: float,
     split_share: float,
+    split_part_votes: int,
 ) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """:func:`cluster_centres`, and for each centre the cluster it was parted from (-1: a
     whole cluster)."""
@@ -491,6 +497,7 @@ def _clusters(
             weight=weight,
             min_support=min_support,
             share=split_share,
+            part_votes=split_part_votes,
         )
     found, support, group = [], [], []
     for label in np.unique(labels[core]):
@@ -528,6 +535,7 @@ def _peaks(
     weight: FloatArray,
     min_support: int,
     share: float,
+    part_votes: int,
     step_m: float = 0.5,
 ) -> npt.NDArray[np.int64]:
     """Cluster ``labels`` of the vote cells (``centres``, ``density``: votes within the
@@ -539,8 +547,8 @@ def _peaks(
     peak falls under ``saddle`` times its own somewhere (cells missing there count 0): two
     crossings 10 m apart pile their votes at each, with fewer between (the passes from one
     to the other), while one wide crossing's votes rise to one top however far they spread.
-    Each core cell then goes to its nearest peak; a part under ``min_support`` votes, or under
-    ``share`` of the largest part's, goes back to the others.
+    Each core cell then goes to its nearest peak; a part under ``min_support`` or
+    ``part_votes`` votes, or under ``share`` of the largest part's, goes back to the others.
     """
     out = labels.copy()
     tree = cKDTree(centres)
@@ -582,7 +590,7 @@ def _peaks(
             )
             votes = np.bincount(nearest, weights=weight[members], minlength=len(peaks))
             weakest = int(np.argmin(votes))
-            if votes[weakest] >= max(min_support, share * votes.max()):
+            if votes[weakest] >= max(min_support, part_votes, share * votes.max()):
                 break
             peaks.pop(weakest)
         if len(peaks) < 2:
@@ -738,6 +746,7 @@ def find_junctions(
         split_peaks_m=params.split_peaks_m if without_osm else None,
         split_saddle=params.split_saddle,
         split_share=params.split_share,
+        split_part_votes=params.split_part_votes,
     )
     roots = spur_roots(tracks, params, peeks=without_osm)
     if without_osm and params.corners is not None:
