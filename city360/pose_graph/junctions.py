@@ -584,10 +584,8 @@ def _peaks(
         if len(peaks) < 2:
             continue
         while len(peaks) > 1:
-            nearest = np.argmin(
-                np.hypot(*(centres[members, None, :] - centres[peaks][None, :, :]).transpose(2, 0, 1)),
-                axis=1,
-            )
+            offsets = centres[members, None, :] - centres[peaks][None, :, :]
+            nearest = np.argmin(np.hypot(offsets[..., 0], offsets[..., 1]), axis=1)
             votes = np.bincount(nearest, weights=weight[members], minlength=len(peaks))
             weakest = int(np.argmin(votes))
             if votes[weakest] >= max(min_support, part_votes, share * votes.max()):

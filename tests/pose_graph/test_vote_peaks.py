@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 
@@ -16,7 +18,7 @@ def _walk(points: list[tuple[float, float]], name: str, rng: np.random.Generator
     offset of about 1 m, a slow drift and 0.1 m of jitter."""
     corners = [np.asarray(p, float) for p in points]
     xy = [corners[0]]
-    for a, b in zip(corners, corners[1:], strict=False):
+    for a, b in pairwise(corners):
         n = int(np.hypot(*(b - a)))
         xy.extend(a + np.linspace(0.0, 1.0, n + 1)[1:, None] * (b - a))
     poses = np.asarray(xy)
