@@ -629,12 +629,19 @@ def merge_close(
     if len(points) == 0:
         return points, weights
     labels = _components(len(points), cKDTree(points).query_pairs(radius_m, output_type="ndarray"))
+    return _weighted_means(points, weights, labels)
+
+
+def _weighted_means(
+    points: FloatArray, weights: npt.NDArray[np.int64], labels: npt.NDArray[np.int64]
+) -> tuple[FloatArray, npt.NDArray[np.int64]]:
+    """Each label's weighted mean point (labels 0..K-1) and total weight."""
     count = int(labels.max()) + 1
     w = weights.astype(np.float64)
     total = np.bincount(labels, weights=w, minlength=count)
     mx = np.bincount(labels, weights=w * points[:, 0], minlength=count) / total
     my = np.bincount(labels, weights=w * points[:, 1], minlength=count) / total
-    return np.column_stack([mx, my]), np.bincount(labels, weights=w).astype(np.int64)
+    return np.column_stack([mx, my]), total.astype(np.int64)
 
 
 def _merge_apart(
@@ -665,13 +672,7 @@ def _merge_apart(
             parent[rb] = ra
             groups[ra] |= groups[rb]
     labels = np.unique([root(k) for k in range(len(points))], return_inverse=True)[1]
-    labels = labels.astype(np.int64)
-    count = int(labels.max()) + 1
-    w = weights.astype(np.float64)
-    total = np.bincount(labels, weights=w, minlength=count)
-    mx = np.bincount(labels, weights=w * points[:, 0], minlength=count) / total
-    my = np.bincount(labels, weights=w * points[:, 1], minlength=count) / total
-    return np.column_stack([mx, my]), np.bincount(labels, weights=w).astype(np.int64)
+    return _weighted_means(points, weights, labels.astype(np.int64))
 
 
 def spur_roots(
