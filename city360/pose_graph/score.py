@@ -74,7 +74,10 @@ junctions (read as one, above) is judged through both: an arrival at either, and
 on through the short built street between them to the street it leaves by, whose labels
 (each by its action, rank 0) must add up to the true label (LEFT -1, UP 0, RIGHT +1): UP
 then LEFT or LEFT then UP for LEFT, and a jog, LEFT then RIGHT, for UP. (Judged at one
-junction only, every arrival at the other half counted wrong.)
+junction only, every arrival at the other half counted wrong.) A built edge arriving within
+30 degrees of two true streets (a fork's arms 18 degrees apart) is judged as arriving along the
+nearer one only; a true street that no built edge is nearest to is judged by every edge within
+30 degrees of it (:func:`_arrivals`).
 """
 
 from __future__ import annotations
@@ -764,6 +767,31 @@ def _takes(labels: list[tuple[str, int]], label: str) -> bool:
     )
 
 
+HEADING_WINDOW_DEG = 30.0
+"""Widest difference, degrees, between a built edge's heading at a junction and a true
+street's heading there (arriving or leaving) for the edge to be judged as running along that
+street."""
+
+
+def _arrivals(pose_graph: PoseGraph, incoming: list[str], arrive: list[float], k: int) -> list[str]:
+    """The built edges (keys, from ``incoming``) judged as arriving along true street ``k``
+    (``arrive``: each true street's heading into the junction, degrees clockwise from north):
+    those within ``HEADING_WINDOW_DEG`` of it that no other true street is nearer in heading.
+    A fork's two arms 18 degrees apart each have their own built edge, and the edge along one
+    arm is not judged as arriving along the other. When no built edge is nearest to street
+    ``k`` (the build drew two close arms as one street), every edge within the window is
+    judged for it, so a merged arm counts for both as it did before."""
+    near: list[str] = []
+    own: list[str] = []
+    for key in incoming:
+        gaps = [abs(angle_diff_deg(pose_graph.edge(key).end_heading_deg, a)) for a in arrive]
+        if gaps[k] < HEADING_WINDOW_DEG:
+            near.append(key)
+            if gaps[k] <= min(gaps):
+                own.append(key)
+    return own or near
+
+
 def _score_turns(
     pose_graph: PoseGraph,
     true_lines: list[np.ndarray],
@@ -802,11 +830,7 @@ def _score_turns(
             turns = [angle_diff_deg(leave[m], arrive[k]) for m in others]
             labels = assign_labels(turns)
             stable = _stable(turns, labels)
-            candidates = [
-                key
-                for key in incoming
-                if abs(angle_diff_deg(pose_graph.edge(key).end_heading_deg, arrive[k])) < 30
-            ]
+            candidates = _arrivals(pose_graph, incoming, arrive, k)
             for m, (label, rank), firm in zip(others, labels, stable, strict=True):
                 if rank or not firm:
                     continue
@@ -817,7 +841,7 @@ def _score_turns(
                         steps
                         for steps, out in _routes(pose_graph, key, place)
                         if abs(angle_diff_deg(pose_graph.edge(out).start_heading_deg, leave[m]))
-                        < 30
+                        < HEADING_WINDOW_DEG
                     ]
                     if not any(_takes(steps, label) for steps in offered):
                         ok = False

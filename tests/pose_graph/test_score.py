@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import networkx as nx
 import pytest
 
@@ -474,6 +476,38 @@ def test_turns_at_one_built_junction_need_the_label_of_the_truth() -> None:
             tr["label"] = "UP"
     result = score(PoseGraph(pose_graph.graph), truth)
     assert result.turns_right == result.turns_total - 1 == 11
+
+
+# A fork: a street from the south (10) meets two arms leaving north-east 18 degrees apart
+# (bearings 10 and 28 degrees, Bulevardi's fork at 17.8), and a street to the west (13).
+FORK_NODES = {
+    1: (0.0, 0.0),
+    10: (0.0, -60.0),
+    11: (60.0 * math.sin(math.radians(10.0)), 60.0 * math.cos(math.radians(10.0))),
+    12: (60.0 * math.sin(math.radians(28.0)), 60.0 * math.cos(math.radians(28.0))),
+    13: (-60.0, 0.0),
+}
+FORK_STREETS = [(1, 10), (1, 11), (1, 12), (1, 13)]
+
+
+def test_an_edge_along_one_arm_of_a_fork_is_not_judged_as_arriving_along_the_other() -> None:
+    """Both arms of an 18-degree fork built, every transition as the policy labels it: every
+    turn right. (Judged against both arms, the edge from one arm was asked for the other
+    arm's labels, and its turns came out wrong.)"""
+    truth = _truth(FORK_NODES, FORK_STREETS)
+    result = score(_built_with_turns(FORK_NODES, FORK_STREETS), truth)
+    assert result.turns_total > 0
+    assert result.turn_accuracy == 1.0, result.wrong_turns
+
+
+def test_a_fork_built_as_one_arm_is_judged_for_both() -> None:
+    """The build draws the fork's two arms as one street along the first: the truth's second
+    arm has no built edge nearest to it, so the one edge is judged for both, as before."""
+    truth = _truth(FORK_NODES, FORK_STREETS)
+    merged = score(_built_with_turns(FORK_NODES, [(1, 10), (1, 11), (1, 13)]), truth)
+    apart = score(_built_with_turns(FORK_NODES, FORK_STREETS), truth)
+    assert merged.turns_total == apart.turns_total
+    assert merged.turns_right < merged.turns_total
 
 
 def test_a_long_street_between_a_places_two_junctions_is_not_followed_through_it() -> None:
