@@ -49,6 +49,7 @@ __all__ = [
     "MATCH_RADIUS_M",
     "MIN_COVERED_SHARE",
     "PLACE_BY_FILMED_ARMS",
+    "PLACE_GATE",
     "OsmStreets",
     "choose_network",
     "coverage",
@@ -127,6 +128,17 @@ tried: it fixes nothing and two Kaisaniemi rows get worse. False: every way as O
 DRAWN_TWICE_GAP_M = 5.0
 """Mean gap under which two ways between the same nodes are one way drawn twice, metres (the
 scorer's figure: no GPS parts lines this close)."""
+PLACE_GATE = False
+"""In :func:`matched_cut_filter`, a junction's streets are those of every OSM node of its
+place (:func:`node_groups`: nodes joined by streets under :data:`SHORT_STREET_M`) that holds
+a node of three or more streets near it, not only of those nodes themselves. OSM draws a
+crossing as a node of three streets and, 3.3 m from it, a node of two (a street's end that
+a short link joins to the crossing); a walk that turns back on that street 2 m short of its
+end node is not cut at the junction, whose cut stands for the turn-back
+(:func:`city360.pose_graph.osm_dead_ends.place_dead_ends` gives it no dead end there), and
+its way out and back becomes one street from the junction at its other end to itself (the
+suite's tokyo coverage seed 2 with :data:`DRAWN_ONCE`: node 1311980300, (-70.6, -236.7); a
+loop street at (-29.3, -237.3)). PLACEHOLDER"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -523,12 +535,15 @@ def matched_cut_filter(
     incident = np.zeros((count, n_edges), dtype=bool)
     gated = np.zeros(count, dtype=bool)
     degree = osm.node_degree
+    place = node_groups(osm) if PLACE_GATE else None
     if len(junctions_xy):
         near = cKDTree(osm.node_xy).query_ball_point(junctions_xy, reach_m)
         for k, nodes in enumerate(near):
             if nodes:
                 # a bend node of a street running beside the junction is not one of its nodes
                 branching = [n for n in nodes if degree[n] >= 3]
+                if place is not None and branching:  # but a node of its place is
+                    branching = np.flatnonzero(np.isin(place, place[branching])).tolist()
                 gated[k] = True
                 incident[k] = np.isin(osm.edge_nodes, branching or nodes).any(axis=1)
     for k, events in enumerate(dead_ends):
