@@ -49,6 +49,7 @@ __all__ = [
     "MATCH_RADIUS_M",
     "MIN_COVERED_SHARE",
     "PLACE_BY_FILMED_ARMS",
+    "PLACE_GATE",
     "OsmStreets",
     "choose_network",
     "coverage",
@@ -106,7 +107,7 @@ across squares ``walk`` or ``all``."""
 NETWORK_SHARE_SLACK = 0.05
 """``auto`` takes the smallest network matching within this share of the best one: more ways
 than the walk needs only add junctions of paths nobody filmed."""
-DRAWN_ONCE = False
+DRAWN_ONCE = True
 """Keep once an OSM way drawn twice between the same two nodes along nearly the same line
 (mean gap under :data:`DRAWN_TWICE_GAP_M`, ten points spread by arc length, as
 ``score._drawn_once`` reads the truth) when loading the streets: a park path drawn as a
@@ -119,14 +120,32 @@ apart). Measured with OSM (design notes, round twenty-nine, branch foot29): on, 
 Kaisaniemi rows better (seeds 0-2; junction P 1.000 in all, street F1 +0.016 to +0.080),
 73 rows equal (Bulevardi, the unseen Helsinki and Nerima windows, Nerima mid); but the
 suite's three Tokyo rows lose street F1 (0.990 -> 0.985 twice, 1.000 -> 0.995): a road is
-drawn twice exactly there (mean gap 0), and with one drawing dropped a loop street is built
-at its east end (-29.3, -237.3): a walk turning back 10 m short of its west end (now of OSM
-degree two, not three) makes no dead end (the step not traced). Off for that trade.
+drawn twice exactly there (mean gap 0), and with one drawing dropped a loop street was built
+at its east end (-29.3, -237.3): a walk turning back 2 m short of its west end (now of OSM
+degree two, not three) was not cut at the junction there, whose gate took that node for a
+bend beside it. With :data:`PLACE_GATE` (round thirty, branch loop30) the tokyo rows are
+equal and the 12 Kaisaniemi rows still better (one-way 1 also by the gate): on.
 Counting the drawings as one arm only when finding junctions (both kept in the streets) was
 tried: it fixes nothing and two Kaisaniemi rows get worse. False: every way as OSM draws it."""
 DRAWN_TWICE_GAP_M = 5.0
 """Mean gap under which two ways between the same nodes are one way drawn twice, metres (the
 scorer's figure: no GPS parts lines this close)."""
+PLACE_GATE = True
+"""In :func:`matched_cut_filter`, a junction's streets are those of every OSM node of its
+place (:func:`node_groups`: nodes joined by streets under :data:`SHORT_STREET_M`) that holds
+a node of three or more streets near it, not only of those nodes themselves. OSM may draw a
+crossing as a node of three streets and, 3.3 m from it, a node of two (a street's end that
+a short link joins to the crossing). A walk that turns back on that street 2 m short of its
+end node gets no dead end (:func:`city360.pose_graph.osm_dead_ends.place_dead_ends`: the
+junction's cut stands for it), yet the gate, taking the node of two for a bend of a street
+beside the junction, would not let the junction cut that street: its way out and back became
+one street from the junction at its other end to itself, a loop no truth has (the suite's
+tokyo coverage seed 2 with :data:`DRAWN_ONCE`, node 1311980300 at (-70.6, -236.7), the loop
+at (-29.3, -237.3)). Measured with OSM (design notes, round thirty, branch loop30): on, 2
+Kaisaniemi rows better (one-way 1 street F1 0.877 -> 0.931, turns 0.810 -> 0.832; wander
+with stops 0 F1 0.959 -> 0.967), the other 48 rebuilt rows equal (tokyo 0-2, Kaisaniemi,
+Bulevardi, the unseen and the suite's Helsinki twins). False: only the nodes of three or
+more streets near the junction (else every node near it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -523,12 +542,15 @@ def matched_cut_filter(
     incident = np.zeros((count, n_edges), dtype=bool)
     gated = np.zeros(count, dtype=bool)
     degree = osm.node_degree
+    place = node_groups(osm) if PLACE_GATE else None
     if len(junctions_xy):
         near = cKDTree(osm.node_xy).query_ball_point(junctions_xy, reach_m)
         for k, nodes in enumerate(near):
             if nodes:
                 # a bend node of a street running beside the junction is not one of its nodes
                 branching = [n for n in nodes if degree[n] >= 3]
+                if place is not None and branching:  # but a node of its place is
+                    branching = np.flatnonzero(np.isin(place, place[branching])).tolist()
                 gated[k] = True
                 incident[k] = np.isin(osm.edge_nodes, branching or nodes).any(axis=1)
     for k, events in enumerate(dead_ends):

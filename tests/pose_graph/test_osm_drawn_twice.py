@@ -45,7 +45,7 @@ def _walks() -> list[Track]:
 
 @pytest.fixture(autouse=True)
 def _drawn_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(osm_match, "DRAWN_ONCE", True)  # off by default
+    monkeypatch.setattr(osm_match, "DRAWN_ONCE", True)  # on by default
 
 
 def test_a_way_drawn_twice_along_one_line_is_kept_once() -> None:
