@@ -113,6 +113,20 @@ class BuildParams:
     (P, R and F1 never move; the worst: Helsinki SE coverage with stops, unseen seed 6,
     0.931 -> 0.906, the old town's wander seed 30 0.963 -> 0.934); on fresh Bulevardi 7 of
     12 better, 3 worse (design notes, round twenty-nine)."""
+    link_through_m: float | None = None
+    """A street shorter than this (median pass, metres) between two junctions, with a street
+    arriving at one end and one leaving the other end that run within
+    ``LINK_THROUGH_AGREE_DEG`` of each other and within ``link_through_deg`` of the short
+    street's own end headings, takes their mean heading as both its end headings: it is the
+    middle of one street straight through a staggered pair. Its own passes are a few metres
+    of poses, and walkers jogging from one side street to the other cut it on a slant (old
+    town wander 39 without OSM: a 7.1 m link built at 30-32 deg where the street runs at
+    4 deg, so straight on read LEFT); the arms beyond it are long and measured well.
+    Unlike a chord between the two nodes (branch lead29), it does not trust the nodes'
+    positions. None: every street from its own passes (design notes, round thirty, links30)."""
+    link_through_deg: float = 40.0
+    """Widest difference, degrees, between a short street's own end heading and the street
+    through it (``link_through_m``); a link that turns further is a bend of its own."""
     profile_step_m: float = 5.0
     """Spacing of ``heading_profile_deg`` samples along an edge."""
     osm_snap_m: float = 12.0
@@ -671,6 +685,64 @@ def _ends_of_nodes(
     return ends
 
 
+LINK_THROUGH_AGREE_DEG = 20.0
+"""Widest difference, degrees, between the street arriving at a short link's one end and the
+street leaving its other end for the two to be read as one street through the link
+(:attr:`BuildParams.link_through_m`)."""
+
+
+def _through_short_links(
+    specs: Sequence[_EdgeSpec],
+    geometry: dict[str, tuple[float, float, float, list[float]]],
+    out_of_a: dict[int, float],
+    into_b: dict[int, float],
+    params: BuildParams,
+) -> None:
+    """Give each short street that is the middle of one street straight through a staggered
+    pair that street's heading at both ends, in place (:attr:`BuildParams.link_through_m`).
+    ``out_of_a`` / ``into_b``: each street's heading leaving its node ``a`` and arriving at
+    its node ``b``, degrees clockwise from north."""
+    if params.link_through_m is None:
+        return
+    ends: dict[int, tuple[int, int]] = {}
+    lengths: dict[int, list[float]] = defaultdict(list)
+    for spec in specs:
+        ends[spec.street] = (spec.u, spec.v) if spec.forward else (spec.v, spec.u)
+        lengths[spec.street].append(geometry[spec.id][0])
+    arriving: dict[int, list[tuple[int, float]]] = defaultdict(list)
+    leaving: dict[int, list[tuple[int, float]]] = defaultdict(list)
+    for street, (a, b) in ends.items():
+        if a == b or street not in out_of_a:
+            continue
+        leaving[a].append((street, out_of_a[street]))
+        arriving[a].append((street, wrap_deg(out_of_a[street] + 180.0)))
+        arriving[b].append((street, into_b[street]))
+        leaving[b].append((street, wrap_deg(into_b[street] + 180.0)))
+    through: dict[int, float] = {}
+    for street, (a, b) in ends.items():
+        if a == b or street not in out_of_a or np.median(lengths[street]) >= params.link_through_m:
+            continue
+        best: tuple[float, float] | None = None
+        for other_in, h_in in arriving[a]:
+            for other_out, h_out in leaving[b]:
+                if street in (other_in, other_out) or other_in == other_out:
+                    continue
+                gaps = (
+                    abs(angle_diff_deg(h_out, h_in)),
+                    abs(angle_diff_deg(out_of_a[street], h_in)),
+                    abs(angle_diff_deg(into_b[street], h_out)),
+                )
+                if gaps[0] > LINK_THROUGH_AGREE_DEG or max(gaps[1:]) > params.link_through_deg:
+                    continue
+                if best is None or sum(gaps) < best[0]:
+                    best = (sum(gaps), _circular_mean([h_in, h_out]))
+        if best is not None:
+            through[street] = best[1]
+    for street, heading in through.items():
+        out_of_a[street] = heading
+        into_b[street] = heading
+
+
 def _assemble(
     tracks: Sequence[Track],
     projection: LocalProjection,
@@ -727,10 +799,13 @@ def _assemble(
         else:
             leave_a[spec.street].append(end + 180.0)
             arrive_b[spec.street].append(start + 180.0)
+    out_of_a = {street: _circular_mean(h) for street, h in leave_a.items()}
+    into_b = {street: _circular_mean(h) for street, h in arrive_b.items()}
+    _through_short_links(specs, geometry, out_of_a, into_b, params)
     for spec in specs:
         length, _, _, profile = geometry[spec.id]
-        out_a = _circular_mean(leave_a[spec.street])
-        in_b = _circular_mean(arrive_b[spec.street])
+        out_a = out_of_a[spec.street]
+        in_b = into_b[spec.street]
         if spec.forward:
             geometry[spec.id] = (length, out_a, in_b, profile)
         else:
