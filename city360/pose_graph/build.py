@@ -114,7 +114,8 @@ class BuildParams:
     0.931 -> 0.906, the old town's wander seed 30 0.963 -> 0.934); on fresh Bulevardi 7 of
     12 better, 3 worse (design notes, round twenty-nine)."""
     link_through_m: float | None = None
-    """A street shorter than this (median pass, metres) between two junctions, with a street
+    """A street shorter than this (median pass, metres) between two junctions (the only street
+    joining them), with a street
     arriving at one end and one leaving the other end that run within
     ``LINK_THROUGH_AGREE_DEG`` of each other and within ``link_through_deg`` of the short
     street's own end headings, takes their mean heading as both its end headings: it is the
@@ -718,9 +719,18 @@ def _through_short_links(
         arriving[a].append((street, wrap_deg(out_of_a[street] + 180.0)))
         arriving[b].append((street, into_b[street]))
         leaving[b].append((street, wrap_deg(into_b[street] + 180.0)))
+    joining: dict[frozenset[int], int] = defaultdict(int)
+    degree: dict[int, int] = defaultdict(int)
+    for a, b in ends.values():
+        joining[frozenset((a, b))] += 1
+        degree[a] += 1
+        degree[b] += 1
     through: dict[int, float] = {}
     for street, (a, b) in ends.items():
         if a == b or street not in out_of_a or np.median(lengths[street]) >= params.link_through_m:
+            continue
+        if joining[frozenset((a, b))] > 1 or min(degree[a], degree[b]) < 3:
+            # two streets join the pair (a knot of its own), or one end only breaks a street
             continue
         best: tuple[float, float] | None = None
         for other_in, h_in in arriving[a]:
