@@ -7,7 +7,7 @@ import pytest
 
 from city360.geo import LocalProjection, angle_diff_deg
 from city360.pose_graph import PoseGraph, build_from_tracks
-from city360.pose_graph.build import BuildParams
+from city360.pose_graph.build import BuildParams, _EdgeSpec, _through_short_links
 from city360.pose_graph.tracks import Track
 from tests.pose_graph.walks import polyline_track
 
@@ -86,3 +86,47 @@ def test_a_jog_with_no_street_through_it_keeps_its_own_heading() -> None:
             )
         )
     assert links[0] == links[1]
+
+
+_Geometry = dict[str, tuple[float, float, float, list[float]]]
+
+
+def _pair(
+    *, second_link: bool = False, east_arm: bool = True
+) -> tuple[list[_EdgeSpec], _Geometry, dict[int, float], dict[int, float]]:
+    """Streets of a staggered pair, by hand: node 0 (a T, an arm west) and node 1 (a T, an
+    arm east) joined by a 7 m link built at 30 deg; the street through runs at 0 deg.
+    Returns specs, geometry and each street's heading out of its ``a`` and into its ``b``."""
+    # street: (a, b, heading deg, length m)
+    streets = [(2, 0, 0.0, 60.0), (3, 0, 90.0, 60.0), (0, 1, 30.0, 7.0), (1, 4, 0.0, 60.0)]
+    if east_arm:
+        streets.append((1, 5, 90.0, 60.0))
+    if second_link:
+        streets.append((0, 1, 50.0, 9.0))
+    specs = [
+        _EdgeSpec(f"s{i}", a, b, i, 0, 1, False, i, True, True)
+        for i, (a, b, _, _) in enumerate(streets)
+    ]
+    geometry = {f"s{i}": (length, h, h, []) for i, (_, _, h, length) in enumerate(streets)}
+    out_of_a = {i: h for i, (_, _, h, _) in enumerate(streets)}
+    return specs, geometry, out_of_a, dict(out_of_a)
+
+
+@pytest.mark.parametrize(
+    ("link_m", "second_link", "east_arm", "expected_deg"),
+    [
+        (12.0, False, False, 30.0),  # node 1 only breaks the street: no pair
+        (12.0, True, False, 30.0),
+        (12.0, True, True, 30.0),  # two streets join the pair: a knot of its own
+        (None, False, True, 30.0),
+        (6.0, False, True, 30.0),  # the link is longer than that
+        (12.0, False, True, 0.0),
+    ],
+)
+def test_the_street_through_a_pair_only_between_two_junctions_joined_once(
+    link_m: float | None, second_link: bool, east_arm: bool, expected_deg: float
+) -> None:
+    specs, geometry, out_of_a, into_b = _pair(second_link=second_link, east_arm=east_arm)
+    _through_short_links(specs, geometry, out_of_a, into_b, BuildParams(link_through_m=link_m))
+    assert out_of_a[2] == pytest.approx(expected_deg, abs=1e-6)
+    assert into_b[2] == pytest.approx(expected_deg, abs=1e-6)
