@@ -123,7 +123,8 @@ class BuildParams:
     town wander 39 without OSM: a 7.1 m link built at 30-32 deg where the street runs at
     4 deg, so straight on read LEFT); the arms beyond it are long and measured well.
     Unlike a chord between the two nodes (branch lead29), it does not trust the nodes'
-    positions. None: every street from its own passes. On: without OSM, on 179 cached twins
+    positions. Without OSM only (not measured with the map). None: every street from its own
+    passes. On: without OSM, on 179 cached twins
     (suite and unseen, fused27's, the fresh windows, old town 39) turns are better in 12 and
     worse in none (P, R, F1 cannot move; old town one-way+stops 1 0.919 -> 0.956, wander 39
     0.911 -> 0.944); old town seed 40 (fresh) all equal. 12 m: Kaisaniemi coverage 0 worse
@@ -589,7 +590,9 @@ def build_from_tracks(
     specs = _edges(tracks, segments, streets)
     nodes_xy = np.concatenate([junctions_xy.reshape(-1, 2), dead_xy.reshape(-1, 2)])
     nodes_xy = fit_nodes(nodes_xy, _ends_of_nodes(specs, stored_xy), _NODE_REACH_M)
-    return _assemble(tracks, projection, nodes_xy, streets, specs, params, build_info)
+    return _assemble(
+        tracks, projection, nodes_xy, streets, specs, params, build_info, without_osm=osm is None
+    )
 
 
 def _forks_at_video_ends(
@@ -764,8 +767,11 @@ def _assemble(
     specs: Sequence[_EdgeSpec],
     params: BuildParams,
     build_info: dict[str, Any] | None,
+    *,
+    without_osm: bool = True,
 ) -> PoseGraph:
-    """The graph of ``specs``; ``all_xy`` (N, 2): the junctions then the dead ends (m)."""
+    """The graph of ``specs``; ``all_xy`` (N, 2): the junctions then the dead ends (m).
+    ``without_osm``: built without a map (``link_through_m`` applies only then)."""
     degree: dict[int, int] = defaultdict(int)
     for street in streets:
         degree[street.a] += 1
@@ -814,7 +820,8 @@ def _assemble(
             arrive_b[spec.street].append(start + 180.0)
     out_of_a = {street: _circular_mean(h) for street, h in leave_a.items()}
     into_b = {street: _circular_mean(h) for street, h in arrive_b.items()}
-    _through_short_links(specs, geometry, out_of_a, into_b, params)
+    if without_osm:
+        _through_short_links(specs, geometry, out_of_a, into_b, params)
     for spec in specs:
         length, _, _, profile = geometry[spec.id]
         out_a = out_of_a[spec.street]

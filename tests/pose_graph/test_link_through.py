@@ -107,7 +107,9 @@ def _pair(
         _EdgeSpec(f"s{i}", a, b, i, 0, 1, False, i, True, True)
         for i, (a, b, _, _) in enumerate(streets)
     ]
-    geometry = {f"s{i}": (length, h, h, []) for i, (_, _, h, length) in enumerate(streets)}
+    geometry: _Geometry = {
+        f"s{i}": (length, h, h, []) for i, (_, _, h, length) in enumerate(streets)
+    }
     out_of_a = {i: h for i, (_, _, h, _) in enumerate(streets)}
     return specs, geometry, out_of_a, dict(out_of_a)
 
