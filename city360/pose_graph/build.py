@@ -567,6 +567,9 @@ def build_from_tracks(
         # a straight and a bent street between the same two nodes: the node where they meet
         # a third street is a junction, not a bend (with OSM the map says which street is which)
         streets = part_two_lines(tracks, segments, streets, params.segments)
+    elif params.segments.apart_m is not None and params.segments.part_at_junctions_osm:
+        # the map cannot part a short link from a bend a few metres off it; their headings can
+        streets = part_two_lines(tracks, segments, streets, params.segments, junctions_only=True)
     _check_meeting(tracks, segments, with_osm=osm is not None)
     specs = _edges(tracks, segments, streets)
     nodes_xy = np.concatenate([junctions_xy.reshape(-1, 2), dead_xy.reshape(-1, 2)])
