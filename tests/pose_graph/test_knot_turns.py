@@ -113,6 +113,19 @@ def _knot_map() -> OsmStreets:
     return streets_from_graph(graph, source="test")
 
 
+def _built_with_osm(params: BuildParams) -> tuple[PoseGraph, int]:
+    """The knot built with the map (walks with 0.1 m of noise, :func:`_streets_at_a_with_osm`)
+    and its node at A."""
+    pose_graph = build_from_tracks(
+        _knot(noise_m=0.1), LocalProjection(60.165, 24.94), params=params, osm=_knot_map()
+    )
+    graph = pose_graph.graph
+    (node,) = (
+        n for n, d in graph.nodes(data=True) if np.hypot(d["x_m"] - A[0], d["y_m"] - A[1]) < 4.0
+    )
+    return pose_graph, node
+
+
 def _streets_at_a_with_osm(segments: SegmentParams) -> int:
     """Streets at A built with the map. The walks' noise is 0.1 m: at 0.5 m a metre apart the
     22 m bent street's passes measure 27 m, and its heading chord (to 0.6 of a pass) reaches
@@ -140,3 +153,33 @@ def test_with_osm_the_link_and_the_bent_street_are_parted_by_their_headings() ->
 
 def test_with_osm_and_the_rule_off_the_guard_keeps_them_one_street() -> None:
     assert _streets_at_a_with_osm(SegmentParams(mapped_apart=True)) == 3
+
+
+KNOT_WITH_OSM = SegmentParams(mapped_apart=True, part_at_junctions_osm=True)
+"""The knot's two switches with OSM (both off by default; round thirty, knotturns30)."""
+
+
+def _bent_leaving_a_with_osm(params: BuildParams) -> float:
+    """Start heading (degrees) of the bent street's primary edge leaving A, with OSM: the
+    edge towards B's side that is not the link (the link leaves A near 90)."""
+    pose_graph, node = _built_with_osm(params)
+    (bent,) = (
+        float(d["start_heading_deg"])
+        for _, _, d in pose_graph.graph.out_edges(node, data=True)
+        if d["primary"]
+        and abs(angle_diff_deg(float(d["start_heading_deg"]), 45.0)) < 80
+        and abs(angle_diff_deg(float(d["start_heading_deg"]), 90.0)) > 15
+    )
+    return bent
+
+
+def test_with_osm_the_corner_rule_for_osm_stops_the_bent_streets_heading_at_its_corner() -> None:
+    assert BuildParams().heading_corner_osm_deg is None
+    # 29.9 with the rule, 55.6 without (the real knot: 24-35 and 52); the first leg runs at 6
+    with_rule = BuildParams(segments=KNOT_WITH_OSM, heading_corner_osm_deg=60.0)
+    assert abs(angle_diff_deg(_bent_leaving_a_with_osm(with_rule), 6.0)) < 30
+
+
+def test_with_osm_and_no_corner_rule_the_bent_street_leaves_a_across_its_corner() -> None:
+    only_without = BuildParams(segments=KNOT_WITH_OSM, heading_corner_deg=None)
+    assert abs(angle_diff_deg(_bent_leaving_a_with_osm(only_without), 6.0)) > 45
