@@ -140,6 +140,20 @@ class SegmentParams:
     rows are better (coverage seed 0 street F1 0.983 -> 1.000, turns 0.840 -> 0.893;
     one-way seed 0 F1 0.967 -> 0.984, turns 0.821 -> 0.836), none worse. With OSM the map
     says which street is which and :func:`part_two_lines` does not run."""
+    part_at_junctions_osm: bool = False
+    """With OSM too, part a street between two junctions into two lines by the headings its
+    passes leave both nodes at (:attr:`part_at_junctions`'s rule, only that half of
+    :func:`part_two_lines`: the map says which street is which elsewhere). With
+    :attr:`mapped_apart` and its guard, the Erottaja knot's 9 m link and the bend round the
+    other corner (map gap 8.8 m) stay one street at both junctions, its headings averaged
+    between them. False: with OSM no street is parted after grouping (before round thirty).
+    Off (round thirty, knotturns30, with OSM, both switches on against main's build): on
+    fresh Bulevardi (16 kept twins, seeds 0-3) 5 rows better, 8 equal, and 3 with junction R
+    0.857 -> 1.000 but turns 0.947 -> 0.863-0.901 (junction B recovered, its turns now scored:
+    the knot's arms bend 10-17 m out and their headings are measured across the bends). It
+    parts the link from the bend in 4 of the 16; it parts nothing in Kaisaniemi's 8, the 21
+    unseen Helsinki twins or the suite's 3 tokyo twins. Alone, without :attr:`mapped_apart`,
+    it is not measured."""
     turned_forks: bool = True
     """See :func:`turned_forks`: a node :func:`dissolve_pass_through` would remove is kept when
     one of its streets parts there (:func:`part_two_lines`) and a trajectory turns at the node
@@ -491,9 +505,12 @@ def _two_lines(
     segments: Sequence[Segment],
     streets: Sequence[Street],
     params: SegmentParams,
+    *,
+    junctions_only: bool = False,
 ) -> dict[int, tuple[list[Street], list[int]]]:
     """By the id of each street :func:`part_two_lines` parts: its lines (street ids 0) and
-    the nodes of the street where it parts (one or both of ``a``, ``b``)."""
+    the nodes of the street where it parts (one or both of ``a``, ``b``). ``junctions_only``:
+    only streets between two junctions (:attr:`SegmentParams.part_at_junctions`)."""
     if params.apart_m is None:
         return {}
     at_node: dict[int, list[int]] = defaultdict(list)
@@ -505,7 +522,11 @@ def _two_lines(
     before = {(seg.track, seg.last_frame): i for i, seg in enumerate(segments)}
     parts: dict[int, list[Street]] = {}
     for street in streets:
-        if street.a == street.b or all(len(at_node[n]) != 2 for n in (street.a, street.b)):
+        if (
+            junctions_only
+            or street.a == street.b
+            or all(len(at_node[n]) != 2 for n in (street.a, street.b))
+        ):
             continue
         members = [*street.forward, *street.backward]
         again, _ = group_streets(tracks, [segments[i] for i in members], params, keep_apart=True)
@@ -657,6 +678,8 @@ def part_two_lines(
     segments: Sequence[Segment],
     streets: Sequence[Street],
     params: SegmentParams | None = None,
+    *,
+    junctions_only: bool = False,
 ) -> list[Street]:
     """``streets`` (from :func:`group_streets`) with each street whose segments run apart
     (:attr:`SegmentParams.apart_m`) made two or more, where one of its nodes has only two
@@ -666,9 +689,12 @@ def part_two_lines(
     one and a bent one, make that node a junction of three, where grouping them left it a
     bend. Elsewhere (both nodes already junctions) the split would only add a street beside one
     the build has; where both streets of a node part, the node is a bend of two streets
-    side by side (the old town's 120 m pair). Street ids are renumbered in order."""
+    side by side (the old town's 120 m pair). Street ids are renumbered in order.
+    ``junctions_only``: only streets between two junctions are parted
+    (:attr:`SegmentParams.part_at_junctions`; with OSM, :attr:`~SegmentParams.
+    part_at_junctions_osm`)."""
     params = params or SegmentParams()
-    two_lines = _two_lines(tracks, segments, streets, params)
+    two_lines = _two_lines(tracks, segments, streets, params, junctions_only=junctions_only)
     parted: list[Street] = []
     for street in streets:
         parted.extend(two_lines[street.id][0] if street.id in two_lines else [street])
