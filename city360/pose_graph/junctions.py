@@ -509,9 +509,11 @@ def _clusters(
         total = float(weight[members].sum())
         if total < min_support:
             continue
-        origin = whole[members]
-        parted = len(np.unique(labels[core & (whole == origin[0])])) > 1
-        group.append(int(origin[0]) if parted else -1)
+        origin = int(whole[members][0])
+        parted = split_peaks_m is not None and bool(
+            (core & (whole == origin) & (labels != label)).any()
+        )
+        group.append(origin if parted else -1)
         found.append(
             [
                 _weighted_median(centres[members, 0], weight[members]),
