@@ -55,6 +55,7 @@ FloatArray = npt.NDArray[np.float64]
 
 __all__ = [
     "FILM_WIDTH",
+    "FRESH",
     "PATTERNS",
     "POSE_ONLY_FPS",
     "QUICK",
@@ -100,7 +101,8 @@ class AccuracyCase:
     else the twin is filmed in the filming ``pattern`` (``city360.synth.patterns``: coverage =
     every street both ways, one-way, wander; videos of at most 600 m), with ``stops``
     (``city360.synth.stops``) when set; ``gps_model`` the simulated GPS
-    (``city360.synth.gps.GPS_MODELS``)."""
+    (``city360.synth.gps.GPS_MODELS``); ``network`` the OSM ways the walks follow
+    (``city360.maps.osm_types.NETWORK_HIGHWAYS``: street, or walk for footpaths and squares)."""
 
     area: str
     osm: str | None
@@ -111,6 +113,7 @@ class AccuracyCase:
     note: str = ""
     pattern: str = "coverage"
     stops: bool = False
+    network: str = "street"
     film_fps: int = POSE_ONLY_FPS
     """Frame rate of the filmed twin (``--film``; pose-only twins are at
     :data:`POSE_ONLY_FPS`). The simulated GPS is drawn after the frames, so another rate is
@@ -246,6 +249,38 @@ south-west, the Esplanadi and market square, Kamppi; 355-445 m) and West Oakland
 (700 x 555 m), each filmed seven ways on seeds 5-9. Not in the default run: ``city360
 accuracy --area nerima-se`` (or any of their areas) runs them; the figures are in
 docs/design-notes.md ("Unseen areas and seeds, round thirteen")."""
+
+_FRESH_WINDOWS = (
+    ("fresh-nerima-mid", "osm/tokyo_nerima.osm", "35.7505,139.6630,35.7545,139.6690", "street"),
+    (
+        "fresh-helsinki-bulevardi",
+        "osm/Helsinki.osm.pbf",
+        "60.1641,24.9352,60.1668,24.9465",
+        "street",
+    ),
+    (
+        "fresh-helsinki-kaisaniemi",
+        "osm/Helsinki.osm.pbf",
+        "60.1728,24.9410,60.1755,24.9465",
+        "walk",
+    ),
+)
+FRESH: tuple[AccuracyCase, ...] = tuple(
+    AccuracyCase(area, osm, bbox, (0, 1, 2), pattern=pattern, stops=stops, network=network)
+    for area, osm, bbox, network in _FRESH_WINDOWS
+    for pattern, stops in (
+        ("coverage", False),
+        ("one-way", False),
+        ("wander", False),
+        ("wander", True),
+    )
+)
+"""Three windows no case had filmed until round twenty-nine (issue 17; docs/design-notes.md,
+"Fresh windows"): a dense irregular Nerima window (541 x 444 m, 59 street junctions),
+Helsinki's Bulevardi grid (624 x 300 m, the Erottaja knot) and the Kaisaniemi park filmed
+along its footpaths (304 x 300 m, 71 junctions of the ``walk`` network), each filmed four ways
+on seeds 0-2 with phone GPS. Not in the default run: ``city360 accuracy --area
+fresh-helsinki-kaisaniemi`` (or any of their areas) runs them."""
 
 QUICK: tuple[AccuracyCase, ...] = (
     AccuracyCase("oakland", "osm/West-Oakland.osm.bz2", None, (0,)),
@@ -489,6 +524,7 @@ def run_case(
         route_gpx=route,
         pattern=case.pattern,
         stops=case.stops,
+        network=case.network,
         poses_only=not filmed,
         width=FILM_WIDTH if filmed else DEFAULT_WIDTH,
         replace=True,

@@ -339,7 +339,8 @@ def accuracy_command(
         typer.Option(
             "--area",
             help="Only the cases of this area (repeatable); also the areas of the unseen "
-            "windows (accuracy.UNSEEN), which the default run leaves out.",
+            "and fresh windows (accuracy.UNSEEN, accuracy.FRESH), which the default run "
+            "leaves out.",
             show_default=False,
         ),
     ] = None,
@@ -369,6 +370,7 @@ def accuracy_command(
     table and exits 1 when a row misses the targets (see city360/pose_graph/accuracy.py).
     With --film the twins along real walks are filmed and ingested from their videos."""
     from city360.pose_graph.accuracy import (
+        FRESH,
         PATTERNS,
         QUICK,
         SUITE,
@@ -401,7 +403,7 @@ def accuracy_command(
     if rows_file is not None:
         rows = read_rows(rows_file)
     else:
-        pool = QUICK if quick else SUITE + WALKS + PATTERNS + (UNSEEN if area else ())
+        pool = QUICK if quick else SUITE + WALKS + PATTERNS + ((*UNSEEN, *FRESH) if area else ())
         cases = select_cases(pool, areas=area, seeds=seed)
         rows = run_suite(cases, data_dir=data, work_dir=keep, on_row=show, film=film)
     if as_json:

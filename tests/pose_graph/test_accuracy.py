@@ -5,6 +5,7 @@ OSM, and a twin along the real Hamburg walk replayed in time. The full set is
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -257,6 +258,56 @@ def test_unseen_windows_run_by_area_only_and_share_no_area_or_seed_with_the_suit
     assert runner.invoke(app, ["accuracy", "--json"]).exit_code == 0
     assert [c.area for c in ran[0]] == ["nerima-se"] * 7
     assert not {c.area for c in ran[1]} & {c.area for c in accuracy.UNSEEN}
+
+
+def test_fresh_windows_run_by_area_only_and_film_the_network_they_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from typer.testing import CliRunner
+
+    import city360.pose_graph.accuracy as accuracy
+    from city360.cli import app
+    from city360.maps.osm_types import NETWORK_HIGHWAYS
+
+    others = accuracy.SUITE + accuracy.WALKS + accuracy.PATTERNS + accuracy.UNSEEN
+    assert {c.area for c in accuracy.FRESH}.isdisjoint({c.area for c in others})
+    assert {c.bbox for c in accuracy.FRESH}.isdisjoint({c.bbox for c in others})
+    assert {c.network for c in accuracy.FRESH} == {"street", "walk"}
+    assert all(c.network in NETWORK_HIGHWAYS for c in accuracy.FRESH)
+    ran: list[list[AccuracyCase]] = []
+
+    def fake_run(cases: list[AccuracyCase], **_: object) -> list[accuracy.AccuracyRow]:
+        ran.append(list(cases))
+        return []
+
+    monkeypatch.setattr(accuracy, "run_suite", fake_run)
+    runner = CliRunner()
+    args = ["accuracy", "--area", "fresh-helsinki-kaisaniemi", "--json"]
+    assert runner.invoke(app, args).exit_code == 0
+    assert runner.invoke(app, ["accuracy", "--json"]).exit_code == 0
+    assert {(c.area, c.network) for c in ran[0]} == {("fresh-helsinki-kaisaniemi", "walk")}
+    assert len(ran[0]) == 4
+    assert not {c.area for c in ran[1]} & {c.area for c in accuracy.FRESH}
+
+
+def test_a_footpath_twin_is_filmed_on_the_walk_network(shared_data: Path, tmp_path: Path) -> None:
+    """A case with ``network="walk"`` films the park's footpaths (the street network holds
+    one junction there) and the build with OSM matches them on the walk network."""
+
+    import city360.pose_graph.accuracy as accuracy
+
+    case = replace(
+        next(c for c in accuracy.FRESH if c.network == "walk"),
+        bbox="60.1728,24.9410,60.1745,24.9445",
+        pattern="coverage",
+    )
+    rows = accuracy.run_case(case, 0, data_dir=shared_data, work_dir=tmp_path)
+    assert [r.osm for r in rows] == [False, True]
+    assert all(not r.error for r in rows), [r.error for r in rows]
+    assert rows[1].true_junctions >= 5
+    city = tmp_path / "fresh-helsinki-kaisaniemi-coverage-phone-0"
+    build = json.loads((city / "city.json").read_text())["build"]["pose_graph"]
+    assert build["osm_network"] == "walk"
 
 
 def test_a_filmed_row_is_judged_on_its_ingested_frame_poses(tmp_path: Path) -> None:
