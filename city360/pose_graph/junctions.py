@@ -92,7 +92,10 @@ class JunctionParams:
     Off (round thirty, branch pairs30): on 179 cached twins without OSM, 8 m gives 21 rows
     better, 8 worse, 19 mixed (old town wander+stops 0 R 0.857 -> 0.952, Helsinki wander 0
     R 0.918 -> 0.943; turns lost on the short links between the parts); 10 m 16 better,
-    3 worse, 16 mixed; fresh old town seed 40 one row worse at both."""
+    3 worse, 16 mixed; fresh old town seed 40 one row worse at both. Round thirty-one
+    (branch peaks31, with ``split_crossed_m``): on 28 suite twins 5 better, 2 worse, 3
+    mixed (Helsinki wander+stops 0 and 1, old town coverage+stops 0 F1 0.959 -> 0.931): the
+    parts stand at true junctions; the losses come after, in segments and refine."""
     split_saddle: float = 0.5
     """With ``split_peaks_m``: the lowest vote density on the line between two peaks must be
     under this fraction of the lower peak's (a valley), and each part must keep
