@@ -31,7 +31,7 @@ All positions are metres in the city CRS; all work is vectorised over samples wi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -42,6 +42,7 @@ from scipy.spatial import cKDTree
 
 from city360.pose_graph.corner_meets import CornerParams, corner_meets
 from city360.pose_graph.tracks import Track
+from city360.pose_graph.vote_passes import part_test
 
 __all__ = [
     "DeadEndEvent",
@@ -91,7 +92,10 @@ class JunctionParams:
     Off (round thirty, branch pairs30): on 179 cached twins without OSM, 8 m gives 21 rows
     better, 8 worse, 19 mixed (old town wander+stops 0 R 0.857 -> 0.952, Helsinki wander 0
     R 0.918 -> 0.943; turns lost on the short links between the parts); 10 m 16 better,
-    3 worse, 16 mixed; fresh old town seed 40 one row worse at both."""
+    3 worse, 16 mixed; fresh old town seed 40 one row worse at both. Round thirty-one
+    (branch peaks31, with ``split_crossed_m``): on 28 suite twins 5 better, 2 worse, 3
+    mixed (Helsinki wander+stops 0 and 1, old town coverage+stops 0 F1 0.959 -> 0.931): the
+    parts stand at true junctions; the losses come after, in segments and refine."""
     split_saddle: float = 0.5
     """With ``split_peaks_m``: the lowest vote density on the line between two peaks must be
     under this fraction of the lower peak's (a valley), and each part must keep
@@ -105,6 +109,18 @@ class JunctionParams:
     seed 0: parts at true junctions hold 0.6-0.8 of their partner's votes); a flank where two
     passes run close past a crossing (a bent street, a wobble) piles 0.02-0.1 of it 10-17 m
     from any junction."""
+    split_crossed_m: float | None = 3.0
+    """With ``split_peaks_m``: a part other than the largest stays apart only where passes go
+    different ways: the ways of the passes within this many metres of its median differ by
+    ``split_ways_deg`` or more (:func:`~city360.pose_graph.vote_passes.route_spread_deg`).
+    None: no such test. Two passes running close past a crossing, or round a bend, pile
+    300-700 votes beside it, a part that passes the vote tests (Helsinki wander seed 1: two
+    extra junctions 13 and 21 m from any junction)."""
+    split_leg_m: float = 8.0
+    """With ``split_crossed_m``: length in metres of each pass's legs before and after its
+    closest approach to a part's median."""
+    split_ways_deg: float = 25.0
+    """With ``split_crossed_m``: degrees (0..90) two passes' ways must differ by."""
     quiet_turn_backs: bool = True
     """A U-turn mid-street casts no crossing votes (:func:`mid_street_turns`): while it
     turns, the walker's heading sweeps across the street, and its samples vote with the
@@ -221,17 +237,25 @@ def _samples(
 def crossing_votes(tracks: Sequence[Track], params: JunctionParams) -> FloatArray:
     """Intersection points (V, 2) of the direction lines of nearby samples on different
     streets; dense where streets meet."""
-    xy, heading, owner, arc = _samples(tracks, params.sample_step_m)
+    return _cast_votes(tracks, params)[0]
+
+
+def _cast_votes(
+    tracks: Sequence[Track], params: JunctionParams
+) -> tuple[FloatArray, tuple[FloatArray, FloatArray, npt.NDArray[np.int64], FloatArray]]:
+    """:func:`crossing_votes` (V, 2) and the samples that cast them (:func:`_samples`)."""
+    samples = _samples(tracks, params.sample_step_m)
+    xy, heading, owner, arc = samples
     pairs = cKDTree(xy).query_pairs(params.pair_radius_m, output_type="ndarray")
     if pairs.size == 0:
-        return np.zeros((0, 2))
+        return np.zeros((0, 2)), samples
     i, j = pairs[:, 0], pairs[:, 1]
     other_pass = (owner[i] != owner[j]) | (np.abs(arc[i] - arc[j]) > params.pass_separation_m)
     axial = np.abs(np.mod(heading[i] - heading[j] + 90.0, 180.0) - 90.0)
     keep = other_pass & (axial >= params.min_angle_deg)
     if params.quiet_turn_backs:
-        keep = _loud_turns(tracks, (xy, heading, owner, arc), pairs, keep, params)
-    return _votes((xy, heading, owner, arc), pairs[keep], params)
+        keep = _loud_turns(tracks, samples, pairs, keep, params)
+    return _votes(samples, pairs[keep], params), samples
 
 
 def _votes(
@@ -461,9 +485,11 @@ def _clusters(
     split_saddle: float,
     split_share: float,
     split_part_votes: int,
+    part_test: Callable[[FloatArray], bool] | None = None,
 ) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """:func:`cluster_centres`, and for each centre the cluster it was parted from (-1: a
-    whole cluster)."""
+    whole cluster). ``part_test``: given the median of a part of a parted cluster, whether
+    it may stay apart (all but the largest part are asked)."""
     empty = (np.zeros((0, 2)), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
     if len(points) == 0:
         return empty
@@ -490,6 +516,15 @@ def _clusters(
     core_pairs = pairs[core[pairs[:, 0]] & core[pairs[:, 1]]] if pairs.size else pairs
     labels = _components(len(centres), core_pairs)
     whole = labels.copy()
+
+    def median(cells: npt.NDArray[np.int64]) -> FloatArray:
+        return np.asarray(
+            [
+                _weighted_median(centres[cells, 0], weight[cells]),
+                _weighted_median(centres[cells, 1], weight[cells]),
+            ]
+        )
+
     if split_peaks_m is not None:
         labels = _peaks(
             centres,
@@ -502,6 +537,7 @@ def _clusters(
             min_support=min_support,
             share=split_share,
             part_votes=split_part_votes,
+            stays=None if part_test is None else lambda cells: part_test(median(cells)),
         )
     found, support, group = [], [], []
     for label in np.unique(labels[core]):
@@ -514,12 +550,7 @@ def _clusters(
             (core & (whole == origin) & (labels != label)).any()
         )
         group.append(origin if parted else -1)
-        found.append(
-            [
-                _weighted_median(centres[members, 0], weight[members]),
-                _weighted_median(centres[members, 1], weight[members]),
-            ]
-        )
+        found.append(median(np.flatnonzero(members)))
         support.append(int(total))
     if not found:
         return empty
@@ -543,6 +574,7 @@ def _peaks(
     share: float,
     part_votes: int,
     step_m: float = 0.5,
+    stays: Callable[[npt.NDArray[np.int64]], bool] | None = None,
 ) -> npt.NDArray[np.int64]:
     """Cluster ``labels`` of the vote cells (``centres``, ``density``: votes within the
     cluster radius, ``core``) with each cluster parted at its density peaks.
@@ -554,7 +586,8 @@ def _peaks(
     crossings 10 m apart pile their votes at each, with fewer between (the passes from one
     to the other), while one wide crossing's votes rise to one top however far they spread.
     Each core cell then goes to its nearest peak; a part under ``min_support`` or
-    ``part_votes`` votes, or under ``share`` of the largest part's, goes back to the others.
+    ``part_votes`` votes, or under ``share`` of the largest part's, goes back to the others;
+    so does, smallest first, a part other than the largest whose cells ``stays`` rejects.
     """
     out = labels.copy()
     tree = cKDTree(centres)
@@ -594,9 +627,20 @@ def _peaks(
             nearest = np.argmin(np.hypot(offsets[..., 0], offsets[..., 1]), axis=1)
             votes = np.bincount(nearest, weights=weight[members], minlength=len(peaks))
             weakest = int(np.argmin(votes))
-            if votes[weakest] >= max(min_support, part_votes, share * votes.max()):
+            if votes[weakest] < max(min_support, part_votes, share * votes.max()):
+                peaks.pop(weakest)
+                continue
+            if stays is None:
                 break
-            peaks.pop(weakest)
+            largest = int(np.argmax(votes))
+            lone = [
+                k
+                for k in np.argsort(votes, kind="stable").tolist()
+                if k != largest and not stays(members[nearest == k])
+            ]
+            if not lone:
+                break
+            peaks.pop(lone[0])
         if len(peaks) < 2:
             continue
         first = int(out.max()) + 1
@@ -741,17 +785,22 @@ def find_junctions(
     counted with ``min_support``); ``without_osm`` (the build without a map) also the places
     where two passes' corners meet (``params.corners``)."""
     params = params or JunctionParams()
-    votes = crossing_votes(tracks, params)
+    votes, samples = _cast_votes(tracks, params)
+    split = params.split_peaks_m if without_osm else None
+    test = None
+    if split is not None and params.split_crossed_m is not None:
+        test = part_test(tracks, samples, params, params.split_crossed_m)
     centres, support, group = _clusters(
         votes,
         eps_m=params.cluster_eps_m,
         min_votes=params.cluster_min_votes,
         min_support=params.min_support,
         cell_m=0.5,
-        split_peaks_m=params.split_peaks_m if without_osm else None,
+        split_peaks_m=split,
         split_saddle=params.split_saddle,
         split_share=params.split_share,
         split_part_votes=params.split_part_votes,
+        part_test=test,
     )
     roots = spur_roots(tracks, params, peeks=without_osm)
     if without_osm and params.corners is not None:

@@ -1,0 +1,125 @@
+"""Which passes make a part of a vote pile: the evidence that a part is a junction of its own.
+
+:func:`city360.pose_graph.junctions._peaks` parts a vote pile at its density peaks
+(``JunctionParams.split_peaks_m``). Most parts stand at a second true junction, but some
+stand beside one: two passes that run close past a crossing, or along a bent street, meet
+at a slant and pile a few hundred votes 9-20 m from any junction (Helsinki wander seed 1 at
+(-465.3, -296.9) and (-473.1, -300.5): two passes and one). A true junction is a place
+where passes go different ways: some pass by along one street and others along another, or
+turn there. :func:`part_test` reads that from the passes themselves.
+
+A pass is one visit of one trajectory: its samples near a place, parted where the arc
+between two of them jumps by more than ``pass_separation_m`` (the walker came back).
+Positions are metres in the city frame; headings degrees clockwise from north.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+from scipy.spatial import cKDTree
+
+from city360.pose_graph.tracks import Track
+
+if TYPE_CHECKING:
+    from city360.pose_graph.junctions import JunctionParams
+
+__all__ = ["part_test", "route_spread_deg"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+Samples = tuple[FloatArray, FloatArray, IntArray, FloatArray]
+"""Track samples (``junctions._samples``): positions (S, 2), headings (S,), the track each
+belongs to (S,) and its arc along that track (S,)."""
+
+
+def _pass_labels(owner: IntArray, arc: FloatArray, separation_m: float) -> IntArray:
+    """A pass id (0..P-1) for each sample (``owner``, ``arc``): samples of one track whose
+    arcs, sorted, follow each other within ``separation_m`` are one pass."""
+    order = np.lexsort((arc, owner))
+    new = np.ones(len(order), dtype=bool)
+    if len(order) > 1:
+        new[1:] = (np.diff(owner[order]) != 0) | (np.diff(arc[order]) > separation_m)
+    labels = np.empty(len(order), dtype=np.int64)
+    labels[order] = np.cumsum(new) - 1
+    return labels
+
+
+def _axial(a_deg: FloatArray, b_deg: FloatArray) -> FloatArray:
+    """Axial angle (0..90 degrees) between headings: a street has no direction."""
+    return np.abs(np.mod(a_deg - b_deg + 90.0, 180.0) - 90.0)
+
+
+def route_spread_deg(
+    tracks: Sequence[Track],
+    samples: Samples,
+    tree: cKDTree,
+    centre: FloatArray,
+    *,
+    radius_m: float,
+    leg_m: float,
+    separation_m: float,
+) -> float:
+    """How far apart (0..90 degrees) the ways of two passes by ``centre`` are: each pass
+    within ``radius_m`` comes in along one leg and leaves along another (its chords from
+    ``leg_m`` before its closest sample to it, and on to ``leg_m`` after); two passes' ways
+    differ by the larger angle between their legs, paired the closer way. Passes along one
+    street, straight or round one bend, give about 0, however much the street bends; a pass
+    along a street and one crossing it or turning off, the angle between the streets.
+    Chords, not sample headings: a walker cutting a corner heads along the street it joins
+    at its closest sample already."""
+    xy, _, owner, arc = samples
+    near = np.asarray(tree.query_ball_point(centre, radius_m), dtype=np.int64)
+    if near.size == 0:
+        return 0.0
+    labels = _pass_labels(owner[near], arc[near], separation_m)
+    gaps = np.hypot(*(xy[near] - centre).T)
+    ways: list[tuple[float, float]] = []
+    for label in np.unique(labels):
+        closest = int(near[labels == label][np.argmin(gaps[labels == label])])
+        track = tracks[int(owner[closest])]
+        here = float(arc[closest])
+        ends = track.point_at(np.asarray([here - leg_m, here, here + leg_m]))
+        legs = [
+            float(np.degrees(np.arctan2(*(b - a))))
+            for a, b in ((ends[0], ends[1]), (ends[1], ends[2]))
+            if np.hypot(*(b - a)) > 0.25 * leg_m  # a track's end: no leg there
+        ]
+        if legs:
+            ways.append((legs[0], legs[-1]))
+    if len(ways) < 2:
+        return 0.0
+    way = np.asarray(ways)
+    inn, out = way[:, 0], way[:, 1]
+    straight = np.maximum(_axial(inn[:, None], inn[None, :]), _axial(out[:, None], out[None, :]))
+    crossed = np.maximum(_axial(inn[:, None], out[None, :]), _axial(out[:, None], inn[None, :]))
+    return float(np.minimum(straight, crossed).max())
+
+
+def part_test(
+    tracks: Sequence[Track],
+    samples: Samples,
+    params: JunctionParams,
+    radius_m: float,
+) -> Callable[[FloatArray], bool]:
+    """A test for a part of a vote pile, given its median: a junction of its own when the
+    ways of the passes within ``radius_m`` of it differ by ``params.split_ways_deg`` or more
+    (:func:`route_spread_deg` with legs of ``params.split_leg_m``)."""
+    tree = cKDTree(samples[0])
+
+    def test(centre: FloatArray) -> bool:
+        spread = route_spread_deg(
+            tracks,
+            samples,
+            tree,
+            centre,
+            radius_m=radius_m,
+            leg_m=params.split_leg_m,
+            separation_m=params.pass_separation_m,
+        )
+        return spread >= params.split_ways_deg
+
+    return test

@@ -1,0 +1,94 @@
+"""The ways of the passes by a part of a parted vote pile (``JunctionParams.split_crossed_m``,
+:mod:`city360.pose_graph.vote_passes`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from scipy.spatial import cKDTree
+
+from city360.pose_graph.junctions import JunctionParams, _samples, find_junctions
+from city360.pose_graph.tracks import Track
+from city360.pose_graph.vote_passes import route_spread_deg
+from tests.pose_graph.test_vote_peaks import _crossings, _walk
+
+PEAKS = JunctionParams(split_peaks_m=8.0, split_crossed_m=None)
+WAYS = replace(PEAKS, split_crossed_m=3.0)
+
+
+def _bend_by_crossing(seed: int, *, bend_x_m: float = 10.0, bend_deg: float = 60.0) -> list[Track]:
+    """An east-west street walked both ways by three walkers each, bending ``bend_deg`` to
+    the south-east at ``bend_x_m``; a street crossing it at x = 0, walked both ways, and
+    walkers turning there."""
+    rng = np.random.default_rng(seed)
+    turn = np.radians(bend_deg)
+    far = (bend_x_m + 60.0 * np.cos(turn), -60.0 * np.sin(turn))
+    east = [(-60.0, 0.0), (bend_x_m, 0.0), far]
+    routes: dict[str, list[tuple[float, float]]] = {
+        "main-east": east,
+        "main-west": east[::-1],
+        "main-east-2": east,
+        "main-west-2": east[::-1],
+        "main-east-3": east,
+        "main-west-3": east[::-1],
+        "cross-north": [(0.0, -50.0), (0.0, 50.0)],
+        "cross-south": [(0.0, 50.0), (0.0, -50.0)],
+        "west-north": [(-50.0, 0.0), (0.0, 0.0), (0.0, 50.0)],
+        "north-east": [(0.0, 50.0), (0.0, 0.0), (bend_x_m, 0.0), far],
+    }
+    return [_walk(points, name, rng) for name, points in routes.items()]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_bend_whose_votes_join_a_crossings_pile_is_not_parted_out(seed: int) -> None:
+    """The bend's votes (passes of one street, before and after it) join the crossing's
+    pile; the pile has two tops, and parting it makes the bend a junction. Every pass by
+    the bend goes one way, round it: the part goes back."""
+    tracks = _bend_by_crossing(seed)
+    assert len(find_junctions(tracks, without_osm=True)[0]) == 1
+    assert len(find_junctions(tracks, PEAKS, without_osm=True)[0]) == 2
+    junctions, _ = find_junctions(tracks, WAYS, without_osm=True)
+    assert len(junctions) == 1
+    assert np.hypot(*junctions[0]) < 2.5
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+def test_two_crossings_10_m_apart_stay_two_with_the_ways_test(seed: int) -> None:
+    tracks = _crossings([0.0] * 4, [10.0] * 4, seed)
+    parted, _ = find_junctions(tracks, WAYS, without_osm=True)
+    assert len(parted) == 2
+    west, east = sorted(parted.tolist())
+    assert np.hypot(west[0] - 0.0, west[1]) < 2.5
+    assert np.hypot(east[0] - 10.0, east[1]) < 2.5
+
+
+def _spread(tracks: list[Track], centre: tuple[float, float]) -> float:
+    samples = _samples(tracks, 1.0)
+    return route_spread_deg(
+        tracks,
+        samples,
+        cKDTree(samples[0]),
+        np.asarray(centre),
+        radius_m=3.0,
+        leg_m=8.0,
+        separation_m=30.0,
+    )
+
+
+def test_passes_round_one_bend_go_one_way_and_a_crossing_two() -> None:
+    tracks = _bend_by_crossing(1)
+    main = [t for t in tracks if t.id.startswith("main")]
+    assert _spread(main, (10.0, 0.0)) < 25.0  # each turns 60 degrees, all the same way
+    assert _spread(tracks, (0.0, 0.0)) > 60.0
+    assert _spread(tracks, (200.0, 0.0)) == 0.0  # no pass there
+
+
+def test_the_ways_test_is_on_by_default_but_acts_only_with_split_peaks() -> None:
+    params = JunctionParams()
+    assert params.split_peaks_m is None
+    assert params.split_crossed_m == 3.0
+    assert params.split_ways_deg == params.min_angle_deg
+    tracks = _bend_by_crossing(1)
+    assert len(find_junctions(tracks, params, without_osm=True)[0]) == 1
