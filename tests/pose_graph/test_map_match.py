@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import networkx as nx
 import numpy as np
 import pytest
 
 from city360.geo import LocalProjection
-from city360.pose_graph import osm_match
+from city360.pose_graph import map_match, osm_match
 from city360.pose_graph.junctions import DeadEndEvent, find_dead_ends
 from city360.pose_graph.map_match import viterbi_match
 from city360.pose_graph.osm_match import (
@@ -16,6 +17,7 @@ from city360.pose_graph.osm_match import (
     load_matching_streets,
     matched_cut_filter,
     osm_junction_candidates,
+    streets_from_graph,
 )
 from city360.pose_graph.segments import cut_tracks
 from tests.pose_graph.walks import ORIGIN, polyline_track
@@ -238,3 +240,43 @@ def test_two_close_osm_nodes_put_their_junction_at_the_node_filmed_on_more_arms(
     monkeypatch.setattr(osm_match, "PLACE_BY_FILMED_ARMS", False)
     found = osm_junction_candidates(TWO_NODES, [corner, north])
     assert np.allclose(found[0], [-0.1, -3.55], atol=1e-9)
+
+
+def _stub_and_loop() -> tuple[OsmStreets, int]:
+    """A junction 1 at the origin (streets west and north, a 12 m stub east to node 4) and a
+    street from the stub's end that loops round north and comes back south along x = 5,
+    crossing the stub with no node there (a square's outline over a station's steps:
+    Kaisaniemi, round thirty-one); the loop street's index."""
+    nodes = {1: (0.0, 0.0), 2: (-60.0, 0.0), 3: (0.0, 60.0), 4: (12.0, 0.0)}
+    nodes |= {5: (5.0, -30.0), 6: (5.0, -70.0)}
+    loop = [(12.0, 0.0), (12.0, 10.0), (5.0, 10.0), (5.0, -30.0)]
+    graph = nx.MultiGraph()
+    for n, (x, y) in nodes.items():
+        graph.add_node(n, x_m=x, y_m=y)
+    for u, v in [(2, 1), (1, 3), (1, 4), (5, 6)]:
+        graph.add_edge(u, v, polyline_xy=[nodes[u], nodes[v]])
+    graph.add_edge(4, 5, polyline_xy=loop)
+    osm = streets_from_graph(graph, source="test")
+    return osm, _edge(osm, 4, 5)
+
+
+# into the stub, a U-turn that swings south across the loop street's leg, back and north
+STUB_TURN = [(-40.0, 0.0), (0.0, 0.0), (10.0, 0.0), (6.0, -1.0), (6.0, -6.0), (3.0, -6.0)]
+STUB_TURN += [(1.0, -1.0), (0.0, 0.0), (0.0, 40.0)]
+
+
+def test_a_turn_onto_a_street_is_not_taken_where_it_passes_far_along_from_the_node() -> None:
+    """The U-turn's poses lie on the loop street's leg and within 8 m of node 4, but 25-30 m
+    along the loop street from it: no walker got there by turning at node 4."""
+    osm, loop = _stub_and_loop()
+    matched = viterbi_match(osm, [_walk(STUB_TURN, "u", noise_m=0.5)])[0]
+    assert not (matched == loop).any()
+
+
+def test_without_the_route_term_the_u_turn_jumps_onto_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(map_match, "TURN_ALONG", False)
+    osm, loop = _stub_and_loop()
+    matched = viterbi_match(osm, [_walk(STUB_TURN, "u", noise_m=0.5)])[0]
+    assert (matched == loop).sum() >= 5
