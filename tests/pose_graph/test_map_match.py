@@ -13,6 +13,7 @@ from city360.pose_graph import map_match, osm_match
 from city360.pose_graph.junctions import DeadEndEvent, find_dead_ends
 from city360.pose_graph.map_match import viterbi_match
 from city360.pose_graph.osm_match import (
+    MIN_POSES_PER_STREET,
     OsmStreets,
     load_matching_streets,
     matched_cut_filter,
@@ -280,3 +281,34 @@ def test_without_the_route_term_the_u_turn_jumps_onto_the_loop(
     osm, loop = _stub_and_loop()
     matched = viterbi_match(osm, [_walk(STUB_TURN, "u", noise_m=0.5)])[0]
     assert (matched == loop).sum() >= 5
+
+
+# junction A (0, 0) with streets north and east, junction B 10 m south with streets south and
+# south-east, joined by the 10 m link; one walk cuts from the east street across the link's
+# middle to the south-east one (Kaisaniemi (27.5, -44.1), round thirty-one)
+LINKED = _streets(
+    {1: (0, 0), 2: (0, -10), 3: (0, 60), 4: (60, 0), 5: (0, -70), 6: (50, -60)},
+    [(1, 2), (1, 3), (1, 4), (2, 5), (2, 6)],
+)
+LINKED_WALKS = [
+    _walk([(0, 50), (0, 0), (50, 0)], "n-e", noise_m=0.5),
+    _walk([(50, 0), (5, -5), (45, -55)], "e-se", noise_m=0.5),
+    _walk([(0, -10), (0, -60)], "s", noise_m=0.5),
+]
+
+
+def test_a_link_walked_end_to_end_on_one_pose_is_filmed_at_both_ends() -> None:
+    """The matching gives the link one pose between the east and the south-east street: the
+    walk went from A to B along it, so both are junctions of three filmed streets."""
+    matches = viterbi_match(LINKED, LINKED_WALKS)
+    assert (matches[1] == _edge(LINKED, 1, 2)).sum() < MIN_POSES_PER_STREET
+    found = osm_junction_candidates(LINKED, LINKED_WALKS, matches=matches)
+    assert sorted(map(tuple, found.round(1).tolist())) == [(0.0, -10.0), (0.0, 0.0)]
+
+
+def test_a_link_walked_end_to_end_counts_by_its_poses_with_the_switch_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(osm_match, "THROUGH_FILMED", False)
+    matches = viterbi_match(LINKED, LINKED_WALKS)
+    assert len(osm_junction_candidates(LINKED, LINKED_WALKS, matches=matches)) == 0
