@@ -630,6 +630,12 @@ def _knot_built() -> PoseGraph:
     return _built(built, [(1, 10), (1, 11), (1, 12)])
 
 
+@pytest.fixture
+def drop_place_loops(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(score_module, "DROP_PLACE_LOOPS", True)
+
+
+@pytest.mark.usefixtures("drop_place_loops")
 def test_a_way_inside_a_contracted_place_is_no_street_of_the_truth() -> None:
     """The fourth way runs 11.4 m round by (8, 6), never over 8 m from a node of the knot: it
     lies inside the one place, so the build's one junction with three arms is the whole truth
@@ -649,6 +655,7 @@ def test_a_way_inside_a_place_stays_a_loop_with_the_switch_off(
     assert len(result.missing_streets) == 1
 
 
+@pytest.mark.usefixtures("drop_place_loops")
 def test_a_loop_that_leaves_the_place_stays_a_true_street() -> None:
     """Round by (30, 30), 20 m and more from the knot: a loop a walk can film, still missed."""
     result = score(_knot_built(), _knot_with_way((30.0, 30.0)))
