@@ -81,7 +81,8 @@ away at the point where that street, having looped round, passes 20 m along from
 at, round thirty-one, branch kais31). Measured with OSM on 44 kept twins (the suite's
 tokyo, Oakland, old town and Helsinki twins, Kaisaniemi and Bulevardi seeds 0-1; design notes,
 round thirty-one): with :data:`~city360.pose_graph.osm_match.THROUGH_FILMED` 3 rows better
-(this one: Kaisaniemi wander 1, R 0.968 -> 1.000), none worse in junction P, R or street F1.
+(this one: Kaisaniemi wander 1, R 0.968 -> 1.000; the suite's Helsinki wander+stops 1, P
+0.984 -> 1.000), none worse in junction P, R or street F1.
 False: the pose's straight-line distance to the node only."""
 OFF_NETWORK_SWITCH_COST = 6.0
 
