@@ -50,6 +50,7 @@ __all__ = [
     "MIN_COVERED_SHARE",
     "PLACE_BY_FILMED_ARMS",
     "PLACE_GATE",
+    "THROUGH_FILMED",
     "OsmStreets",
     "choose_network",
     "coverage",
@@ -130,6 +131,17 @@ tried: it fixes nothing and two Kaisaniemi rows get worse. False: every way as O
 DRAWN_TWICE_GAP_M = 5.0
 """Mean gap under which two ways between the same nodes are one way drawn twice, metres (the
 scorer's figure: no GPS parts lines this close)."""
+THROUGH_FILMED = True
+"""In :func:`osm_junction_candidates`, a street the matched sequence walks from one end node to
+the other (a run of poses on it between runs on streets through each of its ends) counts as
+filmed at both ends, however few of its poses the matching gave it: a smoothed track cuts
+the corners of a 10 m link between two junctions, and the matching gave the link one pose
+and the rest to the streets either side, so the far junction had two filmed streets and was
+lost (Kaisaniemi, one-way seed 1 with OSM, (27.5, -44.1); round thirty-one, branch kais31).
+Measured with OSM on 44 kept twins (design notes, round thirty-one): with
+:data:`~city360.pose_graph.map_match.TURN_ALONG` 3 rows better (this one: that row, R 0.968
+-> 1.000, street F1 0.931 -> 0.957), none worse in junction P, R or street F1. False: only by
+its poses (:data:`MIN_POSES_PER_STREET`, :data:`ARM_M`)."""
 PLACE_GATE = True
 """In :func:`matched_cut_filter`, a junction's streets are those of every OSM node of its
 place (:func:`node_groups`: nodes joined by streets under :data:`SHORT_STREET_M`) that holds
@@ -419,10 +431,12 @@ def osm_junction_candidates(
     walked = farthest >= np.minimum(ARM_M, ARM_SHARE * osm.edge_length_m)[:, None]
     for spur in spurs:
         walked[spur.edge, int(osm.edge_nodes[spur.edge, 1] == spur.node)] = True
+    through = _walked_through(osm, matches) if THROUGH_FILMED else np.zeros(n_edges, dtype=bool)
     filmed_degree = np.zeros(n_nodes, dtype=np.int64)  # per group label
     filmed_arms = np.zeros(n_nodes, dtype=np.int64)  # per node
     for end in (0, 1):
-        filmed = (near_count[:, end] >= MIN_POSES_PER_STREET) & walked[:, end] & ~inner
+        filmed = (near_count[:, end] >= MIN_POSES_PER_STREET) & walked[:, end] | through
+        filmed &= ~inner
         np.add.at(filmed_degree, group[osm.edge_nodes[filmed, end]], 1)
         np.add.at(filmed_arms, osm.edge_nodes[filmed, end], 1)
     degree = osm.node_degree
@@ -434,6 +448,24 @@ def osm_junction_candidates(
         top = members[degree[members] == degree[members].max()]
         found.append(osm.node_xy[top].mean(axis=0))
     return np.asarray(found, dtype=np.float64).reshape(-1, 2)
+
+
+def _walked_through(osm: OsmStreets, matches: Sequence[IntArray]) -> npt.NDArray[np.bool_]:
+    """Per street, whether a track's matched sequence walks it from one end node to the other:
+    a run of poses on it between a run on a street through its one end node and a run on a
+    street through its other (:data:`THROUGH_FILMED`)."""
+    through = np.zeros(len(osm.edge_nodes), dtype=bool)
+    for matched in matches:
+        change = np.flatnonzero(np.diff(matched) != 0) + 1
+        runs = matched[np.concatenate([[0], change])] if len(matched) else matched
+        for before, edge, after in zip(runs[:-2], runs[1:-1], runs[2:], strict=True):
+            if min(before, edge, after) < 0:
+                continue
+            u, v = osm.edge_nodes[edge]
+            ends_before, ends_after = osm.edge_nodes[before], osm.edge_nodes[after]
+            if (u in ends_before and v in ends_after) or (v in ends_before and u in ends_after):
+                through[edge] = True
+    return through
 
 
 def node_groups(osm: OsmStreets) -> IntArray:

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import networkx as nx
 import numpy as np
 import pytest
 
 from city360.geo import LocalProjection
-from city360.pose_graph import osm_match
+from city360.pose_graph import map_match, osm_match
 from city360.pose_graph.junctions import DeadEndEvent, find_dead_ends
 from city360.pose_graph.map_match import viterbi_match
 from city360.pose_graph.osm_match import (
+    MIN_POSES_PER_STREET,
     OsmStreets,
     load_matching_streets,
     matched_cut_filter,
     osm_junction_candidates,
+    streets_from_graph,
 )
 from city360.pose_graph.segments import cut_tracks
 from tests.pose_graph.walks import ORIGIN, polyline_track
@@ -238,3 +241,74 @@ def test_two_close_osm_nodes_put_their_junction_at_the_node_filmed_on_more_arms(
     monkeypatch.setattr(osm_match, "PLACE_BY_FILMED_ARMS", False)
     found = osm_junction_candidates(TWO_NODES, [corner, north])
     assert np.allclose(found[0], [-0.1, -3.55], atol=1e-9)
+
+
+def _stub_and_loop() -> tuple[OsmStreets, int]:
+    """A junction 1 at the origin (streets west and north, a 12 m stub east to node 4) and a
+    street from the stub's end that loops round north and comes back south along x = 5,
+    crossing the stub with no node there (a square's outline over a station's steps:
+    Kaisaniemi, round thirty-one); the loop street's index."""
+    nodes = {1: (0.0, 0.0), 2: (-60.0, 0.0), 3: (0.0, 60.0), 4: (12.0, 0.0)}
+    nodes |= {5: (5.0, -30.0), 6: (5.0, -70.0)}
+    loop = [(12.0, 0.0), (12.0, 10.0), (5.0, 10.0), (5.0, -30.0)]
+    graph = nx.MultiGraph()
+    for n, (x, y) in nodes.items():
+        graph.add_node(n, x_m=x, y_m=y)
+    for u, v in [(2, 1), (1, 3), (1, 4), (5, 6)]:
+        graph.add_edge(u, v, polyline_xy=[nodes[u], nodes[v]])
+    graph.add_edge(4, 5, polyline_xy=loop)
+    osm = streets_from_graph(graph, source="test")
+    return osm, _edge(osm, 4, 5)
+
+
+# into the stub, a U-turn that swings south across the loop street's leg, back and north
+STUB_TURN = [(-40.0, 0.0), (0.0, 0.0), (10.0, 0.0), (6.0, -1.0), (6.0, -6.0), (3.0, -6.0)]
+STUB_TURN += [(1.0, -1.0), (0.0, 0.0), (0.0, 40.0)]
+
+
+def test_a_turn_onto_a_street_is_not_taken_where_it_passes_far_along_from_the_node() -> None:
+    """The U-turn's poses lie on the loop street's leg and within 8 m of node 4, but 25-30 m
+    along the loop street from it: no walker got there by turning at node 4."""
+    osm, loop = _stub_and_loop()
+    matched = viterbi_match(osm, [_walk(STUB_TURN, "u", noise_m=0.5)])[0]
+    assert not (matched == loop).any()
+
+
+def test_without_the_route_term_the_u_turn_jumps_onto_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(map_match, "TURN_ALONG", False)
+    osm, loop = _stub_and_loop()
+    matched = viterbi_match(osm, [_walk(STUB_TURN, "u", noise_m=0.5)])[0]
+    assert (matched == loop).sum() >= 5
+
+
+# junction A (0, 0) with streets north and east, junction B 10 m south with streets south and
+# south-east, joined by the 10 m link; one walk cuts from the east street across the link's
+# middle to the south-east one (Kaisaniemi (27.5, -44.1), round thirty-one)
+LINKED = _streets(
+    {1: (0, 0), 2: (0, -10), 3: (0, 60), 4: (60, 0), 5: (0, -70), 6: (50, -60)},
+    [(1, 2), (1, 3), (1, 4), (2, 5), (2, 6)],
+)
+LINKED_WALKS = [
+    _walk([(0, 50), (0, 0), (50, 0)], "n-e", noise_m=0.5),
+    _walk([(50, 0), (5, -5), (45, -55)], "e-se", noise_m=0.5),
+    _walk([(0, -10), (0, -60)], "s", noise_m=0.5),
+]
+
+
+def test_a_link_walked_end_to_end_on_one_pose_is_filmed_at_both_ends() -> None:
+    """The matching gives the link one pose between the east and the south-east street: the
+    walk went from A to B along it, so both are junctions of three filmed streets."""
+    matches = viterbi_match(LINKED, LINKED_WALKS)
+    assert (matches[1] == _edge(LINKED, 1, 2)).sum() < MIN_POSES_PER_STREET
+    found = osm_junction_candidates(LINKED, LINKED_WALKS, matches=matches)
+    assert sorted(map(tuple, found.round(1).tolist())) == [(0.0, -10.0), (0.0, 0.0)]
+
+
+def test_a_link_walked_end_to_end_counts_by_its_poses_with_the_switch_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(osm_match, "THROUGH_FILMED", False)
+    matches = viterbi_match(LINKED, LINKED_WALKS)
+    assert len(osm_junction_candidates(LINKED, LINKED_WALKS, matches=matches)) == 0

@@ -609,3 +609,55 @@ def test_a_place_built_as_two_junctions_reads_each_at_the_true_junction_it_stand
     result = score(built, truth)
     assert result.extra_junctions == []
     assert result.junction_precision == result.junction_recall == 1.0
+
+
+# A knot of three footpath nodes joined by ways of 5-6 m (one place in the truth's reading),
+# each with a long arm out, and a fourth way from node 2 round to node 3: Kaisaniemi's
+# theatre lanes (round thirty-one).
+KNOT_NODES = {1: (0.0, 0.0), 2: (6.0, 0.0), 3: (3.0, 5.0), 10: (-60.0, 0.0)}
+KNOT_NODES |= {11: (66.0, 0.0), 12: (3.0, 65.0)}
+KNOT_ARMS = [[(0.0, 0.0), (6.0, 0.0)], [(0.0, 0.0), (3.0, 5.0)]]
+KNOT_ARMS += [[(0.0, 0.0), (-60.0, 0.0)], [(6.0, 0.0), (66.0, 0.0)], [(3.0, 5.0), (3.0, 65.0)]]
+
+
+def _knot_with_way(via: tuple[float, float]) -> SceneTruth:
+    return _truth_of_lines(KNOT_NODES, [*KNOT_ARMS, [(6.0, 0.0), via, (3.0, 5.0)]])
+
+
+def _knot_built() -> PoseGraph:
+    """One junction at the knot, its three arms out."""
+    built = {1: (3.0, 2.0), 10: (-60.0, 0.0), 11: (66.0, 0.0), 12: (3.0, 65.0)}
+    return _built(built, [(1, 10), (1, 11), (1, 12)])
+
+
+@pytest.fixture
+def drop_place_loops(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(score_module, "DROP_PLACE_LOOPS", True)
+
+
+@pytest.mark.usefixtures("drop_place_loops")
+def test_a_way_inside_a_contracted_place_is_no_street_of_the_truth() -> None:
+    """The fourth way runs 11.4 m round by (8, 6), never over 8 m from a node of the knot: it
+    lies inside the one place, so the build's one junction with three arms is the whole truth
+    (before: a true street from the place to itself that no build makes, street F1 0.857)."""
+    result = score(_knot_built(), _knot_with_way((8.0, 6.0)))
+    assert result.true_junctions == 1
+    assert _figures(result) == (1.0, 1.0, 1.0, 1.0, 1.0)
+    assert not result.missing_streets
+
+
+def test_a_way_inside_a_place_stays_a_loop_with_the_switch_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(score_module, "DROP_PLACE_LOOPS", False)
+    result = score(_knot_built(), _knot_with_way((8.0, 6.0)))
+    assert result.edge_recall == pytest.approx(0.75)
+    assert len(result.missing_streets) == 1
+
+
+@pytest.mark.usefixtures("drop_place_loops")
+def test_a_loop_that_leaves_the_place_stays_a_true_street() -> None:
+    """Round by (30, 30), 20 m and more from the knot: a loop a walk can film, still missed."""
+    result = score(_knot_built(), _knot_with_way((30.0, 30.0)))
+    assert result.edge_recall == pytest.approx(0.75)
+    assert len(result.missing_streets) == 1
