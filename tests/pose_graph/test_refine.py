@@ -572,7 +572,8 @@ def _knot_arms() -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray, float]]
 
 def test_arms_of_a_knot_to_two_junctions_go_two_ways_with_knot_ways_m() -> None:
     node, lines, ends = _knot_arms()
-    assert _ways(node, lines, RefineParams(), ends) == 2  # the old behaviour: dropped
+    off = RefineParams(knot_ways_m=None)
+    assert _ways(node, lines, off, ends) == 2  # the old behaviour: dropped
     assert _ways(node, lines, RefineParams(knot_ways_m=15.0), ends) == 3
 
 
@@ -585,5 +586,6 @@ def test_same_way_arms_to_one_junction_or_far_ones_stay_one_way_with_knot_ways_m
     assert _ways(node, lines, knot, far) == 2
 
 
-def test_knot_ways_m_is_off_by_default() -> None:
-    assert RefineParams().knot_ways_m is None
+def test_knot_ways_m_is_15_m_by_default() -> None:
+    # it acts only with JunctionParams.split_peaks_m, which is off
+    assert RefineParams().knot_ways_m == 15.0
