@@ -352,7 +352,7 @@ def refine_junctions(
     junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
     poses = _arm_poses(tracks, junctions_xy, segments, streets, params)
     lines_of, arm_count = _arm_lines(tracks, junctions_xy, segments, streets, params, poses)
-    ends = _arm_ends(junctions_xy, streets, poses, params) if params.knot_ways_m else {}
+    ends = _arm_ends(junctions_xy, streets, poses, params) if params.knot_ways_m is not None else {}
     refined = junctions_xy.copy()
     branching = np.ones(len(junctions_xy), dtype=bool)
     for node, lines in lines_of.items():
