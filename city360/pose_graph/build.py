@@ -451,6 +451,9 @@ def build_from_tracks(
     they are matched here.
     """
     params = params or BuildParams()
+    if params.junctions.split_peaks_m is None and params.refine_params.knot_ways_m is not None:
+        # the knot rule reads arms to the parts of a parted pile: nothing to read unparted
+        params = replace(params, refine_params=replace(params.refine_params, knot_ways_m=None))
     if not tracks:
         msg = "no trajectories to build a graph from"
         raise GraphBuildError(msg)
@@ -491,6 +494,8 @@ def build_from_tracks(
         moved, branching = refine_junctions(
             tracks, junctions_xy, segments, streets, params.refine_params
         )
+        if params.junctions.split_peaks_m is not None and params.junctions.split_held_apart:
+            moved = _held_apart(junctions_xy, moved, params.junctions.merge_m)
         junctions_xy, _ = merge_close(
             moved[branching],
             np.ones(int(branching.sum()), dtype=np.int64),
@@ -662,6 +667,19 @@ def _forks_at_video_ends(
         uncut,
     )
     return dead_xy, junctions_xy, segments, streets
+
+
+def _held_apart(before: FloatArray, moved: FloatArray, merge_m: float) -> FloatArray:
+    """``moved`` (J, 2), with both junctions of each pair that stood ``merge_m`` or more apart
+    in ``before`` and were moved within ``merge_m`` of each other put back where they were
+    (see :attr:`~city360.pose_graph.junctions.JunctionParams.split_held_apart`)."""
+    held = moved.copy()
+    if len(moved) < 2:
+        return held
+    for i, j in cKDTree(moved).query_pairs(merge_m, output_type="ndarray"):
+        if np.hypot(*(before[i] - before[j])) > merge_m:
+            held[[i, j]] = before[[i, j]]
+    return held
 
 
 def _whole_splits(

@@ -116,6 +116,14 @@ class JunctionParams:
     None: no such test. Two passes running close past a crossing, or round a bend, pile
     300-700 votes beside it, a part that passes the vote tests (Helsinki wander seed 1: two
     extra junctions 13 and 21 m from any junction)."""
+    split_held_apart: bool = False
+    """With ``split_peaks_m``: refine's first move (to where the arms' lines meet) may not
+    bring two junctions that stood more than ``merge_m`` apart within ``merge_m`` of each
+    other; both stay where they were. A part of a knot has arms to its partners, whose lines
+    pull it towards them (old town coverage+stops 0: the part (-34.2, 81.5), 1.8 m from the
+    true (-35.8, 82.3), moved 5.6 m east and merged into its partner (-26.7, 78.7)). Off:
+    with ``split_peaks_m`` 8 on 28 suite twins (branch cuts31) 5 rows better, 5 worse in P,
+    R or F1 (old town coverage 0 P 1.000 -> 0.909), and the row it was made for equal."""
     split_leg_m: float = 8.0
     """With ``split_crossed_m``: length in metres of each pass's legs before and after its
     closest approach to a part's median."""

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from city360.city import CityDir
 from city360.geo import angle_diff_deg
 from city360.pose_graph import PoseGraph, build_city, load_graph
+from city360.pose_graph.build import _held_apart
 from city360.pose_graph.score import score
 from city360.synth.groundtruth import SceneTruth
 
@@ -146,3 +148,13 @@ def test_a_lone_loop_around_a_block_is_one_node_and_a_loop(tmp_path: Path) -> No
     # each direction can go round again
     for edge in pose_graph.edges():
         assert [t.edge for t in edge.transitions if not t.uturn] == [edge.id]
+
+
+def test_junctions_moved_together_from_over_merge_m_apart_are_held_where_they_were() -> None:
+    # old town coverage+stops 0's knot: two parts 8.005 m apart, one pulled 5.6 m towards the
+    # other by its arms to it; a third pair already 5 m apart may close in
+    before = np.array([[-34.2, 81.5], [-26.7, 78.7], [0.0, 0.0], [5.0, 0.0]])
+    moved = np.array([[-28.6, 81.5], [-27.1, 79.4], [1.0, 0.0], [4.0, 0.0]])
+    held = _held_apart(before, moved, 8.0)
+    assert np.allclose(held[:2], before[:2])
+    assert np.allclose(held[2:], moved[2:])

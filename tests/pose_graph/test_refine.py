@@ -15,6 +15,7 @@ from city360.pose_graph.junctions import find_dead_ends
 from city360.pose_graph.refine import (
     RefineParams,
     _own_arms_jog,
+    _ways,
     refine_junctions,
     split_junctions,
     split_side_by_side,
@@ -552,3 +553,39 @@ def test_unjogged_tees_stay_one_with_split_own_arms_jogged_far_m() -> None:
 
 def test_split_own_arms_jogged_far_m_is_on_at_6_m_by_default() -> None:
     assert RefineParams().split_own_arms_jogged_far_m == 6.0
+
+
+def _knot_arms() -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray, float]], list]:
+    # old town wander+stops 0's part (-21.3, 87.2), moved to the origin: arms leaving at 227
+    # and 248 degrees (21 apart) to two parts of its vote pile 10.6 and 14.1 m off, and one
+    # at 121 degrees to a dead end; the two lines pass the node 3 m off (no shallow fork)
+    node = np.zeros(2)
+    lines, ends = [], []
+    arms = [(227.0, -3.0, (-6.9, -8.0)), (248.0, 3.0, (-13.9, -2.4)), (121.0, 0.0, None)]
+    for bearing, side, end in arms:
+        axis = np.array([np.sin(np.radians(bearing)), np.cos(np.radians(bearing))])
+        across = np.array([axis[1], -axis[0]])
+        lines.append((8.0 * axis + side * across, axis, 1.0))
+        ends.append(None if end is None else np.array(end))
+    return node, lines, ends
+
+
+def test_arms_of_a_knot_to_two_junctions_go_two_ways_with_knot_ways_m() -> None:
+    node, lines, ends = _knot_arms()
+    off = RefineParams(knot_ways_m=None)
+    assert _ways(node, lines, off, ends) == 2  # the old behaviour: dropped
+    assert _ways(node, lines, RefineParams(knot_ways_m=15.0), ends) == 3
+
+
+def test_same_way_arms_to_one_junction_or_far_ones_stay_one_way_with_knot_ways_m() -> None:
+    node, lines, ends = _knot_arms()
+    knot = RefineParams(knot_ways_m=15.0)
+    assert _ways(node, lines, knot, [ends[0], ends[0], None]) == 2  # one street, two passes
+    assert _ways(node, lines, knot, [ends[0], None, None]) == 2  # one leads to a dead end
+    far = [ends[0], 2.0 * ends[1], None]  # the second junction 28 m off: no knot
+    assert _ways(node, lines, knot, far) == 2
+
+
+def test_knot_ways_m_is_15_m_by_default() -> None:
+    # it acts only with JunctionParams.split_peaks_m, which is off
+    assert RefineParams().knot_ways_m == 15.0
