@@ -451,9 +451,6 @@ def build_from_tracks(
     they are matched here.
     """
     params = params or BuildParams()
-    if params.junctions.split_peaks_m is None and params.refine_params.knot_ways_m is not None:
-        # the knot rule reads arms to the parts of a parted pile: nothing to read unparted
-        params = replace(params, refine_params=replace(params.refine_params, knot_ways_m=None))
     if not tracks:
         msg = "no trajectories to build a graph from"
         raise GraphBuildError(msg)

@@ -95,7 +95,10 @@ class JunctionParams:
     3 worse, 16 mixed; fresh old town seed 40 one row worse at both. Round thirty-one
     (branch peaks31, with ``split_crossed_m``): on 28 suite twins 5 better, 2 worse, 3
     mixed (Helsinki wander+stops 0 and 1, old town coverage+stops 0 F1 0.959 -> 0.931): the
-    parts stand at true junctions; the losses come after, in segments and refine."""
+    parts stand at true junctions; the losses come after, in segments and refine. Set it
+    with :attr:`~city360.pose_graph.refine.RefineParams.knot_ways_m` 15 (branch cuts31: 3
+    rows better again, old town wander+stops 0 to 1.000 / 1.000 / 0.986; 4 rows still worse
+    or mixed against main)."""
     split_saddle: float = 0.5
     """With ``split_peaks_m``: the lowest vote density on the line between two peaks must be
     under this fraction of the lower peak's (a valley), and each part must keep

@@ -65,14 +65,14 @@ class RefineParams:
     more arms, every one with a line, that go only two ways is dropped: two parallel
     streets 5-9 m apart (Helsinki's paired carriageways and tram-side streets) or two passes
     of one street not grouped, cut where GPS noise voted."""
-    knot_ways_m: float | None = 15.0
-    """With :attr:`~city360.pose_graph.junctions.JunctionParams.split_peaks_m` only (the build
-    ignores it without): two arms within ``same_way_deg`` that are streets to two different
+    knot_ways_m: float | None = None
+    """Meant for :attr:`~city360.pose_graph.junctions.JunctionParams.split_peaks_m` (set both,
+    15 m with 8 m; both off): two arms within ``same_way_deg`` that are streets to two different
     junctions, both within this many metres, go two ways (a knot of junctions parted from one
     vote pile: old town wander+stops 0's part at (-21.3, 87.2), arms 21 degrees apart to parts
     10.6 and 14.1 m off, was dropped as a node of two ways and (-19.5, 86.5) missed). With
     ``split_peaks_m`` 8 on 28 suite twins (branch cuts31) 3 rows better, 25 equal; without
-    the parting nothing changes. None: off."""
+    the parting it is not measured. None: off."""
     fork_deg: float = 12.0
     """Two arms within ``same_way_deg`` whose lines both pass within ``through_m`` of the
     junction and differ by at least this much fork there (a shallow Y): two ways, not one."""

@@ -11,7 +11,7 @@ import pytest
 
 from city360.geo import LocalProjection
 from city360.pose_graph import build_from_tracks
-from city360.pose_graph.junctions import find_dead_ends
+from city360.pose_graph.junctions import JunctionParams, find_dead_ends
 from city360.pose_graph.refine import (
     RefineParams,
     _own_arms_jog,
@@ -586,6 +586,6 @@ def test_same_way_arms_to_one_junction_or_far_ones_stay_one_way_with_knot_ways_m
     assert _ways(node, lines, knot, far) == 2
 
 
-def test_knot_ways_m_is_15_m_by_default() -> None:
-    # it acts only with JunctionParams.split_peaks_m, which is off
-    assert RefineParams().knot_ways_m == 15.0
+def test_knot_ways_m_is_off_by_default_like_the_parting_it_serves() -> None:
+    assert RefineParams().knot_ways_m is None
+    assert JunctionParams().split_peaks_m is None
