@@ -731,7 +731,7 @@ class MatchedCuts:
         id), else -1 (no frame matched). A pass round a bend of two short ways walks
         neither for more than half its frames (:meth:`mapped_street` says -1): the Erottaja
         knot's bend, 9 of 20 frames on one way, 5 on the other
-        (:attr:`~city360.pose_graph.segments.SegmentParams.part_mapped_one_end`)."""
+        (:attr:`~city360.pose_graph.segments.SegmentParams.part_mapped_meet_m`)."""
         matched = self.matches[segment.track][segment.first_frame : segment.last_frame + 1]
         matched = matched[matched >= 0]
         if matched.size == 0:

@@ -154,17 +154,21 @@ class SegmentParams:
     parts the link from the bend in 4 of the 16; it parts nothing in Kaisaniemi's 8, the 21
     unseen Helsinki twins or the suite's 3 tokyo twins. Alone, without :attr:`mapped_apart`,
     it is not measured."""
-    part_mapped_one_end: bool = False
+    part_mapped_meet_m: float | None = None
     """With OSM and :attr:`part_at_junctions_osm`: two lines of a street between two junctions
-    that walk two different mapped streets (each line's passes all matched to one, the two
-    lines' streets not the same) need to part (leave ``part_at_junctions`` degrees apart and
-    meet within :attr:`meet_m`) at one of its nodes only, not at both. The map says they are
-    two streets (each pass by the way most of its frames walk); the headings say where. One walker's pass round the Erottaja knot's bend
-    cuts its corner into the next street and ends 2.5 m short of junction A, leaving it 8
-    degrees from the link's pass (fresh Bulevardi wander seed 0 with OSM, B 246630384: 49
-    degrees apart, ends 1.2 m apart; A 434149261: 8 degrees, 4.6 m). A path walked along
-    either of two parallel mapped ways (Kaisaniemi's footway beside a cycleway) leaves both
-    nodes along one heading and stays one street. False: both nodes (round thirty)."""
+    that walk two different mapped streets (each pass by the way most of its frames walk,
+    the two lines' ways not the same) need to part (leave ``part_at_junctions`` degrees
+    apart and meet within :attr:`meet_m`) at one of its nodes only; at the other their ends
+    need only come within this many metres. The map says they are two streets; the
+    headings say where. One walker's pass round the Erottaja knot's bend cuts its corner
+    into the next street and stops 2.5 m short of junction A, 8 degrees from the link's
+    pass there (fresh Bulevardi wander seed 0 with OSM: at B 246630384 49 degrees apart,
+    ends 1.2 m apart; at A 434149261 4.6 m apart; wander with stops seed 0: 2.0 and 2.7 m).
+    A pass cut short of a node ends farther off: two passes 3 m and 7 m long between two
+    Kaisaniemi footpath nodes 7.7 m apart at one end (wander with stops seed 1; parted,
+    street F1 0.904 -> 0.897). A path walked along either of two parallel mapped ways
+    leaves both nodes along one heading and stays one street. None: both nodes (round
+    thirty)."""
     turned_forks: bool = True
     """See :func:`turned_forks`: a node :func:`dissolve_pass_through` would remove is kept when
     one of its streets parts there (:func:`part_two_lines`) and a trajectory turns at the node
@@ -623,8 +627,8 @@ def _two_lines(
 
     def two_mapped(groups: Sequence[Sequence[int]]) -> bool:
         """Each group's passes walk one mapped street, the groups two different ones
-        (:attr:`SegmentParams.part_mapped_one_end`)."""
-        if mapped_street is None or not params.part_mapped_one_end:
+        (:attr:`SegmentParams.part_mapped_meet_m`)."""
+        if mapped_street is None or params.part_mapped_meet_m is None:
             return False
         mapped = [{mapped_street(segments[i]) for i in group} for group in groups]
         return all(len(m) == 1 and min(m) >= 0 for m in mapped) and mapped[0] != mapped[1]
@@ -663,13 +667,20 @@ def _two_lines(
         ]
         if not all(walked_on(line, n) for line in lines for n in nodes):
             return []
+        meet = [float(np.hypot(*(ends_at(lines[0], n) - ends_at(lines[1], n)))) for n in nodes]
         parts_at = [
-            float(np.hypot(*(ends_at(lines[0], n) - ends_at(lines[1], n)))) <= params.meet_m
+            gap <= params.meet_m
             and abs(angle_diff_deg(leaving_deg(groups[0], n), leaving_deg(groups[1], n))) >= turn
-            for n in nodes
+            for gap, n in zip(meet, nodes, strict=True)
         ]
         # a pass cut short of a node, or two passes along one street, unless the map parts them
-        if not (all(parts_at) or (any(parts_at) and two_mapped(groups))):
+        one_end = not all(parts_at)
+        if one_end and not (
+            any(parts_at)
+            and two_mapped(groups)
+            and params.part_mapped_meet_m is not None
+            and max(meet) <= params.part_mapped_meet_m
+        ):
             return []
         first = [segments[group[0]] for group in groups]
         polylines = [
@@ -713,7 +724,7 @@ def part_two_lines(
     (:attr:`SegmentParams.part_at_junctions`; with OSM, :attr:`~SegmentParams.
     part_at_junctions_osm`). ``mapped_street``: the OSM street a segment walks most, -1 for
     none (:meth:`~city360.pose_graph.osm_dead_ends.MatchedCuts.most_walked_street`), for
-    :attr:`SegmentParams.part_mapped_one_end`."""
+    :attr:`SegmentParams.part_mapped_meet_m`."""
     params = params or SegmentParams()
     two_lines = _two_lines(
         tracks,
