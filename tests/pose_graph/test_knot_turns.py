@@ -227,3 +227,9 @@ def test_with_osm_a_link_and_bend_walked_once_each_part_where_the_map_says_two_w
 
 def test_with_osm_a_link_and_bend_walked_once_each_stay_one_street_needing_both_ends() -> None:
     assert _streets_at_a_walked_once(KNOT_WITH_OSM) == 3
+
+
+def test_with_osm_lines_whose_ends_lie_farther_apart_at_the_other_node_stay_one_street() -> None:
+    # the bent pass stops 2.5 m short of A, 3-5 m from the link's pass: over a 1 m guard
+    guarded = SegmentParams(mapped_apart=True, part_at_junctions_osm=True, part_mapped_meet_m=1.0)
+    assert _streets_at_a_walked_once(guarded) == 3
