@@ -154,7 +154,7 @@ class SegmentParams:
     parts the link from the bend in 4 of the 16; it parts nothing in Kaisaniemi's 8, the 21
     unseen Helsinki twins or the suite's 3 tokyo twins. Alone, without :attr:`mapped_apart`,
     it is not measured."""
-    part_mapped_meet_m: float | None = None
+    part_mapped_meet_m: float | None = 6.0
     """With OSM and :attr:`part_at_junctions_osm`: two lines of a street between two junctions
     that walk two different mapped streets (each pass by the way most of its frames walk,
     the two lines' ways not the same) need to part (leave ``part_at_junctions`` degrees
@@ -168,7 +168,11 @@ class SegmentParams:
     Kaisaniemi footpath nodes 7.7 m apart at one end (wander with stops seed 1; parted,
     street F1 0.904 -> 0.897). A path walked along either of two parallel mapped ways
     leaves both nodes along one heading and stays one street. None: both nodes (round
-    thirty)."""
+    thirty). On at 6 m, but it acts only where :attr:`part_at_junctions_osm` is on (off):
+    with it and :attr:`mapped_apart`, fresh Bulevardi wander seed 0 and wander with stops
+    seed 0 (seeds 0-1, 8 twins) and one-way seed 2 are parted, better in street F1 and
+    turns; no other row moves, Kaisaniemi's 8 and unseen Kamppi's 7 included (design
+    notes, round thirty-one, knot31)."""
     turned_forks: bool = True
     """See :func:`turned_forks`: a node :func:`dissolve_pass_through` would remove is kept when
     one of its streets parts there (:func:`part_two_lines`) and a trajectory turns at the node

@@ -156,7 +156,8 @@ def test_with_osm_and_the_rule_off_the_guard_keeps_them_one_street() -> None:
 
 
 KNOT_WITH_OSM = SegmentParams(mapped_apart=True, part_at_junctions_osm=True)
-"""The knot's two switches with OSM (both off by default; round thirty, knotturns30)."""
+"""The knot's two switches with OSM (both off by default; round thirty, knotturns30), with
+``part_mapped_meet_m`` at its default (round thirty-one)."""
 
 
 def _bent_leaving_a_with_osm(params: BuildParams) -> float:
@@ -220,13 +221,15 @@ def _streets_at_a_walked_once(segments: SegmentParams) -> int:
 
 
 def test_with_osm_a_link_and_bend_walked_once_each_part_where_the_map_says_two_ways() -> None:
-    assert SegmentParams().part_mapped_meet_m is None
-    one_end = SegmentParams(mapped_apart=True, part_at_junctions_osm=True, part_mapped_meet_m=6.0)
-    assert _streets_at_a_walked_once(one_end) == 4  # west, south, the link, the bent street
+    assert SegmentParams().part_mapped_meet_m == 6.0  # acts with part_at_junctions_osm only
+    assert _streets_at_a_walked_once(KNOT_WITH_OSM) == 4  # west, south, the link, the bent street
 
 
 def test_with_osm_a_link_and_bend_walked_once_each_stay_one_street_needing_both_ends() -> None:
-    assert _streets_at_a_walked_once(KNOT_WITH_OSM) == 3
+    both_ends = SegmentParams(
+        mapped_apart=True, part_at_junctions_osm=True, part_mapped_meet_m=None
+    )
+    assert _streets_at_a_walked_once(both_ends) == 3
 
 
 def test_with_osm_lines_whose_ends_lie_farther_apart_at_the_other_node_stay_one_street() -> None:
