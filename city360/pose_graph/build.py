@@ -603,7 +603,14 @@ def build_from_tracks(
         streets = part_two_lines(tracks, segments, streets, params.segments)
     elif params.segments.apart_m is not None and params.segments.part_at_junctions_osm:
         # the map cannot part a short link from a bend a few metres off it; their headings can
-        streets = part_two_lines(tracks, segments, streets, params.segments, junctions_only=True)
+        streets = part_two_lines(
+            tracks,
+            segments,
+            streets,
+            params.segments,
+            junctions_only=True,
+            mapped_street=matched.most_walked_street if matched is not None else None,
+        )
     _check_meeting(tracks, segments, with_osm=osm is not None)
     specs = _edges(tracks, segments, streets)
     nodes_xy = np.concatenate([junctions_xy.reshape(-1, 2), dead_xy.reshape(-1, 2)])

@@ -154,6 +154,25 @@ class SegmentParams:
     parts the link from the bend in 4 of the 16; it parts nothing in Kaisaniemi's 8, the 21
     unseen Helsinki twins or the suite's 3 tokyo twins. Alone, without :attr:`mapped_apart`,
     it is not measured."""
+    part_mapped_meet_m: float | None = 6.0
+    """With OSM and :attr:`part_at_junctions_osm`: two lines of a street between two junctions
+    that walk two different mapped streets (each pass by the way most of its frames walk,
+    the two lines' ways not the same) need to part (leave ``part_at_junctions`` degrees
+    apart and meet within :attr:`meet_m`) at one of its nodes only; at the other their ends
+    need only come within this many metres. The map says they are two streets; the
+    headings say where. One walker's pass round the Erottaja knot's bend cuts its corner
+    into the next street and stops 2.5 m short of junction A, 8 degrees from the link's
+    pass there (fresh Bulevardi wander seed 0 with OSM: at B 246630384 49 degrees apart,
+    ends 1.2 m apart; at A 434149261 4.6 m apart; wander with stops seed 0: 2.0 and 2.7 m).
+    A pass cut short of a node ends farther off: two passes 3 m and 7 m long between two
+    Kaisaniemi footpath nodes 7.7 m apart at one end (wander with stops seed 1; parted,
+    street F1 0.904 -> 0.897). A path walked along either of two parallel mapped ways
+    leaves both nodes along one heading and stays one street. None: both nodes (round
+    thirty). On at 6 m, but it acts only where :attr:`part_at_junctions_osm` is on (off):
+    with it and :attr:`mapped_apart`, fresh Bulevardi wander seed 0 and wander with stops
+    seed 0 (seeds 0-1, 8 twins) and one-way seed 2 are parted, better in street F1 and
+    turns; no other row moves, Kaisaniemi's 8 and unseen Kamppi's 7 included (design
+    notes, round thirty-one, knot31)."""
     turned_forks: bool = True
     """See :func:`turned_forks`: a node :func:`dissolve_pass_through` would remove is kept when
     one of its streets parts there (:func:`part_two_lines`) and a trajectory turns at the node
@@ -507,6 +526,7 @@ def _two_lines(
     params: SegmentParams,
     *,
     junctions_only: bool = False,
+    mapped_street: Callable[[Segment], int] | None = None,
 ) -> dict[int, tuple[list[Street], list[int]]]:
     """By the id of each street :func:`part_two_lines` parts: its lines (street ids 0) and
     the nodes of the street where it parts (one or both of ``a``, ``b``). ``junctions_only``:
@@ -609,6 +629,14 @@ def _two_lines(
         cosines = [v[1] for v in vectors]
         return float(np.degrees(np.arctan2(np.sum(sines), np.sum(cosines))))
 
+    def two_mapped(groups: Sequence[Sequence[int]]) -> bool:
+        """Each group's passes walk one mapped street, the groups two different ones
+        (:attr:`SegmentParams.part_mapped_meet_m`)."""
+        if mapped_street is None or params.part_mapped_meet_m is None:
+            return False
+        mapped = [{mapped_street(segments[i]) for i in group} for group in groups]
+        return all(len(m) == 1 and min(m) >= 0 for m in mapped) and mapped[0] != mapped[1]
+
     def junction_lines(street: Street) -> list[Street]:
         """The street's passes grouped by the headings they leave both nodes at (a pass joins
         a line whose first pass leaves each node within ``part_at_junctions`` degrees of it):
@@ -643,14 +671,19 @@ def _two_lines(
         ]
         if not all(walked_on(line, n) for line in lines for n in nodes):
             return []
-        if any(
-            float(np.hypot(*(ends_at(lines[0], n) - ends_at(lines[1], n)))) > params.meet_m
-            for n in nodes
-        ):
-            return []  # a pass cut short of a node, not a second street into it
-        if not all(
-            abs(angle_diff_deg(leaving_deg(groups[0], n), leaving_deg(groups[1], n))) >= turn
-            for n in nodes
+        meet = [float(np.hypot(*(ends_at(lines[0], n) - ends_at(lines[1], n)))) for n in nodes]
+        parts_at = [
+            gap <= params.meet_m
+            and abs(angle_diff_deg(leaving_deg(groups[0], n), leaving_deg(groups[1], n))) >= turn
+            for gap, n in zip(meet, nodes, strict=True)
+        ]
+        # a pass cut short of a node, or two passes along one street, unless the map parts them
+        one_end = not all(parts_at)
+        if one_end and not (
+            any(parts_at)
+            and two_mapped(groups)
+            and params.part_mapped_meet_m is not None
+            and max(meet) <= params.part_mapped_meet_m
         ):
             return []
         first = [segments[group[0]] for group in groups]
@@ -680,6 +713,7 @@ def part_two_lines(
     params: SegmentParams | None = None,
     *,
     junctions_only: bool = False,
+    mapped_street: Callable[[Segment], int] | None = None,
 ) -> list[Street]:
     """``streets`` (from :func:`group_streets`) with each street whose segments run apart
     (:attr:`SegmentParams.apart_m`) made two or more, where one of its nodes has only two
@@ -692,9 +726,18 @@ def part_two_lines(
     side by side (the old town's 120 m pair). Street ids are renumbered in order.
     ``junctions_only``: only streets between two junctions are parted
     (:attr:`SegmentParams.part_at_junctions`; with OSM, :attr:`~SegmentParams.
-    part_at_junctions_osm`)."""
+    part_at_junctions_osm`). ``mapped_street``: the OSM street a segment walks most, -1 for
+    none (:meth:`~city360.pose_graph.osm_dead_ends.MatchedCuts.most_walked_street`), for
+    :attr:`SegmentParams.part_mapped_meet_m`."""
     params = params or SegmentParams()
-    two_lines = _two_lines(tracks, segments, streets, params, junctions_only=junctions_only)
+    two_lines = _two_lines(
+        tracks,
+        segments,
+        streets,
+        params,
+        junctions_only=junctions_only,
+        mapped_street=mapped_street,
+    )
     parted: list[Street] = []
     for street in streets:
         parted.extend(two_lines[street.id][0] if street.id in two_lines else [street])

@@ -156,7 +156,8 @@ def test_with_osm_and_the_rule_off_the_guard_keeps_them_one_street() -> None:
 
 
 KNOT_WITH_OSM = SegmentParams(mapped_apart=True, part_at_junctions_osm=True)
-"""The knot's two switches with OSM (both off by default; round thirty, knotturns30)."""
+"""The knot's two switches with OSM (both off by default; round thirty, knotturns30), with
+``part_mapped_meet_m`` at its default (round thirty-one)."""
 
 
 def _bent_leaving_a_with_osm(params: BuildParams) -> float:
@@ -183,3 +184,55 @@ def test_with_osm_the_corner_rule_for_osm_stops_the_bent_streets_heading_at_its_
 def test_with_osm_and_no_corner_rule_the_bent_street_leaves_a_across_its_corner() -> None:
     only_without = BuildParams(segments=KNOT_WITH_OSM, heading_corner_deg=None)
     assert abs(angle_diff_deg(_bent_leaving_a_with_osm(only_without), 6.0)) > 45
+
+
+CUT_SHORT = (-0.4, 2.5)
+"""Where one walker's pass round the bent street cuts its corner into the west street, 2.5 m
+north of A (fresh Bulevardi wander seed 0 with OSM: (142.2, 135.2) against A (142.6, 132.7))."""
+
+
+def _walked_once_each_way() -> list[Track]:
+    """The link walked once, west to east; the bent street once, from B round the corner and
+    on into the west street short of A; the four arms walked both ways (0.1 m of noise)."""
+    walks = [
+        ([WEST, A, B, EAST], "west, link, east"),
+        ([B_SOUTH, B, *CORNER[::-1], CUT_SHORT, WEST], "south of B, bent, cut to west"),
+        ([A_SOUTH, A, WEST], "south of A, west"),
+        ([WEST, A, A_SOUTH], "west, south of A"),
+        ([B_SOUTH, B, EAST], "south of B, east"),
+        ([EAST, B, B_SOUTH], "east, south of B"),
+    ]
+    return [noisy_walk(points, name, noise_m=0.1) for points, name in walks]
+
+
+def _streets_at_a_walked_once(segments: SegmentParams) -> int:
+    """Streets at A, built with the map from :func:`_walked_once_each_way`."""
+    pose_graph = build_from_tracks(
+        _walked_once_each_way(),
+        LocalProjection(60.165, 24.94),
+        params=BuildParams(segments=segments),
+        osm=_knot_map(),
+    )
+    graph = pose_graph.graph
+    (node,) = (
+        n for n, d in graph.nodes(data=True) if np.hypot(d["x_m"] - A[0], d["y_m"] - A[1]) < 4.0
+    )
+    return len({d["street"] for *_, d in graph.edges(node, data=True)})
+
+
+def test_with_osm_a_link_and_bend_walked_once_each_part_where_the_map_says_two_ways() -> None:
+    assert SegmentParams().part_mapped_meet_m == 6.0  # acts with part_at_junctions_osm only
+    assert _streets_at_a_walked_once(KNOT_WITH_OSM) == 4  # west, south, the link, the bent street
+
+
+def test_with_osm_a_link_and_bend_walked_once_each_stay_one_street_needing_both_ends() -> None:
+    both_ends = SegmentParams(
+        mapped_apart=True, part_at_junctions_osm=True, part_mapped_meet_m=None
+    )
+    assert _streets_at_a_walked_once(both_ends) == 3
+
+
+def test_with_osm_lines_whose_ends_lie_farther_apart_at_the_other_node_stay_one_street() -> None:
+    # the bent pass stops 2.5 m short of A, 3-5 m from the link's pass: over a 1 m guard
+    guarded = SegmentParams(mapped_apart=True, part_at_junctions_osm=True, part_mapped_meet_m=1.0)
+    assert _streets_at_a_walked_once(guarded) == 3
