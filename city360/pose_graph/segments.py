@@ -140,7 +140,7 @@ class SegmentParams:
     rows are better (coverage seed 0 street F1 0.983 -> 1.000, turns 0.840 -> 0.893;
     one-way seed 0 F1 0.967 -> 0.984, turns 0.821 -> 0.836), none worse. With OSM the map
     says which street is which and :func:`part_two_lines` does not run."""
-    part_at_junctions_osm: bool = False
+    part_at_junctions_osm: bool = True
     """With OSM too, part a street between two junctions into two lines by the headings its
     passes leave both nodes at (:attr:`part_at_junctions`'s rule, only that half of
     :func:`part_two_lines`: the map says which street is which elsewhere). With
@@ -153,7 +153,12 @@ class SegmentParams:
     the knot's arms bend 10-17 m out and their headings are measured across the bends). It
     parts the link from the bend in 4 of the 16; it parts nothing in Kaisaniemi's 8, the 21
     unseen Helsinki twins or the suite's 3 tokyo twins. Alone, without :attr:`mapped_apart`,
-    it is not measured."""
+    it is not measured. On since round thirty-one, with :attr:`mapped_apart` and
+    :attr:`part_mapped_meet_m` (knot31 and the lead): fresh Bulevardi with OSM meets every
+    target on 12 of 12 rows of seeds 0-2 (7 before); no other kept twin moves in P, R or F1
+    (the suite's 28, the unseen windows' 56, Kaisaniemi's 8). Turns fall in three Bulevardi
+    rows (0.947 -> 0.893-0.908), the rows where junction B is found again and its turns,
+    measured across the arms' bends, are scored."""
     part_mapped_meet_m: float | None = 6.0
     """With OSM and :attr:`part_at_junctions_osm`: two lines of a street between two junctions
     that walk two different mapped streets (each pass by the way most of its frames walk,
@@ -168,7 +173,7 @@ class SegmentParams:
     Kaisaniemi footpath nodes 7.7 m apart at one end (wander with stops seed 1; parted,
     street F1 0.904 -> 0.897). A path walked along either of two parallel mapped ways
     leaves both nodes along one heading and stays one street. None: both nodes (round
-    thirty). On at 6 m, but it acts only where :attr:`part_at_junctions_osm` is on (off):
+    thirty). On at 6 m, with :attr:`part_at_junctions_osm` (on since round thirty-one):
     with it and :attr:`mapped_apart`, fresh Bulevardi wander seed 0 and wander with stops
     seed 0 (seeds 0-1, 8 twins) and one-way seed 2 are parted, better in street F1 and
     turns; no other row moves, Kaisaniemi's 8 and unseen Kamppi's 7 included (design
@@ -179,7 +184,7 @@ class SegmentParams:
     from one of the parted lines into the other. The old town's knot C in coverage seed 2 was
     dissolved before the final streets were parted (round twenty-three, knot23). False: every
     such node is dissolved (before round twenty-three)."""
-    mapped_apart: bool = False
+    mapped_apart: bool = True
     """With OSM (``mapped_street`` of :func:`group_streets`): two segments between the same
     nodes that walk two different mapped streets are two streets even under
     ``same_street_m``. A small block whose third corner is a bend joins two junctions by two
@@ -194,7 +199,8 @@ class SegmentParams:
     thirty, knot30, with OSM on 46 kept twins and fresh Bulevardi seed 3): Kaisaniemi,
     Kamppi, Helsinki SE and east, two suite Helsinki and three tokyo twins equal main's;
     five Bulevardi rows reach R 1.000 and target, but turns fall in six (0.007-0.107), all
-    at the knot, whose recovered junction's arms bend within 13-17 m of it."""
+    at the knot, whose recovered junction's arms bend within 13-17 m of it. On since round
+    thirty-one, with :attr:`part_at_junctions_osm` (see there for the rows)."""
     mapped_apart_m: float | None = 12.0
     """See :attr:`mapped_apart`: the two mapped streets are kept apart only where they run
     farther apart than this (metres, OSM geometry: the largest distance from the stretch of

@@ -145,19 +145,22 @@ def _streets_at_a_with_osm(segments: SegmentParams) -> int:
 
 
 def test_with_osm_the_link_and_the_bent_street_are_parted_by_their_headings() -> None:
-    assert SegmentParams().part_at_junctions_osm is False
+    assert SegmentParams().part_at_junctions_osm is True
+    assert SegmentParams().mapped_apart is True
     guarded = SegmentParams(mapped_apart=True, part_at_junctions_osm=True)
     assert guarded.mapped_apart_m is not None
     assert _streets_at_a_with_osm(guarded) == 4  # west, south, the link, the bent street
 
 
 def test_with_osm_and_the_rule_off_the_guard_keeps_them_one_street() -> None:
-    assert _streets_at_a_with_osm(SegmentParams(mapped_apart=True)) == 3
+    assert (
+        _streets_at_a_with_osm(SegmentParams(mapped_apart=True, part_at_junctions_osm=False)) == 3
+    )
 
 
 KNOT_WITH_OSM = SegmentParams(mapped_apart=True, part_at_junctions_osm=True)
-"""The knot's two switches with OSM (both off by default; round thirty, knotturns30), with
-``part_mapped_meet_m`` at its default (round thirty-one)."""
+"""The knot's two switches with OSM (round thirty, knotturns30; on by default since round
+thirty-one), with ``part_mapped_meet_m`` at its default (round thirty-one)."""
 
 
 def _bent_leaving_a_with_osm(params: BuildParams) -> float:

@@ -129,4 +129,4 @@ def test_a_small_blocks_two_mapped_sides_stay_two_streets_with_mapped_apart() ->
 
     assert matched.mapped_gap_m(segments[0], segments[1]) > 12.0
     assert _streets(tracks, segments, matched, SegmentParams(mapped_apart=True)) == 2
-    assert _streets(tracks, segments, matched, SegmentParams()) == 1
+    assert _streets(tracks, segments, matched, SegmentParams(mapped_apart=False)) == 1
