@@ -234,18 +234,15 @@ def test_the_loop_walk_finds_its_spur_base_without_osm(tmp_path: Path) -> None:
         assert (row.junction_precision, row.junction_recall, row.street_f1) == (1.0, 1.0, 1.0), row
 
 
-def test_unseen_windows_run_by_area_only_and_share_no_area_or_seed_with_the_suite(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def _cases_run_by_cli(
+    monkeypatch: pytest.MonkeyPatch, *args: list[str]
+) -> list[list[AccuracyCase]]:
+    """The cases ``city360 accuracy`` runs for each argument list (the suite itself faked)."""
     from typer.testing import CliRunner
 
     import city360.pose_graph.accuracy as accuracy
     from city360.cli import app
 
-    tuned = accuracy.SUITE + accuracy.WALKS + accuracy.PATTERNS
-    assert {c.area for c in accuracy.UNSEEN}.isdisjoint({c.area for c in tuned})
-    assert {c.bbox for c in accuracy.UNSEEN}.isdisjoint({c.bbox for c in tuned})
-    assert {s for c in accuracy.UNSEEN for s in c.seeds} == {5, 6, 7, 8, 9}
     ran: list[list[AccuracyCase]] = []
 
     def fake_run(cases: list[AccuracyCase], **_: object) -> list[accuracy.AccuracyRow]:
@@ -254,8 +251,21 @@ def test_unseen_windows_run_by_area_only_and_share_no_area_or_seed_with_the_suit
 
     monkeypatch.setattr(accuracy, "run_suite", fake_run)
     runner = CliRunner()
-    assert runner.invoke(app, ["accuracy", "--area", "nerima-se", "--json"]).exit_code == 0
-    assert runner.invoke(app, ["accuracy", "--json"]).exit_code == 0
+    for argv in args:
+        assert runner.invoke(app, ["accuracy", *argv, "--json"]).exit_code == 0
+    return ran
+
+
+def test_unseen_windows_run_by_area_only_and_share_no_area_or_seed_with_the_suite(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import city360.pose_graph.accuracy as accuracy
+
+    tuned = accuracy.SUITE + accuracy.WALKS + accuracy.PATTERNS
+    assert {c.area for c in accuracy.UNSEEN}.isdisjoint({c.area for c in tuned})
+    assert {c.bbox for c in accuracy.UNSEEN}.isdisjoint({c.bbox for c in tuned})
+    assert {s for c in accuracy.UNSEEN for s in c.seeds} == {5, 6, 7, 8, 9}
+    ran = _cases_run_by_cli(monkeypatch, ["--area", "nerima-se"], [])
     assert [c.area for c in ran[0]] == ["nerima-se"] * 7
     assert not {c.area for c in ran[1]} & {c.area for c in accuracy.UNSEEN}
 
@@ -263,10 +273,7 @@ def test_unseen_windows_run_by_area_only_and_share_no_area_or_seed_with_the_suit
 def test_fresh_windows_run_by_area_only_and_film_the_network_they_name(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from typer.testing import CliRunner
-
     import city360.pose_graph.accuracy as accuracy
-    from city360.cli import app
     from city360.maps.osm_types import NETWORK_HIGHWAYS
 
     others = accuracy.SUITE + accuracy.WALKS + accuracy.PATTERNS + accuracy.UNSEEN
@@ -274,17 +281,7 @@ def test_fresh_windows_run_by_area_only_and_film_the_network_they_name(
     assert {c.bbox for c in accuracy.FRESH}.isdisjoint({c.bbox for c in others})
     assert {c.network for c in accuracy.FRESH} == {"street", "walk"}
     assert all(c.network in NETWORK_HIGHWAYS for c in accuracy.FRESH)
-    ran: list[list[AccuracyCase]] = []
-
-    def fake_run(cases: list[AccuracyCase], **_: object) -> list[accuracy.AccuracyRow]:
-        ran.append(list(cases))
-        return []
-
-    monkeypatch.setattr(accuracy, "run_suite", fake_run)
-    runner = CliRunner()
-    args = ["accuracy", "--area", "fresh-helsinki-kaisaniemi", "--json"]
-    assert runner.invoke(app, args).exit_code == 0
-    assert runner.invoke(app, ["accuracy", "--json"]).exit_code == 0
+    ran = _cases_run_by_cli(monkeypatch, ["--area", "fresh-helsinki-kaisaniemi"], [])
     assert {(c.area, c.network) for c in ran[0]} == {("fresh-helsinki-kaisaniemi", "walk")}
     assert len(ran[0]) == 4
     assert not {c.area for c in ran[1]} & {c.area for c in accuracy.FRESH}

@@ -126,13 +126,13 @@ def _built_with_osm(params: BuildParams) -> tuple[PoseGraph, int]:
     return pose_graph, node
 
 
-def _streets_at_a_with_osm(segments: SegmentParams) -> int:
-    """Streets at A built with the map. The walks' noise is 0.1 m: at 0.5 m a metre apart the
-    22 m bent street's passes measure 27 m, and its heading chord (to 0.6 of a pass) reaches
-    past the corner, 75 degrees at A against the link's 80 (the real passes, smoothed, measure
-    18-21 m and leave A at 52 against 96)."""
+def _streets_at_a_with_osm(segments: SegmentParams, walks: list[Track] | None = None) -> int:
+    """Streets at A built with the map from ``walks`` (default :func:`_knot`). The walks'
+    noise is 0.1 m: at 0.5 m a metre apart the 22 m bent street's passes measure 27 m, and its
+    heading chord (to 0.6 of a pass) reaches past the corner, 75 degrees at A against the
+    link's 80 (the real passes, smoothed, measure 18-21 m and leave A at 52 against 96)."""
     pose_graph = build_from_tracks(
-        _knot(noise_m=0.1),
+        _knot(noise_m=0.1) if walks is None else walks,
         LocalProjection(60.165, 24.94),
         params=BuildParams(segments=segments),
         osm=_knot_map(),
@@ -210,17 +210,7 @@ def _walked_once_each_way() -> list[Track]:
 
 def _streets_at_a_walked_once(segments: SegmentParams) -> int:
     """Streets at A, built with the map from :func:`_walked_once_each_way`."""
-    pose_graph = build_from_tracks(
-        _walked_once_each_way(),
-        LocalProjection(60.165, 24.94),
-        params=BuildParams(segments=segments),
-        osm=_knot_map(),
-    )
-    graph = pose_graph.graph
-    (node,) = (
-        n for n, d in graph.nodes(data=True) if np.hypot(d["x_m"] - A[0], d["y_m"] - A[1]) < 4.0
-    )
-    return len({d["street"] for *_, d in graph.edges(node, data=True)})
+    return _streets_at_a_with_osm(segments, _walked_once_each_way())
 
 
 def test_with_osm_a_link_and_bend_walked_once_each_part_where_the_map_says_two_ways() -> None:
