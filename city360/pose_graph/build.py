@@ -240,9 +240,8 @@ def _geometry(
     length = max(s1 - s0, 1e-3)
     near = min(params.heading_near_m, 0.2 * length)
     far = min(params.heading_far_m, 0.6 * length)
-    corner = corner_deg
-    far_start = far if corner is None else _before_corner(track, s0, near, far, 1.0, corner)
-    far_end = far if corner is None else _before_corner(track, s1, near, far, -1.0, corner)
+    far_start = far if corner_deg is None else _before_corner(track, s0, near, far, 1.0, corner_deg)
+    far_end = far if corner_deg is None else _before_corner(track, s1, near, far, -1.0, corner_deg)
     start = _chord_heading(track, s0 + near, s0 + far_start)
     end = _chord_heading(track, s1 - far_end, s1 - near)
     marks = np.arange(s0, s1 + 1e-9, params.profile_step_m)

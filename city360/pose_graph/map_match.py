@@ -220,11 +220,13 @@ def _transition_costs(
     cu, cv = ends[np.where(cur_on, cur, 0)].T
     best = np.full((len(prev), len(cur)), np.inf)
     for i, a in enumerate((pu, pv)):
+        reach = np.hypot(*(node_xy[a] - pose_xy).T)
+        turn_at_a = (
+            TURN_COST + 0.5 * (np.maximum(reach - TURN_REACH_M, 0.0) / POSITION_SIGMA_M) ** 2
+        )
         for j, b in enumerate((cu, cv)):
             shared = a[:, None] == b[None, :]
-            reach = np.hypot(*(node_xy[a] - pose_xy).T)
-            turn = TURN_COST + 0.5 * (np.maximum(reach - TURN_REACH_M, 0.0) / POSITION_SIGMA_M) ** 2
-            turn = turn[:, None] + np.zeros(len(cur))
+            turn = turn_at_a[:, None] + np.zeros(len(cur))
             if TURN_ALONG:  # both poses near the node along their streets, not only in a line
                 off = np.maximum(prev_along[:, i, None] + cur_along[None, :, j] - TURN_REACH_M, 0.0)
                 turn = turn + 0.5 * (off / POSITION_SIGMA_M) ** 2

@@ -716,15 +716,21 @@ class MatchedCuts:
             pass_m=pass_m,
         )
 
+    def _top_street(self, segment: Segment) -> tuple[int, int, int]:
+        """(street, its frames, all frames) for the OSM street more of ``segment``'s frames
+        walk than any other (ties: the lowest id); street -1 when no frame is matched."""
+        matched = self.matches[segment.track][segment.first_frame : segment.last_frame + 1]
+        values, counts = np.unique(matched[matched >= 0], return_counts=True)
+        if values.size == 0:
+            return -1, 0, int(matched.size)
+        best = int(np.argmax(counts))
+        return int(values[best]), int(counts[best]), int(matched.size)
+
     def mapped_street(self, segment: Segment) -> int:
         """The OSM street most of ``segment``'s frames walk (more than half of them), else -1
         (for :func:`~city360.pose_graph.segments.group_streets`)."""
-        matched = self.matches[segment.track][segment.first_frame : segment.last_frame + 1]
-        if matched.size == 0:
-            return -1
-        values, counts = np.unique(matched, return_counts=True)
-        best = int(np.argmax(counts))
-        return int(values[best]) if values[best] >= 0 and 2 * counts[best] > matched.size else -1
+        street, walked, frames = self._top_street(segment)
+        return street if 2 * walked > frames else -1
 
     def most_walked_street(self, segment: Segment) -> int:
         """The OSM street more of ``segment``'s frames walk than any other (ties: the lowest
@@ -732,12 +738,7 @@ class MatchedCuts:
         neither for more than half its frames (:meth:`mapped_street` says -1): the Erottaja
         knot's bend, 9 of 20 frames on one way, 5 on the other
         (:attr:`~city360.pose_graph.segments.SegmentParams.part_mapped_meet_m`)."""
-        matched = self.matches[segment.track][segment.first_frame : segment.last_frame + 1]
-        matched = matched[matched >= 0]
-        if matched.size == 0:
-            return -1
-        values, counts = np.unique(matched, return_counts=True)
-        return int(values[int(np.argmax(counts))])
+        return self._top_street(segment)[0]
 
     def mapped_gap_m(self, first: Segment, second: Segment) -> float:
         """How far apart the mapped streets of two segments run (metres, OSM geometry): the
