@@ -73,6 +73,14 @@ class RefineParams:
     10.6 and 14.1 m off, was dropped as a node of two ways and (-19.5, 86.5) missed). With
     ``split_peaks_m`` 8 on 28 suite twins (branch cuts31) 3 rows better, 25 equal; without
     the parting it is not measured. None: off."""
+    through_stub_m: float | None = None
+    """A junction of three arms, two of them with lines on one axis (leaving it within
+    ``same_way_deg`` of opposite ways) and the third without a line (fewer than
+    ``min_poses`` poses) a street to a dead end whose passes all stay within this many metres
+    of it, is no branch point: a street walked straight through, with a video starting or
+    ending a few metres beside it (Helsinki wander+stops 0's (-480.1, -303.1): lines at 69 and
+    231 degrees, the third arm one pass from where a video starts, 6.9 m off at most). Such a
+    node skips the ways test, which needs a line on every arm. None: off."""
     fork_deg: float = 12.0
     """Two arms within ``same_way_deg`` whose lines both pass within ``through_m`` of the
     junction and differ by at least this much fork there (a shallow Y): two ways, not one."""
@@ -273,6 +281,58 @@ def _arm_ends(
     return ends
 
 
+def _unlined_arms(
+    tracks: Sequence[Track],
+    junctions_xy: FloatArray,
+    segments: Sequence[Segment],
+    streets: Sequence[Street],
+    poses: dict[tuple[int, int], FloatArray],
+    params: RefineParams,
+) -> dict[int, list[float | None]]:
+    """Per junction, for each of its arms of ``poses`` (:func:`_arm_poses`) without a line
+    (fewer than ``min_poses`` poses): how far in metres its passes get from the junction
+    when the street leads to a dead end, else None."""
+    by_id = {street.id: street for street in streets}
+    unlined: dict[int, list[float | None]] = defaultdict(list)
+    for (node, street_id), points in poses.items():
+        if len(points) >= params.min_poses:
+            continue
+        street = by_id[street_id]
+        other = street.b if street.a == node else street.a
+        if other < len(junctions_xy):
+            unlined[node].append(None)
+            continue
+        reach = 0.0
+        for i in (*street.forward, *street.backward):
+            seg = segments[i]
+            xy = tracks[seg.track].xy[seg.first_frame : seg.last_frame + 1]
+            reach = max(reach, float(np.hypot(*(xy - junctions_xy[node]).T).max()))
+        unlined[node].append(reach)
+    return unlined
+
+
+def _through_stub(
+    node_xy: FloatArray,
+    lines: Sequence[tuple[FloatArray, FloatArray, float]],
+    unlined: Sequence[float | None],
+    params: RefineParams,
+) -> bool:
+    """Whether a junction whose arm lines are ``lines`` and whose arms without a line are
+    ``unlined`` (:func:`_unlined_arms`) is a street walked straight through with a stub to a
+    dead end beside it (:attr:`RefineParams.through_stub_m`)."""
+    if params.through_stub_m is None or len(lines) != 2 or len(unlined) != 1:
+        return False
+    stub = unlined[0]
+    if stub is None or stub > params.through_stub_m:
+        return False
+    away = []
+    for centre, direction, _ in lines:
+        axis = direction if float((centre - node_xy) @ direction) >= 0.0 else -direction
+        away.append(float(np.degrees(np.arctan2(axis[0], axis[1]))))
+    diff = abs((away[0] - away[1] + 180.0) % 360.0 - 180.0)
+    return diff >= 180.0 - params.same_way_deg
+
+
 def _arm_poses(
     tracks: Sequence[Track],
     junctions_xy: FloatArray,
@@ -353,6 +413,11 @@ def refine_junctions(
     poses = _arm_poses(tracks, junctions_xy, segments, streets, params)
     lines_of, arm_count = _arm_lines(tracks, junctions_xy, segments, streets, params, poses)
     ends = _arm_ends(junctions_xy, streets, poses, params) if params.knot_ways_m is not None else {}
+    stubs = (
+        None
+        if params.through_stub_m is None
+        else _unlined_arms(tracks, junctions_xy, segments, streets, poses, params)
+    )
     refined = junctions_xy.copy()
     branching = np.ones(len(junctions_xy), dtype=bool)
     for node, lines in lines_of.items():
@@ -361,6 +426,8 @@ def refine_junctions(
         if len(lines) >= 3 and len(lines) == arm_count[node]:
             ways = _ways(junctions_xy[node], lines, params, ends.get(node))
             branching[node] = ways >= 3
+        elif stubs is not None and _through_stub(junctions_xy[node], lines, stubs[node], params):
+            branching[node] = False
         lhs, rhs = _normal_equations(lines)
         spread = float(np.linalg.eigvalsh(lhs / len(lines))[0])
         if len(lines) >= 3 and spread < params.parallel_spread:

@@ -589,3 +589,37 @@ def test_same_way_arms_to_one_junction_or_far_ones_stay_one_way_with_knot_ways_m
 def test_knot_ways_m_is_off_by_default_like_the_parting_it_serves() -> None:
     assert RefineParams().knot_ways_m is None
     assert JunctionParams().split_peaks_m is None
+
+
+def _street_and_stub(corner: bool = False) -> tuple[list[Track], np.ndarray]:
+    # a street walked straight through the origin (or round a corner there), and a video
+    # that starts 7 m off, walks into the node and on along the street's east (north) arm:
+    # three arms, the third, to where the video starts, too short for a line (Helsinki
+    # wander+stops 0's (-480.1, -303.1))
+    far = (0.0, 60.0) if corner else (60.0, 0.0)
+    tracks = [_walk([(-60, 0), (0, 0), far], "street"), _walk([(4, -6), (0, 0), far], "stub")]
+    return tracks, np.array([[0.0, 0.0]])
+
+
+def _stub_branching(tracks: list[Track], junctions: np.ndarray, params: RefineParams) -> bool:
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
+    streets, _ = group_streets(tracks, segments)
+    assert sum(0 in (s.a, s.b) for s in streets) == 3
+    _, branching = refine_junctions(tracks, junctions, segments, streets, params)
+    return bool(branching[0])
+
+
+def test_a_street_walked_through_with_a_stub_to_a_dead_end_is_dropped_with_through_stub_m() -> (
+    None
+):
+    tracks, junctions = _street_and_stub()
+    assert _stub_branching(tracks, junctions, RefineParams(through_stub_m=None))  # old
+    assert not _stub_branching(tracks, junctions, RefineParams(through_stub_m=10.0))
+
+
+def test_a_corner_or_a_longer_stub_stays_with_through_stub_m() -> None:
+    tracks, junctions = _street_and_stub(corner=True)
+    assert _stub_branching(tracks, junctions, RefineParams(through_stub_m=10.0))
+    tracks, junctions = _street_and_stub()
+    assert _stub_branching(tracks, junctions, RefineParams(through_stub_m=6.0))

@@ -130,3 +130,46 @@ def test_a_small_blocks_two_mapped_sides_stay_two_streets_with_mapped_apart() ->
     assert matched.mapped_gap_m(segments[0], segments[1]) > 12.0
     assert _streets(tracks, segments, matched, SegmentParams(mapped_apart=True)) == 2
     assert _streets(tracks, segments, matched, SegmentParams(mapped_apart=False)) == 1
+
+
+def _out_and_back() -> tuple[list[Track], list[Segment]]:
+    """One walker's three passes between two nodes 30 m apart (Helsinki wander seed 1's
+    (482.3, 374.8)): out along x = 0, back 6 m east of it for most of the way (runs
+    ``apart_m`` apart from the first), and out again 3 m east, near both."""
+    tracks = [
+        polyline_track([(0.0, 0.0), (0.0, 30.0)], "out"),
+        polyline_track([(0.0, 0.0), (3.0, 3.0), (3.0, 27.0), (0.0, 30.0)], "out again"),
+        polyline_track([(0.0, 0.0), (6.0, 6.0), (6.0, 24.0), (0.0, 30.0)], "back"),
+    ]
+    segments = [Segment(i, 0, 1, 0, len(t.xy) - 1) for i, t in enumerate(tracks)]
+    return tracks, segments
+
+
+def _lines(tracks: list[Track], segments: list[Segment], params: SegmentParams) -> set:
+    streets, _ = group_streets(tracks, segments, params, keep_apart=True)
+    return {frozenset(segments[i].track for i in (*s.forward, *s.backward)) for s in streets}
+
+
+def test_a_pass_near_two_that_run_apart_parts_by_their_order_without_lines_linked() -> None:
+    tracks, segments = _out_and_back()
+    params = SegmentParams(lines_linked=False)
+    first_out = _lines(tracks, segments, params)
+    first_back = _lines(tracks, segments[::-1], params)
+    assert first_out == {frozenset({0, 1}), frozenset({2})}
+    assert first_back == {frozenset({2, 1}), frozenset({0})}  # the old behaviour
+
+
+def test_a_pass_near_two_that_run_apart_links_them_into_one_line_with_lines_linked() -> None:
+    tracks, segments = _out_and_back()
+    params = SegmentParams(lines_linked=True)
+    assert _lines(tracks, segments, params) == {frozenset({0, 1, 2})}
+    assert _lines(tracks, segments[::-1], params) == {frozenset({0, 1, 2})}
+
+
+def test_two_lines_that_no_pass_links_stay_two_with_lines_linked() -> None:
+    tracks, segments = _out_and_back()
+    params = SegmentParams(lines_linked=True)
+    assert _lines(tracks, [segments[0], segments[2]], params) == {
+        frozenset({0}),
+        frozenset({2}),
+    }
