@@ -77,10 +77,13 @@ class RefineParams:
     """A junction of three arms, two of them with lines on one axis (leaving it within
     ``same_way_deg`` of opposite ways) and the third without a line (fewer than
     ``min_poses`` poses) a street to a dead end whose passes all stay within this many metres
-    of it, is no branch point: a street walked straight through, with a video starting or
-    ending a few metres beside it (Helsinki wander+stops 0's (-480.1, -303.1): lines at 69 and
-    231 degrees, the third arm one pass from where a video starts, 6.9 m off at most). Such a
-    node skips the ways test, which needs a line on every arm. None: off."""
+    of it and each turn back there from another street, is no branch point: a street walked
+    straight through, and the way back of a walker's U-turn on another street cut at it
+    (Helsinki wander+stops 0's (-480.1, -303.1): lines at 69 and 231 degrees; a walker came
+    13 m from the junction at (-469.2, -299.8), turned back 6.2 m from the node and was cut
+    there on the way back, 6.9 m off at most). A video that starts or ends a few metres up
+    a side street (Helsinki one-way+stops 0's true T at (-229.0, -398.8), 7 m) is a side
+    street. Such a node skips the ways test, which needs a line on every arm. None: off."""
     fork_deg: float = 12.0
     """Two arms within ``same_way_deg`` whose lines both pass within ``through_m`` of the
     junction and differ by at least this much fork there (a shallow Y): two ways, not one."""
@@ -290,23 +293,32 @@ def _unlined_arms(
     params: RefineParams,
 ) -> dict[int, list[float | None]]:
     """Per junction, for each of its arms of ``poses`` (:func:`_arm_poses`) without a line
-    (fewer than ``min_poses`` poses): how far in metres its passes get from the junction
-    when the street leads to a dead end, else None."""
+    (fewer than ``min_poses`` poses): when the street leads to a dead end where each of its
+    passes turns back from (or into) a segment of its trajectory to another node, how far in
+    metres its passes get from the junction; else None."""
     by_id = {street.id: street for street in streets}
+    after = {(seg.track, seg.first_frame): seg for seg in segments}
+    before = {(seg.track, seg.last_frame): seg for seg in segments}
     unlined: dict[int, list[float | None]] = defaultdict(list)
     for (node, street_id), points in poses.items():
         if len(points) >= params.min_poses:
             continue
         street = by_id[street_id]
-        other = street.b if street.a == node else street.a
-        if other < len(junctions_xy):
-            unlined[node].append(None)
-            continue
-        reach = 0.0
+        dead = street.b if street.a == node else street.a
+        reach: float | None = None if dead < len(junctions_xy) else 0.0
         for i in (*street.forward, *street.backward):
+            if reach is None:
+                break
             seg = segments[i]
+            if seg.u == dead:
+                turned = before.get((seg.track, seg.first_frame))
+                elsewhere = turned is not None and turned.u not in (node, dead)
+            else:
+                turned = after.get((seg.track, seg.last_frame))
+                elsewhere = turned is not None and turned.v not in (node, dead)
             xy = tracks[seg.track].xy[seg.first_frame : seg.last_frame + 1]
-            reach = max(reach, float(np.hypot(*(xy - junctions_xy[node]).T).max()))
+            far = float(np.hypot(*(xy - junctions_xy[node]).T).max())
+            reach = max(reach, far) if elsewhere else None
         unlined[node].append(reach)
     return unlined
 

@@ -95,16 +95,17 @@ class SegmentParams:
     """See ``apart_m``: the share of a segment's length that must run apart."""
     apart_min_m: float = 5.0
     """See ``apart_m``: the metres of a segment that must run apart."""
-    lines_linked: bool = False
+    lines_central_first: bool = False
     """See ``apart_m``: when a street's passes are parted into lines (:func:`part_two_lines`,
-    :func:`turned_forks`), two passes under ``same_street_m`` that do not run apart are one
-    line, and so is every chain of such pairs, whatever order the passes come in. False: a
-    pass joins the first line whose first pass it keeps to, the street's passes taken
-    forward ones first, and which way is forward follows the node ids, which junctions cut
-    anywhere else in the city renumber (Helsinki wander 1's (482.3, 374.8): one walker's
-    pass out, its pass back and its pass out again, the first two 3.9 m apart and the third
-    2.0-2.7 m from both; parted as {out, out} / {back} or {back, out} / {out} by which node
-    came first, and :func:`turned_forks` kept the node in one case only)."""
+    :func:`turned_forks`), they are taken most central first (the smallest sum of mean gaps
+    to the others), so that each line grows from the pass nearest the rest of it, whatever
+    order the passes come in. False: forward passes first, and which way is forward follows
+    the node ids, which junctions cut anywhere else in the city renumber (Helsinki wander
+    1's (482.3, 374.8): one walker's pass out, its pass back and its pass out again, the
+    first two 3.9 m apart, the third 2.0-2.7 m from both; parted as {out, out again} /
+    {back} or as {back, out again} / {out} by which node came first, 150 m from where the
+    parting of a vote pile added junctions, and :func:`turned_forks` kept the node in one
+    case only)."""
     meet_m: float = 2.5
     """See :func:`part_two_lines`: the lines parted at a node of two streets must meet there,
     their passes' ends (mean per line) this close: two dead-end streets side by side, ending
@@ -450,38 +451,14 @@ def _mapped_apart(
     return mapped_gap is not None and mapped_gap(first, second) > params.mapped_apart_m
 
 
-def _linked_lines(
-    tracks: Sequence[Track],
-    segments: Sequence[Segment],
-    members: Sequence[int],
-    lines: Sequence[FloatArray],
-    apart_m: float,
-    params: SegmentParams,
-) -> list[list[int]]:
-    """``members`` (segments between the same two nodes; ``lines`` their polylines, one way
-    round) grouped into lines (:attr:`SegmentParams.lines_linked`): the connected sets of
-    pairs under ``same_street_m`` that do not run ``apart_m`` apart, in the order of their
-    first members."""
-    label = list(range(len(members)))
-
-    def root(k: int) -> int:
-        while label[k] != k:
-            k = label[k]
-        return k
-
-    for x, y in itertools.combinations(range(len(members)), 2):
-        if root(x) == root(y):
-            continue
-        gap = float(np.mean(np.hypot(*(lines[x] - lines[y]).T)))
-        seg_x, seg_y = segments[members[x]], segments[members[y]]
-        if gap < params.same_street_m and not _runs_apart(
-            tracks[seg_x.track], seg_x, tracks[seg_y.track], seg_y, apart_m, params
-        ):
-            label[root(x)] = root(y)
-    groups: dict[int, list[int]] = {}
-    for k, i in enumerate(members):
-        groups.setdefault(root(k), []).append(i)
-    return list(groups.values())
+def _central_first(
+    members: Sequence[int], lines: Sequence[FloatArray]
+) -> tuple[list[int], list[FloatArray]]:
+    """``members`` and their ``lines`` (polylines between the same two nodes, one way round)
+    ordered by their mean gap to the others, the most central first (ties: as given)."""
+    gaps = np.array([[float(np.mean(np.hypot(*(p - q).T))) for q in lines] for p in lines])
+    order = np.argsort(gaps.sum(axis=1), kind="stable")
+    return [members[k] for k in order], [lines[k] for k in order]
 
 
 def group_streets(
@@ -518,43 +495,41 @@ def group_streets(
             seg = segments[i]
             line = segment_polyline(tracks[seg.track], seg, params.polyline_samples)
             lines.append(line if seg.u == a else line[::-1])
+        if apart_m is not None and params.lines_central_first and a != b and len(members) > 2:
+            members, lines = _central_first(members, lines)
         groups: list[list[int]] = []
         anchors: list[FloatArray] = []
-        if apart_m is not None and params.lines_linked and a != b:
-            groups = _linked_lines(tracks, segments, members, lines, apart_m, params)
-            anchors = [lines[members.index(group[0])] for group in groups]
-        else:
-            for i, line in zip(members, lines, strict=True):
-                for group, anchor in zip(groups, anchors, strict=True):
-                    if a != b and mapped[i] >= 0 and mapped[i] == mapped[group[0]]:
-                        group.append(i)
-                        break
-                    if (
-                        params.mapped_apart
-                        and a != b
-                        and -1 < mapped[i] != mapped[group[0]] > -1
-                        and _mapped_apart(segments[i], segments[group[0]], params, mapped_gap)
-                    ):
-                        continue  # two mapped streets between the same nodes: a small block
-                    gap = float(np.mean(np.hypot(*(line - anchor).T)))
-                    if a == b:  # a loop may be filmed either way round
-                        gap = min(gap, float(np.mean(np.hypot(*(line[::-1] - anchor).T))))
-                    if gap < params.same_street_m and not (
-                        apart_m is not None
-                        and _runs_apart(
-                            tracks[segments[i].track],
-                            segments[i],
-                            tracks[segments[group[0]].track],
-                            segments[group[0]],
-                            apart_m,
-                            params,
-                        )
-                    ):
-                        group.append(i)
-                        break
-                else:
-                    groups.append([i])
-                    anchors.append(line)
+        for i, line in zip(members, lines, strict=True):
+            for group, anchor in zip(groups, anchors, strict=True):
+                if a != b and mapped[i] >= 0 and mapped[i] == mapped[group[0]]:
+                    group.append(i)
+                    break
+                if (
+                    params.mapped_apart
+                    and a != b
+                    and -1 < mapped[i] != mapped[group[0]] > -1
+                    and _mapped_apart(segments[i], segments[group[0]], params, mapped_gap)
+                ):
+                    continue  # two mapped streets between the same nodes: a small block
+                gap = float(np.mean(np.hypot(*(line - anchor).T)))
+                if a == b:  # a loop may be filmed either way round
+                    gap = min(gap, float(np.mean(np.hypot(*(line[::-1] - anchor).T))))
+                if gap < params.same_street_m and not (
+                    apart_m is not None
+                    and _runs_apart(
+                        tracks[segments[i].track],
+                        segments[i],
+                        tracks[segments[group[0]].track],
+                        segments[group[0]],
+                        apart_m,
+                        params,
+                    )
+                ):
+                    group.append(i)
+                    break
+            else:
+                groups.append([i])
+                anchors.append(line)
         for group, anchor in zip(groups, anchors, strict=True):
             forward: list[int] = []
             backward: list[int] = []

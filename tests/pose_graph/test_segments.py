@@ -150,26 +150,26 @@ def _lines(tracks: list[Track], segments: list[Segment], params: SegmentParams) 
     return {frozenset(segments[i].track for i in (*s.forward, *s.backward)) for s in streets}
 
 
-def test_a_pass_near_two_that_run_apart_parts_by_their_order_without_lines_linked() -> None:
+def test_passes_part_into_lines_by_their_order_without_lines_central_first() -> None:
     tracks, segments = _out_and_back()
-    params = SegmentParams(lines_linked=False)
-    first_out = _lines(tracks, segments, params)
-    first_back = _lines(tracks, segments[::-1], params)
-    assert first_out == {frozenset({0, 1}), frozenset({2})}
-    assert first_back == {frozenset({2, 1}), frozenset({0})}  # the old behaviour
+    params = SegmentParams(lines_central_first=False)
+    assert _lines(tracks, segments, params) == {frozenset({0, 1}), frozenset({2})}
+    assert _lines(tracks, segments[::-1], params) == {frozenset({2, 1}), frozenset({0})}
 
 
-def test_a_pass_near_two_that_run_apart_links_them_into_one_line_with_lines_linked() -> None:
+def test_passes_part_into_lines_from_the_most_central_with_lines_central_first() -> None:
     tracks, segments = _out_and_back()
-    params = SegmentParams(lines_linked=True)
+    params = SegmentParams(lines_central_first=True)
     assert _lines(tracks, segments, params) == {frozenset({0, 1, 2})}
     assert _lines(tracks, segments[::-1], params) == {frozenset({0, 1, 2})}
 
 
-def test_two_lines_that_no_pass_links_stay_two_with_lines_linked() -> None:
+def test_two_lines_walked_twice_each_stay_two_with_lines_central_first() -> None:
     tracks, segments = _out_and_back()
-    params = SegmentParams(lines_linked=True)
-    assert _lines(tracks, [segments[0], segments[2]], params) == {
-        frozenset({0}),
-        frozenset({2}),
-    }
+    tracks += [
+        polyline_track([(0.0, 0.0), (0.0, 30.0)], "out, twice"),
+        polyline_track([(0.0, 0.0), (6.0, 6.0), (6.0, 24.0), (0.0, 30.0)], "back, twice"),
+    ]
+    two = [segments[0], segments[2], *(Segment(k, 0, 1, 0, len(tracks[k].xy) - 1) for k in (3, 4))]
+    params = SegmentParams(lines_central_first=True)
+    assert _lines(tracks, two, params) == {frozenset({0, 3}), frozenset({2, 4})}
