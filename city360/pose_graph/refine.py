@@ -80,7 +80,7 @@ class RefineParams:
     of it and each turn back there from another street, is no branch point: a street walked
     straight through, and the way back of a walker's U-turn on another street cut at it
     (Helsinki wander+stops 0's (-480.1, -303.1): lines at 69 and 231 degrees; a walker came
-    13 m from the junction at (-469.2, -299.8), turned back 6.2 m from the node and was cut
+    11 m from the junction at (-469.2, -299.8), turned back 6.2 m from the node and was cut
     there on the way back, 6.9 m off at most). A video that starts or ends a few metres up
     a side street (Helsinki one-way+stops 0's true T at (-229.0, -398.8), 7 m) is a side
     street. Such a node skips the ways test, which needs a line on every arm. None: off."""

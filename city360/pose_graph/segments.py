@@ -95,17 +95,6 @@ class SegmentParams:
     """See ``apart_m``: the share of a segment's length that must run apart."""
     apart_min_m: float = 5.0
     """See ``apart_m``: the metres of a segment that must run apart."""
-    lines_central_first: bool = False
-    """See ``apart_m``: when a street's passes are parted into lines (:func:`part_two_lines`,
-    :func:`turned_forks`), they are taken most central first (the smallest sum of mean gaps
-    to the others), so that each line grows from the pass nearest the rest of it, whatever
-    order the passes come in. False: forward passes first, and which way is forward follows
-    the node ids, which junctions cut anywhere else in the city renumber (Helsinki wander
-    1's (482.3, 374.8): one walker's pass out, its pass back and its pass out again, the
-    first two 3.9 m apart, the third 2.0-2.7 m from both; parted as {out, out again} /
-    {back} or as {back, out again} / {out} by which node came first, 150 m from where the
-    parting of a vote pile added junctions, and :func:`turned_forks` kept the node in one
-    case only)."""
     meet_m: float = 2.5
     """See :func:`part_two_lines`: the lines parted at a node of two streets must meet there,
     their passes' ends (mean per line) this close: two dead-end streets side by side, ending
@@ -195,6 +184,18 @@ class SegmentParams:
     from one of the parted lines into the other. The old town's knot C in coverage seed 2 was
     dissolved before the final streets were parted (round twenty-three, knot23). False: every
     such node is dissolved (before round twenty-three)."""
+    turned_legs_apart: bool = False
+    """See :func:`turned_forks`: the node is kept only when the walker's leg into it and its
+    leg out of it themselves run ``apart_m`` apart (``apart_share``, ``apart_min_m``), one up
+    each branch of the fork, not merely when the two legs fall into different lines of the
+    parting. Which line a pass near both joins follows the order the passes are taken in,
+    forward ones first, and which way is forward follows the node ids, which junctions cut
+    anywhere else in the city renumber (Helsinki wander 1's (482.3, 374.8): one walker's pass
+    out, its pass back and its pass out again, the first two 3.9 m apart on average and apart,
+    the third 2.0-2.7 m from both; parted {out, out again} / {back} or {back, out again} /
+    {out} by which node came first, 150 m from where the parting of a vote pile added
+    junctions; the walker turning back at the node from its pass back into its pass out
+    again kept the node in the second case only). False: different lines suffice."""
     mapped_apart: bool = True
     """With OSM (``mapped_street`` of :func:`group_streets`): two segments between the same
     nodes that walk two different mapped streets are two streets even under
@@ -451,16 +452,6 @@ def _mapped_apart(
     return mapped_gap is not None and mapped_gap(first, second) > params.mapped_apart_m
 
 
-def _central_first(
-    members: Sequence[int], lines: Sequence[FloatArray]
-) -> tuple[list[int], list[FloatArray]]:
-    """``members`` and their ``lines`` (polylines between the same two nodes, one way round)
-    ordered by their mean gap to the others, the most central first (ties: as given)."""
-    gaps = np.array([[float(np.mean(np.hypot(*(p - q).T))) for q in lines] for p in lines])
-    order = np.argsort(gaps.sum(axis=1), kind="stable")
-    return [members[k] for k in order], [lines[k] for k in order]
-
-
 def group_streets(
     tracks: Sequence[Track],
     segments: Sequence[Segment],
@@ -495,8 +486,6 @@ def group_streets(
             seg = segments[i]
             line = segment_polyline(tracks[seg.track], seg, params.polyline_samples)
             lines.append(line if seg.u == a else line[::-1])
-        if apart_m is not None and params.lines_central_first and a != b and len(members) > 2:
-            members, lines = _central_first(members, lines)
         groups: list[list[int]] = []
         anchors: list[FloatArray] = []
         for i, line in zip(members, lines, strict=True):
@@ -794,7 +783,8 @@ def turned_forks(
     crossing between the old town's side-by-side streets). Empty when
     :attr:`SegmentParams.turned_forks` is off or :attr:`SegmentParams.apart_m` is None."""
     params = params or SegmentParams()
-    if not params.turned_forks:
+    apart_m = params.apart_m
+    if not params.turned_forks or apart_m is None:
         return set()
     wanted = set(nodes)
     after = {(seg.track, seg.first_frame): i for i, seg in enumerate(segments)}
@@ -807,9 +797,15 @@ def turned_forks(
                 if seg.v != node:
                     continue
                 turned = after.get((seg.track, seg.last_frame))
-                if turned is not None and line_of.get(turned, k) != k:
-                    kept.add(node)
-                    break
+                if turned is None or line_of.get(turned, k) == k:
+                    continue
+                out = segments[turned]
+                if params.turned_legs_apart and not _runs_apart(
+                    tracks[seg.track], seg, tracks[out.track], out, apart_m, params
+                ):
+                    continue  # turned back along one street: the lines parted by order
+                kept.add(node)
+                break
     return kept
 
 
