@@ -633,3 +633,7 @@ def test_a_street_with_a_turn_back_cut_at_it_is_no_junction_with_through_stub_m(
 def test_a_video_starting_up_a_side_street_or_a_corner_stays_with_through_stub_m() -> None:
     assert _street_and_stub(turned_back=False) == (True, True)
     assert _street_and_stub(corner=True) == (True, True)
+
+
+def test_through_stub_m_is_on_at_10_m_by_default() -> None:
+    assert RefineParams().through_stub_m == 10.0

@@ -174,3 +174,7 @@ def test_a_walker_turning_from_one_line_into_one_apart_keeps_the_node_with_turne
     None
 ):
     assert _turn_back(between=False) == {0, 10}
+
+
+def test_turned_legs_apart_is_on_by_default() -> None:
+    assert SegmentParams().turned_legs_apart is True
