@@ -98,7 +98,11 @@ class JunctionParams:
     parts stand at true junctions; the losses come after, in segments and refine. Set it
     with :attr:`~city360.pose_graph.refine.RefineParams.knot_ways_m` 15 (branch cuts31: 3
     rows better again, old town wander+stops 0 to 1.000 / 1.000 / 0.986; 4 rows still worse
-    or mixed against main)."""
+    or mixed against main). Round thirty-two (branch stub32): with
+    :attr:`~city360.pose_graph.refine.RefineParams.through_stub_m` and
+    :attr:`~city360.pose_graph.segments.SegmentParams.turned_legs_apart` Helsinki wander 1
+    and wander+stops 0 are no longer worse: 9 suite rows better, 2 worse (Helsinki
+    wander+stops 1, old town coverage+stops 0); fresh Kaisaniemi rows move both ways."""
     split_saddle: float = 0.5
     """With ``split_peaks_m``: the lowest vote density on the line between two peaks must be
     under this fraction of the lower peak's (a valley), and each part must keep

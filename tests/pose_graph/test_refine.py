@@ -20,7 +20,7 @@ from city360.pose_graph.refine import (
     split_junctions,
     split_side_by_side,
 )
-from city360.pose_graph.segments import cut_tracks, group_streets
+from city360.pose_graph.segments import Segment, cut_tracks, group_streets
 from city360.pose_graph.tracks import Track, make_track
 from tests.pose_graph.walks import noisy_walk, polyline_track
 
@@ -589,3 +589,51 @@ def test_same_way_arms_to_one_junction_or_far_ones_stay_one_way_with_knot_ways_m
 def test_knot_ways_m_is_off_by_default_like_the_parting_it_serves() -> None:
     assert RefineParams().knot_ways_m is None
     assert JunctionParams().split_peaks_m is None
+
+
+def _street_and_stub(*, turned_back: bool = True, corner: bool = False) -> tuple[bool, bool]:
+    """Branching of a node N at the origin with ``through_stub_m`` off and at 10 m. A street
+    is walked straight through N (or round a corner there) and on to a junction J 12 m east;
+    a walker comes from J 9 m past N's side, turns back 6.4 m from N and is cut at N on the
+    way back: a stub of five poses from that dead end to N, too short for a line (Helsinki
+    wander+stops 0's (-480.1, -303.1)). ``turned_back=False``: the second video starts at
+    that dead end instead (a video starting a few metres up a side street)."""
+    west = (0.0, -40.0) if corner else (-40.0, 0.0)
+    street = _walk([west, (0.0, 0.0), (12.0, 0.0), (40.0, 0.0)], "street")
+    walker = _walk([(12.0, 0.0), (4.0, -5.0), (5.0, 0.5), (12.0, 0.5)], "turn back")
+    apex = int(np.argmin(np.hypot(*(walker.xy - (4.0, -5.0)).T)))
+    at_n = apex + 4
+    tracks = [street, walker]
+    n_frame = int(np.argmin(np.hypot(*street.xy.T)))
+    j_frame = int(np.argmin(np.hypot(*(street.xy - (12.0, 0.0)).T)))
+    last = len(street.xy) - 1
+    segments = [
+        Segment(0, 3, 0, 0, n_frame),
+        Segment(0, 0, 1, n_frame, j_frame),
+        Segment(0, 1, 4, j_frame, last),
+        Segment(1, 2, 0, apex, at_n),
+        Segment(1, 0, 1, at_n, len(walker.xy) - 1),
+    ]
+    if turned_back:
+        segments.append(Segment(1, 1, 2, 0, apex))
+    streets, _ = group_streets(tracks, segments)
+    junctions = np.array([[0.0, 0.0], [12.0, 0.0]])
+    assert sum(0 in (s.a, s.b) for s in streets) == 3
+    off, on = (
+        bool(refine_junctions(tracks, junctions, segments, streets, params)[1][0])
+        for params in (RefineParams(through_stub_m=None), RefineParams(through_stub_m=10.0))
+    )
+    return off, on
+
+
+def test_a_street_with_a_turn_back_cut_at_it_is_no_junction_with_through_stub_m() -> None:
+    assert _street_and_stub() == (True, False)  # kept before the rule
+
+
+def test_a_video_starting_up_a_side_street_or_a_corner_stays_with_through_stub_m() -> None:
+    assert _street_and_stub(turned_back=False) == (True, True)
+    assert _street_and_stub(corner=True) == (True, True)
+
+
+def test_through_stub_m_is_on_at_10_m_by_default() -> None:
+    assert RefineParams().through_stub_m == 10.0

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
+
 import networkx as nx
 import numpy as np
 
 from city360.pose_graph.osm_dead_ends import MatchedCuts
 from city360.pose_graph.osm_match import streets_from_graph
-from city360.pose_graph.segments import Segment, SegmentParams, group_streets
+from city360.pose_graph.segments import Segment, SegmentParams, group_streets, turned_forks
 from city360.pose_graph.tracks import Track
 from tests.pose_graph.walks import polyline_track
 
@@ -130,3 +132,49 @@ def test_a_small_blocks_two_mapped_sides_stay_two_streets_with_mapped_apart() ->
     assert matched.mapped_gap_m(segments[0], segments[1]) > 12.0
     assert _streets(tracks, segments, matched, SegmentParams(mapped_apart=True)) == 2
     assert _streets(tracks, segments, matched, SegmentParams(mapped_apart=False)) == 1
+
+
+def _turn_back(*, between: bool) -> set[int]:
+    """``turned_forks`` of node 0 with ``turned_legs_apart`` off and on. One walker comes from
+    a dead end 30 m south (node 2) to node 0, walks 30 m north to junction 1 along x = 0,
+    comes back 6 m east of that for most of the way (its pass runs ``apart_m`` apart from
+    the first), turns back at node 0 and walks north again: 3 m east, near both passes,
+    with ``between`` (Helsinki wander seed 1's (482.3, 374.8)), else along x = 0 again."""
+    again = [(3.0, 3.0), (3.0, 27.0)] if between else []
+    legs = [
+        [(0.0, -30.0), (0.0, 0.0)],
+        [(0.0, 0.0), (0.0, 30.0)],
+        [(0.0, 30.0), (6.0, 24.0), (6.0, 6.0), (0.0, 0.0)],
+        [(0.0, 0.0), *again, (0.0, 30.0)],
+    ]
+    points = [legs[0][0]]
+    ends = [0]
+    for leg in legs:
+        points.extend(leg[1:])
+        ends.append(sum(int(np.hypot(*np.subtract(b, a))) for a, b in itertools.pairwise(points)))
+    track = polyline_track(points, "out, back, out again")
+    nodes = [(2, 0), (0, 1), (1, 0), (0, 1)]
+    segments = [
+        Segment(0, u, v, first, last)
+        for (u, v), first, last in zip(nodes, ends[:-1], ends[1:], strict=True)
+    ]
+    streets, _ = group_streets([track], segments)
+    off, on = (
+        turned_forks([track], segments, streets, {0}, SegmentParams(turned_legs_apart=flag))
+        for flag in (False, True)
+    )
+    return off | {10 + n for n in on}
+
+
+def test_a_walker_turning_back_along_one_street_keeps_no_node_with_turned_legs_apart() -> None:
+    assert _turn_back(between=True) == {0}  # kept before the rule, dissolved with it
+
+
+def test_a_walker_turning_from_one_line_into_one_apart_keeps_the_node_with_turned_legs_apart() -> (
+    None
+):
+    assert _turn_back(between=False) == {0, 10}
+
+
+def test_turned_legs_apart_is_on_by_default() -> None:
+    assert SegmentParams().turned_legs_apart is True
