@@ -89,8 +89,12 @@ class FusedForkParams:
     5.3-6.2 m), or cross too shallowly to say. Fresh Bulevardi wander+stops seed 2 without
     OSM: the Y at (148.5, -5.1), branches about 20 degrees either side of its stem, found
     1.7 m off, its lines meeting 1.0 m from it at 43 degrees, was moved 25 m down the stem
-    to a walk's stop at (127.1, -20.7) (round thirty-two, bul32). None: no such test (before
-    round thirty-two)."""
+    to a walk's stop at (127.1, -20.7) (round thirty-two, bul32). None: no such test. Off:
+    at 20 degrees it mends that row (P 0.917 -> 1.000, R 0.846 -> 0.923) but makes 8 of the
+    suite's Helsinki rows without OSM worse in P and R (0.008-0.024): Helsinki's own fused
+    forks, whose junctions the rule now keeps up the branches, have branch lines that
+    meet 0.1-1.7 m from ``J`` at 29-90 degrees too, as the Y does (design notes, round
+    thirty-two, branch bul32)."""
     apex_near_m: float = 3.0
     """See ``apex_cross_deg``: poses nearer ``J`` than this (metres) are inside it."""
     apex_reach_m: float = 3.0

@@ -656,8 +656,9 @@ def test_a_square_of_footpaths_with_eight_lines_is_not_bridged() -> None:
         rad = np.radians(deg)
         lines.append((np.array([x, y]) - node, np.array([np.sin(rad), np.cos(rad)]), 1.0))
     assert len(_bridged(np.zeros(2), lines, RefineParams(split_bridged_max_lines=8))) == 2
-    assert _bridged(np.zeros(2), lines, RefineParams(split_bridged=True)) == []
+    assert _bridged(np.zeros(2), lines, RefineParams()) == []
 
 
-def test_split_bridged_is_off_by_default() -> None:
-    assert RefineParams().split_bridged is False
+def test_split_bridged_is_on_by_default() -> None:
+    assert RefineParams().split_bridged is True
+    assert RefineParams().split_bridged_max_lines == 5
