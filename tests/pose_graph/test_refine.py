@@ -150,7 +150,14 @@ def test_two_junctions_fused_between_streets_side_by_side_split_on_each() -> Non
     streets, _ = group_streets(tracks, segments)
     # the meeting places of the cross street with both sides and with the south arm between
     # them chain into one (4 m apart): the places rule keeps one junction
-    assert len(split_junctions(tracks, junctions, segments, streets)) == 1
+    unbridged = RefineParams(split_bridged=False)
+    assert len(split_junctions(tracks, junctions, segments, streets, unbridged)) == 1
+    # ... unless the south arm, the line that bridges them, is left out (split_bridged)
+    places = split_junctions(tracks, junctions, segments, streets)
+    places = places[np.argsort(places[:, 0])]
+    assert len(places) == 2
+    assert np.hypot(*(places[0] - [-4.0, 0.0])) < 1.5
+    assert np.hypot(*(places[1] - [4.0, 0.0])) < 1.5
     halves, origin = split_side_by_side(tracks, junctions, segments, streets)
     assert len(halves) == 2
     assert origin.tolist() == [0, 0]
