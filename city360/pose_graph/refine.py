@@ -162,6 +162,29 @@ class RefineParams:
     (7.4 m with it). On since round twenty-eight (branch turnback28): alone it moves none
     of 129 cached twins without OSM; with ``quiet_turn_backs`` it keeps that pair (R 1.000,
     F1 1.000, where 0.950 / 0.892 without it). False: off."""
+    split_bridged: bool = True
+    """See ``split_min_m``: a junction of five arm lines (``split_bridged_max_lines``) whose
+    meeting places chain into one group (``split_link_m``) is split all the same when, with
+    one line left out, its places lie ``split_min_m`` or more apart, and that holds for
+    exactly one line: a line through neither place, crossing the others between them,
+    links the two groups. A street walked to a dead end from both junctions of a pair,
+    grouped as one arm: the Erottaja knot without OSM, (142.6, 132.7) / (151.3, 132.7) in
+    fresh Bulevardi, 8.7 m apart, the bend round (144.0, 143.0) walked from both; in
+    coverage seed 2 one line at 346 degrees through (146.1, 137.5) crosses the others at
+    (147.8, 130.6), (147.4, 132.4), (146.3, 136.9) and chains the places (143.4, 131.6) and
+    (152.1, 131.3) into one. The suite's Helsinki twins hold the same knot at
+    (-47.6, -556.7) / (-38.3, -556.2). False: every chain is one place (before round
+    thirty-two). On since round thirty-two (branch bul32): without OSM on 108 kept twins
+    (the suite's 28, the unseen windows' 56, fresh Bulevardi's and Kaisaniemi's 24) 4 rows
+    better in P, R and F1 (Bulevardi coverage 2 R 0.933 -> 1.000, to target; Helsinki
+    coverage 1, one-way 1, wander 0 R +0.008-0.016), none worse in P, R or F1; turns fall
+    in three (Bulevardi coverage 2 0.943 -> 0.858, the knot's bent arms now scored;
+    Helsinki wander 0 0.975 -> 0.969; Nerima SW wander 9 1.000 -> 0.975)."""
+    split_bridged_max_lines: int = 5
+    """See ``split_bridged``: at most this many arm lines. Two 4-way junctions joined by a
+    link have six arms, five with a bend grouped as one; a knot of footpaths round a square
+    (fresh Kaisaniemi coverage seed 2 without OSM, (-26.7, -124.4), eight lines) gives a
+    place 14 m from any true junction with one line left out."""
     split_own_arms_far_m: float | None = 30.0
     """See ``split_own_arms_m``: how far out the confirming lines reach, metres; None: no
     confirmation (the candidate's near places are the junctions)."""
@@ -516,6 +539,28 @@ def _places_and_arms(
     ]
 
 
+def _bridged(
+    node_xy: FloatArray,
+    lines: Sequence[tuple[FloatArray, FloatArray, float]],
+    params: RefineParams,
+) -> list[FloatArray]:
+    """With five to ``split_bridged_max_lines`` ``lines``: the places (:func:`_places`) of
+    the lines but one, when they lie ``split_min_m`` or more apart for exactly one line left
+    out; else empty."""
+    if not 5 <= len(lines) <= params.split_bridged_max_lines:
+        return []
+    found = []
+    for left_out in range(len(lines)):
+        places = _places(node_xy, [line for k, line in enumerate(lines) if k != left_out], params)
+        if len(places) >= 2 and all(
+            np.hypot(*(places[a] - places[b])) >= params.split_min_m
+            for a in range(len(places))
+            for b in range(a + 1, len(places))
+        ):
+            found.append(places)
+    return found[0] if len(found) == 1 else []
+
+
 def _own_arms(
     node_xy: FloatArray,
     lines: Sequence[tuple[FloatArray, FloatArray, float]],
@@ -867,6 +912,9 @@ def split_junctions(
             for a in range(len(places))
             for b in range(a + 1, len(places))
         )
+        if not apart and params.split_bridged and len(places) == 1:
+            places = _bridged(node_xy, lines_of[node], params) or places
+            apart = len(places) >= 2
         jogged = False  # a pass walks across from one place's own arm into the other's
         if not apart and len(places) == 2:
             places = _own_arms(node_xy, lines_of[node], params)

@@ -95,6 +95,33 @@ def test_a_narrow_y_with_a_stop_on_its_stem_is_moved_to_the_stop() -> None:
     assert 12.0 < np.hypot(*moved[0]) < 18.0
 
 
+_APEX = BuildParams(fork_params=FusedForkParams(apex_cross_deg=20.0))
+
+
+@pytest.mark.parametrize("half_deg", [20.0, 25.0])
+def test_a_narrow_y_with_a_stop_on_its_stem_keeps_its_junction_with_apex_cross_deg(
+    half_deg: float,
+) -> None:
+    # fresh Bulevardi wander+stops seed 2 (148.5, -5.1): its branches' lines meet at the Y,
+    # not back at the stop; with the test off the junction goes to the stop (above)
+    tracks = _wide_y_with_a_stop_on_its_stem(0, half_deg)
+    off = _junctions(tracks, BuildParams(fork_params=FusedForkParams()))
+    assert np.hypot(*off[0]) > 12.0
+    kept = _junctions(tracks, _APEX)
+    assert len(kept) == 1
+    assert np.hypot(*kept[0]) < 3.0
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_shallow_fork_still_gets_its_junction_at_the_fork_with_apex_cross_deg(
+    seed: int,
+) -> None:
+    # its branches' lines cross at 14 degrees, too shallow to say where they meet
+    junctions = _junctions(_shallow_fork(seed), _APEX)
+    assert len(junctions) == 1
+    assert np.hypot(*junctions[0]) < 3.0
+
+
 def _fork_above_a_tee(seed: int) -> list[Track]:
     """A cross street along y = 0 with a T at the origin; its stem runs north and forks 7 m
     up into a nearly straight branch (6 degrees east of north) and one 14 degrees west of

@@ -14,7 +14,9 @@ from city360.pose_graph import build_from_tracks
 from city360.pose_graph.junctions import JunctionParams, find_dead_ends
 from city360.pose_graph.refine import (
     RefineParams,
+    _bridged,
     _own_arms_jog,
+    _places,
     _ways,
     refine_junctions,
     split_junctions,
@@ -148,7 +150,14 @@ def test_two_junctions_fused_between_streets_side_by_side_split_on_each() -> Non
     streets, _ = group_streets(tracks, segments)
     # the meeting places of the cross street with both sides and with the south arm between
     # them chain into one (4 m apart): the places rule keeps one junction
-    assert len(split_junctions(tracks, junctions, segments, streets)) == 1
+    unbridged = RefineParams(split_bridged=False)
+    assert len(split_junctions(tracks, junctions, segments, streets, unbridged)) == 1
+    # ... unless the south arm, the line that bridges them, is left out (split_bridged)
+    places = split_junctions(tracks, junctions, segments, streets)
+    places = places[np.argsort(places[:, 0])]
+    assert len(places) == 2
+    assert np.hypot(*(places[0] - [-4.0, 0.0])) < 1.5
+    assert np.hypot(*(places[1] - [4.0, 0.0])) < 1.5
     halves, origin = split_side_by_side(tracks, junctions, segments, streets)
     assert len(halves) == 2
     assert origin.tolist() == [0, 0]
@@ -637,3 +646,72 @@ def test_a_video_starting_up_a_side_street_or_a_corner_stays_with_through_stub_m
 
 def test_through_stub_m_is_on_at_10_m_by_default() -> None:
     assert RefineParams().through_stub_m == 10.0
+def _bridged_knot() -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray, float]]]:
+    """Fresh Bulevardi coverage seed 2's Erottaja knot without OSM, moved to the origin: one
+    junction (147.2, 133.1) for two 8.7 m apart, its five arm lines (centre, heading degrees);
+    the third is a bend walked to a dead end from both, grouped as one arm between them."""
+    node = np.array([147.2, 133.1])
+    arms = [
+        ((136.6, 133.5), 284.0),
+        ((140.3, 126.1), 209.0),
+        ((146.1, 137.5), 346.0),
+        ((157.8, 134.6), 78.0),
+        ((154.5, 127.3), 149.0),
+    ]
+    lines = []
+    for (x, y), deg in arms:
+        rad = np.radians(deg)
+        lines.append((np.array([x, y]) - node, np.array([np.sin(rad), np.cos(rad)]), 1.0))
+    return np.zeros(2), lines
+
+
+def test_a_knot_whose_places_one_line_bridges_splits_with_split_bridged() -> None:
+    node, lines = _bridged_knot()
+    params = RefineParams(split_bridged=True)
+    assert len(_places(node, lines, params)) == 1  # the old behaviour: one place
+    places = _bridged(node, lines, params)
+    assert len(places) == 2
+    assert np.hypot(*(places[0] - places[1])) > 8.0
+    # the two true junctions, (142.6, 132.7) and (151.3, 132.7) before the move
+    true = np.array([[-4.6, -0.4], [4.1, -0.4]])
+    assert all(np.hypot(*(true - place).T).min() < 2.0 for place in places)
+
+
+def test_four_lines_or_five_through_one_place_are_not_bridged() -> None:
+    node, lines = _bridged_knot()
+    params = RefineParams(split_bridged=True)
+    assert _bridged(node, lines[:4], params) == []
+    # five streets through one point: every line left out leaves one place
+    star = []
+    for deg in (0.0, 72.0, 144.0, 216.0, 288.0):
+        rad = np.radians(deg)
+        way = np.array([np.sin(rad), np.cos(rad)])
+        star.append((10.0 * way, way, 1.0))
+    assert _bridged(node, star, params) == []
+
+
+def test_a_square_of_footpaths_with_eight_lines_is_not_bridged() -> None:
+    # fresh Kaisaniemi coverage seed 2 without OSM, (-26.7, -124.4) moved to the origin: one
+    # line left out gives a place 14 m from any true junction
+    node = np.array([-26.7, -124.4])
+    arms = [
+        ((-36.5, -124.2), 283.0),
+        ((-32.5, -115.5), 351.0),
+        ((-25.5, -114.3), 350.0),
+        ((-16.7, -126.2), 100.0),
+        ((-18.2, -127.6), 88.0),
+        ((-21.3, -129.2), 158.0),
+        ((-21.4, -117.6), 42.0),
+        ((-30.4, -131.6), 154.0),
+    ]
+    lines = []
+    for (x, y), deg in arms:
+        rad = np.radians(deg)
+        lines.append((np.array([x, y]) - node, np.array([np.sin(rad), np.cos(rad)]), 1.0))
+    assert len(_bridged(np.zeros(2), lines, RefineParams(split_bridged_max_lines=8))) == 2
+    assert _bridged(np.zeros(2), lines, RefineParams()) == []
+
+
+def test_split_bridged_is_on_by_default() -> None:
+    assert RefineParams().split_bridged is True
+    assert RefineParams().split_bridged_max_lines == 5

@@ -9,7 +9,14 @@ import numpy as np
 
 from city360.pose_graph.osm_dead_ends import MatchedCuts
 from city360.pose_graph.osm_match import streets_from_graph
-from city360.pose_graph.segments import Segment, SegmentParams, group_streets, turned_forks
+from city360.pose_graph.segments import (
+    Segment,
+    SegmentParams,
+    Street,
+    _forked,
+    group_streets,
+    turned_forks,
+)
 from city360.pose_graph.tracks import Track
 from tests.pose_graph.walks import polyline_track
 
@@ -178,3 +185,33 @@ def test_a_walker_turning_from_one_line_into_one_apart_keeps_the_node_with_turne
 
 def test_turned_legs_apart_is_on_by_default() -> None:
     assert SegmentParams().turned_legs_apart is True
+def _fork_lines(
+    branch: list[tuple[float, float]],
+) -> tuple[list[Track], list[Segment], list[Street]]:
+    """Two lines of one street leaving node 0 at the origin: a straight branch 45 m north,
+    and ``branch`` (from the origin), each walked once away from the node to node 1."""
+    tracks = [
+        polyline_track([(0.0, 0.0), (0.0, 45.0)], "straight"),
+        polyline_track(branch, "other"),
+    ]
+    segments = [Segment(k, 0, 1, 0, len(t) - 1) for k, t in enumerate(tracks)]
+    lines = [Street(0, 0, 1, (0,), ()), Street(0, 0, 1, (1,), ())]
+    return tracks, segments, lines
+
+
+def test_a_fork_s_two_lines_of_unlike_length_leaving_apart_are_forked() -> None:
+    # Bulevardi's Erottajankatu fork: a 45 m diagonal and a 64 m branch round a corner,
+    # leaving 16-21 degrees apart
+    tracks, segments, lines = _fork_lines([(0.0, 0.0), (-12.0, 30.0), (-12.0, 50.0), (0.0, 64.0)])
+    assert _forked(tracks, segments, lines, 0, 15.0, 1.25)
+    # the old behaviour: turned_forks wants a turn, which no pass here makes
+    assert SegmentParams().forked_deg is None
+
+
+def test_two_passes_splayed_alike_or_leaving_together_are_not_forked() -> None:
+    # as long as each other (two passes of one street drifting apart) ...
+    tracks, segments, lines = _fork_lines([(0.0, 0.0), (-12.0, 30.0), (0.0, 45.0)])
+    assert not _forked(tracks, segments, lines, 0, 15.0, 1.25)
+    # ... or leaving nearly one way
+    tracks, segments, lines = _fork_lines([(0.0, 0.0), (-3.0, 40.0), (0.0, 64.0)])
+    assert not _forked(tracks, segments, lines, 0, 15.0, 1.25)
