@@ -646,6 +646,8 @@ def test_a_video_starting_up_a_side_street_or_a_corner_stays_with_through_stub_m
 
 def test_through_stub_m_is_on_at_10_m_by_default() -> None:
     assert RefineParams().through_stub_m == 10.0
+
+
 def _bridged_knot() -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray, float]]]:
     """Fresh Bulevardi coverage seed 2's Erottaja knot without OSM, moved to the origin: one
     junction (147.2, 133.1) for two 8.7 m apart, its five arm lines (centre, heading degrees);

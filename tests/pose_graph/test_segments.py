@@ -185,6 +185,8 @@ def test_a_walker_turning_from_one_line_into_one_apart_keeps_the_node_with_turne
 
 def test_turned_legs_apart_is_on_by_default() -> None:
     assert SegmentParams().turned_legs_apart is True
+
+
 def _fork_lines(
     branch: list[tuple[float, float]],
 ) -> tuple[list[Track], list[Segment], list[Street]]:
