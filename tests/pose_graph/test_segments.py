@@ -7,9 +7,9 @@ import numpy as np
 
 from city360.pose_graph.osm_dead_ends import MatchedCuts
 from city360.pose_graph.osm_match import streets_from_graph
-from city360.pose_graph.segments import Segment, SegmentParams, group_streets
+from city360.pose_graph.segments import Segment, SegmentParams, cut_tracks, group_streets
 from city360.pose_graph.tracks import Track
-from tests.pose_graph.walks import polyline_track
+from tests.pose_graph.walks import noisy_walk, polyline_track
 
 UNGUARDED = SegmentParams(mapped_apart=True, mapped_apart_m=None)
 
@@ -130,3 +130,55 @@ def test_a_small_blocks_two_mapped_sides_stay_two_streets_with_mapped_apart() ->
     assert matched.mapped_gap_m(segments[0], segments[1]) > 12.0
     assert _streets(tracks, segments, matched, SegmentParams(mapped_apart=True)) == 2
     assert _streets(tracks, segments, matched, SegmentParams(mapped_apart=False)) == 1
+
+
+# the old town's knot (tokyo-oldtown coverage with stops seed 0, parted), the eastern junction at
+# the origin: the western one 8.5 m off, a dual carriageway's eastern half from the south-west
+# into the eastern junction, passing the western one 6.4 m off, then on to the east
+_KNOT = np.array([[0.0, 0.0], [-8.4, 1.3], [-92.1, -77.2], [35.8, -22.4]])
+_EAST, _WEST, _SOUTH_WEST, _ON_EAST = 0, 1, 2, 3
+
+
+def _knot_cuts(points: list[tuple[float, float]], params: SegmentParams) -> list[tuple[int, int]]:
+    track = noisy_walk(points, "carriageway", noise_m=0.0)
+    segments = cut_tracks([track], _KNOT, [], params)
+    return [(s.u, s.v) for s in segments]
+
+
+def test_a_pass_grazing_a_junction_into_a_nearer_one_is_not_cut_there_with_graze_m() -> None:
+    carriageway = [(-92.1, -77.2), (0.0, 0.0), (35.8, -22.4)]
+
+    assert _knot_cuts(carriageway, SegmentParams()) == [
+        (_SOUTH_WEST, _WEST),
+        (_WEST, _EAST),
+        (_EAST, _ON_EAST),
+    ]
+    assert _knot_cuts(carriageway, SegmentParams(graze_m=5.0)) == [
+        (_SOUTH_WEST, _EAST),
+        (_EAST, _ON_EAST),
+    ]
+
+
+def test_a_pass_through_both_junctions_of_a_knot_is_cut_at_both_with_graze_m() -> None:
+    # the western half into the western junction, then along the link to the eastern one
+    link = [(-100.0, -73.0), (-8.4, 1.3), (0.0, 0.0), (35.8, -22.4)]
+    track = noisy_walk(link, "link", noise_m=0.0)
+    junctions = np.concatenate([_KNOT[:3], [[-100.0, -73.0]], _KNOT[3:]])
+    segments = cut_tracks([track], junctions, [], SegmentParams(graze_m=5.0))
+
+    assert [(s.u, s.v) for s in segments] == [(3, _WEST), (_WEST, _EAST), (_EAST, 4)]
+
+
+def test_a_pass_grazing_a_lone_junction_is_cut_there_with_graze_m() -> None:
+    # 6.4 m beside the western junction and no other junction within graze_reach_m on
+    beside = [(-92.1, -77.2), (0.0, 0.0)]
+    junctions = _KNOT[[_WEST, _SOUTH_WEST]]
+    track = noisy_walk(beside, "beside", noise_m=0.0)
+    segments = cut_tracks([track], junctions, [], SegmentParams(graze_m=5.0))
+
+    assert [(s.u, s.v) for s in segments] == [(1, 0)]
+
+
+def test_graze_m_is_off_by_default() -> None:
+    assert SegmentParams().graze_m is None
+    assert SegmentParams().graze_reach_m == 12.0
