@@ -179,6 +179,24 @@ def test_a_pass_grazing_a_lone_junction_is_cut_there_with_graze_m() -> None:
     assert [(s.u, s.v) for s in segments] == [(1, 0)]
 
 
+def test_a_pass_cutting_a_junctions_corner_is_cut_there_with_graze_m() -> None:
+    # from the west 6.7 m beside the western junction, turning 55 degrees 5.9 m off it and
+    # on into the eastern one: it turns at the western junction, so it is cut there
+    corner = [(-60.0, 8.0), (-6.0, 8.0), (0.0, 0.0), (0.0, -40.0)]
+    track = noisy_walk(corner, "corner", noise_m=0.0)
+    junctions = np.array([[0.0, 0.0], [-8.4, 1.3], [-60.0, 8.0], [0.0, -40.0]])
+    straight_only = SegmentParams(graze_m=5.0)
+    any_turn = SegmentParams(graze_m=5.0, graze_turn_deg=180.0)
+
+    assert [(s.u, s.v) for s in cut_tracks([track], junctions, [], straight_only)] == [
+        (2, 1),
+        (1, 0),
+        (0, 3),
+    ]
+    assert [(s.u, s.v) for s in cut_tracks([track], junctions, [], any_turn)] == [(2, 0), (0, 3)]
+
+
 def test_graze_m_is_off_by_default() -> None:
     assert SegmentParams().graze_m is None
-    assert SegmentParams().graze_reach_m == 12.0
+    assert SegmentParams().graze_reach_m == 10.0
+    assert SegmentParams().graze_turn_deg == 15.0
