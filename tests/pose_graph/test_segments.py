@@ -139,23 +139,39 @@ _KNOT = np.array([[0.0, 0.0], [-8.4, 1.3], [-92.1, -77.2], [35.8, -22.4]])
 _EAST, _WEST, _SOUTH_WEST, _ON_EAST = 0, 1, 2, 3
 
 
-def _knot_cuts(points: list[tuple[float, float]], params: SegmentParams) -> list[tuple[int, int]]:
-    track = noisy_walk(points, "carriageway", noise_m=0.0)
-    segments = cut_tracks([track], _KNOT, [], params)
-    return [(s.u, s.v) for s in segments]
+def _knot_cuts(
+    walks: list[list[tuple[float, float]]], params: SegmentParams
+) -> list[list[tuple[int, int]]]:
+    tracks = [noisy_walk(points, f"carriageway{k}", noise_m=0.0) for k, points in enumerate(walks)]
+    segments = cut_tracks(tracks, _KNOT, [], params)
+    return [[(s.u, s.v) for s in segments if s.track == t] for t in range(len(tracks))]
 
 
-def test_a_pass_grazing_a_junction_into_a_nearer_one_is_not_cut_there_with_graze_m() -> None:
-    carriageway = [(-92.1, -77.2), (0.0, 0.0), (35.8, -22.4)]
+def test_a_street_grazing_a_junction_into_a_nearer_one_is_not_cut_there_with_graze_m() -> None:
+    there = [(-92.1, -77.2), (0.0, 0.0), (35.8, -22.4)]
+    back = there[::-1]
 
-    assert _knot_cuts(carriageway, SegmentParams()) == [
-        (_SOUTH_WEST, _WEST),
-        (_WEST, _EAST),
-        (_EAST, _ON_EAST),
+    assert _knot_cuts([there, back], SegmentParams()) == [
+        [(_SOUTH_WEST, _WEST), (_WEST, _EAST), (_EAST, _ON_EAST)],
+        [(_ON_EAST, _EAST), (_EAST, _WEST), (_WEST, _SOUTH_WEST)],
     ]
-    assert _knot_cuts(carriageway, SegmentParams(graze_m=5.0)) == [
-        (_SOUTH_WEST, _EAST),
-        (_EAST, _ON_EAST),
+    assert _knot_cuts([there, back], SegmentParams(graze_m=5.0)) == [
+        [(_SOUTH_WEST, _EAST), (_EAST, _ON_EAST)],
+        [(_ON_EAST, _EAST), (_EAST, _SOUTH_WEST)],
+    ]
+
+
+def test_one_track_grazing_a_junction_is_cut_there_with_graze_m() -> None:
+    # one video straying beside a junction: GPS error, not a street (graze_tracks)
+    there = [(-92.1, -77.2), (0.0, 0.0), (35.8, -22.4)]
+    one = [(_SOUTH_WEST, _WEST), (_WEST, _EAST), (_EAST, _ON_EAST)]
+
+    assert _knot_cuts([there], SegmentParams(graze_m=5.0)) == [one]
+    assert _knot_cuts([there], SegmentParams(graze_m=5.0, graze_tracks=1)) == [
+        [
+            (_SOUTH_WEST, _EAST),
+            (_EAST, _ON_EAST),
+        ]
     ]
 
 
@@ -164,7 +180,7 @@ def test_a_pass_through_both_junctions_of_a_knot_is_cut_at_both_with_graze_m() -
     link = [(-100.0, -73.0), (-8.4, 1.3), (0.0, 0.0), (35.8, -22.4)]
     track = noisy_walk(link, "link", noise_m=0.0)
     junctions = np.concatenate([_KNOT[:3], [[-100.0, -73.0]], _KNOT[3:]])
-    segments = cut_tracks([track], junctions, [], SegmentParams(graze_m=5.0))
+    segments = cut_tracks([track], junctions, [], SegmentParams(graze_m=5.0, graze_tracks=1))
 
     assert [(s.u, s.v) for s in segments] == [(3, _WEST), (_WEST, _EAST), (_EAST, 4)]
 
@@ -174,7 +190,7 @@ def test_a_pass_grazing_a_lone_junction_is_cut_there_with_graze_m() -> None:
     beside = [(-92.1, -77.2), (0.0, 0.0)]
     junctions = _KNOT[[_WEST, _SOUTH_WEST]]
     track = noisy_walk(beside, "beside", noise_m=0.0)
-    segments = cut_tracks([track], junctions, [], SegmentParams(graze_m=5.0))
+    segments = cut_tracks([track], junctions, [], SegmentParams(graze_m=5.0, graze_tracks=1))
 
     assert [(s.u, s.v) for s in segments] == [(1, 0)]
 
@@ -185,8 +201,8 @@ def test_a_pass_cutting_a_junctions_corner_is_cut_there_with_graze_m() -> None:
     corner = [(-60.0, 8.0), (-6.0, 8.0), (0.0, 0.0), (0.0, -40.0)]
     track = noisy_walk(corner, "corner", noise_m=0.0)
     junctions = np.array([[0.0, 0.0], [-8.4, 1.3], [-60.0, 8.0], [0.0, -40.0]])
-    straight_only = SegmentParams(graze_m=5.0)
-    any_turn = SegmentParams(graze_m=5.0, graze_turn_deg=180.0)
+    straight_only = SegmentParams(graze_m=5.0, graze_tracks=1)
+    any_turn = SegmentParams(graze_m=5.0, graze_tracks=1, graze_turn_deg=180.0)
 
     assert [(s.u, s.v) for s in cut_tracks([track], junctions, [], straight_only)] == [
         (2, 1),
@@ -200,3 +216,4 @@ def test_graze_m_is_off_by_default() -> None:
     assert SegmentParams().graze_m is None
     assert SegmentParams().graze_reach_m == 10.0
     assert SegmentParams().graze_turn_deg == 15.0
+    assert SegmentParams().graze_tracks == 2
