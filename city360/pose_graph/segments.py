@@ -486,6 +486,7 @@ def _grazes(
             and other != node
             and off[j] < off[k]
             and abs(track.arc_m[other_frame] - track.arc_m[frame]) <= params.graze_reach_m
+            and _runs_past(track, frame, other_frame, params.graze_reach_m)
             and abs(_turn_deg(track, frame, other_frame, params.graze_reach_m))
             <= params.graze_turn_deg
         )
@@ -497,6 +498,15 @@ def _grazes(
         and off[k] > params.graze_m
         and any(grazed(k, j) for j in (k - 1, k + 1) if 0 <= j < len(cuts))
     }
+
+
+def _runs_past(track: Track, frame: int, other_frame: int, reach_m: float) -> bool:
+    """Whether the track runs on ``reach_m`` of travel before the earlier of the two cuts and
+    after the later: a video that starts or stops by the junctions is no street walked past
+    them."""
+    arc = track.arc_m
+    first, last = min(frame, other_frame), max(frame, other_frame)
+    return bool(arc[first] - arc[0] >= reach_m and arc[-1] - arc[last] >= reach_m)
 
 
 def _turn_deg(track: Track, frame: int, other_frame: int, reach_m: float) -> float:
