@@ -175,6 +175,16 @@ def test_one_track_grazing_a_junction_is_cut_there_with_graze_m() -> None:
     ]
 
 
+def test_videos_starting_beside_a_junction_are_cut_there_with_graze_m() -> None:
+    # two videos that start 7.5 m before the western junction (no street walked past it)
+    there = [(-10.0, -8.4), (0.0, 0.0), (35.8, -22.4)]
+
+    assert _knot_cuts([there, there], SegmentParams(graze_m=5.0)) == [
+        [(_WEST, _EAST), (_EAST, _ON_EAST)],
+        [(_WEST, _EAST), (_EAST, _ON_EAST)],
+    ]
+
+
 def test_a_pass_through_both_junctions_of_a_knot_is_cut_at_both_with_graze_m() -> None:
     # the western half into the western junction, then along the link to the eastern one
     link = [(-100.0, -73.0), (-8.4, 1.3), (0.0, 0.0), (35.8, -22.4)]
