@@ -185,6 +185,27 @@ def test_videos_starting_beside_a_junction_are_cut_there_with_graze_m() -> None:
     ]
 
 
+def test_passes_by_two_junctions_are_cut_at_both_with_graze_m() -> None:
+    # the eastern junction moved 4 m off the carriageway, outside its bend: the passes go
+    # through neither (graze_through_m)
+    there = [(-92.1, -77.2), (0.0, 0.0), (35.8, -22.4)]
+    tracks = [noisy_walk(points, f"by{k}", noise_m=0.0) for k, points in enumerate([there] * 2)]
+    junctions = _KNOT.copy()
+    junctions[_EAST] = (0.0, 4.0)
+    through = SegmentParams(graze_m=5.0)
+    nearer = SegmentParams(graze_m=5.0, graze_through_m=5.0)
+
+    assert [(s.u, s.v) for s in cut_tracks(tracks, junctions, [], through) if s.track == 0] == [
+        (_SOUTH_WEST, _WEST),
+        (_WEST, _EAST),
+        (_EAST, _ON_EAST),
+    ]
+    assert [(s.u, s.v) for s in cut_tracks(tracks, junctions, [], nearer) if s.track == 0] == [
+        (_SOUTH_WEST, _EAST),
+        (_EAST, _ON_EAST),
+    ]
+
+
 def test_a_pass_through_both_junctions_of_a_knot_is_cut_at_both_with_graze_m() -> None:
     # the western half into the western junction, then along the link to the eastern one
     link = [(-100.0, -73.0), (-8.4, 1.3), (0.0, 0.0), (35.8, -22.4)]
@@ -227,3 +248,4 @@ def test_graze_m_is_off_by_default() -> None:
     assert SegmentParams().graze_reach_m == 10.0
     assert SegmentParams().graze_turn_deg == 15.0
     assert SegmentParams().graze_tracks == 2
+    assert SegmentParams().graze_through_m == 3.0
