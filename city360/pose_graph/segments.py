@@ -68,20 +68,22 @@ class SegmentParams:
     """A track passing this close to a dead-end node (one it does not end at) is cut there."""
     graze_m: float | None = None
     """Meant for :attr:`~city360.pose_graph.junctions.JunctionParams.split_peaks_m` (set
-    both: 7 m with 8 m, and ``RefineParams.knot_ways_m`` 15): a pass that comes no closer
-    than this (metres; it is within ``cut_radius_m``) to a junction, running straight
-    (:attr:`graze_turn_deg`) into or out of another junction that it passes closer to, at
-    most :attr:`graze_reach_m` of travel on, is not cut at the first: it only grazes it. A
-    vote pile parted into a knot's junctions 8 m apart, and a street into one of them that
-    runs 7-8 m beside the other: the old town's dual carriageway from the south-west
-    (tokyo-oldtown coverage with stops seed 0, its halves 6-8 m apart), whose eastern half
-    passes the western part (-34.2, 81.5) 7.2-7.4 m off and reaches the eastern one 8 m
-    on. Cut at both, the half ends at the western part, the later steps build one street
-    of the two halves and street F1 falls 0.959 -> 0.931. With the parting on 28 suite
-    twins without OSM (branch twin32): 2 rows better (that one, F1 0.931 -> 0.973, turns
-    0.915 -> 1.000; Helsinki coverage with stops 0, P 0.992 -> 1.000, F1 0.951 -> 0.966),
-    26 equal. Without the parting 1 row better, 1 worse, 1 mixed (so the pair, not this
-    alone). None: every junction within ``cut_radius_m`` cuts (before round thirty-two)."""
+    together: 7 m with the parting at 8 m and ``RefineParams.knot_ways_m`` 15 m). A pass
+    that comes no closer than this (metres; it is within ``cut_radius_m``) to a junction,
+    on a straight way (:attr:`graze_turn_deg`) into or out of another junction that it goes
+    through (:attr:`graze_through_m`) at most :attr:`graze_reach_m` of travel on, and runs
+    on past both, is not cut at the first: it only grazes it, when :attr:`graze_tracks`
+    tracks graze it so. A vote pile parted into a knot's junctions 8 m apart, and a street
+    into one of them that runs 7-8 m beside the other: the old town's dual carriageway from
+    the south-west (tokyo-oldtown coverage with stops seed 0, its halves 6-8 m apart),
+    whose eastern half passes the western part (-34.2, 81.5) 7.2-7.4 m off and goes through
+    the eastern one 8 m on. Cut at both, that half ends at the western part, the later
+    steps build one street of the two halves and street F1 falls 0.959 -> 0.931. With the
+    parting, without OSM (branch twin32): 4 rows better (that one, F1 0.931 -> 0.973,
+    turns 0.915 -> 1.000; fresh Kaisaniemi coverage 0, wander+stops 1 and 2 in P, R and
+    F1), none worse in P, R or F1 on the 28 suite, 56 unseen and 36 fresh twins. Without
+    the parting 119 rows equal, Kaisaniemi coverage 0 F1 0.715 -> 0.726 (turns 0.881 ->
+    0.857). None: every junction within ``cut_radius_m`` cuts (before round thirty-two)."""
     graze_reach_m: float = 10.0
     """See :attr:`graze_m`: at most this many metres of travel between the grazed junction's
     cut and the other's (the knot's 8 m). At 12 m a pass 7.2 m by a false junction
