@@ -14,11 +14,12 @@ from city360.pose_graph.segments import (
     SegmentParams,
     Street,
     _forked,
+    cut_tracks,
     group_streets,
     turned_forks,
 )
 from city360.pose_graph.tracks import Track
-from tests.pose_graph.walks import polyline_track
+from tests.pose_graph.walks import noisy_walk, polyline_track
 
 UNGUARDED = SegmentParams(mapped_apart=True, mapped_apart_m=None)
 
@@ -217,3 +218,122 @@ def test_two_passes_splayed_alike_or_leaving_together_are_not_forked() -> None:
     # ... or leaving nearly one way
     tracks, segments, lines = _fork_lines([(0.0, 0.0), (-3.0, 40.0), (0.0, 64.0)])
     assert not _forked(tracks, segments, lines, 0, 15.0, 1.25)
+
+
+# the old town's knot (tokyo-oldtown coverage with stops seed 0, parted), the eastern junction at
+# the origin: the western one 8.5 m off, a dual carriageway's eastern half from the south-west
+# into the eastern junction, passing the western one 6.4 m off, then on to the east
+_KNOT = np.array([[0.0, 0.0], [-8.4, 1.3], [-92.1, -77.2], [35.8, -22.4]])
+_EAST, _WEST, _SOUTH_WEST, _ON_EAST = 0, 1, 2, 3
+
+
+def _knot_cuts(
+    walks: list[list[tuple[float, float]]], params: SegmentParams
+) -> list[list[tuple[int, int]]]:
+    tracks = [noisy_walk(points, f"carriageway{k}", noise_m=0.0) for k, points in enumerate(walks)]
+    segments = cut_tracks(tracks, _KNOT, [], params)
+    return [[(s.u, s.v) for s in segments if s.track == t] for t in range(len(tracks))]
+
+
+def test_a_street_grazing_a_junction_into_a_nearer_one_is_not_cut_there_with_graze_m() -> None:
+    there = [(-92.1, -77.2), (0.0, 0.0), (35.8, -22.4)]
+    back = there[::-1]
+
+    assert _knot_cuts([there, back], SegmentParams()) == [
+        [(_SOUTH_WEST, _WEST), (_WEST, _EAST), (_EAST, _ON_EAST)],
+        [(_ON_EAST, _EAST), (_EAST, _WEST), (_WEST, _SOUTH_WEST)],
+    ]
+    assert _knot_cuts([there, back], SegmentParams(graze_m=5.0)) == [
+        [(_SOUTH_WEST, _EAST), (_EAST, _ON_EAST)],
+        [(_ON_EAST, _EAST), (_EAST, _SOUTH_WEST)],
+    ]
+
+
+def test_one_track_grazing_a_junction_is_cut_there_with_graze_m() -> None:
+    # one video straying beside a junction: GPS error, not a street (graze_tracks)
+    there = [(-92.1, -77.2), (0.0, 0.0), (35.8, -22.4)]
+    one = [(_SOUTH_WEST, _WEST), (_WEST, _EAST), (_EAST, _ON_EAST)]
+
+    assert _knot_cuts([there], SegmentParams(graze_m=5.0)) == [one]
+    assert _knot_cuts([there], SegmentParams(graze_m=5.0, graze_tracks=1)) == [
+        [
+            (_SOUTH_WEST, _EAST),
+            (_EAST, _ON_EAST),
+        ]
+    ]
+
+
+def test_videos_starting_beside_a_junction_are_cut_there_with_graze_m() -> None:
+    # two videos that start 7.5 m before the western junction (no street walked past it)
+    there = [(-10.0, -8.4), (0.0, 0.0), (35.8, -22.4)]
+
+    assert _knot_cuts([there, there], SegmentParams(graze_m=5.0)) == [
+        [(_WEST, _EAST), (_EAST, _ON_EAST)],
+        [(_WEST, _EAST), (_EAST, _ON_EAST)],
+    ]
+
+
+def test_passes_by_two_junctions_are_cut_at_both_with_graze_m() -> None:
+    # the eastern junction moved 4 m off the carriageway, outside its bend: the passes go
+    # through neither (graze_through_m)
+    there = [(-92.1, -77.2), (0.0, 0.0), (35.8, -22.4)]
+    tracks = [noisy_walk(points, f"by{k}", noise_m=0.0) for k, points in enumerate([there] * 2)]
+    junctions = _KNOT.copy()
+    junctions[_EAST] = (0.0, 4.0)
+    through = SegmentParams(graze_m=5.0)
+    nearer = SegmentParams(graze_m=5.0, graze_through_m=5.0)
+
+    assert [(s.u, s.v) for s in cut_tracks(tracks, junctions, [], through) if s.track == 0] == [
+        (_SOUTH_WEST, _WEST),
+        (_WEST, _EAST),
+        (_EAST, _ON_EAST),
+    ]
+    assert [(s.u, s.v) for s in cut_tracks(tracks, junctions, [], nearer) if s.track == 0] == [
+        (_SOUTH_WEST, _EAST),
+        (_EAST, _ON_EAST),
+    ]
+
+
+def test_a_pass_through_both_junctions_of_a_knot_is_cut_at_both_with_graze_m() -> None:
+    # the western half into the western junction, then along the link to the eastern one
+    link = [(-100.0, -73.0), (-8.4, 1.3), (0.0, 0.0), (35.8, -22.4)]
+    track = noisy_walk(link, "link", noise_m=0.0)
+    junctions = np.concatenate([_KNOT[:3], [[-100.0, -73.0]], _KNOT[3:]])
+    segments = cut_tracks([track], junctions, [], SegmentParams(graze_m=5.0, graze_tracks=1))
+
+    assert [(s.u, s.v) for s in segments] == [(3, _WEST), (_WEST, _EAST), (_EAST, 4)]
+
+
+def test_a_pass_grazing_a_lone_junction_is_cut_there_with_graze_m() -> None:
+    # 6.4 m beside the western junction and no other junction within graze_reach_m on
+    beside = [(-92.1, -77.2), (0.0, 0.0)]
+    junctions = _KNOT[[_WEST, _SOUTH_WEST]]
+    track = noisy_walk(beside, "beside", noise_m=0.0)
+    segments = cut_tracks([track], junctions, [], SegmentParams(graze_m=5.0, graze_tracks=1))
+
+    assert [(s.u, s.v) for s in segments] == [(1, 0)]
+
+
+def test_a_pass_cutting_a_junctions_corner_is_cut_there_with_graze_m() -> None:
+    # from the west 6.7 m beside the western junction, turning 55 degrees 5.9 m off it and
+    # on into the eastern one: it turns at the western junction, so it is cut there
+    corner = [(-60.0, 8.0), (-6.0, 8.0), (0.0, 0.0), (0.0, -40.0)]
+    track = noisy_walk(corner, "corner", noise_m=0.0)
+    junctions = np.array([[0.0, 0.0], [-8.4, 1.3], [-60.0, 8.0], [0.0, -40.0]])
+    straight_only = SegmentParams(graze_m=5.0, graze_tracks=1)
+    any_turn = SegmentParams(graze_m=5.0, graze_tracks=1, graze_turn_deg=180.0)
+
+    assert [(s.u, s.v) for s in cut_tracks([track], junctions, [], straight_only)] == [
+        (2, 1),
+        (1, 0),
+        (0, 3),
+    ]
+    assert [(s.u, s.v) for s in cut_tracks([track], junctions, [], any_turn)] == [(2, 0), (0, 3)]
+
+
+def test_graze_m_is_off_by_default() -> None:
+    assert SegmentParams().graze_m is None
+    assert SegmentParams().graze_reach_m == 10.0
+    assert SegmentParams().graze_turn_deg == 15.0
+    assert SegmentParams().graze_tracks == 2
+    assert SegmentParams().graze_through_m == 3.0
