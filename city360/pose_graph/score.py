@@ -335,7 +335,7 @@ def _resolvable(
     for parting in sides:
         node = min([0, *position]) - 1
         position[node] = parting.point
-        kept = split_at_parting(kept, parting, node)
+        kept = split_at_parting(kept, parting, node, MATCH_M)
     for short in shorts:
         node = min([0, *position]) - 1
         position[node] = short.foot
@@ -361,7 +361,9 @@ def _resolvable(
             if degree.get(b, 0) > degree.get(a, 0):
                 a, b = b, a
             parent[b] = a
-        if (degree[u] == 1) != (degree[v] == 1):  # a dead end on a street
+        # a dead end on a street: at a junction (a bend's, say one a parting's reading left,
+        # is no junction for a built stub to stand at)
+        if (degree[u] == 1) != (degree[v] == 1) and max(degree[u], degree[v]) >= 3:
             end, tee = (u, v) if degree[u] == 1 else (v, u)
             stubs.append((position[tee], position[end], contracted))
     graph = nx.MultiGraph()
@@ -582,7 +584,7 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
     xy = {n: (float(d["x_m"]), float(d["y_m"])) for n, d in graph.nodes(data=True)}
     resolvable = _resolvable(truth)
     crossings = _crossings_without_node(truth)
-    sides = partings(_drawn_once(truth))
+    sides = partings(_drawn_once(truth), MATCH_M)
     shorts = (
         short_ends(_drawn_once(truth), {j.id: (j.x_m, j.y_m) for j in truth.junctions}, MATCH_M)
         if READ_SHORT_ENDS

@@ -18,7 +18,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SIDE_BY_SIDE_M", "SIDE_BY_SIDE_MIN_M", "Parting", "partings", "split_at_parting"]
+__all__ = [
+    "SIDE_BY_SIDE_M",
+    "SIDE_BY_SIDE_MIN_M",
+    "STUBS_CONTRACTED",
+    "Parting",
+    "partings",
+    "split_at_parting",
+]
 
 SIDE_BY_SIDE_M = 4.0
 """Two lines closer than this, metres, are one line to the scorer: twice the GPS's own error
@@ -27,6 +34,13 @@ SIDE_BY_SIDE_MIN_M = 6.0
 """The lines must stay that close for at least this far from the bend, metres: straight arms
 do so only when they meet at under 39 degrees (a plain 90-degree bend's arms part 2.8 m out).
 On the 50 kept twins' truths every other bend parts within 5 m."""
+STUBS_CONTRACTED = True
+"""Whether a junction whose third street is only a stub the scorer contracts (shorter than
+its ``stub_m``, to a dead end) is read as the bend its two other streets make
+(:func:`partings`): Helsinki's Arkadiankatu (-482.0, -53.5), two ways 1.4 m apart for 8 m from
+a junction whose third street is a 7 m stub to the window's edge. The scorer contracts the
+stub, so the junction is a bend to it, but without this the parting was looked for only at
+nodes the map draws with two streets. False: only those (before round thirty-two)."""
 _STEP_M = 0.25
 
 Street = tuple[int, int, np.ndarray]
@@ -81,16 +95,33 @@ def _from(street: Street, node: int) -> np.ndarray:
     return line if u == node else line[::-1]
 
 
-def partings(streets: Sequence[Street]) -> list[Parting]:
-    """Every bend of ``streets`` (a node two streets end at, not the same street twice) whose
-    two streets run within :data:`SIDE_BY_SIDE_M` for at least :data:`SIDE_BY_SIDE_MIN_M`
-    and then part (both go on beyond the parting by more than one step)."""
+def _ends_at(streets: Sequence[Street], stub_m: float | None) -> dict[int, list[int]]:
+    """Per node, the indices of the streets that end there, without a stub the reading
+    contracts into it: with ``stub_m`` (metres), a street shorter than that from the node to
+    a dead end (a node no other street ends at) when :data:`STUBS_CONTRACTED`."""
     at: dict[int, list[int]] = {}
     for i, (u, v, _) in enumerate(streets):
         at.setdefault(u, []).append(i)
         at.setdefault(v, []).append(i)
+    if stub_m is None or not STUBS_CONTRACTED:
+        return at
+    for i, (u, v, line) in enumerate(streets):
+        if u == v or float(_arc(line)[-1]) >= stub_m:
+            continue
+        for end, other in ((u, v), (v, u)):
+            if len(at[end]) == 1 and len(at[other]) > 2:
+                at[other] = [j for j in at[other] if j != i]
+    return at
+
+
+def partings(streets: Sequence[Street], stub_m: float | None = None) -> list[Parting]:
+    """Every bend of ``streets`` (a node two streets end at, not the same street twice; with
+    ``stub_m``, metres, a junction that a stub shorter than that to a dead end is all that
+    makes one, see :func:`_ends_at`) whose two streets run within :data:`SIDE_BY_SIDE_M` for
+    at least :data:`SIDE_BY_SIDE_MIN_M` and then part (both go on beyond the parting by more
+    than one step)."""
     found = []
-    for node, ids in at.items():
+    for node, ids in _ends_at(streets, stub_m).items():
         if len(ids) != 2 or ids[0] == ids[1]:
             continue
         a, b = (_from(streets[i], node) for i in ids)
@@ -108,12 +139,15 @@ def _at_arc(line: np.ndarray, arc_m: float) -> np.ndarray:
     return np.array([np.interp(arc_m, arc, line[:, 0]), np.interp(arc_m, arc, line[:, 1])])
 
 
-def split_at_parting(streets: list[Street], parting: Parting, new_node: int) -> list[Street]:
+def split_at_parting(
+    streets: list[Street], parting: Parting, new_node: int, stub_m: float | None = None
+) -> list[Street]:
     """``streets`` read with ``parting``: its bend's two streets become one street from the
     bend to ``new_node`` at the parting point (along the first of them, moved to end there)
-    and each of their rests from ``new_node`` on. Unchanged when the bend no longer has
-    exactly two streets."""
-    ids = [i for i, (u, v, _) in enumerate(streets) if parting.node in (u, v)]
+    and each of their rests from ``new_node`` on (a stub shorter than ``stub_m`` to a dead end
+    stays at the bend, see :func:`partings`). Unchanged when the bend no longer has exactly
+    two streets."""
+    ids = _ends_at(streets, stub_m).get(parting.node, [])
     if len(ids) != 2 or any(streets[i][0] == streets[i][1] for i in ids):
         return streets
     point = np.asarray(parting.point, dtype=np.float64)

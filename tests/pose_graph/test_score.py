@@ -661,3 +661,50 @@ def test_a_loop_that_leaves_the_place_stays_a_true_street() -> None:
     result = score(_knot_built(), _knot_with_way((30.0, 30.0)))
     assert result.edge_recall == pytest.approx(0.75)
     assert len(result.missing_streets) == 1
+
+
+def _side_by_side_with_stub(run_m: float) -> SceneTruth:
+    """:func:`_side_by_side` (lines 2 m apart) whose bend also has a 5 m stub east to a dead
+    end (Helsinki's Arkadiankatu (-482.0, -53.5): two ways 1.4 m apart for 8 m from a junction
+    whose third street is a 7 m stub to the window's edge)."""
+    plain = _side_by_side(2.0, run_m)
+    stub_end = Junction(id=20, x_m=5.0, y_m=0.0, lat=0.0, lon=0.0, degree=1)
+    bend = next(j for j in plain.junctions if j.id == 1)
+    junctions = [j for j in plain.junctions if j.id != 1]
+    junctions += [Junction(id=1, x_m=0.0, y_m=0.0, lat=0.0, lon=0.0, degree=3), stub_end]
+    assert bend.degree == 2
+    stub = StreetEdge(u=1, v=20, length_m=5.0, polyline_xy=[(0.0, 0.0), (5.0, 0.0)])
+    return SceneTruth(
+        seed=0,
+        junctions=junctions,
+        streets=[*plain.streets, stub],
+        pois=[],
+        objects=[],
+        videos=[],
+    )
+
+
+def test_two_lines_out_of_a_junction_of_a_short_stub_are_read_where_they_part() -> None:
+    """The stub is under 8 m, so the reduction contracts it and the junction is a bend of the
+    two close lines: the build's junction where they part, its stub running on past the bend
+    to the stub's end, is the truth's reading, every figure 1.0 (before: no reading at a node
+    of three streets, P 0)."""
+    built = {1: (4.5, 0.0), 2: (-16.5, 0.3), 10: (-46.0, -25.0), 11: (-46.0, 25.0)}
+    result = score(_built(built, ONE_STREET), _side_by_side_with_stub(16.0))
+    assert len(result.read_side_by_side) == 1
+    assert result.true_junctions == 1
+    assert _figures(result) == (1.0, 1.0, 1.0, 1.0, 1.0)
+
+
+def test_a_bend_left_by_a_parting_reading_is_no_junction_for_a_built_stub() -> None:
+    """Lines 2 m apart for 10 m: they part about 12 m from the junction of the stub. A build
+    whose junction stands 7.5 m from the true junction and 4.5 m from the parting, with a stub
+    to the stub's end, matches the parting's junction; its stub does not stand for the true
+    stub (whose junction the reading made a bend) and the junction is kept (before: dropped
+    with the stub, R 0)."""
+    built = {1: (4.5, 0.0), 2: (-7.5, 0.3), 10: (-36.0, -25.0), 11: (-36.0, 25.0)}
+    result = score(_built(built, ONE_STREET), _side_by_side_with_stub(10.0))
+    assert len(result.read_side_by_side) == 1
+    assert result.true_junctions == 1
+    assert (result.junction_precision, result.junction_recall) == (1.0, 1.0)
+    assert not result.contracted_stubs
