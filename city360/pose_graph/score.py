@@ -51,8 +51,9 @@ when the build makes none (a build with OSM follows the map), the truth is read 
 draws it and nothing is missed. Either reading is right, as for a staggered pair; a junction
 built anywhere else costs what it cost (``_crossings_without_node``).
 
-Two true streets out of a bend (a node with just those two) that stay within 4 m of each other
-for 6 m or more (:mod:`city360.pose_graph.side_by_side`: a carriageway pair joined at the end
+Two true streets out of a bend (a node with just those two, or a junction whose other streets
+are stubs under 8 m to a dead end, which the reduction contracts) that stay within 4 m of each
+other for 6 m or more (:mod:`city360.pose_graph.side_by_side`: a carriageway pair joined at the end
 where the window cut the street on, a hairpin V's last metres) are read as the camera sees them
 where the build makes a junction matching no true one within 8 m of where they part: one street
 from the bend to a junction there, and the two streets on from it (when that one street is
