@@ -132,7 +132,7 @@ class JunctionParams:
     true (-35.8, 82.3), moved 5.6 m east and merged into its partner (-26.7, 78.7)). Off:
     with ``split_peaks_m`` 8 on 28 suite twins (branch cuts31) 5 rows better, 5 worse in P,
     R or F1 (old town coverage 0 P 1.000 -> 0.909), and the row it was made for equal."""
-    split_part_shift_m: float | None = None
+    split_part_shift_m: float | None = 4.0
     """With ``split_peaks_m``: refine's first move (to where the arms' lines meet) takes a
     part of a parted pile at most this many metres (0: it stays at its votes' median); None:
     it moves as any junction (up to
@@ -141,7 +141,11 @@ class JunctionParams:
     of footpaths their lines meet elsewhere (fresh Kaisaniemi coverage 0: the part
     (-58.2, -113.1), 4.2 m from the true (-59.2, -109.1), moved 7.9 m east into a small
     triangle of paths and lost it; wander+stops 1: (-31.8, -82.0), 4.0 m from the true
-    (-35.6, -82.8), moved 8.4 m north and was dropped)."""
+    (-35.6, -82.8), moved 8.4 m north and was dropped). 4 m (round thirty-two, branch
+    kpart32; acts only with ``split_peaks_m``): with the parting on, against it without the
+    cap, no row worse on 12 Kaisaniemi, 28 suite and 12 Bulevardi twins; Kaisaniemi
+    wander+stops 1 and old town coverage+stops 0 better. 3 m also keeps Kaisaniemi coverage
+    0's part but loses wander 2's F1; under 3 m old town wander 0 loses a junction."""
     split_leg_m: float = 8.0
     """With ``split_crossed_m``: length in metres of each pass's legs before and after its
     closest approach to a part's median."""
