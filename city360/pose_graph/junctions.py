@@ -139,13 +139,13 @@ class JunctionParams:
     :attr:`~city360.pose_graph.refine.RefineParams.max_shift_m`). A part stands at a true
     junction (round thirty-one); its arms run to its partners 8-20 m away, and on a tangle
     of footpaths their lines meet elsewhere (fresh Kaisaniemi wander+stops 1: the part
-    (-31.8, -82.0), 4.0 m from the true (-35.6, -82.8), moved 8.4 m north and was dropped;
-    old town coverage+stops 0: (-34.2, 81.5) moved 5.6 m into its partner). 4 m (round
-    thirty-two, branch kpart32; acts only with ``split_peaks_m``): with the parting on,
-    against it without the cap, no row worse on 12 Kaisaniemi, 28 suite, 56 unseen and 24
-    fresh Bulevardi and Nerima twins; Kaisaniemi wander+stops 1, old town coverage+stops 0
-    and Nerima SW coverage+stops 6 better; fresh Kaisaniemi seeds 3-4 one row better, one
-    worse (wander 3 F1), one mixed. 3 m also keeps Kaisaniemi coverage 0's parts
+    (-31.8, -82.0), 4.0 m from the true (-35.6, -82.8), moved 8.4 m north and was
+    dropped). 4 m (round thirty-two, branch kpart32; acts only with ``split_peaks_m``): with
+    the parting on, against it without the cap, no row worse on 12 Kaisaniemi, 28 suite, 56
+    unseen and 24 fresh Bulevardi and Nerima twins; Kaisaniemi wander+stops 1, old town
+    coverage+stops 0 (F1, by a later step: its part still merges) and Nerima SW
+    coverage+stops 6 better; fresh Kaisaniemi seeds 3-4 one row better, one worse (wander 3
+    F1), one mixed. 3 m also keeps Kaisaniemi coverage 0's parts
     (-50.3, -106.5) and (-58.2, -113.1) from merging (a 3.7 m move brings them 7.9 m apart)
     but loses wander 2's F1; 3.5 m and under 3 m lose old town wander 0's R."""
     split_leg_m: float = 8.0
