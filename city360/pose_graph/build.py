@@ -51,7 +51,7 @@ from city360.pose_graph.graph import (
 from city360.pose_graph.junctions import (
     JunctionParams,
     find_dead_ends,
-    find_junctions,
+    find_junction_parts,
     merge_close,
 )
 from city360.pose_graph.node_fit import fit_nodes
@@ -458,7 +458,10 @@ def build_from_tracks(
         tracks = hold_still_spans(tracks, params.dwell_params)
     if osm is None and params.clarify:
         tracks = clarify_tracks(tracks, params.clarify_params)
-    junctions_xy, _support = find_junctions(tracks, params.junctions, without_osm=osm is None)
+    junctions_xy, _support, parted = find_junction_parts(
+        tracks, params.junctions, without_osm=osm is None
+    )
+    parts_xy = junctions_xy.reshape(-1, 2)[parted]
     matched: MatchedCuts | None = None
     if osm is not None:
         from city360.pose_graph.osm_dead_ends import MatchedCuts, find_spurs
@@ -490,6 +493,9 @@ def build_from_tracks(
         moved, branching = refine_junctions(
             tracks, junctions_xy, segments, streets, params.refine_params
         )
+        shift_m = params.junctions.split_part_shift_m
+        if params.junctions.split_peaks_m is not None and shift_m is not None:
+            moved = _parts_shifted(junctions_xy, moved, parts_xy, shift_m)
         if params.junctions.split_peaks_m is not None and params.junctions.split_held_apart:
             moved = _held_apart(junctions_xy, moved, params.junctions.merge_m)
         junctions_xy, _ = merge_close(
@@ -670,6 +676,23 @@ def _forks_at_video_ends(
         uncut,
     )
     return dead_xy, junctions_xy, segments, streets
+
+
+def _parts_shifted(
+    before: FloatArray, moved: FloatArray, parts_xy: FloatArray, shift_m: float
+) -> FloatArray:
+    """``moved`` (J, 2), with each junction of ``before`` that stands at one of ``parts_xy``
+    (parts of parted vote piles, matched exactly: positions pass through the first cut
+    unchanged) moved at most ``shift_m`` metres towards where it was moved (see
+    :attr:`~city360.pose_graph.junctions.JunctionParams.split_part_shift_m`)."""
+    before = before.reshape(-1, 2)
+    if not len(parts_xy) or not len(before):
+        return moved
+    is_part = (before[:, None] == parts_xy[None]).all(axis=2).any(axis=1)
+    step = moved - before
+    size = np.hypot(step[:, 0], step[:, 1])
+    scale = np.where(is_part & (size > shift_m), shift_m / np.maximum(size, 1e-9), 1.0)
+    return before + step * scale[:, None]
 
 
 def _held_apart(before: FloatArray, moved: FloatArray, merge_m: float) -> FloatArray:

@@ -50,6 +50,7 @@ __all__ = [
     "cluster_centres",
     "crossing_votes",
     "find_dead_ends",
+    "find_junction_parts",
     "find_junctions",
     "group_dead_ends",
     "merge_close",
@@ -131,6 +132,22 @@ class JunctionParams:
     true (-35.8, 82.3), moved 5.6 m east and merged into its partner (-26.7, 78.7)). Off:
     with ``split_peaks_m`` 8 on 28 suite twins (branch cuts31) 5 rows better, 5 worse in P,
     R or F1 (old town coverage 0 P 1.000 -> 0.909), and the row it was made for equal."""
+    split_part_shift_m: float | None = 4.0
+    """With ``split_peaks_m``: refine's first move (to where the arms' lines meet) takes a
+    part of a parted pile at most this many metres (0: it stays at its votes' median); None:
+    it moves as any junction (up to
+    :attr:`~city360.pose_graph.refine.RefineParams.max_shift_m`). A part stands at a true
+    junction (round thirty-one); its arms run to its partners 8-20 m away, and on a tangle
+    of footpaths their lines meet elsewhere (fresh Kaisaniemi wander+stops 1: the part
+    (-31.8, -82.0), 4.0 m from the true (-35.6, -82.8), moved 8.4 m north and was
+    dropped). 4 m (round thirty-two, branch kpart32; acts only with ``split_peaks_m``): with
+    the parting on, against it without the cap, no row worse on 12 Kaisaniemi, 28 suite, 56
+    unseen and 24 fresh Bulevardi and Nerima twins; Kaisaniemi wander+stops 1, old town
+    coverage+stops 0 (F1, by a later step: its part still merges) and Nerima SW
+    coverage+stops 6 better; fresh Kaisaniemi seeds 3-4 one row better, one worse (wander 3
+    F1), one mixed. 3 m also keeps Kaisaniemi coverage 0's parts
+    (-50.3, -106.5) and (-58.2, -113.1) from merging (a 3.7 m move brings them 7.9 m apart)
+    but loses wander 2's F1; 3.5 m and under 3 m lose old town wander 0's R."""
     split_leg_m: float = 8.0
     """With ``split_crossed_m``: length in metres of each pass's legs before and after its
     closest approach to a part's median."""
@@ -710,10 +727,11 @@ def _merge_apart(
     weights: npt.NDArray[np.int64],
     group: npt.NDArray[np.int64],
     radius_m: float,
-) -> tuple[FloatArray, npt.NDArray[np.int64]]:
+) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
     """:func:`merge_close`, nearest pairs first, except that two parts of one parted vote
     cluster (the same ``group``, not -1) never end in one junction: a spur root or a corner
-    meet between two crossings 10 m apart joins the nearer one and no longer chains both."""
+    meet between two crossings 10 m apart joins the nearer one and no longer chains both.
+    Also returns, per junction, whether a part is in it."""
     pairs = cKDTree(points).query_pairs(radius_m, output_type="ndarray")
     parent = np.arange(len(points))
     groups: list[set[int]] = [{int(g)} if g >= 0 else set() for g in group]
@@ -733,7 +751,10 @@ def _merge_apart(
             parent[rb] = ra
             groups[ra] |= groups[rb]
     labels = np.unique([root(k) for k in range(len(points))], return_inverse=True)[1]
-    return _weighted_means(points, weights, labels.astype(np.int64))
+    centres, support = _weighted_means(points, weights, labels.astype(np.int64))
+    parted = np.zeros(len(centres), dtype=bool)
+    parted[labels[np.array([bool(groups[root(k)]) for k in range(len(points))])]] = True
+    return centres, support, parted
 
 
 def spur_roots(
@@ -795,10 +816,20 @@ def _parting(
 def find_junctions(
     tracks: Sequence[Track], params: JunctionParams | None = None, *, without_osm: bool = False
 ) -> tuple[FloatArray, npt.NDArray[np.int64]]:
+    """Junction positions (J, 2) in metres and their vote support (J,): see
+    :func:`find_junction_parts`."""
+    centres, support, _ = find_junction_parts(tracks, params, without_osm=without_osm)
+    return centres, support
+
+
+def find_junction_parts(
+    tracks: Sequence[Track], params: JunctionParams | None = None, *, without_osm: bool = False
+) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
     """Junction positions (J, 2) in metres and their vote support (J,), from poses alone:
     clusters of crossing votes and the roots of out-and-back spurs (:func:`spur_roots`, each
     counted with ``min_support``); ``without_osm`` (the build without a map) also the places
-    where two passes' corners meet (``params.corners``)."""
+    where two passes' corners meet (``params.corners``); and for each junction whether it
+    is a part of a vote pile parted at its peaks (``params.split_peaks_m``)."""
     params = params or JunctionParams()
     votes, samples = _cast_votes(tracks, params)
     split = params.split_peaks_m if without_osm else None
@@ -826,7 +857,8 @@ def find_junctions(
         group = np.concatenate([group, np.full(len(roots), -1, dtype=np.int64)])
     if (group >= 0).any():
         return _merge_apart(centres, support, group, params.merge_m)
-    return merge_close(centres, support, params.merge_m)
+    centres, support = merge_close(centres, support, params.merge_m)
+    return centres, support, np.zeros(len(centres), dtype=bool)
 
 
 def _uturn_stretches(track: Track, params: JunctionParams) -> list[tuple[int, int]]:

@@ -239,7 +239,9 @@ def _steps_after_apart_see(
         return fused_forks(tracks, junctions_xy, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(
-        build_module, "find_junctions", lambda *_, **__: (np.zeros((1, 2)), np.array([3]))
+        build_module,
+        "find_junction_parts",
+        lambda *_, **__: (np.zeros((1, 2)), np.array([3]), np.zeros(1, dtype=bool)),
     )
     monkeypatch.setattr(build_module, "dissolve_pass_through", lambda *_: set())
     monkeypatch.setattr(build_module, "fused_forks", record)

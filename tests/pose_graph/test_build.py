@@ -11,7 +11,7 @@ import pytest
 from city360.city import CityDir
 from city360.geo import angle_diff_deg
 from city360.pose_graph import PoseGraph, build_city, load_graph
-from city360.pose_graph.build import _held_apart
+from city360.pose_graph.build import _held_apart, _parts_shifted
 from city360.pose_graph.score import score
 from city360.synth.groundtruth import SceneTruth
 
@@ -158,3 +158,20 @@ def test_junctions_moved_together_from_over_merge_m_apart_are_held_where_they_we
     held = _held_apart(before, moved, 8.0)
     assert np.allclose(held[:2], before[:2])
     assert np.allclose(held[2:], moved[2:])
+
+
+@pytest.mark.parametrize("shift_m", [0.0, 3.0])
+def test_a_part_of_a_parted_pile_moves_at_most_split_part_shift_m(shift_m: float) -> None:
+    # fresh Kaisaniemi wander+stops 1: the part (-31.8, -82.0), 4 m from a true junction,
+    # moved 8.4 m north by its arms' lines; a junction that is no part moves as far as refine
+    # takes it
+    before = np.array([[-31.8, -82.0], [0.0, 0.0]])
+    moved = np.array([[-32.3, -73.6], [6.0, 8.0]])
+    parts = np.array([[-31.8, -82.0], [40.0, 40.0]])
+    shifted = _parts_shifted(before, moved, parts, shift_m)
+    step = shifted[0] - before[0]
+    assert np.hypot(*step) == pytest.approx(shift_m)
+    if shift_m:
+        assert np.allclose(step / np.hypot(*step), (moved[0] - before[0]) / 8.415, atol=0.01)
+    assert np.allclose(shifted[1], moved[1])
+    assert np.allclose(_parts_shifted(before, moved, np.zeros((0, 2)), shift_m), moved)

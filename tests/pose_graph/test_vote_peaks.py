@@ -7,7 +7,7 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from city360.pose_graph.junctions import JunctionParams, find_junctions
+from city360.pose_graph.junctions import JunctionParams, find_junction_parts, find_junctions
 from city360.pose_graph.tracks import Track, make_track
 
 SPLIT = JunctionParams(split_peaks_m=8.0)
@@ -72,3 +72,13 @@ def test_split_peaks_is_off_by_default_and_with_osm() -> None:
     assert JunctionParams().split_peaks_m is None
     tracks = _crossings([0.0] * 4, [10.0] * 4, 0)
     assert len(find_junctions(tracks, SPLIT)[0]) == 1  # the map's nodes decide there
+
+
+def test_the_parts_of_a_parted_pile_are_flagged() -> None:
+    tracks = _crossings([0.0] * 4, [10.0] * 4, 0)
+    _, _, whole = find_junction_parts(tracks, without_osm=True)
+    assert not whole.any()
+    xy, support, parted = find_junction_parts(tracks, SPLIT, without_osm=True)
+    assert parted.tolist() == [True, True]
+    assert np.allclose(xy, find_junctions(tracks, SPLIT, without_osm=True)[0])
+    assert len(support) == 2
