@@ -67,14 +67,14 @@ class RefineParams:
     more arms, every one with a line, that go only two ways is dropped: two parallel
     streets 5-9 m apart (Helsinki's paired carriageways and tram-side streets) or two passes
     of one street not grouped, cut where GPS noise voted."""
-    knot_ways_m: float | None = None
+    knot_ways_m: float | None = 15.0
     """Meant for :attr:`~city360.pose_graph.junctions.JunctionParams.split_peaks_m` (set both,
     15 m with 8 m; both off): two arms within ``same_way_deg`` that are streets to two different
     junctions, both within this many metres, go two ways (a knot of junctions parted from one
     vote pile: old town wander+stops 0's part at (-21.3, 87.2), arms 21 degrees apart to parts
     10.6 and 14.1 m off, was dropped as a node of two ways and (-19.5, 86.5) missed). With
     ``split_peaks_m`` 8 on 28 suite twins (branch cuts31) 3 rows better, 25 equal; without
-    the parting it is not measured. None: off."""
+    the parting it is not measured. None: off. On with the parting since round thirty-two."""
     through_stub_m: float | None = 10.0
     """A junction of three arms, two of them with lines on one axis (leaving it within
     ``same_way_deg`` of opposite ways) and the third without a line (fewer than

@@ -67,7 +67,7 @@ class SegmentParams:
     """Leaving a junction's radius for less than this and coming back is noise, not a new pass."""
     dead_end_pass_m: float = 4.0
     """A track passing this close to a dead-end node (one it does not end at) is cut there."""
-    graze_m: float | None = None
+    graze_m: float | None = 7.0
     """Meant for :attr:`~city360.pose_graph.junctions.JunctionParams.split_peaks_m` (set
     together: 7 m with the parting at 8 m and ``RefineParams.knot_ways_m`` 15 m). A pass
     that comes no closer than this (metres; it is within ``cut_radius_m``) to a junction,
@@ -84,7 +84,8 @@ class SegmentParams:
     turns 0.915 -> 1.000; fresh Kaisaniemi coverage 0, wander+stops 1 and 2 in P, R and
     F1), none worse in P, R or F1 on the 28 suite, 56 unseen and 36 fresh twins. Without
     the parting 119 rows equal, Kaisaniemi coverage 0 F1 0.715 -> 0.726 (turns 0.881 ->
-    0.857). None: every junction within ``cut_radius_m`` cuts (before round thirty-two)."""
+    0.857). With OSM, on 120 kept twins, no row moves. On with the parting since round
+    thirty-two (the lead). None: every junction within ``cut_radius_m`` cuts."""
     graze_reach_m: float = 10.0
     """See :attr:`graze_m`: at most this many metres of travel between the grazed junction's
     cut and the other's (the knot's 8 m). At 12 m a pass 7.2 m by a false junction

@@ -331,8 +331,8 @@ def test_a_pass_cutting_a_junctions_corner_is_cut_there_with_graze_m() -> None:
     assert [(s.u, s.v) for s in cut_tracks([track], junctions, [], any_turn)] == [(2, 0), (0, 3)]
 
 
-def test_graze_m_is_off_by_default() -> None:
-    assert SegmentParams().graze_m is None
+def test_graze_m_is_on_by_default_with_the_parting() -> None:
+    assert SegmentParams().graze_m == 7.0
     assert SegmentParams().graze_reach_m == 10.0
     assert SegmentParams().graze_turn_deg == 15.0
     assert SegmentParams().graze_tracks == 2

@@ -85,9 +85,9 @@ def test_passes_round_one_bend_go_one_way_and_a_crossing_two() -> None:
     assert _spread(tracks, (200.0, 0.0)) == 0.0  # no pass there
 
 
-def test_the_ways_test_is_on_by_default_but_acts_only_with_split_peaks() -> None:
+def test_the_ways_test_is_on_by_default_with_split_peaks() -> None:
     params = JunctionParams()
-    assert params.split_peaks_m is None
+    assert params.split_peaks_m == 8.0
     assert params.split_crossed_m == 3.0
     assert params.split_ways_deg == params.min_angle_deg
     tracks = _bend_by_crossing(1)

@@ -11,6 +11,7 @@ from city360.pose_graph.junctions import JunctionParams, find_junction_parts, fi
 from city360.pose_graph.tracks import Track, make_track
 
 SPLIT = JunctionParams(split_peaks_m=8.0)
+UNSPLIT = JunctionParams(split_peaks_m=None)
 
 
 def _walk(points: list[tuple[float, float]], name: str, rng: np.random.Generator) -> Track:
@@ -50,7 +51,7 @@ def _crossings(xa: list[float], xb: list[float], seed: int) -> list[Track]:
 @pytest.mark.parametrize("seed", [0, 2])
 def test_two_crossings_10_m_apart_in_one_vote_pile_are_two_junctions(seed: int) -> None:
     tracks = _crossings([0.0] * 4, [10.0] * 4, seed)
-    fused, _ = find_junctions(tracks, without_osm=True)
+    fused, _ = find_junctions(tracks, UNSPLIT, without_osm=True)
     assert len(fused) == 1  # one pile: the passes between the crossings join them
     parted, _ = find_junctions(tracks, SPLIT, without_osm=True)
     assert len(parted) == 2
@@ -68,15 +69,15 @@ def test_one_wide_crossing_with_the_same_spread_of_turns_stays_one(seed: int) ->
     assert len(junctions) == 1
 
 
-def test_split_peaks_is_off_by_default_and_with_osm() -> None:
-    assert JunctionParams().split_peaks_m is None
+def test_split_peaks_is_on_by_default_and_off_with_osm() -> None:
+    assert JunctionParams().split_peaks_m == 8.0
     tracks = _crossings([0.0] * 4, [10.0] * 4, 0)
     assert len(find_junctions(tracks, SPLIT)[0]) == 1  # the map's nodes decide there
 
 
 def test_the_parts_of_a_parted_pile_are_flagged() -> None:
     tracks = _crossings([0.0] * 4, [10.0] * 4, 0)
-    _, _, whole = find_junction_parts(tracks, without_osm=True)
+    _, _, whole = find_junction_parts(tracks, UNSPLIT, without_osm=True)
     assert not whole.any()
     xy, support, parted = find_junction_parts(tracks, SPLIT, without_osm=True)
     assert parted.tolist() == [True, True]
