@@ -62,7 +62,7 @@ def _grazes(
     params: SegmentParams,
 ) -> set[int]:
     """Indices into ``cuts`` (one track's, sorted) of the cuts at junctions the track grazes
-    (see :func:`_ungrazed`), whatever other tracks do."""
+    (see :func:`ungrazed`), whatever other tracks do."""
     if params.graze_m is None:
         return set()
     off = [

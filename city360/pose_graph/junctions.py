@@ -107,10 +107,10 @@ class JunctionParams:
     On since round thirty-two (the lead), with ``knot_ways_m`` 15,
     :attr:`~city360.pose_graph.segments.SegmentParams.graze_m` 7 and ``split_part_shift_m``
     4, and the scorer's reading of two close ways out of a junction of a short stub: on 120
-    kept twins without OSM 24 rows better in P, R or F1 (suite 10: old town wander+stops 0
+    kept twins without OSM 19 rows better in P, R or F1 (suite 10: old town wander+stops 0
     R 0.857 -> 1.000, Helsinki wander 0 R 0.926 -> 0.951; unseen 4), none worse but in the
     fresh Kaisaniemi footpath park (junctions 5-7 m apart, every row under target either way):
-    4 rows worse, 2 mixed, 6 better (mean P -0.02, R +0.01, F1 +0.02). With OSM it never
+    4 rows worse, 2 mixed, 5 better (mean P -0.02, R +0.01, F1 +0.02). With OSM it never
     acts (120 rows equal). None: one junction per cluster."""
     split_saddle: float = 0.5
     """With ``split_peaks_m``: the lowest vote density on the line between two peaks must be
