@@ -165,8 +165,8 @@ too, not only those joined to it directly (:func:`_read_as_one`, module docstrin
 one is). None: directly joined ones only (before round thirty-two). "junctions" since round
 thirty-two (branch tangle32): rescored on 120 kept twins built with and without the vote
 pile's parting, 120 OSM builds and 12 real walks, 12 rows better in precision (Kaisaniemi
-11: parted coverage 0 P 0.765 -> 0.839; Nerima SW one-way 7 0.967 -> 1.000), none moves
-otherwise. "all" also moves street F1: up on 8 rows (Nerima SW one-way 7 0.950 -> 1.000),
+10: parted coverage 0 P 0.765 -> 0.839; Nerima SW one-way 7 in both, 0.967 -> 1.000),
+nothing else moves. "all" also moves street F1: up on 10 rows (Nerima SW one-way 7 0.950 -> 1.000),
 down on 2 (Kaisaniemi parted wander 2 0.672 -> 0.649, unparted coverage 0 0.715 -> 0.705:
 an extra of the place 1.7-1.9 m from its own true junction had stood, by the 15 m node
 identity, for a missed true junction 13-14 m away, (-45.2, -121.4), and an inner street of
