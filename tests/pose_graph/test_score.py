@@ -708,3 +708,64 @@ def test_a_bend_left_by_a_parting_reading_is_no_junction_for_a_built_stub() -> N
     assert result.true_junctions == 1
     assert (result.junction_precision, result.junction_recall) == (1.0, 1.0)
     assert not result.contracted_stubs
+
+
+# The chain of three true junctions (one place) built as three junctions, one by each, joined
+# in a row: the third (0.5 m from its true junction, 13.5 m from the place's position) is
+# joined to the place's built junction only through the second (Kaisaniemi's footpath tangle
+# around (-25, -130), round thirty-two).
+CHAIN_BUILT = {n: xy for n, xy in CHAIN_NODES.items() if n not in (1, 2, 3)}
+CHAIN_BUILT |= {1: (0.5, 0.5), 2: (7.5, -0.5), 3: (13.5, 0.5)}
+
+
+@pytest.mark.parametrize("reading", ["junctions", "all"])
+def test_a_place_built_as_a_chain_of_junctions_has_no_invented_one(
+    monkeypatch: pytest.MonkeyPatch, reading: str
+) -> None:
+    """Each built junction stands by its own true junction of the place: none is invented
+    (before: the third counted as an extra, precision 0.5)."""
+    monkeypatch.setattr(score_module, "READ_PLACE_CHAINS", reading)
+    result = score(_built(CHAIN_BUILT, CHAIN_STREETS), _truth(CHAIN_NODES, CHAIN_STREETS))
+    assert result.true_junctions == 1
+    assert (result.junction_precision, result.junction_recall) == (1.0, 1.0)
+    assert result.extra_junctions == []
+
+
+def test_the_streets_of_a_chain_are_read_as_built_with_junctions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ "junctions" leaves the streets as the direct reading scores them: the third junction's
+    two streets and the one joining it are extras, its 13.5 m from the place leaves it no
+    true node to stand for."""
+    monkeypatch.setattr(score_module, "READ_PLACE_CHAINS", "junctions")
+    result = score(_built(CHAIN_BUILT, CHAIN_STREETS), _truth(CHAIN_NODES, CHAIN_STREETS))
+    assert result.edge_recall == pytest.approx(4 / 6)
+    assert len(result.extra_streets) == 3
+
+
+def test_the_streets_of_a_chain_are_read_through_the_place_with_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ "all" merges the third junction into the place as the second is: every street found."""
+    monkeypatch.setattr(score_module, "READ_PLACE_CHAINS", "all")
+    result = score(_built(CHAIN_BUILT, CHAIN_STREETS), _truth(CHAIN_NODES, CHAIN_STREETS))
+    assert _figures(result) == (1.0, 1.0, 1.0, 1.0, 1.0)
+    assert not result.extra_streets
+
+
+@pytest.mark.parametrize("reading", [None, "junctions", "all"])
+def test_a_junction_chained_past_a_place_is_still_an_extra(
+    monkeypatch: pytest.MonkeyPatch, reading: str | None
+) -> None:
+    """The third built 9 m past its true junction (22 m from the place): no true junction of
+    the place within 8 m, so an extra, whichever reading."""
+    monkeypatch.setattr(score_module, "READ_PLACE_CHAINS", reading)
+    built = {**CHAIN_BUILT, 3: (22.0, 0.5)}
+    result = score(_built(built, CHAIN_STREETS), _truth(CHAIN_NODES, CHAIN_STREETS))
+    assert (result.junction_precision, result.junction_recall) == (0.5, 1.0)
+
+
+def test_a_chain_counts_an_extra_with_the_reading_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(score_module, "READ_PLACE_CHAINS", None)
+    result = score(_built(CHAIN_BUILT, CHAIN_STREETS), _truth(CHAIN_NODES, CHAIN_STREETS))
+    assert (result.junction_precision, result.junction_recall) == (0.5, 1.0)
