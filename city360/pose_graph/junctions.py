@@ -243,6 +243,16 @@ class JunctionParams:
     peek_root_m: float | None = 12.0
     """... and its apex is a dead end only while a junction lies this close to where the ways
     part (the stub's junction); None: always."""
+    spur_street_on_m: float | None = None
+    """Without OSM, a spur's apex that only the shorter ``spur_min_m`` clearance keeps (it lies
+    within ``junction_clearance_m`` of a junction) is no dead end when another pass runs along
+    its street (within ``turn_back_near_m``, heading within ``min_angle_deg``) at the apex and
+    this many metres beyond it, in the direction the walker came: the street goes on, and the
+    walker turned back a few metres past the junction. Such an apex took the junction's
+    streets (Helsinki wander seed 1, walk_060 turning at (-439.0, -40.6), 6.4 m past the
+    junction at (-433.1, -42.8): the street walked on north was cut at the apex, the
+    junction kept two streets and was dissolved, and the apex was built an extra junction
+    10.9 m from the true (-429.0, -45.0)). None: such apexes stay dead ends."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -988,6 +998,7 @@ def find_dead_ends(
     end_clearance = end_clearance or {}
     events: list[DeadEndEvent] = []
     clearance: list[float] = []
+    spur_ends: list[bool] = []
     for k, track in enumerate(tracks):
         spurs = set()
         turns = []
@@ -1006,6 +1017,7 @@ def find_dead_ends(
         frames = {0, len(track) - 1, *turns}
         for f in sorted(frames):
             events.append(DeadEndEvent(k, f, float(track.xy[f, 0]), float(track.xy[f, 1])))
+            spur_ends.append(f in spurs)
             if f in spurs:
                 clearance.append(params.spur_min_m)
             else:
@@ -1016,12 +1028,48 @@ def find_dead_ends(
     if len(junctions_xy):
         dist, _ = cKDTree(junctions_xy).query(pts)
         keep = dist > np.asarray(clearance)
+        if short_spurs and params.spur_street_on_m is not None:
+            near_spur = keep & np.asarray(spur_ends) & (dist <= params.junction_clearance_m)
+            keep &= ~_streets_on(tracks, events, near_spur, params, params.spur_street_on_m)
         events = [e for e, k in zip(events, keep, strict=True) if k]
         pts = pts[keep]
     if not events:
         return np.zeros((0, 2)), []
     pairs = cKDTree(pts).query_pairs(params.dead_end_merge_m, output_type="ndarray")
     return group_dead_ends(events, pts, pairs)
+
+
+def _streets_on(
+    tracks: Sequence[Track],
+    events: Sequence[DeadEndEvent],
+    asked: npt.NDArray[np.bool_],
+    params: JunctionParams,
+    reach_m: float,
+) -> npt.NDArray[np.bool_]:
+    """Per event, whether it is ``asked`` and another pass runs along the walker's street at
+    the event's frame and ``reach_m`` beyond it, in the direction the walker came
+    (:func:`_along`): a turn back mid-street, not the end of a spur."""
+    on = np.zeros(len(events), dtype=bool)
+    if not asked.any():
+        return on
+    samples = _samples(tracks, params.sample_step_m)
+    tree = cKDTree(samples[0])
+    for n in np.flatnonzero(asked):
+        event = events[n]
+        track = tracks[event.track]
+        at_arc = float(track.arc_m[event.frame])
+        way = track.xy[event.frame] - track.point_at(at_arc - params.uturn_window_m)
+        length = float(np.hypot(*way))
+        if length == 0.0:
+            continue
+        way /= length
+        came_deg = float(np.degrees(np.arctan2(way[0], way[1])))
+        apex = track.xy[event.frame]
+        on[n] = all(
+            _along(tree, samples, point, event.track, at_arc, came_deg, params)
+            for point in (apex, apex + reach_m * way)
+        )
+    return on
 
 
 def group_dead_ends(
