@@ -262,3 +262,30 @@ def test_a_peek_walked_at_a_stops_pace_is_no_dead_end_with_peek_pace() -> None:
 
     assert len(dead_ends(1.2)) == 1
     assert len(dead_ends(2.1)) == 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_turn_back_just_past_a_junction_on_a_street_walked_on_is_no_dead_end(seed: int) -> None:
+    """A walker comes along a street through a junction, walks 7 m on, turns back and leaves
+    south at the junction (Helsinki wander seed 1, walk_060 at (-439.0, -40.6), 6.4 m past
+    the junction at (-433.1, -42.8)). The ways part 7 m from the apex, so it is a spur's end
+    that needs only ``spur_min_m`` (5 m) from the junction: a dead end mid-street that took
+    the junction's streets. With ``spur_street_on_m`` another pass along that street at the
+    apex and 12 m beyond it says the street goes on: no dead end. Without that pass (a stub
+    ends there) the apex stays a dead end."""
+    from city360.pose_graph.junctions import JunctionParams
+    from tests.pose_graph.walks import noisy_walk
+
+    corners = [(80.0, 0.0), (-7.0, 0.0), (0.0, -0.5), (0.0, -80.0)]
+    turner = noisy_walk(corners, f"turner {seed}", noise_m=0.3)
+    street = noisy_walk([(-80.0, 1.0), (80.0, 1.0)], f"street {seed}", noise_m=0.3)
+    junction = np.array([[0.0, 0.0]])
+
+    def dead_ends(tracks: list, street_on_m: float | None) -> np.ndarray:
+        params = JunctionParams(spur_street_on_m=street_on_m)
+        xy, _ = find_dead_ends(tracks, junction, params, short_spurs=True)
+        return xy[np.hypot(xy[:, 0] + 7.0, xy[:, 1]) < 3.0]
+
+    assert len(dead_ends([turner, street], None)) == 1
+    assert len(dead_ends([turner, street], 12.0)) == 0
+    assert len(dead_ends([turner], 12.0)) == 1
