@@ -1005,6 +1005,7 @@ def find_dead_ends(
     events: list[DeadEndEvent] = []
     clearance: list[float] = []
     spur_ends: list[bool] = []
+    partings: dict[tuple[int, int], tuple[float, tuple[float, float]]] = {}
     for k, track in enumerate(tracks):
         spurs = set()
         turns = []
@@ -1015,6 +1016,7 @@ def find_dead_ends(
         for f in uturns + peeks:
             parting = _parting(track, f, params)
             if parting is not None:
+                partings[(k, f)] = parting
                 if short_spurs and parting[0] >= params.spur_min_m:
                     spurs.add(f)
                 elif parting[0] < params.junction_clearance_m:
@@ -1032,12 +1034,12 @@ def find_dead_ends(
         return np.zeros((0, 2)), []
     pts = np.asarray([[e.x_m, e.y_m] for e in events])
     if len(junctions_xy):
-        dist, _ = cKDTree(junctions_xy).query(pts)
+        dist, nearest = cKDTree(junctions_xy).query(pts)
         keep = dist > np.asarray(clearance)
         if short_spurs and params.spur_street_on_m is not None:
             near_spur = keep & np.asarray(spur_ends) & (dist <= params.junction_clearance_m)
             on = _streets_on(tracks, events, near_spur, params, params.spur_street_on_m)
-            keep &= ~_turned_past(tracks, events, on, junctions_xy, params)
+            keep &= ~_turned_past(events, on, partings, junctions_xy[nearest], params)
         events = [e for e, k in zip(events, keep, strict=True) if k]
         pts = pts[keep]
     if not events:
@@ -1080,14 +1082,15 @@ def _streets_on(
 
 
 def _turned_past(
-    tracks: Sequence[Track],
     events: Sequence[DeadEndEvent],
     asked: npt.NDArray[np.bool_],
-    junctions_xy: FloatArray,
+    partings: Mapping[tuple[int, int], tuple[float, tuple[float, float]]],
+    nearest_xy: FloatArray,
     params: JunctionParams,
 ) -> npt.NDArray[np.bool_]:
-    """Per event, whether it is ``asked`` and its ways in and out part (:func:`_parting`)
-    within ``spur_min_m`` of the junction nearest to it, ``junction_clearance_m`` to twice
+    """Per event, whether it is ``asked`` and its ways in and out part (``partings``, from
+    :func:`_parting`, by (track, frame)) within ``spur_min_m`` of the junction nearest to it
+    (``nearest_xy``, one row per event, metres), ``junction_clearance_m`` to twice
     that from it: the walker came through that junction and turned back just past it. Ways
     that part closer to the apex walked into a short stub and out (its end: Helsinki
     Bulevardi wander+stops seed 1 at (152.3, -6.6), 4.2 m from a true junction the votes
@@ -1095,17 +1098,14 @@ def _turned_past(
     the street from farther (the ways part short of the junction, or far back) turned at the
     junction itself (Helsinki SE wander+stops camera seed 5 at (138.9, -181.4), 2.6 m from
     the true junction the votes put 8 m off) or milled about."""
-    centres = np.asarray(junctions_xy).reshape(-1, 2)
     past = np.zeros(len(events), dtype=bool)
     for n in np.flatnonzero(asked).tolist():
-        event = events[n]
-        parting = _parting(tracks[event.track], event.frame, params)
+        parting = partings.get((events[n].track, events[n].frame))
         if parting is None or not (
             params.junction_clearance_m <= parting[0] <= 2.0 * params.junction_clearance_m
         ):
             continue  # a peek into a short stub (its end), or a walk back from far
-        nearest = centres[np.argmin(np.hypot(*(centres - [event.x_m, event.y_m]).T))]
-        past[n] = bool(np.hypot(*(nearest - parting[1])) <= params.spur_min_m)
+        past[n] = bool(np.hypot(*(nearest_xy[n] - parting[1])) <= params.spur_min_m)
     return past
 
 
