@@ -303,3 +303,44 @@ def test_a_line_beyond_where_the_forks_stem_ends_is_no_line_beside_it() -> None:
     # runs beside the next street, not beside the stem (its poses lie 4-8 m from the stem's
     # last pose for 6 m)
     assert not _y_fork_with([(10.0, 4.6), (60.0, 4.6)], [(0.0, 0.0), (10.0, 0.0)])
+
+
+def _rule(**changes: object) -> ApartParams:
+    return replace(ApartParams(), **changes)  # type: ignore[arg-type]
+
+
+def test_two_bends_nine_metres_apart_are_two_streets_side_by_side() -> None:
+    # the old town's dual carriageway where its halves end in bends 8-9 m apart
+    # (tokyo-oldtown coverage seed 6 at (-117.3, 9.5), seed 5 at (-123.1, 2.3)): a junction
+    # between them that no pass turns at
+    tracks = _side_by_side(9.0)
+    junctions = np.array([4.5 * _RIGHT])
+    segments, streets = _cut(tracks, junctions)
+    assert apart_junctions(tracks, junctions, segments, streets).tolist() == [True]
+    before = _rule(side_by_side_m=8.0, crossing_deg=None)
+    assert apart_junctions(tracks, junctions, segments, streets, before).tolist() == [False]
+
+
+def _shallow_crossing(half_deg: float) -> list[Track]:
+    """Two streets crossing at the origin at ``2 * half_deg`` degrees, each walked straight
+    through both ways."""
+    a = 60.0 * np.array([np.cos(np.radians(half_deg)), np.sin(np.radians(half_deg))])
+    b = 60.0 * np.array([np.cos(np.radians(half_deg)), -np.sin(np.radians(half_deg))])
+    return [
+        polyline_track([(-a[0], -a[1]), (a[0], a[1])], "a out"),
+        polyline_track([(a[0], a[1]), (-a[0], -a[1])], "a back"),
+        polyline_track([(-b[0], -b[1]), (b[0], b[1])], "b out"),
+        polyline_track([(b[0], b[1]), (-b[0], -b[1])], "b back"),
+    ]
+
+
+def test_two_streets_whose_passes_cross_are_no_streets_side_by_side() -> None:
+    # 24 degrees: each way out is one way for both streets, their passes 4-10 m apart along it,
+    # as beside two streets side by side; but they cross (unshielded by crossed_lines here)
+    tracks = _shallow_crossing(12.0)
+    junctions = np.zeros((1, 2))
+    segments, streets = _cut(tracks, junctions)
+    guarded = _rule(crossed_lines=False)
+    assert apart_junctions(tracks, junctions, segments, streets, guarded).tolist() == [False]
+    unguarded = _rule(crossed_lines=False, crossing_deg=None)
+    assert apart_junctions(tracks, junctions, segments, streets, unguarded).tolist() == [True]
