@@ -268,10 +268,11 @@ class JunctionParams:
     voted a junction between the streets (unseen Kamppi coverage camera 6 at (-147.2,
     -3.7), 423 votes; the lower street's passes and the upper one's chords 16 degrees
     apart). None: the local headings alone. Off (round thirty-three, branch kamp33): 8 m
-    mends that row (P 0.923 -> 1.000, F1 0.769 -> 0.880) but on 73 kept twins without OSM
-    it makes 8 rows worse (the old town's one-way 0 and one-way+stops 0 lose a junction of
-    the dual carriageway's knot, whose halves run side by side 6-8 m apart; Helsinki
-    one-way 1 R 0.977 -> 0.961; 5 Kaisaniemi rows) and 9 better (7 Kaisaniemi)."""
+    mends that row (P 0.923 -> 1.000, F1 0.769 -> 0.880), but on 73 kept twins without OSM
+    (28 suite, 21 unseen Helsinki, 24 fresh Helsinki) 7 rows are better, 6 worse and 4
+    mixed in P, R and F1: the old town's one-way 0 and one-way+stops 0 lose a junction of
+    the dual carriageway's knot, whose halves run side by side 6-8 m apart, Helsinki
+    one-way 1 R 0.977 -> 0.961, and the Kaisaniemi footpaths move both ways."""
     vote_apart_m: float = 4.0
     """With ``vote_chord_m``: metres one chord's midpoint must lie off the other chord's line
     for two passes to run side by side (two streets, not two passes along one street

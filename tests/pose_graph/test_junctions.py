@@ -13,7 +13,9 @@ from city360.pose_graph.segments import cut_tracks, group_streets
 from city360.pose_graph.tracks import Track, make_track
 
 
-def _line(start: tuple[float, float], end: tuple[float, float], name: str, *, noise: float = 0.3):
+def _line(
+    start: tuple[float, float], end: tuple[float, float], name: str, *, noise: float = 0.3
+) -> Track:
     rng = np.random.default_rng(sum(map(ord, name)))
     a, b = np.asarray(start, float), np.asarray(end, float)
     n = int(np.hypot(*(b - a))) + 1
