@@ -266,8 +266,9 @@ class JunctionParams:
     apart (:func:`_side_by_side`). The local heading is taken over a few metres; GPS wobble
     on two streets 7-8 m apart turns it 20-45 degrees one way and the other, and the passes
     voted a junction between the streets (unseen Kamppi coverage camera 6 at (-147.2,
-    -3.7), 423 votes; the lower street's passes and the upper one's chords 16 degrees
-    apart). None: the local headings alone. Off (round thirty-three, branch kamp33): 8 m
+    -3.7), 423 votes, 37 of the 256 nearest side by side; without them the pile is not
+    moved by refine and the crossed-lines test of ``apart_junctions`` drops it). None: the
+    local headings alone. Off (round thirty-three, branch kamp33): 8 m
     mends that row (P 0.923 -> 1.000, F1 0.769 -> 0.880), but on 73 kept twins without OSM
     (28 suite, 21 unseen Helsinki, 24 fresh Helsinki) 7 rows are better, 6 worse and 4
     mixed in P, R and F1: the old town's one-way 0 and one-way+stops 0 lose a junction of
