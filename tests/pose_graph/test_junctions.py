@@ -10,10 +10,12 @@ from city360.pose_graph.junctions import (
     group_dead_ends,
 )
 from city360.pose_graph.segments import cut_tracks, group_streets
-from city360.pose_graph.tracks import make_track
+from city360.pose_graph.tracks import Track, make_track
 
 
-def _line(start: tuple[float, float], end: tuple[float, float], name: str, *, noise: float = 0.3):
+def _line(
+    start: tuple[float, float], end: tuple[float, float], name: str, *, noise: float = 0.3
+) -> Track:
     rng = np.random.default_rng(sum(map(ord, name)))
     a, b = np.asarray(start, float), np.asarray(end, float)
     n = int(np.hypot(*(b - a))) + 1
@@ -289,3 +291,36 @@ def test_a_turn_back_just_past_a_junction_on_a_street_walked_on_is_no_dead_end(s
     assert len(dead_ends([turner, street], None)) == 1
     assert len(dead_ends([turner, street], 12.0)) == 0
     assert len(dead_ends([turner], 12.0)) == 1
+
+
+def _kinked(name: str, y_m: float, toward: float, *, reverse: bool = False) -> Track:
+    """A straight pass along y = ``y_m`` whose GPS swings 2.5 m ``toward`` (+1 north, -1
+    south) and back over 12 m around x = 0: its local heading turns 23 degrees each way."""
+    x = np.arange(-60.0, 60.5, 1.0)
+    if reverse:
+        x = x[::-1]
+    xy = np.column_stack([x, y_m + toward * 2.5 * np.clip(1.0 - np.abs(x) / 6.0, 0.0, None)])
+    return make_track(name, xy, spacing_m=1.0, frame_count=len(x))
+
+
+def test_passes_on_streets_side_by_side_cast_no_votes_with_vote_chord_m() -> None:
+    """Two parallel streets 8 m apart, one pass each, whose GPS swings toward each other
+    at the same place (unseen Kamppi coverage camera 6 near (-147, -4)): the local headings
+    differ by up to 45 degrees, so the passes voted for a junction between the streets.
+    Their chords over 8 m either way run side by side 4 m or more apart: with
+    ``vote_chord_m`` they cast no votes. A crossing keeps its votes."""
+    from dataclasses import replace
+
+    from city360.pose_graph.junctions import JunctionParams, crossing_votes
+
+    side_by_side = [_kinked("north", 0.0, -1.0), _kinked("south", -8.0, 1.0, reverse=True)]
+    local = JunctionParams(vote_chord_m=None)
+    chords = replace(local, vote_chord_m=8.0)
+    assert len(crossing_votes(side_by_side, local, without_osm=True)) > 20
+    assert len(crossing_votes(side_by_side, chords, without_osm=True)) == 0
+    assert len(crossing_votes(side_by_side, chords)) > 20  # with OSM: the local headings
+
+    crossing = [_line((-60, 0), (60, 0), "ew"), _line((3, -60), (3, 60), "sn")]
+    before = len(crossing_votes(crossing, local, without_osm=True))
+    assert len(crossing_votes(crossing, chords, without_osm=True)) == before > 0
+    assert JunctionParams().vote_chord_m is None
