@@ -321,13 +321,16 @@ class _Resolvable:
     node that short streets were contracted into, the positions (metres) of every true
     junction (three or more streets) it stands for, its own first; ``stubs``: (junction, dead
     end) positions, metres, of every true dead-end street, and whether the reduction
-    contracted it."""
+    contracted it; ``inside``: loops dropped inside a place, per place."""
 
     graph: nx.MultiGraph
     lines: list[np.ndarray]
     ends: list[tuple[int, int]]
     absorbed: dict[int, list[tuple[float, float]]]
     stubs: list[tuple[tuple[float, float], tuple[float, float], bool]]
+    inside: dict[int, int] = field(default_factory=dict)
+    """Per kept node, how many true streets from it to itself :data:`DROP_PLACE_LOOPS`
+    dropped as inside its place."""
 
 
 def _drawn_once(truth: SceneTruth) -> list[tuple[int, int, np.ndarray]]:
@@ -409,11 +412,13 @@ def _resolvable(
     for n in position:
         place_of.setdefault(root(n), []).append(position[n])
     lines, ends = [], []
+    inside: dict[int, int] = {}
     for u, v, line in kept:
         a, b = root(u), root(v)
         if a == b and float(np.hypot(*np.diff(line, axis=0).T).sum()) < MATCH_M:
             continue
         if a == b and DROP_PLACE_LOOPS and _inside_place(line, place_of[a]):
+            inside[a] = inside.get(a, 0) + 1
             continue
         graph.add_edge(a, b)
         lines.append(line)
@@ -427,7 +432,28 @@ def _resolvable(
         for r, group in members.items()
         if len(group) > 1 and r in graph
     }
-    return _Resolvable(graph, lines, ends, absorbed, stubs)
+    return _Resolvable(graph, lines, ends, absorbed, stubs, inside)
+
+
+def _without_inside_loops(streets: nx.MultiGraph, inside: dict[int, int]) -> nx.MultiGraph:
+    """``streets`` (built, contracted; each edge's ``length_m``, metres) without the built
+    streets from a junction to itself that stand for the true loops :data:`DROP_PLACE_LOOPS`
+    dropped inside the place the junction matched (``inside``: built junction -> how many):
+    at most that many, each no longer than ``2 * MATCH_M``, so that no point of it lies
+    farther than ``MATCH_M`` from its junction along the walk, nor so as the crow flies. The
+    truth's loop inside the place and the build's loop at the junction standing for it are
+    one thing; only one side read so would cost a build that made it."""
+    reduced = nx.MultiGraph(streets)
+    for node, count in inside.items():
+        loops = sorted(
+            (data.get("length_m", 0.0), key)
+            for _, v, key, data in streets.edges(node, keys=True, data=True)
+            if v == node
+        )
+        for length, key in loops[:count]:
+            if length <= 2 * MATCH_M:
+                reduced.remove_edge(node, node, key)
+    return reduced
 
 
 def _inside_place(line: np.ndarray, place: Sequence[tuple[float, float]]) -> bool:
@@ -701,6 +727,13 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
     pred_junctions = [n for n in built_junctions if n not in merged and n not in chained]
     index = {n: i for i, n in enumerate(pred_junctions)}
     pairs = [(index[built_junctions[p]], t) for p, t in pairs]
+    if resolvable.inside:  # the built side of DROP_PLACE_LOOPS
+        pred_contracted = _contract(
+            _without_inside_loops(
+                pred_contracted,
+                {pred_junctions[p]: resolvable.inside.get(true_junctions[t], 0) for p, t in pairs},
+            )
+        )
     # no junction built: perfect precision only if there was none to build (recall says the rest)
     precision = len(pairs) / len(pred_junctions) if pred_junctions else float(not true_junctions)
     recall = len(pairs) / len(true_junctions) if true_junctions else 1.0
