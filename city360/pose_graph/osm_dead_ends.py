@@ -57,8 +57,8 @@ from city360.pose_graph.segments import CutFilter, Segment
 from city360.pose_graph.tracks import Track
 
 __all__ = [
-    "SPUR_MIN_M",
     "PLACE_NODES",
+    "SPUR_MIN_M",
     "MatchedCuts",
     "Spur",
     "along_street_m",
