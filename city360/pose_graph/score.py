@@ -452,7 +452,7 @@ def _without_inside_loops(streets: nx.MultiGraph, inside: dict[int, int]) -> nx.
     reduced = nx.MultiGraph(streets)
     for node, count in inside.items():
         loops = sorted(
-            (data.get("length_m", 0.0), key)
+            (data.get("length_m", np.inf), key)  # a loop of unknown length stays
             for _, v, key, data in streets.edges(node, keys=True, data=True)
             if v == node
         )
