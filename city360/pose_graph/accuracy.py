@@ -56,6 +56,7 @@ FloatArray = npt.NDArray[np.float64]
 __all__ = [
     "FILM_WIDTH",
     "FRESH",
+    "MAP_AS_SCENE",
     "PATTERNS",
     "POSE_ONLY_FPS",
     "QUICK",
@@ -90,6 +91,17 @@ FILM_WIDTH = 256
 """Equirect width of a filmed walk twin (``--film``), pixels: the width visual motion is
 measured at anyway (:data:`city360.video_store.motion.BAND_WIDTH`); rendering costs per
 frame, not per pixel, so this saves encoding and decoding, not much filming."""
+MAP_AS_SCENE = True
+"""Build a twin with OSM on the ways its scene was synthesized from: without the outlines of
+walkable squares and the ways across them (``build_city(osm_squares=False)``), as
+:mod:`city360.synth.pipeline` reads the map (a square would be lined with facades). The
+``walk`` network adds them for a real walk, where the square is there to cross; in a twin it
+is not, and its outline ways are streets of the build's map that its world and its truth do
+not have. Kaisaniemi (``walk``), issue 17 round thirty-three (branch kosm33): an outline
+passing 0.8 m from the junction (-103.5, -131.2) and a 4.5 m outline piece at the end of its
+short arm took the U-turns into that arm, and an outline at the end of a 17 m path
+(-87.0, -125.9) made a walk's turn-back a loop street. False: the map as the network reads it
+(the builds of rounds 26-32)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -552,7 +564,12 @@ def run_case(
             if with_osm and not filmed:  # as a user would: gaps bridged along the map
                 trajectories_from_gpx(city, osm=osm)
                 rmse = position_rmse_m(city, osm)
-            build_city(city, osm_path=osm if with_osm else None, require_frames=filmed)
+            build_city(
+                city,
+                osm_path=osm if with_osm else None,
+                osm_squares=False if with_osm and MAP_AS_SCENE else None,
+                require_frames=filmed,
+            )
         except City360Error as exc:  # a failed build is a result of the suite, not its end
             message = str(exc).splitlines()[0] + " ..." if "\n" in str(exc) else str(exc)
             rows.append(_failed_row(case, seed, with_osm, message, rmse, started, filmed=filmed))

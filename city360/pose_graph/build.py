@@ -981,6 +981,7 @@ def build_city(
     *,
     osm_path: str | Path | None = None,
     osm_network: str = "auto",
+    osm_squares: bool | None = None,
     require_frames: bool = True,
     params: BuildParams | None = None,
     on_step: Callable[[str], None] | None = None,
@@ -989,7 +990,10 @@ def build_city(
 
     ``osm_network``: which OSM ways the walk is matched against (``"auto"``: the network it
     is on, see :func:`~city360.pose_graph.osm_match.load_matching_streets`; or a name of
-    ``city360.maps.NETWORK_HIGHWAYS``). ``on_step(name)`` is called as each step starts (for
+    ``city360.maps.NETWORK_HIGHWAYS``). ``osm_squares``: whether those ways include the
+    outlines of walkable squares and the ways across them (``city360.maps.osm.load_osm``;
+    None: as the network says, which is what a real walk wants; False for a twin whose scene
+    was synthesized without them). ``on_step(name)`` is called as each step starts (for
     progress display).
     """
     from city360.pose_graph.provenance import trajectory_digests
@@ -1018,7 +1022,7 @@ def build_city(
             crop = keep.enter_context(city_extract(city, osm_path))
             step("reading the OSM extract")
             osm, network, shares, osm_matches = load_matching_streets(
-                crop, projection, tracks, network=osm_network
+                crop, projection, tracks, network=osm_network, squares=osm_squares
             )
             info["osm"] = OSM_EXTRACT
             info["osm_network"] = network

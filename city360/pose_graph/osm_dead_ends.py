@@ -52,11 +52,12 @@ import numpy.typing as npt
 from scipy.spatial import cKDTree
 
 from city360.pose_graph.junctions import DeadEndEvent, group_dead_ends
-from city360.pose_graph.osm_match import SHORT_STREET_M, OsmStreets
+from city360.pose_graph.osm_match import SHORT_STREET_M, OsmStreets, node_groups
 from city360.pose_graph.segments import CutFilter, Segment
 from city360.pose_graph.tracks import Track
 
 __all__ = [
+    "PLACE_NODES",
     "SPUR_MIN_M",
     "MatchedCuts",
     "Spur",
@@ -91,6 +92,18 @@ its third arm. Under :data:`STUB_SPUR_MIN_M` the run's own poses must also enter
 the root (a walk whose way back the matching gave to the street beside stays no spur)."""
 STUB_MAX_M = 12.0
 """Longest mapped dead-end street :data:`STUB_SPUR_MIN_M` applies to, metres."""
+PLACE_NODES = True
+"""A junction stands for every OSM node of the place (``osm_match.node_groups``: nodes joined
+by streets under ``SHORT_STREET_M``) of a node of three or more streets within ``merge_m`` of
+it, not only for the nodes within ``merge_m``: the cut filter's gate
+(``osm_match.PLACE_GATE``) lets the junction cut the streets of every node of that place, so
+a spur into a street from such a node farther than ``merge_m`` out must get its dead end, or
+its way out and back is cut at the junction twice and becomes a street from the junction to
+itself. Kaisaniemi wander+stops 2 with OSM: walk_007 turns back 25 m into the 71.5 m path
+173248856-1514631272 from 1514631272 (-32.1, -127.5), a node of the theatre lanes' knot 9.6 m
+from the junction standing for it (-23.9, -132.5); a loop street 49-62 m long, which the
+scorer credited as the knot's 11.2 m lane (issue 17, round thirty-three, branch kosm33; the
+other half of loop30's disagreement). False: the nodes within ``merge_m`` only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,6 +342,13 @@ def _junction_nodes(
     return marked
 
 
+def _place_nodes(osm: OsmStreets, marked: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+    """``marked`` (a flag per OSM node) and every node of the place (:func:`node_groups`) of
+    a marked node of three or more streets."""
+    place = node_groups(osm)
+    return marked | np.isin(place, place[marked & (osm.node_degree >= 3)])
+
+
 def place_dead_ends(
     osm: OsmStreets,
     tracks: Sequence[Track],
@@ -384,10 +404,11 @@ def place_dead_ends(
         tip = (from_end[root] > from_end[1 - root]) & (from_end[root] >= STUB_SPUR_MIN_M)
         return np.array([tip if end == root else False for end in (0, 1)])
 
+    spurs_root = _place_nodes(osm, at_junction) if PLACE_NODES else at_junction
     spur_events = [
         (s, DeadEndEvent(s.track, s.apex, *map(float, tracks[s.track].xy[s.apex])))
         for s in spurs
-        if at_junction[s.node] and not at_far_junction(s)
+        if spurs_root[s.node] and not at_far_junction(s)
     ]
     kept: list[DeadEndEvent] = []
     along_cache: dict[int, FloatArray] = {}

@@ -238,13 +238,23 @@ def streets_from_graph(streets: nx.MultiGraph, *, source: str) -> OsmStreets:
     )
 
 
-def load_streets(path: Path, projection: LocalProjection, *, network: str = "street") -> OsmStreets:
+def load_streets(
+    path: Path,
+    projection: LocalProjection,
+    *,
+    network: str = "street",
+    squares: bool | None = None,
+) -> OsmStreets:
     """Read the ``network`` (``city360.maps.NETWORK_HIGHWAYS``) of an OSM extract in the
     city's CRS (``city360.maps.osm``), every connected piece of it: an extract cropped to a
-    city falls apart at its edges, at rivers and fences, and a walk may be on any piece."""
+    city falls apart at its edges, at rivers and fences, and a walk may be on any piece.
+    ``squares``: the ways round and across walkable squares, as ``load_osm`` takes it (None:
+    in the networks that walk across squares)."""
     from city360.maps.osm import load_osm
 
-    data = load_osm(path, projection=projection, network=network, all_components=True)
+    data = load_osm(
+        path, projection=projection, network=network, all_components=True, squares=squares
+    )
     return streets_from_graph(data.streets, source=str(path))
 
 
@@ -292,10 +302,16 @@ def choose_network(
 
 
 def load_matching_streets(
-    path: Path, projection: LocalProjection, tracks: Sequence[Track], *, network: str = "auto"
+    path: Path,
+    projection: LocalProjection,
+    tracks: Sequence[Track],
+    *,
+    network: str = "auto",
+    squares: bool | None = None,
 ) -> tuple[OsmStreets, str, dict[str, float], list[IntArray]]:
     """The OSM network the walk is on: ``(streets, network name, share matched per network
     matched, per track the street of every pose on it)`` (the last as :func:`match_tracks`).
+    ``squares`` as :func:`load_streets` takes it.
 
     ``network="auto"`` keeps the smallest of :data:`AUTO_NETWORKS` whose matched share is
     within :data:`NETWORK_SHARE_SLACK` of the best (:func:`choose_network`: a network the
@@ -318,7 +334,7 @@ def load_matching_streets(
     loaded: dict[str, OsmStreets] = {}
     for name in names:
         try:
-            loaded[name] = load_streets(path, projection, network=name)
+            loaded[name] = load_streets(path, projection, network=name, squares=squares)
         except OsmError:
             if network != "auto":
                 raise

@@ -12,8 +12,10 @@ Junctions are true nodes where three or more streets meet; streets through degre
 reduced to what a camera can tell apart: OSM ways drawn twice between the same nodes along the
 same line count once, and streets shorter than the 8 m matching tolerance are contracted into
 their end node (a 1.5 m stub next to a junction is not a separate branch); with
-:data:`DROP_PLACE_LOOPS` (off) a longer way between two nodes of one such place that never runs
-farther than 8 m from its nodes is dropped too. A built graph that does resolve such a pair is
+:data:`DROP_PLACE_LOOPS` (on) a longer way between two nodes of one such place that never runs
+farther than 8 m from its nodes is dropped too, and so is a built street of at most 16 m from
+the junction matched to that place to itself (never farther than 8 m from the junction): one
+thing read alike on both sides. A built graph that does resolve such a pair is
 not penalised for it: an extra built junction (matched to no true one) within 8 m of the place's
 other true junction, joined by a built street to the built junction matched to the place, is
 read as that one place (either reading of a staggered
@@ -144,17 +146,21 @@ Kamppi 5: one-way+stops 8 P 0.923 -> 1.000, F1 0.920 -> 0.980, to target; one-wa
 twins (Kamppi seeds 45 and 46, Helsinki seed 5): without OSM 13 of 20 rows better, none
 worse; with OSM none of 20 moved (the build follows the map there)."""
 
-DROP_PLACE_LOOPS = False
+DROP_PLACE_LOOPS = True
 """Drop a true street that starts and ends in one contracted place (both its nodes joined by
 streets under ``MATCH_M``) and never runs farther than ``MATCH_M`` from a node of that place:
-it lies inside the place, which the reduction reads as one junction. Kaisaniemi's theatre
-lanes (issue 17, round thirty-one, branch kais31): an 11.2 m and a 9.5 m way between two
-nodes of a knot of 5-7 m ways were loops most builds missed; on, the 16 Kaisaniemi rows of
-seeds 0-1 (both builds) gain street F1 0.010-0.017, nothing else moves. Off because a build
-can make a loop there too (a walk out along one lane and back by another: fresh seed 2,
-wander+stops with OSM, junction (-23.9, -132.5)), which the truth's loop then no longer
-matches: F1 0.932 -> 0.931. The fix left: read such a built loop as the place too. False:
-kept as loops."""
+it lies inside the place, which the reduction reads as one junction (Kaisaniemi's theatre
+lanes: an 11.2 m and a 9.5 m way between two nodes of a knot of 5-7 m ways, round thirty-one,
+branch kais31). The built side is read alike (round thirty-three, branch kosm33): a built
+street from the junction matched to that place to itself, no longer than ``2 * MATCH_M``
+(so never farther than ``MATCH_M`` from its junction), is dropped with it, one per dropped
+loop; a longer built loop is a street of its own and counts as before. Measured: rescored
+without OSM on the 120 kept twins, the 12 Kaisaniemi rows better (street F1 +0.010-0.014,
+turns up), the other 108 equal; with OSM on the 73 Helsinki, suite and fresh twins, see
+the design notes (round thirty-three): the one row it made worse on main's builds (Kaisaniemi
+wander+stops 2, 0.932 -> 0.931) had a 49 m turn-back built as a loop at the knot, which the
+truth's 11.2 m lane matched by its ends; with ``osm_dead_ends.PLACE_NODES`` that loop is a
+spur and the row is better. False: such ways kept as loops of the truth."""
 
 READ_PLACE_CHAINS: Literal["junctions", "all"] | None = "junctions"
 """Read extra built junctions joined to a contracted place's built junction through other
@@ -321,13 +327,16 @@ class _Resolvable:
     node that short streets were contracted into, the positions (metres) of every true
     junction (three or more streets) it stands for, its own first; ``stubs``: (junction, dead
     end) positions, metres, of every true dead-end street, and whether the reduction
-    contracted it."""
+    contracted it; ``inside``: loops dropped inside a place, per place."""
 
     graph: nx.MultiGraph
     lines: list[np.ndarray]
     ends: list[tuple[int, int]]
     absorbed: dict[int, list[tuple[float, float]]]
     stubs: list[tuple[tuple[float, float], tuple[float, float], bool]]
+    inside: dict[int, int] = field(default_factory=dict)
+    """Per kept node, how many true streets from it to itself :data:`DROP_PLACE_LOOPS`
+    dropped as inside its place."""
 
 
 def _drawn_once(truth: SceneTruth) -> list[tuple[int, int, np.ndarray]]:
@@ -409,11 +418,13 @@ def _resolvable(
     for n in position:
         place_of.setdefault(root(n), []).append(position[n])
     lines, ends = [], []
+    inside: dict[int, int] = {}
     for u, v, line in kept:
         a, b = root(u), root(v)
         if a == b and float(np.hypot(*np.diff(line, axis=0).T).sum()) < MATCH_M:
             continue
         if a == b and DROP_PLACE_LOOPS and _inside_place(line, place_of[a]):
+            inside[a] = inside.get(a, 0) + 1
             continue
         graph.add_edge(a, b)
         lines.append(line)
@@ -427,7 +438,28 @@ def _resolvable(
         for r, group in members.items()
         if len(group) > 1 and r in graph
     }
-    return _Resolvable(graph, lines, ends, absorbed, stubs)
+    return _Resolvable(graph, lines, ends, absorbed, stubs, inside)
+
+
+def _without_inside_loops(streets: nx.MultiGraph, inside: dict[int, int]) -> nx.MultiGraph:
+    """``streets`` (built, contracted; each edge's ``length_m``, metres) without the built
+    streets from a junction to itself that stand for the true loops :data:`DROP_PLACE_LOOPS`
+    dropped inside the place the junction matched (``inside``: built junction -> how many):
+    at most that many, each no longer than ``2 * MATCH_M``, so that no point of it lies
+    farther than ``MATCH_M`` from its junction along the walk, nor so as the crow flies. The
+    truth's loop inside the place and the build's loop at the junction standing for it are
+    one thing; only one side read so would cost a build that made it."""
+    reduced = nx.MultiGraph(streets)
+    for node, count in inside.items():
+        loops = sorted(
+            (data.get("length_m", np.inf), key)  # a loop of unknown length stays
+            for _, v, key, data in streets.edges(node, keys=True, data=True)
+            if v == node
+        )
+        for length, key in loops[:count]:
+            if length <= 2 * MATCH_M:
+                reduced.remove_edge(node, node, key)
+    return reduced
 
 
 def _inside_place(line: np.ndarray, place: Sequence[tuple[float, float]]) -> bool:
@@ -701,6 +733,13 @@ def score(pose_graph: PoseGraph, truth: SceneTruth) -> Score:
     pred_junctions = [n for n in built_junctions if n not in merged and n not in chained]
     index = {n: i for i, n in enumerate(pred_junctions)}
     pairs = [(index[built_junctions[p]], t) for p, t in pairs]
+    if resolvable.inside:  # the built side of DROP_PLACE_LOOPS
+        pred_contracted = _contract(
+            _without_inside_loops(
+                pred_contracted,
+                {pred_junctions[p]: resolvable.inside.get(true_junctions[t], 0) for p, t in pairs},
+            )
+        )
     # no junction built: perfect precision only if there was none to build (recall says the rest)
     precision = len(pairs) / len(pred_junctions) if pred_junctions else float(not true_junctions)
     recall = len(pairs) / len(true_junctions) if true_junctions else 1.0

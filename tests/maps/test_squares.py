@@ -94,3 +94,18 @@ def test_a_way_that_would_leave_an_l_shaped_square_is_not_made(tmp_path: Path) -
     pairs = _crossings(walk)
     assert (21, 22) not in pairs  # east and north entrances: the straight way cuts the notch
     assert (20, 22) in pairs  # south to north runs inside the L
+
+
+def test_the_build_reads_the_walk_network_without_squares_when_told(tmp_path: Path) -> None:
+    """``load_streets(squares=False)`` (a twin's build, ``accuracy.MAP_AS_SCENE``) keeps the
+    four streets and drops the square's outline and the ways across it, which the synth scene
+    never had; by default the walk network has them."""
+    from city360.geo import LocalProjection
+    from city360.pose_graph.osm_match import load_streets
+
+    osm = _square_city(tmp_path / "square.osm")
+    projection = LocalProjection(LAT0, LON0)
+    walk = load_streets(osm, projection, network="walk")
+    as_scene = load_streets(osm, projection, network="walk", squares=False)
+    assert len(as_scene.edge_length_m) == 4  # the four streets up to their entrances
+    assert len(walk.edge_length_m) > 4 + 6  # and the outline's pieces and six crossings

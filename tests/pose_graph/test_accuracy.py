@@ -234,6 +234,35 @@ def test_the_loop_walk_finds_its_spur_base_without_osm(tmp_path: Path) -> None:
         assert (row.junction_precision, row.junction_recall, row.street_f1) == (1.0, 1.0, 1.0), row
 
 
+def test_a_twin_is_built_with_osm_on_the_map_its_scene_was_made_from(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The synth scene reads the map without walkable squares, so the build with OSM does too
+    (``MAP_AS_SCENE``): ``build_city(osm_squares=False)``; the build without OSM reads no map.
+    Switched off, the map as the network reads it."""
+    import city360.pose_graph.accuracy as accuracy
+    import city360.pose_graph.build as build
+
+    told: list[object] = []
+    real = build.build_city
+
+    def recording(city: object, **kwargs: object) -> object:
+        told.append(kwargs.get("osm_squares"))
+        return real(city, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(build, "build_city", recording)
+    corners = [(0, 0), (100, 0), (100, 70), (106, 68), (106, 4), (200, 4), (200, 120)]
+    _write_timed_gpx(tmp_path / "data" / "gps" / "loop.gpx", corners, speed_mps=1.4)
+    case = AccuracyCase("loop-walk", None, None, (0,), route="gps/loop.gpx")
+    rows = run_case(case, 0, data_dir=tmp_path / "data", work_dir=tmp_path / "work")
+    assert [r.error for r in rows] == ["", ""]
+    assert told == [None, False]
+    monkeypatch.setattr(accuracy, "MAP_AS_SCENE", False)
+    told.clear()
+    run_case(case, 0, data_dir=tmp_path / "data", work_dir=tmp_path / "other")
+    assert told == [None, None]
+
+
 def _cases_run_by_cli(
     monkeypatch: pytest.MonkeyPatch, *args: list[str]
 ) -> list[list[AccuracyCase]]:

@@ -522,3 +522,53 @@ def test_a_walk_3_5_m_into_a_mapped_stub_and_back_between_streets_at_its_root_is
     kinds = _kinds(_build(osm, [through, into]))
     assert _near(kinds["junction"], (0.0, 0.0), 1.0) == 1
     assert _near(kinds.get("dead_end", []), (-4.4, 7.2), 5.5) == 1
+
+
+def _spur_from_a_node_of_the_place(*, place_nodes: bool) -> np.ndarray:
+    """A crossing at (100, 0); east of it OSM draws a knot: 6 m to a node of three (a lane
+    goes north from it), 6 m on to a node 12 m from the crossing, then a 60 m path east. A
+    walk comes up from the south, turns east through the knot, turns back 25 m along the
+    path and leaves west. The pose-only rule found no dead end there (none given). Returns
+    the dead ends placed."""
+    import city360.pose_graph.osm_dead_ends as dead_ends
+
+    osm = osm_streets(
+        {0: (0, 0), 1: (100, 0), 2: (100, -100), 3: (100, 100), 4: (106, 0), 5: (112, 0)}
+        | {6: (172, 0), 7: (106, 40)},
+        [(0, 1), (2, 1), (1, 3), (1, 4), (4, 5), (5, 6), (4, 7)],
+    )
+    walk = noisy_walk([(100, -90), (100, 0), (137, 0), (100, 0), (10, 0)], "knot", noise_m=0.0)
+    matches = viterbi_match(osm, [walk])
+    spurs = find_spurs(osm, [walk], matches)
+    assert [(int(osm.node_ids[s.node]), round(s.reach_m)) for s in spurs] == [(5, 25)]
+    previous = dead_ends.PLACE_NODES
+    dead_ends.PLACE_NODES = place_nodes
+    try:
+        dead_xy, _ = place_dead_ends(
+            osm,
+            [walk],
+            matches,
+            spurs,
+            np.array([[100.0, 0.0]]),
+            [],
+            clearance_m=8.0,
+            merge_m=8.0,
+            cut_radius_m=8.0,
+        )
+    finally:
+        dead_ends.PLACE_NODES = previous
+    return dead_xy
+
+
+def test_a_spur_from_a_node_of_the_junctions_place_past_its_reach_gets_its_dead_end() -> None:
+    """The path's end node is 12 m from the crossing, past ``merge_m``, but in the place of
+    the crossing's node of three 6 m off, whose streets the cut filter's gate lets the
+    junction cut (``PLACE_GATE``): the spur's apex is a dead end, else the walk out and back
+    is cut at the junction twice, a street from it to itself (``PLACE_NODES``)."""
+    dead_xy = _spur_from_a_node_of_the_place(place_nodes=True)
+    assert len(dead_xy) == 1
+    assert np.allclose(dead_xy[0], [137.0, 0.0], atol=1.5)
+
+
+def test_a_spur_from_past_the_junctions_reach_gets_no_dead_end_with_the_switch_off() -> None:
+    assert len(_spur_from_a_node_of_the_place(place_nodes=False)) == 0

@@ -663,6 +663,51 @@ def test_a_loop_that_leaves_the_place_stays_a_true_street() -> None:
     assert len(result.missing_streets) == 1
 
 
+def _knot_built_with_loop(length_m: float) -> PoseGraph:
+    """:func:`_knot_built` with a street from the junction to itself, ``length_m`` long along
+    its walks (a walk out along one lane of the knot and back by another)."""
+    built = _knot_built()
+    graph = built.graph
+    for reverse in (False, True):
+        graph.add_edge(
+            1,
+            1,
+            key=f"s9{'r' if reverse else ''}",
+            **{**graph.edges[1, 10, "s0"], "street": 9, "length_m": length_m, "reverse": reverse},
+        )
+    return PoseGraph(graph)
+
+
+@pytest.mark.usefixtures("drop_place_loops")
+def test_a_built_loop_at_the_junction_of_the_place_goes_with_the_true_loop() -> None:
+    """The truth's way round the knot is dropped as inside the place; the build's 12 m street
+    from the knot's junction to itself (never over 6 m from it) is the same thing read from
+    the other side, dropped too: every figure 1.0 (the truth's side alone: an extra street,
+    street F1 0.857)."""
+    result = score(_knot_built_with_loop(12.0), _knot_with_way((8.0, 6.0)))
+    assert _figures(result) == (1.0, 1.0, 1.0, 1.0, 1.0)
+    assert not result.extra_streets
+
+
+@pytest.mark.usefixtures("drop_place_loops")
+def test_a_long_built_loop_at_the_place_stays_an_extra_street() -> None:
+    """A 40 m loop from the knot's junction may run 20 m out of the place: a street of its
+    own (a turn-back mid-street built as a loop), extra as before."""
+    result = score(_knot_built_with_loop(40.0), _knot_with_way((8.0, 6.0)))
+    assert result.edge_recall == 1.0
+    assert result.edge_precision == pytest.approx(0.75)
+    assert len(result.extra_streets) == 1
+
+
+def test_a_built_loop_at_the_place_matches_the_true_loop_with_the_switch_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(score_module, "DROP_PLACE_LOOPS", False)
+    result = score(_knot_built_with_loop(12.0), _knot_with_way((8.0, 6.0)))
+    assert _figures(result)[2] == 1.0
+    assert not result.missing_streets
+
+
 def _side_by_side_with_stub(run_m: float) -> SceneTruth:
     """:func:`_side_by_side` (lines 2 m apart) whose bend also has a 5 m stub east to a dead
     end (Helsinki's Arkadiankatu (-482.0, -53.5): two ways 1.4 m apart for 8 m from a junction
