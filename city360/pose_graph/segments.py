@@ -41,6 +41,7 @@ __all__ = [
     "cut_tracks",
     "dissolve_pass_through",
     "group_streets",
+    "part_lines_at",
     "part_two_lines",
     "segment_polyline",
     "turned_forks",
@@ -266,6 +267,27 @@ class SegmentParams:
     forked_longer: float = 1.25
     """See ``forked_deg``: the longer line's median pass is at least this many times the
     shorter's."""
+    fork_apex_m: float | None = 15.0
+    """Without OSM (:func:`city360.pose_graph.fork_apex.fork_apexes`): a node of two streets
+    whose other street is a fork's two branches meeting again at one junction (a loop from
+    the node back to it, or two lines :func:`part_two_lines` parts there, the node one
+    :func:`dissolve_pass_through` would remove) is kept and moved to the apex, where the
+    branches' lines (``fork_apex_near_m`` .. ``fork_apex_far_m`` from the node) cross, when
+    that lies at most this many metres from the node, back down its stem. None: off."""
+    fork_apex_near_m: float = 8.0
+    """See :attr:`fork_apex_m`: a branch's line is fitted to its passes' poses from this far
+    (metres of travel from the node) ..."""
+    fork_apex_far_m: float = 30.0
+    """... to this far (at most 0.6 of the pass)."""
+    fork_apex_deg: float = 10.0
+    """See :attr:`fork_apex_m`: the branches' lines cross at least this many degrees apart."""
+    fork_apex_wide_m: float = 10.0
+    """See :attr:`fork_apex_m`: the branches' first passes run this many metres apart or more
+    somewhere (the largest distance from a pose of one to the other): two branches round a
+    block, not two passes of one street splayed by the phone's noise."""
+    fork_apex_stem_m: float = 4.0
+    """See :attr:`fork_apex_m`: the apex lies within this many metres of the stem's first
+    pass."""
     mapped_apart: bool = True
     """With OSM (``mapped_street`` of :func:`group_streets`): two segments between the same
     nodes that walk two different mapped streets are two streets even under
@@ -784,6 +806,20 @@ def _two_lines(
             if lines:
                 parted[street.id] = (lines, [street.a, street.b])
     return parted
+
+
+def part_lines_at(
+    tracks: Sequence[Track],
+    segments: Sequence[Segment],
+    streets: Sequence[Street],
+    params: SegmentParams | None = None,
+) -> dict[tuple[int, int], list[Street]]:
+    """By (street id, node): the lines :func:`part_two_lines` parts the street into at that
+    node (a node of two streets where the lines meet, each walked on through it)."""
+    parted = _two_lines(tracks, segments, streets, params or SegmentParams())
+    return {
+        (street_id, node): lines for street_id, (lines, where) in parted.items() for node in where
+    }
 
 
 def _leaving_vector(track: Track, seg: Segment, node: int) -> tuple[float, float]:
