@@ -41,19 +41,22 @@ FloatArray = npt.NDArray[np.float64]
 
 
 def _branch_points(
-    tracks: Sequence[Track], ends: Sequence[tuple[Segment, bool]], params: SegmentParams
+    tracks: Sequence[Track],
+    ends: Sequence[tuple[Segment, bool]],
+    near_m: float,
+    far_m: float,
 ) -> FloatArray:
-    """Poses of each pass ``fork_apex_near_m`` .. ``fork_apex_far_m`` (metres of travel, at
-    most 0.6 of the pass) from its end at the node; ``ends`` pairs a segment with whether it
-    leaves the node (True) or arrives there."""
+    """Poses of each pass ``near_m`` .. ``far_m`` (metres of travel, at most 0.6 of the pass)
+    from its end at the node; ``ends`` pairs a segment with whether it leaves the node (True)
+    or arrives there."""
     points = []
     for seg, leaves in ends:
         track = tracks[seg.track]
         s0, s1 = float(track.arc_m[seg.first_frame]), float(track.arc_m[seg.last_frame])
-        far = min(params.fork_apex_far_m, 0.6 * (s1 - s0))
-        if far <= params.fork_apex_near_m:
+        far = min(far_m, 0.6 * (s1 - s0))
+        if far <= near_m:
             continue
-        out = np.linspace(params.fork_apex_near_m, far, 12)
+        out = np.linspace(near_m, far, 12)
         points.append(track.point_at(s0 + out if leaves else s1 - out))
     return np.concatenate(points) if points else np.zeros((0, 2))
 
@@ -160,20 +163,33 @@ def _apex(
     branches: Sequence[Sequence[tuple[Segment, bool]]],
     params: SegmentParams,
 ) -> FloatArray | None:
-    """Where the two branches' lines cross, when they cross ``fork_apex_deg`` or more apart,
-    on the stem's side of the node (or at it) and within ``fork_apex_stem_m`` of the stem."""
-    points = [_branch_points(tracks, ends, params) for ends in branches]
-    if any(len(p) < 2 for p in points):
+    """Where the two branches' lines cross (the median over ``fork_apex_windows_m`` of the
+    windows where they cross ``fork_apex_deg`` .. ``fork_apex_max_deg`` apart, at least half
+    of them), when
+    that lies back down the stem from the node (or at it) and within ``fork_apex_stem_m``
+    of the stem's first pass."""
+    apexes, directions = [], []
+    for near_m, far_m in params.fork_apex_windows_m:
+        points = [_branch_points(tracks, ends, near_m, far_m) for ends in branches]
+        if any(len(p) < 2 for p in points):
+            continue
+        (c0, d0), (c1, d1) = (_line(p, node_xy) for p in points)
+        sine = float(d0[0] * d1[1] - d0[1] * d1[0])
+        if abs(sine) < np.sin(np.radians(params.fork_apex_deg)) or float(np.dot(d0, d1)) < (
+            np.cos(np.radians(params.fork_apex_max_deg))
+        ):
+            continue  # near parallel, or wider than a fork's branches
+        t0 = float((c1 - c0)[0] * d1[1] - (c1 - c0)[1] * d1[0]) / sine
+        apexes.append(c0 + t0 * d0)
+        directions.extend((d0, d1))
+    if not apexes or 2 * len(apexes) < len(params.fork_apex_windows_m):
         return None
-    (c0, d0), (c1, d1) = (_line(p, node_xy) for p in points)
-    sine = float(d0[0] * d1[1] - d0[1] * d1[0])
-    if abs(sine) < np.sin(np.radians(params.fork_apex_deg)) or float(np.dot(d0, d1)) < 0:
-        return None  # near parallel, or the branches leave the node in opposite directions
-    t0 = float((c1 - c0)[0] * d1[1] - (c1 - c0)[1] * d1[0]) / sine
-    apex = c0 + t0 * d0
+    # two branches 15-20 degrees apart: a metre of noise across a line moves the apex 3-4 m
+    # along, and which window the noise falls in decides where; the median holds
+    apex = np.median(np.array(apexes), axis=0)
     seg = segments[(*stem.forward, *stem.backward)[0]]
     stem_line = segment_polyline(tracks[seg.track], seg, params.polyline_samples)
     near_stem = float(shapely.distance(shapely.Point(apex), shapely.LineString(stem_line)))
     # back down the stem, not up the branches where the passes cross
-    behind = all(float(np.dot(apex - node_xy, d)) <= 0.0 for d in (d0, d1))
+    behind = all(float(np.dot(apex - node_xy, d)) <= 0.0 for d in directions)
     return apex if behind and near_stem <= params.fork_apex_stem_m else None

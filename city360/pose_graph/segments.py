@@ -272,15 +272,23 @@ class SegmentParams:
     whose other street is a fork's two branches meeting again at one junction (a loop from
     the node back to it, or two lines :func:`part_two_lines` parts there, the node one
     :func:`dissolve_pass_through` would remove) is kept and moved to the apex, where the
-    branches' lines (``fork_apex_near_m`` .. ``fork_apex_far_m`` from the node) cross, when
+    branches' lines (``fork_apex_windows_m``) cross, when
     that lies at most this many metres from the node, back down its stem. None: off."""
-    fork_apex_near_m: float = 8.0
-    """See :attr:`fork_apex_m`: a branch's line is fitted to its passes' poses from this far
-    (metres of travel from the node) ..."""
-    fork_apex_far_m: float = 30.0
-    """... to this far (at most 0.6 of the pass)."""
+    fork_apex_windows_m: tuple[tuple[float, float], ...] = (
+        (3.0, 20.0),
+        (3.0, 30.0),
+        (8.0, 20.0),
+        (8.0, 30.0),
+    )
+    """See :attr:`fork_apex_m`: a branch's line is fitted to its passes' poses from the first
+    to the second of each pair (metres of travel from the node, at most 0.6 of the pass);
+    the apex is the median of the windows' crossings."""
     fork_apex_deg: float = 10.0
     """See :attr:`fork_apex_m`: the branches' lines cross at least this many degrees apart."""
+    fork_apex_max_deg: float = 45.0
+    """See :attr:`fork_apex_m`: ... and at most this many (the branches of a Y; Bulevardi's
+    fork 10-36 degrees in its lines' windows). Wider, the node is a T or a corner, and a
+    window reaching round the next corner puts the crossing anywhere."""
     fork_apex_wide_m: float = 10.0
     """See :attr:`fork_apex_m`: the branches' first passes run this many metres apart or more
     somewhere (the largest distance from a pose of one to the other): two branches round a

@@ -50,7 +50,7 @@ def _apexes(
 def test_a_fork_whose_branches_meet_again_is_kept_at_its_apex_with_fork_apex_m() -> None:
     dissolved, apexes = _apexes((0.0, 50.0))
     assert 0 in dissolved  # the old behaviour: the two branches are one street, walked through
-    assert set(apexes) == {0}
+    assert set(apexes) == {0}  # not B (node 2), where the branches meet 76 degrees apart
     assert np.hypot(*apexes[0]) < 4.0  # at the fork, not 8 m up the branches
     assert _apexes((0.0, 50.0), fork_apex_m=None)[1] == {}
 
