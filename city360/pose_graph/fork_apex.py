@@ -10,9 +10,13 @@ first kind is dissolved (every pass runs straight through), the second kept wher
 crossed, an extra 13 m from the fork.
 
 :func:`fork_apexes` reads the fork from the branches themselves: the line fitted to each
-branch's passes ``fork_apex_near_m`` .. ``fork_apex_far_m`` from the node; the two lines
-cross at the apex, on the stem where the branches part. Two passes of one street, or a loop
-round a block from a junction, have lines that cross at the node or not at all down the stem.
+branch's passes in a window of metres out from the node (``fork_apex_windows_m``); the two
+lines cross at the apex, on the stem where the branches part (the median over the windows:
+branches 15-20 degrees apart put the crossing 3-4 m along for a metre of noise across). The
+branches must run ``fork_apex_wide_m`` apart somewhere, as a block's two sides do and two
+passes of one street splayed by the phone do not (the kept twins' other candidates: 5.7-8.8
+m), and leave the node ``fork_apex_deg`` .. ``fork_apex_max_deg`` apart, as a Y's do. See
+:attr:`~city360.pose_graph.segments.SegmentParams.fork_apex_m` for the rows.
 
 All positions are metres in the city CRS (x east, y north).
 """
@@ -165,10 +169,10 @@ def _apex(
 ) -> FloatArray | None:
     """Where the two branches' lines cross (the median over ``fork_apex_windows_m`` of the
     windows where they cross ``fork_apex_deg`` .. ``fork_apex_max_deg`` apart, at least half
-    of them), when
-    that lies back down the stem from the node (or at it) and within ``fork_apex_stem_m``
-    of the stem's first pass."""
-    apexes, directions = [], []
+    of them), when that lies back down the stem from the node (or at it) and within
+    ``fork_apex_stem_m`` of the stem's first pass."""
+    apexes: list[FloatArray] = []
+    directions: list[FloatArray] = []
     for near_m, far_m in params.fork_apex_windows_m:
         points = [_branch_points(tracks, ends, near_m, far_m) for ends in branches]
         if any(len(p) < 2 for p in points):
