@@ -10,7 +10,7 @@ first kind is dissolved (every pass runs straight through), the second kept wher
 crossed, an extra 13 m from the fork.
 
 :func:`fork_apexes` reads the fork from the branches themselves: the line fitted to each
-branch's passes in a window of metres out from the node (``fork_apex_windows_m``); the two
+branch's passes in a window of metres out from the node (``fork_apex_near_m``); the two
 lines cross at the apex, on the stem where the branches part (the median over the windows:
 branches 15-20 degrees apart put the crossing 3-4 m along for a metre of noise across). The
 branches must run ``fork_apex_wide_m`` apart somewhere, as a block's two sides do and two
@@ -167,13 +167,18 @@ def _apex(
     branches: Sequence[Sequence[tuple[Segment, bool]]],
     params: SegmentParams,
 ) -> FloatArray | None:
-    """Where the two branches' lines cross (the median over ``fork_apex_windows_m`` of the
+    """Where the two branches' lines cross (the median over ``fork_apex_near_m`` of the
     windows where they cross ``fork_apex_deg`` .. ``fork_apex_max_deg`` apart, at least half
     of them), when that lies back down the stem from the node (or at it) and within
     ``fork_apex_stem_m`` of the stem's first pass."""
     apexes: list[FloatArray] = []
     directions: list[FloatArray] = []
-    for near_m, far_m in params.fork_apex_windows_m:
+    windows = [
+        (near_m, far_m)
+        for near_m in (params.fork_apex_near_m, params.fork_apex_near_alt_m)
+        for far_m in (params.fork_apex_far_m, params.fork_apex_far_alt_m)
+    ]
+    for near_m, far_m in windows:
         points = [_branch_points(tracks, ends, near_m, far_m) for ends in branches]
         if any(len(p) < 2 for p in points):
             continue
@@ -186,7 +191,7 @@ def _apex(
         t0 = float((c1 - c0)[0] * d1[1] - (c1 - c0)[1] * d1[0]) / sine
         apexes.append(c0 + t0 * d0)
         directions.extend((d0, d1))
-    if not apexes or 2 * len(apexes) < len(params.fork_apex_windows_m):
+    if not apexes or 2 * len(apexes) < len(windows):
         return None
     # two branches 15-20 degrees apart: a metre of noise across a line moves the apex 3-4 m
     # along, and which window the noise falls in decides where; the median holds

@@ -226,8 +226,8 @@ class RefineParams:
     one line an arm). None: one line an arm. Off (round thirty-three, branch bul33, at 40
     degrees, without OSM on 73 kept twins: the suite's 28, Bulevardi's and Kaisaniemi's 12
     each, the 21 unseen Helsinki twins): Bulevardi wander+stops 0 reaches every target
-    (R 0.867 -> 1.000, F1 0.833 -> 1.000), but 11 rows better and 8 worse in P, R or F1,
-    among them Bulevardi wander 0 (P 1.000 -> 0.917, R 0.857 -> 0.786), old town one-way 0
+    (R 0.867 -> 1.000, F1 0.833 -> 1.000), but in P, R and F1 7 rows better, 4 worse and 7
+    mixed, among them Bulevardi wander 0 (P 1.000 -> 0.917, R 0.857 -> 0.786), old town one-way 0
     (R 0.952 -> 0.857) and wander 0, unseen Kamppi coverage 6 (R 0.923 -> 0.846): the
     old town's knot, whose bent and straight streets between two junctions are such arms
     too, and Kaisaniemi's footpaths."""

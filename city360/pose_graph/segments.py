@@ -272,7 +272,7 @@ class SegmentParams:
     whose other street is a fork's two branches meeting again at one junction (a loop from
     the node back to it, or two lines :func:`part_two_lines` parts there, the node one
     :func:`dissolve_pass_through` would remove) is kept and moved to the apex, where the
-    branches' lines (``fork_apex_windows_m``) cross, when
+    branches' lines (``fork_apex_near_m``) cross, when
     that lies at most this many metres from the node, back down its stem. Dissolved, the
     fork is lost; kept where the votes piled, 13 m up the branches (fresh Bulevardi's
     Erottajankatu fork (168.6, 91.5), branches 45 and 64 m to the Erottaja knot), it is an
@@ -280,15 +280,17 @@ class SegmentParams:
     bul33): without OSM on the 120 kept twins, 2 rows better (Bulevardi wander 0 R 0.857 ->
     0.929, F1 0.815 -> 0.893; wander+stops 0 R 0.867 -> 0.933, F1 0.833 -> 0.918), none
     worse; it moves 5 nodes, all at that fork. With OSM it never runs."""
-    fork_apex_windows_m: tuple[tuple[float, float], ...] = (
-        (3.0, 20.0),
-        (3.0, 30.0),
-        (8.0, 20.0),
-        (8.0, 30.0),
-    )
-    """See :attr:`fork_apex_m`: a branch's line is fitted to its passes' poses from the first
-    to the second of each pair (metres of travel from the node, at most 0.6 of the pass);
-    the apex is the median of the windows' crossings."""
+    fork_apex_near_m: float = 3.0
+    """See :attr:`fork_apex_m`: a branch's line is fitted to its passes' poses in four
+    windows of metres of travel from the node (at most 0.6 of the pass), from each of
+    ``fork_apex_near_m`` and ``fork_apex_near_alt_m`` to each of ``fork_apex_far_m`` and
+    ``fork_apex_far_alt_m``; the apex is the median of the windows' crossings."""
+    fork_apex_near_alt_m: float = 8.0
+    """See :attr:`fork_apex_near_m`."""
+    fork_apex_far_m: float = 20.0
+    """See :attr:`fork_apex_near_m`."""
+    fork_apex_far_alt_m: float = 30.0
+    """See :attr:`fork_apex_near_m`."""
     fork_apex_deg: float = 10.0
     """See :attr:`fork_apex_m`: the branches' lines cross at least this many degrees apart."""
     fork_apex_max_deg: float = 45.0
