@@ -36,6 +36,7 @@ from city360.pose_graph.clarify import ClarifyParams, clarify_tracks
 from city360.pose_graph.corner_cuts import CornerCutParams, corner_cuts
 from city360.pose_graph.dwell import DwellParams, hold_still_spans
 from city360.pose_graph.end_tees import EndTeeParams, end_tees
+from city360.pose_graph.fork_apex import fork_apexes
 from city360.pose_graph.fused_forks import (
     FusedForkParams,
     forks_at_video_ends,
@@ -536,11 +537,17 @@ def build_from_tracks(
         # a fork whose branches are grouped as one street here, walked up one and down the
         # other: dissolved, no node of two streets would be left for part_two_lines to part
         dissolved -= turned_forks(tracks, segments, streets, dissolved, params.segments)
-    if dissolved:
+    apexes: dict[int, FloatArray] = {}
+    if osm is None and params.segments.fork_apex_m is not None:
+        # a fork whose branches meet again at one junction: kept, at the apex of its branches
+        apexes = fork_apexes(tracks, junctions_xy, segments, streets, dissolved, params.segments)
+        dissolved -= set(apexes)
+    if dissolved or apexes:
         keep = np.array([i not in dissolved for i in range(len(junctions_xy))])
-        dead_xy, junctions_xy, segments, streets, _ = _cut(
-            tracks, junctions_xy[keep], params, matched
-        )
+        placed = junctions_xy.reshape(-1, 2).copy()
+        for node, apex in apexes.items():
+            placed[node] = apex
+        dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, placed[keep], params, matched)
     crossed_xy = np.zeros((0, 2))  # the crossed_lines drops left for after the fused forks
     if osm is None and params.apart_params is not None:
         apart = apart_junctions(tracks, junctions_xy, segments, streets, params.apart_params)

@@ -31,7 +31,7 @@ from functools import partial
 import numpy as np
 import numpy.typing as npt
 
-from city360.pose_graph.segments import Segment, Street, street_of_segment
+from city360.pose_graph.segments import Segment, Street, group_streets, street_of_segment
 from city360.pose_graph.tracks import Track
 
 __all__ = ["RefineParams", "refine_junctions", "split_junctions", "split_side_by_side"]
@@ -215,6 +215,31 @@ class RefineParams:
     cached twins without OSM it fires on 8, each half 0.1-2.2 m from a true junction;
     Helsinki wander 0 (R 0.910 -> 0.918, F1 0.869 -> 0.880) and coverage+stops 36 (F1
     0.932 -> 0.936) better, no row worse; 38 fresh twins equal (design notes)."""
+    forked_arm_deg: float | None = None
+    """Without OSM: an arm whose passes leave the junction along two directions at least this
+    many degrees apart (each pass's mean direction ``near_m`` .. ``far_m`` out, grouped by the
+    two widest apart) is two arms, a line each: a fork's two branches grouped as one street
+    because they meet again at this junction (fresh Bulevardi's Erottaja knot B, its arm to
+    the fork F: the diagonal and the branch round the corner, 60-70 degrees apart; pooled,
+    their line runs between them and refine moves B 5.7 m off, wander+stops seed 0).
+    Only for the move of :func:`refine_junctions` (the arms' ways and the other steps keep
+    one line an arm). None: one line an arm. Off (round thirty-three, branch bul33, at 40
+    degrees, without OSM on 73 kept twins: the suite's 28, Bulevardi's and Kaisaniemi's 12
+    each, the 21 unseen Helsinki twins): Bulevardi wander+stops 0 reaches every target
+    (R 0.867 -> 1.000, F1 0.833 -> 1.000), but in P, R and F1 7 rows better, 4 worse and 7
+    mixed, among them Bulevardi wander 0 (P 1.000 -> 0.917, R 0.857 -> 0.786), old town one-way 0
+    (R 0.952 -> 0.857) and wander 0, unseen Kamppi coverage 6 (R 0.923 -> 0.846): the
+    old town's knot, whose bent and straight streets between two junctions are such arms
+    too, and Kaisaniemi's footpaths."""
+    forked_arm_any: bool = True
+    """See :attr:`forked_arm_deg`: any such arm; False: only an arm whose street's other node
+    has two streets (the fork itself, its stem the other street), which leaves the old
+    town's knot alone. Measured with ``forked_arm_deg`` 40 on the same 73 twins (round
+    thirty-three, bul33): in P, R and F1 4 rows better (Bulevardi wander+stops 0 to 1.000 /
+    1.000 / 1.000, Helsinki coverage+stops 0, old town coverage 2 and one-way+stops 0),
+    2 mixed (Bulevardi wander 0: the knot's one node (152.3, 133.1) moved 6 m up to
+    (150.7, 139.1) and dropped, F's node kept 13 m up, P 1.000 -> 0.917, R 0.857 -> 0.786;
+    Kaisaniemi coverage 1 P up, F1 down), the others equal; not on."""
     far_reach_m: float = 45.0
     """See ``far_gap_m``: how far out the far centre lines reach, metres."""
     far_through_m: float | None = None
@@ -417,6 +442,8 @@ def _arm_lines(
     streets: Sequence[Street],
     params: RefineParams,
     poses: dict[tuple[int, int], FloatArray] | None = None,
+    *,
+    forked: bool = False,
 ) -> tuple[dict[int, list[tuple[FloatArray, FloatArray, float]]], dict[int, int]]:
     """Per junction: the centre lines (centre, unit axis, weight) of its arms that have
     ``min_poses`` poses, and how many arms it has. ``poses``: :func:`_arm_poses` of the same
@@ -427,7 +454,10 @@ def _arm_lines(
     arm_count: dict[int, int] = defaultdict(int)
     for node, _ in poses:
         arm_count[node] += 1
-    for node, _, points in _lined_arms(poses, params):
+    lined = list(_lined_arms(poses, params))
+    if forked and params.forked_arm_deg is not None:
+        lined = _forked_arms(tracks, junctions_xy, segments, streets, lined, params, arm_count)
+    for node, _, points in lined:
         centre, direction = _line(points)
         reach = np.hypot(*(points - junctions_xy[node]).T)
         if reach.max() < params.far_m - params.near_m:
@@ -438,6 +468,62 @@ def _arm_lines(
                 direction = (apex - centre) / np.hypot(*(apex - centre))
         lines_of[node].append((centre, direction, 1.0))
     return lines_of, arm_count
+
+
+def _forked_arms(
+    tracks: Sequence[Track],
+    junctions_xy: FloatArray,
+    segments: Sequence[Segment],
+    streets: Sequence[Street],
+    lined: Sequence[tuple[int, int, FloatArray]],
+    params: RefineParams,
+    arm_count: dict[int, int],
+) -> list[tuple[int, int, FloatArray]]:
+    """``lined`` with each arm made two whose street's passes group into two lines that run
+    apart (:func:`~city360.pose_graph.segments.group_streets` with ``keep_apart``) and leave
+    the junction ``forked_arm_deg`` or more apart (``arm_count`` counts the second)."""
+    assert params.forked_arm_deg is not None
+    by_id = {street.id: street for street in streets}
+    degree: dict[int, int] = defaultdict(int)
+    for street in streets:
+        degree[street.a] += 1
+        degree[street.b] += 1
+    out: list[tuple[int, int, FloatArray]] = []
+    for node, street_id, points in lined:
+        street = by_id[street_id]
+        members = [*street.forward, *street.backward]
+        parts: list[FloatArray] = []
+        other = street.b if street.a == node else street.a
+        if (
+            len(members) >= 2
+            and street.a != street.b
+            and (params.forked_arm_any or degree[other] == 2)
+        ):
+            again, _ = group_streets(tracks, [segments[i] for i in members], keep_apart=True)
+            if len(again) == 2:
+                for line in again:
+                    pts = [
+                        _arm_points(
+                            tracks[segments[members[k]].track],
+                            segments[members[k]],
+                            junctions_xy[node],
+                            segments[members[k]].u == node,
+                            params,
+                        )
+                        for k in (*line.forward, *line.backward)
+                    ]
+                    parts.append(np.concatenate(pts))
+        if len(parts) == 2 and min(len(p) for p in parts) >= params.min_poses:
+            units = []
+            for part in parts:
+                mean = (part - junctions_xy[node]).mean(axis=0)
+                units.append(mean / max(float(np.hypot(*mean)), 1e-9))
+            if float(units[0] @ units[1]) <= np.cos(np.radians(params.forked_arm_deg)):
+                out.extend((node, street_id, part) for part in parts)
+                arm_count[node] += 1
+                continue
+        out.append((node, street_id, points))
+    return out
 
 
 def refine_junctions(
@@ -455,6 +541,12 @@ def refine_junctions(
     junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
     poses = _arm_poses(tracks, junctions_xy, segments, streets, params)
     lines_of, arm_count = _arm_lines(tracks, junctions_xy, segments, streets, params, poses)
+    # where a fork's two branches are one street, a line each for the move (not for the ways)
+    placing_of = (
+        lines_of
+        if params.forked_arm_deg is None
+        else _arm_lines(tracks, junctions_xy, segments, streets, params, poses, forked=True)[0]
+    )
     ends = _arm_ends(junctions_xy, streets, poses, params) if params.knot_ways_m is not None else {}
     stubs = (
         None
@@ -477,6 +569,8 @@ def refine_junctions(
             branching[node] = False
         if spread < params.min_spread:
             continue
+        if len(placing_of[node]) != len(lines):
+            lhs, rhs = _normal_equations(placing_of[node])
         point = np.linalg.solve(lhs, rhs)
         if np.hypot(*(point - junctions_xy[node])) <= params.max_shift_m:
             refined[node] = point

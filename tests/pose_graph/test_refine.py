@@ -15,7 +15,10 @@ from city360.pose_graph.build import BuildParams
 from city360.pose_graph.junctions import JunctionParams, find_dead_ends
 from city360.pose_graph.refine import (
     RefineParams,
+    _arm_poses,
     _bridged,
+    _forked_arms,
+    _lined_arms,
     _own_arms_jog,
     _places,
     _ways,
@@ -732,3 +735,38 @@ def test_a_square_of_footpaths_with_eight_lines_is_not_bridged() -> None:
 def test_split_bridged_is_on_by_default() -> None:
     assert RefineParams().split_bridged is True
     assert RefineParams().split_bridged_max_lines == 5
+
+
+def _fork_arm(
+    bent: tuple[float, float], *, any_arm: bool = True
+) -> list[tuple[int, int, np.ndarray]]:
+    """Node 0 at the origin, node 1 at (0, 60), one street between them walked twice: north
+    along x = 0 and out through ``bent``; the arms at node 0 with ``forked_arm_deg`` 40."""
+    tracks = [
+        polyline_track([(0.0, 0.0), (0.0, 60.0)], "straight"),
+        polyline_track([(0.0, 0.0), bent, (0.0, 60.0)], "bent"),
+    ]
+    segments = [Segment(k, 0, 1, 0, len(t) - 1) for k, t in enumerate(tracks)]
+    streets, _ = group_streets(tracks, segments)
+    params = RefineParams(forked_arm_deg=40.0, forked_arm_any=any_arm)
+    junctions = np.array([[0.0, 0.0], [0.0, 60.0]])
+    poses = _arm_poses(tracks, junctions, segments, streets, params)
+    lined = [arm for arm in _lined_arms(poses, params) if arm[0] == 0]
+    return _forked_arms(tracks, junctions, segments, streets, lined, params, {0: 1})
+
+
+def test_a_fork_s_two_branches_grouped_as_one_street_are_two_arms_with_forked_arm_deg() -> None:
+    # Bulevardi's knot B and its arm to the fork: one street, two branches leaving 45 degrees
+    # apart; refine fitted one line between them (the old behaviour: forked_arm_deg None)
+    assert len(streets_of := _fork_arm((14.0, 14.0))) == 2
+    assert {arm[1] for arm in streets_of} == {0}
+    assert RefineParams().forked_arm_deg is None
+
+
+def test_two_passes_of_one_street_are_one_arm_with_forked_arm_deg() -> None:
+    assert len(_fork_arm((2.0, 30.0))) == 1
+
+
+def test_forked_arm_any_off_wants_the_fork_at_the_street_s_other_node() -> None:
+    # node 1 ends the street (one street there), no fork of two streets: one arm
+    assert len(_fork_arm((14.0, 14.0), any_arm=False)) == 1

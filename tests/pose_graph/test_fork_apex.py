@@ -1,0 +1,78 @@
+"""Tests for the fork whose two branches meet again (:mod:`city360.pose_graph.fork_apex`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from city360.pose_graph.fork_apex import fork_apexes
+from city360.pose_graph.segments import (
+    SegmentParams,
+    cut_tracks,
+    dissolve_pass_through,
+    group_streets,
+    turned_forks,
+)
+from tests.pose_graph.walks import polyline_track
+
+# Bulevardi's Erottajankatu, scaled down: a stem from the south to the fork at the origin, a
+# diagonal to the junction B at (-12, 50) and a branch north then west to B; the walker comes
+# up the stem, up the diagonal, down a spur past B and back, round by the branch and down the
+# stem. The build's node stands 8 m up the branches, between the two passes.
+_B = (-12.0, 50.0)
+_NODE = (-1.0, 8.0)
+
+
+def _apexes(
+    branch_end: tuple[float, float],
+    *,
+    spur: bool = True,
+    node: tuple[float, float] = _NODE,
+    fork_apex_m: float | None = 15.0,
+    wide_m: float = 10.0,
+) -> tuple[set[int], dict[int, np.ndarray]]:
+    """Nodes dissolved (after turned_forks) and the apexes found, node 0 the one up the fork."""
+    bx = _B[0]
+    there = [(bx, 70.0), _B] if spur else []
+    points = [(0.0, -45.0), (0.0, 0.0), _B, *there, branch_end, (0.0, 0.0), (0.0, -45.0)]
+    track = polyline_track(points, "fork")
+    nodes = [node, (0.0, -44.0)]
+    if spur:
+        nodes += [_B, (bx, 69.0)]
+    junctions_xy = np.array(nodes)
+    params = SegmentParams(fork_apex_m=fork_apex_m, fork_apex_wide_m=wide_m)
+    segments = cut_tracks([track], junctions_xy, [], params)
+    streets, _ = group_streets([track], segments, params)
+    dissolved = dissolve_pass_through(segments, streets, range(len(junctions_xy)))
+    dissolved -= turned_forks([track], segments, streets, dissolved, params)
+    return dissolved, fork_apexes([track], junctions_xy, segments, streets, dissolved, params)
+
+
+def test_a_fork_whose_branches_meet_again_is_kept_at_its_apex_with_fork_apex_m() -> None:
+    dissolved, apexes = _apexes((0.0, 50.0))
+    assert 0 in dissolved  # the old behaviour: the two branches are one street, walked through
+    assert set(apexes) == {0}  # not B (node 2), where the branches meet 76 degrees apart
+    assert np.hypot(*apexes[0]) < 4.0  # at the fork, not 8 m up the branches
+    assert _apexes((0.0, 50.0), fork_apex_m=None)[1] == {}
+
+
+def test_a_loop_up_a_fork_s_branches_moves_its_node_to_the_apex() -> None:
+    # no node at B: the walk round both branches is a loop from the node back to it
+    dissolved, apexes = _apexes((0.0, 50.0), spur=False)
+    assert 0 not in dissolved
+    assert set(apexes) == {0}
+    assert np.hypot(*apexes[0]) < 4.0
+
+
+def test_two_lines_running_under_fork_apex_wide_m_apart_keep_no_node() -> None:
+    # the way back leaves the diagonal at (0, 35), 8 m from it at most: two passes of one
+    # street splayed by a phone look so (Helsinki's and Kaisaniemi's candidates: 5.7-8.8 m)
+    assert _apexes((0.0, 35.0))[1] == {}
+    assert set(_apexes((0.0, 35.0), wide_m=0.0)[1]) >= {0}  # without the guard: kept
+
+
+def test_an_apex_farther_than_fork_apex_m_moves_nothing() -> None:
+    assert _apexes((0.0, 50.0), fork_apex_m=5.0)[1] == {}
+
+
+def test_fork_apex_m_default() -> None:
+    assert SegmentParams().fork_apex_m == 15.0
