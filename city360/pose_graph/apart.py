@@ -34,7 +34,7 @@ All positions are metres in the city CRS (x east, y north).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -68,25 +68,26 @@ class ApartParams:
     the other pass's poses run along one street. Passes of one street lie 0-3 m apart after
     clarifying (2.5 m dropped an old-town T whose arm one pass walked 2.6 m off); the passes of
     two streets side by side 4-8 m."""
-    side_by_side_m: float = 10.0
+    side_by_side_m: float = 8.0
     """Passes leaving a junction the same way that lie more than ``together_m`` and at most
-    this far apart walk two streets side by side. 8 m (the grouping's
-    ``SegmentParams.same_street_m``) until round thirty-three: the old town's dual
+    this far apart walk two streets side by side (the grouping's
+    ``SegmentParams.same_street_m``)."""
+    side_by_side_far_m: float | None = 10.0
+    """... and up to this far apart too, for the two groups' test alone, when no pass of one
+    group crosses a pass of the other (:attr:`crossing_deg`). The old town's dual
     carriageway ends in two bends 8-9 m apart ((-119.7, 1.8) and (-127.7, 3.3)), and the
     junction built between them stayed (tokyo-oldtown coverage seed 6 at (-117.3, 9.5),
-    coverage+stops seed 5 at (-123.1, 2.3)). At 10 m with :attr:`crossing_deg`, without OSM
-    (the lead): 120 kept twins 2 rows better (Helsinki coverage 1 P 0.969 -> 0.976, unseen
-    Kamppi one-way 7 P 0.867 -> 0.929), none worse; old town seeds 5-6 3 better (coverage 6
-    P 0.955 -> 1.000, coverage+stops 5 0.952 -> 1.000, coverage 5 0.875 -> 0.913), none
-    worse. At 9 or 10 m without :attr:`crossing_deg`, unseen Oakland east one-way+stops 8
-    loses the crossing (-163.2, -201.8) (R 1.000 -> 0.900)."""
-    crossing_deg: float | None = 20.0
-    """A junction stays when a pass of one group crosses a pass of the other with chords
-    across the junction this many degrees or more apart: two streets that cross, not two side
-    by side, whose passes never meet (:func:`_cross`). Needed by :attr:`side_by_side_m` at
-    10 m (unseen Oakland east one-way+stops 8's crossing); 20 degrees: the votes see no
-    crossing under 25 (``JunctionParams.min_angle_deg``). None: no such test (before round
-    thirty-three)."""
+    coverage+stops seed 5 at (-123.1, 2.3)). Without OSM (round thirty-three, the lead): 120
+    kept twins 2 rows better (Helsinki coverage 1 P 0.969 -> 0.976, unseen Kamppi one-way 7
+    P 0.867 -> 0.929), none worse; old town seeds 5-6 3 better (coverage 6 P 0.955 -> 1.000,
+    coverage+stops 5 0.952 -> 1.000, coverage 5 0.875 -> 0.913). Without the crossing test,
+    unseen Oakland east one-way+stops 8 loses the crossing (-163.2, -201.8) (R 1.000 ->
+    0.900). None: ``side_by_side_m`` alone (before round thirty-three)."""
+    crossing_deg: float = 20.0
+    """See :attr:`side_by_side_far_m`: a pass of one group crosses a pass of the other with
+    their chords across the junction this many degrees or more apart (:func:`_cross`): two
+    streets that cross, not two side by side, whose passes never meet. 20 degrees: the votes
+    see no crossing under 25 (``JunctionParams.min_angle_deg``)."""
     same_way_deg: float = 25.0
     """Arms leaving the junction within this many degrees of each other go the same way."""
     crossed_lines: bool = True
@@ -223,7 +224,7 @@ def _groups(
 
 def _groups_cross(passes: Sequence[_Pass], groups: Sequence[set[int]], crossing_deg: float) -> bool:
     """Whether a pass through the junction of one group crosses one of the other at
-    ``crossing_deg`` or more (:attr:`ApartParams.crossing_deg`)."""
+    ``crossing_deg`` or more (:attr:`ApartParams.side_by_side_far_m`)."""
     first, second = groups
     return any(_cross(passes[i], passes[j], crossing_deg) for i in first for j in second)
 
@@ -352,10 +353,15 @@ def apart_junctions(
             params.group_ways and _two_ways_each(node_visits, headings, groups, params)
         ):
             continue
-        if not _parted(node_visits, headings, groups, params):
-            continue
-        if params.crossing_deg is not None and _groups_cross(
-            node_visits, groups, params.crossing_deg
+        if not _parted(node_visits, headings, groups, params) and not (
+            params.side_by_side_far_m is not None
+            and _parted(
+                node_visits,
+                headings,
+                groups,
+                replace(params, side_by_side_m=params.side_by_side_far_m),
+            )
+            and not _groups_cross(node_visits, groups, params.crossing_deg)
         ):
             continue
         street_heading = {

@@ -317,7 +317,7 @@ def test_two_bends_nine_metres_apart_are_two_streets_side_by_side() -> None:
     junctions = np.array([4.5 * _RIGHT])
     segments, streets = _cut(tracks, junctions)
     assert apart_junctions(tracks, junctions, segments, streets).tolist() == [True]
-    before = _rule(side_by_side_m=8.0, crossing_deg=None)
+    before = _rule(side_by_side_far_m=None)
     assert apart_junctions(tracks, junctions, segments, streets, before).tolist() == [False]
 
 
@@ -335,12 +335,13 @@ def _shallow_crossing(half_deg: float) -> list[Track]:
 
 
 def test_two_streets_whose_passes_cross_are_no_streets_side_by_side() -> None:
-    # 24 degrees: each way out is one way for both streets, their passes 4-10 m apart along it,
-    # as beside two streets side by side; but they cross (unshielded by crossed_lines here)
+    # 24 degrees: each way out is one way for both streets, their passes 4-12 m apart along
+    # it, as beside two streets side by side; but they cross (crossed_lines off, and the
+    # near band emptied, so that the far band's test alone decides)
     tracks = _shallow_crossing(12.0)
     junctions = np.zeros((1, 2))
     segments, streets = _cut(tracks, junctions)
-    guarded = _rule(crossed_lines=False)
+    guarded = _rule(crossed_lines=False, side_by_side_m=4.0, side_by_side_far_m=12.0)
     assert apart_junctions(tracks, junctions, segments, streets, guarded).tolist() == [False]
-    unguarded = _rule(crossed_lines=False, crossing_deg=None)
+    unguarded = replace(guarded, crossing_deg=90.0)
     assert apart_junctions(tracks, junctions, segments, streets, unguarded).tolist() == [True]
