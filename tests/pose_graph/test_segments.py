@@ -188,8 +188,10 @@ def test_passes_of_one_line_cut_in_two_by_the_map_stay_one_street_with_mapped_ga
 
     assert matched.mapped_gap_m(segments[0], segments[1]) > 12.0
     assert streets(None) == 2
-    assert matched.mapped_gap_m(segments[0], segments[1], share=0.25) < 2.0
-    assert streets(0.25) == 1
+    share = SegmentParams().mapped_gap_share  # the default: on
+    assert share is not None
+    assert matched.mapped_gap_m(segments[0], segments[1], share=share) < 2.0
+    assert streets(share) == 1
 
 
 def _turn_back(*, between: bool) -> set[int]:
