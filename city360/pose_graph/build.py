@@ -19,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -437,7 +438,11 @@ def _cut(
         segments,
         params.segments,
         mapped_street=matched.mapped_street if matched is not None else None,
-        mapped_gap=matched.mapped_gap_m if matched is not None else None,
+        mapped_gap=(
+            partial(matched.mapped_gap_m, share=params.segments.mapped_gap_share)
+            if matched is not None
+            else None
+        ),
     )
     return dead_xy, np.asarray(junctions_xy), segments, streets, street_of
 

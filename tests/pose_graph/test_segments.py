@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from functools import partial
 
 import networkx as nx
 import numpy as np
@@ -140,6 +141,57 @@ def test_a_small_blocks_two_mapped_sides_stay_two_streets_with_mapped_apart() ->
     assert matched.mapped_gap_m(segments[0], segments[1]) > 12.0
     assert _streets(tracks, segments, matched, SegmentParams(mapped_apart=True)) == 2
     assert _streets(tracks, segments, matched, SegmentParams(mapped_apart=False)) == 1
+
+
+def _one_line_cut_at_a_bend(
+    shares: tuple[int, int],
+) -> tuple[list[Track], list[Segment], MatchedCuts]:
+    """One line from (0, 0) north-east to a bend at (30, 30), then east to (70, 30), mapped as
+    two ways (streets 0 and 1) because a third way leaves the bend north (street 2, never
+    walked): the held-out tokyo old town's line through its OSM node (109.6, 141.7)
+    (round thirty-three). Two passes from node 0 to node 1 along it, matched to street 0 up
+    to ``shares[k]`` frames before the bend (negative: past it) and to street 1 after."""
+    graph = nx.MultiGraph()
+    for node, (x_m, y_m) in enumerate([(0.0, 0.0), (30.0, 30.0), (70.0, 30.0), (30.0, 70.0)]):
+        graph.add_node(node, x_m=x_m, y_m=y_m)
+    graph.add_edge(0, 1, polyline_xy=[(0.0, 0.0), (30.0, 30.0)])
+    graph.add_edge(1, 2, polyline_xy=[(30.0, 30.0), (70.0, 30.0)])
+    graph.add_edge(1, 3, polyline_xy=[(30.0, 30.0), (30.0, 70.0)])
+    osm = streets_from_graph(graph, source="test")
+    line = [(0.0, 0.0), (30.0, 30.0), (70.0, 30.0)]
+    tracks = [polyline_track(line, f"pass{k}") for k in range(2)]
+    segments = [Segment(k, 0, 1, 0, len(t.xy) - 1) for k, t in enumerate(tracks)]
+    matches = []
+    for track, early in zip(tracks, shares, strict=True):
+        bend = int(np.argmin(np.hypot(*(track.xy - (30.0, 30.0)).T)))
+        matched = np.ones(len(track.xy), dtype=np.int64)
+        matched[: bend + early] = 0
+        matches.append(matched)
+    return tracks, segments, MatchedCuts(osm, tracks, matches, [], 8.0, 8.0, 8.0, 4.0)
+
+
+def test_passes_of_one_line_cut_in_two_by_the_map_stay_one_street_with_mapped_gap_share() -> None:
+    # one pass walks 42 m way 0 for a few frames more than half, the other way 1 (40 m)
+    tracks, segments, matched = _one_line_cut_at_a_bend((4, -4))
+    assert [matched.mapped_street(seg) for seg in segments] == [0, 1]
+
+    def streets(share: float | None) -> int:
+        params = SegmentParams(mapped_gap_share=share)
+        grouped, _ = group_streets(
+            tracks,
+            segments,
+            params,
+            mapped_street=matched.mapped_street,
+            mapped_gap=partial(matched.mapped_gap_m, share=share),
+        )
+        return len(grouped)
+
+    assert matched.mapped_gap_m(segments[0], segments[1]) > 12.0
+    assert streets(None) == 2
+    share = SegmentParams().mapped_gap_share  # the default: on
+    assert share is not None
+    assert matched.mapped_gap_m(segments[0], segments[1], share=share) < 2.0
+    assert streets(share) == 1
 
 
 def _turn_back(*, between: bool) -> set[int]:
