@@ -240,6 +240,15 @@ class RefineParams:
     2 mixed (Bulevardi wander 0: the knot's one node (152.3, 133.1) moved 6 m up to
     (150.7, 139.1) and dropped, F's node kept 13 m up, P 1.000 -> 0.917, R 0.857 -> 0.786;
     Kaisaniemi coverage 1 P up, F1 down), the others equal; not on."""
+    forked_arm_tempers: bool = True
+    """See :attr:`forked_arm_deg`: the branches' two lines only temper a move the pooled arms
+    make anyway, used where the pooled lines' crossing lies within ``max_shift_m`` (refine
+    moves the junction) and the split lines' crossing lies nearer the junction than it.
+    False: the split lines place the junction wherever they cross. Bulevardi wander+stops
+    seed 0's B (153.8, 131.0): pooled 5.7 m off to (159.1, 128.8), split 2.7 m to
+    (155.1, 133.4), 3.9 m from the true junction, kept. Bulevardi wander seed 0's knot node
+    (152.3, 133.1), A and B as one: pooled 17.6 m off (beyond ``max_shift_m``, the node
+    stays), split 6.2 m up to (150.7, 139.1), where it was dropped; now it stays."""
     far_reach_m: float = 45.0
     """See ``far_gap_m``: how far out the far centre lines reach, metres."""
     far_through_m: float | None = None
@@ -570,11 +579,32 @@ def refine_junctions(
         if spread < params.min_spread:
             continue
         if len(placing_of[node]) != len(lines):
-            lhs, rhs = _normal_equations(placing_of[node])
+            lhs, rhs = _forked_placing(junctions_xy[node], lhs, rhs, placing_of[node], params)
         point = np.linalg.solve(lhs, rhs)
         if np.hypot(*(point - junctions_xy[node])) <= params.max_shift_m:
             refined[node] = point
     return refined, branching
+
+
+def _forked_placing(
+    node_xy: FloatArray,
+    lhs: FloatArray,
+    rhs: FloatArray,
+    forked_lines: Sequence[tuple[FloatArray, FloatArray, float]],
+    params: RefineParams,
+) -> tuple[FloatArray, FloatArray]:
+    """The normal equations refine moves a junction by: those of ``forked_lines`` (its arms
+    with a fork's branches a line each, :attr:`RefineParams.forked_arm_deg`) instead of the
+    pooled arms' ``lhs``, ``rhs``, unless :attr:`RefineParams.forked_arm_tempers` holds them
+    back."""
+    forked_lhs, forked_rhs = _normal_equations(forked_lines)
+    if not params.forked_arm_tempers:
+        return forked_lhs, forked_rhs
+    pooled_m = float(np.hypot(*(np.linalg.solve(lhs, rhs) - node_xy)))
+    forked_m = float(np.hypot(*(np.linalg.solve(forked_lhs, forked_rhs) - node_xy)))
+    if pooled_m <= params.max_shift_m and forked_m < pooled_m:
+        return forked_lhs, forked_rhs
+    return lhs, rhs
 
 
 def _places(
