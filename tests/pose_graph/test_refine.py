@@ -762,7 +762,8 @@ def test_a_fork_s_two_branches_grouped_as_one_street_are_two_arms_with_forked_ar
     # apart; refine fitted one line between them (the old behaviour: forked_arm_deg None)
     assert len(streets_of := _fork_arm((14.0, 14.0))) == 2
     assert {arm[1] for arm in streets_of} == {0}
-    assert RefineParams().forked_arm_deg is None
+    assert RefineParams().forked_arm_deg == 40.0
+    assert RefineParams().forked_arm_any is False
 
 
 def test_two_passes_of_one_street_are_one_arm_with_forked_arm_deg() -> None:
@@ -807,3 +808,10 @@ def test_forked_lines_make_no_move_the_pooled_lines_do_not() -> None:
     # and no split line that moves it farther than the pooled ones
     assert np.allclose(_placed(3.0, 5.0), [3.0, 0.0])
     assert RefineParams().forked_arm_tempers is True
+
+
+def test_forked_lines_leave_a_move_of_a_few_metres_alone() -> None:
+    # Kaisaniemi coverage 1's (-50.8, -105.9): pooled 2.5 m, split 0.6 m; under
+    # forked_arm_from_m (4 m) the pooled lines place it, as with forked_arm_deg None
+    assert np.allclose(_placed(2.5, 0.6), [2.5, 0.0])
+    assert RefineParams().forked_arm_from_m == 4.0
