@@ -215,7 +215,7 @@ class RefineParams:
     cached twins without OSM it fires on 8, each half 0.1-2.2 m from a true junction;
     Helsinki wander 0 (R 0.910 -> 0.918, F1 0.869 -> 0.880) and coverage+stops 36 (F1
     0.932 -> 0.936) better, no row worse; 38 fresh twins equal (design notes)."""
-    forked_arm_deg: float | None = None
+    forked_arm_deg: float | None = 40.0
     """Without OSM: an arm whose passes leave the junction along two directions at least this
     many degrees apart (each pass's mean direction ``near_m`` .. ``far_m`` out, grouped by the
     two widest apart) is two arms, a line each: a fork's two branches grouped as one street
@@ -223,7 +223,12 @@ class RefineParams:
     the fork F: the diagonal and the branch round the corner, 60-70 degrees apart; pooled,
     their line runs between them and refine moves B 5.7 m off, wander+stops seed 0).
     Only for the move of :func:`refine_junctions` (the arms' ways and the other steps keep
-    one line an arm). None: one line an arm. Off (round thirty-three, branch bul33, at 40
+    one line an arm). None: one line an arm. On at 40 degrees since round thirty-three
+    (branch bknot33), with ``forked_arm_any`` False, ``forked_arm_tempers`` and
+    ``forked_arm_from_m`` 4: without OSM on 139 twins (the 120 kept, the held-out old town
+    seeds 5-7) 2 rows better in P, R and F1 (Bulevardi wander+stops 0 R 0.933 -> 1.000, F1
+    0.918 -> 1.000, turns 0.992 -> 0.955; old town coverage 5 P 0.875 -> 0.913), none
+    worse. Alone it was off (round thirty-three, branch bul33, at 40
     degrees, without OSM on 73 kept twins: the suite's 28, Bulevardi's and Kaisaniemi's 12
     each, the 21 unseen Helsinki twins): Bulevardi wander+stops 0 reaches every target
     (R 0.867 -> 1.000, F1 0.833 -> 1.000), but in P, R and F1 7 rows better, 4 worse and 7
@@ -231,7 +236,7 @@ class RefineParams:
     (R 0.952 -> 0.857) and wander 0, unseen Kamppi coverage 6 (R 0.923 -> 0.846): the
     old town's knot, whose bent and straight streets between two junctions are such arms
     too, and Kaisaniemi's footpaths."""
-    forked_arm_any: bool = True
+    forked_arm_any: bool = False
     """See :attr:`forked_arm_deg`: any such arm; False: only an arm whose street's other node
     has two streets (the fork itself, its stem the other street), which leaves the old
     town's knot alone. Measured with ``forked_arm_deg`` 40 on the same 73 twins (round
@@ -239,7 +244,26 @@ class RefineParams:
     1.000 / 1.000, Helsinki coverage+stops 0, old town coverage 2 and one-way+stops 0),
     2 mixed (Bulevardi wander 0: the knot's one node (152.3, 133.1) moved 6 m up to
     (150.7, 139.1) and dropped, F's node kept 13 m up, P 1.000 -> 0.917, R 0.857 -> 0.786;
-    Kaisaniemi coverage 1 P up, F1 down), the others equal; not on."""
+    Kaisaniemi coverage 1 P up, F1 down), the others equal; False since bknot33, with
+    ``forked_arm_tempers`` (which leaves Bulevardi wander 0's knot node alone)."""
+    forked_arm_tempers: bool = True
+    """See :attr:`forked_arm_deg`: the branches' two lines only temper a move the pooled arms
+    make anyway, used where the pooled lines' crossing lies within ``max_shift_m`` (refine
+    moves the junction) and the split lines' crossing lies nearer the junction than it.
+    False: the split lines place the junction wherever they cross. Bulevardi wander+stops
+    seed 0's B (153.8, 131.0): pooled 5.7 m off to (159.1, 128.8), split 2.7 m to
+    (155.1, 133.4), 3.9 m from the true junction, kept. Bulevardi wander seed 0's knot node
+    (152.3, 133.1), A and B as one: pooled 17.6 m off (beyond ``max_shift_m``, the node
+    stays), split 6.2 m up to (150.7, 139.1), where it was dropped; now it stays."""
+    forked_arm_from_m: float = 4.0
+    """See :attr:`forked_arm_tempers`: the split lines are used only where the pooled lines
+    would move the junction at least this far, metres: a move of a few metres is the arm
+    lines' own scatter, and a fork's pooled line pulls its junction farther (Bulevardi
+    wander+stops 0's B: 5.8 m). Chosen after seeing the rows (round thirty-three, bknot33):
+    on 139 twins without OSM the first refine moves 13 junctions by the split lines, 4 of them
+    pooled at 5.4-8.4 m (2 rows better, 2 equal), 9 at 2.1-3.5 m (Helsinki coverage+stops 0
+    better; Kaisaniemi coverage 1 F1 0.790 -> 0.768 and held-out old town one-way+stops 7
+    R 0.952 -> 0.905 worse, the rest equal or turns only). 0: any move."""
     far_reach_m: float = 45.0
     """See ``far_gap_m``: how far out the far centre lines reach, metres."""
     far_through_m: float | None = None
@@ -570,11 +594,32 @@ def refine_junctions(
         if spread < params.min_spread:
             continue
         if len(placing_of[node]) != len(lines):
-            lhs, rhs = _normal_equations(placing_of[node])
+            lhs, rhs = _forked_placing(junctions_xy[node], lhs, rhs, placing_of[node], params)
         point = np.linalg.solve(lhs, rhs)
         if np.hypot(*(point - junctions_xy[node])) <= params.max_shift_m:
             refined[node] = point
     return refined, branching
+
+
+def _forked_placing(
+    node_xy: FloatArray,
+    lhs: FloatArray,
+    rhs: FloatArray,
+    forked_lines: Sequence[tuple[FloatArray, FloatArray, float]],
+    params: RefineParams,
+) -> tuple[FloatArray, FloatArray]:
+    """The normal equations refine moves a junction by: those of ``forked_lines`` (its arms
+    with a fork's branches a line each, :attr:`RefineParams.forked_arm_deg`) instead of the
+    pooled arms' ``lhs``, ``rhs``, unless :attr:`RefineParams.forked_arm_tempers` holds them
+    back."""
+    forked_lhs, forked_rhs = _normal_equations(forked_lines)
+    if not params.forked_arm_tempers:
+        return forked_lhs, forked_rhs
+    pooled_m = float(np.hypot(*(np.linalg.solve(lhs, rhs) - node_xy)))
+    forked_m = float(np.hypot(*(np.linalg.solve(forked_lhs, forked_rhs) - node_xy)))
+    if params.forked_arm_from_m <= pooled_m <= params.max_shift_m and forked_m < pooled_m:
+        return forked_lhs, forked_rhs
+    return lhs, rhs
 
 
 def _places(

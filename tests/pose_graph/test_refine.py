@@ -18,7 +18,9 @@ from city360.pose_graph.refine import (
     _arm_poses,
     _bridged,
     _forked_arms,
+    _forked_placing,
     _lined_arms,
+    _normal_equations,
     _own_arms_jog,
     _places,
     _ways,
@@ -760,7 +762,8 @@ def test_a_fork_s_two_branches_grouped_as_one_street_are_two_arms_with_forked_ar
     # apart; refine fitted one line between them (the old behaviour: forked_arm_deg None)
     assert len(streets_of := _fork_arm((14.0, 14.0))) == 2
     assert {arm[1] for arm in streets_of} == {0}
-    assert RefineParams().forked_arm_deg is None
+    assert RefineParams().forked_arm_deg == 40.0
+    assert RefineParams().forked_arm_any is False
 
 
 def test_two_passes_of_one_street_are_one_arm_with_forked_arm_deg() -> None:
@@ -770,3 +773,45 @@ def test_two_passes_of_one_street_are_one_arm_with_forked_arm_deg() -> None:
 def test_forked_arm_any_off_wants_the_fork_at_the_street_s_other_node() -> None:
     # node 1 ends the street (one street there), no fork of two streets: one arm
     assert len(_fork_arm((14.0, 14.0), any_arm=False)) == 1
+
+
+def _lines_across(*xs: float) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """An arm along y = 0 and one arm along x = ``x`` for each of ``xs``: lines meeting at
+    (x, 0)."""
+    lines = [(np.zeros(2), np.array([1.0, 0.0]), 1.0)]
+    lines += [(np.array([x, 0.0]), np.array([0.0, 1.0]), 1.0) for x in xs]
+    return lines
+
+
+def _placed(pooled_x: float, forked_x: float, *, tempers: bool = True) -> np.ndarray:
+    pooled = _lines_across(pooled_x)
+    lhs, rhs = _normal_equations(pooled)
+    params = RefineParams(forked_arm_deg=40.0, forked_arm_tempers=tempers)
+    placing = _forked_placing(np.zeros(2), lhs, rhs, _lines_across(forked_x, forked_x), params)
+    return _meet_of(placing)
+
+
+def _meet_of(equations: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    return np.asarray(np.linalg.solve(*equations))
+
+
+def test_forked_lines_temper_a_move_the_pooled_lines_make() -> None:
+    # Bulevardi wander+stops 0's B: pooled 5.7 m off, split 2.7 m: the split lines place it
+    assert np.allclose(_placed(5.7, 2.7), [2.7, 0.0])
+
+
+def test_forked_lines_make_no_move_the_pooled_lines_do_not() -> None:
+    # Bulevardi wander 0's knot node: pooled 17.6 m off (beyond max_shift_m: it stays), split
+    # 6.2 m off, where it was dropped; the old behaviour (tempers False) moved it there
+    assert np.allclose(_placed(17.6, 6.2), [17.6, 0.0])
+    assert np.allclose(_placed(17.6, 6.2, tempers=False), [6.2, 0.0])
+    # and no split line that moves it farther than the pooled ones
+    assert np.allclose(_placed(3.0, 5.0), [3.0, 0.0])
+    assert RefineParams().forked_arm_tempers is True
+
+
+def test_forked_lines_leave_a_move_of_a_few_metres_alone() -> None:
+    # Kaisaniemi coverage 1's (-50.8, -105.9): pooled 2.5 m, split 0.6 m; under
+    # forked_arm_from_m (4 m) the pooled lines place it, as with forked_arm_deg None
+    assert np.allclose(_placed(2.5, 0.6), [2.5, 0.0])
+    assert RefineParams().forked_arm_from_m == 4.0
