@@ -250,7 +250,7 @@ class RefineParams:
     8 m apart from (-127.7, 3.3) / (-119.7, 1.8) to the knot (-35.8, 82.3) / (-27.6, 79.0)),
     whose single line hides from :func:`_side_by_side` the two same-way arms it splits the
     fused knot by. None: one line an arm. Off (round thirty-three, branch knot33): at 6 m
-    (with ``side_by_side_parted_deg`` 5, ``side_by_side_parted_through_m`` 0.5) the held-out
+    (with ``side_by_side_parted_deg`` 5 or 7, ``side_by_side_parted_through_m`` 0.5) the held-out
     old town seeds 5-7 gain in 4 of 18 rows (one-way 5 and one-way+stops 5 to R 1.000 /
     0.952, coverage 7 R 0.952 -> 1.000, one-way+stops 7 F1 0.901 -> 0.943) and none loses
     P, R or F1; on the 120 kept twins old town coverage 2 reaches R 1.000, F1 1.000 and
@@ -263,12 +263,14 @@ class RefineParams:
     instead of ``through_m``): the votes fuse the knot onto one carriageway as often as
     between them (old town coverage seed 7, 0.8 m off the western half and 5.3 m off the
     eastern; one-way+stops seed 7, 1.1 and 5.4 m)."""
-    side_by_side_parted_deg: float = 5.0
+    side_by_side_parted_deg: float = 7.0
     """See ``side_by_side_parted_m``: the two lines of a parted arm leave the junction at
-    most this many degrees apart (carriageways run parallel: the old town's knot, 1-4
-    degrees). At 10 it also split fresh Nerima mid coverage seed 1's (175.9, -113.4), two
-    lines 7.2 degrees apart (P 1.000 -> 0.960); at 25 (``same_way_deg``) fork branches
-    grouped as one street, 14-21 degrees apart, in Helsinki coverage seeds 1 and 2."""
+    most this many degrees apart (carriageways run parallel; the old town knot's fitted
+    lines: 1-4 degrees on seeds 5-7, 6.3-6.6 on seeds 9 and 10). At 10 it also split fresh
+    Nerima mid coverage seed 1's (175.9, -113.4), two lines 7.2 degrees apart (P 1.000 ->
+    0.960); at 25 (``same_way_deg``) fork branches grouped as one street, 14-21 degrees
+    apart, in Helsinki coverage seeds 1 and 2. 5 (first chosen) missed seeds 9 and 10; 7 was
+    chosen after seeing them (round thirty-three, knot33)."""
     far_reach_m: float = 45.0
     """See ``far_gap_m``: how far out the far centre lines reach, metres."""
     far_through_m: float | None = None

@@ -808,7 +808,7 @@ def test_a_junction_fused_across_carriageways_grouped_as_one_street_splits_on_ea
 
 def test_an_arm_of_two_lines_not_parallel_is_not_parted_for_the_side_by_side_split() -> None:
     # the two lines 13 m apart at the south node, crossing 5 m short of the north one, 13.5
-    # degrees apart (over side_by_side_parted_deg, 5): a fork's branches grouped as one street
+    # degrees apart (over side_by_side_parted_deg, 7): a fork's branches grouped as one street
     # (Helsinki coverage seeds 1 and 2, 14-21 degrees), not two carriageways
     tracks, junctions = _carriageways_grouped_as_one_street()
     tracks[2] = _walk([(-6.5, 0.5), (0.5, 59.5)], "west branch")
