@@ -264,6 +264,37 @@ class RefineParams:
     pooled at 5.4-8.4 m (2 rows better, 2 equal), 9 at 2.1-3.5 m (Helsinki coverage+stops 0
     better; Kaisaniemi coverage 1 F1 0.790 -> 0.768 and held-out old town one-way+stops 7
     R 0.952 -> 0.905 worse, the rest equal or turns only). 0: any move."""
+    side_by_side_parted_m: float | None = None
+    """Without OSM, for :func:`split_side_by_side` only: an arm whose street's passes group
+    into two lines that run apart (:func:`~city360.pose_graph.segments.group_streets` with
+    ``keep_apart``), leave the junction within ``side_by_side_parted_deg`` of each other and
+    pass it on opposite sides at least this far apart (metres, across the two fitted lines
+    at the junction) is two arm lines: a divided road's two carriageways grouped as one
+    street because both their ends are junctions fused across them (the old town's 環七通り,
+    8 m apart from (-127.7, 3.3) / (-119.7, 1.8) to the knot (-35.8, 82.3) / (-27.6, 79.0)),
+    whose single line hides from :func:`_side_by_side` the two same-way arms it splits the
+    fused knot by. None: one line an arm. Off (round thirty-three, branch knot33): at 6 m
+    (with ``side_by_side_parted_deg`` 5 or 7, ``side_by_side_parted_through_m`` 0.5) the held-out
+    old town seeds 5-7 gain in 4 of 18 rows (one-way 5 and one-way+stops 5 to R 1.000 /
+    0.952, coverage 7 R 0.952 -> 1.000, one-way+stops 7 F1 0.901 -> 0.943) and none loses
+    P, R or F1; on the 120 kept twins old town coverage 2 reaches R 1.000, F1 1.000 and
+    Kaisaniemi wander+stops 1 F1 rises, but old town coverage 1 (suite, at target) finds the
+    knot's (-27.6, 79.0) and keeps a node 70 m down the carriageways, (-103.4, 21.8):
+    P 0.952 -> 0.913."""
+    side_by_side_parted_through_m: float = 0.5
+    """See ``side_by_side_parted_m``: with a parted arm's two lines, the nearer of the two
+    same-way lines :func:`_side_by_side` splits by may pass the junction this close (metres,
+    instead of ``through_m``): the votes fuse the knot onto one carriageway as often as
+    between them (old town coverage seed 7, 0.8 m off the western half and 5.3 m off the
+    eastern; one-way+stops seed 7, 1.1 and 5.4 m)."""
+    side_by_side_parted_deg: float = 7.0
+    """See ``side_by_side_parted_m``: the two lines of a parted arm leave the junction at
+    most this many degrees apart (carriageways run parallel; the old town knot's fitted
+    lines: 1-4 degrees on seeds 5-7, 6.3-6.6 on seeds 9 and 10). At 10 it also split fresh
+    Nerima mid coverage seed 1's (175.9, -113.4), two lines 7.2 degrees apart (P 1.000 ->
+    0.960); at 25 (``same_way_deg``) fork branches grouped as one street, 14-21 degrees
+    apart, in Helsinki coverage seeds 1 and 2. 5 (first chosen) missed seeds 9 and 10; 7 was
+    chosen after seeing them (round thirty-three, knot33)."""
     far_reach_m: float = 45.0
     """See ``far_gap_m``: how far out the far centre lines reach, metres."""
     far_through_m: float | None = None
@@ -468,10 +499,12 @@ def _arm_lines(
     poses: dict[tuple[int, int], FloatArray] | None = None,
     *,
     forked: bool = False,
+    parted: bool = False,
 ) -> tuple[dict[int, list[tuple[FloatArray, FloatArray, float]]], dict[int, int]]:
     """Per junction: the centre lines (centre, unit axis, weight) of its arms that have
     ``min_poses`` poses, and how many arms it has. ``poses``: :func:`_arm_poses` of the same
-    arguments, when the caller has them."""
+    arguments, when the caller has them. ``forked``, ``parted``: an arm split in two as
+    :func:`_forked_arms`, :func:`_parted_arms` do (when their parameter is set)."""
     if poses is None:
         poses = _arm_poses(tracks, junctions_xy, segments, streets, params)
     lines_of: dict[int, list[tuple[FloatArray, FloatArray, float]]] = defaultdict(list)
@@ -481,6 +514,8 @@ def _arm_lines(
     lined = list(_lined_arms(poses, params))
     if forked and params.forked_arm_deg is not None:
         lined = _forked_arms(tracks, junctions_xy, segments, streets, lined, params, arm_count)
+    if parted and params.side_by_side_parted_m is not None:
+        lined = _parted_arms(tracks, junctions_xy, segments, streets, lined, params)
     for node, _, points in lined:
         centre, direction = _line(points)
         reach = np.hypot(*(points - junctions_xy[node]).T)
@@ -545,6 +580,56 @@ def _forked_arms(
             if float(units[0] @ units[1]) <= np.cos(np.radians(params.forked_arm_deg)):
                 out.extend((node, street_id, part) for part in parts)
                 arm_count[node] += 1
+                continue
+        out.append((node, street_id, points))
+    return out
+
+
+def _parted_arms(
+    tracks: Sequence[Track],
+    junctions_xy: FloatArray,
+    segments: Sequence[Segment],
+    streets: Sequence[Street],
+    lined: Sequence[tuple[int, int, FloatArray]],
+    params: RefineParams,
+) -> list[tuple[int, int, FloatArray]]:
+    """``lined`` with each arm made two whose street's passes group into two lines that run
+    apart, leave the junction within ``side_by_side_parted_deg`` of each other and pass it on
+    opposite sides ``side_by_side_parted_m`` or more apart (see
+    :attr:`RefineParams.side_by_side_parted_m`)."""
+    assert params.side_by_side_parted_m is not None
+    by_id = {street.id: street for street in streets}
+    out: list[tuple[int, int, FloatArray]] = []
+    for node, street_id, points in lined:
+        street = by_id[street_id]
+        members = [*street.forward, *street.backward]
+        node_xy = junctions_xy[node]
+        parts: list[FloatArray] = []
+        if len(members) >= 2 and street.a != street.b:
+            again, _ = group_streets(tracks, [segments[i] for i in members], keep_apart=True)
+            if len(again) == 2:
+                for line in again:
+                    pts = [
+                        _arm_points(
+                            tracks[segments[members[k]].track],
+                            segments[members[k]],
+                            node_xy,
+                            segments[members[k]].u == node,
+                            params,
+                        )
+                        for k in (*line.forward, *line.backward)
+                    ]
+                    parts.append(np.concatenate(pts))
+        if len(parts) == 2 and min(len(p) for p in parts) >= params.min_poses:
+            fitted = [_line(part) for part in parts]
+            _, away, side = _directions(node_xy, [(c, d, 1.0) for c, d in fitted])
+            diff = abs((away[0] - away[1] + 180.0) % 360.0 - 180.0)
+            if (
+                diff <= params.side_by_side_parted_deg
+                and side[0] * side[1] < 0.0
+                and abs(side[0] - side[1]) >= params.side_by_side_parted_m
+            ):
+                out.extend((node, street_id, part) for part in parts)
                 continue
         out.append((node, street_id, points))
     return out
@@ -1111,6 +1196,11 @@ def split_side_by_side(
     junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
     near_poses = _arm_poses(tracks, junctions_xy, segments, streets, params)
     lines_of, _ = _arm_lines(tracks, junctions_xy, segments, streets, params, near_poses)
+    parted_of = (
+        _arm_lines(tracks, junctions_xy, segments, streets, params, near_poses, parted=True)[0]
+        if params.side_by_side_parted_m is not None
+        else lines_of
+    )
     far = (
         _FarLines(tracks, junctions_xy, segments, streets, params, near_poses)
         if params.far_gap_m is not None
@@ -1121,18 +1211,26 @@ def split_side_by_side(
     for node, node_xy in enumerate(junctions_xy):
         lines = lines_of.get(node, [])
         chosen: list[FloatArray] = []
+        parted = parted_of.get(node, [])
         if len(lines) >= params.side_by_side_arms:
             chosen = _side_by_side(node_xy, lines, params)
-        elif params.side_by_side_gap_m is not None and len(lines) >= 3:
-            chosen = _side_by_side(
-                node_xy,
-                lines,
-                params,
-                min_gap_m=params.side_by_side_gap_m,
-                far_apart=None if far is None else partial(far.apart, node),
-            )
-            if not chosen and far is not None:
-                chosen = _far_apart_near_the_node(node_xy, lines, params, partial(far.apart, node))
+        else:
+            if len(parted) >= params.side_by_side_arms:
+                # a divided road's two carriageways grouped as one street: a line each
+                near = replace(params, through_m=params.side_by_side_parted_through_m)
+                chosen = _side_by_side(node_xy, parted, near)
+            if not chosen and params.side_by_side_gap_m is not None and len(lines) >= 3:
+                chosen = _side_by_side(
+                    node_xy,
+                    lines,
+                    params,
+                    min_gap_m=params.side_by_side_gap_m,
+                    far_apart=None if far is None else partial(far.apart, node),
+                )
+                if not chosen and far is not None:
+                    chosen = _far_apart_near_the_node(
+                        node_xy, lines, params, partial(far.apart, node)
+                    )
         chosen = chosen or [node_xy]
         out.extend(chosen)
         origin.extend([node] * len(chosen))

@@ -815,3 +815,75 @@ def test_forked_lines_leave_a_move_of_a_few_metres_alone() -> None:
     # forked_arm_from_m (4 m) the pooled lines place it, as with forked_arm_deg None
     assert np.allclose(_placed(2.5, 0.6), [2.5, 0.0])
     assert RefineParams().forked_arm_from_m == 4.0
+
+
+def _carriageways_grouped_as_one_street() -> tuple[list[Track], np.ndarray]:
+    # a divided road's two carriageways (x = -3.5 and x = +3.5, 7 m apart) from a cross
+    # street (y = 0) north to a second cross street (y = 60), with a street south from the
+    # first: both crossings were fused across the road (junctions at x = 0), so both
+    # carriageways run between the same two nodes under same_street_m and are one street
+    tracks = [
+        _walk([(-60, 0), (60, 0)], "south cross street"),
+        _walk([(-60, 60), (60, 60)], "north cross street"),
+        _walk([(-3.5, 0.5), (-3.5, 59.5)], "west carriageway"),
+        _walk([(3.5, 59.5), (3.5, 0.5)], "east carriageway"),
+        _walk([(0, -0.5), (0, -60)], "south"),
+    ]
+    return tracks, np.array([[0.0, 0.0], [0.0, 60.0]])
+
+
+def test_a_junction_fused_across_carriageways_grouped_as_one_street_splits_on_each() -> None:
+    tracks, junctions = _carriageways_grouped_as_one_street()
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
+    streets, _ = group_streets(tracks, segments)
+    between = [st for st in streets if {st.a, st.b} == {0, 1}]
+    assert len(between) == 1  # the two carriageways: one street, one arm line at each node
+    # off: four arm lines at the south node, under side_by_side_arms, and no gap test fires
+    halves, _ = split_side_by_side(tracks, junctions, segments, streets)
+    assert len(halves) == len(junctions)
+    parted = RefineParams(side_by_side_parted_m=6.0)
+    halves, origin = split_side_by_side(tracks, junctions, segments, streets, parted)
+    south = halves[origin == 0]
+    south = south[np.argsort(south[:, 0])]
+    assert len(south) == 2
+    assert np.hypot(*(south[0] - [-3.5, 0.0])) < 1.5
+    assert np.hypot(*(south[1] - [3.5, 0.0])) < 1.5
+
+
+def test_an_arm_of_two_lines_not_parallel_is_not_parted_for_the_side_by_side_split() -> None:
+    # the two lines 13 m apart at the south node, crossing 5 m short of the north one, 13.5
+    # degrees apart (over side_by_side_parted_deg, 7): a fork's branches grouped as one street
+    # (Helsinki coverage seeds 1 and 2, 14-21 degrees), not two carriageways
+    tracks, junctions = _carriageways_grouped_as_one_street()
+    tracks[2] = _walk([(-6.5, 0.5), (0.5, 59.5)], "west branch")
+    tracks[3] = _walk([(-0.5, 59.5), (6.5, 0.5)], "east branch")
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
+    streets, _ = group_streets(tracks, segments)
+    assert len([st for st in streets if {st.a, st.b} == {0, 1}]) == 1
+    parted = RefineParams(side_by_side_parted_m=6.0)
+    halves, _ = split_side_by_side(tracks, junctions, segments, streets, parted)
+    assert np.allclose(halves, junctions)
+    wider = RefineParams(side_by_side_parted_m=6.0, side_by_side_parted_deg=15.0)
+    halves, _ = split_side_by_side(tracks, junctions, segments, streets, wider)
+    assert len(halves) == 3
+
+
+def test_a_junction_fused_onto_one_carriageway_splits_with_the_nearer_line_close() -> None:
+    # the votes put the fused junction 0.7 m off the west carriageway, 6.3 m off the east
+    tracks, _ = _carriageways_grouped_as_one_street()
+    junctions = np.array([[-2.8, 0.0], [0.0, 60.0]])
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
+    streets, _ = group_streets(tracks, segments)
+    through = RefineParams(side_by_side_parted_m=6.0, side_by_side_parted_through_m=2.5)
+    halves, _ = split_side_by_side(tracks, junctions, segments, streets, through)
+    assert len(halves) == len(junctions)
+    parted = RefineParams(side_by_side_parted_m=6.0)
+    halves, origin = split_side_by_side(tracks, junctions, segments, streets, parted)
+    south = halves[origin == 0]
+    south = south[np.argsort(south[:, 0])]
+    assert len(south) == 2
+    assert np.hypot(*(south[0] - [-3.5, 0.0])) < 1.5
+    assert np.hypot(*(south[1] - [3.5, 0.0])) < 1.5
