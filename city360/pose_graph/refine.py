@@ -550,29 +550,13 @@ def _forked_arms(
     out: list[tuple[int, int, FloatArray]] = []
     for node, street_id, points in lined:
         street = by_id[street_id]
-        members = [*street.forward, *street.backward]
-        parts: list[FloatArray] = []
         other = street.b if street.a == node else street.a
-        if (
-            len(members) >= 2
-            and street.a != street.b
-            and (params.forked_arm_any or degree[other] == 2)
-        ):
-            again, _ = group_streets(tracks, [segments[i] for i in members], keep_apart=True)
-            if len(again) == 2:
-                for line in again:
-                    pts = [
-                        _arm_points(
-                            tracks[segments[members[k]].track],
-                            segments[members[k]],
-                            junctions_xy[node],
-                            segments[members[k]].u == node,
-                            params,
-                        )
-                        for k in (*line.forward, *line.backward)
-                    ]
-                    parts.append(np.concatenate(pts))
-        if len(parts) == 2 and min(len(p) for p in parts) >= params.min_poses:
+        parts = (
+            _two_lines(tracks, junctions_xy[node], node, segments, street, params)
+            if params.forked_arm_any or degree[other] == 2
+            else []
+        )
+        if parts:
             units = []
             for part in parts:
                 mean = (part - junctions_xy[node]).mean(axis=0)
@@ -583,6 +567,41 @@ def _forked_arms(
                 continue
         out.append((node, street_id, points))
     return out
+
+
+def _two_lines(
+    tracks: Sequence[Track],
+    node_xy: FloatArray,
+    node: int,
+    segments: Sequence[Segment],
+    street: Street,
+    params: RefineParams,
+) -> list[FloatArray]:
+    """The arm points at ``node`` of ``street``'s passes, as two lines where they group into
+    two that run apart (:func:`~city360.pose_graph.segments.group_streets` with
+    ``keep_apart``), each with ``min_poses`` or more; else none."""
+    members = [*street.forward, *street.backward]
+    if len(members) < 2 or street.a == street.b:
+        return []
+    again, _ = group_streets(tracks, [segments[i] for i in members], keep_apart=True)
+    if len(again) != 2:
+        return []
+    parts = [
+        np.concatenate(
+            [
+                _arm_points(
+                    tracks[segments[members[k]].track],
+                    segments[members[k]],
+                    node_xy,
+                    segments[members[k]].u == node,
+                    params,
+                )
+                for k in (*line.forward, *line.backward)
+            ]
+        )
+        for line in again
+    ]
+    return parts if min(len(p) for p in parts) >= params.min_poses else []
 
 
 def _parted_arms(
@@ -601,26 +620,9 @@ def _parted_arms(
     by_id = {street.id: street for street in streets}
     out: list[tuple[int, int, FloatArray]] = []
     for node, street_id, points in lined:
-        street = by_id[street_id]
-        members = [*street.forward, *street.backward]
         node_xy = junctions_xy[node]
-        parts: list[FloatArray] = []
-        if len(members) >= 2 and street.a != street.b:
-            again, _ = group_streets(tracks, [segments[i] for i in members], keep_apart=True)
-            if len(again) == 2:
-                for line in again:
-                    pts = [
-                        _arm_points(
-                            tracks[segments[members[k]].track],
-                            segments[members[k]],
-                            node_xy,
-                            segments[members[k]].u == node,
-                            params,
-                        )
-                        for k in (*line.forward, *line.backward)
-                    ]
-                    parts.append(np.concatenate(pts))
-        if len(parts) == 2 and min(len(p) for p in parts) >= params.min_poses:
+        parts = _two_lines(tracks, node_xy, node, segments, by_id[street_id], params)
+        if parts:
             fitted = [_line(part) for part in parts]
             _, away, side = _directions(node_xy, [(c, d, 1.0) for c, d in fitted])
             diff = abs((away[0] - away[1] + 180.0) % 360.0 - 180.0)
