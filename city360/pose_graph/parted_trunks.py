@@ -14,8 +14,10 @@ seed 5 without OSM: a walker turns back at (7.4, 71.1), 28 m east of the true T 
 :func:`parted_trunks` finds such pairs in a cut of the tracks: two streets at one node, to
 two other nodes, whose passes keep within ``together_m`` of each other for at least
 ``min_trunk_m`` from the node and then part at ``parting_deg`` or more, the parting point
-``clear_m`` or more from every node of the cut. It returns the parting points; the build
-adds them as junctions and cuts again. A shallow fork's branches (10-40 degrees, 1-6 m apart
+``clear_m`` or more from every node of the cut; by default only at a dead end of the cut
+(``dead_ends_only``: a walker's turn, stop or a video's end), never at a junction
+:mod:`~city360.pose_graph.fused_forks` put at a fork. It returns the parting points; the
+build adds them as junctions and cuts again. A shallow fork's branches (10-40 degrees, 1-6 m apart
 for their first 10-25 m: :mod:`city360.pose_graph.fused_forks`) part too slowly to be taken.
 
 All positions are metres in the city CRS (x east, y north), headings degrees clockwise from
