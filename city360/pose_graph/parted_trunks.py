@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from scipy.spatial import cKDTree
 
 from city360.geo import angle_diff_deg, bearing_deg
 from city360.pose_graph.segments import Segment, Street
@@ -143,16 +144,12 @@ def _passes_from(
     for index in (*street.forward, *street.backward):
         segment = segments[index]
         track = tracks[segment.track]
-        arc = track.arc_m[segment.first_frame : segment.last_frame + 1]
-        xy = track.xy[segment.first_frame : segment.last_frame + 1]
-        if len(arc) < 2:
+        if segment.last_frame <= segment.first_frame:
             continue
-        marks = np.arange(arc[0], arc[-1], _STEP_M)
-        if segment.u != node:
-            marks = marks[::-1]
-        out.append(
-            np.column_stack([np.interp(marks, arc, xy[:, 0]), np.interp(marks, arc, xy[:, 1])])
+        marks = np.arange(
+            track.arc_m[segment.first_frame], track.arc_m[segment.last_frame], _STEP_M
         )
+        out.append(track.point_at(marks if segment.u == node else marks[::-1]))
     return out
 
 
@@ -190,7 +187,7 @@ def _parted_at(
     """The point of ``line`` (points ``_STEP_M`` of travel apart) where it starts to leave
     the passes ``others`` (``leave_m``) for good (farther than ``together_m`` for
     ``apart_m`` on), None if it never does."""
-    near = np.min([_nearest_m(line, o) for o in others], axis=0)
+    near = cKDTree(np.concatenate(others)).query(line)[0]
     far = near > params.together_m
     run = max(1, round(params.apart_m / _STEP_M))
     for k in range(len(far) - run + 1):
@@ -199,12 +196,6 @@ def _parted_at(
                 k -= 1  # back to where it starts to leave: the fork, not a few metres past it
             return np.asarray(line[k], dtype=np.float64)
     return None
-
-
-def _nearest_m(line: FloatArray, other: FloatArray) -> FloatArray:
-    """Per point of ``line``, metres to the nearest point of ``other``."""
-    gaps = line[:, None, :] - other[None, :, :]
-    return np.asarray(np.hypot(gaps[..., 0], gaps[..., 1]).min(axis=1), dtype=np.float64)
 
 
 def _branch_heading(passes: list[FloatArray], point: FloatArray, reach_m: float) -> float | None:

@@ -28,7 +28,13 @@ from city360.pose_graph.refine import (
     split_junctions,
     split_side_by_side,
 )
-from city360.pose_graph.segments import Segment, SegmentParams, cut_tracks, group_streets
+from city360.pose_graph.segments import (
+    Segment,
+    SegmentParams,
+    Street,
+    cut_tracks,
+    group_streets,
+)
 from city360.pose_graph.tracks import Track, make_track
 from tests.pose_graph.walks import noisy_walk, polyline_track
 
@@ -832,20 +838,30 @@ def _carriageways_grouped_as_one_street() -> tuple[list[Track], np.ndarray]:
     return tracks, np.array([[0.0, 0.0], [0.0, 60.0]])
 
 
-def test_a_junction_fused_across_carriageways_grouped_as_one_street_splits_on_each() -> None:
-    tracks, junctions = _carriageways_grouped_as_one_street()
+def _cut_at(tracks: list[Track], junctions: np.ndarray) -> tuple[list[Segment], list[Street]]:
     dead_xy, events = find_dead_ends(tracks, junctions)
     segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
     streets, _ = group_streets(tracks, segments)
+    return segments, streets
+
+
+def _south_halves(tracks: list[Track], junctions: np.ndarray, params: RefineParams) -> np.ndarray:
+    """The parts ``split_side_by_side`` splits the south node (0) into, west to east."""
+    segments, streets = _cut_at(tracks, junctions)
+    halves, origin = split_side_by_side(tracks, junctions, segments, streets, params)
+    south = halves[origin == 0]
+    return south[np.argsort(south[:, 0])]
+
+
+def test_a_junction_fused_across_carriageways_grouped_as_one_street_splits_on_each() -> None:
+    tracks, junctions = _carriageways_grouped_as_one_street()
+    segments, streets = _cut_at(tracks, junctions)
     between = [st for st in streets if {st.a, st.b} == {0, 1}]
     assert len(between) == 1  # the two carriageways: one street, one arm line at each node
     # off: four arm lines at the south node, under side_by_side_arms, and no gap test fires
     halves, _ = split_side_by_side(tracks, junctions, segments, streets)
     assert len(halves) == len(junctions)
-    parted = RefineParams(side_by_side_parted_m=6.0)
-    halves, origin = split_side_by_side(tracks, junctions, segments, streets, parted)
-    south = halves[origin == 0]
-    south = south[np.argsort(south[:, 0])]
+    south = _south_halves(tracks, junctions, RefineParams(side_by_side_parted_m=6.0))
     assert len(south) == 2
     assert np.hypot(*(south[0] - [-3.5, 0.0])) < 1.5
     assert np.hypot(*(south[1] - [3.5, 0.0])) < 1.5
@@ -858,9 +874,7 @@ def test_an_arm_of_two_lines_not_parallel_is_not_parted_for_the_side_by_side_spl
     tracks, junctions = _carriageways_grouped_as_one_street()
     tracks[2] = _walk([(-6.5, 0.5), (0.5, 59.5)], "west branch")
     tracks[3] = _walk([(-0.5, 59.5), (6.5, 0.5)], "east branch")
-    dead_xy, events = find_dead_ends(tracks, junctions)
-    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
-    streets, _ = group_streets(tracks, segments)
+    segments, streets = _cut_at(tracks, junctions)
     assert len([st for st in streets if {st.a, st.b} == {0, 1}]) == 1
     parted = RefineParams(side_by_side_parted_m=6.0)
     halves, _ = split_side_by_side(tracks, junctions, segments, streets, parted)
@@ -874,16 +888,11 @@ def test_a_junction_fused_onto_one_carriageway_splits_with_the_nearer_line_close
     # the votes put the fused junction 0.7 m off the west carriageway, 6.3 m off the east
     tracks, _ = _carriageways_grouped_as_one_street()
     junctions = np.array([[-2.8, 0.0], [0.0, 60.0]])
-    dead_xy, events = find_dead_ends(tracks, junctions)
-    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
-    streets, _ = group_streets(tracks, segments)
+    segments, streets = _cut_at(tracks, junctions)
     through = RefineParams(side_by_side_parted_m=6.0, side_by_side_parted_through_m=2.5)
     halves, _ = split_side_by_side(tracks, junctions, segments, streets, through)
     assert len(halves) == len(junctions)
-    parted = RefineParams(side_by_side_parted_m=6.0)
-    halves, origin = split_side_by_side(tracks, junctions, segments, streets, parted)
-    south = halves[origin == 0]
-    south = south[np.argsort(south[:, 0])]
+    south = _south_halves(tracks, junctions, RefineParams(side_by_side_parted_m=6.0))
     assert len(south) == 2
     assert np.hypot(*(south[0] - [-3.5, 0.0])) < 1.5
     assert np.hypot(*(south[1] - [3.5, 0.0])) < 1.5
