@@ -21,6 +21,7 @@ __all__ = [
     "bearing_deg",
     "haversine_m",
     "mean_gap_m",
+    "principal_axis",
     "wrap_deg",
 ]
 
@@ -141,3 +142,20 @@ def mean_gap_m(a: npt.ArrayLike, b: npt.ArrayLike, samples: int = 10) -> float:
     first = resample(np.asarray(a, dtype=np.float64))
     second = resample(np.asarray(b, dtype=np.float64))
     return float(np.mean(np.hypot(*(first - second).T)))
+
+
+def principal_axis(
+    points: npt.ArrayLike, away_from: npt.ArrayLike | None = None
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """``(centre, direction)`` of the straight line fitted to ``points`` (N, 2), metres: their
+    centroid and the unit vector of their principal axis (numpy SVD, least squares across the
+    line). With ``away_from`` (x, y) the direction points away from it, so that a line fitted
+    to a street's poses beside a junction points out along the street; else its sign is
+    numpy's."""
+    xy = np.asarray(points, dtype=np.float64)
+    centre = xy.mean(axis=0)
+    _, _, vt = np.linalg.svd(xy - centre, full_matrices=False)
+    direction = vt[0]
+    if away_from is not None and float(np.dot(centre - np.asarray(away_from), direction)) < 0:
+        direction = -direction
+    return centre, direction

@@ -1068,6 +1068,7 @@ def build_city(
             "osm": OSM_EXTRACT if osm_path else None,
             "osm_original": str(Path(osm_path).resolve()) if osm_path else None,
             "osm_network": info.get("osm_network"),
+            "osm_squares": osm_squares if osm_path else None,
             "require_frames": require_frames,
             "seconds": round(elapsed, 3),
             "graph": city.graph_path.name,

@@ -39,6 +39,16 @@ def build_command(
             "else street+service, else walk, else all), street, street+service, walk or all.",
         ),
     ] = "auto",
+    osm_squares: Annotated[
+        bool | None,
+        typer.Option(
+            "--osm-squares/--no-osm-squares",
+            help="Whether the matched OSM ways include the outlines of walkable squares and "
+            "the ways across them (default: as the network says; walk and all include them). "
+            "--no-osm-squares for a twin synthesized without them.",
+            show_default=False,
+        ),
+    ] = None,
     pose_only: Annotated[
         bool,
         typer.Option("--pose-only", help="Accept trajectories without frames.mp4."),
@@ -49,7 +59,10 @@ def build_command(
     from city360.progress import make_progress
 
     if osm is None and osm_network != "auto":
-        _refuse_network_without_osm(city_dir, osm_network)
+        _refuse_network_without_osm(city_dir, f"--osm-network {osm_network}")
+    if osm is None and osm_squares is not None:
+        flag = "--osm-squares" if osm_squares else "--no-osm-squares"
+        _refuse_network_without_osm(city_dir, flag)
 
     steps = 6 if osm is not None else 4
     with make_progress(transient=True) as progress:
@@ -65,6 +78,7 @@ def build_command(
                 city_dir,
                 osm_path=osm,
                 osm_network=osm_network,
+                osm_squares=osm_squares,
                 require_frames=not pose_only,
                 on_step=on_step,
             )
@@ -88,9 +102,10 @@ def build_command(
         )
 
 
-def _refuse_network_without_osm(city_dir: Path, osm_network: str) -> None:
-    """``--osm-network`` chooses the OSM ways of ``--osm`` to match; alone it was ignored, and
-    a city built with ``--osm`` was rebuilt without its extract, without a word."""
+def _refuse_network_without_osm(city_dir: Path, flag: str) -> None:
+    """``--osm-network`` and ``--osm-squares`` (``flag``, as typed) choose the OSM ways of
+    ``--osm`` to match; alone they were ignored, and a city built with ``--osm`` was rebuilt
+    without its extract, without a word."""
     from city360.city import CityDir
     from city360.errors import ConfigError
 
@@ -101,7 +116,7 @@ def _refuse_network_without_osm(city_dir: Path, osm_network: str) -> None:
         else "the extract of the city's area (.osm, .osm.bz2 or .osm.pbf)"
     )
     msg = (
-        f"--osm-network {osm_network} chooses which ways of the OSM extract the walk is "
+        f"{flag} chooses which ways of the OSM extract the walk is "
         f"matched against, so it needs --osm FILE: pass {where}"
     )
     raise ConfigError(msg)
@@ -199,8 +214,10 @@ def info_command(
     if osm_path is not None:
         from city360.pose_graph.osm_match import load_streets
 
-        network = manifest.build.get("pose_graph", {}).get("osm_network") or "street"
-        streets = load_streets(osm_path, manifest.projection, network=network)
+        built = manifest.build.get("pose_graph", {})
+        network = built.get("osm_network") or "street"
+        squares = built.get("osm_squares")  # None: as the network says
+        streets = load_streets(osm_path, manifest.projection, network=network, squares=squares)
     stats = graph_stats(pose_graph, osm=streets, tracks=tracks)
     stats["conditions"] = ", ".join(city.condition_names())  # `eval --condition` takes these
     if as_json:

@@ -31,6 +31,7 @@ from itertools import combinations
 import numpy as np
 import numpy.typing as npt
 
+from city360.geo import principal_axis
 from city360.pose_graph.segments import Segment, Street
 from city360.pose_graph.tracks import Track
 
@@ -92,12 +93,7 @@ def _outer_arm(
     points = np.concatenate(parts) if parts else np.zeros((0, 2))
     if len(points) < params.min_poses:
         return None
-    centre = points.mean(axis=0)
-    _, _, vt = np.linalg.svd(points - centre, full_matrices=False)
-    axis = vt[0]
-    if float((centre - node_xy) @ axis) < 0.0:
-        axis = -axis
-    return _Arm(centre, axis)
+    return _Arm(*principal_axis(points, away_from=node_xy))
 
 
 def _axial_deg(a: FloatArray, b: FloatArray) -> float:

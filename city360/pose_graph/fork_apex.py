@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 import shapely
 
+from city360.geo import principal_axis
 from city360.pose_graph.segments import (
     Segment,
     SegmentParams,
@@ -63,16 +64,6 @@ def _branch_points(
         out = np.linspace(near_m, far, 12)
         points.append(track.point_at(s0 + out if leaves else s1 - out))
     return np.concatenate(points) if points else np.zeros((0, 2))
-
-
-def _line(points: FloatArray, node_xy: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Centroid and unit direction (pointing away from ``node_xy``) of the points' line."""
-    centre = points.mean(axis=0)
-    _, _, vt = np.linalg.svd(points - centre)
-    direction = vt[0]
-    if float(np.dot(centre - node_xy, direction)) < 0:
-        direction = -direction
-    return centre, direction
 
 
 def fork_apexes(
@@ -182,7 +173,7 @@ def _apex(
         points = [_branch_points(tracks, ends, near_m, far_m) for ends in branches]
         if any(len(p) < 2 for p in points):
             continue
-        (c0, d0), (c1, d1) = (_line(p, node_xy) for p in points)
+        (c0, d0), (c1, d1) = (principal_axis(p, away_from=node_xy) for p in points)
         sine = float(d0[0] * d1[1] - d0[1] * d1[0])
         if abs(sine) < np.sin(np.radians(params.fork_apex_deg)) or float(np.dot(d0, d1)) < (
             np.cos(np.radians(params.fork_apex_max_deg))

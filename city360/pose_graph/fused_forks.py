@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from city360.geo import angle_diff_deg, bearing_deg
+from city360.geo import angle_diff_deg, bearing_deg, principal_axis
 from city360.pose_graph.segments import Segment, Street, street_of_segment
 from city360.pose_graph.tracks import Track
 
@@ -396,9 +396,7 @@ def _branch_line(
     poses = np.concatenate(pieces) if pieces else np.zeros((0, 2))
     if len(poses) < 4:
         return None
-    centre = poses.mean(axis=0)
-    _, _, axes = np.linalg.svd(poses - centre, full_matrices=False)
-    return centre, axes[0]
+    return principal_axis(poses)
 
 
 def _meet_at_split(

@@ -31,6 +31,7 @@ from functools import partial
 import numpy as np
 import numpy.typing as npt
 
+from city360.geo import principal_axis
 from city360.pose_graph.segments import Segment, Street, group_streets, street_of_segment
 from city360.pose_graph.tracks import Track
 
@@ -320,13 +321,6 @@ def _arm_points(
     return track.xy[keep]
 
 
-def _line(points: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """(centre, unit direction) of the principal axis of ``points``."""
-    centre = points.mean(axis=0)
-    _, _, vt = np.linalg.svd(points - centre, full_matrices=False)
-    return centre, vt[0]
-
-
 def _ways(
     node_xy: FloatArray,
     lines: Sequence[tuple[FloatArray, FloatArray, float]],
@@ -517,7 +511,7 @@ def _arm_lines(
     if parted and params.side_by_side_parted_m is not None:
         lined = _parted_arms(tracks, junctions_xy, segments, streets, lined, params)
     for node, _, points in lined:
-        centre, direction = _line(points)
+        centre, direction = principal_axis(points)
         reach = np.hypot(*(points - junctions_xy[node]).T)
         if reach.max() < params.far_m - params.near_m:
             # a stub walked in and back (a V of two legs): its axis runs from the legs'
@@ -623,7 +617,7 @@ def _parted_arms(
         node_xy = junctions_xy[node]
         parts = _two_lines(tracks, node_xy, node, segments, by_id[street_id], params)
         if parts:
-            fitted = [_line(part) for part in parts]
+            fitted = [principal_axis(part) for part in parts]
             _, away, side = _directions(node_xy, [(c, d, 1.0) for c, d in fitted])
             diff = abs((away[0] - away[1] + 180.0) % 360.0 - 180.0)
             if (
@@ -1086,7 +1080,7 @@ class _FarLines:
                 self._streets_at[node].append(street)
         beyond = replace(params, near_m=params.far_m, far_m=params.far_reach_m)
         self._lines = {
-            key: _line(points)
+            key: principal_axis(points)
             for key, points in _arm_poses(tracks, junctions_xy, segments, streets, beyond).items()
             if len(points) >= params.min_poses
         }

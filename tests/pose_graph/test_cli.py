@@ -258,3 +258,33 @@ def test_score_names_the_dead_end_it_read_as_a_tee(
 
     assert f"read as a T: {end}" in lines
     assert as_json["read_short_ends"] == [end]
+
+
+def test_osm_squares_is_passed_to_the_build_and_recorded(
+    walk_city: Callable[[str], Path], walk_templates: dict[str, Path]
+) -> None:
+    """``build --osm X --no-osm-squares`` matches the walk against the map without walkable
+    squares, as ``build_city(osm_squares=False)`` does for a twin synthesized without them;
+    there was no flag, so a twin rebuilt by hand read them (issue 17, round thirty-three).
+    The city records the choice, and without ``--osm`` the flag is refused like
+    ``--osm-network``."""
+    from city360.city import CityDir
+
+    city = walk_city("one")
+    runner = CliRunner()
+    alone = runner.invoke(app, ["build", str(city), "--no-osm-squares", "--pose-only"])
+    assert alone.exit_code != 0
+    assert str(alone.exception).startswith(
+        "--no-osm-squares chooses which ways of the OSM extract the walk is matched against, "
+        "so it needs --osm FILE"
+    )
+    osm = str(walk_templates["osm"])
+    for flag, recorded in (("--no-osm-squares", False), ("--osm-squares", True)):
+        built = runner.invoke(app, ["build", str(city), "--osm", osm, flag, "--pose-only"])
+        assert built.exit_code == 0, built.output
+        assert CityDir(city).read_manifest().build["pose_graph"]["osm_squares"] is recorded
+    plain = runner.invoke(app, ["build", str(city), "--osm", osm, "--pose-only"])
+    assert plain.exit_code == 0, plain.output
+    assert CityDir(city).read_manifest().build["pose_graph"]["osm_squares"] is None
+    info = runner.invoke(app, ["info", str(city), "--pose-only"])
+    assert info.exit_code == 0, info.output
