@@ -4,7 +4,14 @@ import numpy as np
 import pytest
 
 from city360.errors import ConfigError
-from city360.geo import LocalProjection, angle_diff_deg, bearing_deg, haversine_m, wrap_deg
+from city360.geo import (
+    LocalProjection,
+    angle_diff_deg,
+    bearing_deg,
+    haversine_m,
+    principal_axis,
+    wrap_deg,
+)
 
 
 def test_projection_round_trip_and_scale() -> None:
@@ -33,3 +40,19 @@ def test_angles() -> None:
     assert angle_diff_deg(350, 10) == pytest.approx(-20)
     assert bearing_deg(1, 0) == pytest.approx(90)
     assert bearing_deg(0, -1) == pytest.approx(180)
+
+
+def test_principal_axis_fits_the_line_and_points_away_when_told() -> None:
+    """The line the build fits to a street's poses beside a junction: centroid and unit axis,
+    least squares across the line, pointing away from the junction when asked."""
+
+    rng = np.random.default_rng(0)
+    along = np.linspace(5.0, 25.0, 40)
+    points = np.column_stack([along, 0.5 * along + rng.normal(0.0, 0.2, along.size)])
+    centre, direction = principal_axis(points)
+    assert np.allclose(centre, points.mean(axis=0))
+    assert np.isclose(np.hypot(*direction), 1.0)
+    assert abs(direction @ np.array([1.0, 0.5]) / np.hypot(1.0, 0.5)) > 0.999
+    for far_side in ([0.0, 0.0], [40.0, 20.0]):
+        _, away = principal_axis(points, away_from=far_side)
+        assert float((centre - np.asarray(far_side)) @ away) > 0.0
