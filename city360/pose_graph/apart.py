@@ -132,6 +132,19 @@ class ApartParams:
     (R 0.968 -> 0.960). Measured with ``crossed_lines`` on 56 twins: that row P 0.968 ->
     0.976 with R and turns kept, the other rows as dropped at once; so on (it acts only
     with ``crossed_lines``)."""
+    measured_from_m: float | None = None
+    """In the two groups' test, two passes that clarifying left more than this far apart
+    (m, median as ``together_m``) are as far apart as the larger of that and their distance
+    before clarifying (:mod:`~city360.pose_graph.clarify` pulls the poses of passes within
+    ``ClarifyParams.radius_m`` 5 m of each other and heading alike toward one line: the
+    passes of two streets 4-6 m apart too, only partly). The old town's dual carriageway
+    環七通り, 6.3 m apart across at its south-west end, is walked there 4.3-5.8 m apart and
+    drawn to 2.8 m by clarifying (tokyo-oldtown coverage seed 8 at (-121.7, 2.2)), so the two
+    halves' passes were linked into one group and the junction between their bends stayed.
+    Passes of one street are drawn to 0-2 m, though measured up to 4.6 m apart (a pass's GPS
+    bias): with no floor (0) four true junctions walked by two passes were dropped. Needs the
+    tracks before clarifying (``measured`` of :func:`apart_junctions`). None: the clarified
+    poses alone (before round thirty-four)."""
     group_ways: bool = True
     """A group of passes through the junction by three streets still counts as one of the
     two when it leaves by two ways: the way the other group leaves by too (the stretch the two
@@ -155,19 +168,21 @@ class _Pass:
     streets: tuple[int, ...]
     arms: tuple[FloatArray, ...]
     track: int
+    measured: tuple[FloatArray, ...]
+    """The same frames' poses before clarifying (:attr:`ApartParams.measured_from_m`)."""
 
 
-def _arm_poses(
+def _arm_frames(
     track: Track, first: int, last: int, node_xy: FloatArray, params: ApartParams
-) -> FloatArray:
-    """Poses of frames ``first`` .. ``last`` (``first`` at the junction, either order) from
-    ``near_m`` out until they first leave ``far_m``."""
+) -> npt.NDArray[np.int64]:
+    """Frames ``first`` .. ``last`` (``first`` at the junction, either order) whose poses lie
+    from ``near_m`` out until they first leave ``far_m``."""
     step = 1 if last >= first else -1
     frames = np.arange(first, last + step, step)
     dist = np.hypot(*(track.xy[frames] - node_xy).T)
     beyond = np.flatnonzero(dist > params.far_m)
     stop = int(beyond[0]) if beyond.size else len(frames)
-    return track.xy[frames[:stop][dist[:stop] >= params.near_m]]
+    return frames[:stop][dist[:stop] >= params.near_m]
 
 
 def _heading(points: FloatArray) -> float | None:
@@ -187,6 +202,16 @@ def _gap(a: FloatArray, b: FloatArray, params: ApartParams) -> float | None:
         return None
     gaps = np.concatenate([cKDTree(b).query(a)[0], cKDTree(a).query(b)[0]])
     return float(np.median(gaps))
+
+
+def _pass_gap(a: _Pass, k: int, b: _Pass, m: int, params: ApartParams) -> float | None:
+    """:func:`_gap` of arm ``k`` of pass ``a`` and arm ``m`` of pass ``b``; past
+    :attr:`ApartParams.measured_from_m` the larger of it and the gap before clarifying."""
+    gap = _gap(a.arms[k], b.arms[m], params)
+    if gap is None or params.measured_from_m is None or gap <= params.measured_from_m:
+        return gap
+    measured = _gap(a.measured[k], b.measured[m], params)
+    return gap if measured is None else max(gap, measured)
 
 
 def _apart(a: FloatArray, b: FloatArray, params: ApartParams) -> bool:
@@ -211,15 +236,23 @@ def _groups(
     for i in range(n):
         for j in range(i + 1, n):
             links[i, j] = any(
-                _same_way(head_i, head_j, params) and not _apart(arm_i, arm_j, params)
-                for arm_i, head_i in zip(passes[i].arms, headings[i], strict=True)
-                for arm_j, head_j in zip(passes[j].arms, headings[j], strict=True)
+                _same_way(head_i, head_j, params)
+                and not _linked_apart(passes[i], k, passes[j], m, params)
+                for k, head_i in enumerate(headings[i])
+                for m, head_j in enumerate(headings[j])
             )
     _, labels = connected_components(csr_matrix(links), directed=False)
     groups: dict[int, set[int]] = {}
     for k, label in enumerate(labels):
         groups.setdefault(int(label), set()).add(k)
     return list(groups.values())
+
+
+def _linked_apart(a: _Pass, k: int, b: _Pass, m: int, params: ApartParams) -> bool:
+    """Whether arm ``k`` of pass ``a`` and arm ``m`` of pass ``b`` keep more than
+    ``together_m`` apart (:func:`_pass_gap`)."""
+    gap = _pass_gap(a, k, b, m, params)
+    return gap is not None and gap > params.together_m
 
 
 def _groups_cross(passes: Sequence[_Pass], groups: Sequence[set[int]], crossing_deg: float) -> bool:
@@ -275,11 +308,11 @@ def _run_apart(
     more than ``together_m`` and at most ``side_by_side_m`` apart along it."""
     if a.track == b.track:
         return False
-    for arm_a, head_a in zip(a.arms, a_headings, strict=True):
-        for arm_b, head_b in zip(b.arms, b_headings, strict=True):
+    for k, head_a in enumerate(a_headings):
+        for m, head_b in enumerate(b_headings):
             if not _same_way(head_a, head_b, params):
                 continue
-            gap = _gap(arm_a, arm_b, params)
+            gap = _pass_gap(a, k, b, m, params)
             if gap is not None and params.together_m < gap <= params.side_by_side_m:
                 return True
     return False
@@ -300,14 +333,19 @@ def apart_junctions(
     segments: Sequence[Segment],
     streets: Sequence[Street],
     params: ApartParams | None = None,
+    *,
+    measured: Sequence[Track] | None = None,
 ) -> npt.NDArray[np.bool_]:
     """Per junction (J,): True when it is two streets side by side (see the module docstring).
 
     ``segments`` are those of :func:`city360.pose_graph.segments.cut_tracks` (a track's segments
     in order, consecutive ones sharing the frame they are cut at; nodes ``0 .. J-1`` are the
     junctions), ``streets`` those of :func:`~city360.pose_graph.segments.group_streets`.
+    ``measured``: ``tracks`` before clarifying (same frames), for
+    :attr:`ApartParams.measured_from_m`; without them ``tracks`` stand in.
     """
     params = params or ApartParams()
+    measured = tracks if measured is None else measured
     junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
     street_of = street_of_segment(streets)
     visits: dict[int, list[_Pass]] = {}
@@ -317,21 +355,26 @@ def apart_junctions(
         for end, node in ((0, seg.u), (1, seg.v)):
             if node >= len(junctions_xy) or (end == 0 and joined_before):
                 continue  # not a junction, or counted with the segment before
-            track, node_xy = tracks[seg.track], junctions_xy[node]
+            node_xy = junctions_xy[node]
             if end == 0:
-                pieces = [(i, _arm_poses(track, seg.first_frame, seg.last_frame, node_xy, params))]
+                spans = [(i, seg.first_frame, seg.last_frame)]
             else:
-                pieces = [(i, _arm_poses(track, seg.last_frame, seg.first_frame, node_xy, params))]
+                spans = [(i, seg.last_frame, seg.first_frame)]
                 if follows:
                     out = segments[i + 1]
-                    pieces.append(
-                        (i + 1, _arm_poses(track, out.first_frame, out.last_frame, node_xy, params))
-                    )
+                    spans.append((i + 1, out.first_frame, out.last_frame))
+            arms, before = [], []
+            for _, first, last in spans:
+                # the arm's frames from the clarified poses, the same frames' measured poses
+                frames = _arm_frames(tracks[seg.track], first, last, node_xy, params)
+                arms.append(tracks[seg.track].xy[frames])
+                before.append(measured[seg.track].xy[frames])
             visits.setdefault(node, []).append(
                 _Pass(
-                    tuple(street_of.get(k, -1) for k, _ in pieces),
-                    tuple(arm for _, arm in pieces),
+                    tuple(street_of.get(k, -1) for k, _, _ in spans),
+                    tuple(arms),
                     seg.track,
+                    tuple(before),
                 )
             )
         joined_before = follows
@@ -397,8 +440,9 @@ def _crossed(
         return False
     if any(_same_way(hh[0], hh[1], params) for hh in headings):
         return False  # a walker turning back, or from one line into the other: a fork
+    clarified = replace(params, measured_from_m=None)  # the two groups' test's alone
     if not any(
-        _run_apart(passes[i], headings[i], passes[j], headings[j], params)
+        _run_apart(passes[i], headings[i], passes[j], headings[j], clarified)
         for i in range(len(passes))
         for j in range(i + 1, len(passes))
     ):

@@ -345,3 +345,39 @@ def test_two_streets_whose_passes_cross_are_no_streets_side_by_side() -> None:
     assert apart_junctions(tracks, junctions, segments, streets, guarded).tolist() == [False]
     unguarded = replace(guarded, crossing_deg=90.0)
     assert apart_junctions(tracks, junctions, segments, streets, unguarded).tolist() == [True]
+
+
+def _drawn_together(clarified_m: float, measured_m: float, params: ApartParams) -> bool:
+    """Whether the bends' junction of :func:`_side_by_side` is two streets side by side when
+    clarifying has drawn the two streets to ``clarified_m`` apart from ``measured_m``."""
+    clarified, measured = _side_by_side(clarified_m), _side_by_side(measured_m)
+    junctions = np.array([0.5 * clarified_m * _RIGHT])
+    segments, streets = _cut(clarified, junctions)
+    return bool(
+        apart_junctions(clarified, junctions, segments, streets, params, measured=measured)[0]
+    )
+
+
+def test_side_by_side_streets_drawn_together_by_clarifying_are_told_by_their_measured_poses() -> (
+    None
+):
+    # the old town's carriageway halves, walked 4.3-5.8 m apart at their bends and drawn to
+    # 2.8 m by clarifying (tokyo-oldtown coverage seed 8 at (-121.7, 2.2)): the clarified
+    # passes run together, one group; their measured poses keep the two streets apart
+    assert _drawn_together(3.0, 5.5, ApartParams(measured_from_m=2.5))
+    assert not _drawn_together(3.0, 5.5, ApartParams(measured_from_m=None))
+
+
+def test_passes_clarifying_draws_onto_one_line_stay_together_whatever_their_measured_gap() -> None:
+    # one street's passes, measured up to 4.6 m apart (a pass's GPS bias) and drawn to 0-2 m
+    # (unseen Nerima N wander+stops 5 at (-124.5, -98.1): 4.5 m measured, 1.8 m clarified)
+    assert not _drawn_together(1.5, 5.5, ApartParams(measured_from_m=2.5))
+    assert _drawn_together(1.5, 5.5, ApartParams(measured_from_m=0.0))
+
+
+def test_without_the_measured_tracks_the_clarified_ones_stand_in() -> None:
+    clarified = _side_by_side(3.0)
+    junctions = np.array([1.5 * _RIGHT])
+    segments, streets = _cut(clarified, junctions)
+    on = ApartParams(measured_from_m=2.5)
+    assert not apart_junctions(clarified, junctions, segments, streets, on)[0]
