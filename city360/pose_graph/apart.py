@@ -145,6 +145,19 @@ class ApartParams:
     bias): with no floor (0) four true junctions walked by two passes were dropped. Needs the
     tracks before clarifying (``measured`` of :func:`apart_junctions`). None: the clarified
     poses alone (before round thirty-four)."""
+    parallel_near_m: float | None = None
+    """Also drop a junction of three streets where every pass runs from one of them (the stem)
+    into one of the other two, those two leave by one way and no pass turns between them,
+    and every pass into one lies more than ``together_m`` (median) from every pass into the
+    other already this near the junction (m, from ``near_m`` out) and at most
+    ``side_by_side_far_m`` along the whole arm (:func:`_parallel_branches`): two streets side
+    by side that the grouping takes as one street on the stem's side of the junction (their
+    passes drawn together there by clarifying) and as two on the other; the branches of a
+    fork meet at it, so they lie close near it. The old town's dual carriageway with its
+    knot split by ``RefineParams.side_by_side_parted_m``: a vote junction between the two
+    halves at (-103.4, 21.8) (tokyo-oldtown coverage seed 1), 70 m from any true junction,
+    stayed with three streets (the halves as one street south-west of it, as two north-east,
+    6.7 m apart from 3 m out). None: off (before round thirty-four)."""
     group_ways: bool = True
     """A group of passes through the junction by three streets still counts as one of the
     two when it leaves by two ways: the way the other group leaves by too (the stretch the two
@@ -382,6 +395,9 @@ def apart_junctions(
     for node, node_visits in visits.items():
         if len(node_visits) < 2 or any(-1 in v.streets for v in node_visits):
             continue
+        if params.parallel_near_m is not None and _parallel_branches(node_visits, params):
+            apart[node] = True
+            continue
         headings = [[_heading(arm) for arm in v.arms] for v in node_visits]
         if params.crossed_lines and _crossed(
             node_visits, headings, params, tracks=tracks, node_xy=junctions_xy[node]
@@ -556,6 +572,51 @@ def _two_ways_each(
         if len(own) != 1:
             return False
     return True
+
+
+def _parallel_branches(passes: Sequence[_Pass], params: ApartParams) -> bool:
+    """Whether the junction is two streets side by side grouped as one on one side of it
+    (:attr:`ApartParams.parallel_near_m`): every visit a pass through by two streets, three
+    streets in all, one stem in every pass, and the other two (each in some pass) leaving by
+    one way with every pass's arm on one more than ``together_m`` from every other track's
+    arm on the other within ``parallel_near_m`` of ``near_m``, and at most
+    ``side_by_side_far_m`` (or ``side_by_side_m``) apart along the arms."""
+    if len(passes) < 2 or any(len(p.arms) != 2 or p.streets[0] == p.streets[1] for p in passes):
+        return False
+    streets = {s for p in passes for s in p.streets}
+    stems = [s for s in streets if all(s in p.streets for p in passes)]
+    if len(streets) != 3 or len(stems) != 1:
+        return False
+    branch_arms: dict[int, list[tuple[int, FloatArray]]] = {}
+    for p in passes:
+        k = 0 if p.streets[1] == stems[0] else 1
+        branch_arms.setdefault(p.streets[k], []).append((p.track, p.arms[k]))
+    if len(branch_arms) != 2:
+        return False
+    first, second = branch_arms.values()
+    heads = [_heading(arm) for _, arm in (*first, *second)]
+    if any(h is None for h in heads) or _ways([h for h in heads if h is not None], params) != 1:
+        return False
+    near = replace(params, far_m=params.near_m + (params.parallel_near_m or 0.0))
+    widest = (
+        params.side_by_side_m if params.side_by_side_far_m is None else (params.side_by_side_far_m)
+    )
+    for track_a, arm_a in first:
+        for track_b, arm_b in second:
+            if track_a == track_b:
+                continue
+            gap = _gap(arm_a, arm_b, params)
+            near_gap = _gap(*(_within(arm, near.far_m, params) for arm in (arm_a, arm_b)), near)
+            if gap is None or gap > widest or near_gap is None or near_gap <= params.together_m:
+                return False
+    return True
+
+
+def _within(arm: FloatArray, reach_m: float, params: ApartParams) -> FloatArray:
+    """The poses of ``arm`` (from the junction outwards) up to ``reach_m`` along it from its
+    first pose, which lies ``near_m`` out."""
+    along = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(arm, axis=0).T))])
+    return arm[along <= reach_m - params.near_m]
 
 
 def _continues(into: Segment, out: Segment) -> bool:

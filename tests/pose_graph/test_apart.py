@@ -381,3 +381,69 @@ def test_without_the_measured_tracks_the_clarified_ones_stand_in() -> None:
     segments, streets = _cut(clarified, junctions)
     on = ApartParams(measured_from_m=2.5)
     assert not apart_junctions(clarified, junctions, segments, streets, on)[0]
+
+
+def _stem_and_branches(branch_gap_m: float, *, spread_deg: float = 0.0) -> tuple[bool, bool]:
+    """Two lines walked both ways north-east through the origin, 1 m apart south-west of it
+    (drawn together there, as clarifying does) and, north-east of it, ``branch_gap_m`` apart
+    from 1 m out, spreading ``spread_deg`` each side of north-east. The cut's north-east
+    street is split into the two lines' streets (the grouping does that where the two end at
+    different nodes: tokyo-oldtown coverage seed 1 at (-103.4, 21.8)). Whether the junction
+    at the origin is dropped, with ``parallel_near_m`` 7 m and off."""
+    tracks = []
+    for side in (-1.0, 1.0):
+        turn = np.radians(side * spread_deg)
+        way = np.array(
+            [
+                _NORTH_EAST[0] * np.cos(turn) + _NORTH_EAST[1] * np.sin(turn),
+                -_NORTH_EAST[0] * np.sin(turn) + _NORTH_EAST[1] * np.cos(turn),
+            ]
+        )
+        start = 0.5 * branch_gap_m * side * _RIGHT + _NORTH_EAST
+        points = [
+            tuple(-60.0 * _NORTH_EAST + 0.5 * side * _RIGHT),
+            tuple(0.5 * side * _RIGHT),
+            tuple(start),
+            tuple(start + 100.0 * way),
+        ]
+        name = "p" if side < 0 else "q"
+        tracks += [
+            polyline_track(points, f"{name} out"),
+            polyline_track(points[::-1], f"{name} back"),
+        ]
+    junctions = np.zeros((1, 2))
+    segments, grouped = _cut(tracks, junctions)
+    streets: list[Street] = []
+    for street in grouped:
+        ends = [segments[k] for k in (*street.forward, *street.backward)]
+        north_east = all(
+            (tracks[s.track].xy[s.first_frame : s.last_frame + 1] @ _NORTH_EAST).mean() > 0
+            for s in ends
+        )
+        if not north_east:
+            streets.append(replace(street, id=len(streets)))
+            continue
+        for name in "pq":
+
+            def mine(k: int, name: str = name) -> bool:
+                return tracks[segments[k].track].id.startswith(name)
+
+            forward = tuple(k for k in street.forward if mine(k))
+            backward = tuple(k for k in street.backward if mine(k))
+            streets.append(replace(street, id=len(streets), forward=forward, backward=backward))
+    on = ApartParams(parallel_near_m=7.0)
+    off = ApartParams(parallel_near_m=None)
+    return (
+        bool(apart_junctions(tracks, junctions, segments, streets, on)[0]),
+        bool(apart_junctions(tracks, junctions, segments, streets, off)[0]),
+    )
+
+
+def test_lines_side_by_side_grouped_as_one_street_on_one_side_make_no_junction() -> None:
+    assert _stem_and_branches(7.0) == (True, False)
+
+
+def test_a_fork_whose_branches_meet_at_it_keeps_its_junction_with_parallel_near_m() -> None:
+    # branches 1 m apart at the fork spreading 12 degrees each side: 3-10 m out they lie
+    # 2-4 m apart (median), so they meet at the junction
+    assert _stem_and_branches(1.0, spread_deg=12.0) == (False, False)
