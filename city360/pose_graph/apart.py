@@ -33,7 +33,7 @@ All positions are metres in the city CRS (x east, y north).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -391,11 +391,14 @@ def apart_junctions(
                 )
             )
         joined_before = follows
+    street_ends = {street.id: frozenset((street.a, street.b)) for street in streets}
     apart = np.zeros(len(junctions_xy), dtype=bool)
     for node, node_visits in visits.items():
         if len(node_visits) < 2 or any(-1 in v.streets for v in node_visits):
             continue
-        if params.parallel_near_m is not None and _parallel_branches(node_visits, params):
+        if params.parallel_near_m is not None and _parallel_branches(
+            node_visits, params, street_ends
+        ):
             apart[node] = True
             continue
         headings = [[_heading(arm) for arm in v.arms] for v in node_visits]
@@ -574,13 +577,19 @@ def _two_ways_each(
     return True
 
 
-def _parallel_branches(passes: Sequence[_Pass], params: ApartParams) -> bool:
+def _parallel_branches(
+    passes: Sequence[_Pass], params: ApartParams, street_ends: Mapping[int, frozenset[int]]
+) -> bool:
     """Whether the junction is two streets side by side grouped as one on one side of it
     (:attr:`ApartParams.parallel_near_m`): every visit a pass through by two streets, three
     streets in all, one stem in every pass, and the other two (each in some pass) leaving by
     one way with every pass's arm on one more than ``together_m`` from every other track's
     arm on the other within ``parallel_near_m`` of ``near_m``, and at most
-    ``side_by_side_far_m`` (or ``side_by_side_m``) apart along the arms."""
+    ``side_by_side_far_m`` (or ``side_by_side_m``) apart along the arms; at least one such pair
+    of two tracks (one track out by one branch and back by the other walked a loop or a fork:
+    fresh Bulevardi one-way seed 0 at (151.2, 133.5)), and the two branches not between the
+    same two nodes (a fork whose branches meet again, fresh Bulevardi coverage seed 1 at
+    (153.5, 131.6), 7.6 m apart 3-10 m out, ``SegmentParams.fork_apex_m``)."""
     if len(passes) < 2 or any(len(p.arms) != 2 or p.streets[0] == p.streets[1] for p in passes):
         return False
     streets = {s for p in passes for s in p.streets}
@@ -591,8 +600,8 @@ def _parallel_branches(passes: Sequence[_Pass], params: ApartParams) -> bool:
     for p in passes:
         k = 0 if p.streets[1] == stems[0] else 1
         branch_arms.setdefault(p.streets[k], []).append((p.track, p.arms[k]))
-    if len(branch_arms) != 2:
-        return False
+    if len(branch_arms) != 2 or len({street_ends.get(s) for s in branch_arms}) != 2:
+        return False  # two branches between the same two nodes: a fork that meets again
     first, second = branch_arms.values()
     heads = [_heading(arm) for _, arm in (*first, *second)]
     if any(h is None for h in heads) or _ways([h for h in heads if h is not None], params) != 1:
@@ -601,15 +610,17 @@ def _parallel_branches(passes: Sequence[_Pass], params: ApartParams) -> bool:
     widest = (
         params.side_by_side_m if params.side_by_side_far_m is None else (params.side_by_side_far_m)
     )
+    compared = False
     for track_a, arm_a in first:
         for track_b, arm_b in second:
             if track_a == track_b:
-                continue
+                continue  # a walk out one branch and back the other: a loop, or a fork
             gap = _gap(arm_a, arm_b, params)
             near_gap = _gap(*(_within(arm, near.far_m, params) for arm in (arm_a, arm_b)), near)
             if gap is None or gap > widest or near_gap is None or near_gap <= params.together_m:
                 return False
-    return True
+            compared = True
+    return compared
 
 
 def _within(arm: FloatArray, reach_m: float, params: ApartParams) -> FloatArray:

@@ -383,13 +383,16 @@ def test_without_the_measured_tracks_the_clarified_ones_stand_in() -> None:
     assert not apart_junctions(clarified, junctions, segments, streets, on)[0]
 
 
-def _stem_and_branches(branch_gap_m: float, *, spread_deg: float = 0.0) -> tuple[bool, bool]:
+def _stem_and_branches(
+    branch_gap_m: float, *, spread_deg: float = 0.0, same_end: bool = False
+) -> tuple[bool, bool]:
     """Two lines walked both ways north-east through the origin, 1 m apart south-west of it
     (drawn together there, as clarifying does) and, north-east of it, ``branch_gap_m`` apart
     from 1 m out, spreading ``spread_deg`` each side of north-east. The cut's north-east
     street is split into the two lines' streets (the grouping does that where the two end at
-    different nodes: tokyo-oldtown coverage seed 1 at (-103.4, 21.8)). Whether the junction
-    at the origin is dropped, with ``parallel_near_m`` 7 m and off."""
+    different nodes: tokyo-oldtown coverage seed 1 at (-103.4, 21.8); with ``same_end`` both
+    keep the cut's far node, a fork whose branches meet again). Whether the junction at the
+    origin is dropped, with ``parallel_near_m`` 7 m and off."""
     tracks = []
     for side in (-1.0, 1.0):
         turn = np.radians(side * spread_deg)
@@ -430,7 +433,10 @@ def _stem_and_branches(branch_gap_m: float, *, spread_deg: float = 0.0) -> tuple
 
             forward = tuple(k for k in street.forward if mine(k))
             backward = tuple(k for k in street.backward if mine(k))
-            streets.append(replace(street, id=len(streets), forward=forward, backward=backward))
+            far = street.b if same_end or name == "p" else street.b + 100  # a node of its own
+            streets.append(
+                replace(street, id=len(streets), b=far, forward=forward, backward=backward)
+            )
     on = ApartParams(parallel_near_m=7.0)
     off = ApartParams(parallel_near_m=None)
     return (
@@ -447,3 +453,9 @@ def test_a_fork_whose_branches_meet_at_it_keeps_its_junction_with_parallel_near_
     # branches 1 m apart at the fork spreading 12 degrees each side: 3-10 m out they lie
     # 2-4 m apart (median), so they meet at the junction
     assert _stem_and_branches(1.0, spread_deg=12.0) == (False, False)
+
+
+def test_branches_side_by_side_between_the_same_two_nodes_keep_their_junction() -> None:
+    # a fork whose branches meet again (fresh Bulevardi coverage seed 1 at (153.5, 131.6),
+    # branches 7.6 m apart from 3 m out, both to one node)
+    assert _stem_and_branches(7.0, same_end=True) == (False, False)
