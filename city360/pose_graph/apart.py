@@ -132,7 +132,7 @@ class ApartParams:
     (R 0.968 -> 0.960). Measured with ``crossed_lines`` on 56 twins: that row P 0.968 ->
     0.976 with R and turns kept, the other rows as dropped at once; so on (it acts only
     with ``crossed_lines``)."""
-    measured_from_m: float | None = None
+    measured_from_m: float | None = 2.5
     """In the two groups' test, two passes that clarifying left more than this far apart
     (m, median as ``together_m``) are as far apart as the larger of that and their distance
     before clarifying (:mod:`~city360.pose_graph.clarify` pulls the poses of passes within
@@ -142,10 +142,14 @@ class ApartParams:
     drawn to 2.8 m by clarifying (tokyo-oldtown coverage seed 8 at (-121.7, 2.2)), so the two
     halves' passes were linked into one group and the junction between their bends stayed.
     Passes of one street are drawn to 0-2 m, though measured up to 4.6 m apart (a pass's GPS
-    bias): with no floor (0) four true junctions walked by two passes were dropped. Needs the
-    tracks before clarifying (``measured`` of :func:`apart_junctions`). None: the clarified
-    poses alone (before round thirty-four)."""
-    parallel_near_m: float | None = None
+    bias): with no floor (0) four true junctions walked by two passes each were dropped
+    (Helsinki wander 1 (400.2, -417.5), unseen Nerima N and SW wander+stops 5, fresh Nerima
+    mid wander+stops 2: 1.8, 1.8, 0.6 and 0.5-0.6 m clarified, 4.1-4.6 m measured). Needs the
+    tracks before clarifying (``measured`` of :func:`apart_junctions`). Measured (round
+    thirty-four, branch knot34, without OSM) at 2.5 against None: 120 kept twins 1 row better
+    (Kaisaniemi coverage 0 P 0.839 -> 0.867), none worse; held-out old town seeds 5-8 1 better
+    (coverage 8 P 0.950 -> 1.000), none worse. None: the clarified poses alone."""
+    parallel_near_m: float | None = 7.0
     """Also drop a junction of three streets where every pass runs from one of them (the stem)
     into one of the other two, those two leave by one way and no pass turns between them,
     and every pass into one lies more than ``together_m`` (median) from every pass into the
@@ -157,7 +161,10 @@ class ApartParams:
     knot split by ``RefineParams.side_by_side_parted_m``: a vote junction between the two
     halves at (-103.4, 21.8) (tokyo-oldtown coverage seed 1), 70 m from any true junction,
     stayed with three streets (the halves as one street south-west of it, as two north-east,
-    6.7 m apart from 3 m out). None: off (before round thirty-four)."""
+    6.7 m apart from 3 m out). Measured with ``RefineParams.side_by_side_parted_m`` (see
+    there, round thirty-four, branch knot34); alone (the knot not split) it moves none of
+    the 35 old town rows (suite and held-out seeds 5-8). 7 m: the first metres' poses, 3-10 m out, enough for ``min_poses``.
+    None: off."""
     group_ways: bool = True
     """A group of passes through the junction by three streets still counts as one of the
     two when it leaves by two ways: the way the other group leaves by too (the stretch the two
