@@ -163,8 +163,8 @@ class ApartParams:
     stayed with three streets (the halves as one street south-west of it, as two north-east,
     6.7 m apart from 3 m out). Measured with ``RefineParams.side_by_side_parted_m`` (see
     there, round thirty-four, branch knot34); alone (the knot not split) it moves none of
-    the 35 old town rows (suite and held-out seeds 5-8). 7 m: the first metres' poses, 3-10 m out, enough for ``min_poses``.
-    None: off."""
+    the 35 old town rows (suite and held-out seeds 5-8). 7 m: the first metres' poses, 3-10 m
+    out, enough for ``min_poses``. None: off."""
     group_ways: bool = True
     """A group of passes through the junction by three streets still counts as one of the
     two when it leaves by two ways: the way the other group leaves by too (the stretch the two
@@ -614,16 +614,15 @@ def _parallel_branches(
     if any(h is None for h in heads) or _ways([h for h in heads if h is not None], params) != 1:
         return False
     near = replace(params, far_m=params.near_m + (params.parallel_near_m or 0.0))
-    widest = (
-        params.side_by_side_m if params.side_by_side_far_m is None else (params.side_by_side_far_m)
-    )
+    widest = params.side_by_side_far_m or params.side_by_side_m
     compared = False
     for track_a, arm_a in first:
         for track_b, arm_b in second:
             if track_a == track_b:
                 continue  # a walk out one branch and back the other: a loop, or a fork
             gap = _gap(arm_a, arm_b, params)
-            near_gap = _gap(*(_within(arm, near.far_m, params) for arm in (arm_a, arm_b)), near)
+            near_a, near_b = (_within(arm, near.far_m, params) for arm in (arm_a, arm_b))
+            near_gap = _gap(near_a, near_b, near)
             if gap is None or gap > widest or near_gap is None or near_gap <= params.together_m:
                 return False
             compared = True
