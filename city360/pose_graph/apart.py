@@ -28,6 +28,12 @@ of their poses ``near_m`` .. ``far_m`` out). The junction is two streets side by
 - and its streets leave it by at most three ways (a crossing walked straight through both
   ways leaves by four and stays).
 
+Clarifying (:mod:`~city360.pose_graph.clarify`) draws the passes of two streets 4-6 m apart
+toward each other too, so where it left two passes more than ``measured_from_m`` apart their
+distance is also taken before it. And (``parallel_near_m``) a junction of three streets whose
+two same-way streets are apart from their first metres on, every pass from the third into one
+of them, is two streets side by side that the grouping took as one street on one side of it.
+
 All positions are metres in the city CRS (x east, y north).
 """
 
