@@ -28,12 +28,18 @@ of their poses ``near_m`` .. ``far_m`` out). The junction is two streets side by
 - and its streets leave it by at most three ways (a crossing walked straight through both
   ways leaves by four and stays).
 
+Clarifying (:mod:`~city360.pose_graph.clarify`) draws the passes of two streets 4-6 m apart
+toward each other too, so where it left two passes more than ``measured_from_m`` apart their
+distance is also taken before it. And (``parallel_near_m``) a junction of three streets whose
+two same-way streets are apart from their first metres on, every pass from the third into one
+of them, is two streets side by side that the grouping took as one street on one side of it.
+
 All positions are metres in the city CRS (x east, y north).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -132,6 +138,39 @@ class ApartParams:
     (R 0.968 -> 0.960). Measured with ``crossed_lines`` on 56 twins: that row P 0.968 ->
     0.976 with R and turns kept, the other rows as dropped at once; so on (it acts only
     with ``crossed_lines``)."""
+    measured_from_m: float | None = 2.5
+    """In the two groups' test, two passes that clarifying left more than this far apart
+    (m, median as ``together_m``) are as far apart as the larger of that and their distance
+    before clarifying (:mod:`~city360.pose_graph.clarify` pulls the poses of passes within
+    ``ClarifyParams.radius_m`` 5 m of each other and heading alike toward one line: the
+    passes of two streets 4-6 m apart too, only partly). The old town's dual carriageway
+    環七通り, 6.3 m apart across at its south-west end, is walked there 4.3-5.8 m apart and
+    drawn to 2.8 m by clarifying (tokyo-oldtown coverage seed 8 at (-121.7, 2.2)), so the two
+    halves' passes were linked into one group and the junction between their bends stayed.
+    Passes of one street are drawn to 0-2 m, though measured up to 4.6 m apart (a pass's GPS
+    bias): with no floor (0) four true junctions walked by two passes each were dropped
+    (Helsinki wander 1 (400.2, -417.5), unseen Nerima N and SW wander+stops 5, fresh Nerima
+    mid wander+stops 2: 1.8, 1.8, 0.6 and 0.5-0.6 m clarified, 4.1-4.6 m measured). Needs the
+    tracks before clarifying (``measured`` of :func:`apart_junctions`). Measured (round
+    thirty-four, branch knot34, without OSM) at 2.5 against None: 120 kept twins 1 row better
+    (Kaisaniemi coverage 0 P 0.839 -> 0.867), none worse; held-out old town seeds 5-8 1 better
+    (coverage 8 P 0.950 -> 1.000), none worse. None: the clarified poses alone."""
+    parallel_near_m: float | None = 7.0
+    """Also drop a junction of three streets where every pass runs from one of them (the stem)
+    into one of the other two, those two leave by one way and no pass turns between them,
+    and every pass into one lies more than ``together_m`` (median) from every pass into the
+    other already this near the junction (m, from ``near_m`` out) and at most
+    ``side_by_side_far_m`` along the whole arm (:func:`_parallel_branches`): two streets side
+    by side that the grouping takes as one street on the stem's side of the junction (their
+    passes drawn together there by clarifying) and as two on the other; the branches of a
+    fork meet at it, so they lie close near it. The old town's dual carriageway with its
+    knot split by ``RefineParams.side_by_side_parted_m``: a vote junction between the two
+    halves at (-103.4, 21.8) (tokyo-oldtown coverage seed 1), 70 m from any true junction,
+    stayed with three streets (the halves as one street south-west of it, as two north-east,
+    6.7 m apart from 3 m out). Measured with ``RefineParams.side_by_side_parted_m`` (see
+    there, round thirty-four, branch knot34); alone (the knot not split) it moves none of
+    the 35 old town rows (suite and held-out seeds 5-8). 7 m: the first metres' poses, 3-10 m
+    out, enough for ``min_poses``. None: off."""
     group_ways: bool = True
     """A group of passes through the junction by three streets still counts as one of the
     two when it leaves by two ways: the way the other group leaves by too (the stretch the two
@@ -155,19 +194,21 @@ class _Pass:
     streets: tuple[int, ...]
     arms: tuple[FloatArray, ...]
     track: int
+    measured: tuple[FloatArray, ...]
+    """The same frames' poses before clarifying (:attr:`ApartParams.measured_from_m`)."""
 
 
-def _arm_poses(
+def _arm_frames(
     track: Track, first: int, last: int, node_xy: FloatArray, params: ApartParams
-) -> FloatArray:
-    """Poses of frames ``first`` .. ``last`` (``first`` at the junction, either order) from
-    ``near_m`` out until they first leave ``far_m``."""
+) -> npt.NDArray[np.int64]:
+    """Frames ``first`` .. ``last`` (``first`` at the junction, either order) whose poses lie
+    from ``near_m`` out until they first leave ``far_m``."""
     step = 1 if last >= first else -1
     frames = np.arange(first, last + step, step)
     dist = np.hypot(*(track.xy[frames] - node_xy).T)
     beyond = np.flatnonzero(dist > params.far_m)
     stop = int(beyond[0]) if beyond.size else len(frames)
-    return track.xy[frames[:stop][dist[:stop] >= params.near_m]]
+    return frames[:stop][dist[:stop] >= params.near_m]
 
 
 def _heading(points: FloatArray) -> float | None:
@@ -187,6 +228,16 @@ def _gap(a: FloatArray, b: FloatArray, params: ApartParams) -> float | None:
         return None
     gaps = np.concatenate([cKDTree(b).query(a)[0], cKDTree(a).query(b)[0]])
     return float(np.median(gaps))
+
+
+def _pass_gap(a: _Pass, k: int, b: _Pass, m: int, params: ApartParams) -> float | None:
+    """:func:`_gap` of arm ``k`` of pass ``a`` and arm ``m`` of pass ``b``; past
+    :attr:`ApartParams.measured_from_m` the larger of it and the gap before clarifying."""
+    gap = _gap(a.arms[k], b.arms[m], params)
+    if gap is None or params.measured_from_m is None or gap <= params.measured_from_m:
+        return gap
+    measured = _gap(a.measured[k], b.measured[m], params)
+    return gap if measured is None else max(gap, measured)
 
 
 def _apart(a: FloatArray, b: FloatArray, params: ApartParams) -> bool:
@@ -211,15 +262,23 @@ def _groups(
     for i in range(n):
         for j in range(i + 1, n):
             links[i, j] = any(
-                _same_way(head_i, head_j, params) and not _apart(arm_i, arm_j, params)
-                for arm_i, head_i in zip(passes[i].arms, headings[i], strict=True)
-                for arm_j, head_j in zip(passes[j].arms, headings[j], strict=True)
+                _same_way(head_i, head_j, params)
+                and not _linked_apart(passes[i], k, passes[j], m, params)
+                for k, head_i in enumerate(headings[i])
+                for m, head_j in enumerate(headings[j])
             )
     _, labels = connected_components(csr_matrix(links), directed=False)
     groups: dict[int, set[int]] = {}
     for k, label in enumerate(labels):
         groups.setdefault(int(label), set()).add(k)
     return list(groups.values())
+
+
+def _linked_apart(a: _Pass, k: int, b: _Pass, m: int, params: ApartParams) -> bool:
+    """Whether arm ``k`` of pass ``a`` and arm ``m`` of pass ``b`` keep more than
+    ``together_m`` apart (:func:`_pass_gap`)."""
+    gap = _pass_gap(a, k, b, m, params)
+    return gap is not None and gap > params.together_m
 
 
 def _groups_cross(passes: Sequence[_Pass], groups: Sequence[set[int]], crossing_deg: float) -> bool:
@@ -275,11 +334,11 @@ def _run_apart(
     more than ``together_m`` and at most ``side_by_side_m`` apart along it."""
     if a.track == b.track:
         return False
-    for arm_a, head_a in zip(a.arms, a_headings, strict=True):
-        for arm_b, head_b in zip(b.arms, b_headings, strict=True):
+    for k, head_a in enumerate(a_headings):
+        for m, head_b in enumerate(b_headings):
             if not _same_way(head_a, head_b, params):
                 continue
-            gap = _gap(arm_a, arm_b, params)
+            gap = _pass_gap(a, k, b, m, params)
             if gap is not None and params.together_m < gap <= params.side_by_side_m:
                 return True
     return False
@@ -300,14 +359,19 @@ def apart_junctions(
     segments: Sequence[Segment],
     streets: Sequence[Street],
     params: ApartParams | None = None,
+    *,
+    measured: Sequence[Track] | None = None,
 ) -> npt.NDArray[np.bool_]:
     """Per junction (J,): True when it is two streets side by side (see the module docstring).
 
     ``segments`` are those of :func:`city360.pose_graph.segments.cut_tracks` (a track's segments
     in order, consecutive ones sharing the frame they are cut at; nodes ``0 .. J-1`` are the
     junctions), ``streets`` those of :func:`~city360.pose_graph.segments.group_streets`.
+    ``measured``: ``tracks`` before clarifying (same frames), for
+    :attr:`ApartParams.measured_from_m`; without them ``tracks`` stand in.
     """
     params = params or ApartParams()
+    measured = tracks if measured is None else measured
     junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
     street_of = street_of_segment(streets)
     visits: dict[int, list[_Pass]] = {}
@@ -317,27 +381,38 @@ def apart_junctions(
         for end, node in ((0, seg.u), (1, seg.v)):
             if node >= len(junctions_xy) or (end == 0 and joined_before):
                 continue  # not a junction, or counted with the segment before
-            track, node_xy = tracks[seg.track], junctions_xy[node]
+            node_xy = junctions_xy[node]
             if end == 0:
-                pieces = [(i, _arm_poses(track, seg.first_frame, seg.last_frame, node_xy, params))]
+                spans = [(i, seg.first_frame, seg.last_frame)]
             else:
-                pieces = [(i, _arm_poses(track, seg.last_frame, seg.first_frame, node_xy, params))]
+                spans = [(i, seg.last_frame, seg.first_frame)]
                 if follows:
                     out = segments[i + 1]
-                    pieces.append(
-                        (i + 1, _arm_poses(track, out.first_frame, out.last_frame, node_xy, params))
-                    )
+                    spans.append((i + 1, out.first_frame, out.last_frame))
+            arms, before = [], []
+            for _, first, last in spans:
+                # the arm's frames from the clarified poses, the same frames' measured poses
+                frames = _arm_frames(tracks[seg.track], first, last, node_xy, params)
+                arms.append(tracks[seg.track].xy[frames])
+                before.append(measured[seg.track].xy[frames])
             visits.setdefault(node, []).append(
                 _Pass(
-                    tuple(street_of.get(k, -1) for k, _ in pieces),
-                    tuple(arm for _, arm in pieces),
+                    tuple(street_of.get(k, -1) for k, _, _ in spans),
+                    tuple(arms),
                     seg.track,
+                    tuple(before),
                 )
             )
         joined_before = follows
+    street_ends = {street.id: frozenset((street.a, street.b)) for street in streets}
     apart = np.zeros(len(junctions_xy), dtype=bool)
     for node, node_visits in visits.items():
         if len(node_visits) < 2 or any(-1 in v.streets for v in node_visits):
+            continue
+        if params.parallel_near_m is not None and _parallel_branches(
+            node_visits, params, street_ends
+        ):
+            apart[node] = True
             continue
         headings = [[_heading(arm) for arm in v.arms] for v in node_visits]
         if params.crossed_lines and _crossed(
@@ -397,8 +472,9 @@ def _crossed(
         return False
     if any(_same_way(hh[0], hh[1], params) for hh in headings):
         return False  # a walker turning back, or from one line into the other: a fork
+    clarified = replace(params, measured_from_m=None)  # the two groups' test's alone
     if not any(
-        _run_apart(passes[i], headings[i], passes[j], headings[j], params)
+        _run_apart(passes[i], headings[i], passes[j], headings[j], clarified)
         for i in range(len(passes))
         for j in range(i + 1, len(passes))
     ):
@@ -512,6 +588,58 @@ def _two_ways_each(
         if len(own) != 1:
             return False
     return True
+
+
+def _parallel_branches(
+    passes: Sequence[_Pass], params: ApartParams, street_ends: Mapping[int, frozenset[int]]
+) -> bool:
+    """Whether the junction is two streets side by side grouped as one on one side of it
+    (:attr:`ApartParams.parallel_near_m`): every visit a pass through by two streets, three
+    streets in all, one stem in every pass, and the other two (each in some pass) leaving by
+    one way with every pass's arm on one more than ``together_m`` from every other track's
+    arm on the other within ``parallel_near_m`` of ``near_m``, and at most
+    ``side_by_side_far_m`` (or ``side_by_side_m``) apart along the arms; at least one such pair
+    of two tracks (one track out by one branch and back by the other walked a loop or a fork:
+    fresh Bulevardi one-way seed 0 at (151.2, 133.5)), and the two branches not between the
+    same two nodes (a fork whose branches meet again, fresh Bulevardi coverage seed 1 at
+    (153.5, 131.6), 7.6 m apart 3-10 m out, ``SegmentParams.fork_apex_m``)."""
+    if len(passes) < 2 or any(len(p.arms) != 2 or p.streets[0] == p.streets[1] for p in passes):
+        return False
+    streets = {s for p in passes for s in p.streets}
+    stems = [s for s in streets if all(s in p.streets for p in passes)]
+    if len(streets) != 3 or len(stems) != 1:
+        return False
+    branch_arms: dict[int, list[tuple[int, FloatArray]]] = {}
+    for p in passes:
+        k = 0 if p.streets[1] == stems[0] else 1
+        branch_arms.setdefault(p.streets[k], []).append((p.track, p.arms[k]))
+    if len(branch_arms) != 2 or len({street_ends.get(s) for s in branch_arms}) != 2:
+        return False  # two branches between the same two nodes: a fork that meets again
+    first, second = branch_arms.values()
+    heads = [_heading(arm) for _, arm in (*first, *second)]
+    if any(h is None for h in heads) or _ways([h for h in heads if h is not None], params) != 1:
+        return False
+    near = replace(params, far_m=params.near_m + (params.parallel_near_m or 0.0))
+    widest = params.side_by_side_far_m or params.side_by_side_m
+    compared = False
+    for track_a, arm_a in first:
+        for track_b, arm_b in second:
+            if track_a == track_b:
+                continue  # a walk out one branch and back the other: a loop, or a fork
+            gap = _gap(arm_a, arm_b, params)
+            near_a, near_b = (_within(arm, near.far_m, params) for arm in (arm_a, arm_b))
+            near_gap = _gap(near_a, near_b, near)
+            if gap is None or gap > widest or near_gap is None or near_gap <= params.together_m:
+                return False
+            compared = True
+    return compared
+
+
+def _within(arm: FloatArray, reach_m: float, params: ApartParams) -> FloatArray:
+    """The poses of ``arm`` (from the junction outwards) up to ``reach_m`` along it from its
+    first pose, which lies ``near_m`` out."""
+    along = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(arm, axis=0).T))])
+    return arm[along <= reach_m - params.near_m]
 
 
 def _continues(into: Segment, out: Segment) -> bool:

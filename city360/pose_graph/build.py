@@ -471,6 +471,7 @@ def build_from_tracks(
     stored_xy = [track.xy for track in tracks]  # the poses graph.json is checked against
     if osm is None and params.hold_still:
         tracks = hold_still_spans(tracks, params.dwell_params)
+    measured = tracks  # apart_junctions' gaps before clarifying (ApartParams.measured_from_m)
     if osm is None and params.clarify:
         tracks = clarify_tracks(tracks, params.clarify_params)
     junctions_xy, _support, parted = find_junction_parts(
@@ -555,7 +556,9 @@ def build_from_tracks(
         dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, placed[keep], params, matched)
     crossed_xy = np.zeros((0, 2))  # the crossed_lines drops left for after the fused forks
     if osm is None and params.apart_params is not None:
-        apart = apart_junctions(tracks, junctions_xy, segments, streets, params.apart_params)
+        apart = apart_junctions(
+            tracks, junctions_xy, segments, streets, params.apart_params, measured=measured
+        )
         if params.apart_params.crossed_lines and params.apart_params.crossed_last:
             parted = apart_junctions(
                 tracks,
@@ -563,6 +566,7 @@ def build_from_tracks(
                 segments,
                 streets,
                 replace(params.apart_params, crossed_lines=False),
+                measured=measured,
             )
             crossed_xy = junctions_xy.reshape(-1, 2)[apart & ~parted]
             apart = parted

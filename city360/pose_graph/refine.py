@@ -265,7 +265,7 @@ class RefineParams:
     pooled at 5.4-8.4 m (2 rows better, 2 equal), 9 at 2.1-3.5 m (Helsinki coverage+stops 0
     better; Kaisaniemi coverage 1 F1 0.790 -> 0.768 and held-out old town one-way+stops 7
     R 0.952 -> 0.905 worse, the rest equal or turns only). 0: any move."""
-    side_by_side_parted_m: float | None = None
+    side_by_side_parted_m: float | None = 6.0
     """Without OSM, for :func:`split_side_by_side` only: an arm whose street's passes group
     into two lines that run apart (:func:`~city360.pose_graph.segments.group_streets` with
     ``keep_apart``), leave the junction within ``side_by_side_parted_deg`` of each other and
@@ -274,14 +274,19 @@ class RefineParams:
     street because both their ends are junctions fused across them (the old town's 環七通り,
     8 m apart from (-127.7, 3.3) / (-119.7, 1.8) to the knot (-35.8, 82.3) / (-27.6, 79.0)),
     whose single line hides from :func:`_side_by_side` the two same-way arms it splits the
-    fused knot by. None: one line an arm. Off (round thirty-three, branch knot33): at 6 m
-    (with ``side_by_side_parted_deg`` 5 or 7, ``side_by_side_parted_through_m`` 0.5) the held-out
-    old town seeds 5-7 gain in 4 of 18 rows (one-way 5 and one-way+stops 5 to R 1.000 /
-    0.952, coverage 7 R 0.952 -> 1.000, one-way+stops 7 F1 0.901 -> 0.943) and none loses
-    P, R or F1; on the 120 kept twins old town coverage 2 reaches R 1.000, F1 1.000 and
-    Kaisaniemi wander+stops 1 F1 rises, but old town coverage 1 (suite, at target) finds the
-    knot's (-27.6, 79.0) and keeps a node 70 m down the carriageways, (-103.4, 21.8):
-    P 0.952 -> 0.913."""
+    fused knot by. None: one line an arm. Left off in round thirty-three (branch knot33): at
+    6 m the held-out old town seeds 5-7 gained in 4 of 18 rows, but old town coverage 1
+    (suite, at target) found the knot's (-27.6, 79.0) and kept a node 70 m down the
+    carriageways, (-103.4, 21.8): P 0.952 -> 0.913. That node is two streets side by side
+    grouped as one south-west of it and as two north-east of it, which
+    ``ApartParams.parallel_near_m`` now drops (round thirty-four, branch knot34). On, with it
+    and ``ApartParams.measured_from_m``, against main edc8e27 (without OSM): 120 kept twins 5
+    rows better (old town coverage 1 P / R 0.952 / 0.952 -> 0.955 / 1.000, coverage 2 R
+    0.952 -> 1.000, Helsinki coverage 1 P 0.969 -> 0.976, Kaisaniemi coverage 0 P 0.839 ->
+    0.867, wander+stops 1 F1 0.765 -> 0.776 with turns 0.877 -> 0.867), none worse in P, R or
+    F1; held-out old town seeds 5-8 5 better (one-way 5, one-way+stops 5, coverage 7,
+    coverage 8, F1 of one-way+stops 7 with its turns 1.000 -> 0.912), none worse in P, R or
+    F1."""
     side_by_side_parted_through_m: float = 0.5
     """See ``side_by_side_parted_m``: with a parted arm's two lines, the nearer of the two
     same-way lines :func:`_side_by_side` splits by may pass the junction this close (metres,

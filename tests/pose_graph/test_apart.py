@@ -345,3 +345,117 @@ def test_two_streets_whose_passes_cross_are_no_streets_side_by_side() -> None:
     assert apart_junctions(tracks, junctions, segments, streets, guarded).tolist() == [False]
     unguarded = replace(guarded, crossing_deg=90.0)
     assert apart_junctions(tracks, junctions, segments, streets, unguarded).tolist() == [True]
+
+
+def _drawn_together(clarified_m: float, measured_m: float, params: ApartParams) -> bool:
+    """Whether the bends' junction of :func:`_side_by_side` is two streets side by side when
+    clarifying has drawn the two streets to ``clarified_m`` apart from ``measured_m``."""
+    clarified, measured = _side_by_side(clarified_m), _side_by_side(measured_m)
+    junctions = np.array([0.5 * clarified_m * _RIGHT])
+    segments, streets = _cut(clarified, junctions)
+    return bool(
+        apart_junctions(clarified, junctions, segments, streets, params, measured=measured)[0]
+    )
+
+
+def test_side_by_side_streets_drawn_together_by_clarifying_are_told_by_their_measured_poses() -> (
+    None
+):
+    # the old town's carriageway halves, walked 4.3-5.8 m apart at their bends and drawn to
+    # 2.8 m by clarifying (tokyo-oldtown coverage seed 8 at (-121.7, 2.2)): the clarified
+    # passes run together, one group; their measured poses keep the two streets apart
+    assert _drawn_together(3.0, 5.5, ApartParams(measured_from_m=2.5))
+    assert not _drawn_together(3.0, 5.5, ApartParams(measured_from_m=None))
+
+
+def test_passes_clarifying_draws_onto_one_line_stay_together_whatever_their_measured_gap() -> None:
+    # one street's passes, measured up to 4.6 m apart (a pass's GPS bias) and drawn to 0-2 m
+    # (unseen Nerima N wander+stops 5 at (-124.5, -98.1): 4.5 m measured, 1.8 m clarified)
+    assert not _drawn_together(1.5, 5.5, ApartParams(measured_from_m=2.5))
+    assert _drawn_together(1.5, 5.5, ApartParams(measured_from_m=0.0))
+
+
+def test_without_the_measured_tracks_the_clarified_ones_stand_in() -> None:
+    clarified = _side_by_side(3.0)
+    junctions = np.array([1.5 * _RIGHT])
+    segments, streets = _cut(clarified, junctions)
+    on = ApartParams(measured_from_m=2.5)
+    assert not apart_junctions(clarified, junctions, segments, streets, on)[0]
+
+
+def _stem_and_branches(
+    branch_gap_m: float, *, spread_deg: float = 0.0, same_end: bool = False
+) -> tuple[bool, bool]:
+    """Two lines walked both ways north-east through the origin, 1 m apart south-west of it
+    (drawn together there, as clarifying does) and, north-east of it, ``branch_gap_m`` apart
+    from 1 m out, spreading ``spread_deg`` each side of north-east. The cut's north-east
+    street is split into the two lines' streets (the grouping does that where the two end at
+    different nodes: tokyo-oldtown coverage seed 1 at (-103.4, 21.8); with ``same_end`` both
+    keep the cut's far node, a fork whose branches meet again). Whether the junction at the
+    origin is dropped, with ``parallel_near_m`` 7 m and off."""
+    tracks = []
+    for side in (-1.0, 1.0):
+        turn = np.radians(side * spread_deg)
+        way = np.array(
+            [
+                _NORTH_EAST[0] * np.cos(turn) + _NORTH_EAST[1] * np.sin(turn),
+                -_NORTH_EAST[0] * np.sin(turn) + _NORTH_EAST[1] * np.cos(turn),
+            ]
+        )
+        start = 0.5 * branch_gap_m * side * _RIGHT + _NORTH_EAST
+        points = [
+            tuple(-60.0 * _NORTH_EAST + 0.5 * side * _RIGHT),
+            tuple(0.5 * side * _RIGHT),
+            tuple(start),
+            tuple(start + 100.0 * way),
+        ]
+        name = "p" if side < 0 else "q"
+        tracks += [
+            polyline_track(points, f"{name} out"),
+            polyline_track(points[::-1], f"{name} back"),
+        ]
+    junctions = np.zeros((1, 2))
+    segments, grouped = _cut(tracks, junctions)
+    streets: list[Street] = []
+    for street in grouped:
+        ends = [segments[k] for k in (*street.forward, *street.backward)]
+        north_east = all(
+            (tracks[s.track].xy[s.first_frame : s.last_frame + 1] @ _NORTH_EAST).mean() > 0
+            for s in ends
+        )
+        if not north_east:
+            streets.append(replace(street, id=len(streets)))
+            continue
+        for name in "pq":
+
+            def mine(k: int, name: str = name) -> bool:
+                return tracks[segments[k].track].id.startswith(name)
+
+            forward = tuple(k for k in street.forward if mine(k))
+            backward = tuple(k for k in street.backward if mine(k))
+            far = street.b if same_end or name == "p" else street.b + 100  # a node of its own
+            streets.append(
+                replace(street, id=len(streets), b=far, forward=forward, backward=backward)
+            )
+    on = ApartParams(parallel_near_m=7.0)
+    off = ApartParams(parallel_near_m=None)
+    return (
+        bool(apart_junctions(tracks, junctions, segments, streets, on)[0]),
+        bool(apart_junctions(tracks, junctions, segments, streets, off)[0]),
+    )
+
+
+def test_lines_side_by_side_grouped_as_one_street_on_one_side_make_no_junction() -> None:
+    assert _stem_and_branches(7.0) == (True, False)
+
+
+def test_a_fork_whose_branches_meet_at_it_keeps_its_junction_with_parallel_near_m() -> None:
+    # branches 1 m apart at the fork spreading 12 degrees each side: 3-10 m out they lie
+    # 2-4 m apart (median), so they meet at the junction
+    assert _stem_and_branches(1.0, spread_deg=12.0) == (False, False)
+
+
+def test_branches_side_by_side_between_the_same_two_nodes_keep_their_junction() -> None:
+    # a fork whose branches meet again (fresh Bulevardi coverage seed 1 at (153.5, 131.6),
+    # branches 7.6 m apart from 3 m out, both to one node)
+    assert _stem_and_branches(7.0, same_end=True) == (False, False)

@@ -859,7 +859,8 @@ def test_a_junction_fused_across_carriageways_grouped_as_one_street_splits_on_ea
     between = [st for st in streets if {st.a, st.b} == {0, 1}]
     assert len(between) == 1  # the two carriageways: one street, one arm line at each node
     # off: four arm lines at the south node, under side_by_side_arms, and no gap test fires
-    halves, _ = split_side_by_side(tracks, junctions, segments, streets)
+    off = RefineParams(side_by_side_parted_m=None)
+    halves, _ = split_side_by_side(tracks, junctions, segments, streets, off)
     assert len(halves) == len(junctions)
     south = _south_halves(tracks, junctions, RefineParams(side_by_side_parted_m=6.0))
     assert len(south) == 2
