@@ -1,0 +1,138 @@
+"""A dead end beside another street, its way in running parallel to it: not cut there (no OSM).
+
+Without OSM every pass that comes within :attr:`~city360.pose_graph.segments.SegmentParams.
+dead_end_pass_m` (4 m) of a dead end is cut there (:func:`~city360.pose_graph.segments.
+cut_tracks`): the dead end is taken for a video that starts or stops in the middle of the
+street the pass walks, and every video of that street must share the node. A footpath park
+also has paths that end a few metres beside another path, running nearly parallel to it: the
+walker goes to the end and turns back, or a video starts there. GPS brings the passes of the
+other path 2-3 m from that end; cut there, the dead end takes the other path's two halves and
+its own path, and is built a junction of three streets where the truth has a dead end (fresh
+Kaisaniemi, the path along y = -125 that ends at (-87.3, -125.8), 4.6 m beside the main path:
+extras in coverage 0, wander 2, wander with stops 0).
+
+What tells the two apart is the dead end's own way in, followed back :attr:`BesideEndParams.
+tail_m` from the end (each video that ends, starts or turns back there): on the street the
+pass walks, it stays on that street's line; on a path beside it, it runs beside the pass's
+line, :attr:`BesideEndParams.beside_m` or more off it, at :attr:`BesideEndParams.parallel_deg`
+or less to it. A path that runs into the other street (a T whose stem ends short of the
+street) meets it steeply and stays cut, as the scorer reads it
+(:mod:`city360.pose_graph.short_ends`). All positions are metres in the city CRS, headings
+degrees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from city360.geo import angle_diff_deg, bearing_deg
+from city360.pose_graph.junctions import DeadEndEvent
+from city360.pose_graph.segments import CutFilter
+from city360.pose_graph.tracks import Track
+
+__all__ = ["BesideEndParams", "beside_end_filter"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True)
+class BesideEndParams:
+    """Tuning of :func:`beside_end_filter` (metres, degrees)."""
+
+    tail_m: float = 10.0
+    """The dead end's way in is followed back this far (metres of travel) from the end."""
+    beside_m: float = 4.0
+    """The way in's far point lies at least this far from the pass's line (metres): two
+    paths side by side (Kaisaniemi's 4.6-6 m), not one street walked with GPS noise (1-2 m)."""
+    parallel_deg: float = 45.0
+    """... and the way in runs within this many degrees (axial) of the pass's direction: a
+    path beside the other, not one running into it (the scorer's limit,
+    :data:`~city360.pose_graph.short_ends.SHORT_END_MIN_DEG`: a dead end whose street meets
+    the other street more steeply is a T to it). The walker's turn rounds the way in: a path
+    6 degrees off the other (Kaisaniemi's) is measured 24-34 degrees off from its U-turn's
+    apex."""
+
+
+def _tails(
+    tracks: Sequence[Track], events: Sequence[DeadEndEvent], tail_m: float
+) -> list[FloatArray]:
+    """Per event, the point ``tail_m`` of travel back along the way into the dead end (the
+    way out for a video's start; both ways for a U-turn), none when the video is shorter."""
+    tails = []
+    for event in events:
+        track = tracks[event.track]
+        arc = float(track.arc_m[event.frame])
+        for reach in (arc - tail_m, arc + tail_m):
+            if track.arc_m[0] <= reach <= track.arc_m[-1]:
+                tails.append(track.point_at(reach))
+    return tails
+
+
+def _distance_to_line(point: FloatArray, line: FloatArray) -> float:
+    """Distance (metres) from ``point`` (2,) to the polyline ``line`` (N, 2), N >= 2."""
+    a, b = line[:-1], line[1:]
+    ab = b - a
+    length2 = np.einsum("ij,ij->i", ab, ab)
+    share = np.clip(
+        np.einsum("ij,ij->i", point - a, ab) / np.where(length2 > 0, length2, 1.0), 0.0, 1.0
+    )
+    foot = a + share[:, None] * ab
+    return float(np.hypot(*(foot - point).T).min())
+
+
+def _beside(
+    track: Track, frame: int, end_xy: FloatArray, tails: Sequence[FloatArray], p: BesideEndParams
+) -> bool:
+    """Whether the pass of ``track`` at ``frame`` runs beside the dead end at ``end_xy``:
+    every way into it (``tails``) runs at ``parallel_deg`` or less to the pass's line, and
+    they lie ``beside_m`` or more off it on average."""
+    if not tails:
+        return False
+    arc = float(track.arc_m[frame])
+    marks = np.linspace(arc - 2 * p.tail_m, arc + 2 * p.tail_m, 21)
+    marks = marks[(marks >= track.arc_m[0]) & (marks <= track.arc_m[-1])]
+    if len(marks) < 2:
+        return False
+    line = track.point_at(marks)
+    chord = line[-1] - line[0]
+    if not np.any(chord):
+        return False
+    pass_deg = bearing_deg(chord[0], chord[1])
+    for tail in tails:
+        way = end_xy - tail
+        if not np.any(way):
+            return False
+        turn = abs(angle_diff_deg(bearing_deg(way[0], way[1]), pass_deg))
+        if min(turn, 180.0 - turn) > p.parallel_deg:
+            return False
+    # a U-turn's way out drifts back towards the other path: the ways' mean offset
+    return float(np.mean([_distance_to_line(tail, line) for tail in tails])) >= p.beside_m
+
+
+def beside_end_filter(
+    tracks: Sequence[Track],
+    dead_end_xy: FloatArray,
+    dead_ends: Sequence[Sequence[DeadEndEvent]],
+    n_junctions: int,
+    params: BesideEndParams,
+) -> CutFilter:
+    """A cut filter (:data:`~city360.pose_graph.segments.CutFilter`) that refuses to cut a
+    pass at a dead end (node id ``n_junctions + k``) it runs beside (module docstring);
+    junctions are always allowed."""
+    ends_xy = np.asarray(dead_end_xy, dtype=np.float64).reshape(-1, 2)
+    tails = [_tails(tracks, events, params.tail_m) for events in dead_ends]
+
+    def may_cut(track: int, frames: IntArray, nodes: IntArray) -> npt.NDArray[np.bool_]:
+        allowed = np.ones(len(frames), dtype=bool)
+        for i, (frame, node) in enumerate(zip(frames, nodes, strict=True)):
+            k = int(node) - n_junctions
+            if 0 <= k < len(ends_xy):
+                allowed[i] = not _beside(tracks[track], int(frame), ends_xy[k], tails[k], params)
+        return allowed
+
+    return may_cut
