@@ -49,6 +49,12 @@ class BesideEndParams:
     beside_m: float = 4.0
     """The way in's far point lies at least this far from the pass's line (metres): two
     paths side by side (Kaisaniemi's 4.6-6 m), not one street walked with GPS noise (1-2 m)."""
+    off_m: float = 2.0
+    """... and the dead end itself and each way's far point lie at least this far off the
+    pass's line: a video's end on the street (tokyo coverage 2, a walk's two videos meeting
+    at a junction 0.7 m off a pass) or a U-turn whose way out runs back along the pass
+    (Helsinki coverage with stops 0, 1.5 m) is not beside it. Kaisaniemi's ends: 2.1-3.0 m
+    off, their ways 2.9-6.1 m."""
     parallel_deg: float = 45.0
     """... and the way in runs within this many degrees (axial) of the pass's direction: a
     path beside the other, not one running into it (the scorer's limit,
@@ -89,8 +95,9 @@ def _beside(
     track: Track, frame: int, end_xy: FloatArray, tails: Sequence[FloatArray], p: BesideEndParams
 ) -> bool:
     """Whether the pass of ``track`` at ``frame`` runs beside the dead end at ``end_xy``:
-    every way into it (``tails``) runs at ``parallel_deg`` or less to the pass's line, and
-    they lie ``beside_m`` or more off it on average."""
+    every way into it (``tails``) runs at ``parallel_deg`` or less to the pass's line, the
+    end and each way lie ``off_m`` or more off it, and the ways ``beside_m`` or more on
+    average."""
     if not tails:
         return False
     arc = float(track.arc_m[frame])
@@ -110,8 +117,11 @@ def _beside(
         turn = abs(angle_diff_deg(bearing_deg(way[0], way[1]), pass_deg))
         if min(turn, 180.0 - turn) > p.parallel_deg:
             return False
+    offsets = [_distance_to_line(tail, line) for tail in tails]
+    if min(offsets) < p.off_m or _distance_to_line(end_xy, line) < p.off_m:
+        return False
     # a U-turn's way out drifts back towards the other path: the ways' mean offset
-    return float(np.mean([_distance_to_line(tail, line) for tail in tails])) >= p.beside_m
+    return float(np.mean(offsets)) >= p.beside_m
 
 
 def beside_end_filter(
