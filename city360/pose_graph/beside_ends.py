@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from scipy.spatial import cKDTree
 
 from city360.geo import angle_diff_deg, bearing_deg
 from city360.pose_graph.junctions import DeadEndEvent
@@ -55,27 +56,34 @@ class BesideEndParams:
     at a junction 0.7 m off a pass) or a U-turn whose way out runs back along the pass
     (Helsinki coverage with stops 0, 1.5 m) is not beside it. Kaisaniemi's ends: 2.1-3.0 m
     off, their ways 2.9-6.1 m."""
-    parallel_deg: float = 45.0
-    """... and the way in runs within this many degrees (axial) of the pass's direction: a
-    path beside the other, not one running into it (the scorer's limit,
-    :data:`~city360.pose_graph.short_ends.SHORT_END_MIN_DEG`: a dead end whose street meets
-    the other street more steeply is a T to it). The walker's turn rounds the way in: a path
-    6 degrees off the other (Kaisaniemi's) is measured 24-34 degrees off from its U-turn's
-    apex."""
+    clear_m: float | None = 12.0
+    """... and only a dead end at least this far (metres) from every junction of the cut: a
+    walker turning back or a video ending near a junction the votes have not placed yet
+    (Helsinki wander with stops 0, a video's end 2 m from the true (-72.2, -544.4)) is no
+    path beside another. Kaisaniemi's path end: 11.2-16.1 m from the nearest junction.
+    None: not asked."""
+    parallel_deg: float = 20.0
+    """... and each way runs within this many degrees (axial) of the pass's direction, from
+    ``tail_m`` to half of it from the end: a path beside the other, not one that leaves it
+    at a fork (a shallow fork's branch leaves at 25-45 degrees; Kaisaniemi's path runs 6
+    degrees off the main path)."""
 
 
 def _tails(
     tracks: Sequence[Track], events: Sequence[DeadEndEvent], tail_m: float
 ) -> list[FloatArray]:
-    """Per event, the point ``tail_m`` of travel back along the way into the dead end (the
-    way out for a video's start; both ways for a U-turn), none when the video is shorter."""
+    """Per way into the dead end (back along the way in to a video's end, on along the way
+    out of a video's start, both for a U-turn): its points (2, 2) ``tail_m`` and half of it
+    from the end (metres of travel), none when the video is shorter. The half-way point
+    leaves out the walker's turn, which rounds the way's last metres."""
     tails = []
     for event in events:
         track = tracks[event.track]
         arc = float(track.arc_m[event.frame])
-        for reach in (arc - tail_m, arc + tail_m):
+        for side in (-1.0, 1.0):
+            reach = arc + side * tail_m
             if track.arc_m[0] <= reach <= track.arc_m[-1]:
-                tails.append(track.point_at(reach))
+                tails.append(track.point_at(np.array([reach, arc + side * tail_m / 2])))
     return tails
 
 
@@ -95,7 +103,8 @@ def _beside(
     track: Track, frame: int, end_xy: FloatArray, tails: Sequence[FloatArray], p: BesideEndParams
 ) -> bool:
     """Whether the pass of ``track`` at ``frame`` runs beside the dead end at ``end_xy``:
-    every way into it (``tails``) runs at ``parallel_deg`` or less to the pass's line, the
+    every way into it (``tails``, see :func:`_tails`) runs at ``parallel_deg`` or less to
+    the pass's line, the
     end and each way lie ``off_m`` or more off it, and the ways ``beside_m`` or more on
     average."""
     if not tails:
@@ -110,14 +119,14 @@ def _beside(
     if not np.any(chord):
         return False
     pass_deg = bearing_deg(chord[0], chord[1])
-    for tail in tails:
-        way = end_xy - tail
+    for far, mid in tails:
+        way = mid - far
         if not np.any(way):
             return False
         turn = abs(angle_diff_deg(bearing_deg(way[0], way[1]), pass_deg))
         if min(turn, 180.0 - turn) > p.parallel_deg:
             return False
-    offsets = [_distance_to_line(tail, line) for tail in tails]
+    offsets = [_distance_to_line(far, line) for far, _ in tails]
     if min(offsets) < p.off_m or _distance_to_line(end_xy, line) < p.off_m:
         return False
     # a U-turn's way out drifts back towards the other path: the ways' mean offset
@@ -126,16 +135,21 @@ def _beside(
 
 def beside_end_filter(
     tracks: Sequence[Track],
+    junctions_xy: FloatArray,
     dead_end_xy: FloatArray,
     dead_ends: Sequence[Sequence[DeadEndEvent]],
-    n_junctions: int,
     params: BesideEndParams,
 ) -> CutFilter:
     """A cut filter (:data:`~city360.pose_graph.segments.CutFilter`) that refuses to cut a
-    pass at a dead end (node id ``n_junctions + k``) it runs beside (module docstring);
-    junctions are always allowed."""
+    pass at a dead end (node id ``len(junctions_xy) + k``) it runs beside (module
+    docstring); junctions are always allowed."""
     ends_xy = np.asarray(dead_end_xy, dtype=np.float64).reshape(-1, 2)
+    junctions = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
+    n_junctions = len(junctions)
     tails = [_tails(tracks, events, params.tail_m) for events in dead_ends]
+    if params.clear_m is not None and n_junctions:
+        clear = cKDTree(junctions).query(ends_xy)[0] >= params.clear_m
+        tails = [tail if ok else [] for tail, ok in zip(tails, clear, strict=True)]
 
     def may_cut(track: int, frames: IntArray, nodes: IntArray) -> npt.NDArray[np.bool_]:
         allowed = np.ones(len(frames), dtype=bool)

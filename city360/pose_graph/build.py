@@ -424,9 +424,7 @@ def _cut(
             junctions_xy, same_node_m=params.stolen_branch_params.same_node_m
         )
     if matched is None and params.beside_end_params is not None and len(dead_xy):
-        beside = beside_end_filter(
-            tracks, dead_xy, events, len(junctions_xy), params.beside_end_params
-        )
+        beside = beside_end_filter(tracks, junctions_xy, dead_xy, events, params.beside_end_params)
         may_cut = beside if may_cut is None else _both(may_cut, beside)
     passes = through = None
     if matched is not None:  # dead ends placed along the matched streets (osm_dead_ends)
