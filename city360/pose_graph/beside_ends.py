@@ -62,6 +62,13 @@ class BesideEndParams:
     (Helsinki wander with stops 0, a video's end 2 m from the true (-72.2, -544.4)) is no
     path beside another. Kaisaniemi's path end: 11.2-16.1 m from the nearest junction.
     None: not asked."""
+    turns_only: bool = True
+    """Only a dead end where every video turns back (a U-turn), none where a video starts
+    or ends: a walker who turns back says the path ends there, a video's end says nothing
+    about the street beyond it (old town one-way with stops seed 6: a video ending 0.6 m
+    from the true junction (-19.5, 86.5) on a shallow fork's branch, 12 m or more from
+    every junction built then; Helsinki wander with stops 0 likewise at (-72.2, -544.4)).
+    False: video ends too (fresh Kaisaniemi coverage 0's end beside the main path is one)."""
     parallel_deg: float = 20.0
     """... and each way runs within this many degrees (axial) of the pass's direction, from
     ``tail_m`` to half of it from the end: a path beside the other, not one that leaves it
@@ -85,6 +92,11 @@ def _tails(
             if track.arc_m[0] <= reach <= track.arc_m[-1]:
                 tails.append(track.point_at(np.array([reach, arc + side * tail_m / 2])))
     return tails
+
+
+def _turns_back(tracks: Sequence[Track], event: DeadEndEvent) -> bool:
+    """Whether ``event`` is a U-turn (neither the video's first frame nor its last)."""
+    return 0 < event.frame < len(tracks[event.track]) - 1
 
 
 def _distance_to_line(point: FloatArray, line: FloatArray) -> float:
@@ -146,7 +158,12 @@ def beside_end_filter(
     ends_xy = np.asarray(dead_end_xy, dtype=np.float64).reshape(-1, 2)
     junctions = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
     n_junctions = len(junctions)
-    tails = [_tails(tracks, events, params.tail_m) for events in dead_ends]
+    tails = [
+        _tails(tracks, events, params.tail_m)
+        if not params.turns_only or all(_turns_back(tracks, event) for event in events)
+        else []
+        for events in dead_ends
+    ]
     if params.clear_m is not None and n_junctions:
         clear = cKDTree(junctions).query(ends_xy)[0] >= params.clear_m
         tails = [tail if ok else [] for tail, ok in zip(tails, clear, strict=True)]
