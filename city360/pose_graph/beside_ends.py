@@ -11,14 +11,18 @@ its own path, and is built a junction of three streets where the truth has a dea
 Kaisaniemi, the path along y = -125 that ends at (-87.3, -125.8), 4.6 m beside the main path:
 extras in coverage 0, wander 2, wander with stops 0).
 
-What tells the two apart is the dead end's own way in, followed back :attr:`BesideEndParams.
-tail_m` from the end (each video that ends, starts or turns back there): on the street the
-pass walks, it stays on that street's line; on a path beside it, it runs beside the pass's
-line, :attr:`BesideEndParams.beside_m` or more off it, at :attr:`BesideEndParams.parallel_deg`
-or less to it. A path that runs into the other street (a T whose stem ends short of the
-street) meets it steeply and stays cut, as the scorer reads it
-(:mod:`city360.pose_graph.short_ends`). All positions are metres in the city CRS, headings
-degrees.
+What tells the two apart is the dead end's own way in and out, followed back
+:attr:`BesideEndParams.tail_m` from a walker's U-turn there: on the street the pass walks,
+they stay on that street's line; on a path beside it, they run beside the pass's line,
+:attr:`BesideEndParams.beside_m` or more off it, at :attr:`BesideEndParams.parallel_deg` or
+less to it. Only U-turns 12 m or more from every junction are read so (a video's end, or a
+turn at a junction not yet built, may be a shallow fork's branch), and these guards leave
+out Kaisaniemi's three ends themselves (a video's start and end; U-turns whose way out
+drifts back to the main path); the rule acts on two other such turn-backs of the kept
+twins (design notes, round thirty-four, kais34). A path that runs into the other street
+(a T whose stem ends short of the street) meets it steeply and stays cut, as the scorer
+reads it (:mod:`city360.pose_graph.short_ends`). All positions are metres in the city CRS,
+headings degrees.
 """
 
 from __future__ import annotations

@@ -67,5 +67,5 @@ def test_a_path_running_into_the_street_still_cuts_it() -> None:
     assert _cut_at_end(tracks, (-10.0, 3.0), rule=True)
 
 
-def test_the_rule_is_off_by_default() -> None:
-    assert BuildParams().beside_end_params is None
+def test_the_rule_is_on_by_default() -> None:
+    assert BuildParams().beside_end_params == BesideEndParams()
