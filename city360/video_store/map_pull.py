@@ -14,8 +14,9 @@ way's centre line is measured and the stretch's walking line estimated robustly 
 poses themselves (their median offset; never a width from the map). Each pose then moves
 across the way, along the way's normal at its foot, by :attr:`MapPullParams.strength` of its
 offset's difference from that line; its place along the way is the smoother's. The pull fades
-to nothing over :attr:`MapPullParams.node_clear_m` at each end of the way (a junction, a
-corner, a dead end: there the way's normal turns and the pose may be on the next way), so no
+to nothing over :attr:`MapPullParams.node_clear_m` at each end of a stretch (a junction
+turned at, a dead end) and at each bend of a way (a corner that joins no other way): there
+the way's normal turns and the pose may be on the next way, so no
 pose is moved across a junction or onto a way the track is not on. Poses matched to no way
 (off the network) and stretches too short keep their place.
 
@@ -24,6 +25,7 @@ Positions are metres in the city CRS (x east, y north).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,6 +44,8 @@ FloatArray = npt.NDArray[np.float64]
 
 NORMAL_SPAN_M = 1.5
 """The way's direction at a pose's foot is taken over this arc either side of it, metres."""
+BEND_SPAN_M = 5.0
+"""A way's bend is measured between this many metres of it behind and ahead of a point."""
 DIRECTION_SPAN_M = 10.0
 """A way's direction at its end node is taken over this many metres of it (straight on or a
 turn, :attr:`MapPullParams.straight_deg`)."""
@@ -96,7 +100,7 @@ def pull_across(
     except OsmError:  # the walk is off this map: nothing to pull towards
         return x_m, y_m
     runs = [
-        _on_way(streets, xy, track.heading_deg, first, last, int(matches[0][first]))
+        _on_way(streets, xy, track.heading_deg, (first, last), int(matches[0][first]), params)
         for first, last in _runs(matches[0])
         if matches[0][first] >= 0
     ]
@@ -109,7 +113,7 @@ def pull_across(
         for k, run in enumerate(stretch):
             # the pull fades out towards the stretch's own ends only: through a junction the
             # walk goes straight across, the way's normal carries on
-            clear = np.full(run.offset_m.shape, np.inf)
+            clear = run.from_bend_m.copy()
             if k == 0:
                 clear = np.minimum(clear, run.from_start_m if run.forward else run.from_end_m)
             if k == len(stretch) - 1:
@@ -125,8 +129,9 @@ class _WayRun:
     """Poses ``[first, last)`` matched to way ``edge``: each pose's signed offset from the
     way's centre line (metres, + left of the way's own direction), that normal (n, 2),
     ``travel_sign`` +1 where the pose travels the way's direction, -1 against it, how far
-    along the way each pose's foot lies from its start and from its end (metres), and whether
-    the run as a whole travels the way forwards."""
+    along the way each pose's foot lies from its start, from its end and from the nearest
+    bend of the way (metres; inf: none), and whether the run as a whole travels the way
+    forwards."""
 
     first: int
     last: int
@@ -136,6 +141,7 @@ class _WayRun:
     travel_sign: FloatArray
     from_start_m: FloatArray
     from_end_m: FloatArray
+    from_bend_m: FloatArray
     forward: bool
 
     @property
@@ -144,9 +150,16 @@ class _WayRun:
 
 
 def _on_way(
-    streets: OsmStreets, xy: FloatArray, heading_deg: FloatArray, first: int, last: int, edge: int
+    streets: OsmStreets,
+    xy: FloatArray,
+    heading_deg: FloatArray,
+    span: tuple[int, int],
+    edge: int,
+    params: MapPullParams,
 ) -> _WayRun:
     import shapely
+
+    first, last = span
 
     line = shapely.linestrings(streets.samples_xy[streets.sample_edge == edge])
     length = float(shapely.length(line))
@@ -166,6 +179,12 @@ def _on_way(
     heading = np.radians(heading_deg[first:last])
     travel = np.column_stack([np.sin(heading), np.cos(heading)])
     sign = np.where(np.einsum("ij,ij->i", travel, direction) >= 0.0, 1.0, -1.0)
+    bends = _bend_arcs(line, length, params.straight_deg)
+    from_bend = (
+        np.min(np.abs(along[:, None] - bends[None, :]), axis=1)
+        if bends.shape[0]
+        else np.full(along.shape, np.inf)
+    )
     return _WayRun(
         first=first,
         last=last,
@@ -175,8 +194,32 @@ def _on_way(
         travel_sign=sign,
         from_start_m=along,
         from_end_m=length - along,
+        from_bend_m=from_bend,
         forward=bool(along[-1] >= along[0]),
     )
+
+
+def _bend_arcs(line: object, length: float, straight_deg: float) -> FloatArray:
+    """Arcs (metres from the way's start, every metre) where the way turns by more than
+    ``straight_deg`` between the :data:`BEND_SPAN_M` behind and ahead: a corner inside one
+    way (a node that joins only two ways is no junction and splits no way)."""
+    import shapely
+
+    arcs = np.arange(0.0, length + 0.5, 1.0)
+    at = shapely.get_coordinates(shapely.line_interpolate_point(line, arcs))
+    behind = at - shapely.get_coordinates(
+        shapely.line_interpolate_point(line, np.maximum(arcs - BEND_SPAN_M, 0.0))
+    )
+    ahead = (
+        shapely.get_coordinates(
+            shapely.line_interpolate_point(line, np.minimum(arcs + BEND_SPAN_M, length))
+        )
+        - at
+    )
+    norms = np.hypot(*behind.T) * np.hypot(*ahead.T)
+    cos = np.einsum("ij,ij->i", behind, ahead) / np.maximum(norms, 1e-9)
+    bent = (norms > 1e-6) & (cos < np.cos(np.radians(straight_deg)))
+    return arcs[bent]
 
 
 def _stretches(
@@ -224,4 +267,4 @@ def _runs(labels: npt.NDArray[np.int64]) -> list[tuple[int, int]]:
         return []
     cuts = np.flatnonzero(np.diff(labels) != 0) + 1
     bounds = np.concatenate([[0], cuts, [labels.shape[0]]])
-    return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    return [(int(a), int(b)) for a, b in itertools.pairwise(bounds)]
