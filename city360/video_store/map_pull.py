@@ -8,17 +8,21 @@ sidewalk, the kerb, the middle of a lane) far more steadily than the GPS does.
 
 :func:`pull_across` map-matches the kept frames' positions to the extract's ways (the build's
 hidden-Markov matcher, :func:`city360.pose_graph.osm_match.load_matching_streets`, on the
-network the walk is on). Over each **stretch** (a run of consecutive poses matched to one
-way, at least :attr:`MapPullParams.min_stretch_m` long) each pose's signed offset from the
-way's centre line is measured and the stretch's walking line estimated robustly from the
-poses themselves (their median offset; never a width from the map). Each pose then moves
-across the way, along the way's normal at its foot, by :attr:`MapPullParams.strength` of its
-offset's difference from that line; its place along the way is the smoother's. The pull fades
-to nothing over :attr:`MapPullParams.node_clear_m` at each end of a stretch (a junction
-turned at, a dead end) and at each bend of a way (a corner that joins no other way): there
-the way's normal turns and the pose may be on the next way, so no
-pose is moved across a junction or onto a way the track is not on. Poses matched to no way
-(off the network) and stretches too short keep their place.
+network the walk is on). A **stretch** is a run of consecutive poses matched to one way, or
+to ways that carry on from each other within :attr:`MapPullParams.straight_deg` of straight
+on (a walk past side streets: the walker keeps their sidewalk through the junction), at least
+:attr:`MapPullParams.min_stretch_m` long. Over each, every pose's signed offset from the
+way's centre line is measured (left of the direction of travel) and the walker's line
+estimated robustly from the poses themselves: their median offset, never a width from the
+map or the scene. The longer the stretch, the more of the GPS's slow error the median
+averages out: one 80 m block holds about one of its swings, a street walked past side streets
+several. Each pose then moves across the way, along the way's normal at its foot, by
+:attr:`MapPullParams.strength` of its offset's difference from that line; its place along
+the way is the smoother's. The pull fades to nothing over :attr:`MapPullParams.node_clear_m`
+at each end of a stretch (a junction turned at, a dead end) and at each bend of a way (a
+corner that joins no other way): there the way's normal turns and the pose may be on the next
+way, so no pose is moved across a junction turned at or onto a way the track is not on. Poses
+matched to no way (off the network) and stretches too short keep their place.
 
 Positions are metres in the city CRS (x east, y north).
 """
@@ -33,6 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from city360.errors import ConfigError
 from city360.geo import LocalProjection
 
 if TYPE_CHECKING:
@@ -64,15 +69,22 @@ class MapPullParams:
     """A stretch of poses on one way shorter than this (metres of the way) is not pulled: too
     few poses to tell the walker's line from the GPS's."""
     node_clear_m: float = 8.0
-    """The pull fades in linearly over this many metres from each end node of the way,
-    metres (0 at the node)."""
+    """The pull fades in linearly over this many metres of the way from each end of a
+    stretch and from each bend of a way (more than :attr:`straight_deg` over
+    :data:`BEND_SPAN_M` either side), metres: nothing at the node or the bend."""
     straight_deg: float = 30.0
     """Ways met one after the other at a node within this angle of straight on (a walk past a
     side street) make one stretch, degrees: the walker keeps their line through the
     junction, and the longer stretch tells it from the GPS's slow error better."""
-    line_shrink: float = 0.0
-    """Share (0..1) by which the stretch's walking line is drawn towards the way's centre
-    line: 0 takes the poses' median offset as it is."""
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.strength <= 1.0:
+            msg = f"`strength` must be in [0, 1], got {self.strength}"
+            raise ConfigError(msg)
+        for name in ("min_stretch_m", "node_clear_m", "straight_deg"):
+            if getattr(self, name) < 0.0:
+                msg = f"`{name}` must be >= 0, got {getattr(self, name)}"
+                raise ConfigError(msg)
 
 
 def pull_across(
@@ -109,7 +121,7 @@ def pull_across(
         if sum(run.span_m for run in stretch) < params.min_stretch_m:
             continue
         travel_offset = np.concatenate([run.offset_m * run.travel_sign for run in stretch])
-        line = (1.0 - params.line_shrink) * float(np.median(travel_offset))
+        line = float(np.median(travel_offset))
         for k, run in enumerate(stretch):
             # the pull fades out towards the stretch's own ends only: through a junction the
             # walk goes straight across, the way's normal carries on

@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+from city360.errors import ConfigError
 from city360.geo import LocalProjection
 from city360.video_store.ingest import IngestOptions
 from city360.video_store.map_pull import MapPullParams, pull_across
@@ -106,3 +108,8 @@ def test_the_pull_is_off_unless_switched_on(tmp_path: Path) -> None:
     pulled_x, pulled_y = pull_across(x, y, osm=osm, projection=PROJECTION, params=off)
     assert np.array_equal(pulled_y, y)
     assert np.array_equal(pulled_x, x)
+
+
+def test_a_strength_beyond_one_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"`strength` must be in \[0, 1\], got 1.5"):
+        MapPullParams(strength=1.5)
