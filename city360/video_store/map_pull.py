@@ -65,6 +65,10 @@ class MapPullParams:
     strength: float = 1.0
     """Share (0..1) of a pose's across-street distance from its stretch's walking line that
     the pull removes; 1 puts every pose on the line."""
+    walker_stray_m: float = 0.0
+    """RMS of a walker's own stray about their line, metres: over a stretch whose poses
+    spread ``s`` about it the pull's strength is scaled by ``1 - (walker_stray_m / s)^2``
+    (0 when they spread no further than a walker would); 0: the full strength everywhere."""
     min_stretch_m: float = 20.0
     """A stretch of poses on one way shorter than this (metres of the way) is not pulled: too
     few poses to tell the walker's line from the GPS's."""
@@ -81,7 +85,7 @@ class MapPullParams:
         if not 0.0 <= self.strength <= 1.0:
             msg = f"`strength` must be in [0, 1], got {self.strength}"
             raise ConfigError(msg)
-        for name in ("min_stretch_m", "node_clear_m", "straight_deg"):
+        for name in ("walker_stray_m", "min_stretch_m", "node_clear_m", "straight_deg"):
             if getattr(self, name) < 0.0:
                 msg = f"`{name}` must be >= 0, got {getattr(self, name)}"
                 raise ConfigError(msg)
@@ -122,6 +126,10 @@ def pull_across(
             continue
         travel_offset = np.concatenate([run.offset_m * run.travel_sign for run in stretch])
         line = float(np.median(travel_offset))
+        strength = params.strength
+        if params.walker_stray_m > 0.0:  # the GPS strays no further than a walker: keep it
+            spread = float(np.sqrt(np.mean((travel_offset - line) ** 2)))
+            strength *= max(0.0, 1.0 - (params.walker_stray_m / max(spread, 1e-9)) ** 2)
         for k, run in enumerate(stretch):
             # the pull fades out towards the stretch's own ends only: through a junction the
             # walk goes straight across, the way's normal carries on
@@ -131,7 +139,7 @@ def pull_across(
             if k == len(stretch) - 1:
                 clear = np.minimum(clear, run.from_end_m if run.forward else run.from_start_m)
             fade = np.clip(clear / max(params.node_clear_m, 1e-9), 0.0, 1.0)
-            move = -params.strength * fade * (run.offset_m - line * run.travel_sign)
+            move = -strength * fade * (run.offset_m - line * run.travel_sign)
             moved[run.first : run.last] += move[:, None] * run.normal
     return moved[:, 0], moved[:, 1]
 
