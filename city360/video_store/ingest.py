@@ -213,8 +213,8 @@ class IngestOptions:
     map_pull: MapPullParams = field(default_factory=MapPullParams)
     """How far the frame poses are pulled across the street towards the walker's line along
     the matched way (with :attr:`osm`; :mod:`.map_pull`): metres of stretch and of fade at the
-    way's ends, a share of the offset. Off by default (figures in
-    :attr:`MapPullParams.enabled`)."""
+    way's ends, a share of the offset. On by default (figures in
+    :attr:`~city360.video_store.map_pull.MapPullParams.enabled`)."""
     batch_ids: dict[str, str] = field(default_factory=dict)
     """Trajectory id -> input file name of every input of this ``city360 ingest`` batch: a
     part of a source split at GPS gaps (``walk_2``) must not take another input's id
