@@ -14,7 +14,7 @@ from city360.video_store.ingest import IngestOptions
 from city360.video_store.map_pull import MapPullParams, pull_across
 
 PROJECTION = LocalProjection(53.56, 9.96)
-PULL = MapPullParams(enabled=True, strength=1.0)
+PULL = MapPullParams(enabled=True, strength=1.0, walker_stray_m=0.0)
 
 
 def _extract(path: Path, ways: list[list[tuple[float, float]]]) -> Path:
@@ -66,7 +66,7 @@ def test_ways_met_at_a_turn_are_stretches_of_their_own(tmp_path: Path) -> None:
     osm = _straight_street(tmp_path / "street.osm")
     x = np.arange(-95.0, 196.0, 1.0)
     y = -2.0 + 3.0 * np.sin(2 * np.pi * (x + 95.0) / 145.0)
-    apart = MapPullParams(enabled=True, strength=1.0, straight_deg=0.0)
+    apart = MapPullParams(enabled=True, strength=1.0, straight_deg=0.0, walker_stray_m=0.0)
     _, pulled_y = pull_across(x, y, osm=osm, projection=PROJECTION, params=apart)
     inner = (x > -85.0) & (x < 185.0)
     assert float(np.sqrt(np.mean((pulled_y[inner] + 2.0) ** 2))) > 1.0
@@ -100,11 +100,12 @@ def test_a_walk_off_the_map_keeps_its_poses(tmp_path: Path) -> None:
     assert np.array_equal(pulled_y, y)
 
 
-def test_the_pull_is_off_unless_switched_on(tmp_path: Path) -> None:
+def test_the_pull_is_on_by_default_and_off_when_switched_off(tmp_path: Path) -> None:
     osm = _straight_street(tmp_path / "street.osm")
     x = np.arange(-95.0, 196.0, 1.0)
     y = 3.0 * np.sin(x / 20.0)
-    off = IngestOptions().map_pull
+    assert IngestOptions().map_pull.enabled
+    off = MapPullParams(enabled=False)
     pulled_x, pulled_y = pull_across(x, y, osm=osm, projection=PROJECTION, params=off)
     assert np.array_equal(pulled_y, y)
     assert np.array_equal(pulled_x, x)
