@@ -207,7 +207,8 @@ class IngestOptions:
     either way."""
     osm: Path | None = None
     """An OSM extract of the area: GPS gaps are bridged along its streets where a route fits
-    the track (:mod:`.map_bridge`); None bridges them with the smoother's curve alone."""
+    the track (:mod:`.map_bridge`) and the frame poses pulled across the streets they are on
+    (:attr:`map_pull`); None bridges gaps with the smoother's curve alone and pulls nothing."""
     map_bridge: MapBridgeParams = field(default_factory=MapBridgeParams)
     """When a gap is bridged along the streets (with :attr:`osm`)."""
     map_pull: MapPullParams = field(default_factory=MapPullParams)
