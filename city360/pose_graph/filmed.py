@@ -59,10 +59,11 @@ def _rms(values: FloatArray) -> float:
     return math.sqrt(float(np.mean(values**2))) if values.shape[0] else 0.0
 
 
-def ingest_twin(city_dir: Path) -> list[str]:
+def ingest_twin(city_dir: Path, *, osm: Path | None = None) -> list[str]:
     """Ingest every ``videos/<name>.mp4`` of a filmed twin with its ``<name>.gpx`` into the
     twin's own ``trajectories/``, trusting the clocks (the CLI's default) and without the
-    frame pyramid (the build does not read it). Returns one message per video that failed
+    frame pyramid (the build does not read it); with the OSM extract ``osm`` as ``city360
+    ingest --osm`` takes it (None: without). Returns one message per video that failed
     (empty: all ingested); raises :class:`City360Error` when the twin has no videos."""
     from city360.errors import InputFileError
     from city360.video_store.cli import run_ingest
@@ -73,7 +74,7 @@ def ingest_twin(city_dir: Path) -> list[str]:
         msg = f"no videos in {city_dir / 'videos'}; film the twin with pictures (poses_only=False)"
         raise InputFileError(msg)
     pairs = [(video, video.with_suffix(".gpx")) for video in videos]
-    options = IngestOptions(offset=None, pyramid=False, overwrite=True)
+    options = IngestOptions(offset=None, pyramid=False, overwrite=True, osm=osm)
     _, failures = run_ingest(pairs, city_dir, options, workers=1)
     return [f"{video.name}: {str(exc).splitlines()[0]}" for video, exc in failures]
 

@@ -498,7 +498,8 @@ def register(app: typer.Typer) -> None:
                 "--osm",
                 help="OSM extract of the area (.osm): GPS dropouts (a tunnel, an urban canyon) "
                 "are bridged along its streets where a route fits the track, instead of a "
-                "curve that cuts the corners.",
+                "curve that cuts the corners, and the frame poses are pulled across each "
+                "street towards the line the walker keeps along it.",
             ),
         ] = None,
     ) -> None:

@@ -53,6 +53,7 @@ from city360.video_store.map_bridge import (
     gaps_to_bridge,
     load_street_routes,
 )
+from city360.video_store.map_pull import MapPullParams, pull_across
 from city360.video_store.motion import MotionMeter, MotionSignal, still_spans
 from city360.video_store.reckon import (
     EdgeReckoning,
@@ -206,9 +207,15 @@ class IngestOptions:
     either way."""
     osm: Path | None = None
     """An OSM extract of the area: GPS gaps are bridged along its streets where a route fits
-    the track (:mod:`.map_bridge`); None bridges them with the smoother's curve alone."""
+    the track (:mod:`.map_bridge`) and the frame poses pulled across the streets they are on
+    (:attr:`map_pull`); None bridges gaps with the smoother's curve alone and pulls nothing."""
     map_bridge: MapBridgeParams = field(default_factory=MapBridgeParams)
     """When a gap is bridged along the streets (with :attr:`osm`)."""
+    map_pull: MapPullParams = field(default_factory=MapPullParams)
+    """How far the frame poses are pulled across the street towards the walker's line along
+    the matched way (with :attr:`osm`; :mod:`.map_pull`): metres of stretch and of fade at the
+    way's ends, a share of the offset. On by default (figures in
+    :attr:`~city360.video_store.map_pull.MapPullParams.enabled`)."""
     batch_ids: dict[str, str] = field(default_factory=dict)
     """Trajectory id -> input file name of every input of this ``city360 ingest`` batch: a
     part of a source split at GPS gaps (``walk_2``) must not take another input's id
@@ -446,6 +453,10 @@ def ingest_video(
                 written = len(keep)
             heading = fuse_heading(selection.t_s, motion, smooth, sync)
             x_m, y_m = _choose_positions(selection, heading, smooth, sync, opts)
+            if opts.osm is not None and opts.map_pull.enabled:
+                x_m, y_m = pull_across(
+                    x_m, y_m, osm=opts.osm, projection=projection, params=opts.map_pull
+                )
             parts, dropped = continuous_parts(x_m, y_m, spacing_m=opts.spacing_m)
             if not parts:
                 msg = (

@@ -354,3 +354,29 @@ def test_a_filmed_row_is_judged_on_its_ingested_frame_poses(tmp_path: Path) -> N
     saved.write_text(json.dumps([r.to_json() for r in (row(None), row(3.2))]))
     assert read_rows(saved) == [row(None), row(3.2)]
     assert "| 2.00 (ingested 3.20) | no |" in format_table([row(3.2)])
+
+
+@pytest.mark.slow
+def test_a_filmed_twin_is_ingested_again_with_osm_for_the_build_with_osm(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """As a user passing ``--osm`` to ``city360 ingest`` and to ``city360 build``: the row
+    without OSM reads the videos ingested without the extract, the row with OSM those ingested
+    with it, and reports their own frame-pose RMSE (the twin was ingested once, without the
+    extract, for both rows until round thirty-four, branch canyon34)."""
+    import city360.pose_graph.filmed as filmed
+
+    told: list[Path | None] = []
+    real = filmed.ingest_twin
+
+    def recording(city: Path, *, osm: Path | None = None) -> list[str]:
+        told.append(osm)
+        return real(city, osm=osm)
+
+    monkeypatch.setattr(filmed, "ingest_twin", recording)
+    _write_timed_gpx(tmp_path / "data" / "gps" / "line.gpx", [(0, 0), (90, 0)], speed_mps=1.4)
+    case = AccuracyCase("line-walk", None, None, (0,), route="gps/line.gpx")
+    rows = run_case(case, 0, data_dir=tmp_path / "data", work_dir=tmp_path / "work", film=True)
+    assert [r.error for r in rows] == ["", ""]
+    assert told == [None, tmp_path / "work" / "line-walk-streets.osm"]
+    assert all(r.ingested_rmse_m is not None for r in rows)

@@ -21,6 +21,7 @@ from city360.video_store.map_bridge import (
     gaps_to_bridge,
     load_street_routes,
 )
+from city360.video_store.map_pull import MapPullParams
 from tests.fixtures.videos import SyntheticWalk
 
 PROJECTION = LocalProjection(37.77, -122.42)
@@ -193,7 +194,8 @@ def test_ingest_names_a_missing_osm_extract_before_any_work(
 def test_ingest_with_an_extract_bridges_along_its_streets(
     synthetic_walk: SyntheticWalk, tmp_path: Path
 ) -> None:
-    """The walk has no gap: ingest with ``osm`` keeps the same poses."""
+    """The walk has no gap: ingest with ``osm`` and the pull across the street off
+    (``map_pull``, :mod:`city360.video_store.map_pull`) keeps the same poses."""
     from city360.city import CityDir
     from city360.video_store.ingest import IngestOptions, ingest_video
 
@@ -208,7 +210,9 @@ def test_ingest_with_an_extract_bridges_along_its_streets(
     )
     poses = {}
     for name, osm in (("plain", None), ("mapped", extract)):
-        options = IngestOptions(max_width=128, pyramid=False, osm=osm)
+        options = IngestOptions(
+            max_width=128, pyramid=False, osm=osm, map_pull=MapPullParams(enabled=False)
+        )
         ingest_video(
             synthetic_walk.video,
             synthetic_walk.gpx,
@@ -226,7 +230,8 @@ def test_ingest_reads_the_extract_only_for_a_track_with_a_gap_to_bridge(
     """A city's extract takes seconds to read per process (Helsinki.osm.pbf: 25 s on a loaded
     2-core machine) and was read for every video, though a track without a 4-120 s gap has
     nothing to bridge: the walk has none, so ingest leaves the extract unread and its poses
-    are those without ``osm`` (issue 17, newuser)."""
+    are those without ``osm`` (issue 17, newuser). The pull across the street
+    (:mod:`city360.video_store.map_pull`, on by default) reads it for every track: off here."""
     from city360.city import CityDir
     from city360.video_store import map_bridge
     from city360.video_store.ingest import IngestOptions, ingest_video
@@ -236,7 +241,12 @@ def test_ingest_reads_the_extract_only_for_a_track_with_a_gap_to_bridge(
     monkeypatch.setattr(
         "city360.video_store.ingest.load_street_routes", map_bridge.load_street_routes
     )
-    options = IngestOptions(max_width=128, pyramid=False, osm=tmp_path / "city.osm.pbf")
+    options = IngestOptions(
+        max_width=128,
+        pyramid=False,
+        osm=tmp_path / "city.osm.pbf",
+        map_pull=MapPullParams(enabled=False),
+    )
     ingest_video(
         synthetic_walk.video,
         synthetic_walk.gpx,
