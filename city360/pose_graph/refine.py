@@ -311,6 +311,12 @@ class RefineParams:
     a node of two ways (round thirty-four, bknot34). None: off."""
     bent_arm_deg: float = 20.0
     """See ``bent_arm_near_m``: degrees between an arm's near and full lines for it to bend."""
+    bent_arm_across_m: float = 0.25
+    """See ``bent_arm_near_m``: the near poses' spread across their line (standard deviation,
+    metres) is at most this: the arm's first metres run straight, not a blob of passes turning
+    inside a vote pile (such blobs, 1.6-2.4 m across, gave lines at any heading and kept
+    extras: suite Oakland coverage seed 1 (272.6, -498.2), fresh Kaisaniemi wander+stops seed 1
+    (-5.2, -129.3); the Bulevardi arm: 0.02 m)."""
     far_reach_m: float = 45.0
     """See ``far_gap_m``: how far out the far centre lines reach, metres."""
     far_through_m: float | None = None
@@ -723,6 +729,9 @@ def _bent_lines(
             continue
         centre, direction = principal_axis(near)
         if abs(float(direction @ lines_of[node][k][1])) > min_cos:
+            continue
+        across = (near - centre) @ np.array([-direction[1], direction[0]])
+        if float(np.std(across)) > params.bent_arm_across_m:
             continue
         bent = bent_of.setdefault(node, list(lines_of[node]))
         bent[k] = (centre, direction, 1.0)
