@@ -301,6 +301,22 @@ class RefineParams:
     0.960); at 25 (``same_way_deg``) fork branches grouped as one street, 14-21 degrees
     apart, in Helsinki coverage seeds 1 and 2. 5 (first chosen) missed seeds 9 and 10; 7 was
     chosen after seeing them (round thirty-three, knot33)."""
+    bent_arm_near_m: float | None = 10.0
+    """For the ways test (``same_way_deg``) only: an arm whose line fitted to its poses
+    ``near_m`` .. this many metres out leaves the junction at least ``bent_arm_deg`` off its
+    full line (``near_m`` .. ``far_m``) goes the way of that nearer line. Its street bends
+    within ``far_m``, and the full line cuts across the bend: fresh Bulevardi one-way seed 2's
+    Erottaja junction (151.3, 132.7), whose east arm (79 degrees) turns south 17 m out, got a
+    line at 137 degrees, within ``same_way_deg`` of the diagonal arm's 152, and was dropped as
+    a node of two ways (round thirty-four, bknot34). None: off."""
+    bent_arm_deg: float = 20.0
+    """See ``bent_arm_near_m``: degrees between an arm's near and full lines for it to bend."""
+    bent_arm_across_m: float = 0.25
+    """See ``bent_arm_near_m``: the near poses' spread across their line (standard deviation,
+    metres) is at most this: the arm's first metres run straight, not a blob of passes turning
+    inside a vote pile (such blobs, 1.6-2.4 m across, gave lines at any heading and kept
+    extras: suite Oakland coverage seed 1 (272.6, -498.2), fresh Kaisaniemi wander+stops seed 1
+    (-5.2, -129.3); the Bulevardi arm: 0.02 m)."""
     far_reach_m: float = 45.0
     """See ``far_gap_m``: how far out the far centre lines reach, metres."""
     far_through_m: float | None = None
@@ -663,6 +679,7 @@ def refine_junctions(
         if params.through_stub_m is None
         else _unlined_arms(tracks, junctions_xy, segments, streets, poses, params)
     )
+    bent_of = _bent_lines(junctions_xy, poses, lines_of, params)
     refined = junctions_xy.copy()
     branching = np.ones(len(junctions_xy), dtype=bool)
     for node, lines in lines_of.items():
@@ -670,6 +687,8 @@ def refine_junctions(
             continue
         if len(lines) >= 3 and len(lines) == arm_count[node]:
             ways = _ways(junctions_xy[node], lines, params, ends.get(node))
+            if node in bent_of:  # a bent arm's nearer line may part two ways, never join them
+                ways = max(ways, _ways(junctions_xy[node], bent_of[node], params, ends.get(node)))
             branching[node] = ways >= 3
         elif stubs is not None and _through_stub(junctions_xy[node], lines, stubs[node], params):
             branching[node] = False
@@ -685,6 +704,38 @@ def refine_junctions(
         if np.hypot(*(point - junctions_xy[node])) <= params.max_shift_m:
             refined[node] = point
     return refined, branching
+
+
+def _bent_lines(
+    junctions_xy: FloatArray,
+    poses: dict[tuple[int, int], FloatArray],
+    lines_of: dict[int, list[tuple[FloatArray, FloatArray, float]]],
+    params: RefineParams,
+) -> dict[int, list[tuple[FloatArray, FloatArray, float]]]:
+    """Per junction with a bent arm (:attr:`RefineParams.bent_arm_near_m`), its arm lines
+    (those of :func:`_arm_lines`, in order) with each bent arm's line fitted to its nearer
+    poses; junctions without one are absent."""
+    near_m = params.bent_arm_near_m
+    if near_m is None:
+        return {}
+    min_cos = np.cos(np.radians(params.bent_arm_deg))
+    bent_of: dict[int, list[tuple[FloatArray, FloatArray, float]]] = {}
+    at: dict[int, int] = defaultdict(int)
+    for node, _, points in _lined_arms(poses, params):
+        k = at[node]
+        at[node] += 1
+        near = points[np.hypot(*(points - junctions_xy[node]).T) <= near_m]
+        if len(near) < params.min_poses:
+            continue
+        centre, direction = principal_axis(near)
+        if abs(float(direction @ lines_of[node][k][1])) > min_cos:
+            continue
+        across = (near - centre) @ np.array([-direction[1], direction[0]])
+        if float(np.std(across)) > params.bent_arm_across_m:
+            continue
+        bent = bent_of.setdefault(node, list(lines_of[node]))
+        bent[k] = (centre, direction, 1.0)
+    return bent_of
 
 
 def _forked_placing(

@@ -897,3 +897,43 @@ def test_a_junction_fused_onto_one_carriageway_splits_with_the_nearer_line_close
     assert len(south) == 2
     assert np.hypot(*(south[0] - [-3.5, 0.0])) < 1.5
     assert np.hypot(*(south[1] - [3.5, 0.0])) < 1.5
+
+
+def _bent_arm_junction(params: RefineParams, *, noise_m: float = 0.1) -> bool:
+    # a stem from the west; an arm east that turns south 14 m out (its line 3-18 m out cuts
+    # across the corner, about 135 degrees) and a diagonal at 150 degrees: 15 degrees apart by
+    # their full lines, 60 by the bent arm's first 10 m; walked with 0.1 m of noise, as the
+    # build's clarified passes run (bent_arm_across_m)
+    diagonal = (60 * np.sin(np.radians(150)), 60 * np.cos(np.radians(150)))
+    bent = [(0.0, 0.0), (14.0, 0.0), (14.0, -60.0)]
+    tracks = [
+        noisy_walk([(-60, 0), *bent], "stem to the bent arm", noise_m=noise_m),
+        noisy_walk([(-60, 0), (0, 0), diagonal], "stem to the diagonal", noise_m=noise_m),
+        noisy_walk([diagonal, *bent], "diagonal to the bent arm", noise_m=noise_m),
+    ]
+    junctions = np.array([[0.0, 0.0]])
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
+    streets, _ = group_streets(tracks, segments)
+    _, branching = refine_junctions(tracks, junctions, segments, streets, params)
+    return bool(branching[0])
+
+
+def test_a_junction_whose_arm_bends_near_it_goes_three_ways_by_the_arm_s_nearer_line() -> None:
+    assert _bent_arm_junction(RefineParams())
+
+
+def test_a_junction_whose_arm_bends_near_it_is_dropped_with_bent_arm_near_m_off() -> None:
+    assert not _bent_arm_junction(RefineParams(bent_arm_near_m=None))
+
+
+def test_a_bent_arm_whose_first_metres_scatter_gives_no_nearer_line() -> None:
+    # 0.5 m of noise: the near poses spread wider than bent_arm_across_m, no line to trust
+    assert not _bent_arm_junction(RefineParams(), noise_m=0.5)
+    assert _bent_arm_junction(RefineParams(bent_arm_across_m=1.0), noise_m=0.5)
+
+
+def test_bent_arm_defaults() -> None:
+    assert RefineParams().bent_arm_near_m == 10.0
+    assert RefineParams().bent_arm_deg == 20.0
+    assert RefineParams().bent_arm_across_m == 0.25
