@@ -301,14 +301,18 @@ class RefineParams:
     0.960); at 25 (``same_way_deg``) fork branches grouped as one street, 14-21 degrees
     apart, in Helsinki coverage seeds 1 and 2. 5 (first chosen) missed seeds 9 and 10; 7 was
     chosen after seeing them (round thirty-three, knot33)."""
-    bent_arm_near_m: float | None = 10.0
-    """For the ways test (``same_way_deg``) only: an arm whose line fitted to its poses
-    ``near_m`` .. this many metres out leaves the junction at least ``bent_arm_deg`` off its
-    full line (``near_m`` .. ``far_m``) goes the way of that nearer line. Its street bends
-    within ``far_m``, and the full line cuts across the bend: fresh Bulevardi one-way seed 2's
-    Erottaja junction (151.3, 132.7), whose east arm (79 degrees) turns south 17 m out, got a
-    line at 137 degrees, within ``same_way_deg`` of the diagonal arm's 152, and was dropped as
-    a node of two ways (round thirty-four, bknot34). None: off."""
+    bent_arm_near_m: float | None = None
+    """Off by default; 10 m is the measured setting. For the ways test (``same_way_deg``)
+    only: an arm whose line fitted to its poses ``near_m`` .. this many metres out leaves the
+    junction at least ``bent_arm_deg`` off its full line (``near_m`` .. ``far_m``) goes the
+    way of that nearer line. Its street bends within ``far_m``, and the full line cuts across
+    the bend: fresh Bulevardi one-way seed 2's Erottaja junction (151.3, 132.7), whose east arm
+    (79 degrees) turns south 17 m out, got a line at 137 degrees, within ``same_way_deg`` of
+    the diagonal arm's 152, and was dropped as a node of two ways (round thirty-four,
+    bknot34). At 10 m: 1 row of 120 kept twins better (that one, R 0.929 -> 1.000), none of
+    the 31 held-out old town rows moved, but on fresh Bulevardi seeds 3 and 4 one row worse
+    (wander 4: B found, so F is no longer a loop node and ``fused_forks`` moves it 17 m down
+    the stem; P 0.909 -> 0.833) and none better, so it is off. None: off."""
     bent_arm_deg: float = 20.0
     """See ``bent_arm_near_m``: degrees between an arm's near and full lines for it to bend."""
     bent_arm_across_m: float = 0.25

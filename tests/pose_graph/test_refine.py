@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -919,8 +920,12 @@ def _bent_arm_junction(params: RefineParams, *, noise_m: float = 0.1) -> bool:
     return bool(branching[0])
 
 
+BENT_ARM = RefineParams(bent_arm_near_m=10.0)
+"""The measured setting of the bent-arm rule (off by default)."""
+
+
 def test_a_junction_whose_arm_bends_near_it_goes_three_ways_by_the_arm_s_nearer_line() -> None:
-    assert _bent_arm_junction(RefineParams())
+    assert _bent_arm_junction(BENT_ARM)
 
 
 def test_a_junction_whose_arm_bends_near_it_is_dropped_with_bent_arm_near_m_off() -> None:
@@ -929,11 +934,11 @@ def test_a_junction_whose_arm_bends_near_it_is_dropped_with_bent_arm_near_m_off(
 
 def test_a_bent_arm_whose_first_metres_scatter_gives_no_nearer_line() -> None:
     # 0.5 m of noise: the near poses spread wider than bent_arm_across_m, no line to trust
-    assert not _bent_arm_junction(RefineParams(), noise_m=0.5)
-    assert _bent_arm_junction(RefineParams(bent_arm_across_m=1.0), noise_m=0.5)
+    assert not _bent_arm_junction(BENT_ARM, noise_m=0.5)
+    assert _bent_arm_junction(replace(BENT_ARM, bent_arm_across_m=1.0), noise_m=0.5)
 
 
 def test_bent_arm_defaults() -> None:
-    assert RefineParams().bent_arm_near_m == 10.0
+    assert RefineParams().bent_arm_near_m is None
     assert RefineParams().bent_arm_deg == 20.0
     assert RefineParams().bent_arm_across_m == 0.25
