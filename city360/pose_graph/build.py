@@ -152,7 +152,7 @@ class BuildParams:
     """Spacing of ``heading_profile_deg`` samples along an edge."""
     osm_snap_m: float = 12.0
     """A pose-derived junction this close to an OSM junction takes the OSM position."""
-    spur_into_stub_m: float | None = 3.5
+    spur_into_stub_m: float | None = None
     """With OSM, a spur (an out-and-back from a mapped node) along a street that goes on,
     every pose of which lies within this many metres of a mapped dead-end stub leaving the
     same node, and that reached no farther than the stub is long, is read as a walk into

@@ -239,8 +239,7 @@ def spurs_into_stubs(
     new_matches = [np.array(m, copy=True) for m in matches]
     new_spurs: list[Spur] = []
     for spur in spurs:
-        far = ends[spur.edge, 1] if ends[spur.edge, 0] == spur.node else ends[spur.edge, 0]
-        goes_on = not stub[spur.edge] and degree[far] != 1
+        goes_on = not stub[spur.edge]
         at_node = np.flatnonzero(stub & (ends == spur.node).any(axis=1))
         root = ends[at_node, 0] == spur.node
         # the stub's root is the spur's node, its tip the node of one street
