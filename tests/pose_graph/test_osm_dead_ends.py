@@ -627,3 +627,7 @@ def test_only_a_spur_near_the_stub_along_a_street_that_goes_on_is_read_as_the_st
         spur = read[0]
         assert (moved[0][spur.first : spur.last + 1] == edge).all()
         assert (moved[1] == matches[1]).all()
+
+
+def test_a_spur_beside_a_stub_is_read_as_the_stubs_by_default() -> None:
+    assert BuildParams().spur_into_stub_m == 3.5
