@@ -609,7 +609,7 @@ def test_a_short_out_and_back_matched_to_the_path_beside_a_mapped_stub_walks_the
     assert _near(kinds["dead_end"], (106.4, -1.1), 2.0) == 1
     assert _streets(graph) == 3  # west, east and the stub
     # as matched, the walk turned back 6.5 m along the path: no third arm, no junction
-    off = build_from_tracks(tracks, PROJECTION, osm=osm, params=BuildParams())
+    off = build_from_tracks(tracks, PROJECTION, osm=osm, params=BuildParams(spur_into_stub_m=None))
     assert "junction" not in _kinds(off)
     assert _streets(off) == 2
 
