@@ -66,6 +66,7 @@ __all__ = [
     "dead_end_pass_radius",
     "find_spurs",
     "place_dead_ends",
+    "spurs_into_stubs",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -206,6 +207,72 @@ def find_spurs(osm: OsmStreets, tracks: Sequence[Track], matches: Sequence[IntAr
                 )
             )
     return spurs
+
+
+def spurs_into_stubs(
+    osm: OsmStreets,
+    tracks: Sequence[Track],
+    matches: Sequence[IntArray],
+    spurs: Sequence[Spur],
+    *,
+    near_m: float,
+) -> tuple[list[IntArray], list[Spur]]:
+    """``matches`` and ``spurs`` with each spur along a street that goes on read as a walk
+    into a mapped dead-end stub from the same node, when every pose of its out-and-back lies
+    within ``near_m`` metres of the stub and it reached no farther than the stub is long: the
+    walker went into the way that ends there rather than turning back a few metres along a
+    path that goes on. The matching cannot tell them apart when GPS error is as large as the
+    gap between the two ways, and prefers the street it came along (Kaisaniemi, coverage
+    seed 1 with OSM: a walker went to the tip of the 11.6 m stub 173248856-... at
+    (-103.5, -131.2), which runs 4 m beside the main path; the smoothed out-and-back reached
+    6.3 m, 0.2-2.2 m from the path and 0.8-3.0 m from the stub, and was matched to the path,
+    so the stub had no filmed arm and the junction was lost). The spur's frames are matched
+    to the stub and its reach is measured along it."""
+    import shapely
+
+    ends = osm.edge_nodes
+    degree = osm.node_degree
+    stub = (osm.edge_length_m <= STUB_MAX_M) & (
+        (degree[ends[:, 0]] == 1) != (degree[ends[:, 1]] == 1)
+    )
+    lines = np.asarray(shapely.linestrings(osm.samples_xy, indices=osm.sample_edge))
+    new_matches = [np.array(m, copy=True) for m in matches]
+    new_spurs: list[Spur] = []
+    for spur in spurs:
+        goes_on = not stub[spur.edge]
+        at_node = np.flatnonzero(stub & (ends == spur.node).any(axis=1))
+        root = ends[at_node, 0] == spur.node
+        # the stub's root is the spur's node, its tip the node of one street
+        at_node = at_node[degree[np.where(root, ends[at_node, 1], ends[at_node, 0])] == 1]
+        xy = tracks[spur.track].xy[spur.first : spur.last + 1]
+        points = shapely.points(xy[:, 0], xy[:, 1])
+        into = [
+            int(e)
+            for e in at_node
+            if e != spur.edge
+            and spur.reach_m <= float(osm.edge_length_m[e])
+            and float(shapely.distance(lines[e], points).max()) <= near_m
+        ]
+        if not goes_on or not into:
+            new_spurs.append(spur)
+            continue
+        edge = min(into, key=lambda e: float(shapely.distance(lines[e], points).mean()))
+        new_matches[spur.track][spur.first : spur.last + 1] = edge
+        along = along_street_m(osm, tracks[spur.track], new_matches[spur.track])
+        run = along[spur.first : spur.last + 1]
+        from_node = run if ends[edge, 0] == spur.node else osm.edge_length_m[edge] - run
+        new_spurs.append(
+            Spur(
+                track=spur.track,
+                edge=edge,
+                node=spur.node,
+                first=spur.first,
+                apex=int(spur.first + np.argmax(from_node)),
+                last=spur.last,
+                reach_m=float(from_node.max()),
+            )
+        )
+    return new_matches, new_spurs
 
 
 def _went_in_and_back(from_node: FloatArray) -> bool:

@@ -9,9 +9,15 @@ import pytest
 from city360.errors import ConfigError
 from city360.geo import LocalProjection
 from city360.pose_graph import PoseGraph, build_from_tracks
+from city360.pose_graph.build import BuildParams
 from city360.pose_graph.junctions import DeadEndEvent
 from city360.pose_graph.map_match import viterbi_match
-from city360.pose_graph.osm_dead_ends import dead_end_pass_radius, find_spurs, place_dead_ends
+from city360.pose_graph.osm_dead_ends import (
+    dead_end_pass_radius,
+    find_spurs,
+    place_dead_ends,
+    spurs_into_stubs,
+)
 from city360.pose_graph.osm_match import OsmStreets
 from city360.pose_graph.segments import cut_tracks
 from city360.pose_graph.tracks import Track
@@ -572,3 +578,56 @@ def test_a_spur_from_a_node_of_the_junctions_place_past_its_reach_gets_its_dead_
 
 def test_a_spur_from_past_the_junctions_reach_gets_no_dead_end_with_the_switch_off() -> None:
     assert len(_spur_from_a_node_of_the_place(place_nodes=False)) == 0
+
+
+def _stub_beside_path(angle_deg: float) -> OsmStreets:
+    """A west-east path through (100, 0) and an 11.6 m stub leaving that node south-east,
+    ``angle_deg`` off the path (Kaisaniemi's 173248856 stub: 20-25 degrees, 4 m beside)."""
+    angle = np.radians(angle_deg)
+    tip = (100 + 11.6 * np.cos(angle), -11.6 * np.sin(angle))
+    return osm_streets({0: (0, 0), 1: (100, 0), 2: (200, 0), 3: tip}, [(0, 1), (1, 2), (1, 3)])
+
+
+def _into_the_stub() -> list[Track]:
+    # the walker went to the stub's tip; GPS pulled the smoothed out-and-back toward the
+    # path, 6.5 m out at 10 degrees, 1.5 m beside the path on the way back
+    apex = (100 + 6.5 * np.cos(np.radians(10)), -6.5 * np.sin(np.radians(10)))
+    into = noisy_walk(
+        [(10, 0), (100, 0), apex, (103, -1.5), (100, 0), (10, 0)], "into", noise_m=0.2
+    )
+    on = noisy_walk([(10, -1), (190, -1)], "on", noise_m=0.2)
+    return [into, on]
+
+
+def test_a_short_out_and_back_matched_to_the_path_beside_a_mapped_stub_walks_the_stub() -> None:
+    osm = _stub_beside_path(25.0)
+    tracks = _into_the_stub()
+    on = BuildParams(spur_into_stub_m=3.5)
+    graph = build_from_tracks(tracks, PROJECTION, osm=osm, params=on)
+    kinds = _kinds(graph)
+    assert _near(kinds["junction"], (100, 0), 1.0) == 1
+    assert _near(kinds["dead_end"], (106.4, -1.1), 2.0) == 1
+    assert _streets(graph) == 3  # west, east and the stub
+    # as matched, the walk turned back 6.5 m along the path: no third arm, no junction
+    off = build_from_tracks(tracks, PROJECTION, osm=osm, params=BuildParams(spur_into_stub_m=None))
+    assert "junction" not in _kinds(off)
+    assert _streets(off) == 2
+
+
+def test_only_a_spur_near_the_stub_along_a_street_that_goes_on_is_read_as_the_stubs() -> None:
+    tracks = _into_the_stub()
+    for angle_deg, stub_edge in ((25.0, True), (60.0, False)):  # 60: 5.6 m off the walk
+        osm = _stub_beside_path(angle_deg)
+        matches = viterbi_match(osm, tracks)
+        spurs = find_spurs(osm, tracks, matches)
+        assert [(s.track, s.edge) for s in spurs] == [(0, _edge(osm, 1, 2))]
+        moved, read = spurs_into_stubs(osm, tracks, matches, spurs, near_m=3.5)
+        edge = _edge(osm, 1, 3) if stub_edge else _edge(osm, 1, 2)
+        assert [(s.track, s.edge, s.node) for s in read] == [(0, edge, 1)]
+        spur = read[0]
+        assert (moved[0][spur.first : spur.last + 1] == edge).all()
+        assert (moved[1] == matches[1]).all()
+
+
+def test_a_spur_beside_a_stub_is_read_as_the_stubs_by_default() -> None:
+    assert BuildParams().spur_into_stub_m == 3.5
