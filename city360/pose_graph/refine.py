@@ -82,7 +82,9 @@ class RefineParams:
     junction and an arm to a dead end, both within ``knot_ways_m``, go two ways. Held-out old
     town coverage 8's (-19.5, 86.5): its arms to B (224 degrees, 12.7 m) and along the street
     that bends back toward A (248 degrees, to a video's end at the bend 9.8 m off) were one
-    way, and the T was dropped. False: an arm to a dead end leads nowhere, as before."""
+    way, and the T was dropped. False: an arm to a dead end leads nowhere, as before. On
+    since round thirty-four (branch knotc34): held-out old town seeds 5-9 one row better
+    (coverage 8), 30 equal; the 120 kept twins equal."""
     through_stub_m: float | None = 10.0
     """A junction of three arms, two of them with lines on one axis (leaving it within
     ``same_way_deg`` of opposite ways) and the third without a line (fewer than
