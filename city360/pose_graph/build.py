@@ -567,7 +567,7 @@ def build_from_tracks(
                 dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, kept, params, matched)
         # moving and merging gives junctions new arms: check once more that each branches
         _, branching = refine_junctions(
-            tracks, junctions_xy, segments, streets, params.refine_params
+            tracks, junctions_xy, segments, streets, params.refine_params, dead_xy=dead_xy
         )
         if not branching.all():
             dead_xy, junctions_xy, segments, streets, _ = _cut(

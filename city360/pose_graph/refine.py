@@ -76,6 +76,15 @@ class RefineParams:
     10.6 and 14.1 m off, was dropped as a node of two ways and (-19.5, 86.5) missed). With
     ``split_peaks_m`` 8 on 28 suite twins (branch cuts31) 3 rows better, 25 equal; without
     the parting it is not measured. None: off. On with the parting since round thirty-two."""
+    knot_dead_ends: bool = True
+    """With ``knot_ways_m``: an arm whose street leads to a dead end counts that dead end as
+    the node it leads to (the build's branching check hands the dead ends in), so an arm to a
+    junction and an arm to a dead end, both within ``knot_ways_m``, go two ways. Held-out old
+    town coverage 8's (-19.5, 86.5): its arms to B (224 degrees, 12.7 m) and along the street
+    that bends back toward A (248 degrees, to a video's end at the bend 9.8 m off) were one
+    way, and the T was dropped. False: an arm to a dead end leads nowhere, as before. On
+    since round thirty-four (branch knotc34): held-out old town seeds 5-9 one row better
+    (coverage 8), 30 equal; the 120 kept twins equal."""
     through_stub_m: float | None = 10.0
     """A junction of three arms, two of them with lines on one axis (leaving it within
     ``same_way_deg`` of opposite ways) and the third without a line (fewer than
@@ -402,15 +411,22 @@ def _arm_ends(
     streets: Sequence[Street],
     poses: dict[tuple[int, int], FloatArray],
     params: RefineParams,
+    dead_xy: FloatArray | None = None,
 ) -> dict[int, list[FloatArray | None]]:
     """Per junction, for each arm line of :func:`_arm_lines` in its order, the position of
-    the junction at the street's other end (None: a dead end, or a loop back to itself)."""
+    the node at the street's other end: a junction, or a dead end of ``dead_xy`` when given
+    (None: a dead end without ``dead_xy``, or a loop back to itself)."""
     by_id = {street.id: street for street in streets}
     ends: dict[int, list[FloatArray | None]] = defaultdict(list)
     for node, street_id, _ in _lined_arms(poses, params):
         street = by_id[street_id]
         other = street.b if street.a == node else street.a
-        ends[node].append(junctions_xy[other] if other < len(junctions_xy) else None)
+        if other < len(junctions_xy):
+            ends[node].append(junctions_xy[other])
+        elif dead_xy is not None:
+            ends[node].append(np.asarray(dead_xy).reshape(-1, 2)[other - len(junctions_xy)])
+        else:
+            ends[node].append(None)
     return ends
 
 
@@ -662,11 +678,14 @@ def refine_junctions(
     segments: Sequence[Segment],
     streets: Sequence[Street],
     params: RefineParams | None = None,
+    *,
+    dead_xy: FloatArray | None = None,
 ) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
     """Junction positions (J, 2) moved to where their arms' centre lines meet (see the module
     docstring), and which junctions are branch points at all (False: every arm runs one way,
     ``parallel_spread``). Node ids are those of
-    :func:`city360.pose_graph.segments.cut_tracks` (``0 .. J-1`` are the junctions)."""
+    :func:`city360.pose_graph.segments.cut_tracks` (``0 .. J-1`` are the junctions, then the
+    dead ends ``dead_xy``, which :attr:`RefineParams.knot_dead_ends` reads when given)."""
     params = params or RefineParams()
     junctions_xy = np.asarray(junctions_xy, dtype=np.float64).reshape(-1, 2)
     poses = _arm_poses(tracks, junctions_xy, segments, streets, params)
@@ -677,7 +696,12 @@ def refine_junctions(
         if params.forked_arm_deg is None
         else _arm_lines(tracks, junctions_xy, segments, streets, params, poses, forked=True)[0]
     )
-    ends = _arm_ends(junctions_xy, streets, poses, params) if params.knot_ways_m is not None else {}
+    dead = dead_xy if params.knot_dead_ends else None
+    ends = (
+        _arm_ends(junctions_xy, streets, poses, params, dead)
+        if params.knot_ways_m is not None
+        else {}
+    )
     stubs = (
         None
         if params.through_stub_m is None

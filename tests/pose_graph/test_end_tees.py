@@ -9,8 +9,11 @@ from city360.errors import GraphBuildError
 from city360.geo import LocalProjection
 from city360.pose_graph import build_from_tracks
 from city360.pose_graph.build import BuildParams
+from city360.pose_graph.end_tees import EndTeeParams, end_tees
+from city360.pose_graph.junctions import find_dead_ends
+from city360.pose_graph.segments import cut_tracks, group_streets
 from city360.pose_graph.tracks import Track
-from tests.pose_graph.walks import polyline_track
+from tests.pose_graph.walks import noisy_walk, polyline_track
 
 
 def _junctions(tracks: list[Track], params: BuildParams | None = None) -> np.ndarray:
@@ -83,3 +86,48 @@ def test_a_street_that_stops_short_beside_a_straight_pass_stays_a_dead_end() -> 
     junctions = _junctions(tracks)
     assert len(junctions) == 1
     assert np.hypot(*(junctions[0] - (-40.0, 0.0))) < 4.0
+
+
+_KNOT_B = (-8.1, -7.5)  # the knot's next junction, 11 m south-west of the T at the origin
+_KNOT_A = (-16.3, -4.2)
+
+
+def _tee_beside_a_knot() -> list[Track]:
+    """The old town knot's C (-19.5, 86.5) moved to the origin: one pass comes in from the
+    east-south-east, turns at the T for B 11 m south-west and turns again there for A; a
+    video comes from the west along a street that bends 6 m before the T and ends 4.5 m
+    beside it. The chords 15 m out run past B, along the end's street."""
+    end = np.array([-2.0, 4.0])
+    bend = end - 6.0 * np.array([np.sin(np.radians(117.0)), np.cos(np.radians(117.0))])
+    far = bend - 60.0 * np.array([np.sin(np.radians(70.0)), np.cos(np.radians(70.0))])
+    return [
+        noisy_walk(
+            [(60.0, -34.0), (0.0, 0.0), _KNOT_B, _KNOT_A, (-90.0, -4.2)], "pass", noise_m=0.2
+        ),
+        noisy_walk([tuple(far), tuple(bend), tuple(end)], "end", noise_m=0.2),
+    ]
+
+
+def _tees_at(tracks: list[Track], junctions: np.ndarray, params: EndTeeParams) -> np.ndarray:
+    dead_xy, events = find_dead_ends(tracks, junctions)
+    segments = cut_tracks(tracks, junctions, events, dead_end_xy=dead_xy)
+    streets, _ = group_streets(tracks, segments)
+    return end_tees(tracks, junctions, segments, streets, params)
+
+
+def test_a_tee_11_m_from_another_junction_is_found_with_short_chords() -> None:
+    # held-out old town one-way+stops 8: (-19.5, 86.5) was missed, the end left a dead end
+    tees = _tees_at(_tee_beside_a_knot(), np.array([_KNOT_B, _KNOT_A]), EndTeeParams())
+    assert len(tees) == 1
+    assert np.hypot(*tees[0]) < 2.0
+
+
+def test_with_the_short_chords_off_the_tee_beside_a_knot_is_lost() -> None:
+    params = EndTeeParams(near_junction_far_m=None)
+    assert len(_tees_at(_tee_beside_a_knot(), np.array([_KNOT_B, _KNOT_A]), params)) == 0
+
+
+def test_without_a_junction_within_the_chords_reach_the_long_chords_decide() -> None:
+    # the same tracks with the knot's junctions far off: nothing says the chords run past one
+    far = np.array([[-90.0, -40.0]])
+    assert len(_tees_at(_tee_beside_a_knot(), far, EndTeeParams())) == 0

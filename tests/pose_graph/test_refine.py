@@ -942,3 +942,57 @@ def test_bent_arm_defaults() -> None:
     assert RefineParams().bent_arm_near_m is None
     assert RefineParams().bent_arm_deg == 20.0
     assert RefineParams().bent_arm_across_m == 0.25
+
+
+def _at(
+    bearing_deg: float, distance_m: float, base: tuple[float, float] = (0.0, 0.0)
+) -> tuple[float, float]:
+    rad = np.radians(bearing_deg)
+    return (base[0] + distance_m * float(np.sin(rad)), base[1] + distance_m * float(np.cos(rad)))
+
+
+def _tee_with_an_arm_to_a_dead_end() -> tuple[
+    list[Track], np.ndarray, np.ndarray, list[Segment], list[Street]
+]:
+    """The old town knot's C (-19.5, 86.5) moved to the origin: arms east-south-east, to a
+    junction B 12.7 m away at 224 degrees, and a line at 248 degrees, 3 m off the T, to a
+    video's start 10 m out (a dead end). The two west arms lie 21 degrees apart, the third
+    line does not pass through the T (no fork): one way unless their far nodes say two."""
+    b = _at(224.0, 12.7)
+    east = _at(119.0, 60.0)
+    start = _at(338.0, 3.0, _at(248.0, 10.0))
+    beside = _at(338.0, 3.0, _at(248.0, 3.0))
+    tracks = [
+        noisy_walk(
+            [east, (0.0, 0.0), b, _at(224.0, 60.0, b)], "east arm, through the T and B", noise_m=0.2
+        ),
+        noisy_walk(
+            [start, beside, (0.0, 0.0), east], "from the dead end, through the T, east", noise_m=0.2
+        ),
+        noisy_walk([_at(120.0, 50.0, b), b, _at(300.0, 50.0, b)], "across B", noise_m=0.2),
+    ]
+    junctions = np.array([(0.0, 0.0), b])
+    # a cut of 4 m: in the old town the dead end lay 8.1 m from B, here the arms are straight
+    dead_xy, events = find_dead_ends(tracks, junctions, JunctionParams(junction_clearance_m=4.0))
+    segments = cut_tracks(
+        tracks, junctions, events, SegmentParams(cut_radius_m=4.0), dead_end_xy=dead_xy
+    )
+    streets, _ = group_streets(tracks, segments)
+    return tracks, junctions, dead_xy, segments, streets
+
+
+def test_an_arm_to_a_dead_end_near_the_tee_is_a_way_of_its_own() -> None:
+    # held-out old town coverage 8: (-19.5, 86.5) dropped by the branching check, its arms to
+    # B and to a video's end 9.8 m off 24 degrees apart
+    tracks, junctions, dead_xy, segments, streets = _tee_with_an_arm_to_a_dead_end()
+    _, branching = refine_junctions(tracks, junctions, segments, streets, dead_xy=dead_xy)
+    assert branching[0]
+
+
+def test_with_knot_dead_ends_off_the_tee_goes_two_ways() -> None:
+    tracks, junctions, dead_xy, segments, streets = _tee_with_an_arm_to_a_dead_end()
+    params = RefineParams(knot_dead_ends=False)
+    _, branching = refine_junctions(tracks, junctions, segments, streets, params, dead_xy=dead_xy)
+    assert not branching[0]
+    _, branching = refine_junctions(tracks, junctions, segments, streets)
+    assert not branching[0]
