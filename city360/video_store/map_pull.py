@@ -82,7 +82,7 @@ class MapPullParams:
     walker_stray_m: float = 1.0
     """RMS of a walker's own stray about their line, metres: over a stretch whose poses
     spread ``s`` about it the pull's strength is scaled by ``1 - (walker_stray_m / s)^2``
-        (0 when they spread no further than a walker would); 0: the full strength everywhere. At
+    (0 when they spread no further than a walker would); 0: the full strength everywhere. At
     0 the Hamburg phone walk of seed 0, whose poses follow the walker's own weave across the
     street (0.77 m RMS across, the truth 1.2 m off its way), was pulled off it: 1.839 ->
     1.949 m."""
