@@ -582,25 +582,25 @@ def _forked_arms(
     for street in streets:
         degree[street.a] += 1
         degree[street.b] += 1
-    out: list[tuple[int, int, FloatArray]] = []
-    for node, street_id, points in lined:
+    apart_cos = float(np.cos(np.radians(params.forked_arm_deg)))
+
+    def forked(node: int, street_id: int) -> list[FloatArray]:
         street = by_id[street_id]
         other = street.b if street.a == node else street.a
-        parts = (
-            _two_lines(tracks, junctions_xy[node], node, segments, street, params)
-            if params.forked_arm_any or degree[other] == 2
-            else []
-        )
-        if parts:
-            units = []
-            for part in parts:
-                mean = (part - junctions_xy[node]).mean(axis=0)
-                units.append(mean / max(float(np.hypot(*mean)), 1e-9))
-            if float(units[0] @ units[1]) <= np.cos(np.radians(params.forked_arm_deg)):
-                out.extend((node, street_id, part) for part in parts)
-                arm_count[node] += 1
-                continue
-        out.append((node, street_id, points))
+        if not (params.forked_arm_any or degree[other] == 2):
+            return []
+        parts = _two_lines(tracks, junctions_xy[node], node, segments, street, params)
+        if not parts:
+            return []
+        units = []
+        for part in parts:
+            mean = (part - junctions_xy[node]).mean(axis=0)
+            units.append(mean / max(float(np.hypot(*mean)), 1e-9))
+        return parts if float(units[0] @ units[1]) <= apart_cos else []
+
+    out, split = _arms_made_two(lined, forked)
+    for node in split:
+        arm_count[node] += 1
     return out
 
 
@@ -652,24 +652,44 @@ def _parted_arms(
     opposite sides ``side_by_side_parted_m`` or more apart (see
     :attr:`RefineParams.side_by_side_parted_m`)."""
     assert params.side_by_side_parted_m is not None
+    apart_m = params.side_by_side_parted_m
     by_id = {street.id: street for street in streets}
-    out: list[tuple[int, int, FloatArray]] = []
-    for node, street_id, points in lined:
+
+    def parted(node: int, street_id: int) -> list[FloatArray]:
         node_xy = junctions_xy[node]
         parts = _two_lines(tracks, node_xy, node, segments, by_id[street_id], params)
+        if not parts:
+            return []
+        fitted = [principal_axis(part) for part in parts]
+        _, away, side = _directions(node_xy, [(c, d, 1.0) for c, d in fitted])
+        diff = abs((away[0] - away[1] + 180.0) % 360.0 - 180.0)
+        apart = (
+            diff <= params.side_by_side_parted_deg
+            and side[0] * side[1] < 0.0
+            and abs(side[0] - side[1]) >= apart_m
+        )
+        return parts if apart else []
+
+    return _arms_made_two(lined, parted)[0]
+
+
+def _arms_made_two(
+    lined: Sequence[tuple[int, int, FloatArray]],
+    split: Callable[[int, int], list[FloatArray]],
+) -> tuple[list[tuple[int, int, FloatArray]], list[int]]:
+    """``lined`` with each arm ``(junction, street, poses)`` replaced by one arm per part
+    ``split(junction, street)`` returns (none: the arm stays whole), and the junctions of the
+    arms made two, once per arm."""
+    out: list[tuple[int, int, FloatArray]] = []
+    split_at: list[int] = []
+    for node, street_id, points in lined:
+        parts = split(node, street_id)
         if parts:
-            fitted = [principal_axis(part) for part in parts]
-            _, away, side = _directions(node_xy, [(c, d, 1.0) for c, d in fitted])
-            diff = abs((away[0] - away[1] + 180.0) % 360.0 - 180.0)
-            if (
-                diff <= params.side_by_side_parted_deg
-                and side[0] * side[1] < 0.0
-                and abs(side[0] - side[1]) >= params.side_by_side_parted_m
-            ):
-                out.extend((node, street_id, part) for part in parts)
-                continue
-        out.append((node, street_id, points))
-    return out
+            out.extend((node, street_id, part) for part in parts)
+            split_at.append(node)
+        else:
+            out.append((node, street_id, points))
+    return out, split_at
 
 
 def refine_junctions(

@@ -854,6 +854,15 @@ def _south_halves(tracks: list[Track], junctions: np.ndarray, params: RefinePara
     return south[np.argsort(south[:, 0])]
 
 
+def _assert_split_on_each_carriageway(tracks: list[Track], junctions: np.ndarray) -> None:
+    """With ``side_by_side_parted_m`` 6 the south node splits in two, one on each carriageway
+    (x = -3.5 and 3.5 m)."""
+    south = _south_halves(tracks, junctions, RefineParams(side_by_side_parted_m=6.0))
+    assert len(south) == 2
+    assert np.hypot(*(south[0] - [-3.5, 0.0])) < 1.5
+    assert np.hypot(*(south[1] - [3.5, 0.0])) < 1.5
+
+
 def test_a_junction_fused_across_carriageways_grouped_as_one_street_splits_on_each() -> None:
     tracks, junctions = _carriageways_grouped_as_one_street()
     segments, streets = _cut_at(tracks, junctions)
@@ -863,10 +872,7 @@ def test_a_junction_fused_across_carriageways_grouped_as_one_street_splits_on_ea
     off = RefineParams(side_by_side_parted_m=None)
     halves, _ = split_side_by_side(tracks, junctions, segments, streets, off)
     assert len(halves) == len(junctions)
-    south = _south_halves(tracks, junctions, RefineParams(side_by_side_parted_m=6.0))
-    assert len(south) == 2
-    assert np.hypot(*(south[0] - [-3.5, 0.0])) < 1.5
-    assert np.hypot(*(south[1] - [3.5, 0.0])) < 1.5
+    _assert_split_on_each_carriageway(tracks, junctions)
 
 
 def test_an_arm_of_two_lines_not_parallel_is_not_parted_for_the_side_by_side_split() -> None:
@@ -894,10 +900,7 @@ def test_a_junction_fused_onto_one_carriageway_splits_with_the_nearer_line_close
     through = RefineParams(side_by_side_parted_m=6.0, side_by_side_parted_through_m=2.5)
     halves, _ = split_side_by_side(tracks, junctions, segments, streets, through)
     assert len(halves) == len(junctions)
-    south = _south_halves(tracks, junctions, RefineParams(side_by_side_parted_m=6.0))
-    assert len(south) == 2
-    assert np.hypot(*(south[0] - [-3.5, 0.0])) < 1.5
-    assert np.hypot(*(south[1] - [3.5, 0.0])) < 1.5
+    _assert_split_on_each_carriageway(tracks, junctions)
 
 
 def _bent_arm_junction(params: RefineParams, *, noise_m: float = 0.1) -> bool:
