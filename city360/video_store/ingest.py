@@ -54,7 +54,7 @@ from city360.video_store.map_bridge import (
     load_street_routes,
 )
 from city360.video_store.map_pull import MapPullParams, pull_across
-from city360.video_store.motion import MotionMeter, MotionSignal, still_spans
+from city360.video_store.motion import MotionMeter, MotionSignal, StillParams, still_spans_of_walk
 from city360.video_store.reckon import (
     EdgeReckoning,
     GpsCoverageWarning,
@@ -201,6 +201,12 @@ class IngestOptions:
     twin of seed 8 it drops 16 frames kept along the wander where the walker stands and the
     aided poses are written (5.015 -> 4.042 m); no other filmed row of seeds 0-9 moves
     (round twenty-two, branch canyon22). False: the GPS's mean speed alone, as before."""
+    still: StillParams = field(default_factory=StillParams)
+    """When the pictures say the camera stands (:func:`~.motion.still_spans_of_walk`): a share
+    of the picture's rate while the GPS walks, blips of a second inside a stop ignored. On the
+    filmed Hamburg walks, which stand 1300 of their 1890 s, the video's median rate (the rule
+    before round thirty-five) was the standing noise and split the stop into pieces, between
+    which frames were kept along canyon bursts."""
     reckon: ReckonParams = field(default_factory=ReckonParams)
     """Dead reckoning of a head or tail of the video without GPS (:mod:`.reckon`); off by
     default (those frames are dropped), ``ReckonParams(enabled=True)`` keeps them; a warning
@@ -384,7 +390,9 @@ def ingest_video(
             if motion is not None and opts.reckon.enabled
             else None
         )
-        uncovered = reckon_ends(t_video, motion, edge_heading, smooth, sync, opts.reckon)
+        uncovered = reckon_ends(
+            t_video, motion, edge_heading, smooth, sync, opts.reckon, still=opts.still
+        )
         for ending in uncovered:
             warnings.warn(
                 coverage_message(str(video_path), ending), GpsCoverageWarning, stacklevel=2
@@ -442,7 +450,9 @@ def ingest_video(
                 raise VideoError(msg)
             if frame_meter is not None:
                 motion = frame_meter.result()
-            spans = still_spans(motion) if motion is not None else []
+            spans = (
+                still_spans_of_walk(motion, smooth, sync, opts.still) if motion is not None else []
+            )
             keep = stationary_keep(
                 selection, spans, smooth, sync, spacing_m=opts.spacing_m, wander=opts.still_wander
             )

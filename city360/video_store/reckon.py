@@ -25,7 +25,12 @@ import numpy.typing as npt
 
 from city360.video_store.clean import SmoothTrack
 from city360.video_store.heading import HeadingFusion
-from city360.video_store.motion import MOTION_RATE_HZ, MotionSignal, still_spans
+from city360.video_store.motion import (
+    MOTION_RATE_HZ,
+    MotionSignal,
+    StillParams,
+    still_spans_of_walk,
+)
 from city360.video_store.sync import SyncResult
 
 __all__ = [
@@ -149,12 +154,15 @@ def reckon_ends(
     smooth: SmoothTrack,
     sync: SyncResult,
     params: ReckonParams,
+    *,
+    still: StillParams | None = None,
 ) -> tuple[EdgeReckoning, ...]:
     """Dead-reckon each uncovered end of the video (frames at ``t_video_s``, video seconds).
 
     ``heading``: the fused heading at the motion samples (:func:`~.heading.fuse_heading` at
     ``motion.t_s``); its value at the edge anchors the yaw; without a visual heading the
-    smoothed GPS heading at the edge does."""
+    smoothed GPS heading at the edge does. ``still``: when the pictures say the camera stands
+    (speed 0 there; :func:`~.motion.still_spans_of_walk`)."""
     results = []
     for end, rows in uncovered_ends(t_video_s, smooth, sync, min_s=params.min_s):
         span = (float(t_video_s[rows[0]]), float(t_video_s[rows[-1]]))
@@ -165,7 +173,7 @@ def reckon_ends(
             reason = "the pictures gave no motion to reckon from"
         else:
             results.append(_reckon_end(end, span, rows.shape[0], motion, heading, smooth, sync,
-                                       params))  # fmt: skip
+                                       params, still or StillParams()))  # fmt: skip
             continue
         results.append(EdgeReckoning(end, span, int(rows.shape[0]), empty, empty, empty, empty,
                                      reason))  # fmt: skip
@@ -181,6 +189,7 @@ def _reckon_end(
     smooth: SmoothTrack,
     sync: SyncResult,
     params: ReckonParams,
+    still: StillParams,
 ) -> EdgeReckoning:
     edge_gps = smooth.start_s if end == "head" else smooth.end_s
     edge_t = edge_gps - sync.video_start_gps
@@ -205,7 +214,7 @@ def _reckon_end(
         anchor = float(np.interp(edge_t, heading.dense_t_s, heading.dense_heading_deg))
     walk_heading = anchor + yaw - float(np.interp(edge_t, t, yaw))
     moving = np.ones(t.shape[0] - 1, bool)
-    for start_s, end_s in still_spans(motion):
+    for start_s, end_s in still_spans_of_walk(motion, smooth, sync, still):
         moving &= ~((motion.mid_t_s >= start_s) & (motion.mid_t_s <= end_s))
     step_speed = speed * moving
     # the path's instants: the edge, then the motion samples outward, ordered away from it
