@@ -160,6 +160,12 @@ class BuildParams:
     On (issue 17, round thirty-four, branch kosm34): with OSM, on the 120 kept twins and the
     30 held-out old town twins (seeds 5-9) one row better (Kaisaniemi coverage seed 1: R
     0.968 -> 1.000, F1 0.939 -> 0.974), none worse in P, R, F1 or turns."""
+    through_place_passes: bool = False
+    """With OSM, a walk the map matching turns at an outer node of a knot (a place of nodes
+    joined by streets under 8 m, ``osm_match.node_groups``) is cut at the junction standing
+    for the knot when it passes it farther than the cut radius, as at the knot's own node
+    (:func:`~city360.pose_graph.osm_match.through_junction_passes`, ``by_place``). False:
+    only a turn at a node within ``JunctionParams.merge_m`` of a junction."""
     refine: bool = True
     """Without OSM, move junctions to where their arms' centre lines meet
     (:mod:`city360.pose_graph.refine`)."""
@@ -443,7 +449,7 @@ def _cut(
     if matched is not None:  # dead ends placed along the matched streets (osm_dead_ends)
         dead_xy, events, dead_end_pass_m, may_cut = matched.dead_ends(junctions_xy, events)
         passes = matched.passes(events)
-        through = matched.junction_passes(junctions_xy, pass_m=_NODE_REACH_M)
+        through = matched.junction_passes(junctions_xy, pass_m=_NODE_REACH_M, dead_ends=events)
     segments = cut_tracks(
         tracks,
         junctions_xy,
@@ -536,6 +542,7 @@ def build_from_tracks(
             merge_m=params.junctions.merge_m,
             cut_radius_m=params.segments.cut_radius_m,
             unmapped_pass_m=params.segments.dead_end_pass_m,
+            through_place=params.through_place_passes,
         )
 
     dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params, matched)
