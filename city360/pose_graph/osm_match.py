@@ -17,7 +17,8 @@ vote where they separate, not where the streets meet, and two passes of one bent
 bend); away from every OSM street (a lane OSM lacks) they stay. Cuts follow the matching too
 (:func:`matched_cut_filter`), and so do dead ends (:mod:`city360.pose_graph.osm_dead_ends`);
 a walk the matching turns through a junction's node is cut there even when its smoothed
-poses pass farther than the cut radius (:func:`through_junction_passes`).
+poses pass farther than the cut radius (:func:`through_junction_passes`), and, with
+``by_place``, a walk turned at any node of the junction's place (a knot of short lanes).
 """
 
 from __future__ import annotations
