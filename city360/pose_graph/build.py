@@ -160,6 +160,17 @@ class BuildParams:
     On (issue 17, round thirty-four, branch kosm34): with OSM, on the 120 kept twins and the
     30 held-out old town twins (seeds 5-9) one row better (Kaisaniemi coverage seed 1: R
     0.968 -> 1.000, F1 0.939 -> 0.974), none worse in P, R, F1 or turns."""
+    through_place_passes: bool = True
+    """With OSM, a walk the map matching turns at an outer node of a knot (a place of nodes
+    joined by streets under 8 m, ``osm_match.node_groups``) is cut at the junction standing
+    for the knot when it passes it farther than the cut radius, as at the knot's own node,
+    unless another video's end cuts it there (:func:`~city360.pose_graph.osm_match.
+    through_junction_passes`, ``by_place``). False: only a turn at a node within
+    ``JunctionParams.merge_m`` of a junction. On (issue 17, round thirty-five, branch
+    osm35): with OSM, on the 120 kept twins, the 30 held-out old town twins (seeds 5-9) and
+    the 8 held-out seed-5 windows, 7 rows better (Kaisaniemi wander 5 and wander+stops 5 P
+    0.969 -> 1.000, to target; one-way 2 F1 0.947 -> 0.974, to target; one-way 0 and 5 and
+    wander+stops 1 F1 up, coverage 2 turns up), none worse in P, R, F1 or turns."""
     refine: bool = True
     """Without OSM, move junctions to where their arms' centre lines meet
     (:mod:`city360.pose_graph.refine`)."""
@@ -443,7 +454,7 @@ def _cut(
     if matched is not None:  # dead ends placed along the matched streets (osm_dead_ends)
         dead_xy, events, dead_end_pass_m, may_cut = matched.dead_ends(junctions_xy, events)
         passes = matched.passes(events)
-        through = matched.junction_passes(junctions_xy, pass_m=_NODE_REACH_M)
+        through = matched.junction_passes(junctions_xy, pass_m=_NODE_REACH_M, dead_ends=events)
     segments = cut_tracks(
         tracks,
         junctions_xy,
@@ -536,6 +547,7 @@ def build_from_tracks(
             merge_m=params.junctions.merge_m,
             cut_radius_m=params.segments.cut_radius_m,
             unmapped_pass_m=params.segments.dead_end_pass_m,
+            through_place=params.through_place_passes,
         )
 
     dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params, matched)

@@ -739,7 +739,9 @@ class MatchedCuts:
     """The map matching as every cut of a build with OSM uses it: ``matches`` per track
     (:func:`~city360.pose_graph.osm_match.match_tracks`), ``spurs`` (:func:`find_spurs`), and
     the build's radii (metres): ``clearance_m`` and ``merge_m`` for :func:`place_dead_ends`,
-    ``cut_radius_m`` for passes of mapped dead ends and ``unmapped_pass_m`` for the others."""
+    ``cut_radius_m`` for passes of mapped dead ends and ``unmapped_pass_m`` for the others;
+    ``through_place``: :func:`~city360.pose_graph.osm_match.through_junction_passes` reads a
+    junction's place (its ``by_place``)."""
 
     osm: OsmStreets
     tracks: Sequence[Track]
@@ -749,6 +751,7 @@ class MatchedCuts:
     merge_m: float
     cut_radius_m: float
     unmapped_pass_m: float
+    through_place: bool = False
 
     def dead_ends(
         self, junctions_xy: FloatArray, events: Sequence[Sequence[DeadEndEvent]]
@@ -788,10 +791,15 @@ class MatchedCuts:
         )
 
     def junction_passes(
-        self, junctions_xy: FloatArray, *, pass_m: float
+        self,
+        junctions_xy: FloatArray,
+        *,
+        pass_m: float,
+        dead_ends: Sequence[Sequence[DeadEndEvent]] = (),
     ) -> dict[int, list[tuple[int, int]]]:
         """Where each track is matched through a junction it passes beyond the cut radius,
-        within ``pass_m`` (:func:`~city360.pose_graph.osm_match.through_junction_passes`)."""
+        within ``pass_m`` (:func:`~city360.pose_graph.osm_match.through_junction_passes`;
+        ``dead_ends`` as :meth:`dead_ends` placed them)."""
         from city360.pose_graph.osm_match import through_junction_passes
 
         return through_junction_passes(
@@ -802,6 +810,8 @@ class MatchedCuts:
             reach_m=self.merge_m,
             cut_radius_m=self.cut_radius_m,
             pass_m=pass_m,
+            by_place=self.through_place,
+            dead_ends=dead_ends,
         )
 
     def _top_street(self, segment: Segment) -> tuple[int, int, int]:

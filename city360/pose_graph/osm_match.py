@@ -17,7 +17,8 @@ vote where they separate, not where the streets meet, and two passes of one bent
 bend); away from every OSM street (a lane OSM lacks) they stay. Cuts follow the matching too
 (:func:`matched_cut_filter`), and so do dead ends (:mod:`city360.pose_graph.osm_dead_ends`);
 a walk the matching turns through a junction's node is cut there even when its smoothed
-poses pass farther than the cut radius (:func:`through_junction_passes`).
+poses pass farther than the cut radius (:func:`through_junction_passes`), and, with
+``by_place``, a walk turned at any node of the junction's place (a knot of short lanes).
 """
 
 from __future__ import annotations
@@ -628,11 +629,21 @@ def through_junction_passes(
     reach_m: float,
     cut_radius_m: float,
     pass_m: float,
+    by_place: bool = False,
+    dead_ends: Sequence[Sequence[DeadEndEvent]] = (),
 ) -> dict[int, list[tuple[int, int]]]:
     """Per track, ``(frame, junction id)`` where its map matching turns from one OSM street
     onto another at their shared node, a junction stands for that node (within ``reach_m``),
     and the track passes the junction farther than ``cut_radius_m`` but within ``pass_m``
     (metres; the frame is the nearest within ``pass_m`` of travel of the turn).
+
+    ``by_place``: a junction also stands for a node of the place (:func:`node_groups`) of a
+    node of three or more streets within ``reach_m`` of it, as the cut filter's gate reads it
+    (:data:`PLACE_GATE`): a turn at a knot's outer node is cut at the knot's junction,
+    unless the frame it would be cut at lies within ``cut_radius_m`` of where another
+    track's video starts, ends or turns back on the street that frame walks (one of
+    ``dead_ends``, grouped as the build places them): the frame is cut at that dead end,
+    and a second cut at the junction would part its street from the others' there.
 
     The cut radius measures the smoothed pose's distance, and a walk whose GPS drifts 10-15 m
     to one side (an urban canyon) is still matched through the junction by the whole
@@ -644,6 +655,10 @@ def through_junction_passes(
     if not len(junctions_xy):
         return passes
     tree = cKDTree(junctions_xy)
+    reach, nearest_junction = tree.query(osm.node_xy, distance_upper_bound=reach_m)
+    own = np.where(np.isfinite(reach), nearest_junction, -1).astype(np.int64)
+    stands_for = _place_junction(osm, own, reach) if by_place else own
+    ends = _ends_on_streets(matches, dead_ends) if by_place else []
     for t, (track, matched) in enumerate(zip(tracks, matches, strict=True)):
         frames = np.flatnonzero(matched >= 0)
         edges = matched[frames]
@@ -657,11 +672,61 @@ def through_junction_passes(
             arc = track.arc_m
             window = np.flatnonzero((arc >= arc[before] - pass_m) & (arc <= arc[after] + pass_m))
             for node in shared:
-                reach, k = tree.query(osm.node_xy[node], distance_upper_bound=reach_m)
-                if not np.isfinite(reach):
+                k = int(stands_for[node])
+                if k < 0:
                     continue
                 dist = np.hypot(*(track.xy[window] - junctions_xy[k]).T)
-                nearest = int(np.argmin(dist))
-                if cut_radius_m < dist[nearest] <= pass_m:
-                    passes.setdefault(t, []).append((int(window[nearest]), int(k)))
+                frame = int(window[np.argmin(dist)])
+                if own[node] < 0 and _cut_at_an_end(track, t, frame, matched, ends, cut_radius_m):
+                    continue  # one cut there, not two: the street would part from the others'
+                if cut_radius_m < dist.min() <= pass_m:
+                    passes.setdefault(t, []).append((frame, k))
     return passes
+
+
+def _place_junction(osm: OsmStreets, own: IntArray, reach: FloatArray) -> IntArray:
+    """Per OSM node, the junction that stands for it, -1 for none: ``own`` (the nearest
+    junction within reach, ``reach`` metres away, -1 and inf for none), else the junction of
+    the node of three or more streets of its place (:func:`node_groups`) nearest its own."""
+    place = node_groups(osm)
+    branching = np.flatnonzero((own >= 0) & (osm.node_degree >= 3))
+    by_label: dict[int, int] = {}
+    for node in branching[np.argsort(reach[branching], kind="stable")]:
+        by_label.setdefault(int(place[node]), int(own[node]))
+    from_place = np.array([by_label.get(int(label), -1) for label in place], dtype=np.int64)
+    return np.where(own >= 0, own, from_place)
+
+
+def _cut_at_an_end(
+    track: Track,
+    t: int,
+    frame: int,
+    matched: IntArray,
+    ends: Sequence[tuple[FloatArray, set[int], set[int]]],
+    cut_radius_m: float,
+) -> bool:
+    """Whether ``frame`` of track ``t`` is cut at another track's dead end (``ends``, as
+    :func:`_ends_on_streets` gives them): within ``cut_radius_m`` of it, on a street a video
+    ends on there."""
+    return any(
+        bool(tracks_there - {t})
+        and int(matched[frame]) in streets
+        and float(np.hypot(*(track.xy[frame] - where))) <= cut_radius_m
+        for where, tracks_there, streets in ends
+    )
+
+
+def _ends_on_streets(
+    matches: Sequence[IntArray], dead_ends: Sequence[Sequence[DeadEndEvent]]
+) -> list[tuple[FloatArray, set[int], set[int]]]:
+    """Per dead end of ``dead_ends`` (a group of events, placed at their mean): where it
+    stands, the tracks that end there and the OSM streets they end on."""
+    return [
+        (
+            np.mean([[e.x_m, e.y_m] for e in group], axis=0),
+            {e.track for e in group},
+            {int(matches[e.track][e.frame]) for e in group} - {-1},
+        )
+        for group in dead_ends
+        if group
+    ]
