@@ -101,5 +101,5 @@ def test_a_street_reached_once_is_kept() -> None:
     assert not lone.dropped.any()
 
 
-def test_the_rule_is_off_by_default() -> None:
-    assert BuildParams().lone_arm_params is None
+def test_the_rule_is_on_by_default() -> None:
+    assert BuildParams().lone_arm_params == LoneArmParams()
