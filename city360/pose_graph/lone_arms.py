@@ -47,7 +47,7 @@ BoolArray = npt.NDArray[np.bool_]
 
 @dataclass(frozen=True, slots=True)
 class LoneArmParams:
-    """Tuning of :func:`lone_arm_junctions` (metres, degrees)."""
+    """Tuning of :func:`lone_arm_junctions` (metres, counts)."""
 
     min_ends: int = 2
     """The lone street meets the junction at least this many times (a walker's U-turn there
