@@ -57,6 +57,7 @@ from city360.pose_graph.junctions import (
     find_junction_parts,
     merge_close,
 )
+from city360.pose_graph.lone_arms import LoneArmParams, LoneArms, lone_arm_junctions
 from city360.pose_graph.node_fit import fit_nodes
 from city360.pose_graph.parted_trunks import PartedTrunkParams, parted_trunks
 from city360.pose_graph.refine import (
@@ -209,6 +210,18 @@ class BuildParams:
     Kaisaniemi wander 2, P 0.857 -> 0.889), none worse; on the held-out old town wander
     seed 5, where it was traced, P / R / F1 0.952 / 0.952 / 0.889 -> 1.000 / 1.000 /
     0.972."""
+    lone_arm_params: LoneArmParams | None = field(default_factory=LoneArmParams)
+    """Without OSM, a junction one of whose streets no pass leaves it by (its walkers turn
+    back or its videos end there, twice or more, a U-turn counting twice) while that street's
+    ways out stay within 6 m of the passes through the junction for 20 m, is dropped, and
+    those passes are held uncut at the dead end left there: a dead-end street ending beside
+    another (:mod:`city360.pose_graph.lone_arms`). None: kept. On (round thirty-five,
+    kamp35): on 120 kept twins, the 30 held-out old town rows (seeds 5-9) and the 8 seed-5
+    windows without OSM, 2 rows better (Kamppi coverage with stops 6 P 0.929 -> 1.000, F1
+    0.852 -> 0.906; Kamppi wander 9 P 0.923 -> 1.000, F1 0.808 -> 0.863: the extra between
+    the streets near (-155, -10) gone), none worse, 156 equal; Kamppi seed 10 (7 rows)
+    equal. The 6 m has little room: 7 m takes two true forks (fresh Bulevardi coverage 1,
+    R 1.000 -> 0.933; fresh Kaisaniemi coverage 0), the Kamppi streets reach 5.6 m."""
     beside_end_params: BesideEndParams | None = field(default_factory=BesideEndParams)
     """Without OSM, a pass is not cut at a walker's U-turn that it runs beside, parallel and
     4 m or more off its line, 12 m or more from every junction: a path that ends beside
@@ -430,6 +443,8 @@ def _cut(
     params: BuildParams,
     matched: MatchedCuts | None = None,
     uncut: UncutPasses | None = None,
+    *,
+    lone: LoneArms | None = None,
 ) -> tuple[FloatArray, FloatArray, list[Segment], list[Street], list[int]]:
     end_clearance = None
     if matched is None and params.stub_end_params is not None:
@@ -447,6 +462,9 @@ def _cut(
         may_cut = uncut.cut_filter(
             junctions_xy, same_node_m=params.stolen_branch_params.same_node_m
         )
+    if lone is not None and lone.passes and len(dead_xy):
+        held = lone.cut_filter(len(np.asarray(junctions_xy).reshape(-1, 2)))
+        may_cut = held if may_cut is None else _both(may_cut, held)
     if matched is None and params.beside_end_params is not None and len(dead_xy):
         beside = beside_end_filter(tracks, junctions_xy, dead_xy, events, params.beside_end_params)
         may_cut = beside if may_cut is None else _both(may_cut, beside)
@@ -621,15 +639,28 @@ def build_from_tracks(
             dead_xy, junctions_xy, segments, streets, _ = _cut(
                 tracks, junctions_xy[~apart], params, matched
             )
+    lone: LoneArms | None = None
+    if osm is None and params.lone_arm_params is not None:
+        lone = lone_arm_junctions(tracks, junctions_xy, segments, streets, params.lone_arm_params)
+        if lone.passes:
+            dead_xy, junctions_xy, segments, streets, _ = _cut(
+                tracks, junctions_xy[~lone.dropped], params, matched, lone=lone
+            )
     if osm is None and params.corner_cut_params is not None:
         merged = corner_cuts(tracks, junctions_xy, segments, streets, params.corner_cut_params)
         if len(merged) != len(junctions_xy):
-            dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, merged, params, matched)
+            dead_xy, junctions_xy, segments, streets, _ = _cut(
+                tracks, merged, params, matched, lone=lone
+            )
     if osm is None and params.end_tee_params is not None:
         tees = end_tees(tracks, junctions_xy, segments, streets, params.end_tee_params)
         if len(tees):
             dead_xy, junctions_xy, segments, streets, _ = _cut(
-                tracks, np.concatenate([junctions_xy.reshape(-1, 2), tees]), params, matched
+                tracks,
+                np.concatenate([junctions_xy.reshape(-1, 2), tees]),
+                params,
+                matched,
+                lone=lone,
             )
     uncut: UncutPasses | None = None
     if osm is None and params.stolen_branch_params is not None:
@@ -639,7 +670,7 @@ def build_from_tracks(
         if uncut:
             junctions_xy = np.concatenate([junctions_xy.reshape(-1, 2), uncut.added])
             dead_xy, junctions_xy, segments, streets, _ = _cut(
-                tracks, junctions_xy, params, matched, uncut
+                tracks, junctions_xy, params, matched, uncut, lone=lone
             )
     forks_xy = np.zeros((0, 2))  # fused_forks' junctions, whose branches leave them together
     if osm is None and params.fork_params is not None:
@@ -652,6 +683,7 @@ def build_from_tracks(
                 params,
                 matched,
                 uncut,
+                lone=lone,
             )
     if osm is None and params.fork_params is not None and params.fork_params.video_ends:
         dead_xy, junctions_xy, segments, streets = _forks_at_video_ends(
@@ -661,6 +693,7 @@ def build_from_tracks(
             params.fork_params,
             matched,
             uncut,
+            lone,
         )
     if osm is None and params.trunk_params is not None:
         partings = parted_trunks(
@@ -673,6 +706,7 @@ def build_from_tracks(
                 params,
                 matched,
                 uncut,
+                lone=lone,
             )
     if len(crossed_xy):
         # positions pass through the steps unchanged, so a junction still there is matched exactly
@@ -680,7 +714,7 @@ def build_from_tracks(
         last = ~at_crossed.any(axis=1)
         if not last.all():
             dead_xy, junctions_xy, segments, streets, _ = _cut(
-                tracks, junctions_xy.reshape(-1, 2)[last], params, matched, uncut
+                tracks, junctions_xy.reshape(-1, 2)[last], params, matched, uncut, lone=lone
             )
     if not segments:
         msg = (
@@ -729,6 +763,7 @@ def _forks_at_video_ends(
     fork_params: FusedForkParams,
     matched: MatchedCuts | None,
     uncut: UncutPasses | None,
+    lone: LoneArms | None = None,
 ) -> tuple[FloatArray, FloatArray, list[Segment], list[Street]]:
     """The cut with each shallow fork's junction moved to a video's end at the fork
     (:func:`~city360.pose_graph.fused_forks.forks_at_video_ends`), or the cut given when
@@ -741,7 +776,7 @@ def _forks_at_video_ends(
         return dead_xy, junctions_xy, segments, streets
     trial_xy = np.concatenate([junctions_xy, ends])
     trial_dead, trial_xy, trial_segments, trial_streets, _ = _cut(
-        tracks, trial_xy, params, matched, uncut
+        tracks, trial_xy, params, matched, uncut, lone=lone
     )
     forks = forks_at_video_ends(
         tracks,
@@ -760,6 +795,7 @@ def _forks_at_video_ends(
         params,
         matched,
         uncut,
+        lone=lone,
     )
     return dead_xy, junctions_xy, segments, streets
 
