@@ -42,7 +42,7 @@ from scipy.spatial import cKDTree
 
 from city360.pose_graph.corner_meets import CornerParams, corner_meets
 from city360.pose_graph.tracks import Track
-from city360.pose_graph.vote_passes import part_test
+from city360.pose_graph.vote_passes import pair_test, part_test
 
 __all__ = [
     "DeadEndEvent",
@@ -161,6 +161,21 @@ class JunctionParams:
     closest approach to a part's median."""
     split_ways_deg: float = 25.0
     """With ``split_crossed_m``: degrees (0..90) two passes' ways must differ by."""
+    split_close_m: float | None = None
+    """With ``split_peaks_m``: two peaks of a pile this many metres apart or more, but under
+    ``split_peaks_m``, part it too when the passes tell two junctions
+    (:func:`~city360.pose_graph.vote_passes.pair_test`: each peak has passes of its own
+    that leave it along a street the other's own passes never take); the valley and vote
+    tests apply as for any peak. Two true junctions 8-10 m apart pile their votes in one
+    cluster whose tops stand 7 m apart (fresh Bulevardi's Erottaja knot, true (142.6,
+    132.7) and (151.3, 132.7): tops 7.1 m apart in wander 2 and wander+stops 2). None:
+    peaks under ``split_peaks_m`` never part a pile."""
+    split_close_clear_m: float = 5.0
+    """With ``split_close_m``: metres a pass by one peak must keep from the other to be that
+    peak's own."""
+    split_close_arm_deg: float = 45.0
+    """With ``split_close_m``: degrees (0..180, directed) an own pass's arm must turn from
+    every arm of the other peak's own passes."""
     quiet_turn_backs: bool = True
     """A U-turn mid-street casts no crossing votes (:func:`mid_street_turns`): while it
     turns, the walker's heading sweeps across the street, and its samples vote with the
@@ -616,10 +631,14 @@ def _clusters(
     split_share: float,
     split_part_votes: int,
     part_test: Callable[[FloatArray], bool] | None = None,
+    close_m: float | None = None,
+    close_test: Callable[[FloatArray, FloatArray], bool] | None = None,
 ) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """:func:`cluster_centres`, and for each centre the cluster it was parted from (-1: a
     whole cluster). ``part_test``: given the median of a part of a parted cluster, whether
-    it may stay apart (all but the largest part are asked)."""
+    it may stay apart (all but the largest part are asked). ``close_m``, ``close_test``:
+    peaks from ``close_m`` to ``split_peaks_m`` apart that ``close_test`` (given the two
+    peak cells' positions) passes part the cluster too (:func:`_peaks`)."""
     empty = (np.zeros((0, 2)), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
     if len(points) == 0:
         return empty
@@ -668,6 +687,8 @@ def _clusters(
             share=split_share,
             part_votes=split_part_votes,
             stays=None if part_test is None else lambda cells: part_test(median(cells)),
+            close_m=close_m,
+            close_test=close_test,
         )
     found, support, group = [], [], []
     for label in np.unique(labels[core]):
@@ -705,6 +726,8 @@ def _peaks(
     part_votes: int,
     step_m: float = 0.5,
     stays: Callable[[npt.NDArray[np.int64]], bool] | None = None,
+    close_m: float | None = None,
+    close_test: Callable[[FloatArray, FloatArray], bool] | None = None,
 ) -> npt.NDArray[np.int64]:
     """Cluster ``labels`` of the vote cells (``centres``, ``density``: votes within the
     cluster radius, ``core``) with each cluster parted at its density peaks.
@@ -718,16 +741,22 @@ def _peaks(
     Each core cell then goes to its nearest peak; a part under ``min_support`` or
     ``part_votes`` votes, or under ``share`` of the largest part's, goes back to the others;
     so does, smallest first, a part other than the largest whose cells ``stays`` rejects.
+
+    With ``close_m`` and ``close_test`` a cell from ``close_m`` to ``apart_m`` from its
+    nearest higher peak is a peak too when ``close_test`` (its position, the higher peak's)
+    says the passes there make two junctions; it must be the highest cell within half of
+    ``close_m`` (its partner's flank reaches nearer).
     """
     out = labels.copy()
     tree = cKDTree(centres)
     reach = 0.5 * apart_m
+    close = close_m is not None and close_test is not None and close_m < apart_m
     for label in np.unique(labels[core]):
         members = np.flatnonzero(core & (labels == label))
         if len(members) < 2:
             continue
         spread = centres[members] - centres[members].mean(axis=0)
-        if float(np.hypot(*spread.T).max()) < 0.5 * apart_m:
+        if float(np.hypot(*spread.T).max()) < 0.5 * (close_m if close and close_m else apart_m):
             continue
         order = members[np.argsort(-density[members], kind="stable")]
         member_set = np.zeros(len(centres), dtype=bool)
@@ -737,15 +766,25 @@ def _peaks(
             if density[cell] <= 0:
                 break
             near = [k for k in tree.query_ball_point(centres[cell], reach) if member_set[k]]
-            if density[near].max() > density[cell]:
-                continue  # on a higher cell's flank
+            flank = bool(density[near].max() > density[cell])  # on a higher cell's flank
+            if flank and not close:
+                continue
             if not peaks:
-                peaks.append(int(cell))
+                if not flank:
+                    peaks.append(int(cell))
                 continue
             gaps = np.hypot(*(centres[peaks] - centres[cell]).T)
-            if gaps.min() < apart_m:
-                continue
             higher = peaks[int(np.argmin(gaps))]
+            if gaps.min() < apart_m or flank:
+                if close_test is None or close_m is None or gaps.min() < close_m:
+                    continue
+                near = [
+                    k for k in tree.query_ball_point(centres[cell], 0.5 * close_m) if member_set[k]
+                ]
+                if density[near].max() > density[cell]:
+                    continue
+                if not close_test(centres[cell], centres[higher]):
+                    continue
             if _valley(centres, density, member_set, tree, cell, higher, step_m) < (
                 saddle * density[cell]
             ):
@@ -945,6 +984,12 @@ def find_junction_parts(
         split_share=params.split_share,
         split_part_votes=params.split_part_votes,
         part_test=test,
+        close_m=params.split_close_m if split is not None else None,
+        close_test=(
+            pair_test(tracks, samples, params)
+            if split is not None and params.split_close_m is not None
+            else None
+        ),
     )
     roots = spur_roots(tracks, params, peeks=without_osm)
     if without_osm and params.corners is not None:
