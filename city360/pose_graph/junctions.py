@@ -164,18 +164,18 @@ class JunctionParams:
     split_close_m: float | None = None
     """With ``split_peaks_m``: two peaks of a pile this many metres apart or more, but under
     ``split_peaks_m``, part it too when the passes tell two junctions
-    (:func:`~city360.pose_graph.vote_passes.pair_test`: each peak has passes of its own
-    that leave it along a street the other's own passes never take); the valley and vote
+    (:func:`~city360.pose_graph.vote_passes.pair_test`: each peak has an arm of its own,
+    a pass leaving it along a street that no pass leaves the other along); the valley and vote
     tests apply as for any peak. Two true junctions 8-10 m apart pile their votes in one
     cluster whose tops stand 7 m apart (fresh Bulevardi's Erottaja knot, true (142.6,
     132.7) and (151.3, 132.7): tops 7.1 m apart in wander 2 and wander+stops 2). None:
     peaks under ``split_peaks_m`` never part a pile."""
     split_close_clear_m: float = 5.0
-    """With ``split_close_m``: metres a pass by one peak must keep from the other to be that
-    peak's own."""
+    """With ``split_close_m``: metres a pass's leg from one peak must end from the other to
+    be an arm of that peak's own (a leg ending by the other is the link between them)."""
     split_close_arm_deg: float = 45.0
-    """With ``split_close_m``: degrees (0..180, directed) an own pass's arm must turn from
-    every arm of the other peak's own passes."""
+    """With ``split_close_m``: degrees (0..180, directed) an arm of one peak must turn from
+    every arm of the other for it to be the peak's own."""
     quiet_turn_backs: bool = True
     """A U-turn mid-street casts no crossing votes (:func:`mid_street_turns`): while it
     turns, the walker's heading sweeps across the street, and its samples vote with the

@@ -10,9 +10,9 @@ turn there. :func:`part_test` reads that from the passes themselves.
 
 Two peaks of one pile closer than ``split_peaks_m`` (two true junctions 8-10 m apart pile
 their votes 7 m apart: the passes between them pull the piles together) are parted only on
-:func:`pair_test`: each peak has passes of its own (passing by it and never near the other)
-that leave it along a street the other peak's own passes never take. One junction whose
-votes spread has the same streets at both of its tops; a knot has different ones.
+:func:`pair_test`: each peak has passes that leave it along a street no pass leaves the
+other along. One junction whose votes spread has the same streets at both of its tops; a
+knot has different ones.
 
 A pass is one visit of one trajectory: its samples near a place, parted where the arc
 between two of them jumps by more than ``pass_separation_m`` (the walker came back).
@@ -144,14 +144,14 @@ def own_arms_deg(
     separation_m: float,
     axis_deg: float,
 ) -> FloatArray:
-    """The arms (A,) of the passes of ``centre`` alone, as headings in degrees leaving it.
+    """The arms (A,) of the passes by ``centre``, as headings in degrees leaving it, that
+    do not lead to ``other``.
 
-    A pass within ``radius_m`` of ``centre`` is its own when its poses from ``leg_m``
-    before its closest sample to ``leg_m`` after keep ``clear_m`` or more from ``other``;
-    its arms are its two legs (from its closest sample back ``leg_m`` and on ``leg_m``),
-    turned to point away from ``centre``. Arms within ``axis_deg`` (axially) of the line
-    from ``centre`` to ``other`` are left out: the link between the two and the street
-    running on through both are shared, whatever the place is."""
+    Each pass within ``radius_m`` of ``centre`` gives its two legs, from its closest sample
+    back ``leg_m`` and on ``leg_m``, turned to point away from ``centre``; a leg that ends
+    within ``clear_m`` of ``other``, or runs within ``axis_deg`` (axially) of the line from
+    ``centre`` to ``other``, is left out: the link between the two and the street running on
+    through both are shared, whatever the place is."""
     xy, _, owner, arc = samples
     near = np.asarray(tree.query_ball_point(centre, radius_m), dtype=np.int64)
     if near.size == 0:
@@ -180,8 +180,9 @@ def pair_test(
     tracks: Sequence[Track], samples: Samples, params: JunctionParams
 ) -> Callable[[FloatArray, FloatArray], bool]:
     """A test for two peaks of one vote pile closer than ``params.split_peaks_m``: two
-    junctions when each has an arm of its own passes (:func:`own_arms_deg`) that turns
-    ``params.split_close_arm_deg`` or more from every arm of the other's own passes."""
+    junctions when each has an arm (:func:`own_arms_deg`, legs ending
+    ``params.split_close_clear_m`` or more from the other) that turns
+    ``params.split_close_arm_deg`` or more from every arm of the other."""
     tree = cKDTree(samples[0])
 
     def arms(centre: FloatArray, other: FloatArray) -> FloatArray:
