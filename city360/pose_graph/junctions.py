@@ -171,8 +171,8 @@ class JunctionParams:
     132.7) and (151.3, 132.7): tops 7.1 m apart in wander 2 and wander+stops 2). None:
     peaks under ``split_peaks_m`` never part a pile."""
     split_close_clear_m: float = 5.0
-    """With ``split_close_m``: metres a pass's leg from one peak must end from the other to
-    be an arm of that peak's own (a leg ending by the other is the link between them)."""
+    """With ``split_close_m``: metres a pass's leg from one peak must keep from the other to
+    be an arm of that peak's own (a leg by the other is the link between them)."""
     split_close_arm_deg: float = 45.0
     """With ``split_close_m``: degrees (0..180, directed) an arm of one peak must turn from
     every arm of the other for it to be the peak's own."""

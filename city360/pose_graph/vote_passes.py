@@ -148,7 +148,7 @@ def own_arms_deg(
     do not lead to ``other``.
 
     Each pass within ``radius_m`` of ``centre`` gives its two legs, from its closest sample
-    back ``leg_m`` and on ``leg_m``, turned to point away from ``centre``; a leg that ends
+    back ``leg_m`` and on ``leg_m``, turned to point away from ``centre``; a leg that comes
     within ``clear_m`` of ``other``, or runs within ``axis_deg`` (axially) of the line from
     ``centre`` to ``other``, is left out: the link between the two and the street running on
     through both are shared, whatever the place is."""
@@ -165,11 +165,12 @@ def own_arms_deg(
         track = tracks[int(owner[closest])]
         here = float(arc[closest])
         ends = track.point_at(np.asarray([here - leg_m, here, here + leg_m]))
-        for end in (ends[0], ends[2]):
+        for end, lo, hi in ((ends[0], here - leg_m, here), (ends[2], here, here + leg_m)):
             if np.hypot(*(end - ends[1])) <= 0.25 * leg_m:
                 continue  # a track's end: no leg there
-            if np.hypot(*(end - other)) < clear_m:
-                continue  # a leg to the other: it tells nothing of which is which
+            leg = track.xy[(track.arc_m >= lo) & (track.arc_m <= hi)]
+            if np.hypot(*(np.vstack([leg, end]) - other).T).min() < clear_m:
+                continue  # a leg by the other: it tells nothing of which is which
             arm = float(np.degrees(np.arctan2(*(end - ends[1]))))
             if _axial(np.asarray(arm), np.asarray(axis)) >= axis_deg:
                 arms.append(arm % 360.0)
