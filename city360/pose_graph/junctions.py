@@ -54,6 +54,7 @@ __all__ = [
     "find_junctions",
     "group_dead_ends",
     "merge_close",
+    "merge_parts_apart",
     "mid_street_turns",
     "spur_roots",
 ]
@@ -176,6 +177,14 @@ class JunctionParams:
     split_close_arm_deg: float = 45.0
     """With ``split_close_m``: degrees (0..180, directed) an arm of one peak must turn from
     every arm of the other for it to be the peak's own."""
+    split_parts_apart: bool = False
+    """With ``split_peaks_m``: after refine's first move, the merge of junctions within
+    ``merge_m`` never joins two parts of parted piles (:func:`merge_parts_apart`), as the
+    merge of the votes' junctions never joins two parts of one pile. Parts born 7-9 m apart
+    (``split_close_m``) are moved towards each other by refine (each up to
+    ``split_part_shift_m``) and were merged back into one (fresh Bulevardi wander 2: parts
+    (144.2, 132.7) and (152.7, 133.3) merged at (149.7, 133.1)). False: merged as any
+    junctions."""
     quiet_turn_backs: bool = True
     """A U-turn mid-street casts no crossing votes (:func:`mid_street_turns`): while it
     turns, the walker's heading sweeps across the street, and its samples vote with the
@@ -845,6 +854,19 @@ def merge_close(
         return points, weights
     labels = _components(len(points), cKDTree(points).query_pairs(radius_m, output_type="ndarray"))
     return _weighted_means(points, weights, labels)
+
+
+def merge_parts_apart(
+    points: FloatArray, is_part: npt.NDArray[np.bool_], radius_m: float
+) -> FloatArray:
+    """:func:`merge_close` (each point weighing one), nearest pairs first, except that two
+    points flagged ``is_part`` (parts of parted vote piles) never end in one junction
+    (:attr:`JunctionParams.split_parts_apart`)."""
+    if len(points) == 0:
+        return points
+    group = np.where(is_part, 0, -1).astype(np.int64)
+    centres, _, _ = _merge_apart(points, np.ones(len(points), dtype=np.int64), group, radius_m)
+    return centres
 
 
 def _weighted_means(
