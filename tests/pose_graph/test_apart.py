@@ -495,3 +495,7 @@ def test_streets_side_by_side_stay_apart_with_the_short_link_guard() -> None:
     segments, streets = _cut(tracks, junctions)
     rule = _rule(shared_link_m=12.0)
     assert apart_junctions(tracks, junctions, segments, streets, rule).tolist() == [True]
+
+
+def test_shared_link_is_off_by_default() -> None:
+    assert ApartParams().shared_link_m is None
