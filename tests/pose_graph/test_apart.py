@@ -483,7 +483,7 @@ def test_a_knots_junction_whose_groups_share_a_short_link_stays() -> None:
     B, so A stays."""
     tracks, junctions = _knot_walked_apart_on_its_link()
     segments, streets = _cut(tracks, junctions)
-    off = apart_junctions(tracks, junctions, segments, streets)
+    off = apart_junctions(tracks, junctions, segments, streets, _rule(shared_link_m=None))
     assert off.tolist()[0] is True
     kept = apart_junctions(tracks, junctions, segments, streets, _rule(shared_link_m=12.0))
     assert kept.tolist()[0] is False
@@ -497,5 +497,8 @@ def test_streets_side_by_side_stay_apart_with_the_short_link_guard() -> None:
     assert apart_junctions(tracks, junctions, segments, streets, rule).tolist() == [True]
 
 
-def test_shared_link_is_off_by_default() -> None:
-    assert ApartParams().shared_link_m is None
+def test_shared_link_is_on_by_default() -> None:
+    assert ApartParams().shared_link_m == 12.0
+    tracks, junctions = _knot_walked_apart_on_its_link()
+    segments, streets = _cut(tracks, junctions)
+    assert apart_junctions(tracks, junctions, segments, streets).tolist()[0] is False
