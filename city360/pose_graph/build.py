@@ -506,10 +506,11 @@ def build_from_tracks(
     measured = tracks  # apart_junctions' gaps before clarifying (ApartParams.measured_from_m)
     if osm is None and params.clarify:
         tracks = clarify_tracks(tracks, params.clarify_params)
-    junctions_xy, _support, parted = find_junction_parts(
+    junctions_xy, _support, parted, close_born = find_junction_parts(
         tracks, params.junctions, without_osm=osm is None
     )
     parts_xy = junctions_xy.reshape(-1, 2)[parted]
+    close_xy = junctions_xy.reshape(-1, 2)[close_born]  # parted at tops under split_peaks_m
     matched: MatchedCuts | None = None
     if osm is not None:
         from city360.pose_graph.osm_dead_ends import MatchedCuts, find_spurs, spurs_into_stubs
@@ -551,7 +552,7 @@ def build_from_tracks(
         if params.junctions.split_peaks_m is not None and params.junctions.split_held_apart:
             moved = _held_apart(junctions_xy, moved, params.junctions.merge_m)
         if params.junctions.split_peaks_m is not None and params.junctions.split_parts_apart:
-            is_part = _is_part(junctions_xy, parts_xy)
+            is_part = _is_part(junctions_xy, close_xy)
             junctions_xy = merge_parts_apart(
                 moved[branching], is_part[branching], params.junctions.merge_m
             )

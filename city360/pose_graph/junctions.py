@@ -178,13 +178,13 @@ class JunctionParams:
     """With ``split_close_m``: degrees (0..180, directed) an arm of one peak must turn from
     every arm of the other for it to be the peak's own."""
     split_parts_apart: bool = False
-    """With ``split_peaks_m``: after refine's first move, the merge of junctions within
-    ``merge_m`` never joins two parts of parted piles (:func:`merge_parts_apart`), as the
-    merge of the votes' junctions never joins two parts of one pile. Parts born 7-9 m apart
-    (``split_close_m``) are moved towards each other by refine (each up to
-    ``split_part_shift_m``) and were merged back into one (fresh Bulevardi wander 2: parts
-    (144.2, 132.7) and (152.7, 133.3) merged at (149.7, 133.1)). False: merged as any
-    junctions."""
+    """With ``split_close_m``: after refine's first move, the merge of junctions within
+    ``merge_m`` never joins two parts of piles parted at a peak under ``split_peaks_m`` from
+    another (:func:`merge_parts_apart`), as the merge of the votes' junctions never joins two
+    parts of one pile. Such parts are born 7-9 m apart; refine moves them towards each other
+    (each up to ``split_part_shift_m``) and they were merged back into one (fresh Bulevardi
+    wander 2: parts (144.2, 132.7) and (152.7, 133.3) merged at (149.7, 133.1)). False:
+    merged as any junctions."""
     quiet_turn_backs: bool = True
     """A U-turn mid-street casts no crossing votes (:func:`mid_street_turns`): while it
     turns, the walker's heading sweeps across the street, and its samples vote with the
@@ -614,7 +614,7 @@ def cluster_centres(
     ``min_support`` votes in core cells are noise. Centres are per-axis weighted medians.
     With ``split_peaks_m`` a cluster is first parted at its density peaks (:func:`_peaks`).
     """
-    centres, support, _ = _clusters(
+    centres, support, _, _ = _clusters(
         points,
         eps_m=eps_m,
         min_votes=min_votes,
@@ -642,13 +642,19 @@ def _clusters(
     part_test: Callable[[FloatArray], bool] | None = None,
     close_m: float | None = None,
     close_test: Callable[[FloatArray, FloatArray], bool] | None = None,
-) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
     """:func:`cluster_centres`, and for each centre the cluster it was parted from (-1: a
-    whole cluster). ``part_test``: given the median of a part of a parted cluster, whether
-    it may stay apart (all but the largest part are asked). ``close_m``, ``close_test``:
-    peaks from ``close_m`` to ``split_peaks_m`` apart that ``close_test`` (given the two
-    peak cells' positions) passes part the cluster too (:func:`_peaks`)."""
-    empty = (np.zeros((0, 2)), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    whole cluster) and whether that cluster was parted at a peak under ``split_peaks_m``
+    from another (``close_m``). ``part_test``: given the median of a part of a parted
+    cluster, whether it may stay apart (all but the largest part are asked). ``close_m``,
+    ``close_test``: peaks from ``close_m`` to ``split_peaks_m`` apart that ``close_test``
+    (given the two peak cells' positions) passes part the cluster too (:func:`_peaks`)."""
+    empty = (
+        np.zeros((0, 2)),
+        np.zeros(0, dtype=np.int64),
+        np.zeros(0, dtype=np.int64),
+        np.zeros(0, dtype=bool),
+    )
     if len(points) == 0:
         return empty
     cell = np.floor(points / cell_m).astype(np.int64)
@@ -683,8 +689,9 @@ def _clusters(
             ]
         )
 
+    close_born: set[int] = set()
     if split_peaks_m is not None:
-        labels = _peaks(
+        labels, close_born = _peaks(
             centres,
             density,
             core,
@@ -699,7 +706,7 @@ def _clusters(
             close_m=close_m,
             close_test=close_test,
         )
-    found, support, group = [], [], []
+    found, support, group, born = [], [], [], []
     for label in np.unique(labels[core]):
         members = core & (labels == label)
         total = float(weight[members].sum())
@@ -710,6 +717,7 @@ def _clusters(
             (core & (whole == origin) & (labels != label)).any()
         )
         group.append(origin if parted else -1)
+        born.append(parted and origin in close_born)
         found.append(median(np.flatnonzero(members)))
         support.append(int(total))
     if not found:
@@ -718,6 +726,7 @@ def _clusters(
         np.asarray(found),
         np.asarray(support, dtype=np.int64),
         np.asarray(group, dtype=np.int64),
+        np.asarray(born, dtype=bool),
     )
 
 
@@ -737,7 +746,7 @@ def _peaks(
     stays: Callable[[npt.NDArray[np.int64]], bool] | None = None,
     close_m: float | None = None,
     close_test: Callable[[FloatArray, FloatArray], bool] | None = None,
-) -> npt.NDArray[np.int64]:
+) -> tuple[npt.NDArray[np.int64], set[int]]:
     """Cluster ``labels`` of the vote cells (``centres``, ``density``: votes within the
     cluster radius, ``core``) with each cluster parted at its density peaks.
 
@@ -754,9 +763,11 @@ def _peaks(
     With ``close_m`` and ``close_test`` a cell from ``close_m`` to ``apart_m`` from its
     nearest higher peak is a peak too when ``close_test`` (its position, the higher peak's)
     says the passes there make two junctions; it must be the highest cell within half of
-    ``close_m`` (its partner's flank reaches nearer).
+    ``close_m`` (its partner's flank reaches nearer). Also returns the labels of the
+    clusters parted with such a peak.
     """
     out = labels.copy()
+    close_born: set[int] = set()
     tree = cKDTree(centres)
     reach = 0.5 * apart_m
     close = close_m is not None and close_test is not None and close_m < apart_m
@@ -771,6 +782,7 @@ def _peaks(
         member_set = np.zeros(len(centres), dtype=bool)
         member_set[members] = True
         peaks: list[int] = []
+        by_close: set[int] = set()
         for cell in order:
             if density[cell] <= 0:
                 break
@@ -784,7 +796,8 @@ def _peaks(
                 continue
             gaps = np.hypot(*(centres[peaks] - centres[cell]).T)
             higher = peaks[int(np.argmin(gaps))]
-            if gaps.min() < apart_m or flank:
+            near_top = bool(gaps.min() < apart_m or flank)
+            if near_top:
                 if close_test is None or close_m is None or gaps.min() < close_m:
                     continue
                 near = [
@@ -798,6 +811,8 @@ def _peaks(
                 saddle * density[cell]
             ):
                 peaks.append(int(cell))
+                if near_top:
+                    by_close.add(int(cell))
         if len(peaks) < 2:
             continue
         while len(peaks) > 1:
@@ -823,7 +838,9 @@ def _peaks(
             continue
         first = int(out.max()) + 1
         out[members] = first + nearest
-    return out
+        if by_close & set(peaks):
+            close_born.add(int(label))
+    return out, close_born
 
 
 def _valley(
@@ -865,7 +882,7 @@ def merge_parts_apart(
     if len(points) == 0:
         return points
     group = np.where(is_part, 0, -1).astype(np.int64)
-    centres, _, _ = _merge_apart(points, np.ones(len(points), dtype=np.int64), group, radius_m)
+    centres, _, _, _ = _merge_apart(points, np.ones(len(points), dtype=np.int64), group, radius_m)
     return centres
 
 
@@ -886,11 +903,13 @@ def _merge_apart(
     weights: npt.NDArray[np.int64],
     group: npt.NDArray[np.int64],
     radius_m: float,
-) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+    close_groups: frozenset[int] = frozenset(),
+) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
     """:func:`merge_close`, nearest pairs first, except that two parts of one parted vote
     cluster (the same ``group``, not -1) never end in one junction: a spur root or a corner
     meet between two crossings 10 m apart joins the nearer one and no longer chains both.
-    Also returns, per junction, whether a part is in it."""
+    Also returns, per junction, whether a part is in it, and whether a part of one of
+    ``close_groups`` is."""
     pairs = cKDTree(points).query_pairs(radius_m, output_type="ndarray")
     parent = np.arange(len(points))
     groups: list[set[int]] = [{int(g)} if g >= 0 else set() for g in group]
@@ -913,7 +932,11 @@ def _merge_apart(
     centres, support = _weighted_means(points, weights, labels.astype(np.int64))
     parted = np.zeros(len(centres), dtype=bool)
     parted[labels[np.array([bool(groups[root(k)]) for k in range(len(points))])]] = True
-    return centres, support, parted
+    close = np.zeros(len(centres), dtype=bool)
+    close[labels[np.array([bool(groups[root(k)] & close_groups) for k in range(len(points))])]] = (
+        True
+    )
+    return centres, support, parted, close
 
 
 def spur_roots(
@@ -977,25 +1000,27 @@ def find_junctions(
 ) -> tuple[FloatArray, npt.NDArray[np.int64]]:
     """Junction positions (J, 2) in metres and their vote support (J,): see
     :func:`find_junction_parts`."""
-    centres, support, _ = find_junction_parts(tracks, params, without_osm=without_osm)
+    centres, support, _, _ = find_junction_parts(tracks, params, without_osm=without_osm)
     return centres, support
 
 
 def find_junction_parts(
     tracks: Sequence[Track], params: JunctionParams | None = None, *, without_osm: bool = False
-) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
     """Junction positions (J, 2) in metres and their vote support (J,), from poses alone:
     clusters of crossing votes and the roots of out-and-back spurs (:func:`spur_roots`, each
     counted with ``min_support``); ``without_osm`` (the build without a map) also the places
     where two passes' corners meet (``params.corners``); and for each junction whether it
-    is a part of a vote pile parted at its peaks (``params.split_peaks_m``)."""
+    is a part of a vote pile parted at its peaks (``params.split_peaks_m``), and whether
+    that pile was parted at a peak under ``split_peaks_m`` from another
+    (``params.split_close_m``)."""
     params = params or JunctionParams()
     votes, samples = _cast_votes(tracks, params, without_osm=without_osm)
     split = params.split_peaks_m if without_osm else None
     test = None
     if split is not None and params.split_crossed_m is not None:
         test = part_test(tracks, samples, params, params.split_crossed_m)
-    centres, support, group = _clusters(
+    centres, support, group, born = _clusters(
         votes,
         eps_m=params.cluster_eps_m,
         min_votes=params.cluster_min_votes,
@@ -1021,9 +1046,10 @@ def find_junction_parts(
         support = np.concatenate([support, np.full(len(roots), params.min_support, dtype=np.int64)])
         group = np.concatenate([group, np.full(len(roots), -1, dtype=np.int64)])
     if (group >= 0).any():
-        return _merge_apart(centres, support, group, params.merge_m)
+        close_groups = frozenset(int(g) for g in group[: len(born)][born])
+        return _merge_apart(centres, support, group, params.merge_m, close_groups)
     centres, support = merge_close(centres, support, params.merge_m)
-    return centres, support, np.zeros(len(centres), dtype=bool)
+    return centres, support, np.zeros(len(centres), dtype=bool), np.zeros(len(centres), dtype=bool)
 
 
 def _uturn_stretches(track: Track, params: JunctionParams) -> list[tuple[int, int]]:

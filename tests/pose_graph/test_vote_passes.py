@@ -9,7 +9,12 @@ import numpy as np
 import pytest
 from scipy.spatial import cKDTree
 
-from city360.pose_graph.junctions import JunctionParams, _samples, find_junctions
+from city360.pose_graph.junctions import (
+    JunctionParams,
+    _samples,
+    find_junction_parts,
+    find_junctions,
+)
 from city360.pose_graph.tracks import Track
 from city360.pose_graph.vote_passes import own_arms_deg, route_spread_deg
 from tests.pose_graph.test_vote_peaks import _crossings, _walk
@@ -167,3 +172,17 @@ def test_split_close_is_off_by_default() -> None:
     assert JunctionParams().split_close_m is None
     assert JunctionParams().split_close_clear_m == 5.0
     assert JunctionParams().split_close_arm_deg == 45.0
+
+
+def test_the_parts_of_a_pile_parted_at_close_tops_are_flagged() -> None:
+    """``find_junction_parts`` flags the parts of piles parted at tops under
+    ``split_peaks_m`` apart (what ``split_parts_apart`` keeps apart after refine), not those
+    of piles parted as before."""
+    _, _, parted, close = find_junction_parts(_knot(8.7, 2), CLOSE, without_osm=True)
+    assert parted.tolist() == [True, True]
+    assert close.tolist() == [True, True]
+    _, _, parted, close = find_junction_parts(
+        _crossings([0.0] * 4, [10.0] * 4, 0), CLOSE, without_osm=True
+    )
+    assert parted.tolist() == [True, True]
+    assert not close.any()
