@@ -162,29 +162,38 @@ class JunctionParams:
     closest approach to a part's median."""
     split_ways_deg: float = 25.0
     """With ``split_crossed_m``: degrees (0..90) two passes' ways must differ by."""
-    split_close_m: float | None = None
+    split_close_m: float | None = 6.5
     """With ``split_peaks_m``: two peaks of a pile this many metres apart or more, but under
     ``split_peaks_m``, part it too when the passes tell two junctions
     (:func:`~city360.pose_graph.vote_passes.pair_test`: each peak has an arm of its own,
     a pass leaving it along a street that no pass leaves the other along); the valley and vote
     tests apply as for any peak. Two true junctions 8-10 m apart pile their votes in one
     cluster whose tops stand 7 m apart (fresh Bulevardi's Erottaja knot, true (142.6,
-    132.7) and (151.3, 132.7): tops 7.1 m apart in wander 2 and wander+stops 2). None:
-    peaks under ``split_peaks_m`` never part a pile."""
+    132.7) and (151.3, 132.7): tops 7.1 m apart in wander 2 and wander+stops 2). 6.5 m
+    (round thirty-five, branch pair35), with ``split_parts_apart``: without OSM on the 120
+    kept twins and 39 held-out rows 4 rows better (Kaisaniemi wander+stops 0 P 0.926 ->
+    1.000; Helsinki wander 1 R 0.952 -> 0.968; held-out Bulevardi wander 5 to 1.000 /
+    1.000 / 1.000; old town wander+stops 6 R 0.952 -> 1.000), none worse, 155 equal; on its
+    fresh input (Bulevardi seed 6, Helsinki SE seed 10) Bulevardi wander 6 R 0.923 -> 1.000,
+    none worse. Alone (parts merged back after refine) Helsinki wander+stops 0 lost street F1
+    (0.934 -> 0.930). With OSM it does not act (no parting). None: peaks under
+    ``split_peaks_m`` never part a pile."""
     split_close_clear_m: float = 5.0
     """With ``split_close_m``: metres a pass's leg from one peak must keep from the other to
     be an arm of that peak's own (a leg by the other is the link between them)."""
     split_close_arm_deg: float = 45.0
     """With ``split_close_m``: degrees (0..180, directed) an arm of one peak must turn from
     every arm of the other for it to be the peak's own."""
-    split_parts_apart: bool = False
+    split_parts_apart: bool = True
     """With ``split_close_m``: after refine's first move, the merge of junctions within
     ``merge_m`` never joins two parts of piles parted at a peak under ``split_peaks_m`` from
     another (:func:`merge_parts_apart`), as the merge of the votes' junctions never joins two
     parts of one pile. Such parts are born 7-9 m apart; refine moves them towards each other
     (each up to ``split_part_shift_m``) and they were merged back into one (fresh Bulevardi
-    wander 2: parts (144.2, 132.7) and (152.7, 133.3) merged at (149.7, 133.1)). False:
-    merged as any junctions."""
+    wander 2: parts (144.2, 132.7) and (152.7, 133.3) merged at (149.7, 133.1)). On with
+    ``split_close_m`` (measured together, see there); held for every part of every parted
+    pile it moved 13 of 159 rows, 1 worse (held-out old town wander 6 street F1 0.972 ->
+    0.959) and 3 both ways. False: merged as any junctions."""
     quiet_turn_backs: bool = True
     """A U-turn mid-street casts no crossing votes (:func:`mid_street_turns`): while it
     turns, the walker's heading sweeps across the street, and its samples vote with the

@@ -345,5 +345,5 @@ def test_parts_of_parted_piles_are_never_merged_into_one() -> None:
     assert len(alone) == 1
 
 
-def test_split_parts_apart_is_off_by_default() -> None:
-    assert JunctionParams().split_parts_apart is False
+def test_split_parts_apart_is_on_by_default() -> None:
+    assert JunctionParams().split_parts_apart is True

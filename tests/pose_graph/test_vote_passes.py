@@ -100,6 +100,7 @@ def test_the_ways_test_is_on_by_default_with_split_peaks() -> None:
 
 
 CLOSE = replace(JunctionParams(), split_close_m=6.5)
+UNCLOSE = replace(JunctionParams(), split_close_m=None)
 
 
 def _knot(gap_m: float, seed: int) -> list[Track]:
@@ -133,7 +134,7 @@ def test_a_knot_whose_vote_tops_stand_under_8_m_apart_is_parted_by_its_passes(
     ``split_peaks_m`` apart: one junction without ``split_close_m``. The passes by the west
     top leave it north, those by the east top south: two junctions, one at each."""
     tracks = _knot(gap_m, seed)
-    assert len(find_junctions(tracks, JunctionParams(), without_osm=True)[0]) == 1
+    assert len(find_junctions(tracks, UNCLOSE, without_osm=True)[0]) == 1
     parted, _ = find_junctions(tracks, CLOSE, without_osm=True)
     assert len(parted) == 2
     west, east = sorted(parted.tolist())
@@ -148,7 +149,7 @@ def test_close_tops_whose_passes_take_the_same_streets_stay_one(seed: int) -> No
     rows it leaves one stay one, whatever the crossings are)."""
     tracks = _crossings([0.0] * 4, [8.0] * 4, seed)
     assert len(find_junctions(tracks, CLOSE, without_osm=True)[0]) == len(
-        find_junctions(tracks, JunctionParams(), without_osm=True)[0]
+        find_junctions(tracks, UNCLOSE, without_osm=True)[0]
     )
     wide = _crossings([0.0, 2.9, 5.7, 8.6], [1.4, 4.3, 7.1, 10.0], seed)
     assert len(find_junctions(wide, CLOSE, without_osm=True)[0]) == 1
@@ -168,10 +169,12 @@ def test_own_arms_leave_out_the_link_and_the_legs_to_the_other_top() -> None:
     assert np.all(np.abs(east_arms - 180.0) < 30.0)  # south
 
 
-def test_split_close_is_off_by_default() -> None:
-    assert JunctionParams().split_close_m is None
-    assert JunctionParams().split_close_clear_m == 5.0
-    assert JunctionParams().split_close_arm_deg == 45.0
+def test_split_close_is_on_by_default() -> None:
+    params = JunctionParams()
+    assert params.split_close_m == 6.5
+    assert params.split_close_clear_m == 5.0
+    assert params.split_close_arm_deg == 45.0
+    assert len(find_junctions(_knot(8.7, 2), params, without_osm=True)[0]) == 2
 
 
 def test_the_parts_of_a_pile_parted_at_close_tops_are_flagged() -> None:
