@@ -241,7 +241,12 @@ def _steps_after_apart_see(
     monkeypatch.setattr(
         build_module,
         "find_junction_parts",
-        lambda *_, **__: (np.zeros((1, 2)), np.array([3]), np.zeros(1, dtype=bool)),
+        lambda *_, **__: (
+            np.zeros((1, 2)),
+            np.array([3]),
+            np.zeros(1, dtype=bool),
+            np.zeros(1, dtype=bool),
+        ),
     )
     monkeypatch.setattr(build_module, "dissolve_pass_through", lambda *_: set())
     monkeypatch.setattr(build_module, "fused_forks", record)
