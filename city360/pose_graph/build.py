@@ -56,6 +56,7 @@ from city360.pose_graph.junctions import (
     find_dead_ends,
     find_junction_parts,
     merge_close,
+    merge_parts_apart,
 )
 from city360.pose_graph.lone_arms import LoneArmParams, LoneArms, lone_arm_junctions
 from city360.pose_graph.node_fit import fit_nodes
@@ -534,10 +535,11 @@ def build_from_tracks(
     measured = tracks  # apart_junctions' gaps before clarifying (ApartParams.measured_from_m)
     if osm is None and params.clarify:
         tracks = clarify_tracks(tracks, params.clarify_params)
-    junctions_xy, _support, parted = find_junction_parts(
+    junctions_xy, _support, parted, close_born = find_junction_parts(
         tracks, params.junctions, without_osm=osm is None
     )
     parts_xy = junctions_xy.reshape(-1, 2)[parted]
+    close_xy = junctions_xy.reshape(-1, 2)[close_born]  # parted at tops under split_peaks_m
     matched: MatchedCuts | None = None
     if osm is not None:
         from city360.pose_graph.osm_dead_ends import MatchedCuts, find_spurs, spurs_into_stubs
@@ -579,11 +581,17 @@ def build_from_tracks(
             moved = _parts_shifted(junctions_xy, moved, parts_xy, shift_m)
         if params.junctions.split_peaks_m is not None and params.junctions.split_held_apart:
             moved = _held_apart(junctions_xy, moved, params.junctions.merge_m)
-        junctions_xy, _ = merge_close(
-            moved[branching],
-            np.ones(int(branching.sum()), dtype=np.int64),
-            params.junctions.merge_m,
-        )
+        if params.junctions.split_peaks_m is not None and params.junctions.split_parts_apart:
+            is_part = _is_part(junctions_xy, close_xy)
+            junctions_xy = merge_parts_apart(
+                moved[branching], is_part[branching], params.junctions.merge_m
+            )
+        else:
+            junctions_xy, _ = merge_close(
+                moved[branching],
+                np.ones(int(branching.sum()), dtype=np.int64),
+                params.junctions.merge_m,
+            )
         dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params, matched)
         split = split_junctions(tracks, junctions_xy, segments, streets, params.refine_params)
         if len(split) != len(junctions_xy):
@@ -810,11 +818,20 @@ def _parts_shifted(
     before = before.reshape(-1, 2)
     if not len(parts_xy) or not len(before):
         return moved
-    is_part = (before[:, None] == parts_xy[None]).all(axis=2).any(axis=1)
+    is_part = _is_part(before, parts_xy)
     step = moved - before
     size = np.hypot(step[:, 0], step[:, 1])
     scale = np.where(is_part & (size > shift_m), shift_m / np.maximum(size, 1e-9), 1.0)
     return before + step * scale[:, None]
+
+
+def _is_part(junctions_xy: FloatArray, parts_xy: FloatArray) -> npt.NDArray[np.bool_]:
+    """Per junction (J,): whether it stands at one of ``parts_xy`` (parts of parted vote
+    piles, matched exactly: positions pass through the first cut unchanged)."""
+    junctions_xy = junctions_xy.reshape(-1, 2)
+    if not len(parts_xy) or not len(junctions_xy):
+        return np.zeros(len(junctions_xy), dtype=bool)
+    return np.asarray((junctions_xy[:, None] == parts_xy[None]).all(axis=2).any(axis=1))
 
 
 def _held_apart(before: FloatArray, moved: FloatArray, merge_m: float) -> FloatArray:

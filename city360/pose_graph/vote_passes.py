@@ -8,6 +8,12 @@ at a slant and pile a few hundred votes 9-20 m from any junction (Helsinki wande
 where passes go different ways: some pass by along one street and others along another, or
 turn there. :func:`part_test` reads that from the passes themselves.
 
+Two peaks of one pile closer than ``split_peaks_m`` (two true junctions 8-10 m apart pile
+their votes 7 m apart: the passes between them pull the piles together) are parted only on
+:func:`pair_test`: each peak has passes that leave it along a street no pass leaves the
+other along. One junction whose votes spread has the same streets at both of its tops; a
+knot has different ones.
+
 A pass is one visit of one trajectory: its samples near a place, parted where the arc
 between two of them jumps by more than ``pass_separation_m`` (the walker came back).
 Positions are metres in the city frame; headings degrees clockwise from north.
@@ -27,7 +33,7 @@ from city360.pose_graph.tracks import Track
 if TYPE_CHECKING:
     from city360.pose_graph.junctions import JunctionParams
 
-__all__ = ["part_test", "route_spread_deg"]
+__all__ = ["own_arms_deg", "pair_test", "part_test", "route_spread_deg"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -121,5 +127,87 @@ def part_test(
             separation_m=params.pass_separation_m,
         )
         return spread >= params.split_ways_deg
+
+    return test
+
+
+def own_arms_deg(
+    tracks: Sequence[Track],
+    samples: Samples,
+    tree: cKDTree,
+    centre: FloatArray,
+    other: FloatArray,
+    *,
+    radius_m: float,
+    leg_m: float,
+    clear_m: float,
+    separation_m: float,
+    axis_deg: float,
+) -> FloatArray:
+    """The arms (A,) of the passes by ``centre``, as headings in degrees leaving it, that
+    do not lead to ``other``.
+
+    Each pass within ``radius_m`` of ``centre`` gives its two legs, from its closest sample
+    back ``leg_m`` and on ``leg_m``, turned to point away from ``centre``; a leg that comes
+    within ``clear_m`` of ``other``, or runs within ``axis_deg`` (axially) of the line from
+    ``centre`` to ``other``, is left out: the link between the two and the street running on
+    through both are shared, whatever the place is."""
+    xy, _, owner, arc = samples
+    near = np.asarray(tree.query_ball_point(centre, radius_m), dtype=np.int64)
+    if near.size == 0:
+        return np.zeros(0)
+    labels = _pass_labels(owner[near], arc[near], separation_m)
+    gaps = np.hypot(*(xy[near] - centre).T)
+    axis = float(np.degrees(np.arctan2(*(other - centre))))
+    arms: list[float] = []
+    for label in np.unique(labels):
+        closest = int(near[labels == label][np.argmin(gaps[labels == label])])
+        track = tracks[int(owner[closest])]
+        here = float(arc[closest])
+        ends = track.point_at(np.asarray([here - leg_m, here, here + leg_m]))
+        for end, lo, hi in ((ends[0], here - leg_m, here), (ends[2], here, here + leg_m)):
+            if np.hypot(*(end - ends[1])) <= 0.25 * leg_m:
+                continue  # a track's end: no leg there
+            leg = track.xy[(track.arc_m >= lo) & (track.arc_m <= hi)]
+            if np.hypot(*(np.vstack([leg, end]) - other).T).min() < clear_m:
+                continue  # a leg by the other: it tells nothing of which is which
+            arm = float(np.degrees(np.arctan2(*(end - ends[1]))))
+            if _axial(np.asarray(arm), np.asarray(axis)) >= axis_deg:
+                arms.append(arm % 360.0)
+    return np.asarray(arms, dtype=np.float64)
+
+
+def pair_test(
+    tracks: Sequence[Track], samples: Samples, params: JunctionParams
+) -> Callable[[FloatArray, FloatArray], bool]:
+    """A test for two peaks of one vote pile closer than ``params.split_peaks_m``: two
+    junctions when each has an arm (:func:`own_arms_deg`, legs ending
+    ``params.split_close_clear_m`` or more from the other) that turns
+    ``params.split_close_arm_deg`` or more from every arm of the other."""
+    tree = cKDTree(samples[0])
+
+    def arms(centre: FloatArray, other: FloatArray) -> FloatArray:
+        return own_arms_deg(
+            tracks,
+            samples,
+            tree,
+            centre,
+            other,
+            radius_m=params.split_crossed_m or 3.0,
+            leg_m=params.split_leg_m,
+            clear_m=params.split_close_clear_m,
+            separation_m=params.pass_separation_m,
+            axis_deg=params.split_ways_deg,
+        )
+
+    def apart(a_arms: FloatArray, b_arms: FloatArray) -> bool:
+        turn = np.abs(np.mod(a_arms[:, None] - b_arms[None, :] + 180.0, 360.0) - 180.0)
+        return bool((turn.min(axis=1) >= params.split_close_arm_deg).any())
+
+    def test(a: FloatArray, b: FloatArray) -> bool:
+        a_arms, b_arms = arms(a, b), arms(b, a)
+        if a_arms.size == 0 or b_arms.size == 0:
+            return False
+        return apart(a_arms, b_arms) and apart(b_arms, a_arms)
 
     return test

@@ -241,7 +241,12 @@ def _steps_after_apart_see(
     monkeypatch.setattr(
         build_module,
         "find_junction_parts",
-        lambda *_, **__: (np.zeros((1, 2)), np.array([3]), np.zeros(1, dtype=bool)),
+        lambda *_, **__: (
+            np.zeros((1, 2)),
+            np.array([3]),
+            np.zeros(1, dtype=bool),
+            np.zeros(1, dtype=bool),
+        ),
     )
     monkeypatch.setattr(build_module, "dissolve_pass_through", lambda *_: set())
     monkeypatch.setattr(build_module, "fused_forks", record)
@@ -459,3 +464,46 @@ def test_branches_side_by_side_between_the_same_two_nodes_keep_their_junction() 
     # a fork whose branches meet again (fresh Bulevardi coverage seed 1 at (153.5, 131.6),
     # branches 7.6 m apart from 3 m out, both to one node)
     assert _stem_and_branches(7.0, same_end=True) == (False, False)
+
+
+def _knot_walked_apart_on_its_link() -> tuple[list[Track], np.ndarray]:
+    """Junctions A (0, 0) and B (9.9, 0) of a knot, as fresh Bulevardi's Erottaja knot on
+    held-out coverage seed 5: walks from the west street and from the south-west diagonal
+    meet at A, run on along the 9.9 m link 5 m apart (their GPS biases) and leave B south;
+    each walked both ways."""
+    west = [(-60.0, 2.5), (0.0, 2.5), (9.9, 2.5), (9.9, -60.0)]
+    diagonal = [(-40.0, -42.5), (0.0, -2.5), (9.9, -2.5), (9.9, -60.0)]
+    tracks = [
+        polyline_track(west, "west out"),
+        polyline_track(west[::-1], "west back"),
+        polyline_track(diagonal, "diagonal out"),
+        polyline_track(diagonal[::-1], "diagonal back"),
+    ]
+    return tracks, np.array([[0.0, 0.0], [9.9, 0.0]])
+
+
+def test_a_knots_junction_whose_groups_share_a_short_link_stays() -> None:
+    """The two groups of walks at A share one street, the link, as two streets side by side
+    share their stretch: without ``shared_link_m`` A is dropped; the link ends 9.9 m on at
+    B, so A stays."""
+    tracks, junctions = _knot_walked_apart_on_its_link()
+    segments, streets = _cut(tracks, junctions)
+    off = apart_junctions(tracks, junctions, segments, streets, _rule(shared_link_m=None))
+    assert off.tolist()[0] is True
+    kept = apart_junctions(tracks, junctions, segments, streets, _rule(shared_link_m=12.0))
+    assert kept.tolist()[0] is False
+
+
+def test_streets_side_by_side_stay_apart_with_the_short_link_guard() -> None:
+    tracks = _side_by_side(7.0)
+    junctions = np.array([3.5 * _RIGHT])
+    segments, streets = _cut(tracks, junctions)
+    rule = _rule(shared_link_m=12.0)
+    assert apart_junctions(tracks, junctions, segments, streets, rule).tolist() == [True]
+
+
+def test_shared_link_is_on_by_default() -> None:
+    assert ApartParams().shared_link_m == 12.0
+    tracks, junctions = _knot_walked_apart_on_its_link()
+    segments, streets = _cut(tracks, junctions)
+    assert apart_junctions(tracks, junctions, segments, streets).tolist()[0] is False

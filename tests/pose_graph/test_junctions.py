@@ -5,9 +5,12 @@ import pytest
 
 from city360.pose_graph.junctions import (
     DeadEndEvent,
+    JunctionParams,
     find_dead_ends,
     find_junctions,
     group_dead_ends,
+    merge_close,
+    merge_parts_apart,
 )
 from city360.pose_graph.segments import cut_tracks, group_streets
 from city360.pose_graph.tracks import Track, make_track
@@ -324,3 +327,23 @@ def test_passes_on_streets_side_by_side_cast_no_votes_with_vote_chord_m() -> Non
     before = len(crossing_votes(crossing, local, without_osm=True))
     assert len(crossing_votes(crossing, chords, without_osm=True)) == before > 0
     assert JunctionParams().vote_chord_m is None
+
+
+def test_parts_of_parted_piles_are_never_merged_into_one() -> None:
+    """Two parts 7 m apart (a knot's junctions, moved together by refine) and a junction
+    between them: ``merge_close`` makes one junction of the three; ``merge_parts_apart``
+    keeps the parts two and merges the third into the nearer."""
+    points = np.array([[0.0, 0.0], [7.0, 0.0], [2.0, 1.0]])
+    merged, _ = merge_close(points, np.ones(3, dtype=np.int64), 8.0)
+    assert len(merged) == 1
+    kept = merge_parts_apart(points, np.array([True, True, False]), 8.0)
+    assert len(kept) == 2
+    west, east = sorted(kept.tolist())
+    np.testing.assert_allclose(west, [1.0, 0.5])
+    np.testing.assert_allclose(east, [7.0, 0.0])
+    alone = merge_parts_apart(points, np.array([True, False, False]), 8.0)
+    assert len(alone) == 1
+
+
+def test_split_parts_apart_is_on_by_default() -> None:
+    assert JunctionParams().split_parts_apart is True

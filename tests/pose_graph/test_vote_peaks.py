@@ -77,9 +77,9 @@ def test_split_peaks_is_on_by_default_and_off_with_osm() -> None:
 
 def test_the_parts_of_a_parted_pile_are_flagged() -> None:
     tracks = _crossings([0.0] * 4, [10.0] * 4, 0)
-    _, _, whole = find_junction_parts(tracks, UNSPLIT, without_osm=True)
+    _, _, whole, _ = find_junction_parts(tracks, UNSPLIT, without_osm=True)
     assert not whole.any()
-    xy, support, parted = find_junction_parts(tracks, SPLIT, without_osm=True)
+    xy, support, parted, _ = find_junction_parts(tracks, SPLIT, without_osm=True)
     assert parted.tolist() == [True, True]
     assert np.allclose(xy, find_junctions(tracks, SPLIT, without_osm=True)[0])
     assert len(support) == 2
