@@ -278,6 +278,21 @@ class JunctionParams:
     """With ``vote_chord_m``: metres one chord's midpoint must lie off the other chord's line
     for two passes to run side by side (two streets, not two passes along one street
     wobbling into each other near a junction)."""
+    side_step_off_m: float | None = None
+    """Without OSM, a U-turn (``uturn_window_m`` or ``peek_window_m``) whose ways part within
+    ``spur_min_m`` of its apex, a step into a stub and out, is a spur's end (``spur_min_m``
+    clearance) when the walker walks through: the track ``side_step_legs_m`` of travel before
+    and after the apex lies ``side_step_chord_m`` or more apart, the apex lies this many metres
+    or more off the line between those two points, and the walker's pace there is under
+    ``peek_pace`` (:func:`_side_steps`). Milling about at a stop turns back on the street's
+    own line; a step into a short side street leaves it (unseen Kamppi's 8.4 m stub at
+    (87.2, -105.6), walked 6 m off the line). None: such steps are no dead ends."""
+    side_step_legs_m: float = 12.0
+    """With ``side_step_off_m``: metres of travel before and after the apex to the two points
+    whose line is the through street's."""
+    side_step_chord_m: float = 12.0
+    """With ``side_step_off_m``: least metres between those two points (the walker went on,
+    not back the way they came)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -1012,6 +1027,42 @@ def _peeks(track: Track, params: JunctionParams, found: Sequence[int]) -> list[i
     return peeks
 
 
+def _side_steps(track: Track, params: JunctionParams) -> list[int]:
+    """Apexes of U-turns (``uturn_window_m`` or ``peek_window_m``) whose ways part within
+    ``spur_min_m`` of them, on a track that walks through (its points ``side_step_legs_m`` of
+    travel either side lie ``side_step_chord_m`` or more apart), lying ``side_step_off_m`` or
+    more off the line between those points, walked under ``peek_pace`` (see
+    ``JunctionParams.side_step_off_m``)."""
+    if params.side_step_off_m is None:
+        return []
+    arc = track.arc_m
+    legs = params.side_step_legs_m
+    apexes = set(_uturn_frames(track, params))
+    if params.peek_window_m is not None:
+        apexes |= set(_uturn_frames(track, replace(params, uturn_window_m=params.peek_window_m)))
+    steps = []
+    for apex in sorted(apexes):
+        if arc[apex] - arc[0] < legs or arc[-1] - arc[apex] < legs:
+            continue
+        parting = _parting(track, apex, params)
+        if parting is None or parting[0] >= params.spur_min_m:
+            continue
+        ends = np.asarray(
+            [[np.interp(arc[apex] + s, arc, track.xy[:, k]) for k in (0, 1)] for s in (-legs, legs)]
+        )
+        chord = ends[1] - ends[0]
+        length = float(np.hypot(*chord))
+        if length < params.side_step_chord_m:
+            continue
+        rel = track.xy[apex] - ends[0]
+        off = abs(float(chord[0] * rel[1] - chord[1] * rel[0])) / length
+        if off < params.side_step_off_m:
+            continue
+        if params.peek_pace is None or _pace(track, apex, parting[0]) < params.peek_pace:
+            steps.append(apex)
+    return steps
+
+
 def _pace(track: Track, apex: int, reach_m: float) -> float:
     """Seconds per metre within ``reach_m`` of travel either side of ``apex`` over the
     video's median seconds per metre."""
@@ -1087,11 +1138,12 @@ def find_dead_ends(
         peeks = _peeks(track, params, uturns) if short_spurs else []
         if peeks and params.peek_root_m is not None:
             peeks = [f for f in peeks if _root_near(track, f, junctions_xy, params)]
-        for f in uturns + peeks:
+        steps = set(_side_steps(track, params)) if short_spurs else set()
+        for f in uturns + peeks + sorted(steps - set(uturns) - set(peeks)):
             parting = _parting(track, f, params)
             if parting is not None:
                 partings[(k, f)] = parting
-                if short_spurs and parting[0] >= params.spur_min_m:
+                if short_spurs and (parting[0] >= params.spur_min_m or f in steps):
                     spurs.add(f)
                 elif parting[0] < params.junction_clearance_m:
                     continue  # stepped into a stub and out along another street

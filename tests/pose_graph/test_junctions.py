@@ -324,3 +324,46 @@ def test_passes_on_streets_side_by_side_cast_no_votes_with_vote_chord_m() -> Non
     before = len(crossing_votes(crossing, local, without_osm=True))
     assert len(crossing_votes(crossing, chords, without_osm=True)) == before > 0
     assert JunctionParams().vote_chord_m is None
+
+
+@pytest.mark.parametrize("seed", [2, 3])
+def test_a_side_step_off_the_through_line_is_a_spur_end_with_side_step_off_m(seed: int) -> None:
+    """Unseen Kamppi coverage 5, walk_000 at (82.5, -101.3): a walker on the through street
+    steps 6 m into an 8.4 m stub, turns back and rejoins the street 8 m on. The ways in and
+    out part 4 m from the apex, under ``spur_min_m``, so the U-turn was a step into a stub
+    and out, no dead end, and the stub's junction was dropped. The apex lies 6 m off the
+    line between the track 12 m either side; milling about at a stop turns back on it."""
+    from dataclasses import replace
+
+    from city360.pose_graph.junctions import JunctionParams, _parting, _uturn_frames
+    from tests.pose_graph.walks import noisy_walk
+
+    step = noisy_walk(
+        [(90.0, 0.0), (0.0, 0.0), (-3.0, 6.5), (-7.0, 0.0), (-90.0, 0.0)],
+        f"step {seed}",
+        noise_m=0.3,
+    )
+    mill = noisy_walk(
+        [(90.0, 0.0), (-2.0, 0.0), (2.0, 0.3), (-1.0, 0.6), (-90.0, 0.0)],
+        f"mill {seed}",
+        noise_m=0.3,
+    )
+    junction = np.array([[0.0, 0.0]])
+    (apex,) = _uturn_frames(step, replace(JunctionParams(), uturn_window_m=6.0))
+    parting = _parting(step, apex, JunctionParams())
+    assert parting is not None
+    assert parting[0] < JunctionParams().spur_min_m
+
+    def dead_ends(track: Track, off_m: float | None) -> np.ndarray:
+        params = JunctionParams(side_step_off_m=off_m)
+        xy, _ = find_dead_ends([track], junction, params, short_spurs=True)
+        return xy[np.hypot(xy[:, 0] + 3.0, xy[:, 1] - 6.5) < 2.0]
+
+    assert JunctionParams().side_step_off_m is None
+    assert len(dead_ends(step, None)) == 0
+    assert len(dead_ends(step, 4.0)) == 1
+    assert len(dead_ends(step, 8.0)) == 0
+    mill_ends, _ = find_dead_ends(
+        [mill], junction, JunctionParams(side_step_off_m=4.0), short_spurs=True
+    )
+    assert np.hypot(*mill_ends.T).min() > 10.0
