@@ -279,20 +279,29 @@ class JunctionParams:
     for two passes to run side by side (two streets, not two passes along one street
     wobbling into each other near a junction)."""
     side_step_off_m: float | None = None
-    """Without OSM, a U-turn (``uturn_window_m`` or ``peek_window_m``) whose ways part within
-    ``spur_min_m`` of its apex, a step into a stub and out, is a spur's end (``spur_min_m``
-    clearance) when the walker walks through: the track ``side_step_legs_m`` of travel before
-    and after the apex lies ``side_step_chord_m`` or more apart, the apex lies this many metres
-    or more off the line between those two points, and the walker's pace there is under
-    ``peek_pace`` (:func:`_side_steps`). Milling about at a stop turns back on the street's
-    own line; a step into a short side street leaves it (unseen Kamppi's 8.4 m stub at
-    (87.2, -105.6), walked 6 m off the line). None: such steps are no dead ends."""
+    """Without OSM, a U-turn (found with ``uturn_window_m``, ``peek_window_m`` or
+    ``side_step_window_m``) on a walk that goes on through (the track ``side_step_legs_m`` of
+    travel before and after it lies ``side_step_chord_m`` or more apart) whose point farthest
+    off the line between those two points (its tip) lies this many metres or more off it, and
+    walked under ``peek_pace``, is a spur's end at that tip, needing only
+    ``side_step_clear_m`` from every junction (:func:`_side_steps`). A walker who steps 4-6 m
+    into a short side street leaves the through street's line; one who mills about at a stop
+    turns back on it. Unseen Kamppi's 8.4 m stub at (87.2, -105.6): its tips lie 4.8-6.4 m off
+    the walkers' lines and 5.3-7.9 m from the junction, but the 10 m window's apex (the
+    stretch's middle) 2.5 m from it, a peek's apex 4.8 m from it once refine moved the
+    junction, or the ways parting within ``spur_min_m`` (a step and out) left the stub no dead
+    end, and its junction was dissolved. None: off."""
     side_step_legs_m: float = 12.0
     """With ``side_step_off_m``: metres of travel before and after the apex to the two points
     whose line is the through street's."""
-    side_step_chord_m: float = 12.0
+    side_step_chord_m: float = 10.0
     """With ``side_step_off_m``: least metres between those two points (the walker went on,
     not back the way they came)."""
+    side_step_window_m: float = 4.0
+    """With ``side_step_off_m``: metres of the shortest U-turn window searched (a 4-5 m step
+    turns less than ``uturn_deg`` over 6 m)."""
+    side_step_clear_m: float = 4.0
+    """With ``side_step_off_m``: metres a side step's tip needs from every junction."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -1028,24 +1037,23 @@ def _peeks(track: Track, params: JunctionParams, found: Sequence[int]) -> list[i
 
 
 def _side_steps(track: Track, params: JunctionParams) -> list[int]:
-    """Apexes of U-turns (``uturn_window_m`` or ``peek_window_m``) whose ways part within
-    ``spur_min_m`` of them, on a track that walks through (its points ``side_step_legs_m`` of
-    travel either side lie ``side_step_chord_m`` or more apart), lying ``side_step_off_m`` or
-    more off the line between those points, walked under ``peek_pace`` (see
+    """Tips of U-turns (``uturn_window_m``, ``peek_window_m`` or ``side_step_window_m``)
+    stepped off a walk that goes on through: the track ``side_step_legs_m`` of travel either
+    side lies ``side_step_chord_m`` or more apart, the U-turn's point farthest off the line
+    between those points (within ``side_step_window_m`` of travel of its apex) lies
+    ``side_step_off_m`` or more off it, walked under ``peek_pace`` (see
     ``JunctionParams.side_step_off_m``)."""
     if params.side_step_off_m is None:
         return []
     arc = track.arc_m
     legs = params.side_step_legs_m
-    apexes = set(_uturn_frames(track, params))
-    if params.peek_window_m is not None:
-        apexes |= set(_uturn_frames(track, replace(params, uturn_window_m=params.peek_window_m)))
-    steps = []
+    apexes: set[int] = set()
+    for window in (params.uturn_window_m, params.peek_window_m, params.side_step_window_m):
+        if window is not None:
+            apexes |= set(_uturn_frames(track, replace(params, uturn_window_m=window)))
+    tips: list[int] = []
     for apex in sorted(apexes):
         if arc[apex] - arc[0] < legs or arc[-1] - arc[apex] < legs:
-            continue
-        parting = _parting(track, apex, params)
-        if parting is None or parting[0] >= params.spur_min_m:
             continue
         ends = np.asarray(
             [[np.interp(arc[apex] + s, arc, track.xy[:, k]) for k in (0, 1)] for s in (-legs, legs)]
@@ -1054,13 +1062,18 @@ def _side_steps(track: Track, params: JunctionParams) -> list[int]:
         length = float(np.hypot(*chord))
         if length < params.side_step_chord_m:
             continue
-        rel = track.xy[apex] - ends[0]
-        off = abs(float(chord[0] * rel[1] - chord[1] * rel[0])) / length
-        if off < params.side_step_off_m:
+        lo = int(np.searchsorted(arc, arc[apex] - params.side_step_window_m))
+        hi = int(np.searchsorted(arc, arc[apex] + params.side_step_window_m, side="right"))
+        rel = track.xy[lo:hi] - ends[0]
+        off = np.abs(chord[0] * rel[:, 1] - chord[1] * rel[:, 0]) / length
+        tip = lo + int(np.argmax(off))
+        if off.max() < params.side_step_off_m:
             continue
-        if params.peek_pace is None or _pace(track, apex, parting[0]) < params.peek_pace:
-            steps.append(apex)
-    return steps
+        if tips and arc[tip] - arc[tips[-1]] < params.side_step_window_m:
+            continue  # the same U-turn found with another window
+        if params.peek_pace is None or _pace(track, tip, 5.0) < params.peek_pace:
+            tips.append(tip)
+    return tips
 
 
 def _pace(track: Track, apex: int, reach_m: float) -> float:
@@ -1138,21 +1151,27 @@ def find_dead_ends(
         peeks = _peeks(track, params, uturns) if short_spurs else []
         if peeks and params.peek_root_m is not None:
             peeks = [f for f in peeks if _root_near(track, f, junctions_xy, params)]
-        steps = set(_side_steps(track, params)) if short_spurs else set()
-        for f in uturns + peeks + sorted(steps - set(uturns) - set(peeks)):
+        for f in uturns + peeks:
             parting = _parting(track, f, params)
             if parting is not None:
                 partings[(k, f)] = parting
-                if short_spurs and (parting[0] >= params.spur_min_m or f in steps):
+                if short_spurs and parting[0] >= params.spur_min_m:
                     spurs.add(f)
                 elif parting[0] < params.junction_clearance_m:
                     continue  # stepped into a stub and out along another street
             turns.append(f)
         frames = {0, len(track) - 1, *turns}
-        for f in sorted(frames):
+        steps = _side_steps(track, params) if short_spurs else []
+        for f in sorted(frames | set(steps)):
+            if f not in frames:
+                parting = _parting(track, f, params)
+                if parting is not None:
+                    partings[(k, f)] = parting
             events.append(DeadEndEvent(k, f, float(track.xy[f, 0]), float(track.xy[f, 1])))
-            spur_ends.append(f in spurs)
-            if f in spurs:
+            spur_ends.append(f in spurs or f in steps)
+            if f in steps:
+                clearance.append(params.side_step_clear_m)
+            elif f in spurs:
                 clearance.append(params.spur_min_m)
             else:
                 clearance.append(end_clearance.get((k, f), params.junction_clearance_m))
