@@ -367,3 +367,24 @@ def test_a_side_step_off_the_through_line_is_a_spur_end_with_side_step_off_m(see
         [mill], junction, JunctionParams(side_step_off_m=4.0), short_spurs=True
     )
     assert np.hypot(*mill_ends.T).min() > 10.0
+
+
+def test_a_side_steps_tip_needs_only_side_step_clear_m() -> None:
+    """Kamppi coverage camera seed 10, walk_000 at (83.1, -102.0): a peek 6 m into the stub
+    whose apex lay 5.4 m from the voted junction, then 4.8 m once refine moved it 0.7 m: under
+    ``spur_min_m``, the dead end and so the stub and its junction were lost. A side step's tip
+    needs only ``side_step_clear_m``."""
+    from city360.pose_graph.junctions import JunctionParams
+    from tests.pose_graph.walks import noisy_walk
+
+    corners = [(0.0, -90.0), (0.0, -2.0), (2.0, 0.5), (6.5, 1.0), (3.0, 1.2), (0.0, 3.0)]
+    walk = noisy_walk([*corners, (0.0, 90.0)], "peek 0", noise_m=0.3)
+    junction = np.array([[1.8, 0.0]])
+
+    def dead_ends(off_m: float | None) -> np.ndarray:
+        params = JunctionParams(peek_root_m=None, side_step_off_m=off_m)
+        xy, _ = find_dead_ends([walk], junction, params, short_spurs=True)
+        return xy[np.hypot(xy[:, 0] - 6.5, xy[:, 1] - 1.0) < 2.0]
+
+    assert len(dead_ends(None)) == 0
+    assert len(dead_ends(4.0)) == 1
