@@ -302,6 +302,11 @@ class JunctionParams:
     turns less than ``uturn_deg`` over 6 m)."""
     side_step_clear_m: float = 4.0
     """With ``side_step_off_m``: metres a side step's tip needs from every junction."""
+    side_step_deep_m: float = 7.0
+    """With ``side_step_off_m``: a tip farther than this off the through line is no side step.
+    The tips of walks turned back at a junction (a hairpin round its corner) lie 8-11 m off
+    the line of their legs, 0.5-4 m from the junction; those of steps into the Kamppi and
+    Helsinki 8.4 m stubs 4.8-6.4 m."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -1067,7 +1072,7 @@ def _side_steps(track: Track, params: JunctionParams) -> list[int]:
         rel = track.xy[lo:hi] - ends[0]
         off = np.abs(chord[0] * rel[:, 1] - chord[1] * rel[:, 0]) / length
         tip = lo + int(np.argmax(off))
-        if off.max() < params.side_step_off_m:
+        if not params.side_step_off_m <= off.max() <= params.side_step_deep_m:
             continue
         if tips and arc[tip] - arc[tips[-1]] < params.side_step_window_m:
             continue  # the same U-turn found with another window
