@@ -302,6 +302,11 @@ class JunctionParams:
     turns less than ``uturn_deg`` over 6 m)."""
     side_step_clear_m: float = 4.0
     """With ``side_step_off_m``: metres a side step's tip needs from every junction."""
+    side_step_root_m: float = 10.0
+    """With ``side_step_off_m``: a tip is a side step only while a junction lies this close
+    (the side street's own): the Kamppi and Helsinki tips lie 4.4-7.9 m from theirs; a walker
+    swinging off a park path 18.7 m from any junction (fresh Kaisaniemi coverage 1 at
+    (-32.8, -55.4)) built a junction there."""
     side_step_deep_m: float = 7.0
     """With ``side_step_off_m``: a tip farther than this off the through line is no side step.
     The tips of walks turned back at a junction (a hairpin round its corner) lie 8-11 m off
@@ -1166,7 +1171,14 @@ def find_dead_ends(
                     continue  # stepped into a stub and out along another street
             turns.append(f)
         frames = {0, len(track) - 1, *turns}
-        steps = _side_steps(track, params) if short_spurs else []
+        steps = _side_steps(track, params) if short_spurs and len(junctions_xy) else []
+        if steps:
+            gap = np.hypot(*(track.xy[steps][:, None, :] - junctions_xy[None, :, :]).T)
+            steps = [
+                f
+                for f, g in zip(steps, gap.min(axis=0), strict=True)
+                if g <= params.side_step_root_m
+            ]
         for f in sorted(frames | set(steps)):
             if f not in frames:
                 parting = _parting(track, f, params)
