@@ -363,6 +363,10 @@ def test_a_side_step_off_the_through_line_is_a_spur_end_with_side_step_off_m(see
     assert len(dead_ends(step, None)) == 0
     assert len(dead_ends(step, 4.0)) == 1
     assert len(dead_ends(step, 8.0)) == 0
+    far, _ = find_dead_ends(
+        [step], np.array([[40.0, 0.0]]), JunctionParams(side_step_off_m=4.0), short_spurs=True
+    )
+    assert np.hypot(far[:, 0] + 3.0, far[:, 1] - 6.5).min() > 2.0  # no junction: no side street
     mill_ends, _ = find_dead_ends(
         [mill], junction, JunctionParams(side_step_off_m=4.0), short_spurs=True
     )
