@@ -311,6 +311,40 @@ class JunctionParams:
     """With ``vote_chord_m``: metres one chord's midpoint must lie off the other chord's line
     for two passes to run side by side (two streets, not two passes along one street
     wobbling into each other near a junction)."""
+    side_step_off_m: float | None = None
+    """Without OSM, a U-turn (found with ``uturn_window_m``, ``peek_window_m`` or
+    ``side_step_window_m``) on a walk that goes on through (the track ``side_step_legs_m`` of
+    travel before and after it lies ``side_step_chord_m`` or more apart) whose point farthest
+    off the line between those two points (its tip) lies this many metres or more off it, and
+    walked under ``peek_pace``, is a spur's end at that tip, needing only
+    ``side_step_clear_m`` from every junction (:func:`_side_steps`). A walker who steps 4-6 m
+    into a short side street leaves the through street's line; one who mills about at a stop
+    turns back on it. Unseen Kamppi's 8.4 m stub at (87.2, -105.6): its tips lie 4.8-6.4 m off
+    the walkers' lines and 5.3-7.9 m from the junction, but the 10 m window's apex (the
+    stretch's middle) 2.5 m from it, a peek's apex 4.8 m from it once refine moved the
+    junction, or the ways parting within ``spur_min_m`` (a step and out) left the stub no dead
+    end, and its junction was dissolved. None: off."""
+    side_step_legs_m: float = 12.0
+    """With ``side_step_off_m``: metres of travel before and after the apex to the two points
+    whose line is the through street's."""
+    side_step_chord_m: float = 10.0
+    """With ``side_step_off_m``: least metres between those two points (the walker went on,
+    not back the way they came)."""
+    side_step_window_m: float = 4.0
+    """With ``side_step_off_m``: metres of the shortest U-turn window searched (a 4-5 m step
+    turns less than ``uturn_deg`` over 6 m)."""
+    side_step_clear_m: float = 4.0
+    """With ``side_step_off_m``: metres a side step's tip needs from every junction."""
+    side_step_root_m: float = 10.0
+    """With ``side_step_off_m``: a tip is a side step only while a junction lies this close
+    (the side street's own): the Kamppi and Helsinki tips lie 4.4-7.9 m from theirs; a walker
+    swinging off a park path 18.7 m from any junction (fresh Kaisaniemi coverage 1 at
+    (-32.8, -55.4)) built a junction there."""
+    side_step_deep_m: float = 7.0
+    """With ``side_step_off_m``: a tip farther than this off the through line is no side step.
+    The tips of walks turned back at a junction (a hairpin round its corner) lie 8-11 m off
+    the line of their legs, 0.5-4 m from the junction; those of steps into the Kamppi and
+    Helsinki 8.4 m stubs 4.8-6.4 m."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -1114,6 +1148,46 @@ def _peeks(track: Track, params: JunctionParams, found: Sequence[int]) -> list[i
     return peeks
 
 
+def _side_steps(track: Track, params: JunctionParams) -> list[int]:
+    """Tips of U-turns (``uturn_window_m``, ``peek_window_m`` or ``side_step_window_m``)
+    stepped off a walk that goes on through: the track ``side_step_legs_m`` of travel either
+    side lies ``side_step_chord_m`` or more apart, the U-turn's point farthest off the line
+    between those points (within ``side_step_window_m`` of travel of its apex) lies
+    ``side_step_off_m`` or more off it, walked under ``peek_pace`` (see
+    ``JunctionParams.side_step_off_m``)."""
+    if params.side_step_off_m is None:
+        return []
+    arc = track.arc_m
+    legs = params.side_step_legs_m
+    apexes: set[int] = set()
+    for window in (params.uturn_window_m, params.peek_window_m, params.side_step_window_m):
+        if window is not None:
+            apexes |= set(_uturn_frames(track, replace(params, uturn_window_m=window)))
+    tips: list[int] = []
+    for apex in sorted(apexes):
+        if arc[apex] - arc[0] < legs or arc[-1] - arc[apex] < legs:
+            continue
+        ends = np.asarray(
+            [[np.interp(arc[apex] + s, arc, track.xy[:, k]) for k in (0, 1)] for s in (-legs, legs)]
+        )
+        chord = ends[1] - ends[0]
+        length = float(np.hypot(*chord))
+        if length < params.side_step_chord_m:
+            continue
+        lo = int(np.searchsorted(arc, arc[apex] - params.side_step_window_m))
+        hi = int(np.searchsorted(arc, arc[apex] + params.side_step_window_m, side="right"))
+        rel = track.xy[lo:hi] - ends[0]
+        off = np.abs(chord[0] * rel[:, 1] - chord[1] * rel[:, 0]) / length
+        tip = lo + int(np.argmax(off))
+        if not params.side_step_off_m <= off.max() <= params.side_step_deep_m:
+            continue
+        if tips and arc[tip] - arc[tips[-1]] < params.side_step_window_m:
+            continue  # the same U-turn found with another window
+        if params.peek_pace is None or _pace(track, tip, 5.0) < params.peek_pace:
+            tips.append(tip)
+    return tips
+
+
 def _pace(track: Track, apex: int, reach_m: float) -> float:
     """Seconds per metre within ``reach_m`` of travel either side of ``apex`` over the
     video's median seconds per metre."""
@@ -1199,10 +1273,24 @@ def find_dead_ends(
                     continue  # stepped into a stub and out along another street
             turns.append(f)
         frames = {0, len(track) - 1, *turns}
-        for f in sorted(frames):
+        steps = _side_steps(track, params) if short_spurs and len(junctions_xy) else []
+        if steps:
+            gap = np.hypot(*(track.xy[steps][:, None, :] - junctions_xy[None, :, :]).T)
+            steps = [
+                f
+                for f, g in zip(steps, gap.min(axis=0), strict=True)
+                if g <= params.side_step_root_m
+            ]
+        for f in sorted(frames | set(steps)):
+            if f not in frames:
+                parting = _parting(track, f, params)
+                if parting is not None:
+                    partings[(k, f)] = parting
             events.append(DeadEndEvent(k, f, float(track.xy[f, 0]), float(track.xy[f, 1])))
-            spur_ends.append(f in spurs)
-            if f in spurs:
+            spur_ends.append(f in spurs or f in steps)
+            if f in steps:
+                clearance.append(params.side_step_clear_m)
+            elif f in spurs:
                 clearance.append(params.spur_min_m)
             else:
                 clearance.append(end_clearance.get((k, f), params.junction_clearance_m))

@@ -347,3 +347,71 @@ def test_parts_of_parted_piles_are_never_merged_into_one() -> None:
 
 def test_split_parts_apart_is_on_by_default() -> None:
     assert JunctionParams().split_parts_apart is True
+
+
+@pytest.mark.parametrize("seed", [2, 3])
+def test_a_side_step_off_the_through_line_is_a_spur_end_with_side_step_off_m(seed: int) -> None:
+    """Unseen Kamppi coverage 5, walk_000 at (82.5, -101.3): a walker on the through street
+    steps 6 m into an 8.4 m stub, turns back and rejoins the street 8 m on. The ways in and
+    out part 4 m from the apex, under ``spur_min_m``, so the U-turn was a step into a stub
+    and out, no dead end, and the stub's junction was dropped. The apex lies 6 m off the
+    line between the track 12 m either side; milling about at a stop turns back on it."""
+    from dataclasses import replace
+
+    from city360.pose_graph.junctions import JunctionParams, _parting, _uturn_frames
+    from tests.pose_graph.walks import noisy_walk
+
+    step = noisy_walk(
+        [(90.0, 0.0), (0.0, 0.0), (-3.0, 6.5), (-7.0, 0.0), (-90.0, 0.0)],
+        f"step {seed}",
+        noise_m=0.3,
+    )
+    mill = noisy_walk(
+        [(90.0, 0.0), (-2.0, 0.0), (2.0, 0.3), (-1.0, 0.6), (-90.0, 0.0)],
+        f"mill {seed}",
+        noise_m=0.3,
+    )
+    junction = np.array([[0.0, 0.0]])
+    (apex,) = _uturn_frames(step, replace(JunctionParams(), uturn_window_m=6.0))
+    parting = _parting(step, apex, JunctionParams())
+    assert parting is not None
+    assert parting[0] < JunctionParams().spur_min_m
+
+    def dead_ends(track: Track, off_m: float | None) -> np.ndarray:
+        params = JunctionParams(side_step_off_m=off_m)
+        xy, _ = find_dead_ends([track], junction, params, short_spurs=True)
+        return xy[np.hypot(xy[:, 0] + 3.0, xy[:, 1] - 6.5) < 2.0]
+
+    assert JunctionParams().side_step_off_m is None
+    assert len(dead_ends(step, None)) == 0
+    assert len(dead_ends(step, 4.0)) == 1
+    assert len(dead_ends(step, 8.0)) == 0
+    far, _ = find_dead_ends(
+        [step], np.array([[40.0, 0.0]]), JunctionParams(side_step_off_m=4.0), short_spurs=True
+    )
+    assert np.hypot(far[:, 0] + 3.0, far[:, 1] - 6.5).min() > 2.0  # no junction: no side street
+    mill_ends, _ = find_dead_ends(
+        [mill], junction, JunctionParams(side_step_off_m=4.0), short_spurs=True
+    )
+    assert np.hypot(*mill_ends.T).min() > 10.0
+
+
+def test_a_side_steps_tip_needs_only_side_step_clear_m() -> None:
+    """Kamppi coverage camera seed 10, walk_000 at (83.1, -102.0): a peek 6 m into the stub
+    whose apex lay 5.4 m from the voted junction, then 4.8 m once refine moved it 0.7 m: under
+    ``spur_min_m``, the dead end and so the stub and its junction were lost. A side step's tip
+    needs only ``side_step_clear_m``."""
+    from city360.pose_graph.junctions import JunctionParams
+    from tests.pose_graph.walks import noisy_walk
+
+    corners = [(0.0, -90.0), (0.0, -2.0), (2.0, 0.5), (6.5, 1.0), (3.0, 1.2), (0.0, 3.0)]
+    walk = noisy_walk([*corners, (0.0, 90.0)], "peek 0", noise_m=0.3)
+    junction = np.array([[1.8, 0.0]])
+
+    def dead_ends(off_m: float | None) -> np.ndarray:
+        params = JunctionParams(peek_root_m=None, side_step_off_m=off_m)
+        xy, _ = find_dead_ends([walk], junction, params, short_spurs=True)
+        return xy[np.hypot(xy[:, 0] - 6.5, xy[:, 1] - 1.0) < 2.0]
+
+    assert len(dead_ends(None)) == 0
+    assert len(dead_ends(4.0)) == 1
