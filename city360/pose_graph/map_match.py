@@ -85,6 +85,16 @@ round thirty-one): with :data:`~city360.pose_graph.osm_match.THROUGH_FILMED` 3 r
 0.984 -> 1.000), none worse in junction P, R or street F1.
 False: the pose's straight-line distance to the node only."""
 OFF_NETWORK_SWITCH_COST = 6.0
+PLACE_TURNS = True
+"""A move from one street onto another whose end nodes differ but belong to one place (nodes
+joined by streets under :data:`~city360.pose_graph.osm_match.SHORT_STREET_M`, 8 m:
+:func:`~city360.pose_graph.osm_match.node_groups`) costs as a turn at a shared node, the
+straight distance between the two nodes (metres) added to the route of :data:`TURN_ALONG`,
+rather than :data:`JUMP_COST`. Without it a walk that crosses a 5 m link between two paths
+that run 3-4 m apart must pay two turns and a pose on the link (walked across, so at a
+capped heading cost) and stays on the wrong path (Kaisaniemi one-way 5 and 7, walk network:
+a walk up a path 1.3 m off it, held on the path 3.7 m beside it; round thirty-five, branch
+osmb35). False: only streets sharing an end node turn into each other."""
 
 
 def viterbi_match(osm: OsmStreets, tracks: Sequence[Track]) -> list[IntArray]:
@@ -186,12 +196,13 @@ def _viterbi(
     emission = np.column_stack([emission, np.full(n, OFF_NETWORK_COST)])
     states = np.column_stack([edge, np.full(n, -1, dtype=np.int64)])
     ends = osm.edge_nodes
+    links = _short_links(osm)
     cost = emission[0].copy()
     back = np.zeros((n, states.shape[1]), dtype=np.int64)
     for i in range(1, n):
         prev, cur = states[i - 1], states[i]
         transition = _transition_costs(
-            prev, cur, ends, osm.node_xy, track.xy[i], along[i - 1], along[i]
+            prev, cur, ends, osm.node_xy, track.xy[i], along[i - 1], along[i], links=links
         )
         total = cost[:, None] + transition
         back[i] = np.argmin(total, axis=0)
@@ -200,7 +211,51 @@ def _viterbi(
     path[-1] = int(np.argmin(cost))
     for i in range(n - 1, 0, -1):
         path[i - 1] = back[i, path[i]]
-    return states[np.arange(n), path]
+    matched = states[np.arange(n), path]
+    if links.size:
+        _walk_the_links(osm, matched)
+    return matched
+
+
+def _walk_the_links(osm: OsmStreets, matched: IntArray) -> None:
+    """Where the path moves between two streets with no shared end node (joined by a short
+    street, :data:`PLACE_TURNS`), give the first pose on the new street to that short street,
+    in place: the steps that read turns from the matched streets (junction candidates, the
+    through passes, dead ends) then see the walk turn at the nodes it passes, as if its
+    poses had been matched to the short street on the way."""
+    from city360.pose_graph.osm_match import SHORT_STREET_M
+
+    ends = osm.edge_nodes
+    short = np.flatnonzero(osm.edge_length_m < SHORT_STREET_M)
+    by_pair = {frozenset(map(int, ends[e])): int(e) for e in short}
+    for i in np.flatnonzero((matched[1:] != matched[:-1]) & (matched[1:] >= 0) & (matched[:-1] >= 0)):
+        before, after = ends[matched[i]], ends[matched[i + 1]]
+        if np.isin(before, after).any():
+            continue
+        link = next(
+            (
+                by_pair[pair]
+                for a in before
+                for b in after
+                if (pair := frozenset((int(a), int(b)))) in by_pair
+            ),
+            -1,
+        )
+        if link >= 0:
+            matched[i + 1] = link
+
+
+def _short_links(osm: OsmStreets) -> IntArray:
+    """Sorted keys ``u * n + v`` (both ways) of the node pairs joined by one street under
+    :data:`~city360.pose_graph.osm_match.SHORT_STREET_M` (:data:`PLACE_TURNS`; empty when
+    off)."""
+    from city360.pose_graph.osm_match import SHORT_STREET_M
+
+    if not PLACE_TURNS:
+        return np.zeros(0, dtype=np.int64)
+    n = len(osm.node_xy)
+    u, v = osm.edge_nodes[osm.edge_length_m < SHORT_STREET_M].T
+    return np.unique(np.concatenate([u * n + v, v * n + u]).astype(np.int64))
 
 
 def _transition_costs(
@@ -211,10 +266,13 @@ def _transition_costs(
     pose_xy: FloatArray,
     prev_along: FloatArray,
     cur_along: FloatArray,
+    *,
+    links: IntArray | None = None,
 ) -> FloatArray:
     """(len(prev), len(cur)) costs of moving from each previous state to each current one;
     ``prev_along``, ``cur_along``: (len, 2) metres along each state's street from its first
-    and second end node (:func:`_candidates`)."""
+    and second end node (:func:`_candidates`); ``links``: the node pairs joined by a short street
+    whose streets turn into each other (:func:`_short_links`; None: none)."""
     prev_on, cur_on = prev >= 0, cur >= 0
     pu, pv = ends[np.where(prev_on, prev, 0)].T
     cu, cv = ends[np.where(cur_on, cur, 0)].T
@@ -226,9 +284,17 @@ def _transition_costs(
         )
         for j, b in enumerate((cu, cv)):
             shared = a[:, None] == b[None, :]
+            link = np.zeros((len(prev), len(cur)))
+            if links is not None and links.size:
+                key = a[:, None] * len(node_xy) + b[None, :]
+                joined = np.isin(key, links)
+                shared = shared | joined
+                gap = np.hypot(*(node_xy[a][:, None] - node_xy[b][None, :]).transpose(2, 0, 1))
+                link = np.where(joined, gap, 0.0)
             turn = turn_at_a[:, None] + np.zeros(len(cur))
             if TURN_ALONG:  # both poses near the node along their streets, not only in a line
-                off = np.maximum(prev_along[:, i, None] + cur_along[None, :, j] - TURN_REACH_M, 0.0)
+                route = prev_along[:, i, None] + link + cur_along[None, :, j]
+                off = np.maximum(route - TURN_REACH_M, 0.0)
                 turn = turn + 0.5 * (off / POSITION_SIGMA_M) ** 2
             best = np.where(shared, np.minimum(best, turn), best)
     costs = np.where(np.isfinite(best), best, JUMP_COST)
