@@ -312,3 +312,35 @@ def test_a_link_walked_end_to_end_counts_by_its_poses_with_the_switch_off(
     monkeypatch.setattr(osm_match, "THROUGH_FILMED", False)
     matches = viterbi_match(LINKED, LINKED_WALKS)
     assert len(osm_junction_candidates(LINKED, LINKED_WALKS, matches=matches)) == 0
+
+
+# node A (0, 0): a path from the south and one north 3.7-4.3 m east of the walk; node B 5 m
+# west of A (the 5 m link A-B): a path north from B to junction C (-6, 16), 1 m west of the
+# walk. The walk comes up from the south and cuts from A onto B's path without walking the
+# link (Kaisaniemi one-way 5 and 7, (-40.9, -20.6), round thirty-five)
+BESIDE = _streets(
+    {1: (0, -60), 2: (0, 0), 3: (-5, 0), 4: (-2, 60), 5: (-6, 16), 6: (-20, 35), 7: (-35, -20)},
+    [(1, 2), (2, 3), (2, 4), (3, 5), (5, 6), (5, 7)],
+)
+BESIDE_WALK = _walk([(0, -40), (0, -4), (-4.8, 10), (-4.8, 15)], "up", noise_m=0.3)
+
+
+def test_a_walk_onto_a_path_across_a_short_link_is_matched_to_it() -> None:
+    """The move from A's path onto B's costs as a turn, the link's length added to the route;
+    the first pose on B's path is given to the link, so the walk turns at A and at B."""
+    matched = viterbi_match(BESIDE, [BESIDE_WALK])[0]
+    assert (matched[-10:] == _edge(BESIDE, 3, 5)).all()
+    assert not (matched == _edge(BESIDE, 2, 4)).any()
+    assert (matched == _edge(BESIDE, 2, 3)).sum() == 1
+
+
+def test_without_place_turns_the_walk_stays_on_the_path_beside(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(map_match, "PLACE_TURNS", False)
+    matched = viterbi_match(BESIDE, [BESIDE_WALK])[0]
+    assert not (matched == _edge(BESIDE, 3, 5)).any()
+
+
+def test_place_turns_are_on_by_default() -> None:
+    assert map_match.PLACE_TURNS
