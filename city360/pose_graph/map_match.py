@@ -86,15 +86,21 @@ round thirty-one): with :data:`~city360.pose_graph.osm_match.THROUGH_FILMED` 3 r
 False: the pose's straight-line distance to the node only."""
 OFF_NETWORK_SWITCH_COST = 6.0
 PLACE_TURNS = True
-"""A move from one street onto another whose end nodes differ but belong to one place (nodes
-joined by streets under :data:`~city360.pose_graph.osm_match.SHORT_STREET_M`, 8 m:
-:func:`~city360.pose_graph.osm_match.node_groups`) costs as a turn at a shared node, the
-straight distance between the two nodes (metres) added to the route of :data:`TURN_ALONG`,
-rather than :data:`JUMP_COST`. Without it a walk that crosses a 5 m link between two paths
-that run 3-4 m apart must pay two turns and a pose on the link (walked across, so at a
-capped heading cost) and stays on the wrong path (Kaisaniemi one-way 5 and 7, walk network:
-a walk up a path 1.3 m off it, held on the path 3.7 m beside it; round thirty-five, branch
-osmb35). False: only streets sharing an end node turn into each other."""
+"""A move from one street onto another that leaves the other end of a street under
+:data:`~city360.pose_graph.osm_match.SHORT_STREET_M` (8 m) within :data:`BESIDE_DEG` of the
+first's heading from its end (two paths side by side, joined by a short link) costs as a turn
+at a shared node, the link's straight length (metres) added to the route of
+:data:`TURN_ALONG`, rather than :data:`JUMP_COST`; the first pose on the new street is then
+given to the link (:func:`_walk_the_links`). Without it a walk that crosses a 5 m link
+between two paths that run 3-4 m apart must pay two turns and a pose on the link (walked
+across, so at a capped heading cost) and stays on the wrong path (Kaisaniemi one-way 5 and
+7, walk network: a walk up a path 1.3 m off it, held on the path 3.7 m beside it; round
+thirty-five, branch osmb35). Any two streets at a link's ends (no heading test) cost a row
+of the held-out old town (wander 8, P 1.000 -> 0.900: walks cutting a knot's corners).
+False: only streets sharing an end node turn into each other."""
+BESIDE_DEG = 30.0
+"""Largest angle between two streets' headings away from a short link's two ends (each over its
+first 5 m) for :data:`PLACE_TURNS` to join them, degrees."""
 
 
 def viterbi_match(osm: OsmStreets, tracks: Sequence[Track]) -> list[IntArray]:
@@ -197,12 +203,21 @@ def _viterbi(
     states = np.column_stack([edge, np.full(n, -1, dtype=np.int64)])
     ends = osm.edge_nodes
     links = _short_links(osm)
+    heading = _end_headings(osm) if links.size else np.zeros((len(ends), 2))
     cost = emission[0].copy()
     back = np.zeros((n, states.shape[1]), dtype=np.int64)
     for i in range(1, n):
         prev, cur = states[i - 1], states[i]
         transition = _transition_costs(
-            prev, cur, ends, osm.node_xy, track.xy[i], along[i - 1], along[i], links=links
+            prev,
+            cur,
+            ends,
+            osm.node_xy,
+            track.xy[i],
+            along[i - 1],
+            along[i],
+            links=links,
+            heading=heading,
         )
         total = cost[:, None] + transition
         back[i] = np.argmin(total, axis=0)
@@ -228,7 +243,9 @@ def _walk_the_links(osm: OsmStreets, matched: IntArray) -> None:
     ends = osm.edge_nodes
     short = np.flatnonzero(osm.edge_length_m < SHORT_STREET_M)
     by_pair = {frozenset(map(int, ends[e])): int(e) for e in short}
-    for i in np.flatnonzero((matched[1:] != matched[:-1]) & (matched[1:] >= 0) & (matched[:-1] >= 0)):
+    for i in np.flatnonzero(
+        (matched[1:] != matched[:-1]) & (matched[1:] >= 0) & (matched[:-1] >= 0)
+    ):
         before, after = ends[matched[i]], ends[matched[i + 1]]
         if np.isin(before, after).any():
             continue
@@ -258,6 +275,25 @@ def _short_links(osm: OsmStreets) -> IntArray:
     return np.unique(np.concatenate([u * n + v, v * n + u]).astype(np.int64))
 
 
+def _end_headings(osm: OsmStreets) -> FloatArray:
+    """(n streets, 2) heading (degrees clockwise from north) of each street away from its first
+    and its second end node (``osm.edge_nodes``), over its first 5 m."""
+    out = np.zeros((len(osm.edge_nodes), 2))
+    starts = np.searchsorted(osm.sample_edge, np.arange(len(osm.edge_nodes)))
+    stops = np.searchsorted(osm.sample_edge, np.arange(len(osm.edge_nodes)), side="right")
+    for e, (lo, hi) in enumerate(zip(starts, stops, strict=True)):
+        samples = osm.samples_xy[lo:hi]
+        for k, node in enumerate(osm.edge_nodes[e]):
+            near_first = np.hypot(*(samples[0] - osm.node_xy[node])) <= np.hypot(
+                *(samples[-1] - osm.node_xy[node])
+            )
+            pts = samples if near_first else samples[::-1]
+            along = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(pts, axis=0).T))])
+            far = pts[min(int(np.searchsorted(along, 5.0)), len(pts) - 1)] - pts[0]
+            out[e, k] = np.degrees(np.arctan2(far[0], far[1]))
+    return out
+
+
 def _transition_costs(
     prev: IntArray,
     cur: IntArray,
@@ -268,11 +304,13 @@ def _transition_costs(
     cur_along: FloatArray,
     *,
     links: IntArray | None = None,
+    heading: FloatArray | None = None,
 ) -> FloatArray:
     """(len(prev), len(cur)) costs of moving from each previous state to each current one;
     ``prev_along``, ``cur_along``: (len, 2) metres along each state's street from its first
     and second end node (:func:`_candidates`); ``links``: the node pairs joined by a short street
-    whose streets turn into each other (:func:`_short_links`; None: none)."""
+    (:func:`_short_links`; None: none) and ``heading`` (:func:`_end_headings`): streets at a
+    link's two ends heading the same way turn into each other (:data:`PLACE_TURNS`)."""
     prev_on, cur_on = prev >= 0, cur >= 0
     pu, pv = ends[np.where(prev_on, prev, 0)].T
     cu, cv = ends[np.where(cur_on, cur, 0)].T
@@ -285,9 +323,18 @@ def _transition_costs(
         for j, b in enumerate((cu, cv)):
             shared = a[:, None] == b[None, :]
             link = np.zeros((len(prev), len(cur)))
-            if links is not None and links.size:
+            if links is not None and heading is not None and links.size:
                 key = a[:, None] * len(node_xy) + b[None, :]
-                joined = np.isin(key, links)
+                apart_deg = np.abs(
+                    np.mod(
+                        heading[np.where(prev_on, prev, 0), i][:, None]
+                        - heading[np.where(cur_on, cur, 0), j][None, :]
+                        + 180.0,
+                        360.0,
+                    )
+                    - 180.0
+                )
+                joined = np.isin(key, links) & (apart_deg < BESIDE_DEG)
                 shared = shared | joined
                 gap = np.hypot(*(node_xy[a][:, None] - node_xy[b][None, :]).transpose(2, 0, 1))
                 link = np.where(joined, gap, 0.0)

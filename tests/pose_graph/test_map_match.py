@@ -326,12 +326,21 @@ BESIDE_WALK = _walk([(0, -40), (0, -4), (-4.8, 10), (-4.8, 15)], "up", noise_m=0
 
 
 def test_a_walk_onto_a_path_across_a_short_link_is_matched_to_it() -> None:
-    """The move from A's path onto B's costs as a turn, the link's length added to the route;
-    the first pose on B's path is given to the link, so the walk turns at A and at B."""
+    """The move from A's path onto B's beside it (both heading north from the link's ends)
+    costs as a turn, the link's length added to the route; the first pose on B's path is
+    given to the link, so the walk turns at A and at B."""
     matched = viterbi_match(BESIDE, [BESIDE_WALK])[0]
     assert (matched[-10:] == _edge(BESIDE, 3, 5)).all()
-    assert not (matched == _edge(BESIDE, 2, 4)).any()
     assert (matched == _edge(BESIDE, 2, 3)).sum() == 1
+
+
+def test_no_short_cut_between_streets_that_leave_a_link_apart() -> None:
+    """From the south street (heading south from A) onto B's path (north from B): the link
+    does not join them; the walk reaches B's path through A's path beside it."""
+    matched = viterbi_match(BESIDE, [BESIDE_WALK])[0]
+    south, beside = _edge(BESIDE, 1, 2), _edge(BESIDE, 2, 4)
+    first_off_south = int(np.flatnonzero(matched != south)[0])
+    assert matched[first_off_south] == beside
 
 
 def test_without_place_turns_the_walk_stays_on_the_path_beside(
