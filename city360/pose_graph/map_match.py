@@ -85,6 +85,26 @@ round thirty-one): with :data:`~city360.pose_graph.osm_match.THROUGH_FILMED` 3 r
 0.984 -> 1.000), none worse in junction P, R or street F1.
 False: the pose's straight-line distance to the node only."""
 OFF_NETWORK_SWITCH_COST = 6.0
+PLACE_TURNS = False
+"""A move from one street onto another that leaves the other end of a street under
+:data:`~city360.pose_graph.osm_match.SHORT_STREET_M` (8 m) within :data:`BESIDE_DEG` of the
+first's heading from its end (two paths side by side, joined by a short link) costs as a turn
+at a shared node, the link's straight length (metres) added to the route of
+:data:`TURN_ALONG`, rather than :data:`JUMP_COST`; the first pose on the new street is then
+given to the link (:func:`_walk_the_links`). Without it a walk that crosses a 5 m link
+between two paths that run 3-4 m apart must pay two turns and a pose on the link (walked
+across, so at a capped heading cost) and stays on the wrong path (Kaisaniemi one-way 5 and
+7, walk network: a walk up a path 1.3 m off it, held on the path 3.7 m beside it; round
+thirty-five, branch osmb35). Any two streets at a link's ends (no heading test) cost a row
+of the held-out old town (wander 8, P 1.000 -> 0.900: walks cutting a knot's corners).
+Off by default (the lead, round thirty-five): with the heading test, 2 of 166 kept rows
+better with OSM (Kaisaniemi one-way 5 and 7 to target), none worse, but on its fresh input
+(Kaisaniemi seed 8) wander 8's street F1 0.974 -> 0.966, none better (an extra street at the
+theatre knot of ten nodes joined by 5-7 m lanes; not traced).
+False: only streets sharing an end node turn into each other."""
+BESIDE_DEG = 30.0
+"""Largest angle between two streets' headings away from a short link's two ends (each over its
+first 5 m) for :data:`PLACE_TURNS` to join them, degrees."""
 
 
 def viterbi_match(osm: OsmStreets, tracks: Sequence[Track]) -> list[IntArray]:
@@ -186,12 +206,22 @@ def _viterbi(
     emission = np.column_stack([emission, np.full(n, OFF_NETWORK_COST)])
     states = np.column_stack([edge, np.full(n, -1, dtype=np.int64)])
     ends = osm.edge_nodes
+    links = _short_links(osm)
+    heading = _end_headings(osm) if links.size else np.zeros((len(ends), 2))
     cost = emission[0].copy()
     back = np.zeros((n, states.shape[1]), dtype=np.int64)
     for i in range(1, n):
         prev, cur = states[i - 1], states[i]
         transition = _transition_costs(
-            prev, cur, ends, osm.node_xy, track.xy[i], along[i - 1], along[i]
+            prev,
+            cur,
+            ends,
+            osm.node_xy,
+            track.xy[i],
+            along[i - 1],
+            along[i],
+            links=links,
+            heading=heading,
         )
         total = cost[:, None] + transition
         back[i] = np.argmin(total, axis=0)
@@ -200,7 +230,72 @@ def _viterbi(
     path[-1] = int(np.argmin(cost))
     for i in range(n - 1, 0, -1):
         path[i - 1] = back[i, path[i]]
-    return states[np.arange(n), path]
+    matched = states[np.arange(n), path]
+    if links.size:
+        _walk_the_links(osm, matched)
+    return matched
+
+
+def _walk_the_links(osm: OsmStreets, matched: IntArray) -> None:
+    """Where the path moves between two streets with no shared end node (joined by a short
+    street, :data:`PLACE_TURNS`), give the first pose on the new street to that short street,
+    in place: the steps that read turns from the matched streets (junction candidates, the
+    through passes, dead ends) then see the walk turn at the nodes it passes, as if its
+    poses had been matched to the short street on the way."""
+    from city360.pose_graph.osm_match import SHORT_STREET_M
+
+    ends = osm.edge_nodes
+    short = np.flatnonzero(osm.edge_length_m < SHORT_STREET_M)
+    by_pair = {frozenset(map(int, ends[e])): int(e) for e in short}
+    for i in np.flatnonzero(
+        (matched[1:] != matched[:-1]) & (matched[1:] >= 0) & (matched[:-1] >= 0)
+    ):
+        before, after = ends[matched[i]], ends[matched[i + 1]]
+        if np.isin(before, after).any():
+            continue
+        link = next(
+            (
+                by_pair[pair]
+                for a in before
+                for b in after
+                if (pair := frozenset((int(a), int(b)))) in by_pair
+            ),
+            -1,
+        )
+        if link >= 0:
+            matched[i + 1] = link
+
+
+def _short_links(osm: OsmStreets) -> IntArray:
+    """Sorted keys ``u * n + v`` (both ways) of the node pairs joined by one street under
+    :data:`~city360.pose_graph.osm_match.SHORT_STREET_M` (:data:`PLACE_TURNS`; empty when
+    off)."""
+    from city360.pose_graph.osm_match import SHORT_STREET_M
+
+    if not PLACE_TURNS:
+        return np.zeros(0, dtype=np.int64)
+    n = len(osm.node_xy)
+    u, v = osm.edge_nodes[osm.edge_length_m < SHORT_STREET_M].T
+    return np.unique(np.concatenate([u * n + v, v * n + u]).astype(np.int64))
+
+
+def _end_headings(osm: OsmStreets) -> FloatArray:
+    """(n streets, 2) heading (degrees clockwise from north) of each street away from its first
+    and its second end node (``osm.edge_nodes``), over its first 5 m."""
+    out = np.zeros((len(osm.edge_nodes), 2))
+    starts = np.searchsorted(osm.sample_edge, np.arange(len(osm.edge_nodes)))
+    stops = np.searchsorted(osm.sample_edge, np.arange(len(osm.edge_nodes)), side="right")
+    for e, (lo, hi) in enumerate(zip(starts, stops, strict=True)):
+        samples = osm.samples_xy[lo:hi]
+        for k, node in enumerate(osm.edge_nodes[e]):
+            near_first = np.hypot(*(samples[0] - osm.node_xy[node])) <= np.hypot(
+                *(samples[-1] - osm.node_xy[node])
+            )
+            pts = samples if near_first else samples[::-1]
+            along = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(pts, axis=0).T))])
+            far = pts[min(int(np.searchsorted(along, 5.0)), len(pts) - 1)] - pts[0]
+            out[e, k] = np.degrees(np.arctan2(far[0], far[1]))
+    return out
 
 
 def _transition_costs(
@@ -211,10 +306,15 @@ def _transition_costs(
     pose_xy: FloatArray,
     prev_along: FloatArray,
     cur_along: FloatArray,
+    *,
+    links: IntArray | None = None,
+    heading: FloatArray | None = None,
 ) -> FloatArray:
     """(len(prev), len(cur)) costs of moving from each previous state to each current one;
     ``prev_along``, ``cur_along``: (len, 2) metres along each state's street from its first
-    and second end node (:func:`_candidates`)."""
+    and second end node (:func:`_candidates`); ``links``: the node pairs joined by a short street
+    (:func:`_short_links`; None: none) and ``heading`` (:func:`_end_headings`): streets at a
+    link's two ends heading the same way turn into each other (:data:`PLACE_TURNS`)."""
     prev_on, cur_on = prev >= 0, cur >= 0
     pu, pv = ends[np.where(prev_on, prev, 0)].T
     cu, cv = ends[np.where(cur_on, cur, 0)].T
@@ -226,9 +326,26 @@ def _transition_costs(
         )
         for j, b in enumerate((cu, cv)):
             shared = a[:, None] == b[None, :]
+            link = np.zeros((len(prev), len(cur)))
+            if links is not None and heading is not None and links.size:
+                key = a[:, None] * len(node_xy) + b[None, :]
+                apart_deg = np.abs(
+                    np.mod(
+                        heading[np.where(prev_on, prev, 0), i][:, None]
+                        - heading[np.where(cur_on, cur, 0), j][None, :]
+                        + 180.0,
+                        360.0,
+                    )
+                    - 180.0
+                )
+                joined = np.isin(key, links) & (apart_deg < BESIDE_DEG)
+                shared = shared | joined
+                gap = np.hypot(*(node_xy[a][:, None] - node_xy[b][None, :]).transpose(2, 0, 1))
+                link = np.where(joined, gap, 0.0)
             turn = turn_at_a[:, None] + np.zeros(len(cur))
             if TURN_ALONG:  # both poses near the node along their streets, not only in a line
-                off = np.maximum(prev_along[:, i, None] + cur_along[None, :, j] - TURN_REACH_M, 0.0)
+                route = prev_along[:, i, None] + link + cur_along[None, :, j]
+                off = np.maximum(route - TURN_REACH_M, 0.0)
                 turn = turn + 0.5 * (off / POSITION_SIGMA_M) ** 2
             best = np.where(shared, np.minimum(best, turn), best)
     costs = np.where(np.isfinite(best), best, JUMP_COST)

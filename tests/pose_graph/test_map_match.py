@@ -312,3 +312,51 @@ def test_a_link_walked_end_to_end_counts_by_its_poses_with_the_switch_off(
     monkeypatch.setattr(osm_match, "THROUGH_FILMED", False)
     matches = viterbi_match(LINKED, LINKED_WALKS)
     assert len(osm_junction_candidates(LINKED, LINKED_WALKS, matches=matches)) == 0
+
+
+# node A (0, 0): a path from the south and one north 3.7-4.3 m east of the walk; node B 5 m
+# west of A (the 5 m link A-B): a path north from B to junction C (-6, 16), 1 m west of the
+# walk. The walk comes up from the south and cuts from A onto B's path without walking the
+# link (Kaisaniemi one-way 5 and 7, (-40.9, -20.6), round thirty-five)
+BESIDE = _streets(
+    {1: (0, -60), 2: (0, 0), 3: (-5, 0), 4: (-2, 60), 5: (-6, 16), 6: (-20, 35), 7: (-35, -20)},
+    [(1, 2), (2, 3), (2, 4), (3, 5), (5, 6), (5, 7)],
+)
+BESIDE_WALK = _walk([(0, -40), (0, -4), (-4.8, 10), (-4.8, 15)], "up", noise_m=0.3)
+
+
+def test_a_walk_onto_a_path_across_a_short_link_is_matched_to_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With :data:`map_match.PLACE_TURNS` (off by default), the move from A's path onto B's
+    beside it (both heading north from the link's ends) costs as a turn, the link's length
+    added to the route; the first pose on B's path is given to the link, so the walk turns at
+    A and at B."""
+    monkeypatch.setattr(map_match, "PLACE_TURNS", True)
+    matched = viterbi_match(BESIDE, [BESIDE_WALK])[0]
+    assert (matched[-10:] == _edge(BESIDE, 3, 5)).all()
+    assert (matched == _edge(BESIDE, 2, 3)).sum() == 1
+
+
+def test_no_short_cut_between_streets_that_leave_a_link_apart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """From the south street (heading south from A) onto B's path (north from B): the link
+    does not join them; the walk reaches B's path through A's path beside it."""
+    monkeypatch.setattr(map_match, "PLACE_TURNS", True)
+    matched = viterbi_match(BESIDE, [BESIDE_WALK])[0]
+    south, beside = _edge(BESIDE, 1, 2), _edge(BESIDE, 2, 4)
+    first_off_south = int(np.flatnonzero(matched != south)[0])
+    assert matched[first_off_south] == beside
+
+
+def test_without_place_turns_the_walk_stays_on_the_path_beside(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(map_match, "PLACE_TURNS", False)
+    matched = viterbi_match(BESIDE, [BESIDE_WALK])[0]
+    assert not (matched == _edge(BESIDE, 3, 5)).any()
+
+
+def test_place_turns_are_off_by_default() -> None:
+    assert not map_match.PLACE_TURNS
