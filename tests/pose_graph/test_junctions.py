@@ -382,7 +382,7 @@ def test_a_side_step_off_the_through_line_is_a_spur_end_with_side_step_off_m(see
         xy, _ = find_dead_ends([track], junction, params, short_spurs=True)
         return xy[np.hypot(xy[:, 0] + 3.0, xy[:, 1] - 6.5) < 2.0]
 
-    assert JunctionParams().side_step_off_m is None
+    assert JunctionParams().side_step_off_m == 4.0
     assert len(dead_ends(step, None)) == 0
     assert len(dead_ends(step, 4.0)) == 1
     assert len(dead_ends(step, 8.0)) == 0
@@ -463,7 +463,8 @@ def test_a_side_steps_junction_moves_to_the_tips_foot(seed: int) -> None:
     placed = side_step_feet([step], voted, on)
     assert np.hypot(placed[0, 0] + 3.0, placed[0, 1]) < 1.0
     np.testing.assert_array_equal(placed[1:], voted[1:])
-    np.testing.assert_array_equal(side_step_feet([step], voted, JunctionParams()), voted)
+    off = JunctionParams(side_step_off_m=None)
+    np.testing.assert_array_equal(side_step_feet([step], voted, off), voted)
     unmoved = side_step_feet(
         [step], voted, JunctionParams(side_step_off_m=4.0, side_step_foot=False)
     )
