@@ -57,6 +57,7 @@ from city360.pose_graph.junctions import (
     find_junction_parts,
     merge_close,
     merge_parts_apart,
+    side_step_feet,
 )
 from city360.pose_graph.lone_arms import LoneArmParams, LoneArms, lone_arm_junctions
 from city360.pose_graph.node_fit import fit_nodes
@@ -538,6 +539,9 @@ def build_from_tracks(
     junctions_xy, _support, parted, close_born = find_junction_parts(
         tracks, params.junctions, without_osm=osm is None
     )
+    if osm is None:
+        # a side step's junction where the side street leaves the walker's line
+        junctions_xy = side_step_feet(tracks, junctions_xy, params.junctions)
     parts_xy = junctions_xy.reshape(-1, 2)[parted]
     close_xy = junctions_xy.reshape(-1, 2)[close_born]  # parted at tops under split_peaks_m
     matched: MatchedCuts | None = None

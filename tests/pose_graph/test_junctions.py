@@ -382,7 +382,7 @@ def test_a_side_step_off_the_through_line_is_a_spur_end_with_side_step_off_m(see
         xy, _ = find_dead_ends([track], junction, params, short_spurs=True)
         return xy[np.hypot(xy[:, 0] + 3.0, xy[:, 1] - 6.5) < 2.0]
 
-    assert JunctionParams().side_step_off_m is None
+    assert JunctionParams().side_step_off_m == 4.0
     assert len(dead_ends(step, None)) == 0
     assert len(dead_ends(step, 4.0)) == 1
     assert len(dead_ends(step, 8.0)) == 0
@@ -415,3 +415,58 @@ def test_a_side_steps_tip_needs_only_side_step_clear_m() -> None:
 
     assert len(dead_ends(None)) == 0
     assert len(dead_ends(4.0)) == 1
+
+
+def _side_step(seed: int) -> Track:
+    """A walker on a through street along y = 0 who steps 6.5 m into a stub at x = 0 (tip
+    near (-3, 6.5)) and rejoins the street 7 m on (unseen Kamppi coverage 5, walk_000)."""
+    from tests.pose_graph.walks import noisy_walk
+
+    return noisy_walk(
+        [(90.0, 0.0), (0.0, 0.0), (-3.0, 6.5), (-7.0, 0.0), (-90.0, 0.0)],
+        f"step {seed}",
+        noise_m=0.3,
+    )
+
+
+@pytest.mark.parametrize("seed", [2, 3])
+def test_a_side_steps_junction_lies_on_the_walkers_line(seed: int) -> None:
+    """Unseen Kamppi wander+stops camera 5, tips at (-56.0, -110.1) and (-4.3, 109.4): walkers
+    turning back round a junction's corner leave their line 6.1-6.4 m, but their junction
+    lies beside the tip, 5.0-6.1 m off that line, not on it where a side street leaves the
+    through street. With ``side_step_line_m`` such a tip is no side step."""
+    step = _side_step(seed)
+
+    def dead_ends(junction: tuple[float, float], line_m: float | None) -> np.ndarray:
+        params = JunctionParams(side_step_off_m=4.0, side_step_line_m=line_m)
+        xy, _ = find_dead_ends([step], np.array([junction]), params, short_spurs=True)
+        return xy[np.hypot(xy[:, 0] + 3.0, xy[:, 1] - 6.5) < 2.0]
+
+    assert JunctionParams().side_step_line_m == 3.0
+    beside = (2.0, 5.0)  # 5 m off the walker's line, 5.2 m from the tip
+    assert len(dead_ends(beside, None)) == 1
+    assert len(dead_ends(beside, 3.0)) == 0
+    assert len(dead_ends((0.5, 0.5), 3.0)) == 1  # on the line: the stub's junction
+
+
+@pytest.mark.parametrize("seed", [2, 3])
+def test_a_side_steps_junction_moves_to_the_tips_foot(seed: int) -> None:
+    """Unseen Kamppi coverage 5: votes at (87.3, -106.3), 1.7 m from the foot of walk_000's
+    tip on its line (85.7, -106.9), and a second pile where the walker comes out of the stub;
+    the stub was cut to that pile, 8.3 m from the true junction. ``side_step_feet`` moves the
+    side step's junction to the foot; a junction off the line or far away stays."""
+    from city360.pose_graph.junctions import side_step_feet
+
+    step = _side_step(seed)
+    voted = np.array([[1.5, 0.5], [-9.0, -0.5], [40.0, 0.0]])
+    on = JunctionParams(side_step_off_m=4.0)
+    placed = side_step_feet([step], voted, on)
+    assert np.hypot(placed[0, 0] + 3.0, placed[0, 1]) < 1.0
+    np.testing.assert_array_equal(placed[1:], voted[1:])
+    off = JunctionParams(side_step_off_m=None)
+    np.testing.assert_array_equal(side_step_feet([step], voted, off), voted)
+    unmoved = side_step_feet(
+        [step], voted, JunctionParams(side_step_off_m=4.0, side_step_foot=False)
+    )
+    np.testing.assert_array_equal(unmoved, voted)
+    assert JunctionParams().side_step_foot is True
