@@ -62,7 +62,7 @@ class EndTeeParams:
     """No new junction this close to a junction the build has (it already serves the end)."""
     merge_m: float = 8.0
     """New junctions this close to each other are one (several videos ending at one T)."""
-    ahead_reach_m: float | None = 12.0
+    ahead_reach_m: float | None = 10.0
     """A video end may lie up to this far from the pass (instead of ``reach_m``) when the
     pass's closest pose lies ahead of the end, within ``ahead_deg`` of the way the end's
     street points out through it: the video stopped short of the street it runs into (the old
