@@ -62,6 +62,23 @@ class EndTeeParams:
     """No new junction this close to a junction the build has (it already serves the end)."""
     merge_m: float = 8.0
     """New junctions this close to each other are one (several videos ending at one T)."""
+    ahead_reach_m: float | None = 10.0
+    """A video end may lie up to this far from the pass (instead of ``reach_m``) when the
+    pass's closest pose lies ahead of the end, within ``ahead_deg`` of the way the end's
+    street points out through it: the video stopped short of the street it runs into (the old
+    town's T (47.6, -21.3), one-way 10: the end 6.2 m short of the T, the turning pass 9.7 m
+    off). The junction then moves off the pass toward the end until it lies ``ahead_join_m``
+    from it, so the cut runs the end's street into it (a track end farther than the 8 m
+    ``JunctionParams.junction_clearance_m`` from every junction stays a dead end). None:
+    ``reach_m`` only. On since round thirty-five (branch old35): of 181 rows without OSM (120
+    kept, 61 held-out) one better, none worse; 12 m made two worse (real dead ends 10.5 and
+    11.6 m short of a turning pass)."""
+    ahead_join_m: float = 7.0
+    """Where a junction reached by ``ahead_reach_m`` goes: this far from the end, on the line
+    from the pass's closest pose to it (metres; under the 8 m junction clearance)."""
+    ahead_deg: float = 45.0
+    """How far (deg) off the end's street heading the pass pose may lie for
+    ``ahead_reach_m``."""
     near_junction_far_m: float | None = 8.0
     """Where the chords of ``arm_far_m`` see no T and a junction the build has lies within
     ``arm_far_m`` of the pass's closest pose, look again with the chords of the pass's two ways
@@ -136,7 +153,7 @@ def end_tees(
             continue
         end_xy = track.xy[0] if at_start else track.xy[-1]
         best = _closest_pass(
-            tracks, segments, street_of, end_xy, street_of.get(seg_index, -1), params
+            tracks, segments, street_of, end_xy, street_of.get(seg_index, -1), params, heading
         )
         if best is None:
             continue
@@ -159,6 +176,9 @@ def end_tees(
             continue
         if len(junctions_xy) and np.hypot(*(junctions_xy - pass_xy).T).min() < params.clearance_m:
             continue
+        gap = float(np.hypot(*(end_xy - pass_xy)))
+        if gap > params.reach_m:  # reached by ahead_reach_m: move it within the clearance
+            pass_xy = pass_xy + (end_xy - pass_xy) * (1.0 - params.ahead_join_m / gap)
         found.append(pass_xy)
     if not found:
         return np.zeros((0, 2))
@@ -185,10 +205,14 @@ def _closest_pass(
     end_xy: FloatArray,
     end_street: int,
     params: EndTeeParams,
+    heading: float,
 ) -> tuple[FloatArray, tuple[int, int], tuple[float, float]] | None:
     """The closest pose within ``reach_m`` of ``end_xy`` on a segment of another street whose
     track runs on ``through_m`` either side of it, its (track, frame), and the headings of its
-    ways out of there (:func:`_pass_arms`)."""
+    ways out of there (:func:`_pass_arms`). A pose ahead of the end (within ``ahead_deg`` of
+    ``heading``, the end's street pointing out through the end) may lie up to
+    ``ahead_reach_m`` away."""
+    reach_m = max(params.reach_m, params.ahead_reach_m or 0.0)
     best: tuple[float, FloatArray, tuple[int, int], tuple[float, float]] | None = None
     for i, seg in enumerate(segments):
         if street_of.get(i, -2) == end_street:
@@ -197,8 +221,13 @@ def _closest_pass(
         xy = track.xy[seg.first_frame : seg.last_frame + 1]
         gaps = np.hypot(*(xy - end_xy).T)
         j = int(np.argmin(gaps))
-        if gaps[j] > params.reach_m or (best is not None and gaps[j] >= best[0]):
+        if gaps[j] > reach_m or (best is not None and gaps[j] >= best[0]):
             continue
+        if gaps[j] > params.reach_m:
+            step = xy[j] - end_xy
+            off = angle_diff_deg(bearing_deg(float(step[0]), float(step[1])), heading)
+            if abs(off) > params.ahead_deg:
+                continue
         f = seg.first_frame + j
         arc = track.arc_m
         if arc[f] < params.through_m or arc[-1] - arc[f] < params.through_m:

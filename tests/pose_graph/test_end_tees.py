@@ -131,3 +131,41 @@ def test_without_a_junction_within_the_chords_reach_the_long_chords_decide() -> 
     # the same tracks with the knot's junctions far off: nothing says the chords run past one
     far = np.array([[-90.0, -40.0]])
     assert len(_tees_at(_tee_beside_a_knot(), far, EndTeeParams())) == 0
+
+
+def _tee_stopped_short() -> list[Track]:
+    """The T at the origin walked once as in `_tee_walked_once`, but the video on the east arm
+    stops 9 m short of the corner, 9.2 m from the turning pass (farther than `reach_m`, 8 m),
+    its street pointing at the corner."""
+    return [
+        polyline_track([(0.0, -90.0), (0.0, 0.0), (-90.0, 0.0)], "south then west"),
+        polyline_track([(90.0, 2.0), (9.0, 2.0)], "east arm, stopping short"),
+    ]
+
+
+def test_a_video_stopping_short_of_a_turning_pass_ahead_ends_at_a_tee() -> None:
+    # held-out old town one-way 10 (47.6, -21.3): the end 6.2 m short of the T, 9.7 m from the
+    # turning pass; the junction goes 7 m from the end so that its street runs into it
+    junctions = _junctions(_tee_stopped_short())
+    assert len(junctions) == 1
+    assert np.hypot(*junctions[0]) < 4.0
+
+
+def test_with_the_ahead_reach_off_the_video_stopping_short_stays_a_dead_end() -> None:
+    params = BuildParams(end_tee_params=EndTeeParams(ahead_reach_m=None))
+    with pytest.raises(GraphBuildError, match="the 2 trajectories share no junction"):
+        _junctions(_tee_stopped_short(), params)
+
+
+def test_a_pass_beside_but_not_ahead_of_a_stopped_video_is_out_of_reach() -> None:
+    # an end 9.2 m east of the corner, its video coming down from the north: the pass lies
+    # abeam (90 degrees off the end's heading), not ahead, so it stays out of reach, though
+    # the end's street crosses both of the pass's ways
+    tracks = [
+        polyline_track([(0.0, -90.0), (0.0, 0.0), (-90.0, 0.0)], "south then west"),
+        polyline_track([(9.2, 90.0), (9.2, 0.0)], "south beside it, stopping"),
+    ]
+    with pytest.raises(GraphBuildError, match="the 2 trajectories share no junction"):
+        _junctions(tracks)
+    found = _junctions(tracks, BuildParams(end_tee_params=EndTeeParams(ahead_deg=180.0)))
+    assert len(found) == 1  # without the heading guard it would be joined
