@@ -105,6 +105,14 @@ False: only streets sharing an end node turn into each other."""
 BESIDE_DEG = 30.0
 """Largest angle between two streets' headings away from a short link's two ends (each over its
 first 5 m) for :data:`PLACE_TURNS` to join them, degrees."""
+PLACE_LINK_MAX_SHORT = 2
+"""Most streets under :data:`~city360.pose_graph.osm_match.SHORT_STREET_M` (the link itself
+included) at either end node of a short link for :data:`PLACE_TURNS` to move across it: a link
+between two paths, not a lane of a knot of short lanes, where the walk already has a lane to
+turn along and a move across would skip it (Kaisaniemi seed 8 wander, the theatre knot of ten
+nodes joined by 5-7 m lanes: walk_003 stepped onto a long street for one pose at a lane's end
+and moved across the lane beside it, an extra built street; round thirty-five, branch osmc35).
+0: no limit."""
 
 
 def viterbi_match(osm: OsmStreets, tracks: Sequence[Track]) -> list[IntArray]:
@@ -242,11 +250,9 @@ def _walk_the_links(osm: OsmStreets, matched: IntArray) -> None:
     in place: the steps that read turns from the matched streets (junction candidates, the
     through passes, dead ends) then see the walk turn at the nodes it passes, as if its
     poses had been matched to the short street on the way."""
-    from city360.pose_graph.osm_match import SHORT_STREET_M
 
     ends = osm.edge_nodes
-    short = np.flatnonzero(osm.edge_length_m < SHORT_STREET_M)
-    by_pair = {frozenset(map(int, ends[e])): int(e) for e in short}
+    by_pair = {frozenset(map(int, ends[e])): int(e) for e in _link_streets(osm)}
     for i in np.flatnonzero(
         (matched[1:] != matched[:-1]) & (matched[1:] >= 0) & (matched[:-1] >= 0)
     ):
@@ -266,16 +272,28 @@ def _walk_the_links(osm: OsmStreets, matched: IntArray) -> None:
             matched[i + 1] = link
 
 
+def _link_streets(osm: OsmStreets) -> IntArray:
+    """Indices of the streets under :data:`~city360.pose_graph.osm_match.SHORT_STREET_M` that
+    :data:`PLACE_TURNS` moves across: at neither end node more than
+    :data:`PLACE_LINK_MAX_SHORT` such streets."""
+    from city360.pose_graph.osm_match import SHORT_STREET_M
+
+    short = np.flatnonzero(osm.edge_length_m < SHORT_STREET_M)
+    if PLACE_LINK_MAX_SHORT <= 0:
+        return short
+    per_node = np.bincount(osm.edge_nodes[short].ravel(), minlength=len(osm.node_xy))
+    return short[per_node[osm.edge_nodes[short]].max(axis=1) <= PLACE_LINK_MAX_SHORT]
+
+
 def _short_links(osm: OsmStreets) -> IntArray:
     """Sorted keys ``u * n + v`` (both ways) of the node pairs joined by one street under
     :data:`~city360.pose_graph.osm_match.SHORT_STREET_M` (:data:`PLACE_TURNS`; empty when
     off)."""
-    from city360.pose_graph.osm_match import SHORT_STREET_M
 
     if not PLACE_TURNS:
         return np.zeros(0, dtype=np.int64)
     n = len(osm.node_xy)
-    u, v = osm.edge_nodes[osm.edge_length_m < SHORT_STREET_M].T
+    u, v = osm.edge_nodes[_link_streets(osm)].T
     return np.unique(np.concatenate([u * n + v, v * n + u]).astype(np.int64))
 
 
