@@ -85,7 +85,7 @@ round thirty-one): with :data:`~city360.pose_graph.osm_match.THROUGH_FILMED` 3 r
 0.984 -> 1.000), none worse in junction P, R or street F1.
 False: the pose's straight-line distance to the node only."""
 OFF_NETWORK_SWITCH_COST = 6.0
-PLACE_TURNS = False
+PLACE_TURNS = True
 """A move from one street onto another that leaves the other end of a street under
 :data:`~city360.pose_graph.osm_match.SHORT_STREET_M` (8 m) within :data:`BESIDE_DEG` of the
 first's heading from its end (two paths side by side, joined by a short link) costs as a turn
@@ -97,10 +97,13 @@ across, so at a capped heading cost) and stays on the wrong path (Kaisaniemi one
 7, walk network: a walk up a path 1.3 m off it, held on the path 3.7 m beside it; round
 thirty-five, branch osmb35). Any two streets at a link's ends (no heading test) cost a row
 of the held-out old town (wander 8, P 1.000 -> 0.900: walks cutting a knot's corners).
-Off by default (the lead, round thirty-five): with the heading test, 2 of 166 kept rows
+Landed off by the lead (round thirty-five): with the heading test, 2 of 166 kept rows
 better with OSM (Kaisaniemi one-way 5 and 7 to target), none worse, but on its fresh input
-(Kaisaniemi seed 8) wander 8's street F1 0.974 -> 0.966, none better (an extra street at the
-theatre knot of ten nodes joined by 5-7 m lanes; not traced).
+(Kaisaniemi seed 8) wander 8's street F1 0.974 -> 0.966 (an extra street at the theatre knot
+of ten nodes joined by 5-7 m lanes). On with :data:`PLACE_LINK_MAX_SHORT` (round
+thirty-five, branch osmc35): with OSM, 129 rows (the 28 suite twins, the 36 fresh, the
+held-out old town seeds 5-10, the held-out windows seeds 5-7, Kaisaniemi seed 8) 2 better
+(one-way 5 and 7), none worse, wander 8 back to 0.974.
 False: only streets sharing an end node turn into each other."""
 BESIDE_DEG = 30.0
 """Largest angle between two streets' headings away from a short link's two ends (each over its

@@ -328,7 +328,7 @@ BESIDE_WALK = _walk([(0, -40), (0, -4), (-4.8, 10), (-4.8, 15)], "up", noise_m=0
 def test_a_walk_onto_a_path_across_a_short_link_is_matched_to_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """With :data:`map_match.PLACE_TURNS` (off by default), the move from A's path onto B's
+    """With :data:`map_match.PLACE_TURNS` (on by default), the move from A's path onto B's
     beside it (both heading north from the link's ends) costs as a turn, the link's length
     added to the route; the first pose on B's path is given to the link, so the walk turns at
     A and at B."""
@@ -358,8 +358,8 @@ def test_without_place_turns_the_walk_stays_on_the_path_beside(
     assert not (matched == _edge(BESIDE, 3, 5)).any()
 
 
-def test_place_turns_are_off_by_default() -> None:
-    assert not map_match.PLACE_TURNS
+def test_place_turns_are_on_by_default() -> None:
+    assert map_match.PLACE_TURNS
 
 
 # BESIDE with two more lanes under 8 m at A (6 m east, 6.4 m south-east): A is a knot of short
