@@ -85,7 +85,7 @@ round thirty-one): with :data:`~city360.pose_graph.osm_match.THROUGH_FILMED` 3 r
 0.984 -> 1.000), none worse in junction P, R or street F1.
 False: the pose's straight-line distance to the node only."""
 OFF_NETWORK_SWITCH_COST = 6.0
-PLACE_TURNS = False
+PLACE_TURNS = True
 """A move from one street onto another that leaves the other end of a street under
 :data:`~city360.pose_graph.osm_match.SHORT_STREET_M` (8 m) within :data:`BESIDE_DEG` of the
 first's heading from its end (two paths side by side, joined by a short link) costs as a turn
@@ -97,14 +97,25 @@ across, so at a capped heading cost) and stays on the wrong path (Kaisaniemi one
 7, walk network: a walk up a path 1.3 m off it, held on the path 3.7 m beside it; round
 thirty-five, branch osmb35). Any two streets at a link's ends (no heading test) cost a row
 of the held-out old town (wander 8, P 1.000 -> 0.900: walks cutting a knot's corners).
-Off by default (the lead, round thirty-five): with the heading test, 2 of 166 kept rows
+Landed off by the lead (round thirty-five): with the heading test, 2 of 166 kept rows
 better with OSM (Kaisaniemi one-way 5 and 7 to target), none worse, but on its fresh input
-(Kaisaniemi seed 8) wander 8's street F1 0.974 -> 0.966, none better (an extra street at the
-theatre knot of ten nodes joined by 5-7 m lanes; not traced).
+(Kaisaniemi seed 8) wander 8's street F1 0.974 -> 0.966 (an extra street at the theatre knot
+of ten nodes joined by 5-7 m lanes). On with :data:`PLACE_LINK_MAX_SHORT` (round
+thirty-five, branch osmc35): with OSM, 129 rows (the 28 suite twins, the 36 fresh, the
+held-out old town seeds 5-10, the held-out windows seeds 5-7, Kaisaniemi seed 8) 2 better
+(one-way 5 and 7), none worse, wander 8 back to 0.974.
 False: only streets sharing an end node turn into each other."""
 BESIDE_DEG = 30.0
 """Largest angle between two streets' headings away from a short link's two ends (each over its
 first 5 m) for :data:`PLACE_TURNS` to join them, degrees."""
+PLACE_LINK_MAX_SHORT = 2
+"""Most streets under :data:`~city360.pose_graph.osm_match.SHORT_STREET_M` (the link itself
+included) at either end node of a short link for :data:`PLACE_TURNS` to move across it: a link
+between two paths, not a lane of a knot of short lanes, where the walk already has a lane to
+turn along and a move across would skip it (Kaisaniemi seed 8 wander, the theatre knot of ten
+nodes joined by 5-7 m lanes: walk_003 stepped onto a long street for one pose at a lane's end
+and moved across the lane beside it, an extra built street; round thirty-five, branch osmc35).
+0: no limit."""
 
 
 def viterbi_match(osm: OsmStreets, tracks: Sequence[Track]) -> list[IntArray]:
@@ -242,11 +253,9 @@ def _walk_the_links(osm: OsmStreets, matched: IntArray) -> None:
     in place: the steps that read turns from the matched streets (junction candidates, the
     through passes, dead ends) then see the walk turn at the nodes it passes, as if its
     poses had been matched to the short street on the way."""
-    from city360.pose_graph.osm_match import SHORT_STREET_M
 
     ends = osm.edge_nodes
-    short = np.flatnonzero(osm.edge_length_m < SHORT_STREET_M)
-    by_pair = {frozenset(map(int, ends[e])): int(e) for e in short}
+    by_pair = {frozenset(map(int, ends[e])): int(e) for e in _link_streets(osm)}
     for i in np.flatnonzero(
         (matched[1:] != matched[:-1]) & (matched[1:] >= 0) & (matched[:-1] >= 0)
     ):
@@ -266,16 +275,28 @@ def _walk_the_links(osm: OsmStreets, matched: IntArray) -> None:
             matched[i + 1] = link
 
 
+def _link_streets(osm: OsmStreets) -> IntArray:
+    """Indices of the streets under :data:`~city360.pose_graph.osm_match.SHORT_STREET_M` that
+    :data:`PLACE_TURNS` moves across: at neither end node more than
+    :data:`PLACE_LINK_MAX_SHORT` such streets."""
+    from city360.pose_graph.osm_match import SHORT_STREET_M
+
+    short = np.flatnonzero(osm.edge_length_m < SHORT_STREET_M)
+    if PLACE_LINK_MAX_SHORT <= 0:
+        return short
+    per_node = np.bincount(osm.edge_nodes[short].ravel(), minlength=len(osm.node_xy))
+    return short[per_node[osm.edge_nodes[short]].max(axis=1) <= PLACE_LINK_MAX_SHORT]
+
+
 def _short_links(osm: OsmStreets) -> IntArray:
     """Sorted keys ``u * n + v`` (both ways) of the node pairs joined by one street under
     :data:`~city360.pose_graph.osm_match.SHORT_STREET_M` (:data:`PLACE_TURNS`; empty when
     off)."""
-    from city360.pose_graph.osm_match import SHORT_STREET_M
 
     if not PLACE_TURNS:
         return np.zeros(0, dtype=np.int64)
     n = len(osm.node_xy)
-    u, v = osm.edge_nodes[osm.edge_length_m < SHORT_STREET_M].T
+    u, v = osm.edge_nodes[_link_streets(osm)].T
     return np.unique(np.concatenate([u * n + v, v * n + u]).astype(np.int64))
 
 

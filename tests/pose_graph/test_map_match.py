@@ -328,7 +328,7 @@ BESIDE_WALK = _walk([(0, -40), (0, -4), (-4.8, 10), (-4.8, 15)], "up", noise_m=0
 def test_a_walk_onto_a_path_across_a_short_link_is_matched_to_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """With :data:`map_match.PLACE_TURNS` (off by default), the move from A's path onto B's
+    """With :data:`map_match.PLACE_TURNS` (on by default), the move from A's path onto B's
     beside it (both heading north from the link's ends) costs as a turn, the link's length
     added to the route; the first pose on B's path is given to the link, so the walk turns at
     A and at B."""
@@ -358,5 +358,46 @@ def test_without_place_turns_the_walk_stays_on_the_path_beside(
     assert not (matched == _edge(BESIDE, 3, 5)).any()
 
 
-def test_place_turns_are_off_by_default() -> None:
-    assert not map_match.PLACE_TURNS
+def test_place_turns_are_on_by_default() -> None:
+    assert map_match.PLACE_TURNS
+
+
+# BESIDE with two more lanes under 8 m at A (6 m east, 6.4 m south-east): A is a knot of short
+# lanes, its link to B one lane of it (Kaisaniemi seed 8 wander, the theatre knot, round
+# thirty-five, branch osmc35)
+KNOT = _streets(
+    {
+        1: (0, -60),
+        2: (0, 0),
+        3: (-5, 0),
+        4: (-2, 60),
+        5: (-6, 16),
+        6: (-20, 35),
+        7: (-35, -20),
+        8: (6, 0),
+        9: (5, -4),
+    },
+    [(1, 2), (2, 3), (2, 4), (3, 5), (5, 6), (5, 7), (2, 8), (2, 9)],
+)
+
+
+def test_no_place_turn_across_a_lane_of_a_knot(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With three short streets at A (over :data:`map_match.PLACE_LINK_MAX_SHORT`), the link
+    A-B is a lane of a knot: the walk is not moved across it onto B's path, as without
+    :data:`map_match.PLACE_TURNS`."""
+    monkeypatch.setattr(map_match, "PLACE_TURNS", True)
+    matched = viterbi_match(KNOT, [BESIDE_WALK])[0]
+    assert not (matched == _edge(KNOT, 3, 5)).any()
+
+
+def test_without_the_knot_limit_the_walk_crosses_the_lane(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(map_match, "PLACE_TURNS", True)
+    monkeypatch.setattr(map_match, "PLACE_LINK_MAX_SHORT", 0)
+    matched = viterbi_match(KNOT, [BESIDE_WALK])[0]
+    assert (matched[-10:] == _edge(KNOT, 3, 5)).all()
+
+
+def test_the_knot_limit_is_two_short_streets() -> None:
+    assert map_match.PLACE_LINK_MAX_SHORT == 2
