@@ -19,6 +19,7 @@ __all__ = [
     "LocalProjection",
     "angle_diff_deg",
     "bearing_deg",
+    "distance_to_polyline_m",
     "haversine_m",
     "mean_gap_m",
     "principal_axis",
@@ -159,3 +160,18 @@ def principal_axis(
     if away_from is not None and float(np.dot(centre - np.asarray(away_from), direction)) < 0:
         direction = -direction
     return centre, direction
+
+
+def distance_to_polyline_m(point: npt.ArrayLike, line: npt.ArrayLike) -> float:
+    """Distance (metres) from ``point`` (x, y) to the polyline ``line`` (N, 2), N >= 2: to the
+    nearest foot on any of its segments (a segment of zero length is its end point)."""
+    xy = np.asarray(point, dtype=np.float64)
+    poly = np.asarray(line, dtype=np.float64)
+    a, b = poly[:-1], poly[1:]
+    ab = b - a
+    length2 = np.einsum("ij,ij->i", ab, ab)
+    share = np.clip(
+        np.einsum("ij,ij->i", xy - a, ab) / np.where(length2 > 0, length2, 1.0), 0.0, 1.0
+    )
+    foot = a + share[:, None] * ab
+    return float(np.hypot(*(foot - xy).T).min())

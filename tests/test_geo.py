@@ -8,6 +8,7 @@ from city360.geo import (
     LocalProjection,
     angle_diff_deg,
     bearing_deg,
+    distance_to_polyline_m,
     haversine_m,
     principal_axis,
     wrap_deg,
@@ -56,3 +57,11 @@ def test_principal_axis_fits_the_line_and_points_away_when_told() -> None:
     for far_side in ([0.0, 0.0], [40.0, 20.0]):
         _, away = principal_axis(points, away_from=far_side)
         assert float((centre - np.asarray(far_side)) @ away) > 0.0
+
+
+def test_distance_to_polyline_is_to_the_nearest_foot_on_any_segment() -> None:
+    line = [(0.0, 0.0), (10.0, 0.0), (10.0, 10.0)]
+    assert distance_to_polyline_m((5.0, 3.0), line) == pytest.approx(3.0)  # across the first
+    assert distance_to_polyline_m((13.0, 6.0), line) == pytest.approx(3.0)  # across the second
+    assert distance_to_polyline_m((-3.0, -4.0), line) == pytest.approx(5.0)  # beyond the start
+    assert distance_to_polyline_m((1.0, 1.0), [(0.0, 0.0), (0.0, 0.0)]) == pytest.approx(2**0.5)

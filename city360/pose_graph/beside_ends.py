@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.spatial import cKDTree
 
-from city360.geo import angle_diff_deg, bearing_deg
+from city360.geo import angle_diff_deg, bearing_deg, distance_to_polyline_m
 from city360.pose_graph.junctions import DeadEndEvent
 from city360.pose_graph.segments import CutFilter
 from city360.pose_graph.tracks import Track
@@ -103,18 +103,6 @@ def _turns_back(tracks: Sequence[Track], event: DeadEndEvent) -> bool:
     return 0 < event.frame < len(tracks[event.track]) - 1
 
 
-def _distance_to_line(point: FloatArray, line: FloatArray) -> float:
-    """Distance (metres) from ``point`` (2,) to the polyline ``line`` (N, 2), N >= 2."""
-    a, b = line[:-1], line[1:]
-    ab = b - a
-    length2 = np.einsum("ij,ij->i", ab, ab)
-    share = np.clip(
-        np.einsum("ij,ij->i", point - a, ab) / np.where(length2 > 0, length2, 1.0), 0.0, 1.0
-    )
-    foot = a + share[:, None] * ab
-    return float(np.hypot(*(foot - point).T).min())
-
-
 def _beside(
     track: Track, frame: int, end_xy: FloatArray, tails: Sequence[FloatArray], p: BesideEndParams
 ) -> bool:
@@ -142,8 +130,8 @@ def _beside(
         turn = abs(angle_diff_deg(bearing_deg(way[0], way[1]), pass_deg))
         if min(turn, 180.0 - turn) > p.parallel_deg:
             return False
-    offsets = [_distance_to_line(far, line) for far, _ in tails]
-    if min(offsets) < p.off_m or _distance_to_line(end_xy, line) < p.off_m:
+    offsets = [distance_to_polyline_m(far, line) for far, _ in tails]
+    if min(offsets) < p.off_m or distance_to_polyline_m(end_xy, line) < p.off_m:
         return False
     # a U-turn's way out drifts back towards the other path: the ways' mean offset
     return float(np.mean(offsets)) >= p.beside_m

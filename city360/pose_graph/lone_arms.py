@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from city360.geo import distance_to_polyline_m
 from city360.pose_graph.segments import CutFilter, Segment, Street
 from city360.pose_graph.tracks import Track
 
@@ -137,18 +138,6 @@ def _ends_at(segments: Sequence[Segment], streets: Sequence[Street]) -> dict[int
     return ends
 
 
-def _distance_to_line(point: FloatArray, line: FloatArray) -> float:
-    """Distance (metres) from ``point`` (2,) to the polyline ``line`` (N, 2), N >= 2."""
-    a, b = line[:-1], line[1:]
-    ab = b - a
-    length2 = np.einsum("ij,ij->i", ab, ab)
-    share = np.clip(
-        np.einsum("ij,ij->i", point - a, ab) / np.where(length2 > 0, length2, 1.0), 0.0, 1.0
-    )
-    foot = a + share[:, None] * ab
-    return float(np.hypot(*(foot - point).T).min())
-
-
 def _way_out(track: Track, end: _End, reach_m: float, marks: int) -> FloatArray:
     """Points (K, 2) of the way out of the node along ``end`` 's segment, from the cut to
     ``reach_m`` on in ``marks`` even steps of travel, those the video reaches."""
@@ -186,7 +175,7 @@ def _lone_beside(
     if not lines or not any(len(way) for way in lone_ways):
         return None
     beside = all(
-        min(_distance_to_line(point, line) for line in lines) <= params.beside_m
+        min(distance_to_polyline_m(point, line) for line in lines) <= params.beside_m
         for way in lone_ways
         for point in way
     )
