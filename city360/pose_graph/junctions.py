@@ -1191,14 +1191,11 @@ def _side_steps(track: Track, params: JunctionParams) -> list[tuple[int, FloatAr
         ends = np.asarray(
             [[np.interp(arc[apex] + s, arc, track.xy[:, k]) for k in (0, 1)] for s in (-legs, legs)]
         )
-        chord = ends[1] - ends[0]
-        length = float(np.hypot(*chord))
-        if length < params.side_step_chord_m:
+        if float(np.hypot(*(ends[1] - ends[0]))) < params.side_step_chord_m:
             continue
         lo = int(np.searchsorted(arc, arc[apex] - params.side_step_window_m))
         hi = int(np.searchsorted(arc, arc[apex] + params.side_step_window_m, side="right"))
-        rel = track.xy[lo:hi] - ends[0]
-        off = np.abs(chord[0] * rel[:, 1] - chord[1] * rel[:, 0]) / length
+        off = _off_line(ends, track.xy[lo:hi])
         tip = lo + int(np.argmax(off))
         if not params.side_step_off_m <= off.max() <= params.side_step_deep_m:
             continue
