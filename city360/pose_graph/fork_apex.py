@@ -16,7 +16,9 @@ branches 15-20 degrees apart put the crossing 3-4 m along for a metre of noise a
 branches must run ``fork_apex_wide_m`` apart somewhere, as a block's two sides do and two
 passes of one street splayed by the phone do not (the kept twins' other candidates: 5.7-8.8
 m), and leave the node ``fork_apex_deg`` .. ``fork_apex_max_deg`` apart, as a Y's do. See
-:attr:`~city360.pose_graph.segments.SegmentParams.fork_apex_m` for the rows.
+:attr:`~city360.pose_graph.segments.SegmentParams.fork_apex_m` for the rows. With
+``fork_apex_on_stem_m`` the apex is then put on the stem's line: the branches' two noisy lines
+cross metres off it (Bulevardi wander+stops seed 1: 3.1 m east of the stem's passes).
 
 All positions are metres in the city CRS (x east, y north).
 """
@@ -118,7 +120,7 @@ def fork_apexes(
             params.fork_apex_wide_m
         ):
             continue
-        apex = _apex(tracks, junctions_xy[node], segments, stem, branches, params)
+        apex = _apex(tracks, junctions_xy[node], node, segments, stem, branches, params)
         if apex is not None and float(np.hypot(*(apex - junctions_xy[node]))) <= reach:
             apexes[node] = apex
     return apexes
@@ -153,6 +155,7 @@ def _width_m(
 def _apex(
     tracks: Sequence[Track],
     node_xy: FloatArray,
+    node: int,
     segments: Sequence[Segment],
     stem: Street,
     branches: Sequence[Sequence[tuple[Segment, bool]]],
@@ -161,7 +164,8 @@ def _apex(
     """Where the two branches' lines cross (the median over ``fork_apex_near_m`` of the
     windows where they cross ``fork_apex_deg`` .. ``fork_apex_max_deg`` apart, at least half
     of them), when that lies back down the stem from the node (or at it) and within
-    ``fork_apex_stem_m`` of the stem's first pass."""
+    ``fork_apex_stem_m`` of the stem's first pass; on the stem's line with
+    ``fork_apex_on_stem_m``."""
     apexes: list[FloatArray] = []
     directions: list[FloatArray] = []
     windows = [
@@ -192,4 +196,26 @@ def _apex(
     near_stem = float(shapely.distance(shapely.Point(apex), shapely.LineString(stem_line)))
     # back down the stem, not up the branches where the passes cross
     behind = all(float(np.dot(apex - node_xy, d)) <= 0.0 for d in directions)
-    return apex if behind and near_stem <= params.fork_apex_stem_m else None
+    if not behind or near_stem > params.fork_apex_stem_m:
+        return None
+    if params.fork_apex_on_stem_m is None:
+        return apex
+    return _on_stem(tracks, node, segments, stem, apex, params.fork_apex_on_stem_m)
+
+
+def _on_stem(
+    tracks: Sequence[Track],
+    node: int,
+    segments: Sequence[Segment],
+    stem: Street,
+    apex: FloatArray,
+    far_m: float,
+) -> FloatArray:
+    """``apex`` moved to its foot on the line fitted to the stem's passes' poses up to
+    ``far_m`` metres of travel from the node (``apex`` as it is when they have too few)."""
+    ends = [(segments[i], segments[i].u == node) for i in (*stem.forward, *stem.backward)]
+    points = _branch_points(tracks, ends, 0.0, far_m)
+    if len(points) < 2:
+        return apex
+    centre, direction = principal_axis(points)
+    return centre + float(np.dot(apex - centre, direction)) * direction

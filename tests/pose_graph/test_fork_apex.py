@@ -76,3 +76,30 @@ def test_an_apex_farther_than_fork_apex_m_moves_nothing() -> None:
 
 def test_fork_apex_m_default() -> None:
     assert SegmentParams().fork_apex_m == 15.0
+
+
+def _skewed_apex(on_stem_m: float | None) -> np.ndarray:
+    """The apex of a loop up a fork whose branches, walked 3 m east of the stem's line (a
+    phone's error along the branches), cross 3 m off the stem walked at x = 0."""
+    points = [(0.0, -45.0), (0.0, -4.0), (3.0, 0.0), (-12.0, 50.0), (3.0, 50.0), (3.0, 0.0)]
+    points += [(0.0, -4.0), (0.0, -45.0)]
+    track = polyline_track(points, "skewed")
+    junctions_xy = np.array([(2.0, 8.0), (0.0, -44.0)])
+    params = SegmentParams(fork_apex_on_stem_m=on_stem_m)
+    segments = cut_tracks([track], junctions_xy, [], params)
+    streets, _ = group_streets([track], segments, params)
+    dissolved = dissolve_pass_through(segments, streets, range(len(junctions_xy)))
+    apexes = fork_apexes([track], junctions_xy, segments, streets, dissolved, params)
+    assert set(apexes) == {0}
+    return apexes[0]
+
+
+def test_fork_apex_on_stem_m_puts_the_apex_on_the_stem_s_line() -> None:
+    assert _skewed_apex(None)[0] > 2.5  # the old behaviour: where the lines cross, off the stem
+    apex = _skewed_apex(20.0)
+    assert abs(apex[0]) < 1.5  # on the stem walked at x = 0 (its line bent by the 3 m step)
+    assert abs(apex[1]) < 5.0
+
+
+def test_fork_apex_on_stem_m_default() -> None:
+    assert SegmentParams().fork_apex_on_stem_m is None
