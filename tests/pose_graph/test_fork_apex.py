@@ -102,4 +102,4 @@ def test_fork_apex_on_stem_m_puts_the_apex_on_the_stem_s_line() -> None:
 
 
 def test_fork_apex_on_stem_m_default() -> None:
-    assert SegmentParams().fork_apex_on_stem_m is None
+    assert SegmentParams().fork_apex_on_stem_m == 20.0
