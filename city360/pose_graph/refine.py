@@ -332,14 +332,16 @@ class RefineParams:
     (-5.2, -129.3); the Bulevardi arm: 0.02 m)."""
     split_lone_pair: bool = False
     """See ``split_own_arms_m``: a junction of four or more arm lines whose lines meet at one
-    place (two pairs or more, three arms) and, apart from it, where only one pair meets, is read
-    as a candidate pair of those two places, with the own-arm, jog and far-line tests as
-    they stand (the far lines' places read the same way). Two T-junctions 8-10 m apart on
-    one street whose side streets leave it opposite ways (a jog: Helsinki SE (121.3, -36.4)
-    / (131.0, -35.9), 9.7 m apart, its south street at the west T and a north and a
-    south-south-east street at the east one): the south street's line crosses only the
-    through street's steeply, so its place is met by one pair and the junction had one
-    place. False: a place needs two pairs (``place_min_pairs``)."""
+    place (two pairs or more, three arms) and, apart from it, where only one pair meets, is
+    read as a candidate pair of those two places, with the own-arm, jog and far-line tests
+    as they stand (the far lines' places read the same way), except that a pass must walk
+    across it (``split_own_arms_jog_m``, when that test is on): ``split_own_arms_beside``
+    does not stand in. Two T-junctions 8-10 m apart on one street whose side streets leave
+    it opposite ways (a jog: Helsinki SE (121.3, -36.4) / (131.0, -35.9), 9.7 m apart, its
+    south street at the west T, a north and a south-south-east street at the east one): the
+    south street's line crosses only the through street's steeply, so its place is met by
+    one pair and the junction had one place. False: a place needs two pairs
+    (``place_min_pairs``)."""
     place_min_pairs: int = 2
     """How many pairs of arm lines must meet at a group of meeting points
     (``split_link_m``) for it to be a place of :func:`split_junctions`; a junction with
@@ -1278,7 +1280,7 @@ def split_junctions(
                     params,
                 )
                 jogged = jog is not None
-                if jog is None and params.split_own_arms_beside:
+                if jog is None and params.split_own_arms_beside and own_params is params:
                     # no pass walks across: two streets side by side, as far apart as a jog
                     jog = _own_arms_beside(node_xy, lines_of[node], own_params)
                 if jog is None or jog < params.split_own_arms_jog_m:

@@ -1042,3 +1042,11 @@ def test_a_plain_crossing_stays_one_junction_with_split_lone_pair() -> None:
 
 def test_place_min_pairs_is_two_by_default() -> None:
     assert RefineParams().place_min_pairs == 2
+
+
+def test_a_jog_that_no_walker_crosses_stays_one_junction_with_split_lone_pair() -> None:
+    # the lone pair's place is weak evidence: without a walker's jog across it, no split
+    # (split_own_arms_beside does not stand in)
+    uncrossed = _jog()[:3]
+    found = _split(uncrossed, (0.0, 0.0), RefineParams(split_lone_pair=True))
+    assert len(found) == 1
