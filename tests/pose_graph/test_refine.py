@@ -1050,3 +1050,8 @@ def test_a_jog_that_no_walker_crosses_stays_one_junction_with_split_lone_pair() 
     uncrossed = _jog()[:3]
     found = _split(uncrossed, (0.0, 0.0), RefineParams(split_lone_pair=True))
     assert len(found) == 1
+
+
+def test_split_lone_pair_is_on_by_default() -> None:
+    assert RefineParams().split_lone_pair is True
+    assert len(_split(_jog(), (0.0, 0.0))) == 2
