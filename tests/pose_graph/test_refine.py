@@ -999,3 +999,59 @@ def test_with_knot_dead_ends_off_the_tee_goes_two_ways() -> None:
     assert not branching[0]
     _, branching = refine_junctions(tracks, junctions, segments, streets)
     assert not branching[0]
+
+
+def _jog(gap_m: float = 9.7) -> list[Track]:
+    # Helsinki SE's (121.3, -36.4) / (131.0, -35.9): a street from the west ends in a jog;
+    # at its west T a street leaves south, at the east T one north and one south-south-east
+    # (18 degrees off the north street's line, too shallow to meet it). Only the through
+    # street's line crosses the south street's: that place is met by one pair
+    half = gap_m / 2.0
+    west, east = (-half, 0.0), (half, 0.0)
+    south, north = (-half, -60.0), (half, 60.0)
+    sse = (half + 60.0 * np.cos(np.radians(-72.0)), 60.0 * np.sin(np.radians(-72.0)))
+    return [
+        _walk([(-60, 0), west, south], "west street to south"),
+        _walk([(-60, 0), west, east, north], "west street to north"),
+        _walk([(-60, 0), west, east, sse], "west street to south-south-east"),
+        _walk([north, east, west, south], "north street across the jog to south"),
+        _walk([south, west, east, sse], "south street across the jog to south-south-east"),
+    ]
+
+
+def test_a_jog_whose_south_street_meets_one_line_splits_on_each_with_split_lone_pair() -> None:
+    jog = _jog()
+    assert np.allclose(_split(jog, (0.0, 0.0), RefineParams(split_lone_pair=False)), [[0, 0]])
+    found = _split(jog, (0.0, 0.0), RefineParams(split_lone_pair=True))
+    assert len(found) == 2
+    found = found[np.argsort(found[:, 0])]
+    assert np.hypot(*(found[0] - [-4.85, 0.0])) < 1.0
+    assert np.hypot(*(found[1] - [4.85, 0.0])) < 1.0
+
+
+def test_a_plain_crossing_stays_one_junction_with_split_lone_pair() -> None:
+    crossing = [
+        _walk([(-60, 0), (0, 0), (60, 0)], "west to east"),
+        _walk([(0, -60), (0, 0), (0, 60)], "south to north"),
+        _walk([(-60, 0), (0, 0), (0, 60)], "west to north"),
+        _walk([(0, -60), (0, 0), (60, 0)], "south to east"),
+    ]
+    found = _split(crossing, (0.0, 0.0), RefineParams(split_lone_pair=True))
+    assert len(found) == 1
+
+
+def test_place_min_pairs_is_two_by_default() -> None:
+    assert RefineParams().place_min_pairs == 2
+
+
+def test_a_jog_that_no_walker_crosses_stays_one_junction_with_split_lone_pair() -> None:
+    # the lone pair's place is weak evidence: without a walker's jog across it, no split
+    # (split_own_arms_beside does not stand in)
+    uncrossed = _jog()[:3]
+    found = _split(uncrossed, (0.0, 0.0), RefineParams(split_lone_pair=True))
+    assert len(found) == 1
+
+
+def test_split_lone_pair_is_on_by_default() -> None:
+    assert RefineParams().split_lone_pair is True
+    assert len(_split(_jog(), (0.0, 0.0))) == 2
