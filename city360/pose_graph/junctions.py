@@ -42,6 +42,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from city360.pose_graph.corner_meets import CornerParams, corner_meets
+from city360.pose_graph.pass_partings import PartingParams, pass_partings
 from city360.pose_graph.tracks import Track
 from city360.pose_graph.vote_passes import pair_test, part_test
 
@@ -294,6 +295,11 @@ class JunctionParams:
     fresh) Helsinki wander 1 reaches target (P 0.959 -> 0.967, R 0.944 -> 0.952) and fresh
     Nerima mid wander+stops 0 loses an extra (P 0.980 -> 1.000, F1 0.976 -> 1.000); no row
     worse, the other 118 equal. With OSM it does not act (the map places dead ends)."""
+    partings: PartingParams | None = None
+    """Without OSM, where two passes that came along one path part onto two, a junction
+    (:func:`~city360.pose_graph.pass_partings.pass_partings`, its roots counted with
+    ``min_support`` as a spur's are); None: off. A shallow fork's passes curve from one
+    path onto the other and cast no crossing votes."""
     vote_chord_m: float | None = None
     """Without OSM, two samples on passes that run side by side cast no vote: their chords,
     from this many metres of travel before each sample to as far after it (cut short at the
@@ -1104,6 +1110,13 @@ def find_junction_parts(
     roots = spur_roots(tracks, params, peeks=without_osm)
     if without_osm and params.corners is not None:
         roots = np.concatenate([roots.reshape(-1, 2), corner_meets(tracks, params.corners)])
+    if without_osm and params.partings is not None:
+        forks = pass_partings(tracks, params.partings)
+        clear_m = params.partings.clear_m
+        found = np.concatenate([centres.reshape(-1, 2), roots.reshape(-1, 2)])
+        if clear_m is not None and len(forks) and len(found):
+            forks = forks[cKDTree(found).query(forks)[0] >= clear_m]
+        roots = np.concatenate([roots.reshape(-1, 2), forks])
     if len(roots):
         centres = np.concatenate([centres.reshape(-1, 2), roots])
         support = np.concatenate([support, np.full(len(roots), params.min_support, dtype=np.int64)])
