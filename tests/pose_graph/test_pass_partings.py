@@ -48,7 +48,7 @@ def test_a_fork_under_the_votes_angle_is_found_only_with_partings() -> None:
     """20 degrees is under ``min_angle_deg`` (25): the passes cast no crossing votes there
     (fresh Kaisaniemi, true (-45.2, -121.4): the passes curve from one path onto the other)."""
     tracks, fork = _fork(20.0)
-    without, *_ = find_junction_parts(tracks, JunctionParams(), without_osm=True)
+    without, *_ = find_junction_parts(tracks, JunctionParams(partings=None), without_osm=True)
     near = np.hypot(*(without.reshape(-1, 2) - fork).T) if len(without) else np.zeros(0)
     assert not (near < 8.0).any()
     with_rule, *_ = find_junction_parts(
@@ -78,9 +78,25 @@ def test_two_paths_side_by_side_closer_than_part_m_are_no_fork() -> None:
     assert len(pass_partings(tracks, PartingParams())) == 0
 
 
-def test_partings_are_off_by_default_and_with_osm() -> None:
-    assert JunctionParams().partings is None
+def test_partings_are_on_by_default_and_off_with_osm() -> None:
+    assert JunctionParams().partings == PartingParams()
     tracks, fork = _fork(20.0)
     with_osm, *_ = find_junction_parts(tracks, JunctionParams(partings=PartingParams()))
     near = np.hypot(*(with_osm.reshape(-1, 2) - fork).T) if len(with_osm) else np.zeros(0)
     assert not (near < 8.0).any()
+
+
+def test_a_parting_beside_a_voted_junction_adds_none() -> None:
+    """At a T the passes part 5-8 m past the junction the votes find; within ``clear_m`` of
+    it the parting is dropped and the junction stays where the votes put it (Helsinki
+    coverage seed 2, true (314.4, 733.1), was lost to the merge)."""
+    tracks = [
+        _walk("west east", [(-60, 0), (60, 0)]),
+        _walk("east west", [(60, 0), (-60, 0)]),
+        _walk("west north", [(-60, 0), (0, 0), (0, 60)]),
+        _walk("north west", [(0, 60), (0, 0), (-60, 0)]),
+    ]
+    off, *_ = find_junction_parts(tracks, JunctionParams(partings=None), without_osm=True)
+    on, *_ = find_junction_parts(tracks, JunctionParams(), without_osm=True)
+    assert len(pass_partings(tracks, PartingParams())) >= 1
+    np.testing.assert_allclose(np.sort(on, axis=0), np.sort(off, axis=0))
