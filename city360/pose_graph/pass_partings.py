@@ -68,15 +68,16 @@ class PartingParams:
     """Distinct pairs of tracks a fork's parting points need."""
     pass_separation_m: float = 30.0
     """Two samples of one track are different passes when this far apart along it."""
-    clear_m: float | None = 8.0
+    clear_m: float | None = 6.0
     """A fork counts only this many metres or more from every junction the crossing votes,
     spurs and corners found (the rule is for forks they never see): at a T crossed at 90
-    degrees the parting point lies 5-8 m past the junction, down the street the passes part
-    onto, and merged into it moves it (Helsinki coverage seed 2, true (314.4, 733.1): lost;
-    Helsinki wander+stops seed 1: a parting between true (314.4, 733.1) and (314.9, 751.1)
-    merged both). The Kaisaniemi forks the votes miss lie 7.5-15 m from the nearest found
-    junction. None: every fork counts (on 120 kept twins without OSM 7 rows better, 4 worse,
-    1 mixed); 10 m: 1 better; 8 m (round thirty-six, branch kais36): 3 better, none worse."""
+    degrees the parting point lies a few metres past the junction, down the street the
+    passes part onto, and merged into it moves it (Helsinki coverage seed 2, true (314.4,
+    733.1): lost; Helsinki wander+stops seed 1: a parting between true (314.4, 733.1) and
+    (314.9, 751.1) merged both). The Kaisaniemi forks the votes miss lie 7.5-15 m from the
+    nearest found junction. On 120 kept twins without OSM (round thirty-six, branch
+    kais36), in P, R and F1: None (every fork counts) 7 rows better, 4 worse, 1 mixed;
+    10 m 1 better, none worse; 8 m 3 better, none worse; 6 m 4 better, none worse."""
 
 
 def _points(tracks: Sequence[Track], owner: IntArray, arc: FloatArray) -> FloatArray:
