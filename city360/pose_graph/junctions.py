@@ -303,9 +303,9 @@ class JunctionParams:
     whose passes curve from one path onto the other the crossing votes pile 10-16 m off or
     nowhere (fresh Kaisaniemi, true (-45.2, -121.4): three passes each take two of its
     three arms, and the pairs part within 1-4 m of it). On (round thirty-six, branch
-    kais36): on the 120 kept twins without OSM 4 rows better (Kaisaniemi coverage 0, 1, 2:
-    (-45.2, -121.4) and (-59.2, -109.1) found; Helsinki wander+stops 0 F1), none worse in
-    P, R or F1, 116 equal. With OSM it does not act. None: off."""
+    kais36): on the 120 kept twins without OSM 3 rows better (Kaisaniemi coverage 0, 1, 2:
+    (-45.2, -121.4) and (-59.2, -109.1) found), none worse in P, R or F1, 117 equal. With
+    OSM it does not act. None: off."""
     vote_chord_m: float | None = None
     """Without OSM, two samples on passes that run side by side cast no vote: their chords,
     from this many metres of travel before each sample to as far after it (cut short at the

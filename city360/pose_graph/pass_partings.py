@@ -13,8 +13,10 @@ or of one track ``pass_separation_m`` apart along it) part at a sample where the
 
 - ``back_m`` of travel before it they were still within ``came_m`` of each other (they came
   along one path), and
-- ``ahead_m`` of travel after it each lies ``part_m`` or more off the other's local line
-  (they went on along two paths, and neither video merely ended).
+- ``ahead_m`` of travel after it each lies ``part_m`` or more off the other's local line,
+  read from ``ahead_m`` behind the pair to ``2 * ahead_m`` on (they went on along two
+  paths: neither video merely ended, and neither walker turned back along the path they
+  shared; read farther behind, the line reaches a knot's other paths).
 
 The parting point is where the first pass, walking on, first lies more than ``together_m``
 off the other's line. Parting points of ``min_pairs`` or more pairs of tracks within
@@ -76,8 +78,10 @@ class PartingParams:
     733.1): lost; Helsinki wander+stops seed 1: a parting between true (314.4, 733.1) and
     (314.9, 751.1) merged both). The Kaisaniemi forks the votes miss lie 7.5-15 m from the
     nearest found junction. On 120 kept twins without OSM (round thirty-six, branch
-    kais36), in P, R and F1: None (every fork counts) 7 rows better, 4 worse, 1 mixed;
-    10 m 1 better, none worse; 8 m 3 better, none worse; 6 m 4 better, none worse."""
+    kais36), in P, R and F1, with the other's line read only ahead of the pair: None
+    (every fork counts) 7 rows better, 4 worse, 1 mixed; 10 m 1 better; 8 m 3 better;
+    6 m 4 better, none worse (but a walker's U-turn beside a pass read as a fork). With
+    the line read behind the pair too (this module): 6 m 3 better, none worse."""
 
 
 def _points(tracks: Sequence[Track], owner: IntArray, arc: FloatArray) -> FloatArray:
@@ -99,10 +103,13 @@ def _gap_to(
     sign: FloatArray,
     reach_m: float,
     step_m: float,
+    *,
+    back_m: float = 1.0,
 ) -> FloatArray:
     """Distance (K, U) of each of ``points`` (K, U, 2) to the local line of track ``owner``
-    (K,): its poses from ``arc`` to ``arc + sign * reach_m`` (K,) metres of travel."""
-    offsets = np.arange(-step_m, reach_m + 1e-9, step_m)
+    (K,): its poses from ``arc`` to ``arc + sign * reach_m`` (K,) metres of travel, and
+    from ``back_m`` before ``arc``."""
+    offsets = np.arange(-back_m, reach_m + 1e-9, step_m)
     line = np.zeros((len(arc), len(offsets), 2))
     for k in np.unique(owner):
         mine = owner == k
@@ -155,9 +162,19 @@ def pass_partings(tracks: Sequence[Track], params: PartingParams) -> FloatArray:
         return np.zeros((0, 2))
     reach = 2.0 * params.ahead_m
     # each pass's far point off the other's local line: they went two ways, not one ended
-    off_i = _gap_to(tracks, ahead_i[wide][:, None, :], owner[j], arc[j], sign, reach, 1.0)
+    # behind the pair too: a walker who turns back comes back along the shared path
+    off_i = _gap_to(
+        tracks, ahead_i[wide][:, None, :], owner[j], arc[j], sign, reach, 1.0, back_m=params.ahead_m
+    )
     off_j = _gap_to(
-        tracks, ahead_j[wide][:, None, :], owner[i], arc[i], np.ones(len(i)), reach, 1.0
+        tracks,
+        ahead_j[wide][:, None, :],
+        owner[i],
+        arc[i],
+        np.ones(len(i)),
+        reach,
+        1.0,
+        back_m=params.ahead_m,
     )
     parted = (off_i[:, 0] >= params.part_m) & (off_j[:, 0] >= params.part_m)
     i, j, sign = i[parted], j[parted], sign[parted]

@@ -100,3 +100,15 @@ def test_a_parting_beside_a_voted_junction_adds_none() -> None:
     on, *_ = find_junction_parts(tracks, JunctionParams(), without_osm=True)
     assert len(pass_partings(tracks, PartingParams())) >= 1
     np.testing.assert_allclose(np.sort(on, axis=0), np.sort(off, axis=0))
+
+
+def test_a_walker_turning_back_beside_a_pass_that_walks_on_is_no_fork() -> None:
+    """Out on one sidewalk and back on the other, 4 m apart: the way back runs along the line
+    the two passes walked together (``tests/pose_graph/test_turn_backs.py``'s street)."""
+    tracks = [
+        _walk("east", [(-100, 0), (100, 0)]),
+        _walk("west", [(100, 1), (-100, 1)]),
+        _walk("back", [(-100, -1), (-20, -1), (-18, -3), (-20, -5), (-100, -5)]),
+        _walk("back again", [(-100, -1), (-25, -1), (-23, -3), (-25, -5), (-100, -5)]),
+    ]
+    assert len(pass_partings(tracks, PartingParams())) == 0
