@@ -65,6 +65,18 @@ class LoneArmParams:
     beside the others (Kamppi: 5.5-5.6 m at most), not a fork's branch that leaves them
     (fresh Bulevardi's fork (168, 94): 6.8-9.6 m by 20 m) or a stem that meets them steeply,
     which the scorer reads as a T (:mod:`city360.pose_graph.short_ends`)."""
+    single_end_off_m: float | None = None
+    """A lone street met by one video's start or end alone (under ``min_ends``) counts too
+    when its way out lies within :attr:`single_end_beside_m` of a pass through the node all
+    along ``reach_m`` and at least this far (metres) from every such pass at ``reach_m``: it
+    runs beside the through street, neither on it nor away from it (a T's stem, a fork's
+    branch of 20 degrees or more). Such a node is read among the dead ends too: the video's
+    start there cuts the through pass within ``SegmentParams.dead_end_pass_m`` and makes a
+    dead end of three streets (Kamppi one-way 7, the dead-end street's end at (-161, -17)).
+    None: only ``min_ends``."""
+    single_end_beside_m: float = 7.0
+    """The bound of ``beside_m`` for a lone street met once (see ``single_end_off_m``):
+    Kamppi's dead-end street by one video's GPS, 6.6-6.8 m at most (one-way 13)."""
     held_m: float = 15.0
     """The passes through a dropped junction are not cut at a dead end within this many
     metres of travel of where they were cut at the junction (the dead-end street's end,
@@ -160,7 +172,9 @@ def _lone_beside(
     if len(streets) < 3 or len(lone) != 1 or len(linked) < 2:
         return None
     (lone_street,) = lone
-    if sum(end.street == lone_street for end in ends) < params.min_ends:
+    reached = sum(end.street == lone_street for end in ends)
+    single = reached < params.min_ends
+    if single and (params.single_end_off_m is None or reached != 1):
         return None
     lines = [
         line
@@ -174,11 +188,19 @@ def _lone_beside(
     ]
     if not lines or not any(len(way) for way in lone_ways):
         return None
-    beside = all(
-        min(distance_to_polyline_m(point, line) for line in lines) <= params.beside_m
+    gaps = [
+        np.array([min(distance_to_polyline_m(point, line) for line in lines) for point in way])
         for way in lone_ways
-        for point in way
-    )
+    ]
+    if single and params.single_end_off_m is not None:
+        beside = all(
+            len(gap) == 5
+            and bool(np.all(gap <= params.single_end_beside_m))
+            and gap[-1] >= params.single_end_off_m
+            for gap in gaps
+        )
+    else:
+        beside = all(bool(np.all(gap <= params.beside_m)) for gap in gaps)
     return through if beside else None
 
 
@@ -196,11 +218,15 @@ def lone_arm_junctions(
     ends = _ends_at(segments, streets)
     dropped = np.zeros(n_junctions, dtype=bool)
     passes: list[tuple[int, int, int]] = []
-    for node in range(n_junctions):
+    nodes = range(n_junctions)
+    if params.single_end_off_m is not None:
+        nodes = range(max([n_junctions - 1, *ends]) + 1)
+    for node in nodes:
         through = _lone_beside(tracks, ends.get(node, []), params)
         if through is None:
             continue
-        dropped[node] = True
+        if node < n_junctions:
+            dropped[node] = True
         for end in through:
             track = tracks[end.track]
             arc = float(track.arc_m[end.frame])
