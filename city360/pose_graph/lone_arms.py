@@ -68,12 +68,16 @@ class LoneArmParams:
     single_end_off_m: float | None = None
     """A lone street met by one video's start or end alone (under ``min_ends``) counts too
     when its way out lies within :attr:`single_end_beside_m` of a pass through the node all
-    along ``reach_m`` and at least this far (metres) from every such pass at ``reach_m``: it
-    runs beside the through street, neither on it nor away from it (a T's stem, a fork's
-    branch of 20 degrees or more). Such a node is read among the dead ends too: the video's
-    start there cuts the through pass within ``SegmentParams.dead_end_pass_m`` and makes a
-    dead end of three streets (Kamppi one-way 7, the dead-end street's end at (-161, -17)).
-    None: only ``min_ends``."""
+    along ``reach_m``, and at least this far (metres) from every such pass from half of
+    ``reach_m`` on: it runs beside the through street from the node, neither on it nor away
+    from it (a T's stem, a fork's branch of 20 degrees or more). The passes are read along
+    their own streets only (to their next node). Dead ends of three streets are read so too
+    (a video's start beside the pass cuts it within ``SegmentParams.dead_end_pass_m``).
+    Kamppi one-way 13: the votes' junction at the dead-end street's end (-161, -17), its way
+    3.0-6.8 m beside the through pass from 5 m on. A way that runs on the pass for 10 m and
+    then parts is not read: a true shallow fork's video end looks so (Helsinki SE one-way
+    with stops 11 (138.2, -178.9), held-out Kaisaniemi wander 6 (109.5, -42.8)), and so does
+    Kamppi one-way 7's dead end, which this leaves. None: only ``min_ends``."""
     single_end_beside_m: float = 7.0
     """The bound of ``beside_m`` for a lone street met once (see ``single_end_off_m``):
     Kamppi's dead-end street by one video's GPS, 6.6-6.8 m at most (one-way 13)."""
@@ -94,6 +98,8 @@ class _End:
     frame: int
     away: int
     other: int | None
+    far: int
+    """The segment's frame at its other node."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,9 +139,9 @@ def _ends_at(segments: Sequence[Segment], streets: Sequence[Street]) -> dict[int
     for i, seg in enumerate(segments):
         if i not in street_of:
             continue
-        for node, frame, away, other in (
-            (seg.v, seg.last_frame, -1, departing),
-            (seg.u, seg.first_frame, 1, arriving),
+        for node, frame, away, other, far in (
+            (seg.v, seg.last_frame, -1, departing, seg.first_frame),
+            (seg.u, seg.first_frame, 1, arriving, seg.last_frame),
         ):
             next_seg = other.get((seg.track, frame))
             ends[node].append(
@@ -145,17 +151,24 @@ def _ends_at(segments: Sequence[Segment], streets: Sequence[Street]) -> dict[int
                     frame,
                     away,
                     None if next_seg is None else street_of.get(next_seg),
+                    far,
                 )
             )
     return ends
 
 
-def _way_out(track: Track, end: _End, reach_m: float, marks: int) -> FloatArray:
+def _way_out(
+    track: Track, end: _End, reach_m: float, marks: int, *, own: bool = False
+) -> FloatArray:
     """Points (K, 2) of the way out of the node along ``end`` 's segment, from the cut to
-    ``reach_m`` on in ``marks`` even steps of travel, those the video reaches."""
+    ``reach_m`` on in ``marks`` even steps of travel, those the video reaches (``own``: and
+    those on the segment itself, not past its other node)."""
     arc = float(track.arc_m[end.frame])
     along = arc + end.away * reach_m * np.arange(marks + 1) / marks
-    along = along[(along >= track.arc_m[0]) & (along <= track.arc_m[-1])]
+    first, last = track.arc_m[0], track.arc_m[-1]
+    if own:
+        first, last = sorted((arc, float(track.arc_m[end.far])))
+    along = along[(along >= first) & (along <= last)]
     return track.point_at(along).reshape(-1, 2)
 
 
@@ -176,10 +189,13 @@ def _lone_beside(
     single = reached < params.min_ends
     if single and (params.single_end_off_m is None or reached != 1):
         return None
+    # a street met once is read against the passes' own streets only: past their next node
+    # they may turn along a street beside the lone one (the through street itself, beside
+    # the dead-end street that a pass down the cross street turns into, Kamppi seed 13)
     lines = [
         line
         for end in through
-        if len(line := _way_out(tracks[end.track], end, 2 * params.reach_m, 8)) >= 2
+        if len(line := _way_out(tracks[end.track], end, 2 * params.reach_m, 8, own=single)) >= 2
     ]
     lone_ways = [
         _way_out(tracks[end.track], end, params.reach_m, 4)
@@ -196,7 +212,7 @@ def _lone_beside(
         beside = all(
             len(gap) == 5
             and bool(np.all(gap <= params.single_end_beside_m))
-            and gap[-1] >= params.single_end_off_m
+            and bool(np.all(gap[2:] >= params.single_end_off_m))
             for gap in gaps
         )
     else:
