@@ -65,7 +65,7 @@ class LoneArmParams:
     beside the others (Kamppi: 5.5-5.6 m at most), not a fork's branch that leaves them
     (fresh Bulevardi's fork (168, 94): 6.8-9.6 m by 20 m) or a stem that meets them steeply,
     which the scorer reads as a T (:mod:`city360.pose_graph.short_ends`)."""
-    single_end_off_m: float | None = None
+    single_end_off_m: float | None = 3.0
     """A lone street met by one video's start or end alone (under ``min_ends``) counts too
     when its way out lies within :attr:`single_end_beside_m` of a pass through the node all
     along ``reach_m``, and at least this far (metres) from every such pass from half of

@@ -103,6 +103,7 @@ def test_a_street_reached_once_is_kept() -> None:
 
 def test_the_rule_is_on_by_default() -> None:
     assert BuildParams().lone_arm_params == LoneArmParams()
+    assert LoneArmParams().single_end_off_m == 3.0  # a street met once, beside: on
 
 
 # Kamppi one-way 7 (-163, -14): one walker passes along the through street; another's video
