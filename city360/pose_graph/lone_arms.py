@@ -23,7 +23,10 @@ Such a junction is dropped, and the passes through it are held uncut at any dead
 :attr:`LoneArmParams.held_m` of travel of where they crossed it, in that cut and every later
 one: without that, the dead-end street's end (3-7 m beside them by GPS) cuts them within
 ``SegmentParams.dead_end_pass_m`` and the junction is rebuilt there (Kamppi coverage with
-stops 6: at (-159.4, -14.8)). All positions are metres in the city CRS.
+stops 6: at (-159.4, -14.8)). With :attr:`LoneArmParams.single_end_off_m` a street met by
+one video's end counts too when it runs beside the through passes from 10 m on, and dead
+ends of three streets are read as junctions are (their passes held, nothing dropped). All
+positions are metres in the city CRS.
 """
 
 from __future__ import annotations
@@ -71,8 +74,10 @@ class LoneArmParams:
     along ``reach_m``, and at least this far (metres) from every such pass from half of
     ``reach_m`` on: it runs beside the through street from the node, neither on it nor away
     from it (a T's stem, a fork's branch of 20 degrees or more). The passes are read along
-    their own streets only (to their next node). Dead ends of three streets are read so too
-    (a video's start beside the pass cuts it within ``SegmentParams.dead_end_pass_m``).
+    their own streets only (to their next node). While set, dead ends of three streets are
+    read too, by this test and by ``min_ends``' (a video's start or a walker's U-turn beside
+    the pass cuts it within ``SegmentParams.dead_end_pass_m``): nothing is dropped there,
+    the passes are held (Kamppi coverage with stops 14, a U-turn at (-161.1, -13.2)).
     Kamppi one-way 13: the votes' junction at the dead-end street's end (-161, -17), its way
     3.0-6.8 m beside the through pass from 5 m on. A way that runs on the pass for 10 m and
     then parts is not read: a true shallow fork's video end looks so (Helsinki SE one-way
