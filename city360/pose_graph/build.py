@@ -223,7 +223,11 @@ class BuildParams:
     0.852 -> 0.906; Kamppi wander 9 P 0.923 -> 1.000, F1 0.808 -> 0.863: the extra between
     the streets near (-155, -10) gone), none worse, 156 equal; Kamppi seed 10 (7 rows)
     equal. The 6 m has little room: 7 m takes two true forks (fresh Bulevardi coverage 1,
-    R 1.000 -> 0.933; fresh Kaisaniemi coverage 0), the Kamppi streets reach 5.6 m."""
+    R 1.000 -> 0.933; fresh Kaisaniemi coverage 0), the Kamppi streets reach 5.6 m.
+    ``LoneArmParams.single_end_off_m`` (3 m, on: round thirty-six, dead36) reads a street
+    met by one video's end too when it runs 3-7 m beside the through pass from 10 m on:
+    Kamppi one-way 13 and one-way with stops 13 P 0.933 -> 1.000, F1 0.946 -> 1.000; the 120
+    kept twins and 61 held-out twins equal."""
     beside_end_params: BesideEndParams | None = field(default_factory=BesideEndParams)
     """Without OSM, a pass is not cut at a walker's U-turn that it runs beside, parallel and
     4 m or more off its line, 12 m or more from every junction: a path that ends beside

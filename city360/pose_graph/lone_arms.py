@@ -23,7 +23,10 @@ Such a junction is dropped, and the passes through it are held uncut at any dead
 :attr:`LoneArmParams.held_m` of travel of where they crossed it, in that cut and every later
 one: without that, the dead-end street's end (3-7 m beside them by GPS) cuts them within
 ``SegmentParams.dead_end_pass_m`` and the junction is rebuilt there (Kamppi coverage with
-stops 6: at (-159.4, -14.8)). All positions are metres in the city CRS.
+stops 6: at (-159.4, -14.8)). With :attr:`LoneArmParams.single_end_off_m` a street met by
+one video's end counts too when it runs beside the through passes from 10 m on, and dead
+ends of three streets are read as junctions are (their passes held, nothing dropped). All
+positions are metres in the city CRS.
 """
 
 from __future__ import annotations
@@ -65,6 +68,24 @@ class LoneArmParams:
     beside the others (Kamppi: 5.5-5.6 m at most), not a fork's branch that leaves them
     (fresh Bulevardi's fork (168, 94): 6.8-9.6 m by 20 m) or a stem that meets them steeply,
     which the scorer reads as a T (:mod:`city360.pose_graph.short_ends`)."""
+    single_end_off_m: float | None = 3.0
+    """A lone street met by one video's start or end alone (under ``min_ends``) counts too
+    when its way out lies within :attr:`single_end_beside_m` of a pass through the node all
+    along ``reach_m``, and at least this far (metres) from every such pass from half of
+    ``reach_m`` on: it runs beside the through street from the node, neither on it nor away
+    from it (a T's stem, a fork's branch of 20 degrees or more). The passes are read along
+    their own streets only (to their next node). While set, dead ends of three streets are
+    read too, by this test and by ``min_ends``' (a video's start or a walker's U-turn beside
+    the pass cuts it within ``SegmentParams.dead_end_pass_m``): nothing is dropped there,
+    the passes are held (Kamppi coverage with stops 14, a U-turn at (-161.1, -13.2)).
+    Kamppi one-way 13: the votes' junction at the dead-end street's end (-161, -17), its way
+    3.0-6.8 m beside the through pass from 5 m on. A way that runs on the pass for 10 m and
+    then parts is not read: a true shallow fork's video end looks so (Helsinki SE one-way
+    with stops 11 (138.2, -178.9), held-out Kaisaniemi wander 6 (109.5, -42.8)), and so does
+    Kamppi one-way 7's dead end, which this leaves. None: only ``min_ends``."""
+    single_end_beside_m: float = 7.0
+    """The bound of ``beside_m`` for a lone street met once (see ``single_end_off_m``):
+    Kamppi's dead-end street by one video's GPS, 6.6-6.8 m at most (one-way 13)."""
     held_m: float = 15.0
     """The passes through a dropped junction are not cut at a dead end within this many
     metres of travel of where they were cut at the junction (the dead-end street's end,
@@ -82,6 +103,8 @@ class _End:
     frame: int
     away: int
     other: int | None
+    far: int
+    """The segment's frame at its other node."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,9 +144,9 @@ def _ends_at(segments: Sequence[Segment], streets: Sequence[Street]) -> dict[int
     for i, seg in enumerate(segments):
         if i not in street_of:
             continue
-        for node, frame, away, other in (
-            (seg.v, seg.last_frame, -1, departing),
-            (seg.u, seg.first_frame, 1, arriving),
+        for node, frame, away, other, far in (
+            (seg.v, seg.last_frame, -1, departing, seg.first_frame),
+            (seg.u, seg.first_frame, 1, arriving, seg.last_frame),
         ):
             next_seg = other.get((seg.track, frame))
             ends[node].append(
@@ -133,17 +156,24 @@ def _ends_at(segments: Sequence[Segment], streets: Sequence[Street]) -> dict[int
                     frame,
                     away,
                     None if next_seg is None else street_of.get(next_seg),
+                    far,
                 )
             )
     return ends
 
 
-def _way_out(track: Track, end: _End, reach_m: float, marks: int) -> FloatArray:
+def _way_out(
+    track: Track, end: _End, reach_m: float, marks: int, *, own: bool = False
+) -> FloatArray:
     """Points (K, 2) of the way out of the node along ``end`` 's segment, from the cut to
-    ``reach_m`` on in ``marks`` even steps of travel, those the video reaches."""
+    ``reach_m`` on in ``marks`` even steps of travel, those the video reaches (``own``: and
+    those on the segment itself, not past its other node)."""
     arc = float(track.arc_m[end.frame])
     along = arc + end.away * reach_m * np.arange(marks + 1) / marks
-    along = along[(along >= track.arc_m[0]) & (along <= track.arc_m[-1])]
+    first, last = track.arc_m[0], track.arc_m[-1]
+    if own:
+        first, last = sorted((arc, float(track.arc_m[end.far])))
+    along = along[(along >= first) & (along <= last)]
     return track.point_at(along).reshape(-1, 2)
 
 
@@ -160,12 +190,17 @@ def _lone_beside(
     if len(streets) < 3 or len(lone) != 1 or len(linked) < 2:
         return None
     (lone_street,) = lone
-    if sum(end.street == lone_street for end in ends) < params.min_ends:
+    reached = sum(end.street == lone_street for end in ends)
+    single = reached < params.min_ends
+    if single and (params.single_end_off_m is None or reached != 1):
         return None
+    # a street met once is read against the passes' own streets only: past their next node
+    # they may turn along a street beside the lone one (the through street itself, beside
+    # the dead-end street that a pass down the cross street turns into, Kamppi seed 13)
     lines = [
         line
         for end in through
-        if len(line := _way_out(tracks[end.track], end, 2 * params.reach_m, 8)) >= 2
+        if len(line := _way_out(tracks[end.track], end, 2 * params.reach_m, 8, own=single)) >= 2
     ]
     lone_ways = [
         _way_out(tracks[end.track], end, params.reach_m, 4)
@@ -174,11 +209,19 @@ def _lone_beside(
     ]
     if not lines or not any(len(way) for way in lone_ways):
         return None
-    beside = all(
-        min(distance_to_polyline_m(point, line) for line in lines) <= params.beside_m
+    gaps = [
+        np.array([min(distance_to_polyline_m(point, line) for line in lines) for point in way])
         for way in lone_ways
-        for point in way
-    )
+    ]
+    if single and params.single_end_off_m is not None:
+        beside = all(
+            len(gap) == 5
+            and bool(np.all(gap <= params.single_end_beside_m))
+            and bool(np.all(gap[2:] >= params.single_end_off_m))
+            for gap in gaps
+        )
+    else:
+        beside = all(bool(np.all(gap <= params.beside_m)) for gap in gaps)
     return through if beside else None
 
 
@@ -196,11 +239,15 @@ def lone_arm_junctions(
     ends = _ends_at(segments, streets)
     dropped = np.zeros(n_junctions, dtype=bool)
     passes: list[tuple[int, int, int]] = []
-    for node in range(n_junctions):
+    nodes = range(n_junctions)
+    if params.single_end_off_m is not None:
+        nodes = range(max([n_junctions - 1, *ends]) + 1)
+    for node in nodes:
         through = _lone_beside(tracks, ends.get(node, []), params)
         if through is None:
             continue
-        dropped[node] = True
+        if node < n_junctions:
+            dropped[node] = True
         for end in through:
             track = tracks[end.track]
             arc = float(track.arc_m[end.frame])

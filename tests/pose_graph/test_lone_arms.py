@@ -103,3 +103,70 @@ def test_a_street_reached_once_is_kept() -> None:
 
 def test_the_rule_is_on_by_default() -> None:
     assert BuildParams().lone_arm_params == LoneArmParams()
+    assert LoneArmParams().single_end_off_m == 3.0  # a street met once, beside: on
+
+
+# Kamppi one-way 7 (-163, -14): one walker passes along the through street; another's video
+# starts at the dead-end street's end, 3 m beside it by GPS, and walks that street (5.5 m
+# beside the through street) to where it bends down to the cross street
+_ONCE_START = (-30.0, -3.0)
+_ONCE = [_ONCE_START, (-25.0, -5.5), (-8.0, -5.5), (0.0, -12.0), (0.0, -60.0)]
+_ONCE_JUNCTIONS = np.array([[0.0, 0.0], [0.0, -12.0]])
+
+
+def _once_tracks(lone_way: list[tuple[float, float]]) -> list[Track]:
+    """The through street along y = 0 walked once, the cross street along x = 0 walked both
+    ways, and one video along ``lone_way`` from its first point."""
+    return [
+        polyline_track([(-80.0, 0.0), (80.0, 0.0)], "through, once"),
+        polyline_track([(0.0, 60.0), (0.0, -60.0)], "cross south"),
+        polyline_track([(0.0, -60.0), (0.0, 60.0)], "cross north"),
+        polyline_track(lone_way, "a video from the lone street's end"),
+    ]
+
+
+_SINGLE = LoneArmParams(single_end_off_m=3.0)
+
+
+def test_a_video_start_beside_the_through_street_is_no_dead_end_of_three() -> None:
+    tracks = _once_tracks(_ONCE)
+    dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, _ONCE_JUNCTIONS, BuildParams())
+    assert _streets_near(junctions_xy, dead_xy, streets, _ONCE_START) == 3  # the old build
+    off = LoneArmParams(single_end_off_m=None)
+    assert lone_arm_junctions(tracks, junctions_xy, segments, streets, off).passes == ()
+    lone = lone_arm_junctions(tracks, junctions_xy, segments, streets, _SINGLE)
+    assert not lone.dropped.any()  # a dead end: nothing to drop, the pass is held
+    assert {track for track, _, _ in lone.passes} == {0}
+    dead_xy, junctions_xy, _, streets, _ = _cut(tracks, _ONCE_JUNCTIONS, BuildParams(), lone=lone)
+    assert _streets_near(junctions_xy, dead_xy, streets, _ONCE_START) == 1
+
+
+def test_a_junction_met_once_by_a_street_beside_the_through_street_is_dropped() -> None:
+    """Kamppi one-way 13: the votes put a junction at the video's start."""
+    tracks = _once_tracks(_ONCE)
+    given = np.concatenate([_ONCE_JUNCTIONS, [list(_ONCE_START)]])
+    _, junctions_xy, segments, streets, _ = _cut(tracks, given, BuildParams())
+    assert not lone_arm_junctions(
+        tracks, junctions_xy, segments, streets, LoneArmParams(single_end_off_m=None)
+    ).dropped.any()
+    lone = lone_arm_junctions(tracks, junctions_xy, segments, streets, _SINGLE)
+    assert lone.dropped.tolist() == [False, False, True]
+
+
+def test_a_stem_or_a_branch_met_once_is_kept() -> None:
+    """A T's stem and a fork's branch at 25 degrees whose one video starts at the junction
+    leave the through street (10 m and 4.2 m off 10 m on, 8.5 m 20 m on)."""
+    branch = 20.0 * np.array([-np.cos(np.radians(25.0)), -np.sin(np.radians(25.0))])
+    for way in (
+        [(-30.0, 0.0), (-30.0, -60.0)],
+        [(-30.0, 0.0), (-30.0 + 3 * branch[0], 3 * branch[1])],
+    ):
+        tracks = _once_tracks(way)
+        given = np.array([[0.0, 0.0], [-30.0, 0.0]])
+        _, junctions_xy, segments, streets, _ = _cut(tracks, given, BuildParams())
+        lone = lone_arm_junctions(tracks, junctions_xy, segments, streets, _SINGLE)
+        assert not lone.dropped.any()
+        assert lone.passes == ()
+        wide = LoneArmParams(single_end_off_m=0.0, single_end_beside_m=100.0)
+        lone = lone_arm_junctions(tracks, junctions_xy, segments, streets, wide)
+        assert lone.dropped.tolist() == [False, True]  # kept by the way it leaves
