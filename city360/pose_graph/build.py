@@ -591,8 +591,14 @@ def build_from_tracks(
             moved = _held_apart(junctions_xy, moved, params.junctions.merge_m)
         if params.junctions.split_peaks_m is not None and params.junctions.split_parts_apart:
             is_part = _is_part(junctions_xy, close_xy)
+            floor_m = params.junctions.split_every_part_apart_m
+            other = _is_part(junctions_xy, parts_xy) & ~is_part if floor_m is not None else None
             junctions_xy = merge_parts_apart(
-                moved[branching], is_part[branching], params.junctions.merge_m
+                moved[branching],
+                is_part[branching],
+                params.junctions.merge_m,
+                other_parts=other[branching] if other is not None else None,
+                other_floor_m=floor_m or 0.0,
             )
         else:
             junctions_xy, _ = merge_close(

@@ -197,6 +197,20 @@ class JunctionParams:
     ``split_close_m`` (measured together, see there); held for every part of every parted
     pile it moved 13 of 159 rows, 1 worse (held-out old town wander 6 street F1 0.972 ->
     0.959) and 3 both ways. False: merged as any junctions."""
+    split_every_part_apart_m: float | None = None
+    """With ``split_parts_apart``: metres two parts must stand apart after refine's first
+    move for that merge to hold them apart when either comes from a pile parted otherwise
+    than at close tops (at peaks ``split_peaks_m`` or more apart, or by the pair test's
+    parts); closer, they merge as any junctions. Such pairs 5.4-7.8 m apart stood at two
+    true junctions in every case traced, pairs under 5 m mostly at one (suite Helsinki
+    wander 1: (-468.8, -53.0) / (-465.1, -50.1), 4.7 m, by the one true (-463.6, -46.9)).
+    Off (round thirty-six, branch hold36): at 5 m, without OSM on the 120 kept and 61
+    held-out twins, 9 rows better (held-out Bulevardi wander 7 R 0.929 -> 1.000), 1 mixed
+    and 2 worse (held-out old town wander 6 street F1 0.972 -> 0.959, wander 10 1.000 ->
+    0.986: right pairs at a knot of three true junctions, their streets then cut to the
+    wrong part); fresh Helsinki seed 3 2 rows worse, none better. 6 m: 2 fewer better, the
+    same worse; 0 (every pair): 11 better, 2 worse, 3 mixed. None: only parts of piles
+    parted at close tops are held apart."""
     quiet_turn_backs: bool = True
     """A U-turn mid-street casts no crossing votes (:func:`mid_street_turns`): while it
     turns, the walker's heading sweeps across the street, and its samples vote with the
@@ -949,15 +963,54 @@ def merge_close(
 
 
 def merge_parts_apart(
-    points: FloatArray, is_part: npt.NDArray[np.bool_], radius_m: float
+    points: FloatArray,
+    is_part: npt.NDArray[np.bool_],
+    radius_m: float,
+    *,
+    other_parts: npt.NDArray[np.bool_] | None = None,
+    other_floor_m: float = 0.0,
 ) -> FloatArray:
     """:func:`merge_close` (each point weighing one), nearest pairs first, except that two
     points flagged ``is_part`` (parts of parted vote piles) never end in one junction
-    (:attr:`JunctionParams.split_parts_apart`)."""
+    (:attr:`JunctionParams.split_parts_apart`). ``other_parts`` (parts of piles parted
+    otherwise) are held apart from any part too, but only at a pair ``other_floor_m`` metres
+    apart or more (:attr:`JunctionParams.split_every_part_apart_m`)."""
     if len(points) == 0:
         return points
-    group = np.where(is_part, 0, -1).astype(np.int64)
-    centres, _, _, _ = _merge_apart(points, np.ones(len(points), dtype=np.int64), group, radius_m)
+    if other_parts is None or not other_parts.any():
+        group = np.where(is_part, 0, -1).astype(np.int64)
+        ones = np.ones(len(points), dtype=np.int64)
+        centres, _, _, _ = _merge_apart(points, ones, group, radius_m)
+        return centres
+    pairs = cKDTree(points).query_pairs(radius_m, output_type="ndarray")
+    parent = np.arange(len(points))
+    held = is_part.copy()  # the merged junction holds a part of a pile parted at close tops
+    any_part = is_part | other_parts
+
+    def root(k: int) -> int:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = int(parent[k])
+        return k
+
+    if pairs.size:
+        gaps = np.hypot(*(points[pairs[:, 0]] - points[pairs[:, 1]]).T)
+        order = np.argsort(gaps, kind="stable")
+        for (a, b), gap in zip(pairs[order], gaps[order], strict=True):
+            ra, rb = root(int(a)), root(int(b))
+            if ra == rb:
+                continue
+            both_held = held[ra] and held[rb]
+            both_parts = any_part[ra] and any_part[rb]
+            if both_held or (both_parts and gap >= other_floor_m):
+                continue
+            parent[rb] = ra
+            held[ra] |= held[rb]
+            any_part[ra] |= any_part[rb]
+    labels = np.unique([root(k) for k in range(len(points))], return_inverse=True)[1]
+    centres, _ = _weighted_means(
+        points, np.ones(len(points), dtype=np.int64), labels.astype(np.int64)
+    )
     return centres
 
 

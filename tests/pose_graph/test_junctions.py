@@ -349,6 +349,38 @@ def test_split_parts_apart_is_on_by_default() -> None:
     assert JunctionParams().split_parts_apart is True
 
 
+def test_parts_of_piles_parted_otherwise_are_held_apart_above_the_floor() -> None:
+    """Parts of piles parted at peaks ``split_peaks_m`` apart (``other_parts``) moved by
+    refine 7 m apart (each at its own true junction, held-out old town wander 6) and 4.7 m
+    apart (one true junction, suite Helsinki wander 1): without ``other_parts`` both pairs
+    merge, as on main; with a floor of 5 m the 7 m pair stays two and the 4.7 m pair merges;
+    with a floor of 0 both stay two."""
+    far = np.array([[0.0, 0.0], [7.0, 0.0]])
+    near = np.array([[100.0, 0.0], [104.7, 0.0]])
+    points = np.concatenate([far, near])
+    none = np.zeros(4, dtype=bool)
+    every = np.ones(4, dtype=bool)
+    assert len(merge_parts_apart(points, none, 8.0)) == 2
+    assert len(merge_parts_apart(points, none, 8.0, other_parts=every, other_floor_m=0.0)) == 4
+    floored = merge_parts_apart(points, none, 8.0, other_parts=every, other_floor_m=5.0)
+    assert sorted(floored[:, 0].tolist()) == pytest.approx([0.0, 7.0, 102.35])
+
+
+def test_parts_of_close_topped_piles_stay_apart_under_the_floor() -> None:
+    """The floor is for parts of piles parted otherwise: two parts of piles parted at close
+    tops (``is_part``) stay apart however close refine brings them, as before; a part
+    under the floor from them merges into one."""
+    points = np.array([[0.0, 0.0], [4.0, 0.0], [2.0, 3.0]])
+    held = np.array([True, True, False])
+    other = np.array([False, False, True])
+    kept = merge_parts_apart(points, held, 8.0, other_parts=other, other_floor_m=5.0)
+    assert len(kept) == 2
+
+
+def test_split_every_part_apart_m_is_off_by_default() -> None:
+    assert JunctionParams().split_every_part_apart_m is None
+
+
 @pytest.mark.parametrize("seed", [2, 3])
 def test_a_side_step_off_the_through_line_is_a_spur_end_with_side_step_off_m(seed: int) -> None:
     """Unseen Kamppi coverage 5, walk_000 at (82.5, -101.3): a walker on the through street
