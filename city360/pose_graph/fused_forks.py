@@ -102,6 +102,18 @@ class FusedForkParams:
     apex_far_m: float = 18.0
     """See ``apex_cross_deg``: poses farther from ``J`` than this (metres) are left out
     (``RefineParams.far_m``'s reach for an arm's line)."""
+    turn_back_stem_m: float | None = None
+    """Metres: a fork ``L`` that is a dead end where no video starts or ends (within
+    ``turn_back_end_m``), only walkers turning back, is taken only when ``J`` lies at most
+    this far from it. A walker who turns back at a fork turns where the branches part, a
+    few metres below the junction the votes found up them (Helsinki's (-22.7, -597.2):
+    6.6-11.6 m in five rows); one who turns back on a street for no reason of the street's
+    may do so anywhere along it (fresh Bulevardi wander+stops seed 2: two walkers turned
+    back 24.7 m below the Y (148.5, -5.1), whose junction the votes had found 1.8 m from
+    it). None: no such limit (a turn-back is taken as any other dead end)."""
+    turn_back_end_m: float = 8.0
+    """See ``turn_back_stem_m``: a video's first or last pose this near ``L`` makes it a
+    video's end, not a turn-back (``JunctionParams.dead_end_merge_m``)."""
     video_end_branch_deg: float = 70.0
     """``max_branch_deg`` for a fork at a video's end: the junction up the branches often
     sits where the bent branch turns away (Helsinki one-way 0 at (451.1, -471.9) and
@@ -221,8 +233,11 @@ def fused_forks(
     keep = np.ones(cut.n_junctions, dtype=bool)
     added: list[FloatArray] = []
     used: set[int] = set()
+    ends_xy = np.asarray([xy for track in tracks for xy in (track.xy[0], track.xy[-1])])
     for fork, stem, split in short_stems(cut, used, params.max_stem_m):
         if len(cut.streets_at[split]) != 3:
+            continue
+        if _long_turn_back(cut, fork, split, ends_xy, params):
             continue
         if _is_fused_fork(tracks, segments, stem, split, cut, params):
             keep[split] = False
@@ -230,6 +245,19 @@ def fused_forks(
             if fork >= cut.n_junctions:
                 added.append(cut.nodes_xy[fork])
     return ForkFix(keep, np.asarray(added, dtype=np.float64).reshape(-1, 2))
+
+
+def _long_turn_back(
+    cut: CutNodes, fork: int, split: int, ends_xy: FloatArray, params: FusedForkParams
+) -> bool:
+    """Whether ``fork`` is a dead end where only walkers turned back (no video's end, of
+    ``ends_xy``, within ``turn_back_end_m``) farther than ``turn_back_stem_m`` from ``split``."""
+    if params.turn_back_stem_m is None or fork < cut.n_junctions:
+        return False
+    fork_xy = cut.nodes_xy[fork]
+    if float(np.hypot(*(cut.nodes_xy[split] - fork_xy))) <= params.turn_back_stem_m:
+        return False
+    return not bool((np.hypot(*(ends_xy - fork_xy).T) <= params.turn_back_end_m).any())
 
 
 def video_ends(

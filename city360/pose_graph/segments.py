@@ -162,9 +162,16 @@ class SegmentParams:
     R 0.952 -> 0.960, one-way with stops seed 0 R 0.929 -> 0.937, the knot's apex where a
     video starts), none worse in junction P, R, street F1 or turns. False: knot22b's guard
     as it was (round twenty-two)."""
-    lone_end_m: float = 5.0
+    lone_end_m: float = 8.0
     """See :attr:`lone_ends`: the video starts or ends at most this far (metres of travel)
-    beyond where its pass is cut at the node (Helsinki one-way seed 1: 2.9 m)."""
+    beyond where its pass is cut at the node (Helsinki one-way seed 1: 2.9 m). 8 m is
+    ``JunctionParams.junction_clearance_m``: a video's end nearer a junction than that gets
+    no dead end, so its last metres past the node are cut into no segment whatever their
+    length. Fresh Bulevardi one-way seed 8 (168.6, 91.5): the walker comes down the fork's
+    diagonal branch, goes on through the node 6.0 m into the stem and stops filming at the
+    fork; at 5 m that line was not walked on, the branches stayed one street and the fork's
+    node a link (R 0.733 -> 0.800 at 8 m). 5.0 until round thirty-six (fork36): on the 120
+    kept twins without OSM every row equal field by field."""
     part_at_junctions: float | None = 30.0
     """See :func:`part_two_lines`: also part a street between two nodes that are both
     junctions already (three or more streets each) when its passes make exactly two lines by
