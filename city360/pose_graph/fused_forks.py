@@ -102,15 +102,20 @@ class FusedForkParams:
     apex_far_m: float = 18.0
     """See ``apex_cross_deg``: poses farther from ``J`` than this (metres) are left out
     (``RefineParams.far_m``'s reach for an arm's line)."""
-    turn_back_stem_m: float | None = None
+    turn_back_stem_m: float | None = 20.0
     """Metres: a fork ``L`` that is a dead end where no video starts or ends (within
-    ``turn_back_end_m``), only walkers turning back, is taken only when ``J`` lies at most
-    this far from it. A walker who turns back at a fork turns where the branches part, a
-    few metres below the junction the votes found up them (Helsinki's (-22.7, -597.2):
-    6.6-11.6 m in five rows); one who turns back on a street for no reason of the street's
-    may do so anywhere along it (fresh Bulevardi wander+stops seed 2: two walkers turned
-    back 24.7 m below the Y (148.5, -5.1), whose junction the votes had found 1.8 m from
-    it). None: no such limit (a turn-back is taken as any other dead end)."""
+    ``turn_back_end_m``), only walkers turning back or stopping, is taken only when ``J``
+    lies at most this far from it. A walker who turns back at a fork turns where the
+    branches part, a few metres below the junction the votes found up them; one who turns
+    back on a street for no reason of the street's may do so anywhere along it. Fresh
+    Bulevardi wander+stops seed 2 without OSM: two walkers turned back (pausing about 4 s,
+    too short for a still span) at (127.1, -20.7), 24.7 m below the Y (148.5, -5.1), whose
+    junction the votes had found 1.8 m from it; the Y was moved there (P 0.917 -> 1.000,
+    R 0.846 -> 0.923 with the limit). The 120 kept twins' seven other such forks lie 6.6-17.8
+    m below ``J`` (Helsinki's (-22.7, -597.2) in five rows, 6.6-16.0 m; unseen Nerima SW
+    wander seed 9, 17.8 m): thin evidence, and 20 m is near the longest fused stem
+    (Helsinki's 11-degree fork, 23-26 m, whose forks are videos' ends). None: no such limit.
+    Round thirty-six, branch fork36, design notes."""
     turn_back_end_m: float = 8.0
     """See ``turn_back_stem_m``: a video's first or last pose this near ``L`` makes it a
     video's end, not a turn-back (``JunctionParams.dead_end_merge_m``)."""

@@ -211,3 +211,7 @@ def test_a_narrow_y_keeps_its_junction_with_a_turn_back_far_down_its_stem(seed: 
     kept = _junctions(tracks, _TURN_BACK)
     assert len(kept) == 1
     assert np.hypot(*kept[0]) < 3.0
+
+
+def test_turn_back_stem_m_is_20_m_by_default() -> None:
+    assert FusedForkParams().turn_back_stem_m == 20.0
