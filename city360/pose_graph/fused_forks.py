@@ -23,8 +23,9 @@ nowhere once ``J`` is gone. The fork is then at ``L``: ``J`` is dropped and ``L`
 junction, its stem running into both branches. The rule's limit: a true Y one of whose
 branches leaves within ``straight_deg`` of its stem, with a video's end or a stop on that stem
 up to ``max_stem_m`` before it, looks the same from the stop, and its junction is moved there
-(``tests/pose_graph/test_fused_forks.py`` pins it); ``BuildParams.fork_params = None`` turns
-the rule off.
+(``tests/pose_graph/test_fused_forks.py`` pins it), unless no video starts or ends there and
+the stop or turn-back lies more than ``turn_back_stem_m`` below it;
+``BuildParams.fork_params = None`` turns the rule off.
 
 All positions are metres in the city CRS (x east, y north), headings degrees clockwise from
 north.
