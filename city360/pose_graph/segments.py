@@ -171,7 +171,13 @@ class SegmentParams:
     diagonal branch, goes on through the node 6.0 m into the stem and stops filming at the
     fork; at 5 m that line was not walked on, the branches stayed one street and the fork's
     node a link (R 0.733 -> 0.800 at 8 m). 5.0 until round thirty-six (fork36): on the 120
-    kept twins without OSM every row equal field by field."""
+    kept twins without OSM every row equal field by field, on the 61 held-out twins of
+    rounds thirty-four and thirty-five one better (Bulevardi one-way seed 6, the same fork),
+    none worse."""
+    lone_end_osm_m: float = 5.0
+    """:attr:`lone_end_m` for the parting between two junctions with OSM (the only caller
+    with ``junctions_only``, :attr:`part_at_junctions_osm`): 8 m was not measured with OSM
+    (round thirty-six), so builds with OSM keep the 5 m they had."""
     part_at_junctions: float | None = 30.0
     """See :func:`part_two_lines`: also part a street between two nodes that are both
     junctions already (three or more streets each) when its passes make exactly two lines by
@@ -744,6 +750,8 @@ def _two_lines(
             return False
         return not params.walked_on or all(walked_on(part, node) for part in parts[street.id])
 
+    lone_end_m = params.lone_end_osm_m if junctions_only else params.lone_end_m
+
     def walked_on(part: Street, node: int) -> bool:
         """Some pass of the part goes on through ``node`` on its trajectory into a segment
         of another street or line (not back along the part, not the trajectory's end)."""
@@ -757,7 +765,7 @@ def _two_lines(
             else:
                 beyond = float(arc[seg.first_frame] - arc[0])
                 lone = (seg.track, seg.first_frame) not in before
-            if lone and beyond <= params.lone_end_m:
+            if lone and beyond <= lone_end_m:
                 return True
         for i in members:
             seg = segments[i]

@@ -357,3 +357,8 @@ def test_turned_forks_is_a_switch_on_by_default() -> None:
     assert SegmentParams().turned_forks is True
     off = BuildParams(segments=SegmentParams(turned_forks=False))
     assert _nodes_near(_v_fork(), V_FORK, off) == []
+
+
+def test_lone_end_osm_m_keeps_5_m_with_osm() -> None:
+    # with OSM (the parting between two junctions, `junctions_only`) 8 m was not measured
+    assert SegmentParams().lone_end_osm_m == 5.0
