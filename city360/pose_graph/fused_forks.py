@@ -23,8 +23,9 @@ nowhere once ``J`` is gone. The fork is then at ``L``: ``J`` is dropped and ``L`
 junction, its stem running into both branches. The rule's limit: a true Y one of whose
 branches leaves within ``straight_deg`` of its stem, with a video's end or a stop on that stem
 up to ``max_stem_m`` before it, looks the same from the stop, and its junction is moved there
-(``tests/pose_graph/test_fused_forks.py`` pins it); ``BuildParams.fork_params = None`` turns
-the rule off.
+(``tests/pose_graph/test_fused_forks.py`` pins it), unless no video starts or ends there and
+the stop or turn-back lies more than ``turn_back_stem_m`` below it;
+``BuildParams.fork_params = None`` turns the rule off.
 
 All positions are metres in the city CRS (x east, y north), headings degrees clockwise from
 north.
@@ -102,6 +103,23 @@ class FusedForkParams:
     apex_far_m: float = 18.0
     """See ``apex_cross_deg``: poses farther from ``J`` than this (metres) are left out
     (``RefineParams.far_m``'s reach for an arm's line)."""
+    turn_back_stem_m: float | None = 20.0
+    """Metres: a fork ``L`` that is a dead end where no video starts or ends (within
+    ``turn_back_end_m``), only walkers turning back or stopping, is taken only when ``J``
+    lies at most this far from it. A walker who turns back at a fork turns where the
+    branches part, a few metres below the junction the votes found up them; one who turns
+    back on a street for no reason of the street's may do so anywhere along it. Fresh
+    Bulevardi wander+stops seed 2 without OSM: two walkers turned back (pausing about 4 s,
+    too short for a still span) at (127.1, -20.7), 24.7 m below the Y (148.5, -5.1), whose
+    junction the votes had found 1.8 m from it; the Y was moved there (P 0.917 -> 1.000,
+    R 0.846 -> 0.923 with the limit). The 120 kept twins' seven other such forks lie 6.6-17.8
+    m below ``J`` (Helsinki's (-22.7, -597.2) in five rows, 6.6-16.0 m; unseen Nerima SW
+    wander seed 9, 17.8 m): thin evidence, and 20 m is near the longest fused stem
+    (Helsinki's 11-degree fork, 23-26 m, whose forks are videos' ends). None: no such limit.
+    Round thirty-six, branch fork36, design notes."""
+    turn_back_end_m: float = 8.0
+    """See ``turn_back_stem_m``: a video's first or last pose this near ``L`` makes it a
+    video's end, not a turn-back (``JunctionParams.dead_end_merge_m``)."""
     video_end_branch_deg: float = 70.0
     """``max_branch_deg`` for a fork at a video's end: the junction up the branches often
     sits where the bent branch turns away (Helsinki one-way 0 at (451.1, -471.9) and
@@ -221,8 +239,11 @@ def fused_forks(
     keep = np.ones(cut.n_junctions, dtype=bool)
     added: list[FloatArray] = []
     used: set[int] = set()
+    ends_xy = np.asarray([xy for track in tracks for xy in (track.xy[0], track.xy[-1])])
     for fork, stem, split in short_stems(cut, used, params.max_stem_m):
         if len(cut.streets_at[split]) != 3:
+            continue
+        if _long_turn_back(cut, fork, split, ends_xy, params):
             continue
         if _is_fused_fork(tracks, segments, stem, split, cut, params):
             keep[split] = False
@@ -230,6 +251,19 @@ def fused_forks(
             if fork >= cut.n_junctions:
                 added.append(cut.nodes_xy[fork])
     return ForkFix(keep, np.asarray(added, dtype=np.float64).reshape(-1, 2))
+
+
+def _long_turn_back(
+    cut: CutNodes, fork: int, split: int, ends_xy: FloatArray, params: FusedForkParams
+) -> bool:
+    """Whether ``fork`` is a dead end where only walkers turned back (no video's end, of
+    ``ends_xy``, within ``turn_back_end_m``) farther than ``turn_back_stem_m`` from ``split``."""
+    if params.turn_back_stem_m is None or fork < cut.n_junctions:
+        return False
+    fork_xy = cut.nodes_xy[fork]
+    if float(np.hypot(*(cut.nodes_xy[split] - fork_xy))) <= params.turn_back_stem_m:
+        return False
+    return not bool((np.hypot(*(ends_xy - fork_xy).T) <= params.turn_back_end_m).any())
 
 
 def video_ends(

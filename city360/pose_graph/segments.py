@@ -162,9 +162,22 @@ class SegmentParams:
     R 0.952 -> 0.960, one-way with stops seed 0 R 0.929 -> 0.937, the knot's apex where a
     video starts), none worse in junction P, R, street F1 or turns. False: knot22b's guard
     as it was (round twenty-two)."""
-    lone_end_m: float = 5.0
+    lone_end_m: float = 8.0
     """See :attr:`lone_ends`: the video starts or ends at most this far (metres of travel)
-    beyond where its pass is cut at the node (Helsinki one-way seed 1: 2.9 m)."""
+    beyond where its pass is cut at the node (Helsinki one-way seed 1: 2.9 m). 8 m is
+    ``JunctionParams.junction_clearance_m``: a video's end nearer a junction than that gets
+    no dead end, so its last metres past the node are cut into no segment whatever their
+    length. Fresh Bulevardi one-way seed 8 (168.6, 91.5): the walker comes down the fork's
+    diagonal branch, goes on through the node 6.0 m into the stem and stops filming at the
+    fork; at 5 m that line was not walked on, the branches stayed one street and the fork's
+    node a link (R 0.733 -> 0.800 at 8 m). 5.0 until round thirty-six (fork36): on the 120
+    kept twins without OSM every row equal field by field, on the 61 held-out twins of
+    rounds thirty-four and thirty-five one better (Bulevardi one-way seed 6, the same fork),
+    none worse."""
+    lone_end_osm_m: float = 5.0
+    """:attr:`lone_end_m` for the parting between two junctions with OSM (the only caller
+    with ``junctions_only``, :attr:`part_at_junctions_osm`): 8 m was not measured with OSM
+    (round thirty-six), so builds with OSM keep the 5 m they had."""
     part_at_junctions: float | None = 30.0
     """See :func:`part_two_lines`: also part a street between two nodes that are both
     junctions already (three or more streets each) when its passes make exactly two lines by
@@ -737,6 +750,8 @@ def _two_lines(
             return False
         return not params.walked_on or all(walked_on(part, node) for part in parts[street.id])
 
+    lone_end_m = params.lone_end_osm_m if junctions_only else params.lone_end_m
+
     def walked_on(part: Street, node: int) -> bool:
         """Some pass of the part goes on through ``node`` on its trajectory into a segment
         of another street or line (not back along the part, not the trajectory's end)."""
@@ -750,7 +765,7 @@ def _two_lines(
             else:
                 beyond = float(arc[seg.first_frame] - arc[0])
                 lone = (seg.track, seg.first_frame) not in before
-            if lone and beyond <= params.lone_end_m:
+            if lone and beyond <= lone_end_m:
                 return True
         for i in members:
             seg = segments[i]

@@ -182,3 +182,36 @@ def test_a_tee_above_a_video_end_keeps_its_junction_with_video_ends(seed: int) -
 
 def test_video_ends_is_a_switch_off_by_default() -> None:
     assert FusedForkParams().video_ends is False
+
+
+def _narrow_y_with_a_turn_back_on_its_stem(seed: int, back_m: float) -> list[Track]:
+    """A Y at the origin, stem from the south, branches 20 degrees either side of north; two
+    walkers come up the stem and turn back ``back_m`` below the Y (no video ends there), two
+    more walk up the stem into each branch. The votes find this Y where it is."""
+    dx, dy = 60.0 * np.sin(np.radians(20.0)), 60.0 * np.cos(np.radians(20.0))
+    return [
+        polyline_track([(0.0, -90.0), (0.0, -back_m), (0.3, -90.0)], f"turns back {seed}"),
+        polyline_track([(0.3, -90.0), (0.0, -back_m), (0.0, -90.0)], f"turns too {seed}"),
+        polyline_track([(0.0, -90.0), (0.0, 0.0), (dx, dy)], f"up and right {seed}"),
+        polyline_track([(0.0, -90.0), (0.0, 0.0), (-dx, dy)], f"up and left {seed}"),
+    ]
+
+
+_TURN_BACK = BuildParams(fork_params=FusedForkParams(turn_back_stem_m=20.0))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_narrow_y_keeps_its_junction_with_a_turn_back_far_down_its_stem(seed: int) -> None:
+    # fresh Bulevardi wander+stops seed 2 (148.5, -5.1): two walkers turned back 24.7 m below
+    # the Y; without the limit its junction went to where they turned
+    tracks = _narrow_y_with_a_turn_back_on_its_stem(seed, 24.0)
+    moved = _junctions(tracks, BuildParams(fork_params=FusedForkParams(turn_back_stem_m=None)))
+    assert len(moved) == 1
+    assert np.hypot(*moved[0]) > 20.0
+    kept = _junctions(tracks, _TURN_BACK)
+    assert len(kept) == 1
+    assert np.hypot(*kept[0]) < 3.0
+
+
+def test_turn_back_stem_m_is_20_m_by_default() -> None:
+    assert FusedForkParams().turn_back_stem_m == 20.0

@@ -20,7 +20,7 @@ from city360.pose_graph.segments import (
     part_two_lines,
 )
 from city360.pose_graph.tracks import Track
-from tests.pose_graph.walks import polyline_track
+from tests.pose_graph.walks import noisy_walk, polyline_track
 
 JOIN, FORK = (0.0, 0.0), (20.0, 0.0)
 """The two nodes: the straight street runs between them along x, the bent one through
@@ -234,6 +234,40 @@ def test_lone_ends_is_a_switch_on_by_default() -> None:
     assert SegmentParams().lone_ends is True
 
 
+def _lone_end_past_the_node(beyond_m: float) -> tuple[list[Track], list[Segment]]:
+    """Fresh Bulevardi one-way seed 8's fork (design notes, round thirty-six, fork36): the
+    stray line is one video that comes down it, goes on through node 1 into the node's other
+    street and ends there ``beyond_m`` metres on, too near node 1 for a dead end of its own,
+    so its last metres are cut into no segment. Its poses carry 0.1 m of noise, as a smoothed
+    trajectory does, so that its metres of travel past node 1 are about ``beyond_m``."""
+    straight = _one_street_filmed([[(0.0, 0.0), (60.0, 0.0)]])
+    ends = noisy_walk([*STRAY, (60.0 + beyond_m, 0.0)], "ends past node 1", noise_m=0.1)
+    at_node_1 = int(np.argmin(np.hypot(*(ends.xy - (60.0, 0.0)).T)))
+    tracks = [*straight, ends]
+    segments = [*_through_node_1(straight), Segment(1, 0, 1, 0, at_node_1)]
+    return tracks, segments
+
+
+def test_a_lone_video_that_ends_6_m_past_the_node_is_parted() -> None:
+    # one-way 8: the video ends 6.0 m past the node, at the true fork; with 5 m it was no
+    # second line and the fork's node a link of two streets (a missed junction)
+    tracks, segments = _lone_end_past_the_node(6.0)
+    assert _parted(tracks, segments) == [(0, 1, 1), (0, 1, 1), (1, 2, 1)]
+    at_5_m = SegmentParams(apart_m=4.0, lone_end_m=5.0)
+    streets, _ = group_streets(tracks, segments)
+    parted = part_two_lines(tracks, segments, streets, at_5_m)
+    assert [(s.a, s.b, len(s.forward) + len(s.backward)) for s in parted] == [(0, 1, 2), (1, 2, 1)]
+
+
+def test_a_lone_video_that_ends_farther_past_the_node_than_lone_end_m_is_not_parted() -> None:
+    tracks, segments = _lone_end_past_the_node(12.0)
+    assert _parted(tracks, segments) == [(0, 1, 2), (1, 2, 1)]
+
+
+def test_lone_end_m_is_the_junction_clearance_by_default() -> None:
+    assert SegmentParams().lone_end_m == 8.0
+
+
 def test_two_videos_that_end_at_the_node_stay_one_street_with_lone_ends() -> None:
     # Kamppi's Simonkatu: two walks end (or start) there, a street's end, not a fork
     straight = _one_street_filmed([[(0.0, 0.0), (60.0, 0.0)]])
@@ -323,3 +357,8 @@ def test_turned_forks_is_a_switch_on_by_default() -> None:
     assert SegmentParams().turned_forks is True
     off = BuildParams(segments=SegmentParams(turned_forks=False))
     assert _nodes_near(_v_fork(), V_FORK, off) == []
+
+
+def test_lone_end_osm_m_keeps_5_m_with_osm() -> None:
+    # with OSM (the parting between two junctions, `junctions_only`) 8 m was not measured
+    assert SegmentParams().lone_end_osm_m == 5.0
