@@ -1372,16 +1372,12 @@ def find_turns(tracks: Sequence[Track], params: JunctionParams | None = None) ->
         frames = {*uturns, *peeks, *(tip for tip, _ in steps)}
         partings = {f: _parting(track, f, params) for f in sorted(frames)}
         turns.append(TrackTurns(tuple(uturns), tuple(peeks), tuple(steps), partings))
-    samples = _samples(tracks, params.sample_step_m) if len(tracks) else None
-    return TurnFindings(
-        params,
-        tuple(turns),
-        samples if samples is not None else _no_samples(),
-        cKDTree(samples[0] if samples is not None else np.zeros((0, 2))),
-    )
+    samples = _samples(tracks, params.sample_step_m) if len(tracks) else _no_samples()
+    return TurnFindings(params, tuple(turns), samples, cKDTree(samples[0]))
 
 
 def _no_samples() -> tuple[FloatArray, FloatArray, npt.NDArray[np.int64], FloatArray]:
+    """The samples of no tracks (:func:`_samples` has none to concatenate)."""
     empty = np.zeros(0)
     return np.zeros((0, 2)), empty, np.zeros(0, dtype=np.int64), empty
 
