@@ -53,8 +53,10 @@ from city360.pose_graph.graph import (
 )
 from city360.pose_graph.junctions import (
     JunctionParams,
+    TurnFindings,
     find_dead_ends,
     find_junction_parts,
+    find_turns,
     merge_close,
     merge_parts_apart,
     side_step_feet,
@@ -443,6 +445,90 @@ def _check_meeting(tracks: Sequence[Track], segments: Sequence[Segment], *, with
     raise GraphBuildError(msg)
 
 
+@dataclass(frozen=True, slots=True)
+class CutContext:
+    """One build's fixed inputs to its cuts (:meth:`cut`): the tracks, the params, the OSM
+    cuts (``matched``, with OSM), the passes kept uncut (``uncut``, from
+    :func:`~city360.pose_graph.stolen_branches.stolen_branches` on) and the lone arms
+    (``lone``, from :func:`~city360.pose_graph.lone_arms.lone_arm_junctions` on), and what
+    the dead ends are found from in the tracks alone (``turns``,
+    :func:`~city360.pose_graph.junctions.find_turns`): a build cuts its tracks eight to
+    fifteen times, each time at other junctions, and finds those once."""
+
+    tracks: Sequence[Track]
+    params: BuildParams
+    turns: TurnFindings
+    matched: MatchedCuts | None = None
+    uncut: UncutPasses | None = None
+    lone: LoneArms | None = None
+
+    def cut(
+        self, junctions_xy: FloatArray
+    ) -> tuple[FloatArray, FloatArray, list[Segment], list[Street], list[int]]:
+        """The tracks cut at ``junctions_xy`` (J, 2) and the dead ends found with them: dead
+        ends (D, 2), junctions (J, 2), segments, streets, and each segment's street."""
+        tracks, params, matched, uncut, lone = (
+            self.tracks,
+            self.params,
+            self.matched,
+            self.uncut,
+            self.lone,
+        )
+        end_clearance = None
+        if matched is None and params.stub_end_params is not None:
+            end_clearance = stub_ends(tracks, junctions_xy, params.stub_end_params)
+        dead_xy, events = find_dead_ends(
+            tracks,
+            junctions_xy,
+            params.junctions,
+            short_spurs=matched is None,
+            end_clearance=end_clearance,
+            turns=self.turns,
+        )
+        dead_end_pass_m: FloatArray | None = None
+        may_cut: CutFilter | None = None
+        if uncut and params.stolen_branch_params is not None:
+            may_cut = uncut.cut_filter(
+                junctions_xy, same_node_m=params.stolen_branch_params.same_node_m
+            )
+        if lone is not None and lone.passes and len(dead_xy):
+            held = lone.cut_filter(len(np.asarray(junctions_xy).reshape(-1, 2)))
+            may_cut = held if may_cut is None else _both(may_cut, held)
+        if matched is None and params.beside_end_params is not None and len(dead_xy):
+            beside = beside_end_filter(
+                tracks, junctions_xy, dead_xy, events, params.beside_end_params
+            )
+            may_cut = beside if may_cut is None else _both(may_cut, beside)
+        passes = through = None
+        if matched is not None:  # dead ends placed along the matched streets (osm_dead_ends)
+            dead_xy, events, dead_end_pass_m, may_cut = matched.dead_ends(junctions_xy, events)
+            passes = matched.passes(events)
+            through = matched.junction_passes(junctions_xy, pass_m=_NODE_REACH_M, dead_ends=events)
+        segments = cut_tracks(
+            tracks,
+            junctions_xy,
+            events,
+            params.segments,
+            dead_end_xy=dead_xy,
+            dead_end_pass_m=dead_end_pass_m,
+            may_cut=may_cut,
+            dead_end_passes=passes,
+            junction_passes=through,
+        )
+        streets, street_of = group_streets(
+            tracks,
+            segments,
+            params.segments,
+            mapped_street=matched.mapped_street if matched is not None else None,
+            mapped_gap=(
+                partial(matched.mapped_gap_m, share=params.segments.mapped_gap_share)
+                if matched is not None
+                else None
+            ),
+        )
+        return dead_xy, np.asarray(junctions_xy), segments, streets, street_of
+
+
 def _cut(
     tracks: Sequence[Track],
     junctions_xy: FloatArray,
@@ -452,56 +538,9 @@ def _cut(
     *,
     lone: LoneArms | None = None,
 ) -> tuple[FloatArray, FloatArray, list[Segment], list[Street], list[int]]:
-    end_clearance = None
-    if matched is None and params.stub_end_params is not None:
-        end_clearance = stub_ends(tracks, junctions_xy, params.stub_end_params)
-    dead_xy, events = find_dead_ends(
-        tracks,
-        junctions_xy,
-        params.junctions,
-        short_spurs=matched is None,
-        end_clearance=end_clearance,
-    )
-    dead_end_pass_m: FloatArray | None = None
-    may_cut: CutFilter | None = None
-    if uncut and params.stolen_branch_params is not None:
-        may_cut = uncut.cut_filter(
-            junctions_xy, same_node_m=params.stolen_branch_params.same_node_m
-        )
-    if lone is not None and lone.passes and len(dead_xy):
-        held = lone.cut_filter(len(np.asarray(junctions_xy).reshape(-1, 2)))
-        may_cut = held if may_cut is None else _both(may_cut, held)
-    if matched is None and params.beside_end_params is not None and len(dead_xy):
-        beside = beside_end_filter(tracks, junctions_xy, dead_xy, events, params.beside_end_params)
-        may_cut = beside if may_cut is None else _both(may_cut, beside)
-    passes = through = None
-    if matched is not None:  # dead ends placed along the matched streets (osm_dead_ends)
-        dead_xy, events, dead_end_pass_m, may_cut = matched.dead_ends(junctions_xy, events)
-        passes = matched.passes(events)
-        through = matched.junction_passes(junctions_xy, pass_m=_NODE_REACH_M, dead_ends=events)
-    segments = cut_tracks(
-        tracks,
-        junctions_xy,
-        events,
-        params.segments,
-        dead_end_xy=dead_xy,
-        dead_end_pass_m=dead_end_pass_m,
-        may_cut=may_cut,
-        dead_end_passes=passes,
-        junction_passes=through,
-    )
-    streets, street_of = group_streets(
-        tracks,
-        segments,
-        params.segments,
-        mapped_street=matched.mapped_street if matched is not None else None,
-        mapped_gap=(
-            partial(matched.mapped_gap_m, share=params.segments.mapped_gap_share)
-            if matched is not None
-            else None
-        ),
-    )
-    return dead_xy, np.asarray(junctions_xy), segments, streets, street_of
+    """One cut outside a build (:meth:`CutContext.cut`), finding the tracks' turns for it."""
+    turns = find_turns(tracks, params.junctions)
+    return CutContext(tracks, params, turns, matched, uncut, lone).cut(junctions_xy)
 
 
 def _both(first: CutFilter, second: CutFilter) -> CutFilter:
@@ -543,9 +582,10 @@ def build_from_tracks(
     junctions_xy, _support, parted, close_born = find_junction_parts(
         tracks, params.junctions, without_osm=osm is None
     )
+    turns = find_turns(tracks, params.junctions)  # what every cut's dead ends start from
     if osm is None:
         # a side step's junction where the side street leaves the walker's line
-        junctions_xy = side_step_feet(tracks, junctions_xy, params.junctions)
+        junctions_xy = side_step_feet(tracks, junctions_xy, params.junctions, turns=turns)
     parts_xy = junctions_xy.reshape(-1, 2)[parted]
     close_xy = junctions_xy.reshape(-1, 2)[close_born]  # parted at tops under split_peaks_m
     matched: MatchedCuts | None = None
@@ -577,8 +617,8 @@ def build_from_tracks(
             unmapped_pass_m=params.segments.dead_end_pass_m,
             through_place=params.through_place_passes,
         )
-
-    dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params, matched)
+    cuts = CutContext(tracks, params, turns, matched)
+    dead_xy, junctions_xy, segments, streets, _ = cuts.cut(junctions_xy)
     if osm is None and params.refine:
         # where the arms' centre lines meet, not where the passes' votes piled up
         moved, branching = refine_junctions(
@@ -606,25 +646,23 @@ def build_from_tracks(
                 np.ones(int(branching.sum()), dtype=np.int64),
                 params.junctions.merge_m,
             )
-        dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, junctions_xy, params, matched)
+        dead_xy, junctions_xy, segments, streets, _ = cuts.cut(junctions_xy)
         split = split_junctions(tracks, junctions_xy, segments, streets, params.refine_params)
         if len(split) != len(junctions_xy):
-            dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, split, params, matched)
+            dead_xy, junctions_xy, segments, streets, _ = cuts.cut(split)
         halves, origin = split_side_by_side(
             tracks, junctions_xy, segments, streets, params.refine_params
         )
         if len(halves) != len(junctions_xy):
-            kept = _whole_splits(tracks, junctions_xy, halves, origin, params, matched)
+            kept = _whole_splits(cuts, junctions_xy, halves, origin)
             if len(kept) != len(junctions_xy):
-                dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, kept, params, matched)
+                dead_xy, junctions_xy, segments, streets, _ = cuts.cut(kept)
         # moving and merging gives junctions new arms: check once more that each branches
         _, branching = refine_junctions(
             tracks, junctions_xy, segments, streets, params.refine_params, dead_xy=dead_xy
         )
         if not branching.all():
-            dead_xy, junctions_xy, segments, streets, _ = _cut(
-                tracks, junctions_xy[branching], params, matched
-            )
+            dead_xy, junctions_xy, segments, streets, _ = cuts.cut(junctions_xy[branching])
     dissolved = dissolve_pass_through(segments, streets, range(len(junctions_xy)))
     if osm is None and dissolved and params.segments.apart_m is not None:
         # a fork whose branches are grouped as one street here, walked up one and down the
@@ -640,7 +678,7 @@ def build_from_tracks(
         placed = junctions_xy.reshape(-1, 2).copy()
         for node, apex in apexes.items():
             placed[node] = apex
-        dead_xy, junctions_xy, segments, streets, _ = _cut(tracks, placed[keep], params, matched)
+        dead_xy, junctions_xy, segments, streets, _ = cuts.cut(placed[keep])
     crossed_xy = np.zeros((0, 2))  # the crossed_lines drops left for after the fused forks
     if osm is None and params.apart_params is not None:
         apart = apart_junctions(
@@ -658,85 +696,59 @@ def build_from_tracks(
             crossed_xy = junctions_xy.reshape(-1, 2)[apart & ~parted]
             apart = parted
         if apart.any():
-            dead_xy, junctions_xy, segments, streets, _ = _cut(
-                tracks, junctions_xy[~apart], params, matched
-            )
+            dead_xy, junctions_xy, segments, streets, _ = cuts.cut(junctions_xy[~apart])
     lone: LoneArms | None = None
     if osm is None and params.lone_arm_params is not None:
         lone = lone_arm_junctions(tracks, junctions_xy, segments, streets, params.lone_arm_params)
+        cuts = replace(cuts, lone=lone)
         if lone.passes:
-            dead_xy, junctions_xy, segments, streets, _ = _cut(
-                tracks, junctions_xy[~lone.dropped], params, matched, lone=lone
-            )
+            dead_xy, junctions_xy, segments, streets, _ = cuts.cut(junctions_xy[~lone.dropped])
     if osm is None and params.corner_cut_params is not None:
         merged = corner_cuts(tracks, junctions_xy, segments, streets, params.corner_cut_params)
         if len(merged) != len(junctions_xy):
-            dead_xy, junctions_xy, segments, streets, _ = _cut(
-                tracks, merged, params, matched, lone=lone
-            )
+            dead_xy, junctions_xy, segments, streets, _ = cuts.cut(merged)
     if osm is None and params.end_tee_params is not None:
         tees = end_tees(tracks, junctions_xy, segments, streets, params.end_tee_params)
         if len(tees):
-            dead_xy, junctions_xy, segments, streets, _ = _cut(
-                tracks,
-                np.concatenate([junctions_xy.reshape(-1, 2), tees]),
-                params,
-                matched,
-                lone=lone,
+            dead_xy, junctions_xy, segments, streets, _ = cuts.cut(
+                np.concatenate([junctions_xy.reshape(-1, 2), tees])
             )
     uncut: UncutPasses | None = None
     if osm is None and params.stolen_branch_params is not None:
         uncut = stolen_branches(
             tracks, junctions_xy, dead_xy, segments, streets, params.stolen_branch_params
         )
+        cuts = replace(cuts, uncut=uncut)
         if uncut:
             junctions_xy = np.concatenate([junctions_xy.reshape(-1, 2), uncut.added])
-            dead_xy, junctions_xy, segments, streets, _ = _cut(
-                tracks, junctions_xy, params, matched, uncut, lone=lone
-            )
+            dead_xy, junctions_xy, segments, streets, _ = cuts.cut(junctions_xy)
     forks_xy = np.zeros((0, 2))  # fused_forks' junctions, whose branches leave them together
     if osm is None and params.fork_params is not None:
         forks = fused_forks(tracks, junctions_xy, dead_xy, segments, streets, params.fork_params)
         forks_xy = forks.added
         if forks.changes:
-            dead_xy, junctions_xy, segments, streets, _ = _cut(
-                tracks,
-                np.concatenate([junctions_xy.reshape(-1, 2)[forks.keep], forks.added]),
-                params,
-                matched,
-                uncut,
-                lone=lone,
+            dead_xy, junctions_xy, segments, streets, _ = cuts.cut(
+                np.concatenate([junctions_xy.reshape(-1, 2)[forks.keep], forks.added])
             )
     if osm is None and params.fork_params is not None and params.fork_params.video_ends:
         dead_xy, junctions_xy, segments, streets = _forks_at_video_ends(
-            tracks,
-            (dead_xy, junctions_xy, segments, streets),
-            params,
-            params.fork_params,
-            matched,
-            uncut,
-            lone,
+            cuts, (dead_xy, junctions_xy, segments, streets), params.fork_params
         )
     if osm is None and params.trunk_params is not None:
         partings = parted_trunks(
             tracks, junctions_xy, dead_xy, segments, streets, params.trunk_params, forks_xy=forks_xy
         )
         if len(partings):
-            dead_xy, junctions_xy, segments, streets, _ = _cut(
-                tracks,
-                np.concatenate([junctions_xy.reshape(-1, 2), partings]),
-                params,
-                matched,
-                uncut,
-                lone=lone,
+            dead_xy, junctions_xy, segments, streets, _ = cuts.cut(
+                np.concatenate([junctions_xy.reshape(-1, 2), partings])
             )
     if len(crossed_xy):
         # positions pass through the steps unchanged, so a junction still there is matched exactly
         at_crossed = (junctions_xy.reshape(-1, 2)[:, None] == crossed_xy[None]).all(axis=2)
         last = ~at_crossed.any(axis=1)
         if not last.all():
-            dead_xy, junctions_xy, segments, streets, _ = _cut(
-                tracks, junctions_xy.reshape(-1, 2)[last], params, matched, uncut, lone=lone
+            dead_xy, junctions_xy, segments, streets, _ = cuts.cut(
+                junctions_xy.reshape(-1, 2)[last]
             )
     if not segments:
         msg = (
@@ -779,27 +791,22 @@ def build_from_tracks(
 
 
 def _forks_at_video_ends(
-    tracks: Sequence[Track],
+    cuts: CutContext,
     cut: tuple[FloatArray, FloatArray, list[Segment], list[Street]],
-    params: BuildParams,
     fork_params: FusedForkParams,
-    matched: MatchedCuts | None,
-    uncut: UncutPasses | None,
-    lone: LoneArms | None = None,
 ) -> tuple[FloatArray, FloatArray, list[Segment], list[Street]]:
     """The cut with each shallow fork's junction moved to a video's end at the fork
     (:func:`~city360.pose_graph.fused_forks.forks_at_video_ends`), or the cut given when
     there is none (``cut`` and the result alike: dead ends, junctions, segments, streets, in
-    :func:`_cut`'s order): the ends are tried as junctions in one more cut."""
+    :meth:`CutContext.cut`'s order): the ends are tried as junctions in one more cut."""
+    tracks, params = cuts.tracks, cuts.params
     dead_xy, junctions_xy, segments, streets = cut
     junctions_xy = junctions_xy.reshape(-1, 2)
     ends = video_ends(tracks, junctions_xy, params.junctions.junction_clearance_m, fork_params)
     if not len(ends):
         return dead_xy, junctions_xy, segments, streets
     trial_xy = np.concatenate([junctions_xy, ends])
-    trial_dead, trial_xy, trial_segments, trial_streets, _ = _cut(
-        tracks, trial_xy, params, matched, uncut, lone=lone
-    )
+    trial_dead, trial_xy, trial_segments, trial_streets, _ = cuts.cut(trial_xy)
     forks = forks_at_video_ends(
         tracks,
         trial_xy,
@@ -811,13 +818,8 @@ def _forks_at_video_ends(
     )
     if not forks.changes:
         return dead_xy, junctions_xy, segments, streets
-    dead_xy, junctions_xy, segments, streets, _ = _cut(
-        tracks,
-        np.concatenate([junctions_xy[forks.keep], forks.added]),
-        params,
-        matched,
-        uncut,
-        lone=lone,
+    dead_xy, junctions_xy, segments, streets, _ = cuts.cut(
+        np.concatenate([junctions_xy[forks.keep], forks.added])
     )
     return dead_xy, junctions_xy, segments, streets
 
@@ -862,19 +864,15 @@ def _held_apart(before: FloatArray, moved: FloatArray, merge_m: float) -> FloatA
 
 
 def _whole_splits(
-    tracks: Sequence[Track],
-    junctions_xy: FloatArray,
-    halves: FloatArray,
-    origin: IntArray,
-    params: BuildParams,
-    matched: MatchedCuts | None,
+    cuts: CutContext, junctions_xy: FloatArray, halves: FloatArray, origin: IntArray
 ) -> FloatArray:
     """``halves`` (junction positions, m, each with the index into ``junctions_xy`` of the
     junction it was split from), with that junction put back wherever its two halves are not
     both junctions once the tracks are cut at them (a half with fewer than three streets,
     that branches nowhere, or that every pass runs straight through, would be dropped later
     and leave the other half where one junction was)."""
-    _, _, segments, streets, _ = _cut(tracks, halves, params, matched)
+    tracks, params = cuts.tracks, cuts.params
+    _, _, segments, streets, _ = cuts.cut(halves)
     _, branching = refine_junctions(tracks, halves, segments, streets, params.refine_params)
     dissolved = dissolve_pass_through(segments, streets, range(len(halves)))
     arms = np.zeros(len(halves), dtype=np.int64)

@@ -49,11 +49,14 @@ from city360.pose_graph.vote_passes import pair_test, part_test
 __all__ = [
     "DeadEndEvent",
     "JunctionParams",
+    "TrackTurns",
+    "TurnFindings",
     "cluster_centres",
     "crossing_votes",
     "find_dead_ends",
     "find_junction_parts",
     "find_junctions",
+    "find_turns",
     "group_dead_ends",
     "merge_close",
     "merge_parts_apart",
@@ -1293,16 +1296,20 @@ def _foot(ends: FloatArray, xy: FloatArray) -> FloatArray:
 
 
 def _step_roots(
-    track: Track, junctions_xy: FloatArray, params: JunctionParams
+    track: Track,
+    junctions_xy: FloatArray,
+    params: JunctionParams,
+    side_steps: Sequence[tuple[int, FloatArray]] | None = None,
 ) -> list[tuple[int, int, FloatArray]]:
-    """The side steps of ``track`` (:func:`_side_steps`) whose nearest junction lies within
-    ``side_step_root_m`` of the tip and ``side_step_line_m`` of the walker's line: (tip
-    frame, that junction's index, the tip's foot on the walker's line)."""
+    """The side steps of ``track`` (``side_steps``, found by :func:`_side_steps` when None)
+    whose nearest junction lies within ``side_step_root_m`` of the tip and
+    ``side_step_line_m`` of the walker's line: (tip frame, that junction's index, the tip's
+    foot on the walker's line)."""
     junctions_xy = junctions_xy.reshape(-1, 2)
     if not len(junctions_xy):
         return []
     roots = []
-    for tip, ends in _side_steps(track, params):
+    for tip, ends in _side_steps(track, params) if side_steps is None else side_steps:
         gap = np.hypot(*(junctions_xy - track.xy[tip]).T)
         near = int(np.argmin(gap))
         if gap[near] > params.side_step_root_m:
@@ -1315,18 +1322,24 @@ def _step_roots(
 
 
 def side_step_feet(
-    tracks: Sequence[Track], junctions_xy: FloatArray, params: JunctionParams
+    tracks: Sequence[Track],
+    junctions_xy: FloatArray,
+    params: JunctionParams,
+    *,
+    turns: TurnFindings | None = None,
 ) -> FloatArray:
     """``junctions_xy`` (J, 2) with each side step's junction moved to the foot of its tip
     on the walker's line (see ``JunctionParams.side_step_foot``); unchanged when
     ``side_step_off_m`` or ``side_step_foot`` is off. A junction claimed by several steps
-    goes to the mean of their feet."""
+    goes to the mean of their feet. ``turns`` (:func:`find_turns` of the same tracks and
+    ``params``) holds the side steps when found already."""
     placed = np.asarray(junctions_xy, dtype=float).reshape(-1, 2).copy()
     if params.side_step_off_m is None or not params.side_step_foot or not len(placed):
         return placed
     feet: dict[int, list[FloatArray]] = defaultdict(list)
-    for track in tracks:
-        for _tip, near, foot in _step_roots(track, junctions_xy, params):
+    for k, track in enumerate(tracks):
+        steps = turns.turns[k].side_steps if turns is not None else None
+        for _tip, near, foot in _step_roots(track, junctions_xy, params, steps):
             feet[near].append(foot)
     for near, points in feet.items():
         placed[near] = np.mean(points, axis=0)
@@ -1351,10 +1364,9 @@ def _pace(track: Track, apex: int, reach_m: float) -> float:
     return float((t_s[hi] - t_s[lo]) / (arc[hi] - arc[lo]) / median)
 
 
-def _root_near(track: Track, apex: int, junctions_xy: FloatArray, params: JunctionParams) -> bool:
-    """Whether a junction lies within ``peek_root_m`` of where the ways into and out of the
-    U-turn at ``apex`` part."""
-    parting = _parting(track, apex, params)
+def _parted_near(parting: Parting | None, junctions_xy: FloatArray, params: JunctionParams) -> bool:
+    """Whether a junction lies within ``peek_root_m`` of where the ways into and out of a
+    U-turn part (``parting``, :func:`_parting`)."""
     if parting is None or len(junctions_xy) == 0 or params.peek_root_m is None:
         return False
     gap = np.hypot(*(np.asarray(junctions_xy).reshape(-1, 2) - parting[1]).T).min()
@@ -1370,6 +1382,59 @@ def _steps_back(track: Track, apex: int, params: JunctionParams) -> bool:
     return parting is not None and parting[0] < params.junction_clearance_m
 
 
+Parting = tuple[float, tuple[float, float]]
+"""Where the ways into and out of a U-turn part (:func:`_parting`): metres of travel from the
+apex, and the point (m) midway between the two ways there."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrackTurns:
+    """What :func:`find_dead_ends` reads from one track alone, whatever the junctions: its
+    U-turn apexes (frames, :func:`_uturn_frames`), its peeks (:func:`_peeks`), its side steps
+    (:func:`_side_steps`: tip frame and the walker's line, (2, 2) m) and where the ways of
+    each of those part (:func:`_parting`, by frame; None where they never part)."""
+
+    uturns: tuple[int, ...]
+    peeks: tuple[int, ...]
+    side_steps: tuple[tuple[int, FloatArray], ...]
+    partings: Mapping[int, Parting | None]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFindings:
+    """The track-only part of :func:`find_dead_ends` for one set of tracks and params, found
+    once (:func:`find_turns`) and read by every cut of a build: each track's turns, and the
+    samples every ``sample_step_m`` metres (:func:`_samples`) with their k-d tree."""
+
+    params: JunctionParams
+    turns: tuple[TrackTurns, ...]
+    samples: tuple[FloatArray, FloatArray, npt.NDArray[np.int64], FloatArray]
+    tree: cKDTree
+
+
+def find_turns(tracks: Sequence[Track], params: JunctionParams | None = None) -> TurnFindings:
+    """Each track's U-turns, peeks, side steps and their partings, and the tracks' samples:
+    what :func:`find_dead_ends` needs that depends on the tracks and ``params`` alone, so a
+    build that cuts its tracks many times finds it once."""
+    params = params or JunctionParams()
+    turns = []
+    for track in tracks:
+        uturns = _uturn_frames(track, params)
+        peeks = _peeks(track, params, uturns)
+        steps = _side_steps(track, params)
+        frames = {*uturns, *peeks, *(tip for tip, _ in steps)}
+        partings = {f: _parting(track, f, params) for f in sorted(frames)}
+        turns.append(TrackTurns(tuple(uturns), tuple(peeks), tuple(steps), partings))
+    samples = _samples(tracks, params.sample_step_m) if len(tracks) else _no_samples()
+    return TurnFindings(params, tuple(turns), samples, cKDTree(samples[0]))
+
+
+def _no_samples() -> tuple[FloatArray, FloatArray, npt.NDArray[np.int64], FloatArray]:
+    """The samples of no tracks (:func:`_samples` has none to concatenate)."""
+    empty = np.zeros(0)
+    return np.zeros((0, 2)), empty, np.zeros(0, dtype=np.int64), empty
+
+
 def find_dead_ends(
     tracks: Sequence[Track],
     junctions_xy: FloatArray,
@@ -1377,6 +1442,7 @@ def find_dead_ends(
     *,
     short_spurs: bool = False,
     end_clearance: Mapping[tuple[int, int], float] | None = None,
+    turns: TurnFindings | None = None,
 ) -> tuple[FloatArray, list[list[DeadEndEvent]]]:
     """Dead-end nodes (D, 2) and, per node, the trajectory frames that end there.
 
@@ -1394,36 +1460,48 @@ def find_dead_ends(
     ``end_clearance`` (``{(track index, frame): metres}``) gives some track ends a clearance
     of their own instead of ``junction_clearance_m`` (a video that starts or ends inside a
     short stub: :func:`city360.pose_graph.stub_ends.stub_ends`).
+
+    ``turns`` (:func:`find_turns` of the same tracks and ``params``) saves finding each
+    track's U-turns, peeks and side steps again: a build cuts its tracks many times.
     """
     params = params or JunctionParams()
     end_clearance = end_clearance or {}
+    if turns is None:
+        turns = find_turns(tracks, params)
+    elif turns.params != params or len(turns.turns) != len(tracks):
+        msg = (
+            f"`turns` were found for {len(turns.turns)} tracks with other params; expected "
+            f"{len(tracks)} tracks with {params}"
+        )
+        raise ValueError(msg)
     events: list[DeadEndEvent] = []
     clearance: list[float] = []
     spur_ends: list[bool] = []
     partings: dict[tuple[int, int], tuple[float, tuple[float, float]]] = {}
-    for k, track in enumerate(tracks):
+    for k, (track, found) in enumerate(zip(tracks, turns.turns, strict=True)):
         spurs = set()
-        turns = []
-        uturns = _uturn_frames(track, params)
-        peeks = _peeks(track, params, uturns) if short_spurs else []
+        kept = []
+        peeks = list(found.peeks) if short_spurs else []
         if peeks and params.peek_root_m is not None:
-            peeks = [f for f in peeks if _root_near(track, f, junctions_xy, params)]
-        for f in uturns + peeks:
-            parting = _parting(track, f, params)
+            peeks = [f for f in peeks if _parted_near(found.partings[f], junctions_xy, params)]
+        for f in [*found.uturns, *peeks]:
+            parting = found.partings[f]
             if parting is not None:
                 partings[(k, f)] = parting
                 if short_spurs and parting[0] >= params.spur_min_m:
                     spurs.add(f)
                 elif parting[0] < params.junction_clearance_m:
                     continue  # stepped into a stub and out along another street
-            turns.append(f)
-        frames = {0, len(track) - 1, *turns}
+            kept.append(f)
+        frames = {0, len(track) - 1, *kept}
         steps = (
-            [tip for tip, _, _ in _step_roots(track, junctions_xy, params)] if short_spurs else []
+            [tip for tip, _, _ in _step_roots(track, junctions_xy, params, found.side_steps)]
+            if short_spurs
+            else []
         )
         for f in sorted(frames | set(steps)):
             if f not in frames:
-                parting = _parting(track, f, params)
+                parting = found.partings[f]
                 if parting is not None:
                     partings[(k, f)] = parting
             events.append(DeadEndEvent(k, f, float(track.xy[f, 0]), float(track.xy[f, 1])))
@@ -1442,7 +1520,7 @@ def find_dead_ends(
         keep = dist > np.asarray(clearance)
         if short_spurs and params.spur_street_on_m is not None:
             near_spur = keep & np.asarray(spur_ends) & (dist <= params.junction_clearance_m)
-            on = _streets_on(tracks, events, near_spur, params, params.spur_street_on_m)
+            on = _streets_on(tracks, events, near_spur, params, params.spur_street_on_m, turns)
             keep &= ~_turned_past(events, on, partings, junctions_xy[nearest], params)
         events = [e for e, k in zip(events, keep, strict=True) if k]
         pts = pts[keep]
@@ -1458,15 +1536,16 @@ def _streets_on(
     asked: npt.NDArray[np.bool_],
     params: JunctionParams,
     reach_m: float,
+    turns: TurnFindings,
 ) -> npt.NDArray[np.bool_]:
     """Per event, whether it is ``asked`` and another pass runs along the walker's street at
     the event's frame and ``reach_m`` beyond it, in the direction the walker came
-    (:func:`_along`): a turn back mid-street, not the end of a spur."""
+    (:func:`_along`): a turn back mid-street, not the end of a spur. The tracks' samples and
+    their tree are ``turns``'."""
     on = np.zeros(len(events), dtype=bool)
     if not asked.any():
         return on
-    samples = _samples(tracks, params.sample_step_m)
-    tree = cKDTree(samples[0])
+    samples, tree = turns.samples, turns.tree
     for n in np.flatnonzero(asked).tolist():
         event = events[n]
         track = tracks[event.track]

@@ -502,3 +502,32 @@ def test_a_side_steps_junction_moves_to_the_tips_foot(seed: int) -> None:
     )
     np.testing.assert_array_equal(unmoved, voted)
     assert JunctionParams().side_step_foot is True
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_dead_ends_from_turns_found_once_equal_those_found_afresh(seed: int) -> None:
+    # a build finds each track's turns once (find_turns) and cuts at other junctions each
+    # time: the dead ends are those find_dead_ends finds from the tracks alone
+    from city360.pose_graph.junctions import find_turns
+    from tests.pose_graph.walks import noisy_walk
+
+    step = noisy_walk(
+        [(90.0, 0.0), (0.0, 0.0), (-3.0, 6.5), (-7.0, 0.0), (-90.0, 0.0)],
+        f"step {seed}",
+        noise_m=0.3,
+    )
+    spur = noisy_walk(
+        [(0.0, -60.0), (0.0, 0.0), (0.0, 30.0), (0.0, 0.0)], f"spur {seed}", noise_m=0.3
+    )
+    params = JunctionParams()
+    turns = find_turns([step, spur], params)
+    for junctions_xy in (np.zeros((0, 2)), np.array([[0.0, 0.0]]), np.array([[40.0, 0.0]])):
+        for short_spurs in (False, True):
+            afresh = find_dead_ends([step, spur], junctions_xy, params, short_spurs=short_spurs)
+            once = find_dead_ends(
+                [step, spur], junctions_xy, params, short_spurs=short_spurs, turns=turns
+            )
+            assert np.array_equal(afresh[0], once[0])
+            assert afresh[1] == once[1]
+    with pytest.raises(ValueError, match="`turns` were found for 2 tracks with other params"):
+        find_dead_ends([step, spur], np.zeros((0, 2)), JunctionParams(merge_m=9.0), turns=turns)
