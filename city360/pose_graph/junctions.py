@@ -990,17 +990,11 @@ def merge_parts_apart(
     held = is_part.copy()  # the merged junction holds a part of a pile parted at close tops
     any_part = is_part | other_parts
 
-    def root(k: int) -> int:
-        while parent[k] != k:
-            parent[k] = parent[parent[k]]
-            k = int(parent[k])
-        return k
-
     if pairs.size:
         gaps = np.hypot(*(points[pairs[:, 0]] - points[pairs[:, 1]]).T)
         order = np.argsort(gaps, kind="stable")
         for (a, b), gap in zip(pairs[order], gaps[order], strict=True):
-            ra, rb = root(int(a)), root(int(b))
+            ra, rb = _root(parent, int(a)), _root(parent, int(b))
             if ra == rb:
                 continue
             both_held = held[ra] and held[rb]
@@ -1010,11 +1004,21 @@ def merge_parts_apart(
             parent[rb] = ra
             held[ra] |= held[rb]
             any_part[ra] |= any_part[rb]
-    labels = np.unique([root(k) for k in range(len(points))], return_inverse=True)[1]
+    labels = np.unique([_root(parent, k) for k in range(len(points))], return_inverse=True)[1]
     centres, _ = _weighted_means(
         points, np.ones(len(points), dtype=np.int64), labels.astype(np.int64)
     )
     return centres
+
+
+def _root(parent: npt.NDArray[np.int64], k: int) -> int:
+    """The root of ``k`` in the union-find forest ``parent`` (path halving). The merges that
+    use it pick each union by their own tests, nearest pairs first, which a connected-components
+    call cannot express."""
+    while parent[k] != k:
+        parent[k] = parent[parent[k]]
+        k = int(parent[k])
+    return k
 
 
 def _weighted_means(
@@ -1045,28 +1049,21 @@ def _merge_apart(
     parent = np.arange(len(points))
     groups: list[set[int]] = [{int(g)} if g >= 0 else set() for g in group]
 
-    def root(k: int) -> int:
-        while parent[k] != k:
-            parent[k] = parent[parent[k]]
-            k = int(parent[k])
-        return k
-
     if pairs.size:
         gaps = np.hypot(*(points[pairs[:, 0]] - points[pairs[:, 1]]).T)
         for a, b in pairs[np.argsort(gaps, kind="stable")]:
-            ra, rb = root(int(a)), root(int(b))
+            ra, rb = _root(parent, int(a)), _root(parent, int(b))
             if ra == rb or groups[ra] & groups[rb]:
                 continue
             parent[rb] = ra
             groups[ra] |= groups[rb]
-    labels = np.unique([root(k) for k in range(len(points))], return_inverse=True)[1]
+    roots = [_root(parent, k) for k in range(len(points))]
+    labels = np.unique(roots, return_inverse=True)[1]
     centres, support = _weighted_means(points, weights, labels.astype(np.int64))
     parted = np.zeros(len(centres), dtype=bool)
-    parted[labels[np.array([bool(groups[root(k)]) for k in range(len(points))])]] = True
+    parted[labels[np.array([bool(groups[r]) for r in roots])]] = True
     close = np.zeros(len(centres), dtype=bool)
-    close[labels[np.array([bool(groups[root(k)] & close_groups) for k in range(len(points))])]] = (
-        True
-    )
+    close[labels[np.array([bool(groups[r] & close_groups) for r in roots])]] = True
     return centres, support, parted, close
 
 

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from city360.pose_graph.tracks import Track
@@ -203,22 +205,14 @@ def _forks(points: FloatArray, pair_key: IntArray, params: PartingParams) -> Flo
     """Median (J, 2) of each group of parting ``points`` within ``cluster_m`` (single link)
     that ``min_pairs`` distinct pairs of tracks (``pair_key`` (K, 2)) gave."""
     n = len(points)
-    parent = np.arange(n)
-
-    def root(k: int) -> int:
-        while parent[k] != k:
-            parent[k] = parent[parent[k]]
-            k = int(parent[k])
-        return k
-
-    for a, b in cKDTree(points).query_pairs(params.cluster_m):
-        ra, rb = root(int(a)), root(int(b))
-        if ra != rb:
-            parent[ra] = rb
-    roots = np.array([root(k) for k in range(n)])
+    if n == 0:
+        return np.zeros((0, 2), dtype=np.float64)
+    pairs = cKDTree(points).query_pairs(params.cluster_m, output_type="ndarray")
+    links = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
+    _, labels = connected_components(links, directed=False)
     found = []
-    for r in np.unique(roots):
-        members = roots == r
+    for label in np.unique(labels):
+        members = labels == label
         distinct = {tuple(p) for p in pair_key[members].tolist()}
         if len(distinct) >= params.min_pairs:
             found.append(np.median(points[members], axis=0))
