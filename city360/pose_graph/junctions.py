@@ -980,41 +980,18 @@ def merge_parts_apart(
     apart or more (:attr:`JunctionParams.split_every_part_apart_m`)."""
     if len(points) == 0:
         return points
-    if other_parts is None or not other_parts.any():
-        group = np.where(is_part, 0, -1).astype(np.int64)
-        ones = np.ones(len(points), dtype=np.int64)
-        centres, _, _, _ = _merge_apart(points, ones, group, radius_m)
-        return centres
-    pairs = cKDTree(points).query_pairs(radius_m, output_type="ndarray")
-    parent = np.arange(len(points))
-    held = is_part.copy()  # the merged junction holds a part of a pile parted at close tops
-    any_part = is_part | other_parts
-
-    if pairs.size:
-        gaps = np.hypot(*(points[pairs[:, 0]] - points[pairs[:, 1]]).T)
-        order = np.argsort(gaps, kind="stable")
-        for (a, b), gap in zip(pairs[order], gaps[order], strict=True):
-            ra, rb = _root(parent, int(a)), _root(parent, int(b))
-            if ra == rb:
-                continue
-            both_held = held[ra] and held[rb]
-            both_parts = any_part[ra] and any_part[rb]
-            if both_held or (both_parts and gap >= other_floor_m):
-                continue
-            parent[rb] = ra
-            held[ra] |= held[rb]
-            any_part[ra] |= any_part[rb]
-    labels = np.unique([_root(parent, k) for k in range(len(points))], return_inverse=True)[1]
-    centres, _ = _weighted_means(
-        points, np.ones(len(points), dtype=np.int64), labels.astype(np.int64)
+    group = np.where(is_part, 0, -1).astype(np.int64)
+    ones = np.ones(len(points), dtype=np.int64)
+    centres, _, _, _ = _merge_apart(
+        points, ones, group, radius_m, loose_parts=other_parts, loose_floor_m=other_floor_m
     )
     return centres
 
 
 def _root(parent: npt.NDArray[np.int64], k: int) -> int:
-    """The root of ``k`` in the union-find forest ``parent`` (path halving). The merges that
-    use it pick each union by their own tests, nearest pairs first, which a connected-components
-    call cannot express."""
+    """The root of ``k`` in the union-find forest ``parent`` (path halving). :func:`_merge_apart`
+    picks each union by its own tests, nearest pairs first, which a connected-components call
+    cannot express."""
     while parent[k] != k:
         parent[k] = parent[parent[k]]
         k = int(parent[k])
@@ -1039,24 +1016,34 @@ def _merge_apart(
     group: npt.NDArray[np.int64],
     radius_m: float,
     close_groups: frozenset[int] = frozenset(),
+    *,
+    loose_parts: npt.NDArray[np.bool_] | None = None,
+    loose_floor_m: float = 0.0,
 ) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
     """:func:`merge_close`, nearest pairs first, except that two parts of one parted vote
     cluster (the same ``group``, not -1) never end in one junction: a spur root or a corner
     meet between two crossings 10 m apart joins the nearer one and no longer chains both.
-    Also returns, per junction, whether a part is in it, and whether a part of one of
-    ``close_groups`` is."""
+    ``loose_parts`` (parts of piles parted otherwise) are held apart from any part too, at a
+    pair ``loose_floor_m`` metres apart or more. Also returns, per junction, whether a part
+    of ``group`` is in it, and whether a part of one of ``close_groups`` is."""
     pairs = cKDTree(points).query_pairs(radius_m, output_type="ndarray")
     parent = np.arange(len(points))
     groups: list[set[int]] = [{int(g)} if g >= 0 else set() for g in group]
+    any_part = None if loose_parts is None else (group >= 0) | loose_parts
 
     if pairs.size:
         gaps = np.hypot(*(points[pairs[:, 0]] - points[pairs[:, 1]]).T)
-        for a, b in pairs[np.argsort(gaps, kind="stable")]:
+        order = np.argsort(gaps, kind="stable")
+        for (a, b), gap in zip(pairs[order], gaps[order], strict=True):
             ra, rb = _root(parent, int(a)), _root(parent, int(b))
             if ra == rb or groups[ra] & groups[rb]:
                 continue
+            if any_part is not None and any_part[ra] and any_part[rb] and gap >= loose_floor_m:
+                continue
             parent[rb] = ra
             groups[ra] |= groups[rb]
+            if any_part is not None:
+                any_part[ra] |= any_part[rb]
     roots = [_root(parent, k) for k in range(len(points))]
     labels = np.unique(roots, return_inverse=True)[1]
     centres, support = _weighted_means(points, weights, labels.astype(np.int64))
