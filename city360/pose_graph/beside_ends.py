@@ -35,7 +35,7 @@ import numpy.typing as npt
 from scipy.spatial import cKDTree
 
 from city360.geo import angle_diff_deg, bearing_deg, distance_to_polyline_m
-from city360.pose_graph.junctions import DeadEndEvent
+from city360.pose_graph.dead_ends import DeadEndEvent
 from city360.pose_graph.segments import CutFilter
 from city360.pose_graph.tracks import Track
 

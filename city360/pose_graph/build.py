@@ -36,6 +36,7 @@ from city360.pose_graph.apart import ApartParams, apart_junctions
 from city360.pose_graph.beside_ends import BesideEndParams, beside_end_filter
 from city360.pose_graph.clarify import ClarifyParams, clarify_tracks
 from city360.pose_graph.corner_cuts import CornerCutParams, corner_cuts
+from city360.pose_graph.dead_ends import find_dead_ends
 from city360.pose_graph.dwell import DwellParams, hold_still_spans
 from city360.pose_graph.end_tees import EndTeeParams, end_tees
 from city360.pose_graph.fork_apex import fork_apexes
@@ -51,16 +52,8 @@ from city360.pose_graph.graph import (
     PoseGraph,
     validate_graph,
 )
-from city360.pose_graph.junctions import (
-    JunctionParams,
-    TurnFindings,
-    find_dead_ends,
-    find_junction_parts,
-    find_turns,
-    merge_close,
-    merge_parts_apart,
-    side_step_feet,
-)
+from city360.pose_graph.junction_params import JunctionParams
+from city360.pose_graph.junctions import find_junction_parts, merge_close, merge_parts_apart
 from city360.pose_graph.lone_arms import LoneArmParams, LoneArms, lone_arm_junctions
 from city360.pose_graph.node_fit import fit_nodes
 from city360.pose_graph.parted_trunks import PartedTrunkParams, parted_trunks
@@ -85,6 +78,7 @@ from city360.pose_graph.segments import (
 )
 from city360.pose_graph.stolen_branches import StolenBranchParams, UncutPasses, stolen_branches
 from city360.pose_graph.stub_ends import StubEndParams, stub_ends
+from city360.pose_graph.track_turns import TurnFindings, find_turns, side_step_feet
 from city360.pose_graph.tracks import Track, load_tracks
 
 if TYPE_CHECKING:
@@ -452,7 +446,7 @@ class CutContext:
     :func:`~city360.pose_graph.stolen_branches.stolen_branches` on) and the lone arms
     (``lone``, from :func:`~city360.pose_graph.lone_arms.lone_arm_junctions` on), and what
     the dead ends are found from in the tracks alone (``turns``,
-    :func:`~city360.pose_graph.junctions.find_turns`): a build cuts its tracks eight to
+    :func:`~city360.pose_graph.track_turns.find_turns`): a build cuts its tracks eight to
     fifteen times, each time at other junctions, and finds those once."""
 
     tracks: Sequence[Track]
@@ -467,48 +461,43 @@ class CutContext:
     ) -> tuple[FloatArray, FloatArray, list[Segment], list[Street], list[int]]:
         """The tracks cut at ``junctions_xy`` (J, 2) and the dead ends found with them: dead
         ends (D, 2), junctions (J, 2), segments, streets, and each segment's street."""
-        tracks, params, matched, uncut, lone = (
-            self.tracks,
-            self.params,
-            self.matched,
-            self.uncut,
-            self.lone,
-        )
         end_clearance = None
-        if matched is None and params.stub_end_params is not None:
-            end_clearance = stub_ends(tracks, junctions_xy, params.stub_end_params)
+        if self.matched is None and self.params.stub_end_params is not None:
+            end_clearance = stub_ends(self.tracks, junctions_xy, self.params.stub_end_params)
         dead_xy, events = find_dead_ends(
-            tracks,
+            self.tracks,
             junctions_xy,
-            params.junctions,
-            short_spurs=matched is None,
+            self.params.junctions,
+            short_spurs=self.matched is None,
             end_clearance=end_clearance,
             turns=self.turns,
         )
         dead_end_pass_m: FloatArray | None = None
         may_cut: CutFilter | None = None
-        if uncut and params.stolen_branch_params is not None:
-            may_cut = uncut.cut_filter(
-                junctions_xy, same_node_m=params.stolen_branch_params.same_node_m
+        if self.uncut and self.params.stolen_branch_params is not None:
+            may_cut = self.uncut.cut_filter(
+                junctions_xy, same_node_m=self.params.stolen_branch_params.same_node_m
             )
-        if lone is not None and lone.passes and len(dead_xy):
-            held = lone.cut_filter(len(np.asarray(junctions_xy).reshape(-1, 2)))
+        if self.lone is not None and self.lone.passes and len(dead_xy):
+            held = self.lone.cut_filter(len(np.asarray(junctions_xy).reshape(-1, 2)))
             may_cut = held if may_cut is None else _both(may_cut, held)
-        if matched is None and params.beside_end_params is not None and len(dead_xy):
+        if self.matched is None and self.params.beside_end_params is not None and len(dead_xy):
             beside = beside_end_filter(
-                tracks, junctions_xy, dead_xy, events, params.beside_end_params
+                self.tracks, junctions_xy, dead_xy, events, self.params.beside_end_params
             )
             may_cut = beside if may_cut is None else _both(may_cut, beside)
         passes = through = None
-        if matched is not None:  # dead ends placed along the matched streets (osm_dead_ends)
-            dead_xy, events, dead_end_pass_m, may_cut = matched.dead_ends(junctions_xy, events)
-            passes = matched.passes(events)
-            through = matched.junction_passes(junctions_xy, pass_m=_NODE_REACH_M, dead_ends=events)
+        if self.matched is not None:  # dead ends placed along the matched streets (osm_dead_ends)
+            dead_xy, events, dead_end_pass_m, may_cut = self.matched.dead_ends(junctions_xy, events)
+            passes = self.matched.passes(events)
+            through = self.matched.junction_passes(
+                junctions_xy, pass_m=_NODE_REACH_M, dead_ends=events
+            )
         segments = cut_tracks(
-            tracks,
+            self.tracks,
             junctions_xy,
             events,
-            params.segments,
+            self.params.segments,
             dead_end_xy=dead_xy,
             dead_end_pass_m=dead_end_pass_m,
             may_cut=may_cut,
@@ -516,13 +505,13 @@ class CutContext:
             junction_passes=through,
         )
         streets, street_of = group_streets(
-            tracks,
+            self.tracks,
             segments,
-            params.segments,
-            mapped_street=matched.mapped_street if matched is not None else None,
+            self.params.segments,
+            mapped_street=self.matched.mapped_street if self.matched is not None else None,
             mapped_gap=(
-                partial(matched.mapped_gap_m, share=params.segments.mapped_gap_share)
-                if matched is not None
+                partial(self.matched.mapped_gap_m, share=self.params.segments.mapped_gap_share)
+                if self.matched is not None
                 else None
             ),
         )
@@ -579,10 +568,10 @@ def build_from_tracks(
     measured = tracks  # apart_junctions' gaps before clarifying (ApartParams.measured_from_m)
     if osm is None and params.clarify:
         tracks = clarify_tracks(tracks, params.clarify_params)
+    turns = find_turns(tracks, params.junctions)  # spurs' roots and every cut's dead ends
     junctions_xy, _support, parted, close_born = find_junction_parts(
-        tracks, params.junctions, without_osm=osm is None
+        tracks, params.junctions, without_osm=osm is None, turns=turns
     )
-    turns = find_turns(tracks, params.junctions)  # what every cut's dead ends start from
     if osm is None:
         # a side step's junction where the side street leaves the walker's line
         junctions_xy = side_step_feet(tracks, junctions_xy, params.junctions, turns=turns)
@@ -830,7 +819,7 @@ def _parts_shifted(
     """``moved`` (J, 2), with each junction of ``before`` that stands at one of ``parts_xy``
     (parts of parted vote piles, matched exactly: positions pass through the first cut
     unchanged) moved at most ``shift_m`` metres towards where it was moved (see
-    :attr:`~city360.pose_graph.junctions.JunctionParams.split_part_shift_m`)."""
+    :attr:`~city360.pose_graph.junction_params.JunctionParams.split_part_shift_m`)."""
     before = before.reshape(-1, 2)
     if not len(parts_xy) or not len(before):
         return moved
@@ -853,7 +842,7 @@ def _is_part(junctions_xy: FloatArray, parts_xy: FloatArray) -> npt.NDArray[np.b
 def _held_apart(before: FloatArray, moved: FloatArray, merge_m: float) -> FloatArray:
     """``moved`` (J, 2), with both junctions of each pair that stood ``merge_m`` or more apart
     in ``before`` and were moved within ``merge_m`` of each other put back where they were
-    (see :attr:`~city360.pose_graph.junctions.JunctionParams.split_held_apart`)."""
+    (see :attr:`~city360.pose_graph.junction_params.JunctionParams.split_held_apart`)."""
     held = moved.copy()
     if len(moved) < 2:
         return held

@@ -1,7 +1,7 @@
 """Dead ends on mapped streets: where videos end, turn back or walk into a spur, placed by the
 map matching (used by the build with OSM).
 
-Pose-only dead ends (:func:`city360.pose_graph.junctions.find_dead_ends`) are judged by
+Pose-only dead ends (:func:`city360.pose_graph.dead_ends.find_dead_ends`) are judged by
 straight-line distances, which the GPS error of a smoothed track end (up to 6-8 m to the side
 of its street) is as large as. With the walk matched to OSM streets
 (:mod:`city360.pose_graph.map_match`) the distance that matters is *along* the street:
@@ -51,7 +51,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.spatial import cKDTree
 
-from city360.pose_graph.junctions import DeadEndEvent, group_dead_ends
+from city360.pose_graph.dead_ends import DeadEndEvent, group_dead_ends
 from city360.pose_graph.osm_match import SHORT_STREET_M, OsmStreets, node_groups
 from city360.pose_graph.segments import CutFilter, Segment
 from city360.pose_graph.tracks import Track
@@ -429,7 +429,7 @@ def place_dead_ends(
     cut_radius_m: float,
 ) -> tuple[FloatArray, list[list[DeadEndEvent]]]:
     """Dead-end nodes (D, 2) and the frames ending at each, from the pose-only dead ends
-    ``events`` (grouped as :func:`~city360.pose_graph.junctions.find_dead_ends` gives them) and
+    ``events`` (grouped as :func:`~city360.pose_graph.dead_ends.find_dead_ends` gives them) and
     the ``spurs``, following the rules of the module docstring (``clearance_m``: along-street
     distance within which an end belongs to a junction, when the track comes within
     ``cut_radius_m`` of that junction close by, so that it is cut there; ``merge_m``:

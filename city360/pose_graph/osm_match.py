@@ -35,7 +35,7 @@ from scipy.spatial import cKDTree
 
 from city360.errors import ConfigError, OsmError, did_you_mean
 from city360.geo import LocalProjection, mean_gap_m
-from city360.pose_graph.junctions import DeadEndEvent
+from city360.pose_graph.dead_ends import DeadEndEvent
 from city360.pose_graph.segments import CutFilter
 from city360.pose_graph.tracks import Track
 

@@ -35,10 +35,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
+from city360.pose_graph.grouping import linked_groups
 from city360.pose_graph.tracks import Track
 
 __all__ = ["PartingParams", "pass_partings"]
@@ -204,12 +203,10 @@ def pass_partings(tracks: Sequence[Track], params: PartingParams) -> FloatArray:
 def _forks(points: FloatArray, pair_key: IntArray, params: PartingParams) -> FloatArray:
     """Median (J, 2) of each group of parting ``points`` within ``cluster_m`` (single link)
     that ``min_pairs`` distinct pairs of tracks (``pair_key`` (K, 2)) gave."""
-    n = len(points)
-    if n == 0:
+    if len(points) == 0:
         return np.zeros((0, 2), dtype=np.float64)
     pairs = cKDTree(points).query_pairs(params.cluster_m, output_type="ndarray")
-    links = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
-    _, labels = connected_components(links, directed=False)
+    labels = linked_groups(len(points), pairs)
     found = []
     for label in np.unique(labels):
         members = labels == label

@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from city360.geo import principal_axis
+from city360.pose_graph.grouping import linked_groups
 from city360.pose_graph.segments import Segment, Street, group_streets, street_of_segment
 from city360.pose_graph.tracks import Track
 
@@ -69,7 +70,7 @@ class RefineParams:
     streets 5-9 m apart (Helsinki's paired carriageways and tram-side streets) or two passes
     of one street not grouped, cut where GPS noise voted."""
     knot_ways_m: float | None = 15.0
-    """Meant for :attr:`~city360.pose_graph.junctions.JunctionParams.split_peaks_m` (set both,
+    """Meant for :attr:`~city360.pose_graph.junction_params.JunctionParams.split_peaks_m` (set both,
     15 m with 8 m; both off): two arms within ``same_way_deg`` that are streets to two different
     junctions, both within this many metres, go two ways (a knot of junctions parted from one
     vote pile: old town wander+stops 0's part at (-21.3, 87.2), arms 21 degrees apart to parts
@@ -391,20 +392,15 @@ def _ways(
         axis = direction if float(out @ direction) >= 0.0 else -direction
         away.append(np.degrees(np.arctan2(axis[0], axis[1])))
         offset.append(abs(float(out[0] * axis[1] - out[1] * axis[0])))
-    label = list(range(len(lines)))
-
-    def root(k: int) -> int:
-        while label[k] != k:
-            k = label[k]
-        return k
-
+    same_way = []
     for a in range(len(lines)):
         for b in range(a + 1, len(lines)):
             diff = abs((away[a] - away[b] + 180.0) % 360.0 - 180.0)
             fork = diff >= params.fork_deg and max(offset[a], offset[b]) < params.through_m
             if diff < params.same_way_deg and not fork and not _knot(node_xy, ends, a, b, params):
-                label[root(a)] = root(b)
-    return len({root(k) for k in range(len(lines))})
+                same_way.append((a, b))
+    pairs = np.asarray(same_way, dtype=np.int64).reshape(-1, 2)
+    return len(np.unique(linked_groups(len(lines), pairs)))
 
 
 def _knot(
@@ -861,23 +857,17 @@ def _places_and_arms(
     if len(points) < 2 * params.place_min_pairs:
         return []
     xy = np.asarray(points)
-    label = list(range(len(xy)))
-
-    def root(k: int) -> int:
-        while label[k] != k:
-            k = label[k]
-        return k
-
-    for a in range(len(xy)):
-        for b in range(a + 1, len(xy)):
-            if np.hypot(*(xy[a] - xy[b])) < params.split_link_m:
-                label[root(a)] = root(b)
-    groups: dict[int, list[int]] = defaultdict(list)
-    for k in range(len(xy)):
-        groups[root(k)].append(k)
+    near = [
+        (a, b)
+        for a in range(len(xy))
+        for b in range(a + 1, len(xy))
+        if np.hypot(*(xy[a] - xy[b])) < params.split_link_m
+    ]
+    labels = linked_groups(len(xy), np.asarray(near, dtype=np.int64).reshape(-1, 2))
+    groups = [np.flatnonzero(labels == label) for label in range(int(labels.max()) + 1)]
     return [
-        (np.median(xy[members], axis=0), {arm for k in members for arm in pairs[k]})
-        for members in groups.values()
+        (np.median(xy[members], axis=0), {arm for k in members.tolist() for arm in pairs[k]})
+        for members in groups
         if len(members) >= params.place_min_pairs
     ]
 

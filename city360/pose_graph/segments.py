@@ -28,7 +28,7 @@ from scipy.spatial import cKDTree
 from city360.errors import ConfigError
 from city360.geo import angle_diff_deg, bearing_deg
 from city360.pose_graph._grazes import ungrazed
-from city360.pose_graph.junctions import DeadEndEvent
+from city360.pose_graph.dead_ends import DeadEndEvent
 from city360.pose_graph.tracks import Track
 
 __all__ = [
@@ -69,7 +69,7 @@ class SegmentParams:
     dead_end_pass_m: float = 4.0
     """A track passing this close to a dead-end node (one it does not end at) is cut there."""
     graze_m: float | None = 7.0
-    """Meant for :attr:`~city360.pose_graph.junctions.JunctionParams.split_peaks_m` (set
+    """Meant for :attr:`~city360.pose_graph.junction_params.JunctionParams.split_peaks_m` (set
     together: 7 m with the parting at 8 m and ``RefineParams.knot_ways_m`` 15 m). A pass
     that comes no closer than this (metres; it is within ``cut_radius_m``) to a junction,
     on a straight way (:attr:`graze_turn_deg`) into or out of another junction that it goes

@@ -1,7 +1,7 @@
 """A video that starts or ends inside a short stub: its end is the stub's dead end (no OSM).
 
 A track's end becomes a dead end only when it lies ``junction_clearance_m`` (8 m) or more
-from every junction (:func:`city360.pose_graph.junctions.find_dead_ends`): an end nearer than
+from every junction (:func:`city360.pose_graph.dead_ends.find_dead_ends`): an end nearer than
 that is taken to be the junction's own (a video that stops a few metres past a crossing).
 Where the video starts (or ends) 5-8 m up an 8-12 m stub and walks out of it, round the
 corner at the junction and on along another street, the end is dropped, the piece up the

@@ -8,6 +8,7 @@ different CRS than the city's, trajectories far outside the city.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +18,15 @@ from city360.city import CityDir, CityManifest, TrajectoryPoses
 from city360.errors import CityFormatError, GraphBuildError
 from city360.geo import LocalProjection
 
-__all__ = ["CRS_TOLERANCE_M", "OUTSIDE_BBOX_TOLERANCE_M", "Track", "load_tracks", "track_headings"]
+__all__ = [
+    "CRS_TOLERANCE_M",
+    "OUTSIDE_BBOX_TOLERANCE_M",
+    "Track",
+    "TrackSamples",
+    "load_tracks",
+    "sample_tracks",
+    "track_headings",
+]
 
 CRS_TOLERANCE_M = 5.0
 """Largest median gap allowed between a pose's ``x_m/y_m`` and its ``lat/lon`` projected with
@@ -199,3 +208,33 @@ def load_tracks(city: CityDir, *, require_frames: bool = True) -> tuple[CityMani
             )
         )
     return manifest, tracks
+
+
+TrackSamples = tuple[
+    npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.float64]
+]
+"""Samples of tracks (:func:`sample_tracks`): positions (S, 2) in metres, travel headings (S,)
+in degrees, the index of the track each belongs to (S,), and its arc length along that track
+(S,) in metres."""
+
+
+def sample_tracks(tracks: Sequence[Track], step_m: float) -> TrackSamples:
+    """Each track's frames nearest to every ``step_m`` metres of travel from its start (a
+    frame once), all tracks' samples in track order; empty arrays for no tracks."""
+    if not tracks:
+        empty = np.zeros(0)
+        return np.zeros((0, 2)), empty, np.zeros(0, dtype=np.int64), empty
+    xy, heading, owner, arc = [], [], [], []
+    for k, track in enumerate(tracks):
+        marks = np.arange(0.0, track.length_m + 1e-9, step_m)
+        idx = np.unique(np.clip(np.searchsorted(track.arc_m, marks), 0, len(track) - 1))
+        xy.append(track.xy[idx])
+        heading.append(track.heading_deg[idx])
+        owner.append(np.full(idx.shape[0], k, dtype=np.int64))
+        arc.append(track.arc_m[idx])
+    return (
+        np.concatenate(xy),
+        np.concatenate(heading),
+        np.concatenate(owner),
+        np.concatenate(arc),
+    )

@@ -1,6 +1,6 @@
 """Which passes make a part of a vote pile: the evidence that a part is a junction of its own.
 
-:func:`city360.pose_graph.junctions._peaks` parts a vote pile at its density peaks
+:func:`city360.pose_graph.vote_piles._peaks` parts a vote pile at its density peaks
 (``JunctionParams.split_peaks_m``). Most parts stand at a second true junction, but some
 stand beside one: two passes that run close past a crossing, or along a bent street, meet
 at a slant and pile a few hundred votes 9-20 m from any junction (Helsinki wander seed 1 at
@@ -28,18 +28,15 @@ import numpy as np
 import numpy.typing as npt
 from scipy.spatial import cKDTree
 
-from city360.pose_graph.tracks import Track
+from city360.pose_graph.tracks import Track, TrackSamples
 
 if TYPE_CHECKING:
-    from city360.pose_graph.junctions import JunctionParams
+    from city360.pose_graph.junction_params import JunctionParams
 
 __all__ = ["own_arms_deg", "pair_test", "part_test", "route_spread_deg"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
-Samples = tuple[FloatArray, FloatArray, IntArray, FloatArray]
-"""Track samples (``junctions._samples``): positions (S, 2), headings (S,), the track each
-belongs to (S,) and its arc along that track (S,)."""
 
 
 def _pass_labels(owner: IntArray, arc: FloatArray, separation_m: float) -> IntArray:
@@ -61,7 +58,7 @@ def _axial(a_deg: FloatArray, b_deg: FloatArray) -> FloatArray:
 
 def route_spread_deg(
     tracks: Sequence[Track],
-    samples: Samples,
+    samples: TrackSamples,
     tree: cKDTree,
     centre: FloatArray,
     *,
@@ -107,7 +104,7 @@ def route_spread_deg(
 
 def part_test(
     tracks: Sequence[Track],
-    samples: Samples,
+    samples: TrackSamples,
     params: JunctionParams,
     radius_m: float,
 ) -> Callable[[FloatArray], bool]:
@@ -133,7 +130,7 @@ def part_test(
 
 def own_arms_deg(
     tracks: Sequence[Track],
-    samples: Samples,
+    samples: TrackSamples,
     tree: cKDTree,
     centre: FloatArray,
     other: FloatArray,
@@ -178,7 +175,7 @@ def own_arms_deg(
 
 
 def pair_test(
-    tracks: Sequence[Track], samples: Samples, params: JunctionParams
+    tracks: Sequence[Track], samples: TrackSamples, params: JunctionParams
 ) -> Callable[[FloatArray, FloatArray], bool]:
     """A test for two peaks of one vote pile closer than ``params.split_peaks_m``: two
     junctions when each has an arm (:func:`own_arms_deg`, legs ending

@@ -223,7 +223,7 @@ def test_a_walk_with_a_spur_and_a_self_crossing_is_scored_on_its_junctions(
 
 def test_the_loop_walk_finds_its_spur_base_without_osm(tmp_path: Path) -> None:
     """Seed 0 of the walk above: the spur's sidewalks drift 3.5-7 m apart, and its root was put
-    halfway up the spur (junctions.spur_roots), so without OSM both junctions were lost
+    halfway up the spur (track_turns.spur_roots), so without OSM both junctions were lost
     (P / R / F1 0 / 0 / 0)."""
     corners = [(0, 0), (100, 0), (100, 70), (106, 68), (106, 4), (200, 4), (200, 120)]
     corners += [(120, 120), (120, -80)]

@@ -12,7 +12,7 @@ from city360.pose_graph import build as build_module
 from city360.pose_graph import build_from_tracks
 from city360.pose_graph.apart import ApartParams, apart_junctions
 from city360.pose_graph.build import BuildParams
-from city360.pose_graph.junctions import find_dead_ends
+from city360.pose_graph.dead_ends import find_dead_ends
 from city360.pose_graph.segments import Segment, Street, cut_tracks, group_streets
 from city360.pose_graph.tracks import Track
 from tests.pose_graph.walks import polyline_track

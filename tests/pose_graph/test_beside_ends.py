@@ -7,7 +7,7 @@ import numpy as np
 
 from city360.pose_graph.beside_ends import BesideEndParams, beside_end_filter
 from city360.pose_graph.build import BuildParams
-from city360.pose_graph.junctions import DeadEndEvent
+from city360.pose_graph.dead_ends import DeadEndEvent
 from city360.pose_graph.segments import cut_tracks
 from city360.pose_graph.tracks import Track
 from tests.pose_graph.walks import polyline_track

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,8 @@ from city360.city import CityDir
 from city360.geo import angle_diff_deg
 from city360.pose_graph import PoseGraph, build_city, load_graph
 from city360.pose_graph.build import _held_apart, _parts_shifted
-from city360.pose_graph.junctions import FloatArray, JunctionParams
+from city360.pose_graph.junction_params import JunctionParams
+from city360.pose_graph.junctions import FloatArray
 from city360.pose_graph.score import score
 from city360.pose_graph.tracks import Track
 from city360.synth.groundtruth import SceneTruth
@@ -184,25 +185,34 @@ def test_a_part_of_a_parted_pile_moves_at_most_split_part_shift_m(shift_m: float
 def test_each_tracks_turns_are_found_once_per_build(
     walk_city: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # a build cuts its tracks many times; each track's U-turns and side steps depend on the
-    # track alone, so they are found once, not at every cut
-    from city360.pose_graph import build, junctions
+    # a build cuts its tracks many times; each track's U-turns, peeks and side steps depend
+    # on the track alone, so they are found once, not at every cut nor again for the spurs'
+    # roots
+    from city360.pose_graph import build, track_turns
 
     side_steps: Counter[int] = Counter()
+    peeks: Counter[int] = Counter()
     cuts: list[int] = []
-    find_side_steps, find_dead_ends = junctions._side_steps, build.find_dead_ends
+    find_side_steps, find_peeks = track_turns._side_steps, track_turns._peeks
+    find_dead_ends = build.find_dead_ends
 
     def counted_side_steps(track: Track, params: JunctionParams) -> list[tuple[int, FloatArray]]:
         side_steps[id(track)] += 1
         return find_side_steps(track, params)
 
+    def counted_peeks(track: Track, params: JunctionParams, found: Sequence[int]) -> list[int]:
+        peeks[id(track)] += 1
+        return find_peeks(track, params, found)
+
     def counted_dead_ends(*args: Any, **kwargs: Any) -> tuple[FloatArray, list[list[Any]]]:
         cuts.append(1)
         return find_dead_ends(*args, **kwargs)
 
-    monkeypatch.setattr(junctions, "_side_steps", counted_side_steps)
+    monkeypatch.setattr(track_turns, "_side_steps", counted_side_steps)
+    monkeypatch.setattr(track_turns, "_peeks", counted_peeks)
     monkeypatch.setattr(build, "find_dead_ends", counted_dead_ends)
     build_city(walk_city("both"), require_frames=False)
     assert len(cuts) > 1
     assert side_steps
     assert set(side_steps.values()) == {1}
+    assert set(peeks.values()) == {1}

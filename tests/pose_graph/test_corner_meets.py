@@ -13,7 +13,7 @@ from city360.errors import GraphBuildError
 from city360.geo import LocalProjection
 from city360.pose_graph.build import BuildParams, build_from_tracks
 from city360.pose_graph.corner_meets import CornerParams, corner_meets, find_corners
-from city360.pose_graph.junctions import JunctionParams
+from city360.pose_graph.junction_params import JunctionParams
 from city360.pose_graph.tracks import Track, make_track
 
 

@@ -9,8 +9,8 @@ from city360.errors import GraphBuildError
 from city360.geo import LocalProjection
 from city360.pose_graph import build_from_tracks
 from city360.pose_graph.build import BuildParams
+from city360.pose_graph.dead_ends import find_dead_ends
 from city360.pose_graph.end_tees import EndTeeParams, end_tees
-from city360.pose_graph.junctions import find_dead_ends
 from city360.pose_graph.segments import cut_tracks, group_streets
 from city360.pose_graph.tracks import Track
 from tests.pose_graph.walks import noisy_walk, polyline_track

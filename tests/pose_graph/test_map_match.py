@@ -10,7 +10,7 @@ import pytest
 
 from city360.geo import LocalProjection
 from city360.pose_graph import map_match, osm_match
-from city360.pose_graph.junctions import DeadEndEvent, find_dead_ends
+from city360.pose_graph.dead_ends import DeadEndEvent, find_dead_ends
 from city360.pose_graph.map_match import viterbi_match
 from city360.pose_graph.osm_match import (
     MIN_POSES_PER_STREET,

@@ -10,7 +10,7 @@ from city360.errors import ConfigError
 from city360.geo import LocalProjection
 from city360.pose_graph import PoseGraph, build_from_tracks
 from city360.pose_graph.build import BuildParams
-from city360.pose_graph.junctions import DeadEndEvent
+from city360.pose_graph.dead_ends import DeadEndEvent
 from city360.pose_graph.map_match import viterbi_match
 from city360.pose_graph.osm_dead_ends import (
     dead_end_pass_radius,

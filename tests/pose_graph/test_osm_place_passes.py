@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from city360.pose_graph.build import BuildParams
-from city360.pose_graph.junctions import DeadEndEvent
+from city360.pose_graph.dead_ends import DeadEndEvent
 from city360.pose_graph.osm_match import match_tracks, node_groups, through_junction_passes
 from tests.pose_graph.walks import noisy_walk, osm_streets
 

@@ -6,7 +6,8 @@ import itertools
 
 import numpy as np
 
-from city360.pose_graph.junctions import JunctionParams, find_junction_parts
+from city360.pose_graph.junction_params import JunctionParams
+from city360.pose_graph.junctions import find_junction_parts
 from city360.pose_graph.pass_partings import PartingParams, pass_partings
 from city360.pose_graph.tracks import Track, make_track
 

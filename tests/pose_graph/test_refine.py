@@ -13,7 +13,8 @@ import pytest
 from city360.geo import LocalProjection
 from city360.pose_graph import build_from_tracks
 from city360.pose_graph.build import BuildParams
-from city360.pose_graph.junctions import JunctionParams, find_dead_ends
+from city360.pose_graph.dead_ends import find_dead_ends
+from city360.pose_graph.junction_params import JunctionParams
 from city360.pose_graph.refine import (
     RefineParams,
     _arm_poses,

@@ -13,14 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from city360.pose_graph.junctions import (
-    JunctionParams,
-    _samples,
-    find_junctions,
-    mid_street_turns,
-    spur_roots,
-)
-from city360.pose_graph.tracks import Track
+from city360.pose_graph.junction_params import JunctionParams
+from city360.pose_graph.junctions import find_junctions, mid_street_turns
+from city360.pose_graph.track_turns import spur_roots
+from city360.pose_graph.tracks import Track, sample_tracks
 from tests.pose_graph.walks import noisy_walk
 
 QUIET = JunctionParams(quiet_turn_backs=True)
@@ -63,7 +59,7 @@ def test_a_turn_back_at_the_end_of_a_street_keeps_its_votes() -> None:
         noisy_walk([(-100, 0), (60, 0)], "east", noise_m=0.3),
         noisy_walk([(100, -3), (80, -3), (78, -5), (80, -7), (100, -7)], "back", noise_m=0.3),
     ]
-    samples = _samples(tracks, QUIET.sample_step_m)
+    samples = sample_tracks(tracks, QUIET.sample_step_m)
     assert not (mid_street_turns(tracks, samples, QUIET) >= 0).any()
 
 
@@ -84,7 +80,7 @@ def test_a_turn_back_beside_a_crossing_street_keeps_its_votes() -> None:
     """A street crosses within ``turn_back_clear_m`` of the apex: the turn's votes may be that
     junction's (old town seed 0: a U-turn 15 m from a pair of Ts placed them)."""
     tracks = _street(-8.0)
-    samples = _samples(tracks, QUIET.sample_step_m)
+    samples = sample_tracks(tracks, QUIET.sample_step_m)
     assert not (mid_street_turns(tracks, samples, QUIET) >= 0).any()
     assert (mid_street_turns(tracks, samples, JunctionParams(turn_back_clear_m=0.0)) >= 0).any()
 
@@ -102,7 +98,7 @@ def _sharp_corner() -> list[Track]:
 
 def test_a_sharp_corner_into_another_street_is_no_turn_back() -> None:
     tracks = _sharp_corner()
-    samples = _samples(tracks, QUIET.sample_step_m)
+    samples = sample_tracks(tracks, QUIET.sample_step_m)
     assert not (mid_street_turns(tracks, samples, QUIET) >= 0).any()
     same_street_off = JunctionParams(quiet_turn_backs=True, turn_back_same_street=False)
     assert (mid_street_turns(tracks, samples, same_street_off) >= 0).any()
@@ -117,7 +113,7 @@ def test_a_turn_back_crossing_the_walkers_own_other_pass_keeps_its_votes() -> No
         noise_m=0.3,
     )
     tracks = [*_street(-8.0)[:2], route]
-    samples = _samples(tracks, QUIET.sample_step_m)
+    samples = sample_tracks(tracks, QUIET.sample_step_m)
     assert not (mid_street_turns(tracks, samples, QUIET) >= 0).any()
 
 
@@ -143,7 +139,7 @@ def test_a_walker_turning_back_and_forth_is_milling_not_turning_back() -> None:
         noise_m=0.3,
     )
     tracks = [*_street(-60.0)[:3], mill]
-    samples = _samples(tracks, QUIET.sample_step_m)
+    samples = sample_tracks(tracks, QUIET.sample_step_m)
     assert not (mid_street_turns(tracks, samples, QUIET) >= 0).any()
     alone_off = JunctionParams(quiet_turn_backs=True, turn_back_alone=False)
     assert (mid_street_turns(tracks, samples, alone_off) >= 0).any()

@@ -9,13 +9,9 @@ import numpy as np
 import pytest
 from scipy.spatial import cKDTree
 
-from city360.pose_graph.junctions import (
-    JunctionParams,
-    _samples,
-    find_junction_parts,
-    find_junctions,
-)
-from city360.pose_graph.tracks import Track
+from city360.pose_graph.junction_params import JunctionParams
+from city360.pose_graph.junctions import find_junction_parts, find_junctions
+from city360.pose_graph.tracks import Track, sample_tracks
 from city360.pose_graph.vote_passes import own_arms_deg, route_spread_deg
 from tests.pose_graph.test_vote_peaks import _crossings, _walk
 
@@ -70,7 +66,7 @@ def test_two_crossings_10_m_apart_stay_two_with_the_ways_test(seed: int) -> None
 
 
 def _spread(tracks: list[Track], centre: tuple[float, float]) -> float:
-    samples = _samples(tracks, 1.0)
+    samples = sample_tracks(tracks, 1.0)
     return route_spread_deg(
         tracks,
         samples,
@@ -157,7 +153,7 @@ def test_close_tops_whose_passes_take_the_same_streets_stay_one(seed: int) -> No
 
 def test_own_arms_leave_out_the_link_and_the_legs_to_the_other_top() -> None:
     tracks = _knot(8.7, 2)
-    samples = _samples(tracks, 1.0)
+    samples = sample_tracks(tracks, 1.0)
     tree = cKDTree(samples[0])
     west, east = np.asarray([0.0, 0.0]), np.asarray([8.7, 0.0])
     kw = {"radius_m": 3.0, "leg_m": 8.0, "clear_m": 5.0, "separation_m": 30.0, "axis_deg": 25.0}

@@ -7,7 +7,8 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from city360.pose_graph.junctions import JunctionParams, find_junction_parts, find_junctions
+from city360.pose_graph.junction_params import JunctionParams
+from city360.pose_graph.junctions import find_junction_parts, find_junctions
 from city360.pose_graph.tracks import Track, make_track
 
 SPLIT = JunctionParams(split_peaks_m=8.0)

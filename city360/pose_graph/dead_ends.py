@@ -1,0 +1,220 @@
+"""Dead ends found from trajectories alone, given the junctions.
+
+Dead ends are where a trajectory turns back (a U-turn apex: the travel direction a few metres
+before and after differs by more than ``uturn_deg``, :mod:`city360.pose_graph.track_turns`) or
+starts/ends away from every junction. Candidates from several trajectories within
+``dead_end_merge_m`` become one node. A build cuts its tracks at each step's junctions, so
+this runs once a cut, reading the turns found once a build
+(:class:`~city360.pose_graph.track_turns.TurnFindings`).
+
+All positions are metres in the city CRS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy.spatial import cKDTree
+
+from city360.pose_graph.grouping import linked_groups
+from city360.pose_graph.junction_params import JunctionParams
+from city360.pose_graph.track_turns import (
+    Parting,
+    TurnFindings,
+    passes_along,
+    side_step_roots,
+    turns_for,
+)
+from city360.pose_graph.tracks import Track
+
+__all__ = ["DeadEndEvent", "find_dead_ends", "group_dead_ends"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class DeadEndEvent:
+    """Frame ``frame`` of trajectory ``track`` (index into the track list) ends at a dead end."""
+
+    track: int
+    frame: int
+    x_m: float
+    y_m: float
+
+
+def _parted_near(parting: Parting | None, junctions_xy: FloatArray, params: JunctionParams) -> bool:
+    """Whether a junction lies within ``peek_root_m`` of where the ways into and out of a
+    U-turn part (``parting``, :func:`_parting`)."""
+    if parting is None or len(junctions_xy) == 0 or params.peek_root_m is None:
+        return False
+    gap = np.hypot(*(np.asarray(junctions_xy).reshape(-1, 2) - parting[1]).T).min()
+    return bool(gap <= params.peek_root_m)
+
+
+def find_dead_ends(
+    tracks: Sequence[Track],
+    junctions_xy: FloatArray,
+    params: JunctionParams | None = None,
+    *,
+    short_spurs: bool = False,
+    end_clearance: Mapping[tuple[int, int], float] | None = None,
+    turns: TurnFindings | None = None,
+) -> tuple[FloatArray, list[list[DeadEndEvent]]]:
+    """Dead-end nodes (D, 2) and, per node, the trajectory frames that end there.
+
+    Candidates are U-turn apexes (not those where the ways in and out part within
+    ``junction_clearance_m``: a step into a stub and out along another street) and trajectory ends
+    farther than ``junction_clearance_m`` from every junction; candidates within
+    ``dead_end_merge_m`` of each other are one dead end.
+
+    With ``short_spurs`` (builds without OSM) a U-turn whose ways part ``spur_min_m`` or more
+    from its apex is the end of a spur and needs only ``spur_min_m`` from every junction: a
+    walker turns back 5-8 m into a 9-12 m stub (GPS and the turn round off its end), and with
+    the 8 m clearance the stub's end, its street and so its junction were lost (four of
+    Helsinki seed 0's misses, one in the old town). With OSM the map says where stubs are.
+
+    ``end_clearance`` (``{(track index, frame): metres}``) gives some track ends a clearance
+    of their own instead of ``junction_clearance_m`` (a video that starts or ends inside a
+    short stub: :func:`city360.pose_graph.stub_ends.stub_ends`).
+
+    ``turns`` (:func:`find_turns` of the same tracks and ``params``) saves finding each
+    track's U-turns, peeks and side steps again: a build cuts its tracks many times.
+    """
+    params = params or JunctionParams()
+    end_clearance = end_clearance or {}
+    turns = turns_for(tracks, params, turns)
+    events: list[DeadEndEvent] = []
+    clearance: list[float] = []
+    spur_ends: list[bool] = []
+    partings: dict[tuple[int, int], tuple[float, tuple[float, float]]] = {}
+    for k, (track, found) in enumerate(zip(tracks, turns.turns, strict=True)):
+        spurs = set()
+        kept = []
+        peeks = list(found.peeks) if short_spurs else []
+        if peeks and params.peek_root_m is not None:
+            peeks = [f for f in peeks if _parted_near(found.partings[f], junctions_xy, params)]
+        for f in [*found.uturns, *peeks]:
+            parting = found.partings[f]
+            if parting is not None:
+                partings[(k, f)] = parting
+                if short_spurs and parting[0] >= params.spur_min_m:
+                    spurs.add(f)
+                elif parting[0] < params.junction_clearance_m:
+                    continue  # stepped into a stub and out along another street
+            kept.append(f)
+        frames = {0, len(track) - 1, *kept}
+        steps = (
+            [tip for tip, _, _ in side_step_roots(track, junctions_xy, params, found.side_steps)]
+            if short_spurs
+            else []
+        )
+        for f in sorted(frames | set(steps)):
+            if f not in frames:
+                parting = found.partings[f]
+                if parting is not None:
+                    partings[(k, f)] = parting
+            events.append(DeadEndEvent(k, f, float(track.xy[f, 0]), float(track.xy[f, 1])))
+            spur_ends.append(f in spurs or f in steps)
+            if f in steps:
+                clearance.append(params.side_step_clear_m)
+            elif f in spurs:
+                clearance.append(params.spur_min_m)
+            else:
+                clearance.append(end_clearance.get((k, f), params.junction_clearance_m))
+    if not events:
+        return np.zeros((0, 2)), []
+    pts = np.asarray([[e.x_m, e.y_m] for e in events])
+    if len(junctions_xy):
+        dist, nearest = cKDTree(junctions_xy).query(pts)
+        keep = dist > np.asarray(clearance)
+        if short_spurs and params.spur_street_on_m is not None:
+            near_spur = keep & np.asarray(spur_ends) & (dist <= params.junction_clearance_m)
+            on = _streets_on(tracks, events, near_spur, params, params.spur_street_on_m, turns)
+            keep &= ~_turned_past(events, on, partings, junctions_xy[nearest], params)
+        events = [e for e, k in zip(events, keep, strict=True) if k]
+        pts = pts[keep]
+    if not events:
+        return np.zeros((0, 2)), []
+    pairs = cKDTree(pts).query_pairs(params.dead_end_merge_m, output_type="ndarray")
+    return group_dead_ends(events, pts, pairs)
+
+
+def _streets_on(
+    tracks: Sequence[Track],
+    events: Sequence[DeadEndEvent],
+    asked: npt.NDArray[np.bool_],
+    params: JunctionParams,
+    reach_m: float,
+    turns: TurnFindings,
+) -> npt.NDArray[np.bool_]:
+    """Per event, whether it is ``asked`` and another pass runs along the walker's street at
+    the event's frame and ``reach_m`` beyond it, in the direction the walker came
+    (:func:`~city360.pose_graph.track_turns.passes_along`): a turn back mid-street, not the
+    end of a spur. The tracks' samples and their tree are ``turns``'."""
+    on = np.zeros(len(events), dtype=bool)
+    if not asked.any():
+        return on
+    samples, tree = turns.samples, turns.tree
+    for n in np.flatnonzero(asked).tolist():
+        event = events[n]
+        track = tracks[event.track]
+        at_arc = float(track.arc_m[event.frame])
+        way = track.xy[event.frame] - track.point_at(at_arc - params.uturn_window_m)
+        length = float(np.hypot(*way))
+        if length == 0.0:
+            continue
+        way /= length
+        came_deg = float(np.degrees(np.arctan2(way[0], way[1])))
+        apex = track.xy[event.frame]
+        on[n] = all(
+            passes_along(tree, samples, point, event.track, at_arc, came_deg, params)
+            for point in (apex, apex + reach_m * way)
+        )
+    return on
+
+
+def _turned_past(
+    events: Sequence[DeadEndEvent],
+    asked: npt.NDArray[np.bool_],
+    partings: Mapping[tuple[int, int], tuple[float, tuple[float, float]]],
+    nearest_xy: FloatArray,
+    params: JunctionParams,
+) -> npt.NDArray[np.bool_]:
+    """Per event, whether it is ``asked`` and its ways in and out part (``partings``, from
+    :func:`_parting`, by (track, frame)) within ``spur_min_m`` of the junction nearest to it
+    (``nearest_xy``, one row per event, metres), ``junction_clearance_m`` to twice
+    that from it: the walker came through that junction and turned back just past it. Ways
+    that part closer to the apex walked into a short stub and out (its end: Helsinki
+    Bulevardi wander+stops seed 1 at (152.3, -6.6), 4.2 m from a true junction the votes
+    missed). A walker who came up
+    the street from farther (the ways part short of the junction, or far back) turned at the
+    junction itself (Helsinki SE wander+stops camera seed 5 at (138.9, -181.4), 2.6 m from
+    the true junction the votes put 8 m off) or milled about."""
+    past = np.zeros(len(events), dtype=bool)
+    for n in np.flatnonzero(asked).tolist():
+        parting = partings.get((events[n].track, events[n].frame))
+        if parting is None or not (
+            params.junction_clearance_m <= parting[0] <= 2.0 * params.junction_clearance_m
+        ):
+            continue  # a peek into a short stub (its end), or a walk back from far
+        past[n] = bool(np.hypot(*(nearest_xy[n] - parting[1])) <= params.spur_min_m)
+    return past
+
+
+def group_dead_ends(
+    events: Sequence[DeadEndEvent], points_xy: FloatArray, pairs: npt.NDArray[np.int64]
+) -> tuple[FloatArray, list[list[DeadEndEvent]]]:
+    """``events`` (at ``points_xy``, metres in the city CRS, one row each) linked by ``pairs``
+    (rows of two event indices) into dead ends: ``(centres, grouped)``, each dead end's mean
+    point and its events, dead ends in the order of their first event. An event no pair
+    names is a dead end of its own."""
+    labels = linked_groups(len(points_xy), pairs)
+    count = int(labels.max()) + 1
+    centres = np.asarray([points_xy[labels == c].mean(axis=0) for c in range(count)])
+    grouped: list[list[DeadEndEvent]] = [[] for _ in range(count)]
+    for event, label in zip(events, labels, strict=True):
+        grouped[label].append(event)
+    return centres, grouped
