@@ -47,7 +47,7 @@ class DeadEndEvent:
 
 def _parted_near(parting: Parting | None, junctions_xy: FloatArray, params: JunctionParams) -> bool:
     """Whether a junction lies within ``peek_root_m`` of where the ways into and out of a
-    U-turn part (``parting``, :func:`_parting`)."""
+    U-turn part (``parting``, :func:`~city360.pose_graph.track_turns._parting`)."""
     if parting is None or len(junctions_xy) == 0 or params.peek_root_m is None:
         return False
     gap = np.hypot(*(np.asarray(junctions_xy).reshape(-1, 2) - parting[1]).T).min()
@@ -184,9 +184,9 @@ def _turned_past(
     params: JunctionParams,
 ) -> npt.NDArray[np.bool_]:
     """Per event, whether it is ``asked`` and its ways in and out part (``partings``, from
-    :func:`_parting`, by (track, frame)) within ``spur_min_m`` of the junction nearest to it
-    (``nearest_xy``, one row per event, metres), ``junction_clearance_m`` to twice
-    that from it: the walker came through that junction and turned back just past it. Ways
+    :func:`~city360.pose_graph.track_turns._parting`, by (track, frame)) within
+    ``spur_min_m`` of the junction nearest to it (``nearest_xy``, one row per event, metres),
+    ``junction_clearance_m`` to twice that from it: the walker came through that junction and turned back just past it. Ways
     that part closer to the apex walked into a short stub and out (its end: Helsinki
     Bulevardi wander+stops seed 1 at (152.3, -6.6), 4.2 m from a true junction the votes
     missed). A walker who came up
