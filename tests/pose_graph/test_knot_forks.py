@@ -42,17 +42,18 @@ def _arms(streets: list[Street], node: int) -> int:
 _THROUGH_A = [(50.0, 4.0), _F, _A, (0.0, -50.0)]  # east street, the branch to A, south
 _THROUGH_B = [(-50.0, 2.0), _B, _F, (50.0, 4.0)]  # west, the branch from B, east street
 _BOTH_TWICE = [_THROUGH_A, _THROUGH_B, _THROUGH_A[::-1], _THROUGH_B[::-1]]
+_BOTH_THRICE = [*_BOTH_TWICE, _THROUGH_A, _THROUGH_B]
 
 
 def test_a_fork_into_a_fused_knot_is_a_junction_of_three() -> None:
-    tracks, segments, streets, junctions_xy = _streets(_BOTH_TWICE)
+    tracks, segments, streets, junctions_xy = _streets(_BOTH_THRICE)
     # the old behaviour: both branches end at W, one street; F has two and is dissolved
     assert _arms(streets, 0) == 2
     assert 0 in dissolve_pass_through(segments, streets, range(len(junctions_xy)))
     forks = knot_forks(tracks, segments, streets, range(len(junctions_xy)))
     assert set(forks) == {0}
     _, first, second = forks[0]
-    assert len(first) == len(second) == 2
+    assert len(first) == len(second) == 3
     parted = part_knot_forks(tracks, segments, streets, range(len(junctions_xy)))
     assert _arms(parted, 0) == 3
     assert [street.id for street in parted] == list(range(len(parted)))
@@ -64,15 +65,15 @@ def test_passes_of_one_branch_are_no_fork() -> None:
     assert knot_forks(tracks, segments, streets, range(len(junctions_xy))) == {}
 
 
-def test_a_branch_walked_once_is_under_min_passes() -> None:
-    tracks, segments, streets, junctions_xy = _streets([_THROUGH_A, _THROUGH_B])
+def test_a_branch_walked_twice_is_under_min_passes() -> None:
+    tracks, segments, streets, junctions_xy = _streets(_BOTH_TWICE)
     nodes = range(len(junctions_xy))
     assert knot_forks(tracks, segments, streets, nodes) == {}
-    assert set(knot_forks(tracks, segments, streets, nodes, KnotForkParams(min_passes=1))) == {0}
+    assert set(knot_forks(tracks, segments, streets, nodes, KnotForkParams(min_passes=2))) == {0}
 
 
 def test_a_fork_longer_than_max_length_m_is_left() -> None:
-    tracks, segments, streets, junctions_xy = _streets(_BOTH_TWICE)
+    tracks, segments, streets, junctions_xy = _streets(_BOTH_THRICE)
     short = KnotForkParams(max_length_m=8.0)
     assert knot_forks(tracks, segments, streets, range(len(junctions_xy)), short) == {}
     near = KnotForkParams(min_length_m=18.0)
@@ -80,10 +81,11 @@ def test_a_fork_longer_than_max_length_m_is_left() -> None:
 
 
 def test_ends_closer_than_ends_apart_m_are_one_street() -> None:
-    tracks, segments, streets, junctions_xy = _streets(_BOTH_TWICE)
+    tracks, segments, streets, junctions_xy = _streets(_BOTH_THRICE)
     wide = KnotForkParams(ends_apart_m=12.0)
     assert knot_forks(tracks, segments, streets, range(len(junctions_xy)), wide) == {}
 
 
 def test_knot_fork_params_default() -> None:
-    assert BuildParams().knot_fork_params is None
+    assert BuildParams().knot_fork_params == KnotForkParams()
+    assert KnotForkParams().min_passes == 3
