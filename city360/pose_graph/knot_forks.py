@@ -42,7 +42,7 @@ FloatArray = npt.NDArray[np.float64]
 
 @dataclass(frozen=True, slots=True)
 class KnotForkParams:
-    """Tuning of :func:`knot_forks` (metres and degrees)."""
+    """Tuning of :func:`knot_forks` (metres; ``min_passes`` a count of passes)."""
 
     max_length_m: float = 20.0
     """The forked street's passes are at most this long (median, metres of travel): a fork
