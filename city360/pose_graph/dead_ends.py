@@ -186,13 +186,13 @@ def _turned_past(
     """Per event, whether it is ``asked`` and its ways in and out part (``partings``, from
     :func:`~city360.pose_graph.track_turns._parting`, by (track, frame)) within
     ``spur_min_m`` of the junction nearest to it (``nearest_xy``, one row per event, metres),
-    ``junction_clearance_m`` to twice that from it: the walker came through that junction and turned back just past it. Ways
-    that part closer to the apex walked into a short stub and out (its end: Helsinki
-    Bulevardi wander+stops seed 1 at (152.3, -6.6), 4.2 m from a true junction the votes
-    missed). A walker who came up
-    the street from farther (the ways part short of the junction, or far back) turned at the
-    junction itself (Helsinki SE wander+stops camera seed 5 at (138.9, -181.4), 2.6 m from
-    the true junction the votes put 8 m off) or milled about."""
+    ``junction_clearance_m`` to twice that from it: the walker came through that junction
+    and turned back just past it. Ways that part closer to the apex walked into a short stub
+    and out (its end: Helsinki Bulevardi wander+stops seed 1 at (152.3, -6.6), 4.2 m from a
+    true junction the votes missed). A walker who came up the street from farther (the ways
+    part short of the junction, or far back) turned at the junction itself (Helsinki SE
+    wander+stops camera seed 5 at (138.9, -181.4), 2.6 m from the true junction the votes put
+    8 m off) or milled about."""
     past = np.zeros(len(events), dtype=bool)
     for n in np.flatnonzero(asked).tolist():
         parting = partings.get((events[n].track, events[n].frame))
