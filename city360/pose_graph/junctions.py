@@ -323,6 +323,15 @@ class JunctionParams:
     kais36): on the 120 kept twins without OSM 3 rows better (Kaisaniemi coverage 0, 1, 2:
     (-45.2, -121.4) and (-59.2, -109.1) found), none worse in P, R or F1, 117 equal. With
     OSM it does not act. None: off."""
+    root_apart_m: float | None = None
+    """Without OSM, a junction found without votes (a spur's root, a corner meet, a parting:
+    ``min_support`` each) farther than this many metres from every vote pile is not merged
+    into a pile within ``merge_m``: it merges only with others like it, and it and the pile
+    nearest it are held apart at refine's post-move merge, as parts of close-topped piles
+    are (``split_parts_apart``). A knot of two true junctions 8-10 m apart, one a shallow
+    fork the crossing votes never see, leaves the fork's corner meets 1-2 m from it and
+    6-8 m from the other's pile, which swallowed them (fresh Kaisaniemi, true (-59.2,
+    -109.1) beside (-51.0, -106.2)). None: every candidate within ``merge_m`` merges."""
     vote_chord_m: float | None = None
     """Without OSM, two samples on passes that run side by side cast no vote: their chords,
     from this many metres of travel before each sample to as far after it (cut short at the
@@ -1163,6 +1172,27 @@ def find_junction_parts(
         if clear_m is not None and len(forks) and len(found):
             forks = forks[cKDTree(found).query(forks)[0] >= clear_m]
         roots = np.concatenate([roots.reshape(-1, 2), forks])
+    roots = roots.reshape(-1, 2)
+    far = np.zeros(len(roots), dtype=bool)
+    if without_osm and params.root_apart_m is not None and len(roots) and len(centres):
+        far = cKDTree(centres.reshape(-1, 2)).query(roots)[0] > params.root_apart_m
+    merged = _merge_found(centres, support, group, born, roots[~far], params)
+    if not far.any():
+        return merged
+    return _roots_held_apart(merged, roots[far], params)
+
+
+def _merge_found(
+    centres: FloatArray,
+    support: npt.NDArray[np.int64],
+    group: npt.NDArray[np.int64],
+    born: npt.NDArray[np.bool_],
+    roots: FloatArray,
+    params: JunctionParams,
+) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """The vote piles (``centres``, ``support``, ``group``, ``born`` as :func:`_clusters`
+    gives them) and ``roots`` (each weighing ``min_support``) merged within ``merge_m``, as
+    :func:`find_junction_parts` returns them."""
     if len(roots):
         centres = np.concatenate([centres.reshape(-1, 2), roots])
         support = np.concatenate([support, np.full(len(roots), params.min_support, dtype=np.int64)])
@@ -1172,6 +1202,31 @@ def find_junction_parts(
         return _merge_apart(centres, support, group, params.merge_m, close_groups)
     centres, support = merge_close(centres, support, params.merge_m)
     return centres, support, np.zeros(len(centres), dtype=bool), np.zeros(len(centres), dtype=bool)
+
+
+def _roots_held_apart(
+    merged: tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]],
+    far_roots: FloatArray,
+    params: JunctionParams,
+) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """``merged`` (:func:`_merge_found`) with ``far_roots`` (roots farther than
+    ``root_apart_m`` from every vote pile) merged among themselves and added; each added
+    junction within ``merge_m`` of a merged one is flagged, with the nearest such, as born
+    of a close-topped pile, so that refine's post-move merge holds the two apart
+    (:attr:`JunctionParams.root_apart_m`)."""
+    centres, support, parted, close = merged
+    ones = np.full(len(far_roots), params.min_support, dtype=np.int64)
+    added, added_support = merge_close(far_roots, ones, params.merge_m)
+    gap, nearest = cKDTree(centres.reshape(-1, 2)).query(added)
+    beside = gap < params.merge_m
+    close = close.copy()
+    close[nearest[beside]] = True
+    return (
+        np.concatenate([centres.reshape(-1, 2), added]),
+        np.concatenate([support, added_support]),
+        np.concatenate([parted, np.zeros(len(added), dtype=bool)]),
+        np.concatenate([close, beside]),
+    )
 
 
 def _uturn_stretches(track: Track, params: JunctionParams) -> list[tuple[int, int]]:
