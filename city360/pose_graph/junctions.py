@@ -59,6 +59,7 @@ __all__ = [
     "find_turns",
     "group_dead_ends",
     "merge_close",
+    "merge_found",
     "merge_parts_apart",
     "mid_street_turns",
     "side_step_feet",
@@ -1172,17 +1173,37 @@ def find_junction_parts(
         if clear_m is not None and len(forks) and len(found):
             forks = forks[cKDTree(found).query(forks)[0] >= clear_m]
         roots = np.concatenate([roots.reshape(-1, 2), forks])
+    root_apart_m = params.root_apart_m if without_osm else None
+    return merge_found(centres, support, group, born, roots, params, root_apart_m=root_apart_m)
+
+
+def merge_found(
+    centres: FloatArray,
+    support: npt.NDArray[np.int64],
+    group: npt.NDArray[np.int64],
+    born: npt.NDArray[np.bool_],
+    roots: FloatArray,
+    params: JunctionParams,
+    *,
+    root_apart_m: float | None = None,
+) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """The vote piles (``centres``, ``support``, ``group``, ``born`` as :func:`_clusters`
+    gives them) and ``roots`` (spur roots, corner meets, partings; each weighing
+    ``min_support``) merged within ``merge_m``, as :func:`find_junction_parts` returns
+    them. ``root_apart_m``: roots farther than this from every pile are merged only among
+    themselves and flagged, with the pile nearest each, as born of a close-topped pile
+    (:attr:`JunctionParams.root_apart_m`)."""
     roots = roots.reshape(-1, 2)
     far = np.zeros(len(roots), dtype=bool)
-    if without_osm and params.root_apart_m is not None and len(roots) and len(centres):
-        far = cKDTree(centres.reshape(-1, 2)).query(roots)[0] > params.root_apart_m
-    merged = _merge_found(centres, support, group, born, roots[~far], params)
+    if root_apart_m is not None and len(roots) and len(centres):
+        far = cKDTree(centres.reshape(-1, 2)).query(roots)[0] > root_apart_m
+    merged = _merge_with_roots(centres, support, group, born, roots[~far], params)
     if not far.any():
         return merged
     return _roots_held_apart(merged, roots[far], params)
 
 
-def _merge_found(
+def _merge_with_roots(
     centres: FloatArray,
     support: npt.NDArray[np.int64],
     group: npt.NDArray[np.int64],
@@ -1190,9 +1211,8 @@ def _merge_found(
     roots: FloatArray,
     params: JunctionParams,
 ) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
-    """The vote piles (``centres``, ``support``, ``group``, ``born`` as :func:`_clusters`
-    gives them) and ``roots`` (each weighing ``min_support``) merged within ``merge_m``, as
-    :func:`find_junction_parts` returns them."""
+    """:func:`merge_found` without ``root_apart_m``: every candidate within ``merge_m``
+    merges (transitively), parts of one parted pile never into one."""
     if len(roots):
         centres = np.concatenate([centres.reshape(-1, 2), roots])
         support = np.concatenate([support, np.full(len(roots), params.min_support, dtype=np.int64)])
@@ -1209,7 +1229,7 @@ def _roots_held_apart(
     far_roots: FloatArray,
     params: JunctionParams,
 ) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
-    """``merged`` (:func:`_merge_found`) with ``far_roots`` (roots farther than
+    """``merged`` (:func:`_merge_with_roots`) with ``far_roots`` (roots farther than
     ``root_apart_m`` from every vote pile) merged among themselves and added; each added
     junction within ``merge_m`` of a merged one is flagged, with the nearest such, as born
     of a close-topped pile, so that refine's post-move merge holds the two apart

@@ -10,6 +10,7 @@ from city360.pose_graph.junctions import (
     find_junctions,
     group_dead_ends,
     merge_close,
+    merge_found,
     merge_parts_apart,
 )
 from city360.pose_graph.segments import cut_tracks, group_streets
@@ -531,3 +532,48 @@ def test_dead_ends_from_turns_found_once_equal_those_found_afresh(seed: int) -> 
             assert afresh[1] == once[1]
     with pytest.raises(ValueError, match="`turns` were found for 2 tracks with other params"):
         find_dead_ends([step, spur], np.zeros((0, 2)), JunctionParams(merge_m=9.0), turns=turns)
+
+
+def _pile_and_roots(
+    roots: list[tuple[float, float]], root_apart_m: float | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A vote pile of 800 at (0, 0) and ``roots`` (spur roots, corners, partings), merged."""
+    return merge_found(
+        np.array([[0.0, 0.0]]),
+        np.array([800], dtype=np.int64),
+        np.array([-1], dtype=np.int64),
+        np.array([False]),
+        np.asarray(roots, dtype=np.float64),
+        JunctionParams(),
+        root_apart_m=root_apart_m,
+    )
+
+
+def test_a_root_far_from_every_pile_stays_a_junction_held_apart_with_root_apart_m() -> None:
+    """A knot's shallow fork the votes never see: its corner meet 7 m from the other
+    junction's pile (fresh Kaisaniemi, (-58.0, -109.8) beside the pile at (-52.2, -105.7)).
+    Without ``root_apart_m`` the pile swallows it (one junction, at the pile: the root
+    weighs ``min_support``); with 6 m it stays a junction of its own, and it and the pile
+    are flagged so that refine's post-move merge holds them apart."""
+    merged, support, _, close = _pile_and_roots([(7.0, 0.0)], None)
+    assert len(merged) == 1
+    assert not close.any()
+    centres, support, parted, close = _pile_and_roots([(7.0, 0.0)], 6.0)
+    np.testing.assert_allclose(centres, [[0.0, 0.0], [7.0, 0.0]])
+    assert support.tolist() == [800, JunctionParams().min_support]
+    assert close.tolist() == [True, True]
+    assert not parted.any()
+
+
+def test_roots_near_a_pile_merge_into_it_and_far_ones_merge_among_themselves() -> None:
+    """A root 4 m from the pile merges into it as before; two roots 6.5 and 9 m out merge
+    with each other only."""
+    centres, support, _, close = _pile_and_roots([(4.0, 0.0), (6.5, 0.0), (9.0, 0.0)], 6.0)
+    assert len(centres) == 2
+    np.testing.assert_allclose(centres[1], [7.75, 0.0])
+    assert support[1] == 2 * JunctionParams().min_support
+    assert close.tolist() == [True, True]
+
+
+def test_root_apart_m_is_off_by_default() -> None:
+    assert JunctionParams().root_apart_m is None
