@@ -333,6 +333,18 @@ class JunctionParams:
     fork the crossing votes never see, leaves the fork's corner meets 1-2 m from it and
     6-8 m from the other's pile, which swallowed them (fresh Kaisaniemi, true (-59.2,
     -109.1) beside (-51.0, -106.2)). None: every candidate within ``merge_m`` merges."""
+    root_apart_ways: int = 3
+    """With ``root_apart_m``: a far root is kept out of the merge only where the passes
+    within ``root_way_reach_m`` of it leave it in this many ways or more (directed bearings
+    of their points ``root_way_leg_m`` on and back, ``root_way_deg`` apart): the arms of a
+    junction, not the one street a walker turned back on past a junction (0: every far
+    root)."""
+    root_way_reach_m: float = 3.0
+    """With ``root_apart_m``: metres a pass must come within of a far root to count."""
+    root_way_leg_m: float = 10.0
+    """With ``root_apart_m``: metres of travel on and back along a pass its ways are read at."""
+    root_way_deg: float = 35.0
+    """With ``root_apart_m``: degrees (directed) two ways must differ by to be two."""
     vote_chord_m: float | None = None
     """Without OSM, two samples on passes that run side by side cast no vote: their chords,
     from this many metres of travel before each sample to as far after it (cut short at the
@@ -1173,8 +1185,40 @@ def find_junction_parts(
         if clear_m is not None and len(forks) and len(found):
             forks = forks[cKDTree(found).query(forks)[0] >= clear_m]
         roots = np.concatenate([roots.reshape(-1, 2), forks])
-    root_apart_m = params.root_apart_m if without_osm else None
-    return merge_found(centres, support, group, born, roots, params, root_apart_m=root_apart_m)
+    roots = roots.reshape(-1, 2)
+    apart = np.zeros(len(roots), dtype=bool)
+    if without_osm and params.root_apart_m is not None and len(roots) and len(centres):
+        apart = cKDTree(centres.reshape(-1, 2)).query(roots)[0] > params.root_apart_m
+        for k in np.flatnonzero(apart):
+            apart[k] = _ways(tracks, roots[k], params) >= params.root_apart_ways
+    return merge_found(centres, support, group, born, roots, params, apart=apart)
+
+
+def _ways(tracks: Sequence[Track], point: FloatArray, params: JunctionParams) -> int:
+    """How many ways the passes within ``root_way_reach_m`` of ``point`` leave it: the
+    directed bearings from ``point`` of each pass's positions ``root_way_leg_m`` on and back
+    from its nearest sample, grouped where consecutive bearings lie under ``root_way_deg``
+    apart (:attr:`JunctionParams.root_apart_ways`)."""
+    bearings: list[float] = []
+    for track in tracks:
+        gap = np.hypot(*(track.xy - point).T)
+        near = np.flatnonzero(gap < params.root_way_reach_m)
+        if not len(near):
+            continue
+        runs = np.split(
+            near, np.flatnonzero(np.diff(track.arc_m[near]) > params.root_way_leg_m) + 1
+        )
+        for run in runs:
+            arc = float(track.arc_m[run[np.argmin(gap[run])]])
+            for way in (arc + params.root_way_leg_m, arc - params.root_way_leg_m):
+                if 0.0 <= way <= track.length_m:
+                    east, north = track.point_at(way) - point
+                    bearings.append(float(np.degrees(np.arctan2(east, north)) % 360.0))
+    if not bearings:
+        return 0
+    ordered = np.sort(bearings)
+    gaps = np.diff(np.append(ordered, ordered[0] + 360.0))
+    return max(int((gaps >= params.root_way_deg).sum()), 1)
 
 
 def merge_found(
@@ -1185,22 +1229,19 @@ def merge_found(
     roots: FloatArray,
     params: JunctionParams,
     *,
-    root_apart_m: float | None = None,
+    apart: npt.NDArray[np.bool_] | None = None,
 ) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
     """The vote piles (``centres``, ``support``, ``group``, ``born`` as :func:`_clusters`
     gives them) and ``roots`` (spur roots, corner meets, partings; each weighing
     ``min_support``) merged within ``merge_m``, as :func:`find_junction_parts` returns
-    them. ``root_apart_m``: roots farther than this from every pile are merged only among
-    themselves and flagged, with the pile nearest each, as born of a close-topped pile
+    them. ``apart`` (per root): roots kept out of that merge, merged only among themselves
+    and flagged, with the pile nearest each, as born of a close-topped pile
     (:attr:`JunctionParams.root_apart_m`)."""
     roots = roots.reshape(-1, 2)
-    far = np.zeros(len(roots), dtype=bool)
-    if root_apart_m is not None and len(roots) and len(centres):
-        far = cKDTree(centres.reshape(-1, 2)).query(roots)[0] > root_apart_m
-    merged = _merge_with_roots(centres, support, group, born, roots[~far], params)
-    if not far.any():
-        return merged
-    return _roots_held_apart(merged, roots[far], params)
+    if apart is None or not apart.any() or not len(centres):
+        return _merge_with_roots(centres, support, group, born, roots, params)
+    merged = _merge_with_roots(centres, support, group, born, roots[~apart], params)
+    return _roots_held_apart(merged, roots[apart], params)
 
 
 def _merge_with_roots(

@@ -537,15 +537,18 @@ def test_dead_ends_from_turns_found_once_equal_those_found_afresh(seed: int) -> 
 def _pile_and_roots(
     roots: list[tuple[float, float]], root_apart_m: float | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """A vote pile of 800 at (0, 0) and ``roots`` (spur roots, corners, partings), merged."""
+    """A vote pile of 800 at (0, 0) and ``roots`` (spur roots, corners, partings), merged;
+    those farther than ``root_apart_m`` from it kept apart."""
+    points = np.asarray(roots, dtype=np.float64)
+    apart = None if root_apart_m is None else np.hypot(*points.T) > root_apart_m
     return merge_found(
         np.array([[0.0, 0.0]]),
         np.array([800], dtype=np.int64),
         np.array([-1], dtype=np.int64),
         np.array([False]),
-        np.asarray(roots, dtype=np.float64),
+        points,
         JunctionParams(),
-        root_apart_m=root_apart_m,
+        apart=apart,
     )
 
 
