@@ -580,3 +580,22 @@ def test_roots_near_a_pile_merge_into_it_and_far_ones_merge_among_themselves() -
 
 def test_root_apart_m_is_off_by_default() -> None:
     assert JunctionParams().root_apart_m is None
+
+
+def test_a_root_on_one_street_leaves_two_ways_and_at_a_fork_three() -> None:
+    """``root_apart_ways`` reads the ways the passes leave a far root by: a street walked
+    both ways through it is two (a walker's turn-back beside a junction), a pass turning
+    off it north makes three (a fork's arms)."""
+    from city360.pose_graph.junctions import _ways
+
+    params = JunctionParams()
+    street = [_line((-40, 0), (40, 0), "east"), _line((40, 0.5), (-40, 0.5), "west")]
+    assert _ways(street, np.array([0.0, 0.0]), params) == 2
+    fork = _line((-40, 0), (0, 0), "in")
+    turned = make_track(
+        "turned",
+        np.concatenate([fork.xy, np.column_stack([np.zeros(40), np.arange(1.0, 41.0)])]),
+        spacing_m=1.0,
+        frame_count=len(fork.xy) + 40,
+    )
+    assert _ways([*street, turned], np.array([0.0, 0.0]), params) == 3
