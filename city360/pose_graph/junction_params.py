@@ -268,6 +268,27 @@ class JunctionParams:
     kais36): on the 120 kept twins without OSM 3 rows better (Kaisaniemi coverage 0, 1, 2:
     (-45.2, -121.4) and (-59.2, -109.1) found), none worse in P, R or F1, 117 equal. With
     OSM it does not act. None: off."""
+    root_apart_m: float | None = None
+    """Without OSM, a junction found without votes (a spur's root, a corner meet, a parting:
+    ``min_support`` each) farther than this many metres from every vote pile is not merged
+    into a pile within ``merge_m``: it merges only with others like it, and it and the pile
+    nearest it are held apart at refine's post-move merge, as parts of close-topped piles
+    are (``split_parts_apart``). A knot of two true junctions 8-10 m apart, one a shallow
+    fork the crossing votes never see, leaves the fork's corner meets 1-2 m from it and
+    6-8 m from the other's pile, which swallowed them (fresh Kaisaniemi, true (-59.2,
+    -109.1) beside (-51.0, -106.2)). None: every candidate within ``merge_m`` merges."""
+    root_apart_ways: int = 3
+    """With ``root_apart_m``: a far root is kept out of the merge only where the passes
+    within ``root_way_reach_m`` of it leave it in this many ways or more (directed bearings
+    of their points ``root_way_leg_m`` on and back, ``root_way_deg`` apart): the arms of a
+    junction, not the one street a walker turned back on past a junction (0: every far
+    root)."""
+    root_way_reach_m: float = 3.0
+    """With ``root_apart_m``: metres a pass must come within of a far root to count."""
+    root_way_leg_m: float = 10.0
+    """With ``root_apart_m``: metres of travel on and back along a pass its ways are read at."""
+    root_way_deg: float = 35.0
+    """With ``root_apart_m``: degrees (directed) two ways must differ by to be two."""
     vote_chord_m: float | None = None
     """Without OSM, two samples on passes that run side by side cast no vote: their chords,
     from this many metres of travel before each sample to as far after it (cut short at the

@@ -51,6 +51,7 @@ __all__ = [
     "find_junction_parts",
     "find_junctions",
     "merge_close",
+    "merge_found",
     "merge_parts_apart",
     "mid_street_turns",
 ]
@@ -444,6 +445,75 @@ def find_junction_parts(
         if clear_m is not None and len(forks) and len(found):
             forks = forks[cKDTree(found).query(forks)[0] >= clear_m]
         roots = np.concatenate([roots.reshape(-1, 2), forks])
+    roots = roots.reshape(-1, 2)
+    apart = np.zeros(len(roots), dtype=bool)
+    if without_osm and params.root_apart_m is not None and len(roots) and len(centres):
+        apart = cKDTree(centres.reshape(-1, 2)).query(roots)[0] > params.root_apart_m
+        for k in np.flatnonzero(apart):
+            apart[k] = _ways(tracks, roots[k], params) >= params.root_apart_ways
+    return merge_found(centres, support, group, born, roots, params, apart=apart)
+
+
+def _ways(tracks: Sequence[Track], point: FloatArray, params: JunctionParams) -> int:
+    """How many ways the passes within ``root_way_reach_m`` of ``point`` leave it: the
+    directed bearings from ``point`` of each pass's positions ``root_way_leg_m`` on and back
+    from its nearest sample, grouped where consecutive bearings lie under ``root_way_deg``
+    apart (:attr:`JunctionParams.root_apart_ways`)."""
+    bearings: list[float] = []
+    for track in tracks:
+        gap = np.hypot(*(track.xy - point).T)
+        near = np.flatnonzero(gap < params.root_way_reach_m)
+        if not len(near):
+            continue
+        runs = np.split(
+            near, np.flatnonzero(np.diff(track.arc_m[near]) > params.root_way_leg_m) + 1
+        )
+        for run in runs:
+            arc = float(track.arc_m[run[np.argmin(gap[run])]])
+            for way in (arc + params.root_way_leg_m, arc - params.root_way_leg_m):
+                if 0.0 <= way <= track.length_m:
+                    east, north = track.point_at(way) - point
+                    bearings.append(float(np.degrees(np.arctan2(east, north)) % 360.0))
+    if not bearings:
+        return 0
+    ordered = np.sort(bearings)
+    gaps = np.diff(np.append(ordered, ordered[0] + 360.0))
+    return max(int((gaps >= params.root_way_deg).sum()), 1)
+
+
+def merge_found(
+    centres: FloatArray,
+    support: npt.NDArray[np.int64],
+    group: npt.NDArray[np.int64],
+    born: npt.NDArray[np.bool_],
+    roots: FloatArray,
+    params: JunctionParams,
+    *,
+    apart: npt.NDArray[np.bool_] | None = None,
+) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """The vote piles (``centres``, ``support``, ``group``, ``born`` as
+    :func:`~city360.pose_graph.vote_piles.cluster_piles` gives them) and ``roots`` (spur
+    roots, corner meets, partings; each weighing ``min_support``) merged within ``merge_m``,
+    as :func:`find_junction_parts` returns them. ``apart`` (per root): roots kept out of that
+    merge, merged only among themselves and flagged, with the pile nearest each, as born of a
+    close-topped pile (:attr:`JunctionParams.root_apart_m`)."""
+    roots = roots.reshape(-1, 2)
+    if apart is None or not apart.any() or not len(centres):
+        return _merge_with_roots(centres, support, group, born, roots, params)
+    merged = _merge_with_roots(centres, support, group, born, roots[~apart], params)
+    return _roots_held_apart(merged, roots[apart], params)
+
+
+def _merge_with_roots(
+    centres: FloatArray,
+    support: npt.NDArray[np.int64],
+    group: npt.NDArray[np.int64],
+    born: npt.NDArray[np.bool_],
+    roots: FloatArray,
+    params: JunctionParams,
+) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """:func:`merge_found` without ``root_apart_m``: every candidate within ``merge_m``
+    merges (transitively), parts of one parted pile never into one."""
     if len(roots):
         centres = np.concatenate([centres.reshape(-1, 2), roots])
         support = np.concatenate([support, np.full(len(roots), params.min_support, dtype=np.int64)])
@@ -453,3 +523,28 @@ def find_junction_parts(
         return _merge_apart(centres, support, group, params.merge_m, close_groups)
     centres, support = merge_close(centres, support, params.merge_m)
     return centres, support, np.zeros(len(centres), dtype=bool), np.zeros(len(centres), dtype=bool)
+
+
+def _roots_held_apart(
+    merged: tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]],
+    far_roots: FloatArray,
+    params: JunctionParams,
+) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """``merged`` (:func:`_merge_with_roots`) with ``far_roots`` (roots farther than
+    ``root_apart_m`` from every vote pile) merged among themselves and added; each added
+    junction within ``merge_m`` of a merged one is flagged, with the nearest such, as born
+    of a close-topped pile, so that refine's post-move merge holds the two apart
+    (:attr:`JunctionParams.root_apart_m`)."""
+    centres, support, parted, close = merged
+    ones = np.full(len(far_roots), params.min_support, dtype=np.int64)
+    added, added_support = merge_close(far_roots, ones, params.merge_m)
+    gap, nearest = cKDTree(centres.reshape(-1, 2)).query(added)
+    beside = gap < params.merge_m
+    close = close.copy()
+    close[nearest[beside]] = True
+    return (
+        np.concatenate([centres.reshape(-1, 2), added]),
+        np.concatenate([support, added_support]),
+        np.concatenate([parted, np.zeros(len(added), dtype=bool)]),
+        np.concatenate([close, beside]),
+    )

@@ -5,7 +5,12 @@ import pytest
 
 from city360.pose_graph.dead_ends import find_dead_ends
 from city360.pose_graph.junction_params import JunctionParams
-from city360.pose_graph.junctions import find_junctions, merge_close, merge_parts_apart
+from city360.pose_graph.junctions import (
+    find_junctions,
+    merge_close,
+    merge_found,
+    merge_parts_apart,
+)
 from city360.pose_graph.segments import cut_tracks, group_streets
 from city360.pose_graph.tracks import Track, make_track
 
@@ -191,3 +196,70 @@ def test_parts_of_close_topped_piles_stay_apart_under_the_floor() -> None:
 
 def test_split_every_part_apart_m_is_off_by_default() -> None:
     assert JunctionParams().split_every_part_apart_m is None
+
+
+def _pile_and_roots(
+    roots: list[tuple[float, float]], root_apart_m: float | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A vote pile of 800 at (0, 0) and ``roots`` (spur roots, corners, partings), merged;
+    those farther than ``root_apart_m`` from it kept apart."""
+    points = np.asarray(roots, dtype=np.float64)
+    apart = None if root_apart_m is None else np.hypot(*points.T) > root_apart_m
+    return merge_found(
+        np.array([[0.0, 0.0]]),
+        np.array([800], dtype=np.int64),
+        np.array([-1], dtype=np.int64),
+        np.array([False]),
+        points,
+        JunctionParams(),
+        apart=apart,
+    )
+
+
+def test_a_root_far_from_every_pile_stays_a_junction_held_apart_with_root_apart_m() -> None:
+    """A knot's shallow fork the votes never see: its corner meet 7 m from the other
+    junction's pile (fresh Kaisaniemi, (-58.0, -109.8) beside the pile at (-52.2, -105.7)).
+    Without ``root_apart_m`` the pile swallows it (one junction, at the pile: the root
+    weighs ``min_support``); with 6 m it stays a junction of its own, and it and the pile
+    are flagged so that refine's post-move merge holds them apart."""
+    merged, support, _, close = _pile_and_roots([(7.0, 0.0)], None)
+    assert len(merged) == 1
+    assert not close.any()
+    centres, support, parted, close = _pile_and_roots([(7.0, 0.0)], 6.0)
+    np.testing.assert_allclose(centres, [[0.0, 0.0], [7.0, 0.0]])
+    assert support.tolist() == [800, JunctionParams().min_support]
+    assert close.tolist() == [True, True]
+    assert not parted.any()
+
+
+def test_roots_near_a_pile_merge_into_it_and_far_ones_merge_among_themselves() -> None:
+    """A root 4 m from the pile merges into it as before; two roots 6.5 and 9 m out merge
+    with each other only."""
+    centres, support, _, close = _pile_and_roots([(4.0, 0.0), (6.5, 0.0), (9.0, 0.0)], 6.0)
+    assert len(centres) == 2
+    np.testing.assert_allclose(centres[1], [7.75, 0.0])
+    assert support[1] == 2 * JunctionParams().min_support
+    assert close.tolist() == [True, True]
+
+
+def test_root_apart_m_is_off_by_default() -> None:
+    assert JunctionParams().root_apart_m is None
+
+
+def test_a_root_on_one_street_leaves_two_ways_and_at_a_fork_three() -> None:
+    """``root_apart_ways`` reads the ways the passes leave a far root by: a street walked
+    both ways through it is two (a walker's turn-back beside a junction), a pass turning
+    off it north makes three (a fork's arms)."""
+    from city360.pose_graph.junctions import _ways
+
+    params = JunctionParams()
+    street = [_line((-40, 0), (40, 0), "east"), _line((40, 0.5), (-40, 0.5), "west")]
+    assert _ways(street, np.array([0.0, 0.0]), params) == 2
+    fork = _line((-40, 0), (0, 0), "in")
+    turned = make_track(
+        "turned",
+        np.concatenate([fork.xy, np.column_stack([np.zeros(40), np.arange(1.0, 41.0)])]),
+        spacing_m=1.0,
+        frame_count=len(fork.xy) + 40,
+    )
+    assert _ways([*street, turned], np.array([0.0, 0.0]), params) == 3
