@@ -174,6 +174,19 @@ class SegmentParams:
     kept twins without OSM every row equal field by field, on the 61 held-out twins of
     rounds thirty-four and thirty-five one better (Bulevardi one-way seed 6, the same fork),
     none worse."""
+    ended_fork_deg: float | None = 10.0
+    """See :attr:`lone_ends`: a parted line of two or more passes, each of whose videos starts
+    or ends at the node (within :attr:`lone_end_m`, no segment of it beyond), also counts as
+    walked on there when the other line is walked on through the node and the two lines
+    leave it at mean headings at least this many degrees apart (each pass's chord
+    ``HEADING_NEAR_M`` .. ``HEADING_FAR_M`` out): a fork whose videos are split where one
+    branch leaves the stem. Two videos ending at one place beside a street that comes in
+    parallel are a street's end (Kamppi's Simonkatu, 5-7 m beside its neighbour) and stay
+    grouped. None: such a line is never walked on there."""
+    ended_fork_meet_m: float = 4.0
+    """See :attr:`ended_fork_deg`: the two lines' ends (mean per line) at the node this close,
+    instead of :attr:`meet_m`: where a video ends is not where its branch meets the stem, so
+    the ended line's passes stop short of the node or beyond it."""
     lone_end_osm_m: float = 5.0
     """:attr:`lone_end_m` for the parting between two junctions with OSM (the only caller
     with ``junctions_only``, :attr:`part_at_junctions_osm`): 8 m was not measured with OSM
@@ -743,30 +756,46 @@ def _two_lines(
         pair = at_node[node]
         if len(pair) != 2 or any(k in parts for k in pair if k != street.id):
             return False
-        ends = np.array([ends_at(part, node) for part in parts[street.id]])
-        if float(np.hypot(*(ends[:, None] - ends[None]).transpose(2, 0, 1)).max()) > (
-            params.meet_m
-        ):
-            return False
-        return not params.walked_on or all(walked_on(part, node) for part in parts[street.id])
+        lines = parts[street.id]
+        ends = np.array([ends_at(part, node) for part in lines])
+        gap = float(np.hypot(*(ends[:, None] - ends[None]).transpose(2, 0, 1)).max())
+        walked = [walked_on(part, node) if params.walked_on else True for part in lines]
+        if gap <= params.meet_m and all(walked):
+            return True
+        return gap <= params.ended_fork_meet_m and ended_fork(lines, walked, node)
 
     lone_end_m = params.lone_end_osm_m if junctions_only else params.lone_end_m
+
+    def video_end_at(i: int, node: int) -> bool:
+        """Segment ``i``'s video starts or ends at ``node``: no segment of it beyond, and
+        at most ``lone_end_m`` of travel."""
+        seg = segments[i]
+        arc = tracks[seg.track].arc_m
+        if seg.v == node:
+            beyond = float(arc[-1] - arc[seg.last_frame])
+            lone = (seg.track, seg.last_frame) not in after
+        else:
+            beyond = float(arc[seg.first_frame] - arc[0])
+            lone = (seg.track, seg.first_frame) not in before
+        return lone and beyond <= lone_end_m
+
+    def ended_fork(lines: Sequence[Street], walked: Sequence[bool], node: int) -> bool:
+        """Two lines, one walked on through ``node``, the other's passes all videos' ends
+        there, leaving it :attr:`SegmentParams.ended_fork_deg` or more apart."""
+        if params.ended_fork_deg is None or len(lines) != 2 or sum(walked) != 1:
+            return False
+        ended = [*lines[walked.index(False)].forward, *lines[walked.index(False)].backward]
+        if len(ended) < 2 or not all(video_end_at(i, node) for i in ended):
+            return False
+        headings = [leaving_deg((*line.forward, *line.backward), node) for line in lines]
+        return abs(angle_diff_deg(headings[0], headings[1])) >= params.ended_fork_deg
 
     def walked_on(part: Street, node: int) -> bool:
         """Some pass of the part goes on through ``node`` on its trajectory into a segment
         of another street or line (not back along the part, not the trajectory's end)."""
         members = {*part.forward, *part.backward}
-        if params.lone_ends and len(members) == 1:
-            seg = segments[next(iter(members))]
-            arc = tracks[seg.track].arc_m
-            if seg.v == node:  # no segment on, and the video ends within lone_end_m
-                beyond = float(arc[-1] - arc[seg.last_frame])
-                lone = (seg.track, seg.last_frame) not in after
-            else:
-                beyond = float(arc[seg.first_frame] - arc[0])
-                lone = (seg.track, seg.first_frame) not in before
-            if lone and beyond <= lone_end_m:
-                return True
+        if params.lone_ends and len(members) == 1 and video_end_at(next(iter(members)), node):
+            return True  # no segment on, and the video ends within lone_end_m
         for i in members:
             seg = segments[i]
             key = (seg.track, seg.last_frame) if seg.v == node else (seg.track, seg.first_frame)
