@@ -95,10 +95,16 @@ def fork_apexes(
     apexes: dict[int, FloatArray] = {}
     for node in range(len(junctions_xy)):
         pair = at_node[node]
-        if len(pair) != 2:
+        parted_pair = _parted_branches(pair, node) if params.fork_apex_parted else None
+        if parted_pair is not None:
+            stem, fork_pair = parted_pair
+            branches = [
+                [(segments[i], segments[i].u == node) for i in (*line.forward, *line.backward)]
+                for line in fork_pair
+            ]
+        elif len(pair) != 2:
             continue
-        loops = [street for street in pair if street.a == street.b]
-        if len(loops) == 1:
+        elif len(loops := [street for street in pair if street.a == street.b]) == 1:
             fork, stem = loops[0], next(s for s in pair if s.a != s.b)
             starts = [(segments[i], True) for i in fork.forward]
             starts += [(segments[i], False) for i in fork.backward]
@@ -124,6 +130,22 @@ def fork_apexes(
         if apex is not None and float(np.hypot(*(apex - junctions_xy[node]))) <= reach:
             apexes[node] = apex
     return apexes
+
+
+def _parted_branches(
+    streets: Sequence[Street], node: int
+) -> tuple[Street, tuple[Street, Street]] | None:
+    """The stem and the two branches when ``node`` has three streets, two of them (no loop)
+    joining it to one other node and the third going elsewhere: a fork whose branches the
+    build already holds as two streets meeting again (:attr:`SegmentParams.fork_apex_parted`)."""
+    if len(streets) != 3 or any(street.a == street.b for street in streets):
+        return None
+    other = [street.b if street.a == node else street.a for street in streets]
+    for k in range(3):
+        rest = [j for j in range(3) if j != k]
+        if other[rest[0]] == other[rest[1]] != other[k]:
+            return streets[k], (streets[rest[0]], streets[rest[1]])
+    return None
 
 
 def _width_m(

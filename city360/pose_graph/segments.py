@@ -342,6 +342,12 @@ class SegmentParams:
     -> 1.000), none worse, 119 equal field by field; the rule moves the 5 apexes the rule
     :attr:`fork_apex_m` places, all at that fork, 3.1-8.2 m from it before and 3.1-7.4 m
     after. With OSM it never runs."""
+    fork_apex_parted: bool = True
+    """See :attr:`fork_apex_m`: also move a node of three streets, two of which join it to one
+    other node (a fork's two branches, already parted, meeting again there) and the third
+    going elsewhere (the stem), to the apex of those two. Where the votes piled 9-10 m up
+    the branches the node already has its three streets, and nothing moved it down to the
+    fork. False: only nodes of two streets."""
     mapped_apart: bool = True
     """With OSM (``mapped_street`` of :func:`group_streets`): two segments between the same
     nodes that walk two different mapped streets are two streets even under
