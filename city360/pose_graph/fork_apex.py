@@ -98,6 +98,8 @@ def fork_apexes(
         parted_pair = _parted_branches(pair, node) if params.fork_apex_parted else None
         if parted_pair is not None:
             stem, fork_pair = parted_pair
+            if not all(_walked_on(segments, pair, branch, node) for branch in fork_pair):
+                continue  # a branch whose videos end at the node: its passes stop short there
             branches = [
                 [(segments[i], segments[i].u == node) for i in (*line.forward, *line.backward)]
                 for line in fork_pair
@@ -137,7 +139,8 @@ def _parted_branches(
 ) -> tuple[Street, tuple[Street, Street]] | None:
     """The stem and the two branches when ``node`` has three streets, two of them (no loop)
     joining it to one other node and the third going elsewhere: a fork whose branches the
-    build already holds as two streets meeting again (:attr:`SegmentParams.fork_apex_parted`)."""
+    build already holds as two streets meeting again (:attr:`SegmentParams.fork_apex_parted`;
+    each branch must also be walked on through it, :func:`_walked_on`)."""
     if len(streets) != 3 or any(street.a == street.b for street in streets):
         return None
     other = [street.b if street.a == node else street.a for street in streets]
@@ -146,6 +149,29 @@ def _parted_branches(
         if other[rest[0]] == other[rest[1]] != other[k]:
             return streets[k], (streets[rest[0]], streets[rest[1]])
     return None
+
+
+def _node_frames(segments: Sequence[Segment], street: Street, node: int) -> set[tuple[int, int]]:
+    """(track, frame) where each pass of ``street`` is cut at ``node``."""
+    return {
+        (
+            segments[i].track,
+            segments[i].first_frame if segments[i].u == node else segments[i].last_frame,
+        )
+        for i in (*street.forward, *street.backward)
+    }
+
+
+def _walked_on(
+    segments: Sequence[Segment], streets: Sequence[Street], branch: Street, node: int
+) -> bool:
+    """Some pass of ``branch`` goes on through ``node`` on its trajectory into another of
+    ``streets`` (the node's streets)."""
+    others: set[tuple[int, int]] = set()
+    for street in streets:
+        if street.id != branch.id:
+            others |= _node_frames(segments, street, node)
+    return bool(others & _node_frames(segments, branch, node))
 
 
 def _width_m(
