@@ -131,3 +131,19 @@ def test_fork_apex_parted_moves_a_node_of_three_streets_to_its_branches_apex() -
 
 def test_fork_apex_parted_default() -> None:
     assert SegmentParams().fork_apex_parted is True
+
+
+def test_fork_apex_parted_leaves_a_node_whose_branch_is_only_a_video_s_start() -> None:
+    # fresh Bulevardi one-way seed 2: the diagonal is one video starting at the node; moved
+    # down to the apex, the node lost that branch's pass (a link, the fork missed)
+    far = (-20.0, 50.0)
+    walker = polyline_track([(0.0, -45.0), (0.0, 0.0), (0.0, 50.0), far, (-20.0, 70.0)], "up")
+    starter = polyline_track([(-2.4, 6.0), far, (-20.0, 70.0)], "starts at the node")
+    tracks = [walker, starter]
+    junctions_xy = np.array([_NODE, (0.0, -44.0), far, (-20.0, 69.0)])
+    params = SegmentParams(fork_apex_parted=True)
+    segments = cut_tracks(tracks, junctions_xy, [], params)
+    streets, _ = group_streets(tracks, segments, params)
+    assert sum(0 in (s.a, s.b) for s in streets) == 3  # stem, diagonal, branch
+    dissolved = dissolve_pass_through(segments, streets, range(len(junctions_xy)))
+    assert fork_apexes(tracks, junctions_xy, segments, streets, dissolved, params) == {}
