@@ -128,7 +128,8 @@ def fork_apexes(
             params.fork_apex_wide_m
         ):
             continue
-        apex = _apex(tracks, junctions_xy[node], node, segments, stem, branches, params)
+        max_deg = params.fork_apex_parted_max_deg if parted_pair else params.fork_apex_max_deg
+        apex = _apex(tracks, junctions_xy[node], node, segments, stem, branches, params, max_deg)
         if apex is not None and float(np.hypot(*(apex - junctions_xy[node]))) <= reach:
             apexes[node] = apex
     return apexes
@@ -208,9 +209,10 @@ def _apex(
     stem: Street,
     branches: Sequence[Sequence[tuple[Segment, bool]]],
     params: SegmentParams,
+    max_deg: float,
 ) -> FloatArray | None:
     """Where the two branches' lines cross (the median over ``fork_apex_near_m`` of the
-    windows where they cross ``fork_apex_deg`` .. ``fork_apex_max_deg`` apart, at least half
+    windows where they cross ``fork_apex_deg`` .. ``max_deg`` apart, at least half
     of them), when that lies back down the stem from the node (or at it) and within
     ``fork_apex_stem_m`` of the stem's first pass; on the stem's line with
     ``fork_apex_on_stem_m``."""
@@ -228,7 +230,7 @@ def _apex(
         (c0, d0), (c1, d1) = (principal_axis(p, away_from=node_xy) for p in points)
         sine = float(d0[0] * d1[1] - d0[1] * d1[0])
         if abs(sine) < np.sin(np.radians(params.fork_apex_deg)) or float(np.dot(d0, d1)) < (
-            np.cos(np.radians(params.fork_apex_max_deg))
+            np.cos(np.radians(max_deg))
         ):
             continue  # near parallel, or wider than a fork's branches
         t0 = float((c1 - c0)[0] * d1[1] - (c1 - c0)[1] * d1[0]) / sine

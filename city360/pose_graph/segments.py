@@ -174,8 +174,8 @@ class SegmentParams:
     kept twins without OSM every row equal field by field, on the 61 held-out twins of
     rounds thirty-four and thirty-five one better (Bulevardi one-way seed 6, the same fork),
     none worse."""
-    ended_fork_deg: float | None = 10.0
-    """See :attr:`lone_ends`: a parted line of two or more passes, each of whose videos starts
+    ended_fork_deg: float | None = 15.0
+    """See :attr:`lone_ends`: a parted line of passes of two or more videos, each of which starts
     or ends at the node (within :attr:`lone_end_m`, no segment of it beyond), also counts as
     walked on there when the other line is walked on through the node and the two lines
     leave it at mean headings at least this many degrees apart (each pass's chord
@@ -348,6 +348,12 @@ class SegmentParams:
     going elsewhere (the stem), to the apex of those two. Where the votes piled 9-10 m up
     the branches the node already has its three streets, and nothing moved it down to the
     fork. False: only nodes of two streets."""
+    fork_apex_parted_max_deg: float = 30.0
+    """See :attr:`fork_apex_parted`: :attr:`fork_apex_max_deg` for a node of three streets,
+    a shallow fork's branches (fresh Bulevardi's Erottajankatu fork: 21-28 degrees in its
+    lines' windows). Two T junctions 10 m apart that the votes made one node give branches
+    30-53 degrees apart that also meet again (Helsinki wander+stops seed 1 at (458.9,
+    -657.7): at 45 degrees the node moved 3 m up its stem, 10.6 m from the junction)."""
     mapped_apart: bool = True
     """With OSM (``mapped_street`` of :func:`group_streets`): two segments between the same
     nodes that walk two different mapped streets are two streets even under
@@ -791,7 +797,9 @@ def _two_lines(
         if params.ended_fork_deg is None or len(lines) != 2 or sum(walked) != 1:
             return False
         ended = [*lines[walked.index(False)].forward, *lines[walked.index(False)].backward]
-        if len(ended) < 2 or not all(video_end_at(i, node) for i in ended):
+        if len({segments[i].track for i in ended}) < 2:
+            return False  # one walker out and back: no sign that a street goes on
+        if not all(video_end_at(i, node) for i in ended):
             return False
         headings = [leaving_deg((*line.forward, *line.backward), node) for line in lines]
         return abs(angle_diff_deg(headings[0], headings[1])) >= params.ended_fork_deg
