@@ -18,7 +18,10 @@ passes of one street splayed by the phone do not (the kept twins' other candidat
 m), and leave the node ``fork_apex_deg`` .. ``fork_apex_max_deg`` apart, as a Y's do. See
 :attr:`~city360.pose_graph.segments.SegmentParams.fork_apex_m` for the rows. With
 ``fork_apex_on_stem_m`` the apex is then put on the stem's line: the branches' two noisy lines
-cross metres off it (Bulevardi wander+stops seed 1: 3.1 m east of the stem's passes).
+cross metres off it (Bulevardi wander+stops seed 1: 3.1 m east of the stem's passes). With
+``fork_apex_parted`` a node of three streets whose two branches the build already holds as
+two streets meeting again at one node is moved the same way (Bulevardi wander seed 9: the
+node 10 m up the branches with its three streets, which no step moved).
 
 All positions are metres in the city CRS (x east, y north).
 """
@@ -81,7 +84,10 @@ def fork_apexes(
     :func:`~city360.pose_graph.segments.part_two_lines` parts there into two lines), when the
     branches' lines cross at least ``fork_apex_deg`` apart within ``fork_apex_m`` of the
     node, on the side of its stem (the other street), and within ``fork_apex_stem_m`` of the
-    stem's first pass. Empty when :attr:`SegmentParams.fork_apex_m` is None."""
+    stem's first pass; with :attr:`SegmentParams.fork_apex_parted` also nodes of three
+    streets, two of them branches meeting again (:func:`_parted_branches`), each walked on
+    through the node, their lines at most ``fork_apex_parted_max_deg`` apart. Empty when
+    :attr:`SegmentParams.fork_apex_m` is None."""
     params = params or SegmentParams()
     reach = params.fork_apex_m
     if reach is None:
