@@ -18,7 +18,10 @@ passes of one street splayed by the phone do not (the kept twins' other candidat
 m), and leave the node ``fork_apex_deg`` .. ``fork_apex_max_deg`` apart, as a Y's do. See
 :attr:`~city360.pose_graph.segments.SegmentParams.fork_apex_m` for the rows. With
 ``fork_apex_on_stem_m`` the apex is then put on the stem's line: the branches' two noisy lines
-cross metres off it (Bulevardi wander+stops seed 1: 3.1 m east of the stem's passes).
+cross metres off it (Bulevardi wander+stops seed 1: 3.1 m east of the stem's passes). With
+``fork_apex_parted`` a node of three streets whose two branches the build already holds as
+two streets meeting again at one node is moved the same way (Bulevardi wander seed 9: the
+node 10 m up the branches with its three streets, which no step moved).
 
 All positions are metres in the city CRS (x east, y north).
 """
@@ -81,7 +84,10 @@ def fork_apexes(
     :func:`~city360.pose_graph.segments.part_two_lines` parts there into two lines), when the
     branches' lines cross at least ``fork_apex_deg`` apart within ``fork_apex_m`` of the
     node, on the side of its stem (the other street), and within ``fork_apex_stem_m`` of the
-    stem's first pass. Empty when :attr:`SegmentParams.fork_apex_m` is None."""
+    stem's first pass; with :attr:`SegmentParams.fork_apex_parted` also nodes of three
+    streets, two of them branches meeting again (:func:`_parted_branches`), each walked on
+    through the node, their lines at most ``fork_apex_parted_max_deg`` apart. Empty when
+    :attr:`SegmentParams.fork_apex_m` is None."""
     params = params or SegmentParams()
     reach = params.fork_apex_m
     if reach is None:
@@ -95,10 +101,18 @@ def fork_apexes(
     apexes: dict[int, FloatArray] = {}
     for node in range(len(junctions_xy)):
         pair = at_node[node]
-        if len(pair) != 2:
+        parted_pair = _parted_branches(pair, node) if params.fork_apex_parted else None
+        if parted_pair is not None:
+            stem, fork_pair = parted_pair
+            if not all(_walked_on(segments, pair, branch, node) for branch in fork_pair):
+                continue  # a branch whose videos end at the node: its passes stop short there
+            branches = [
+                [(segments[i], segments[i].u == node) for i in (*line.forward, *line.backward)]
+                for line in fork_pair
+            ]
+        elif len(pair) != 2:
             continue
-        loops = [street for street in pair if street.a == street.b]
-        if len(loops) == 1:
+        elif len(loops := [street for street in pair if street.a == street.b]) == 1:
             fork, stem = loops[0], next(s for s in pair if s.a != s.b)
             starts = [(segments[i], True) for i in fork.forward]
             starts += [(segments[i], False) for i in fork.backward]
@@ -120,10 +134,51 @@ def fork_apexes(
             params.fork_apex_wide_m
         ):
             continue
-        apex = _apex(tracks, junctions_xy[node], node, segments, stem, branches, params)
+        max_deg = params.fork_apex_parted_max_deg if parted_pair else params.fork_apex_max_deg
+        apex = _apex(tracks, junctions_xy[node], node, segments, stem, branches, params, max_deg)
         if apex is not None and float(np.hypot(*(apex - junctions_xy[node]))) <= reach:
             apexes[node] = apex
     return apexes
+
+
+def _parted_branches(
+    streets: Sequence[Street], node: int
+) -> tuple[Street, tuple[Street, Street]] | None:
+    """The stem and the two branches when ``node`` has three streets, two of them (no loop)
+    joining it to one other node and the third going elsewhere: a fork whose branches the
+    build already holds as two streets meeting again (:attr:`SegmentParams.fork_apex_parted`;
+    each branch must also be walked on through it, :func:`_walked_on`)."""
+    if len(streets) != 3 or any(street.a == street.b for street in streets):
+        return None
+    other = [street.b if street.a == node else street.a for street in streets]
+    for k in range(3):
+        rest = [j for j in range(3) if j != k]
+        if other[rest[0]] == other[rest[1]] != other[k]:
+            return streets[k], (streets[rest[0]], streets[rest[1]])
+    return None
+
+
+def _node_frames(segments: Sequence[Segment], street: Street, node: int) -> set[tuple[int, int]]:
+    """(track, frame) where each pass of ``street`` is cut at ``node``."""
+    return {
+        (
+            segments[i].track,
+            segments[i].first_frame if segments[i].u == node else segments[i].last_frame,
+        )
+        for i in (*street.forward, *street.backward)
+    }
+
+
+def _walked_on(
+    segments: Sequence[Segment], streets: Sequence[Street], branch: Street, node: int
+) -> bool:
+    """Some pass of ``branch`` goes on through ``node`` on its trajectory into another of
+    ``streets`` (the node's streets)."""
+    others: set[tuple[int, int]] = set()
+    for street in streets:
+        if street.id != branch.id:
+            others |= _node_frames(segments, street, node)
+    return bool(others & _node_frames(segments, branch, node))
 
 
 def _width_m(
@@ -160,9 +215,10 @@ def _apex(
     stem: Street,
     branches: Sequence[Sequence[tuple[Segment, bool]]],
     params: SegmentParams,
+    max_deg: float,
 ) -> FloatArray | None:
     """Where the two branches' lines cross (the median over ``fork_apex_near_m`` of the
-    windows where they cross ``fork_apex_deg`` .. ``fork_apex_max_deg`` apart, at least half
+    windows where they cross ``fork_apex_deg`` .. ``max_deg`` apart, at least half
     of them), when that lies back down the stem from the node (or at it) and within
     ``fork_apex_stem_m`` of the stem's first pass; on the stem's line with
     ``fork_apex_on_stem_m``."""
@@ -180,7 +236,7 @@ def _apex(
         (c0, d0), (c1, d1) = (principal_axis(p, away_from=node_xy) for p in points)
         sine = float(d0[0] * d1[1] - d0[1] * d1[0])
         if abs(sine) < np.sin(np.radians(params.fork_apex_deg)) or float(np.dot(d0, d1)) < (
-            np.cos(np.radians(params.fork_apex_max_deg))
+            np.cos(np.radians(max_deg))
         ):
             continue  # near parallel, or wider than a fork's branches
         t0 = float((c1 - c0)[0] * d1[1] - (c1 - c0)[1] * d1[0]) / sine

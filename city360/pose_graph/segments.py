@@ -174,6 +174,27 @@ class SegmentParams:
     kept twins without OSM every row equal field by field, on the 61 held-out twins of
     rounds thirty-four and thirty-five one better (Bulevardi one-way seed 6, the same fork),
     none worse."""
+    ended_fork_deg: float | None = 15.0
+    """See :attr:`lone_ends`: a parted line of passes of two or more videos, each of which starts
+    or ends at the node (within :attr:`lone_end_m`, no segment of it beyond), also counts as
+    walked on there when the other line is walked on through the node and the two lines
+    leave it at mean headings at least this many degrees apart (each pass's chord
+    ``HEADING_NEAR_M`` .. ``HEADING_FAR_M`` out): a fork whose videos are split where one
+    branch leaves the stem. Two videos ending at one place beside a street that comes in
+    parallel are a street's end (Kamppi's Simonkatu, 5-7 m beside its neighbour) and stay
+    grouped; so does one video out along the line and back (fresh Kaisaniemi coverage seed
+    6, (-89.2, -126.4): 10.1 degrees). Fresh Bulevardi coverage seeds 5, 7 and 9 at the
+    Erottajankatu fork (168.6, 91.5): its branches grouped as one street (mean gap 7.7-8.0
+    m), the diagonal two videos split at the fork, 20.5-28.1 degrees off the straight
+    branch; the node was a link. None: such a line is never walked on there (before round
+    thirty-seven). On at 15 since round thirty-seven (branch bul37), without OSM: the 120
+    kept twins equal field by field; of the 75 held-out twins of rounds thirty-four to
+    thirty-six those three better (R 0.857-0.867 -> 0.933-1.000), none worse (turns fall in
+    two, at the Erottaja knot's junction found again). With OSM this guard is not used."""
+    ended_fork_meet_m: float = 4.0
+    """See :attr:`ended_fork_deg`: the two lines' ends (mean per line) at the node this close,
+    instead of :attr:`meet_m`: where a video ends is not where its branch meets the stem, so
+    the ended line's passes stop short of the node or beyond it."""
     lone_end_osm_m: float = 5.0
     """:attr:`lone_end_m` for the parting between two junctions with OSM (the only caller
     with ``junctions_only``, :attr:`part_at_junctions_osm`): 8 m was not measured with OSM
@@ -329,6 +350,23 @@ class SegmentParams:
     -> 1.000), none worse, 119 equal field by field; the rule moves the 5 apexes the rule
     :attr:`fork_apex_m` places, all at that fork, 3.1-8.2 m from it before and 3.1-7.4 m
     after. With OSM it never runs."""
+    fork_apex_parted: bool = True
+    """See :attr:`fork_apex_m`: also move a node of three streets, two of which join it to one
+    other node (a fork's two branches, already parted, meeting again there) and the third
+    going elsewhere (the stem), to the apex of those two. Where the votes piled 9-10 m up
+    the branches the node already has its three streets, and nothing moved it down to the
+    fork (fresh Bulevardi wander and wander+stops seed 9 at (168.6, 91.5): 10.3 and 9.1 m
+    -> 5.7 and 4.9 m). Each branch must be walked on through the node (kept one-way seed 2:
+    a diagonal that is one video's start or end, lost below it). False: only nodes of two streets
+    (before round thirty-seven). On since round thirty-seven (branch bul37), without OSM:
+    the 120 kept twins equal field by field; of the 75 held-out twins those two better (P
+    0.929 -> 1.000), none worse. With OSM the apex step never runs."""
+    fork_apex_parted_max_deg: float = 30.0
+    """See :attr:`fork_apex_parted`: :attr:`fork_apex_max_deg` for a node of three streets,
+    a shallow fork's branches (fresh Bulevardi's Erottajankatu fork: 21-28 degrees in its
+    lines' windows). Two T junctions 10 m apart that the votes made one node give branches
+    30-53 degrees apart that also meet again (Helsinki wander+stops seed 1 at (458.9,
+    -657.7): at 45 degrees the node moved 3 m up its stem, 10.6 m from the junction)."""
     mapped_apart: bool = True
     """With OSM (``mapped_street`` of :func:`group_streets`): two segments between the same
     nodes that walk two different mapped streets are two streets even under
@@ -743,30 +781,48 @@ def _two_lines(
         pair = at_node[node]
         if len(pair) != 2 or any(k in parts for k in pair if k != street.id):
             return False
-        ends = np.array([ends_at(part, node) for part in parts[street.id]])
-        if float(np.hypot(*(ends[:, None] - ends[None]).transpose(2, 0, 1)).max()) > (
-            params.meet_m
-        ):
-            return False
-        return not params.walked_on or all(walked_on(part, node) for part in parts[street.id])
+        lines = parts[street.id]
+        ends = np.array([ends_at(part, node) for part in lines])
+        gap = float(np.hypot(*(ends[:, None] - ends[None]).transpose(2, 0, 1)).max())
+        walked = [walked_on(part, node) if params.walked_on else True for part in lines]
+        if gap <= params.meet_m and all(walked):
+            return True
+        return gap <= params.ended_fork_meet_m and ended_fork(lines, walked, node)
 
     lone_end_m = params.lone_end_osm_m if junctions_only else params.lone_end_m
+
+    def video_end_at(i: int, node: int) -> bool:
+        """Segment ``i``'s video starts or ends at ``node``: no segment of it beyond, and
+        at most ``lone_end_m`` of travel."""
+        seg = segments[i]
+        arc = tracks[seg.track].arc_m
+        if seg.v == node:
+            beyond = float(arc[-1] - arc[seg.last_frame])
+            lone = (seg.track, seg.last_frame) not in after
+        else:
+            beyond = float(arc[seg.first_frame] - arc[0])
+            lone = (seg.track, seg.first_frame) not in before
+        return lone and beyond <= lone_end_m
+
+    def ended_fork(lines: Sequence[Street], walked: Sequence[bool], node: int) -> bool:
+        """Two lines, one walked on through ``node``, the other's passes all videos' ends
+        there, leaving it :attr:`SegmentParams.ended_fork_deg` or more apart."""
+        if params.ended_fork_deg is None or len(lines) != 2 or sum(walked) != 1:
+            return False
+        ended = [*lines[walked.index(False)].forward, *lines[walked.index(False)].backward]
+        if len({segments[i].track for i in ended}) < 2:
+            return False  # one walker out and back: no sign that a street goes on
+        if not all(video_end_at(i, node) for i in ended):
+            return False
+        headings = [leaving_deg((*line.forward, *line.backward), node) for line in lines]
+        return abs(angle_diff_deg(headings[0], headings[1])) >= params.ended_fork_deg
 
     def walked_on(part: Street, node: int) -> bool:
         """Some pass of the part goes on through ``node`` on its trajectory into a segment
         of another street or line (not back along the part, not the trajectory's end)."""
         members = {*part.forward, *part.backward}
-        if params.lone_ends and len(members) == 1:
-            seg = segments[next(iter(members))]
-            arc = tracks[seg.track].arc_m
-            if seg.v == node:  # no segment on, and the video ends within lone_end_m
-                beyond = float(arc[-1] - arc[seg.last_frame])
-                lone = (seg.track, seg.last_frame) not in after
-            else:
-                beyond = float(arc[seg.first_frame] - arc[0])
-                lone = (seg.track, seg.first_frame) not in before
-            if lone and beyond <= lone_end_m:
-                return True
+        if params.lone_ends and len(members) == 1 and video_end_at(next(iter(members)), node):
+            return True  # no segment on, and the video ends within lone_end_m
         for i in members:
             seg = segments[i]
             key = (seg.track, seg.last_frame) if seg.v == node else (seg.track, seg.first_frame)

@@ -103,3 +103,47 @@ def test_fork_apex_on_stem_m_puts_the_apex_on_the_stem_s_line() -> None:
 
 def test_fork_apex_on_stem_m_default() -> None:
     assert SegmentParams().fork_apex_on_stem_m == 20.0
+
+
+def _parted_fork_apexes(*, parted: bool) -> dict[int, np.ndarray]:
+    """Fresh Bulevardi wander seed 9 and wander+stops seed 9 at the Erottajankatu fork (design
+    notes, round thirty-seven, bul37), scaled: the fork at the origin, its branches to
+    (-20, 50) far enough apart to be two streets there, so the node the votes put 8 m up
+    them has three streets (the stem and both branches) and no fork's street to dissolve."""
+    far = (-20.0, 50.0)
+    points = [(0.0, -45.0), (0.0, 0.0), far, (-20.0, 70.0), far, (0.0, 50.0), (0.0, 0.0)]
+    track = polyline_track([*points, (0.0, -45.0)], "parted fork")
+    junctions_xy = np.array([_NODE, (0.0, -44.0), far, (-20.0, 69.0)])
+    params = SegmentParams(fork_apex_parted=parted)
+    segments = cut_tracks([track], junctions_xy, [], params)
+    streets, _ = group_streets([track], segments, params)
+    assert sum(0 in (s.a, s.b) for s in streets) == 3  # stem, diagonal, branch
+    dissolved = dissolve_pass_through(segments, streets, range(len(junctions_xy)))
+    return fork_apexes([track], junctions_xy, segments, streets, dissolved, params)
+
+
+def test_fork_apex_parted_moves_a_node_of_three_streets_to_its_branches_apex() -> None:
+    assert _parted_fork_apexes(parted=False) == {}  # the old behaviour: left 8 m up
+    apexes = _parted_fork_apexes(parted=True)
+    assert set(apexes) == {0}
+    assert np.hypot(*apexes[0]) < 4.0
+
+
+def test_fork_apex_parted_default() -> None:
+    assert SegmentParams().fork_apex_parted is True
+
+
+def test_fork_apex_parted_leaves_a_node_whose_branch_is_only_a_video_s_start() -> None:
+    # fresh Bulevardi one-way seed 2: the diagonal is one video starting at the node; moved
+    # down to the apex, the node lost that branch's pass (a link, the fork missed)
+    far = (-20.0, 50.0)
+    walker = polyline_track([(0.0, -45.0), (0.0, 0.0), (0.0, 50.0), far, (-20.0, 70.0)], "up")
+    starter = polyline_track([(-2.4, 6.0), far, (-20.0, 70.0)], "starts at the node")
+    tracks = [walker, starter]
+    junctions_xy = np.array([_NODE, (0.0, -44.0), far, (-20.0, 69.0)])
+    params = SegmentParams(fork_apex_parted=True)
+    segments = cut_tracks(tracks, junctions_xy, [], params)
+    streets, _ = group_streets(tracks, segments, params)
+    assert sum(0 in (s.a, s.b) for s in streets) == 3  # stem, diagonal, branch
+    dissolved = dissolve_pass_through(segments, streets, range(len(junctions_xy)))
+    assert fork_apexes(tracks, junctions_xy, segments, streets, dissolved, params) == {}

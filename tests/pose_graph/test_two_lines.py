@@ -362,3 +362,69 @@ def test_turned_forks_is_a_switch_on_by_default() -> None:
 def test_lone_end_osm_m_keeps_5_m_with_osm() -> None:
     # with OSM (the parting between two junctions, `junctions_only`) 8 m was not measured
     assert SegmentParams().lone_end_osm_m == 5.0
+
+
+BRANCH = [(0.0, 0.0), (30.0, 13.0), (60.0, 0.0)]
+"""A fork's branch from node 1 (60, 0), 23 degrees off the straight street and up to 13 m
+from it, meeting it again at node 0 (6.5 m from it on average: grouped with it)."""
+
+
+def _ended_branch(branch: list[tuple[float, float]]) -> tuple[list[Track], list[Segment]]:
+    """Fresh Bulevardi coverage seeds 5, 7 and 9 at the Erottajankatu fork (design notes,
+    round thirty-seven, bul37): the straight street walked through node 1 into its other
+    street, and ``branch`` filmed by two videos, one ending at node 1, one starting there."""
+    straight = _one_street_filmed([[(0.0, 0.0), (60.0, 0.0)]])
+    ends = polyline_track(branch, "ends at node 1")
+    starts = polyline_track(branch[::-1], "starts at node 1")
+    tracks = [*straight, ends, starts]
+    segments = [
+        *_through_node_1(straight),
+        Segment(1, 0, 1, 0, len(ends.xy) - 1),
+        Segment(2, 1, 0, 0, len(starts.xy) - 1),
+    ]
+    return tracks, segments
+
+
+def _parted_with(
+    tracks: list[Track], segments: list[Segment], params: SegmentParams
+) -> list[tuple[int, int, int]]:
+    streets, _ = group_streets(tracks, segments, params)
+    parted = part_two_lines(tracks, segments, streets, params)
+    return [(s.a, s.b, len(s.forward) + len(s.backward)) for s in parted]
+
+
+def test_a_fork_s_branch_of_two_videos_ending_at_the_node_is_parted() -> None:
+    tracks, segments = _ended_branch(BRANCH)
+    on = SegmentParams(apart_m=4.0, ended_fork_deg=15.0)
+    assert _parted_with(tracks, segments, on) == [(0, 1, 1), (0, 1, 2), (1, 2, 1)]
+    # the old behaviour: two videos ending at the node are a street's end, the fork a link
+    off = SegmentParams(apart_m=4.0, ended_fork_deg=None)
+    assert _parted_with(tracks, segments, off) == [(0, 1, 3), (1, 2, 1)]
+
+
+def test_two_videos_ending_beside_a_street_they_run_along_stay_one_street() -> None:
+    # Kamppi's Simonkatu: the ended line comes in parallel, a few degrees off the straight one
+    tracks, segments = _ended_branch(STRAY)
+    on = SegmentParams(apart_m=4.0, ended_fork_deg=15.0)
+    assert _parted_with(tracks, segments, on) == [(0, 1, 3), (1, 2, 1)]
+
+
+def test_ended_fork_defaults() -> None:
+    assert SegmentParams().ended_fork_deg == 15.0
+    assert SegmentParams().ended_fork_meet_m == 4.0
+
+
+def test_one_video_out_along_the_branch_and_back_stays_one_street() -> None:
+    # fresh Kaisaniemi coverage seed 6 (-89.2, -126.4): one video starting and ending at the
+    # node, out and back, is one walker's errand, no sign of a street going on
+    straight = _one_street_filmed([[(0.0, 0.0), (60.0, 0.0)]])
+    errand = polyline_track([*BRANCH[::-1], *BRANCH[1:]], "out and back")
+    turn = int(np.argmin(np.hypot(*errand.xy.T)))
+    tracks = [*straight, errand]
+    segments = [
+        *_through_node_1(straight),
+        Segment(1, 1, 0, 0, turn),
+        Segment(1, 0, 1, turn, len(errand.xy) - 1),
+    ]
+    on = SegmentParams(apart_m=4.0, ended_fork_deg=15.0)
+    assert _parted_with(tracks, segments, on) == [(0, 1, 3), (1, 2, 1)]
