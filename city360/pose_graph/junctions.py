@@ -47,6 +47,7 @@ from city360.pose_graph.vote_passes import pair_test, part_test
 from city360.pose_graph.vote_piles import cluster_centres, cluster_piles
 
 __all__ = [
+    "JunctionParts",
     "crossing_votes",
     "find_junction_parts",
     "find_junctions",
@@ -57,6 +58,12 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
+JunctionParts = tuple[
+    FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]
+]
+"""Junctions (J, 2) in metres, their vote support (J,), and per junction whether it is a part
+of a vote pile parted at its peaks and whether that pile was parted at a peak under
+``split_peaks_m`` from another (:func:`find_junction_parts`)."""
 
 
 def crossing_votes(
@@ -351,7 +358,7 @@ def _merge_apart(
     *,
     loose_parts: npt.NDArray[np.bool_] | None = None,
     loose_floor_m: float = 0.0,
-) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+) -> JunctionParts:
     """:func:`merge_close`, nearest pairs first, except that two parts of one parted vote
     cluster (the same ``group``, not -1) never end in one junction: a spur root or a corner
     meet between two crossings 10 m apart joins the nearer one and no longer chains both.
@@ -401,7 +408,7 @@ def find_junction_parts(
     *,
     without_osm: bool = False,
     turns: TurnFindings | None = None,
-) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+) -> JunctionParts:
     """Junction positions (J, 2) in metres and their vote support (J,), from poses alone:
     clusters of crossing votes and the roots of out-and-back spurs
     (:func:`~city360.pose_graph.track_turns.spur_roots`, each counted with ``min_support``);
@@ -490,7 +497,7 @@ def merge_found(
     params: JunctionParams,
     *,
     apart: npt.NDArray[np.bool_] | None = None,
-) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+) -> JunctionParts:
     """The vote piles (``centres``, ``support``, ``group``, ``born`` as
     :func:`~city360.pose_graph.vote_piles.cluster_piles` gives them) and ``roots`` (spur
     roots, corner meets, partings; each weighing ``min_support``) merged within ``merge_m``,
@@ -511,7 +518,7 @@ def _merge_with_roots(
     born: npt.NDArray[np.bool_],
     roots: FloatArray,
     params: JunctionParams,
-) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+) -> JunctionParts:
     """:func:`merge_found` without ``root_apart_m``: every candidate within ``merge_m``
     merges (transitively), parts of one parted pile never into one."""
     if len(roots):
@@ -526,10 +533,10 @@ def _merge_with_roots(
 
 
 def _roots_held_apart(
-    merged: tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]],
+    merged: JunctionParts,
     far_roots: FloatArray,
     params: JunctionParams,
-) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+) -> JunctionParts:
     """``merged`` (:func:`_merge_with_roots`) with ``far_roots`` (roots farther than
     ``root_apart_m`` from every vote pile) merged among themselves and added; each added
     junction within ``merge_m`` of a merged one is flagged, with the nearest such, as born

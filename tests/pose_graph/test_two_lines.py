@@ -185,15 +185,7 @@ def test_a_stray_pass_that_turns_back_at_the_node_is_no_second_street() -> None:
 def test_a_line_whose_walks_end_at_the_node_is_no_second_street() -> None:
     # Kamppi's Simonkatu (unseen wander seed 9): a street that stops 4-6 m short of another,
     # its walks ending (or starting) there, cut at one node with the other street
-    straight = _one_street_filmed([[(0.0, 0.0), (60.0, 0.0)]])
-    ends = polyline_track(STRAY, "ends at node 1")
-    starts = polyline_track(STRAY[::-1], "starts at node 1")
-    tracks = [*straight, ends, starts]
-    segments = [
-        *_through_node_1(straight),
-        Segment(1, 0, 1, 0, len(ends.xy) - 1),
-        Segment(2, 1, 0, 0, len(starts.xy) - 1),
-    ]
+    tracks, segments = _ended_branch(STRAY)
     assert _parted(tracks, segments) == [(0, 1, 3), (1, 2, 1)]
 
 
