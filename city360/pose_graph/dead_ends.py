@@ -30,7 +30,7 @@ from city360.pose_graph.track_turns import (
 )
 from city360.pose_graph.tracks import Track
 
-__all__ = ["DeadEndEvent", "find_dead_ends", "group_dead_ends"]
+__all__ = ["DeadEndEvent", "find_dead_ends", "group_dead_ends", "own_pile_shares"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -89,6 +89,7 @@ def find_dead_ends(
     events: list[DeadEndEvent] = []
     clearance: list[float] = []
     spur_ends: list[bool] = []
+    turn_apex: list[bool] = []  # a U-turn's or peek's apex, not a track's end
     partings: dict[tuple[int, int], tuple[float, tuple[float, float]]] = {}
     for k, (track, found) in enumerate(zip(tracks, turns.turns, strict=True)):
         spurs = set()
@@ -118,6 +119,7 @@ def find_dead_ends(
                     partings[(k, f)] = parting
             events.append(DeadEndEvent(k, f, float(track.xy[f, 0]), float(track.xy[f, 1])))
             spur_ends.append(f in spurs or f in steps)
+            turn_apex.append(f in kept)
             if f in steps:
                 clearance.append(params.side_step_clear_m)
             elif f in spurs:
@@ -134,6 +136,11 @@ def find_dead_ends(
             near_spur = keep & np.asarray(spur_ends) & (dist <= params.junction_clearance_m)
             on = _streets_on(tracks, events, near_spur, params, params.spur_street_on_m, turns)
             keep &= ~_turned_past(events, on, partings, junctions_xy[nearest], params)
+        if short_spurs and params.turn_pile_share is not None:
+            asked = ~keep & np.asarray(turn_apex) & (dist <= params.junction_clearance_m)
+            asked &= dist >= params.turn_pile_min_m
+            shares = own_pile_shares(tracks, events, asked, junctions_xy[nearest], params, turns)
+            keep |= asked & (shares >= params.turn_pile_share)
         events = [e for e, k in zip(events, keep, strict=True) if k]
         pts = pts[keep]
     if not events:
@@ -174,6 +181,63 @@ def _streets_on(
             for point in (apex, apex + reach_m * way)
         )
     return on
+
+
+def own_pile_shares(
+    tracks: Sequence[Track],
+    events: Sequence[DeadEndEvent],
+    asked: npt.NDArray[np.bool_],
+    piles_xy: FloatArray,
+    params: JunctionParams,
+    turns: TurnFindings,
+) -> npt.NDArray[np.float64]:
+    """Per event (0 where not ``asked``), the share of the crossing votes within
+    ``turn_pile_radius_m`` of its pile (``piles_xy``, one row per event, metres) that a pair
+    with one sample on the event's own pass casts (its track, within ``turn_pile_reach_m`` of
+    travel of its frame; :attr:`JunctionParams.turn_pile_share`). The votes are cast as
+    :func:`~city360.pose_graph.junctions.crossing_votes` casts them from the samples near the
+    pile (``turns``' samples), without its side-by-side and mid-street filters."""
+    shares = np.zeros(len(events), dtype=np.float64)
+    xy, heading, owner, arc = turns.samples
+    radius = params.turn_pile_radius_m
+    for n in np.flatnonzero(asked).tolist():
+        pile = piles_xy[n]
+        near = np.asarray(
+            turns.tree.query_ball_point(pile, radius + params.extrapolate_m), dtype=np.int64
+        )
+        if len(near) < 2:
+            continue
+        pairs = cKDTree(xy[near]).query_pairs(params.pair_radius_m, output_type="ndarray")
+        if not len(pairs):
+            continue
+        i, j = near[pairs[:, 0]], near[pairs[:, 1]]
+        other = (owner[i] != owner[j]) | (np.abs(arc[i] - arc[j]) > params.pass_separation_m)
+        axial = np.abs(np.mod(heading[i] - heading[j] + 90.0, 180.0) - 90.0)
+        votes = other & (axial >= params.min_angle_deg)
+        i, j = i[votes], j[votes]
+        hi, hj = np.radians(heading[i]), np.radians(heading[j])
+        ui = np.column_stack([np.sin(hi), np.cos(hi)])
+        uj = np.column_stack([np.sin(hj), np.cos(hj)])
+        cross = ui[:, 0] * uj[:, 1] - ui[:, 1] * uj[:, 0]
+        gap = xy[j] - xy[i]
+        t = (gap[:, 0] * uj[:, 1] - gap[:, 1] * uj[:, 0]) / cross
+        s = (gap[:, 0] * ui[:, 1] - gap[:, 1] * ui[:, 0]) / cross
+        meet = xy[i] + t[:, None] * ui
+        inside = (
+            (np.abs(t) <= params.extrapolate_m)
+            & (np.abs(s) <= params.extrapolate_m)
+            & (np.hypot(*(meet - pile).T) <= radius)
+        )
+        if not inside.any():
+            continue
+        event = events[n]
+        at_arc = float(tracks[event.track].arc_m[event.frame])
+        ends = np.concatenate([i[inside], j[inside]])
+        own = (owner[ends] == event.track) & (
+            np.abs(arc[ends] - at_arc) <= params.turn_pile_reach_m
+        )
+        shares[n] = float(own.reshape(2, -1).any(axis=0).mean())
+    return shares
 
 
 def _turned_past(

@@ -257,6 +257,25 @@ class JunctionParams:
     fresh) Helsinki wander 1 reaches target (P 0.959 -> 0.967, R 0.944 -> 0.952) and fresh
     Nerima mid wander+stops 0 loses an extra (P 0.980 -> 1.000, F1 0.976 -> 1.000); no row
     worse, the other 118 equal. With OSM it does not act (the map places dead ends)."""
+    turn_pile_share: float | None = None
+    """Without OSM, a U-turn's (or peek's) apex that lies within its clearance of a junction
+    still ends a dead end when this share or more of the crossing votes within
+    ``turn_pile_radius_m`` of that junction are cast by a pair with one sample on the apex's
+    own pass (its track, within ``turn_pile_reach_m`` of travel of the apex): the pile is the
+    turn-back's own, its legs crossing a path beside it, not a junction the walker came
+    through (:func:`~city360.pose_graph.dead_ends.own_pile_shares`). Kaisaniemi's spur
+    (-103.5, -131.2) ends 4.0 m south of the park path and its mirror stub's end
+    (-87.0, -125.9) 4.4 m north of it: the votes pile 2-5 m from the apexes and every
+    vote there is the turning pass's. None: off. Off (round thirty-seven, branch pile37): a
+    single walker's turn-back casts every vote of many true junctions too (the one pass that
+    takes a side street and back), and a dead end kept there cuts a stub off a street."""
+    turn_pile_reach_m: float = 15.0
+    """With ``turn_pile_share``: metres of travel either side of the apex that are its pass."""
+    turn_pile_radius_m: float = 3.0
+    """With ``turn_pile_share``: metres around the junction whose votes are its pile's."""
+    turn_pile_min_m: float = 2.5
+    """With ``turn_pile_share``: only apexes this many metres or more from the junction are
+    asked (a walker turning back at the junction itself casts its votes too)."""
     partings: PartingParams | None = field(default_factory=PartingParams)
     """Without OSM, where two passes that came along one path part onto two, a junction
     (:func:`~city360.pose_graph.pass_partings.pass_partings`, counted with ``min_support``

@@ -255,3 +255,25 @@ def test_dead_ends_from_turns_found_once_equal_those_found_afresh(seed: int) -> 
             assert afresh[1] == once[1]
     with pytest.raises(ValueError, match="`turns` were found for 2 tracks with other params"):
         find_dead_ends([step, spur], np.zeros((0, 2)), JunctionParams(merge_m=9.0), turns=turns)
+
+
+def test_a_turn_back_beside_a_pile_of_its_own_votes_ends_with_turn_pile_share() -> None:
+    """A path runs east along y = 0; a walker comes north up to 4 m short of it and turns
+    back (Kaisaniemi's spur, whose end lies 4.0 m beside the park path). Its legs' crossings
+    with the path pile at (0, 0), 4 m from the apex, inside the 8 m clearance: no dead end.
+    With ``turn_pile_share`` every vote of that pile is the turning pass's, so the apex
+    ends a dead end."""
+    path = noisy_walk([(-50, 0), (50, 0)], "p", noise_m=0.0)
+    there = noisy_walk([(0, -40), (0, -4)], "w", noise_m=0.0).xy
+    back = np.add(there[::-1][1:], [0.5, 0.0])
+    walk = np.concatenate([there, back])
+    turning = make_track("turn", walk, spacing_m=1.0, frame_count=len(walk))
+    pile = np.array([[0.0, 0.0]])
+
+    def apex_ends(params: JunctionParams) -> bool:
+        dead_xy, _ = find_dead_ends([path, turning], pile, params, short_spurs=True)
+        return bool(len(dead_xy)) and bool((np.hypot(*(dead_xy - [0.0, -4.0]).T) < 2.0).any())
+
+    assert not apex_ends(JunctionParams())
+    assert apex_ends(JunctionParams(turn_pile_share=1.0))
+    assert not apex_ends(JunctionParams(turn_pile_share=1.0, turn_pile_min_m=5.0))
