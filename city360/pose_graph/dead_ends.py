@@ -196,7 +196,10 @@ def own_pile_shares(
     with one sample on the event's own pass casts (its track, within ``turn_pile_reach_m`` of
     travel of its frame; :attr:`JunctionParams.turn_pile_share`). The votes are cast as
     :func:`~city360.pose_graph.junctions.crossing_votes` casts them from the samples near the
-    pile (``turns``' samples), without its side-by-side and mid-street filters."""
+    pile (``turns``' samples), without its side-by-side and mid-street filters. With
+    ``turn_pile_cross_deg`` the share is 0 where the walker's way into the apex (its last
+    ``turn_pile_came_m``) runs within that angle (the median) of the other passes of those
+    votes: it walked along their street and turned back past its junction."""
     shares = np.zeros(len(events), dtype=np.float64)
     xy, heading, owner, arc = turns.samples
     radius = params.turn_pile_radius_m
@@ -237,6 +240,16 @@ def own_pile_shares(
             np.abs(arc[ends] - at_arc) <= params.turn_pile_reach_m
         )
         shares[n] = float(own.reshape(2, -1).any(axis=0).mean())
+        if params.turn_pile_cross_deg is None or not (~own).any():
+            continue
+        track = tracks[event.track]
+        way = track.xy[event.frame] - track.point_at(at_arc - params.turn_pile_came_m)
+        if not np.hypot(*way) > 0.0:
+            continue
+        came_deg = np.degrees(np.arctan2(way[0], way[1]))
+        across = np.abs(np.mod(heading[ends[~own]] - came_deg + 90.0, 180.0) - 90.0)
+        if float(np.median(across)) < params.turn_pile_cross_deg:
+            shares[n] = 0.0  # walked along the pile's street to turn back: a corner
     return shares
 
 

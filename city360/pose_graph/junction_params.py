@@ -273,6 +273,16 @@ class JunctionParams:
     """With ``turn_pile_share``: metres of travel either side of the apex that are its pass."""
     turn_pile_radius_m: float = 3.0
     """With ``turn_pile_share``: metres around the junction whose votes are its pile's."""
+    turn_pile_cross_deg: float | None = 20.0
+    """With ``turn_pile_share``: only apexes whose way in (the walker's last
+    ``turn_pile_came_m`` of travel) crosses the pile's other passes (the median of their
+    samples' headings) at this many degrees or more are asked. A walker who came along a
+    street past its junction and turned back (Kaisaniemi one-way 2 at (-55.1, -94.5), 4.3 m
+    from the pile of the junction (-54.2, -93.4)) walked along the other passes, 5-14
+    degrees off them; at the spur's end the way in meets the path at 20-48 degrees. None:
+    not checked."""
+    turn_pile_came_m: float = 6.0
+    """With ``turn_pile_cross_deg``: metres of travel before the apex that are the way in."""
     turn_pile_min_m: float = 2.5
     """With ``turn_pile_share``: only apexes this many metres or more from the junction are
     asked (a walker turning back at the junction itself casts its votes too)."""
