@@ -277,3 +277,27 @@ def test_a_turn_back_beside_a_pile_of_its_own_votes_ends_with_turn_pile_share() 
     assert not apex_ends(JunctionParams())
     assert apex_ends(JunctionParams(turn_pile_share=1.0))
     assert not apex_ends(JunctionParams(turn_pile_share=1.0, turn_pile_min_m=5.0))
+
+
+def test_a_turn_back_along_the_piles_street_stays_eaten_with_turn_pile_cross_deg() -> None:
+    """A walker comes north to a path along y = 0, turns east along it, turns back 7 m on
+    and goes back south (Kaisaniemi one-way 2 at (-55.1, -94.5)): every vote of the pile at
+    (0, 0) is its pass's too, but its way into the apex runs along the path's passes, so
+    with ``turn_pile_cross_deg`` the apex stays inside the junction's clearance."""
+    path = noisy_walk([(-50, 0), (50, 0)], "p", noise_m=0.0)
+    there = noisy_walk([(0, -40), (0, 0), (7, 0)], "w", noise_m=0.0).xy
+    back = np.add(there[::-1][1:], [0.0, -0.5])
+    walk = np.concatenate([there, back])
+    turning = make_track("turn", walk, spacing_m=1.0, frame_count=len(walk))
+    pile = np.array([[0.0, 0.0]])
+
+    def apex_ends(params: JunctionParams) -> bool:
+        dead_xy, _ = find_dead_ends([path, turning], pile, params, short_spurs=True)
+        return bool(len(dead_xy)) and bool((np.hypot(*(dead_xy - [6.0, 0.0]).T) < 2.0).any())
+
+    pass_m = 22.0  # its leg's samples up to 19 m of travel from the apex cast the votes
+    assert not apex_ends(JunctionParams())
+    assert not apex_ends(JunctionParams(turn_pile_share=1.0, turn_pile_reach_m=pass_m))
+    assert apex_ends(
+        JunctionParams(turn_pile_share=1.0, turn_pile_reach_m=pass_m, turn_pile_cross_deg=None)
+    )
