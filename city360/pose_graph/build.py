@@ -53,7 +53,7 @@ from city360.pose_graph.graph import (
     validate_graph,
 )
 from city360.pose_graph.junction_params import JunctionParams
-from city360.pose_graph.junctions import find_junction_parts, merge_close, merge_parts_apart
+from city360.pose_graph.junctions import find_junction_parts, merge_close, merge_parts_held
 from city360.pose_graph.knot_forks import KnotForkParams, knot_forks, part_knot_forks
 from city360.pose_graph.lone_arms import LoneArmParams, LoneArms, lone_arm_junctions
 from city360.pose_graph.node_fit import fit_nodes
@@ -633,7 +633,7 @@ def build_from_tracks(
             is_part = _is_part(junctions_xy, close_xy)
             floor_m = params.junctions.split_every_part_apart_m
             other = _is_part(junctions_xy, parts_xy) & ~is_part if floor_m is not None else None
-            junctions_xy = merge_parts_apart(
+            junctions_xy, floor_held = merge_parts_held(
                 moved[branching],
                 is_part[branching],
                 params.junctions.merge_m,
@@ -641,12 +641,17 @@ def build_from_tracks(
                 other_floor_m=floor_m or 0.0,
             )
         else:
+            floor_held = np.zeros((0, 2), dtype=np.int64)
             junctions_xy, _ = merge_close(
                 moved[branching],
                 np.ones(int(branching.sum()), dtype=np.int64),
                 params.junctions.merge_m,
             )
         dead_xy, junctions_xy, segments, streets, _ = cuts.cut(junctions_xy)
+        if len(floor_held) and params.junctions.split_held_part_streets:
+            rejoined = _rejoin_thin_pairs(junctions_xy, streets, floor_held)
+            if len(rejoined) != len(junctions_xy):
+                dead_xy, junctions_xy, segments, streets, _ = cuts.cut(rejoined)
         split = split_junctions(tracks, junctions_xy, segments, streets, params.refine_params)
         if len(split) != len(junctions_xy):
             dead_xy, junctions_xy, segments, streets, _ = cuts.cut(split)
@@ -855,6 +860,32 @@ def _is_part(junctions_xy: FloatArray, parts_xy: FloatArray) -> npt.NDArray[np.b
     if not len(parts_xy) or not len(junctions_xy):
         return np.zeros(len(junctions_xy), dtype=bool)
     return np.asarray((junctions_xy[:, None] == parts_xy[None]).all(axis=2).any(axis=1))
+
+
+def _rejoin_thin_pairs(
+    junctions_xy: FloatArray, streets: Sequence[Street], pairs: IntArray
+) -> FloatArray:
+    """``junctions_xy`` (J, 2) with each pair of ``pairs`` (P, 2, indices: the pairs only the
+    floor of the post-refine merge held apart) of which one junction ends fewer than three
+    streets put back as one junction at their mean (see
+    :attr:`~city360.pose_graph.junction_params.JunctionParams.split_held_part_streets`). A
+    junction in two such pairs joins the first only."""
+    junctions_xy = junctions_xy.reshape(-1, 2)
+    arms = np.zeros(len(junctions_xy), dtype=np.int64)
+    for street in streets:
+        for node in {street.a, street.b}:
+            if node < len(junctions_xy):
+                arms[node] += 1
+    keep = np.ones(len(junctions_xy), dtype=bool)
+    joined: list[FloatArray] = []
+    for a, b in pairs:
+        if not (keep[a] and keep[b]) or min(arms[a], arms[b]) >= 3:
+            continue
+        keep[[a, b]] = False
+        joined.append((junctions_xy[a] + junctions_xy[b]) / 2.0)
+    if not joined:
+        return junctions_xy
+    return np.concatenate([junctions_xy[keep], np.asarray(joined).reshape(-1, 2)])
 
 
 def _held_apart(before: FloatArray, moved: FloatArray, merge_m: float) -> FloatArray:

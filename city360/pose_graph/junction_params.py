@@ -159,6 +159,15 @@ class JunctionParams:
     wrong part); fresh Helsinki seed 3 2 rows worse, none better. 6 m: 2 fewer better, the
     same worse; 0 (every pair): 11 better, 2 worse, 3 mixed. None: only parts of piles
     parted at close tops are held apart."""
+    split_held_part_streets: bool = False
+    """With ``split_every_part_apart_m``: right after the cut that follows the post-refine
+    merge, a pair the floor alone held apart (the two within ``merge_m``) of which one
+    junction ends with fewer than three streets is put back as one junction at their mean,
+    as the merge without the floor would have made it, and the tracks are cut again. Such a
+    part branches nowhere of its own: later steps drop it as a pass-through or write it as
+    a link node and its true junction is lost (fresh Helsinki seed 3: (-455.9, -285.9)
+    and (315.1, 746.8), each left with the link to its twin and one more street). False:
+    the held pairs stay as the merge left them."""
     quiet_turn_backs: bool = True
     """A U-turn mid-street casts no crossing votes (:func:`mid_street_turns`): while it
     turns, the walker's heading sweeps across the street, and its samples vote with the

@@ -13,10 +13,11 @@ import pytest
 from city360.city import CityDir
 from city360.geo import angle_diff_deg
 from city360.pose_graph import PoseGraph, build_city, load_graph
-from city360.pose_graph.build import _held_apart, _parts_shifted
+from city360.pose_graph.build import _held_apart, _parts_shifted, _rejoin_thin_pairs
 from city360.pose_graph.junction_params import JunctionParams
 from city360.pose_graph.junctions import FloatArray
 from city360.pose_graph.score import score
+from city360.pose_graph.segments import Street
 from city360.pose_graph.tracks import Track
 from city360.synth.groundtruth import SceneTruth
 
@@ -163,6 +164,29 @@ def test_junctions_moved_together_from_over_merge_m_apart_are_held_where_they_we
     held = _held_apart(before, moved, 8.0)
     assert np.allclose(held[:2], before[:2])
     assert np.allclose(held[2:], moved[2:])
+
+
+def test_a_held_pair_with_a_part_of_two_streets_is_put_back_as_one() -> None:
+    """Fresh Helsinki coverage+stops 3: parts (-454.3, -291.2) and (-455.9, -285.9) held
+    apart by the floor; the second keeps the link to the first and one street, so it is put
+    back with its twin at their mean. A held pair of three streets each (the Erottaja knot)
+    stays, and a close pair the floor did not hold is left alone."""
+    junctions = np.array(
+        [[-454.3, -291.2], [-455.9, -285.9], [142.6, 132.7], [151.3, 132.7], [0.0, 0.0], [5.0, 0.0]]
+    )
+    ends = [(0, 1), (0, 6), (0, 7), (1, 8), (2, 3), (2, 9), (2, 10), (3, 11), (3, 12)]
+    ends += [(4, 5), (4, 13)]
+    streets = [Street(i, a, b, (i,), ()) for i, (a, b) in enumerate(ends)]
+    held = np.array([[0, 1], [2, 3]])
+    rejoined = _rejoin_thin_pairs(junctions, streets, held)
+    assert len(rejoined) == 5
+    assert np.allclose(rejoined[:4], junctions[2:])
+    assert np.allclose(rejoined[4], [-455.1, -288.55])
+    assert np.allclose(_rejoin_thin_pairs(junctions, streets, held[1:]), junctions)
+
+
+def test_split_held_part_streets_is_off_by_default() -> None:
+    assert JunctionParams().split_held_part_streets is False
 
 
 @pytest.mark.parametrize("shift_m", [0.0, 3.0])
