@@ -648,11 +648,26 @@ def build_from_tracks(
                 params.junctions.merge_m,
             )
         dead_xy, junctions_xy, segments, streets, _ = cuts.cut(junctions_xy)
-        if len(floor_held) and params.junctions.split_held_part_streets:
-            rejoined = _rejoin_thin_pairs(junctions_xy, streets, floor_held)
-            if len(rejoined) != len(junctions_xy):
-                dead_xy, junctions_xy, segments, streets, _ = cuts.cut(rejoined)
+        held_xy = junctions_xy.reshape(-1, 2)[floor_held]  # (P, 2, 2): the floor's pairs
+        rejoin = _held_pairs_to_rejoin(junctions_xy, streets, floor_held, params.junctions)
+        if rejoin.any():
+            joined = _rejoin_pairs(junctions_xy, floor_held[rejoin])
+            dead_xy, junctions_xy, segments, streets, _ = cuts.cut(joined)
+            there = _is_part(held_xy[:, 0], junctions_xy) & _is_part(held_xy[:, 1], junctions_xy)
+            held_xy = held_xy[there]
         split = split_junctions(tracks, junctions_xy, segments, streets, params.refine_params)
+        if len(held_xy) and params.junctions.split_held_resplit:
+            # a held part split again: the floor and split_junctions part one place twice
+            resplit = ~(_is_part(held_xy[:, 0], split) & _is_part(held_xy[:, 1], split))
+            if resplit.any():
+                pairs = np.stack(
+                    [_index_of(junctions_xy, held_xy[resplit, k]) for k in (0, 1)], axis=1
+                )
+                joined = _rejoin_pairs(junctions_xy, pairs)
+                dead_xy, junctions_xy, segments, streets, _ = cuts.cut(joined)
+                split = split_junctions(
+                    tracks, junctions_xy, segments, streets, params.refine_params
+                )
         if len(split) != len(junctions_xy):
             dead_xy, junctions_xy, segments, streets, _ = cuts.cut(split)
         halves, origin = split_side_by_side(
@@ -862,30 +877,48 @@ def _is_part(junctions_xy: FloatArray, parts_xy: FloatArray) -> npt.NDArray[np.b
     return np.asarray((junctions_xy[:, None] == parts_xy[None]).all(axis=2).any(axis=1))
 
 
-def _rejoin_thin_pairs(
-    junctions_xy: FloatArray, streets: Sequence[Street], pairs: IntArray
-) -> FloatArray:
-    """``junctions_xy`` (J, 2) with each pair of ``pairs`` (P, 2, indices: the pairs only the
-    floor of the post-refine merge held apart) of which one junction ends fewer than three
-    streets put back as one junction at their mean (see
-    :attr:`~city360.pose_graph.junction_params.JunctionParams.split_held_part_streets`). A
-    junction in two such pairs joins the first only."""
+def _held_pairs_to_rejoin(
+    junctions_xy: FloatArray, streets: Sequence[Street], pairs: IntArray, params: JunctionParams
+) -> npt.NDArray[np.bool_]:
+    """Per pair of ``pairs`` (P, 2, indices into ``junctions_xy``: the pairs only the floor
+    of the post-refine merge held apart), whether to put it back as one junction: one of
+    the two ends fewer than three streets (``params.split_held_part_streets``), or both
+    have a street to one same third node (``params.split_held_shared_ends``)."""
     junctions_xy = junctions_xy.reshape(-1, 2)
+    ends: dict[int, set[int]] = {node: set() for node in range(len(junctions_xy))}
     arms = np.zeros(len(junctions_xy), dtype=np.int64)
     for street in streets:
+        for node, other in ((street.a, street.b), (street.b, street.a)):
+            if node < len(junctions_xy):
+                ends[node].add(other)
         for node in {street.a, street.b}:
             if node < len(junctions_xy):
                 arms[node] += 1
+    rejoin = np.zeros(len(pairs), dtype=bool)
+    for k, (a, b) in enumerate(pairs):
+        thin = params.split_held_part_streets and min(arms[a], arms[b]) < 3
+        shared = params.split_held_shared_ends and bool((ends[a] & ends[b]) - {a, b})
+        rejoin[k] = thin or shared
+    return rejoin
+
+
+def _rejoin_pairs(junctions_xy: FloatArray, pairs: IntArray) -> FloatArray:
+    """``junctions_xy`` (J, 2) with each pair of ``pairs`` (P, 2, indices) put back as one
+    junction at their mean, after the others; a junction in two pairs joins the first."""
+    junctions_xy = junctions_xy.reshape(-1, 2)
     keep = np.ones(len(junctions_xy), dtype=bool)
     joined: list[FloatArray] = []
     for a, b in pairs:
-        if not (keep[a] and keep[b]) or min(arms[a], arms[b]) >= 3:
-            continue
-        keep[[a, b]] = False
-        joined.append((junctions_xy[a] + junctions_xy[b]) / 2.0)
-    if not joined:
-        return junctions_xy
+        if keep[a] and keep[b]:
+            keep[[a, b]] = False
+            joined.append((junctions_xy[a] + junctions_xy[b]) / 2.0)
     return np.concatenate([junctions_xy[keep], np.asarray(joined).reshape(-1, 2)])
+
+
+def _index_of(junctions_xy: FloatArray, points: FloatArray) -> IntArray:
+    """Per point of ``points`` (P, 2), the index of the junction standing exactly there."""
+    same = (junctions_xy.reshape(-1, 2)[None] == points.reshape(-1, 2)[:, None]).all(axis=2)
+    return np.asarray(same.argmax(axis=1), dtype=np.int64)
 
 
 def _held_apart(before: FloatArray, moved: FloatArray, merge_m: float) -> FloatArray:

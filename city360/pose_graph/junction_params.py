@@ -168,6 +168,18 @@ class JunctionParams:
     a link node and its true junction is lost (fresh Helsinki seed 3: (-455.9, -285.9)
     and (315.1, 746.8), each left with the link to its twin and one more street). False:
     the held pairs stay as the merge left them."""
+    split_held_shared_ends: bool = False
+    """With ``split_every_part_apart_m``: as ``split_held_part_streets``, a pair the floor
+    alone held apart is put back as one junction when both have a street to one same third
+    node: one street's passes ended at both parts (held-out old town wander 6 and 10: the
+    street from (-96.2, 121.4) into the knot ends at (-35.5, 82.8) and at (-33.1, 89.2)).
+    False: such pairs stay."""
+    split_held_resplit: bool = False
+    """With ``split_every_part_apart_m``: when ``split_junctions`` splits a part of a pair the
+    floor alone held apart, the pair is put back as one junction at their mean and split
+    again from there, as without the floor: the floor and the split would part one place
+    twice (held-out old town wander+stops 12: the part (-25.3, 76.9) split into (-28.6,
+    78.9) / (-22.5, 73.6), three junctions where two true stand). False: left split."""
     quiet_turn_backs: bool = True
     """A U-turn mid-street casts no crossing votes (:func:`mid_street_turns`): while it
     turns, the walker's heading sweeps across the street, and its samples vote with the

@@ -8,12 +8,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from city360.city import CityDir
 from city360.geo import angle_diff_deg
 from city360.pose_graph import PoseGraph, build_city, load_graph
-from city360.pose_graph.build import _held_apart, _parts_shifted, _rejoin_thin_pairs
+from city360.pose_graph.build import (
+    _held_apart,
+    _held_pairs_to_rejoin,
+    _parts_shifted,
+    _rejoin_pairs,
+)
 from city360.pose_graph.junction_params import JunctionParams
 from city360.pose_graph.junctions import FloatArray
 from city360.pose_graph.score import score
@@ -166,27 +172,54 @@ def test_junctions_moved_together_from_over_merge_m_apart_are_held_where_they_we
     assert np.allclose(held[2:], moved[2:])
 
 
-def test_a_held_pair_with_a_part_of_two_streets_is_put_back_as_one() -> None:
-    """Fresh Helsinki coverage+stops 3: parts (-454.3, -291.2) and (-455.9, -285.9) held
-    apart by the floor; the second keeps the link to the first and one street, so it is put
-    back with its twin at their mean. A held pair of three streets each (the Erottaja knot)
-    stays, and a close pair the floor did not hold is left alone."""
+def _held_knot() -> tuple[FloatArray, list[Street], npt.NDArray[np.int64]]:
+    """Fresh Helsinki coverage+stops 3's held pair (-454.3, -291.2) / (-455.9, -285.9), the
+    second with the link and one street; the Erottaja pair, three streets each; and old town
+    wander 6's pair (-35.5, 82.8) / (-33.1, 89.2), whose street from the west (node 14)
+    ends at both."""
     junctions = np.array(
-        [[-454.3, -291.2], [-455.9, -285.9], [142.6, 132.7], [151.3, 132.7], [0.0, 0.0], [5.0, 0.0]]
+        [
+            [-454.3, -291.2],
+            [-455.9, -285.9],
+            [142.6, 132.7],
+            [151.3, 132.7],
+            [-35.5, 82.8],
+            [-33.1, 89.2],
+        ]
     )
     ends = [(0, 1), (0, 6), (0, 7), (1, 8), (2, 3), (2, 9), (2, 10), (3, 11), (3, 12)]
-    ends += [(4, 5), (4, 13)]
+    ends += [(4, 5), (4, 13), (4, 14), (5, 14), (5, 15)]
     streets = [Street(i, a, b, (i,), ()) for i, (a, b) in enumerate(ends)]
-    held = np.array([[0, 1], [2, 3]])
-    rejoined = _rejoin_thin_pairs(junctions, streets, held)
+    return junctions, streets, np.array([[0, 1], [2, 3], [4, 5]])
+
+
+def test_a_held_pair_with_a_part_of_two_streets_is_put_back_as_one() -> None:
+    junctions, streets, held = _held_knot()
+    thin = JunctionParams(split_held_part_streets=True)
+    rejoin = _held_pairs_to_rejoin(junctions, streets, held, thin)
+    assert rejoin.tolist() == [True, False, False]
+    rejoined = _rejoin_pairs(junctions, held[rejoin])
     assert len(rejoined) == 5
     assert np.allclose(rejoined[:4], junctions[2:])
     assert np.allclose(rejoined[4], [-455.1, -288.55])
-    assert np.allclose(_rejoin_thin_pairs(junctions, streets, held[1:]), junctions)
+    assert not _held_pairs_to_rejoin(junctions, streets, held, JunctionParams()).any()
 
 
-def test_split_held_part_streets_is_off_by_default() -> None:
-    assert JunctionParams().split_held_part_streets is False
+def test_a_held_pair_that_one_street_reaches_at_both_parts_is_put_back_as_one() -> None:
+    junctions, streets, held = _held_knot()
+    shared = JunctionParams(split_held_shared_ends=True)
+    assert _held_pairs_to_rejoin(junctions, streets, held, shared).tolist() == [
+        False,
+        False,
+        True,
+    ]
+
+
+def test_the_held_pair_guards_are_off_by_default() -> None:
+    params = JunctionParams()
+    assert params.split_held_part_streets is False
+    assert params.split_held_shared_ends is False
+    assert params.split_held_resplit is False
 
 
 @pytest.mark.parametrize("shift_m", [0.0, 3.0])
