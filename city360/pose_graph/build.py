@@ -648,26 +648,11 @@ def build_from_tracks(
                 params.junctions.merge_m,
             )
         dead_xy, junctions_xy, segments, streets, _ = cuts.cut(junctions_xy)
-        held_xy = junctions_xy.reshape(-1, 2)[floor_held]  # (P, 2, 2): the floor's pairs
         rejoin = _held_pairs_to_rejoin(junctions_xy, streets, floor_held, params.junctions)
         if rejoin.any():
             joined = _rejoin_pairs(junctions_xy, floor_held[rejoin])
             dead_xy, junctions_xy, segments, streets, _ = cuts.cut(joined)
-            there = _is_part(held_xy[:, 0], junctions_xy) & _is_part(held_xy[:, 1], junctions_xy)
-            held_xy = held_xy[there]
         split = split_junctions(tracks, junctions_xy, segments, streets, params.refine_params)
-        if len(held_xy) and params.junctions.split_held_resplit:
-            # a held part split again: the floor and split_junctions part one place twice
-            resplit = ~(_is_part(held_xy[:, 0], split) & _is_part(held_xy[:, 1], split))
-            if resplit.any():
-                pairs = np.stack(
-                    [_index_of(junctions_xy, held_xy[resplit, k]) for k in (0, 1)], axis=1
-                )
-                joined = _rejoin_pairs(junctions_xy, pairs)
-                dead_xy, junctions_xy, segments, streets, _ = cuts.cut(joined)
-                split = split_junctions(
-                    tracks, junctions_xy, segments, streets, params.refine_params
-                )
         if len(split) != len(junctions_xy):
             dead_xy, junctions_xy, segments, streets, _ = cuts.cut(split)
         halves, origin = split_side_by_side(
@@ -913,12 +898,6 @@ def _rejoin_pairs(junctions_xy: FloatArray, pairs: IntArray) -> FloatArray:
             keep[[a, b]] = False
             joined.append((junctions_xy[a] + junctions_xy[b]) / 2.0)
     return np.concatenate([junctions_xy[keep], np.asarray(joined).reshape(-1, 2)])
-
-
-def _index_of(junctions_xy: FloatArray, points: FloatArray) -> IntArray:
-    """Per point of ``points`` (P, 2), the index of the junction standing exactly there."""
-    same = (junctions_xy.reshape(-1, 2)[None] == points.reshape(-1, 2)[:, None]).all(axis=2)
-    return np.asarray(same.argmax(axis=1), dtype=np.int64)
 
 
 def _held_apart(before: FloatArray, moved: FloatArray, merge_m: float) -> FloatArray:

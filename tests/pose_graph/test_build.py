@@ -195,19 +195,20 @@ def _held_knot() -> tuple[FloatArray, list[Street], npt.NDArray[np.int64]]:
 
 def test_a_held_pair_with_a_part_of_two_streets_is_put_back_as_one() -> None:
     junctions, streets, held = _held_knot()
-    thin = JunctionParams(split_held_part_streets=True)
+    thin = JunctionParams(split_held_part_streets=True, split_held_shared_ends=False)
     rejoin = _held_pairs_to_rejoin(junctions, streets, held, thin)
     assert rejoin.tolist() == [True, False, False]
     rejoined = _rejoin_pairs(junctions, held[rejoin])
     assert len(rejoined) == 5
     assert np.allclose(rejoined[:4], junctions[2:])
     assert np.allclose(rejoined[4], [-455.1, -288.55])
-    assert not _held_pairs_to_rejoin(junctions, streets, held, JunctionParams()).any()
+    off = JunctionParams(split_held_part_streets=False, split_held_shared_ends=False)
+    assert not _held_pairs_to_rejoin(junctions, streets, held, off).any()
 
 
 def test_a_held_pair_that_one_street_reaches_at_both_parts_is_put_back_as_one() -> None:
     junctions, streets, held = _held_knot()
-    shared = JunctionParams(split_held_shared_ends=True)
+    shared = JunctionParams(split_held_part_streets=False, split_held_shared_ends=True)
     assert _held_pairs_to_rejoin(junctions, streets, held, shared).tolist() == [
         False,
         False,
@@ -215,11 +216,10 @@ def test_a_held_pair_that_one_street_reaches_at_both_parts_is_put_back_as_one() 
     ]
 
 
-def test_the_held_pair_guards_are_off_by_default() -> None:
+def test_the_held_pair_guards_defaults() -> None:
     params = JunctionParams()
-    assert params.split_held_part_streets is False
-    assert params.split_held_shared_ends is False
-    assert params.split_held_resplit is False
+    assert params.split_held_part_streets is True
+    assert params.split_held_shared_ends is True
 
 
 @pytest.mark.parametrize("shift_m", [0.0, 3.0])

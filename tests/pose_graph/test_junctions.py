@@ -212,8 +212,8 @@ def test_the_pairs_only_the_floor_held_apart_are_named() -> None:
     assert none.shape == (0, 2)
 
 
-def test_split_every_part_apart_m_is_off_by_default() -> None:
-    assert JunctionParams().split_every_part_apart_m is None
+def test_split_every_part_apart_m_is_5_m_by_default() -> None:
+    assert JunctionParams().split_every_part_apart_m == 5.0
 
 
 def _pile_and_roots(
