@@ -53,7 +53,7 @@ from city360.pose_graph.graph import (
     validate_graph,
 )
 from city360.pose_graph.junction_params import JunctionParams
-from city360.pose_graph.junctions import find_junction_parts, merge_close, merge_parts_apart
+from city360.pose_graph.junctions import find_junction_parts, merge_close, merge_parts_held
 from city360.pose_graph.knot_forks import KnotForkParams, knot_forks, part_knot_forks
 from city360.pose_graph.lone_arms import LoneArmParams, LoneArms, lone_arm_junctions
 from city360.pose_graph.node_fit import fit_nodes
@@ -633,7 +633,7 @@ def build_from_tracks(
             is_part = _is_part(junctions_xy, close_xy)
             floor_m = params.junctions.split_every_part_apart_m
             other = _is_part(junctions_xy, parts_xy) & ~is_part if floor_m is not None else None
-            junctions_xy = merge_parts_apart(
+            junctions_xy, floor_held = merge_parts_held(
                 moved[branching],
                 is_part[branching],
                 params.junctions.merge_m,
@@ -641,12 +641,17 @@ def build_from_tracks(
                 other_floor_m=floor_m or 0.0,
             )
         else:
+            floor_held = np.zeros((0, 2), dtype=np.int64)
             junctions_xy, _ = merge_close(
                 moved[branching],
                 np.ones(int(branching.sum()), dtype=np.int64),
                 params.junctions.merge_m,
             )
         dead_xy, junctions_xy, segments, streets, _ = cuts.cut(junctions_xy)
+        rejoin = _held_pairs_to_rejoin(junctions_xy, streets, floor_held, params.junctions)
+        if rejoin.any():
+            joined = _rejoin_pairs(junctions_xy, floor_held[rejoin])
+            dead_xy, junctions_xy, segments, streets, _ = cuts.cut(joined)
         split = split_junctions(tracks, junctions_xy, segments, streets, params.refine_params)
         if len(split) != len(junctions_xy):
             dead_xy, junctions_xy, segments, streets, _ = cuts.cut(split)
@@ -855,6 +860,44 @@ def _is_part(junctions_xy: FloatArray, parts_xy: FloatArray) -> npt.NDArray[np.b
     if not len(parts_xy) or not len(junctions_xy):
         return np.zeros(len(junctions_xy), dtype=bool)
     return np.asarray((junctions_xy[:, None] == parts_xy[None]).all(axis=2).any(axis=1))
+
+
+def _held_pairs_to_rejoin(
+    junctions_xy: FloatArray, streets: Sequence[Street], pairs: IntArray, params: JunctionParams
+) -> npt.NDArray[np.bool_]:
+    """Per pair of ``pairs`` (P, 2, indices into ``junctions_xy``: the pairs only the floor
+    of the post-refine merge held apart), whether to put it back as one junction: one of
+    the two ends fewer than three streets (``params.split_held_part_streets``), or both
+    have a street to one same third node (``params.split_held_shared_ends``)."""
+    junctions_xy = junctions_xy.reshape(-1, 2)
+    ends: dict[int, set[int]] = {node: set() for node in range(len(junctions_xy))}
+    arms = np.zeros(len(junctions_xy), dtype=np.int64)
+    for street in streets:
+        for node, other in ((street.a, street.b), (street.b, street.a)):
+            if node < len(junctions_xy):
+                ends[node].add(other)
+        for node in {street.a, street.b}:
+            if node < len(junctions_xy):
+                arms[node] += 1
+    rejoin = np.zeros(len(pairs), dtype=bool)
+    for k, (a, b) in enumerate(pairs):
+        thin = params.split_held_part_streets and min(arms[a], arms[b]) < 3
+        shared = params.split_held_shared_ends and bool((ends[a] & ends[b]) - {a, b})
+        rejoin[k] = thin or shared
+    return rejoin
+
+
+def _rejoin_pairs(junctions_xy: FloatArray, pairs: IntArray) -> FloatArray:
+    """``junctions_xy`` (J, 2) with each pair of ``pairs`` (P, 2, indices) put back as one
+    junction at their mean, after the others; a junction in two pairs joins the first."""
+    junctions_xy = junctions_xy.reshape(-1, 2)
+    keep = np.ones(len(junctions_xy), dtype=bool)
+    joined: list[FloatArray] = []
+    for a, b in pairs:
+        if keep[a] and keep[b]:
+            keep[[a, b]] = False
+            joined.append((junctions_xy[a] + junctions_xy[b]) / 2.0)
+    return np.concatenate([junctions_xy[keep], np.asarray(joined).reshape(-1, 2)])
 
 
 def _held_apart(before: FloatArray, moved: FloatArray, merge_m: float) -> FloatArray:

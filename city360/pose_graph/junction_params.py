@@ -145,7 +145,7 @@ class JunctionParams:
     ``split_close_m`` (measured together, see there); held for every part of every parted
     pile it moved 13 of 159 rows, 1 worse (held-out old town wander 6 street F1 0.972 ->
     0.959) and 3 both ways. False: merged as any junctions."""
-    split_every_part_apart_m: float | None = None
+    split_every_part_apart_m: float | None = 5.0
     """With ``split_parts_apart``: metres two parts must stand apart after refine's first
     move for that merge to hold them apart when either comes from a pile parted otherwise
     than at close tops (at peaks ``split_peaks_m`` or more apart, or by the pair test's
@@ -157,8 +157,35 @@ class JunctionParams:
     and 2 worse (held-out old town wander 6 street F1 0.972 -> 0.959, wander 10 1.000 ->
     0.986: right pairs at a knot of three true junctions, their streets then cut to the
     wrong part); fresh Helsinki seed 3 2 rows worse, none better. 6 m: 2 fewer better, the
-    same worse; 0 (every pair): 11 better, 2 worse, 3 mixed. None: only parts of piles
-    parted at close tops are held apart."""
+    same worse; 0 (every pair): 11 better, 2 worse, 3 mixed. On at 5 m since round
+    thirty-seven (branch pair37), with the guards ``split_held_part_streets`` and
+    ``split_held_shared_ends``: on the 120 kept and 75 earlier held-out twins without OSM 2
+    rows better (Helsinki wander 0 R 0.951 -> 0.959, F1 0.929 -> 0.940; held-out Bulevardi
+    wander 7, the Erottaja knot, R 0.929 -> 1.000, F1 0.893 -> 0.983), none worse in P, R
+    or F1 (old town wander 7 turns 0.972 -> 0.944). Without the guards 8 better, 4 worse,
+    1 mixed. With OSM it does not act (no parting). None: only parts of piles parted at
+    close tops are held apart."""
+    split_held_part_streets: bool = True
+    """With ``split_every_part_apart_m``: right after the cut that follows the post-refine
+    merge, a pair the floor alone held apart (the two within ``merge_m``) of which one
+    junction ends with fewer than three streets is put back as one junction at their mean,
+    as the merge without the floor would have made it, and the tracks are cut again. Such a
+    part branches nowhere of its own: later steps drop it as a pass-through or write it as
+    a link node and its true junction is lost (fresh Helsinki seed 3: (-455.9, -285.9)
+    and (315.1, 746.8), each left with the link to its twin and one more street). On
+    (round thirty-seven, branch pair37): with the floor alone against the floor and this
+    guard, on the 195 twins only turns move (three rows back to main's). False: the held
+    pairs stay as the merge left them."""
+    split_held_shared_ends: bool = True
+    """With ``split_every_part_apart_m``: as ``split_held_part_streets``, a pair the floor
+    alone held apart is put back as one junction when both have a street to one same third
+    node: one street's passes ended at both parts (held-out old town wander 6 and 10: the
+    street from (-96.2, 121.4) into the knot ends at (-35.5, 82.8) and at (-33.1, 89.2)).
+    On (round thirty-seven, branch pair37): with ``split_held_part_streets``, the floor's 4
+    worse rows and its mixed row come back to main's, and 6 of its 8 gains with them (a
+    third node 8-25 m from both parts, a real triangle, is shared as often as a street
+    ended at both: Kaisaniemi one-way 2 (-27.2, -115.2), 15 m); 2 gains stay. False: such
+    pairs stay."""
     quiet_turn_backs: bool = True
     """A U-turn mid-street casts no crossing votes (:func:`mid_street_turns`): while it
     turns, the walker's heading sweeps across the street, and its samples vote with the

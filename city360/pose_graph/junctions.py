@@ -54,6 +54,7 @@ __all__ = [
     "merge_close",
     "merge_found",
     "merge_parts_apart",
+    "merge_parts_held",
     "mid_street_turns",
 ]
 
@@ -317,14 +318,38 @@ def merge_parts_apart(
     (:attr:`JunctionParams.split_parts_apart`). ``other_parts`` (parts of piles parted
     otherwise) are held apart from any part too, but only at a pair ``other_floor_m`` metres
     apart or more (:attr:`JunctionParams.split_every_part_apart_m`)."""
-    if len(points) == 0:
-        return points
-    group = np.where(is_part, 0, -1).astype(np.int64)
-    ones = np.ones(len(points), dtype=np.int64)
-    centres, _, _, _ = _merge_apart(
-        points, ones, group, radius_m, loose_parts=other_parts, loose_floor_m=other_floor_m
+    centres, _ = merge_parts_held(
+        points, is_part, radius_m, other_parts=other_parts, other_floor_m=other_floor_m
     )
     return centres
+
+
+def merge_parts_held(
+    points: FloatArray,
+    is_part: npt.NDArray[np.bool_],
+    radius_m: float,
+    *,
+    other_parts: npt.NDArray[np.bool_] | None = None,
+    other_floor_m: float = 0.0,
+) -> tuple[FloatArray, npt.NDArray[np.int64]]:
+    """:func:`merge_parts_apart`, and the pairs (P, 2) of its junctions (indices into the
+    first) that only the ``other_floor_m`` floor held apart: without ``other_parts`` they
+    would have been joined (:attr:`JunctionParams.split_held_part_streets`)."""
+    if len(points) == 0:
+        return points, np.zeros((0, 2), dtype=np.int64)
+    group = np.where(is_part, 0, -1).astype(np.int64)
+    ones = np.ones(len(points), dtype=np.int64)
+    held: list[tuple[int, int]] = []
+    centres, _, _, _ = _merge_apart(
+        points,
+        ones,
+        group,
+        radius_m,
+        loose_parts=other_parts,
+        loose_floor_m=other_floor_m,
+        loose_held=held,
+    )
+    return centres, np.asarray(held, dtype=np.int64).reshape(-1, 2)
 
 
 def _root(parent: npt.NDArray[np.int64], k: int) -> int:
@@ -358,17 +383,21 @@ def _merge_apart(
     *,
     loose_parts: npt.NDArray[np.bool_] | None = None,
     loose_floor_m: float = 0.0,
+    loose_held: list[tuple[int, int]] | None = None,
 ) -> JunctionParts:
     """:func:`merge_close`, nearest pairs first, except that two parts of one parted vote
     cluster (the same ``group``, not -1) never end in one junction: a spur root or a corner
     meet between two crossings 10 m apart joins the nearer one and no longer chains both.
     ``loose_parts`` (parts of piles parted otherwise) are held apart from any part too, at a
-    pair ``loose_floor_m`` metres apart or more. Also returns, per junction, whether a part
-    of ``group`` is in it, and whether a part of one of ``close_groups`` is."""
+    pair ``loose_floor_m`` metres apart or more; ``loose_held``, if given, receives the pairs
+    of junctions (indices into the centres) that only this held apart. Also returns, per
+    junction, whether a part of ``group`` is in it, and whether a part of one of
+    ``close_groups`` is."""
     pairs = cKDTree(points).query_pairs(radius_m, output_type="ndarray")
     parent = np.arange(len(points))
     groups: list[set[int]] = [{int(g)} if g >= 0 else set() for g in group]
     any_part = None if loose_parts is None else (group >= 0) | loose_parts
+    loose_pairs: list[tuple[int, int]] = []
 
     if pairs.size:
         gaps = np.hypot(*(points[pairs[:, 0]] - points[pairs[:, 1]]).T)
@@ -378,6 +407,7 @@ def _merge_apart(
             if ra == rb or groups[ra] & groups[rb]:
                 continue
             if any_part is not None and any_part[ra] and any_part[rb] and gap >= loose_floor_m:
+                loose_pairs.append((ra, rb))
                 continue
             parent[rb] = ra
             groups[ra] |= groups[rb]
@@ -390,6 +420,13 @@ def _merge_apart(
     parted[labels[np.array([bool(groups[r]) for r in roots])]] = True
     close = np.zeros(len(centres), dtype=bool)
     close[labels[np.array([bool(groups[r] & close_groups) for r in roots])]] = True
+    if loose_held is not None:
+        for a, b in loose_pairs:
+            ra, rb = _root(parent, a), _root(parent, b)
+            if ra != rb and not groups[ra] & groups[rb]:
+                pair = sorted((int(labels[ra]), int(labels[rb])))
+                if tuple(pair) not in loose_held:
+                    loose_held.append((pair[0], pair[1]))
     return centres, support, parted, close
 
 

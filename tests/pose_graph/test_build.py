@@ -8,15 +8,22 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from city360.city import CityDir
 from city360.geo import angle_diff_deg
 from city360.pose_graph import PoseGraph, build_city, load_graph
-from city360.pose_graph.build import _held_apart, _parts_shifted
+from city360.pose_graph.build import (
+    _held_apart,
+    _held_pairs_to_rejoin,
+    _parts_shifted,
+    _rejoin_pairs,
+)
 from city360.pose_graph.junction_params import JunctionParams
 from city360.pose_graph.junctions import FloatArray
 from city360.pose_graph.score import score
+from city360.pose_graph.segments import Street
 from city360.pose_graph.tracks import Track
 from city360.synth.groundtruth import SceneTruth
 
@@ -163,6 +170,56 @@ def test_junctions_moved_together_from_over_merge_m_apart_are_held_where_they_we
     held = _held_apart(before, moved, 8.0)
     assert np.allclose(held[:2], before[:2])
     assert np.allclose(held[2:], moved[2:])
+
+
+def _held_knot() -> tuple[FloatArray, list[Street], npt.NDArray[np.int64]]:
+    """Fresh Helsinki coverage+stops 3's held pair (-454.3, -291.2) / (-455.9, -285.9), the
+    second with the link and one street; the Erottaja pair, three streets each; and old town
+    wander 6's pair (-35.5, 82.8) / (-33.1, 89.2), whose street from the west (node 14)
+    ends at both."""
+    junctions = np.array(
+        [
+            [-454.3, -291.2],
+            [-455.9, -285.9],
+            [142.6, 132.7],
+            [151.3, 132.7],
+            [-35.5, 82.8],
+            [-33.1, 89.2],
+        ]
+    )
+    ends = [(0, 1), (0, 6), (0, 7), (1, 8), (2, 3), (2, 9), (2, 10), (3, 11), (3, 12)]
+    ends += [(4, 5), (4, 13), (4, 14), (5, 14), (5, 15)]
+    streets = [Street(i, a, b, (i,), ()) for i, (a, b) in enumerate(ends)]
+    return junctions, streets, np.array([[0, 1], [2, 3], [4, 5]])
+
+
+def test_a_held_pair_with_a_part_of_two_streets_is_put_back_as_one() -> None:
+    junctions, streets, held = _held_knot()
+    thin = JunctionParams(split_held_part_streets=True, split_held_shared_ends=False)
+    rejoin = _held_pairs_to_rejoin(junctions, streets, held, thin)
+    assert rejoin.tolist() == [True, False, False]
+    rejoined = _rejoin_pairs(junctions, held[rejoin])
+    assert len(rejoined) == 5
+    assert np.allclose(rejoined[:4], junctions[2:])
+    assert np.allclose(rejoined[4], [-455.1, -288.55])
+    off = JunctionParams(split_held_part_streets=False, split_held_shared_ends=False)
+    assert not _held_pairs_to_rejoin(junctions, streets, held, off).any()
+
+
+def test_a_held_pair_that_one_street_reaches_at_both_parts_is_put_back_as_one() -> None:
+    junctions, streets, held = _held_knot()
+    shared = JunctionParams(split_held_part_streets=False, split_held_shared_ends=True)
+    assert _held_pairs_to_rejoin(junctions, streets, held, shared).tolist() == [
+        False,
+        False,
+        True,
+    ]
+
+
+def test_the_held_pair_guards_defaults() -> None:
+    params = JunctionParams()
+    assert params.split_held_part_streets is True
+    assert params.split_held_shared_ends is True
 
 
 @pytest.mark.parametrize("shift_m", [0.0, 3.0])

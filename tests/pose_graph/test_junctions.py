@@ -10,6 +10,7 @@ from city360.pose_graph.junctions import (
     merge_close,
     merge_found,
     merge_parts_apart,
+    merge_parts_held,
 )
 from city360.pose_graph.segments import cut_tracks, group_streets
 from city360.pose_graph.tracks import Track, make_track
@@ -194,8 +195,25 @@ def test_parts_of_close_topped_piles_stay_apart_under_the_floor() -> None:
     assert len(kept) == 2
 
 
-def test_split_every_part_apart_m_is_off_by_default() -> None:
-    assert JunctionParams().split_every_part_apart_m is None
+def test_the_pairs_only_the_floor_held_apart_are_named() -> None:
+    """``merge_parts_held`` names the pairs of junctions the floor alone kept from merging
+    (indices into its junctions): the 7 m pair of "other" parts, not the two close-topped
+    parts 4 m apart (held whatever the floor) nor the 4.7 m pair under the floor (merged)."""
+    points = np.array(
+        [[0.0, 0.0], [7.0, 0.0], [100.0, 0.0], [104.7, 0.0], [200.0, 0.0], [204.0, 0.0]]
+    )
+    close = np.array([False, False, False, False, True, True])
+    other = ~close
+    centres, held = merge_parts_held(points, close, 8.0, other_parts=other, other_floor_m=5.0)
+    assert len(centres) == 5
+    assert held.shape == (1, 2)
+    assert sorted(centres[held[0], 0].tolist()) == pytest.approx([0.0, 7.0])
+    _, none = merge_parts_held(points, close, 8.0)
+    assert none.shape == (0, 2)
+
+
+def test_split_every_part_apart_m_is_5_m_by_default() -> None:
+    assert JunctionParams().split_every_part_apart_m == 5.0
 
 
 def _pile_and_roots(
