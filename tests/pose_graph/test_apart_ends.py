@@ -69,6 +69,17 @@ def test_the_pass_the_video_start_cut_is_held_once_their_junction_is_dropped() -
     assert _streets_at(junctions_xy, dead_xy, streets, _START) == 1
 
 
+def test_a_video_that_goes_on_with_the_pass_holds_nothing() -> None:
+    """A video that starts on the pass's street and runs on along it past the dropped
+    junction (the old town's held-out coverage 6 at (-125.9, 5.5)): it ended on that street,
+    so the pass is cut there as before."""
+    tracks = [*_tracks()[:3], polyline_track([_START, (80.0, -0.5)], "a video along the pass")]
+    with_parting = np.concatenate([_JUNCTIONS, [_PARTING]])
+    _, _, segments, streets, _ = _cut(tracks, with_parting, BuildParams())
+    dropped = np.array([False, False, True])
+    assert apart_end_passes(tracks, segments, streets, dropped, held_m=_HELD_M) == ()
+
+
 def test_nothing_is_held_while_the_junction_stays() -> None:
     tracks, (_, _, segments, streets, _) = _with_parting()
     kept = np.zeros(3, dtype=bool)
@@ -83,5 +94,5 @@ def test_video_ends_that_no_pass_goes_on_through_hold_nothing() -> None:
     assert apart_end_passes(tracks, segments, streets, dropped, held_m=_HELD_M) == ()
 
 
-def test_the_rule_is_off_by_default() -> None:
-    assert ApartParams().dead_end_held_m is None
+def test_the_rule_is_on_by_default() -> None:
+    assert ApartParams().dead_end_held_m == 8.0
