@@ -168,6 +168,23 @@ class ApartParams:
     75 earlier held-out twins: one-way 7 P 0.929 -> 1.000, F1 0.885 -> 0.941, the other 194
     rows equal; it acts nowhere else. Only without OSM. None: the passes are cut there as
     before."""
+    hairpin_deg: float | None = None
+    """Also drop a junction of three streets where every pass runs through it from one street
+    (the stem) into one of the other two, no pass between those two, and the stem's arms of
+    the passes of one branch leave it at least this many degrees (heading of the arm's poses,
+    ``near_m`` .. ``far_m`` out) from those of the other, each branch's within half of it:
+    the "stem" is two streets that meet further on, grouped as one, and the junction is
+    where their passes come within ``SegmentParams.same_street_m`` of each other (Helsinki
+    Kamppi wander+stops camera 5 (-89.4, 199.9): Postikatu's 32 degree bend 8-9 m from
+    Mannerheimintie's west carriageway, the two meeting at (-109.3, 210.0); the stem's arms
+    leave at 292-293 and 315-317 degrees). A true fork's stem is one street its passes leave
+    along together. None: not read."""
+    hairpin_gap_m: float = 5.0
+    """... and the two branches' stem arms begin at least this far apart (metres, median over
+    pairs of their first poses, ``near_m`` out), each arm with ``min_poses`` poses: two
+    streets that converge along the stem, not one that the passes leave along together
+    (Kamppi 7.4 m; where the angle alone fired on the 195 twins without OSM, at fresh
+    Bulevardi's, Helsinki's and Kaisaniemi's forks, 0.4-3.4 m)."""
     parallel_near_m: float | None = 7.0
     """Also drop a junction of three streets where every pass runs from one of them (the stem)
     into one of the other two, those two leave by one way and no pass turns between them,
@@ -445,6 +462,9 @@ def apart_junctions(
             apart[node] = True
             continue
         headings = [[_heading(arm) for arm in v.arms] for v in node_visits]
+        if params.hairpin_deg is not None and _hairpin(node_visits, headings, params):
+            apart[node] = True
+            continue
         if params.crossed_lines and _crossed(
             node_visits, headings, params, tracks=tracks, node_xy=junctions_xy[node]
         ):
@@ -699,3 +719,45 @@ def _within(arm: FloatArray, reach_m: float, params: ApartParams) -> FloatArray:
 def _continues(into: Segment, out: Segment) -> bool:
     """Whether ``out`` is the same track's next segment from the node ``into`` ends at."""
     return out.track == into.track and out.u == into.v and out.first_frame == into.last_frame
+
+
+def _hairpin(
+    passes: Sequence[_Pass], headings: Sequence[Sequence[float | None]], params: ApartParams
+) -> bool:
+    """Whether every visit is a pass from one stem street into one of two branches, and the
+    stem's arms of each branch's passes leave ``hairpin_deg`` or more from the other's, each
+    branch's within half of that, beginning ``hairpin_gap_m`` or more from the other's
+    (:attr:`ApartParams.hairpin_deg`)."""
+    apart_deg = params.hairpin_deg
+    if apart_deg is None:
+        return False
+    if any(len(p.streets) != 2 or p.streets[0] == p.streets[1] for p in passes):
+        return False
+    stems = set.intersection(*(set(p.streets) for p in passes))
+    if len(stems) != 1 or len({s for p in passes for s in p.streets}) != 3:
+        return False
+    stem = stems.pop()
+    by_branch: dict[int, list[float]] = {}
+    firsts: dict[int, list[FloatArray]] = {}
+    for visit, heads in zip(passes, headings, strict=True):
+        at = visit.streets.index(stem)
+        head = heads[at]
+        if head is None or len(visit.arms[at]) < params.min_poses:
+            return False
+        by_branch.setdefault(visit.streets[1 - at], []).append(head)
+        firsts.setdefault(visit.streets[1 - at], []).append(visit.arms[at][0])
+    means = [_mean_bearing(np.asarray(branch)) for branch in by_branch.values()]
+    for mean, branch in zip(means, by_branch.values(), strict=True):
+        if max(abs(angle_diff_deg(h, mean)) for h in branch) > apart_deg / 2:
+            return False
+    if abs(angle_diff_deg(means[0], means[1])) < apart_deg:
+        return False
+    one, other = firsts.values()
+    gaps = [float(np.hypot(*(a - b))) for a in one for b in other]
+    return float(np.median(gaps)) >= params.hairpin_gap_m
+
+
+def _mean_bearing(bearings: FloatArray) -> float:
+    """The circular mean of ``bearings`` (deg clockwise from north)."""
+    rad = np.radians(bearings)
+    return float(np.degrees(np.arctan2(np.sin(rad).mean(), np.cos(rad).mean())) % 360.0)
