@@ -168,7 +168,7 @@ class ApartParams:
     75 earlier held-out twins: one-way 7 P 0.929 -> 1.000, F1 0.885 -> 0.941, the other 194
     rows equal; it acts nowhere else. Only without OSM. None: the passes are cut there as
     before."""
-    hairpin_deg: float | None = None
+    hairpin_deg: float | None = 20.0
     """Also drop a junction of three streets where every pass runs through it from one street
     (the stem) into one of the other two, no pass between those two, and the stem's arms of
     the passes of one branch leave it at least this many degrees (heading of the arm's poses,
@@ -178,7 +178,12 @@ class ApartParams:
     Kamppi wander+stops camera 5 (-89.4, 199.9): Postikatu's 32 degree bend 8-9 m from
     Mannerheimintie's west carriageway, the two meeting at (-109.3, 210.0); the stem's arms
     leave at 292-293 and 315-317 degrees). A true fork's stem is one street its passes leave
-    along together. None: not read."""
+    along together (and see ``hairpin_gap_m``). Measured (round thirty-seven, branch kamp37,
+    without OSM, with ``dead_end_held_m`` on) on 120 kept and 75 earlier held-out twins:
+    Kamppi wander+stops camera 5 P 0.917 -> 1.000, F1 0.851 -> 0.933; held-out Kaisaniemi
+    one-way 6 P 0.871 -> 0.900 (the extra (-72.9, -62.6) gone), wander+stops 6 turns 0.936 ->
+    0.941; the other 192 rows equal. Without ``hairpin_gap_m`` (the angle alone) 4 better and
+    18 worse. None: not read."""
     hairpin_gap_m: float = 5.0
     """... and the two branches' stem arms begin at least this far apart (metres, median over
     pairs of their first poses, ``near_m`` out), each arm with ``min_poses`` poses: two
@@ -462,8 +467,12 @@ def apart_junctions(
             apart[node] = True
             continue
         headings = [[_heading(arm) for arm in v.arms] for v in node_visits]
-        if params.hairpin_deg is not None and _hairpin(node_visits, headings, params):
-            apart[node] = True
+        stem = _hairpin_stem(node_visits, headings, params)
+        if stem is not None and not (
+            params.shared_link_m is not None
+            and _short_link([{stem}], streets, junctions_xy, params.shared_link_m)
+        ):
+            apart[node] = True  # (a stem that is a short link: a knot's, as below)
             continue
         if params.crossed_lines and _crossed(
             node_visits, headings, params, tracks=tracks, node_xy=junctions_xy[node]
@@ -721,21 +730,21 @@ def _continues(into: Segment, out: Segment) -> bool:
     return out.track == into.track and out.u == into.v and out.first_frame == into.last_frame
 
 
-def _hairpin(
+def _hairpin_stem(
     passes: Sequence[_Pass], headings: Sequence[Sequence[float | None]], params: ApartParams
-) -> bool:
-    """Whether every visit is a pass from one stem street into one of two branches, and the
+) -> int | None:
+    """The stem street when every visit is a pass from it into one of two branches, and the
     stem's arms of each branch's passes leave ``hairpin_deg`` or more from the other's, each
     branch's within half of that, beginning ``hairpin_gap_m`` or more from the other's
-    (:attr:`ApartParams.hairpin_deg`)."""
+    (:attr:`ApartParams.hairpin_deg`); else None."""
     apart_deg = params.hairpin_deg
     if apart_deg is None:
-        return False
+        return None
     if any(len(p.streets) != 2 or p.streets[0] == p.streets[1] for p in passes):
-        return False
+        return None
     stems = set.intersection(*(set(p.streets) for p in passes))
     if len(stems) != 1 or len({s for p in passes for s in p.streets}) != 3:
-        return False
+        return None
     stem = stems.pop()
     by_branch: dict[int, list[float]] = {}
     firsts: dict[int, list[FloatArray]] = {}
@@ -743,18 +752,18 @@ def _hairpin(
         at = visit.streets.index(stem)
         head = heads[at]
         if head is None or len(visit.arms[at]) < params.min_poses:
-            return False
+            return None
         by_branch.setdefault(visit.streets[1 - at], []).append(head)
         firsts.setdefault(visit.streets[1 - at], []).append(visit.arms[at][0])
     means = [_mean_bearing(np.asarray(branch)) for branch in by_branch.values()]
     for mean, branch in zip(means, by_branch.values(), strict=True):
         if max(abs(angle_diff_deg(h, mean)) for h in branch) > apart_deg / 2:
-            return False
+            return None
     if abs(angle_diff_deg(means[0], means[1])) < apart_deg:
-        return False
+        return None
     one, other = firsts.values()
     gaps = [float(np.hypot(*(a - b))) for a in one for b in other]
-    return float(np.median(gaps)) >= params.hairpin_gap_m
+    return stem if float(np.median(gaps)) >= params.hairpin_gap_m else None
 
 
 def _mean_bearing(bearings: FloatArray) -> float:

@@ -548,7 +548,8 @@ def _a_fork_on_one_stem() -> list[Track]:
 def test_a_hairpins_legs_grouped_as_one_stem_make_no_junction() -> None:
     tracks = _hairpin()
     cut = _cut(tracks, _HAIRPIN_JUNCTIONS)
-    assert not apart_junctions(tracks, _HAIRPIN_JUNCTIONS, *cut, ApartParams())[1]  # old
+    old = ApartParams(hairpin_deg=None)
+    assert not apart_junctions(tracks, _HAIRPIN_JUNCTIONS, *cut, old)[1]
     hairpin = ApartParams(hairpin_deg=20.0)
     assert list(apart_junctions(tracks, _HAIRPIN_JUNCTIONS, *cut, hairpin)) == [False, True]
 
@@ -558,3 +559,16 @@ def test_a_fork_whose_stem_is_one_street_keeps_its_junction() -> None:
     junctions = np.array([list(_PILE)])
     hairpin = ApartParams(hairpin_deg=20.0)
     assert not apart_junctions(tracks, junctions, *_cut(tracks, junctions), hairpin)[0]
+
+
+def test_a_fork_whose_stem_arms_begin_together_is_kept_at_any_angle() -> None:
+    """The hairpin's legs, with the floor on their start gap raised past their 7 m apart."""
+    tracks = _hairpin()
+    cut = _cut(tracks, _HAIRPIN_JUNCTIONS)
+    close = ApartParams(hairpin_deg=20.0, hairpin_gap_m=10.0)
+    assert not apart_junctions(tracks, _HAIRPIN_JUNCTIONS, *cut, close)[1]
+
+
+def test_the_hairpin_rule_is_on_by_default() -> None:
+    assert ApartParams().hairpin_deg == 20.0
+    assert ApartParams().hairpin_gap_m == 5.0
