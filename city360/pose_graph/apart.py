@@ -178,12 +178,13 @@ class ApartParams:
     Kamppi wander+stops camera 5 (-89.4, 199.9): Postikatu's 32 degree bend 8-9 m from
     Mannerheimintie's west carriageway, the two meeting at (-109.3, 210.0); the stem's arms
     leave at 292-293 and 315-317 degrees). A true fork's stem is one street its passes leave
-    along together (and see ``hairpin_gap_m``). Measured (round thirty-seven, branch kamp37,
-    without OSM, with ``dead_end_held_m`` on) on 120 kept and 75 earlier held-out twins:
-    Kamppi wander+stops camera 5 P 0.917 -> 1.000, F1 0.851 -> 0.933; held-out Kaisaniemi
-    one-way 6 P 0.871 -> 0.900 (the extra (-72.9, -62.6) gone), wander+stops 6 turns 0.936 ->
-    0.941; the other 192 rows equal. Without ``hairpin_gap_m`` (the angle alone) 4 better and
-    18 worse. None: not read."""
+    along together (and see ``hairpin_gap_m``); nor a stem that is a link under
+    ``shared_link_m`` between two junctions (a knot's). Measured (round thirty-seven, branch
+    kamp37, without OSM, with ``dead_end_held_m`` on) on 120 kept and 75 earlier held-out
+    twins: Kamppi wander+stops camera 5 P 0.917 -> 1.000, F1 0.851 -> 0.933, the other 194
+    rows equal (without the link guard also held-out Kaisaniemi one-way 6 P 0.871 -> 0.900
+    and wander+stops 6's turns better; without ``hairpin_gap_m``, the angle alone, 4 better
+    and 18 worse). None: not read."""
     hairpin_gap_m: float = 5.0
     """... and the two branches' stem arms begin at least this far apart (metres, median over
     pairs of their first poses, ``near_m`` out), each arm with ``min_poses`` poses: two
