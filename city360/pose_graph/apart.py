@@ -155,6 +155,42 @@ class ApartParams:
     thirty-four, branch knot34, without OSM) at 2.5 against None: 120 kept twins 1 row better
     (Kaisaniemi coverage 0 P 0.839 -> 0.867), none worse; held-out old town seeds 5-8 1 better
     (coverage 8 P 0.950 -> 1.000), none worse. None: the clarified poses alone."""
+    dead_end_held_m: float | None = 8.0
+    """When a junction is dropped, a pass that went on through a dead end on one of its
+    streets, where a video on that street ends and which it leaves by another street than
+    the video, is not cut at a dead end within this many metres of travel of there in the
+    later cuts (:func:`~city360.pose_graph.apart_ends.apart_end_passes`): the video ran beside
+    the pass, not on its street, and would part it there into a node of three streets
+    (Helsinki Kamppi one-way 7 at (-163.4, -13.6), 30 m from any true junction). The pass is
+    cut at the nearest pose within ``SegmentParams.dead_end_pass_m`` (4 m) that may be cut,
+    so the span must reach past those: at 4 m Kamppi's pass was cut 4 frames on; 8 and 15 m
+    both hold it. Measured (round thirty-seven, branch kamp37, without OSM) on 120 kept and
+    75 earlier held-out twins: one-way 7 P 0.929 -> 1.000, F1 0.885 -> 0.941, the other 194
+    rows equal; it acts nowhere else. Only without OSM. None: the passes are cut there as
+    before."""
+    hairpin_deg: float | None = 20.0
+    """Also drop a junction of three streets where every pass runs through it from one street
+    (the stem) into one of the other two, no pass between those two, and the stem's arms of
+    the passes of one branch leave it at least this many degrees (heading of the arm's poses,
+    ``near_m`` .. ``far_m`` out) from those of the other, each branch's within half of it:
+    the "stem" is two streets that meet further on, grouped as one, and the junction is
+    where their passes come within ``SegmentParams.same_street_m`` of each other (Helsinki
+    Kamppi wander+stops camera 5 (-89.4, 199.9): Postikatu's 32 degree bend 8-9 m from
+    Mannerheimintie's west carriageway, the two meeting at (-109.3, 210.0); the stem's arms
+    leave at 292-293 and 315-317 degrees). A true fork's stem is one street its passes leave
+    along together (and see ``hairpin_gap_m``); nor a stem that is a link under
+    ``shared_link_m`` between two junctions (a knot's). Measured (round thirty-seven, branch
+    kamp37, without OSM, with ``dead_end_held_m`` on) on 120 kept and 75 earlier held-out
+    twins: Kamppi wander+stops camera 5 P 0.917 -> 1.000, F1 0.851 -> 0.933, the other 194
+    rows equal (without the link guard also held-out Kaisaniemi one-way 6 P 0.871 -> 0.900
+    and wander+stops 6's turns better; without ``hairpin_gap_m``, the angle alone, 4 better
+    and 18 worse). None: not read."""
+    hairpin_gap_m: float = 5.0
+    """... and the two branches' stem arms begin at least this far apart (metres, median over
+    pairs of their first poses, ``near_m`` out), each arm with ``min_poses`` poses: two
+    streets that converge along the stem, not one that the passes leave along together
+    (Kamppi 7.4 m; where the angle alone fired on the 195 twins without OSM, at fresh
+    Bulevardi's, Helsinki's and Kaisaniemi's forks, 0.4-3.4 m)."""
     parallel_near_m: float | None = 7.0
     """Also drop a junction of three streets where every pass runs from one of them (the stem)
     into one of the other two, those two leave by one way and no pass turns between them,
@@ -432,6 +468,13 @@ def apart_junctions(
             apart[node] = True
             continue
         headings = [[_heading(arm) for arm in v.arms] for v in node_visits]
+        stem = _hairpin_stem(node_visits, headings, params)
+        if stem is not None and not (
+            params.shared_link_m is not None
+            and _short_link([{stem}], streets, junctions_xy, params.shared_link_m)
+        ):
+            apart[node] = True  # (a stem that is a short link: a knot's, as below)
+            continue
         if params.crossed_lines and _crossed(
             node_visits, headings, params, tracks=tracks, node_xy=junctions_xy[node]
         ):
@@ -686,3 +729,45 @@ def _within(arm: FloatArray, reach_m: float, params: ApartParams) -> FloatArray:
 def _continues(into: Segment, out: Segment) -> bool:
     """Whether ``out`` is the same track's next segment from the node ``into`` ends at."""
     return out.track == into.track and out.u == into.v and out.first_frame == into.last_frame
+
+
+def _hairpin_stem(
+    passes: Sequence[_Pass], headings: Sequence[Sequence[float | None]], params: ApartParams
+) -> int | None:
+    """The stem street when every visit is a pass from it into one of two branches, and the
+    stem's arms of each branch's passes leave ``hairpin_deg`` or more from the other's, each
+    branch's within half of that, beginning ``hairpin_gap_m`` or more from the other's
+    (:attr:`ApartParams.hairpin_deg`); else None."""
+    apart_deg = params.hairpin_deg
+    if apart_deg is None:
+        return None
+    if any(len(p.streets) != 2 or p.streets[0] == p.streets[1] for p in passes):
+        return None
+    stems = set.intersection(*(set(p.streets) for p in passes))
+    if len(stems) != 1 or len({s for p in passes for s in p.streets}) != 3:
+        return None
+    stem = stems.pop()
+    by_branch: dict[int, list[float]] = {}
+    firsts: dict[int, list[FloatArray]] = {}
+    for visit, heads in zip(passes, headings, strict=True):
+        at = visit.streets.index(stem)
+        head = heads[at]
+        if head is None or len(visit.arms[at]) < params.min_poses:
+            return None
+        by_branch.setdefault(visit.streets[1 - at], []).append(head)
+        firsts.setdefault(visit.streets[1 - at], []).append(visit.arms[at][0])
+    means = [_mean_bearing(np.asarray(branch)) for branch in by_branch.values()]
+    for mean, branch in zip(means, by_branch.values(), strict=True):
+        if max(abs(angle_diff_deg(h, mean)) for h in branch) > apart_deg / 2:
+            return None
+    if abs(angle_diff_deg(means[0], means[1])) < apart_deg:
+        return None
+    one, other = firsts.values()
+    gaps = [float(np.hypot(*(a - b))) for a in one for b in other]
+    return stem if float(np.median(gaps)) >= params.hairpin_gap_m else None
+
+
+def _mean_bearing(bearings: FloatArray) -> float:
+    """The circular mean of ``bearings`` (deg clockwise from north)."""
+    rad = np.radians(bearings)
+    return float(np.degrees(np.arctan2(np.sin(rad).mean(), np.cos(rad).mean())) % 360.0)

@@ -33,6 +33,7 @@ from city360.city import OSM_EXTRACT, CityDir
 from city360.errors import GraphBuildError
 from city360.geo import LocalProjection, angle_diff_deg, bearing_deg, wrap_deg
 from city360.pose_graph.apart import ApartParams, apart_junctions
+from city360.pose_graph.apart_ends import apart_end_passes
 from city360.pose_graph.beside_ends import BesideEndParams, beside_end_filter
 from city360.pose_graph.clarify import ClarifyParams, clarify_tracks
 from city360.pose_graph.corner_cuts import CornerCutParams, corner_cuts
@@ -703,11 +704,19 @@ def build_from_tracks(
             )
             crossed_xy = junctions_xy.reshape(-1, 2)[apart & ~parted]
             apart = parted
+        held_m = params.apart_params.dead_end_held_m
+        if apart.any() and held_m is not None:
+            # a video's end that cut a pass beside it: the two ran to the junction dropped
+            held = apart_end_passes(tracks, segments, streets, apart, held_m=held_m)
+            if held:
+                cuts = replace(cuts, lone=LoneArms(np.zeros(0, dtype=bool), held))
         if apart.any():
             dead_xy, junctions_xy, segments, streets, _ = cuts.cut(junctions_xy[~apart])
     lone: LoneArms | None = None
     if osm is None and params.lone_arm_params is not None:
         lone = lone_arm_junctions(tracks, junctions_xy, segments, streets, params.lone_arm_params)
+        if cuts.lone is not None:
+            lone = replace(lone, passes=(*cuts.lone.passes, *lone.passes))
         cuts = replace(cuts, lone=lone)
         if lone.passes:
             dead_xy, junctions_xy, segments, streets, _ = cuts.cut(junctions_xy[~lone.dropped])

@@ -507,3 +507,68 @@ def test_shared_link_is_on_by_default() -> None:
     tracks, junctions = _knot_walked_apart_on_its_link()
     segments, streets = _cut(tracks, junctions)
     assert apart_junctions(tracks, junctions, segments, streets).tolist()[0] is False
+
+
+# Kamppi wander+stops camera 5 (-89.4, 199.9): a street's bend 7 m beside another street
+# that meets it 16 m on (a hairpin of two streets), the legs grouped as one "stem" street:
+# they run within ``together_m`` of each other along it, leaving the pile 24 degrees apart
+_TIP = (-16.0, 0.0)
+_LEG_P = [(60.0, 0.0), (0.0, 0.0), _TIP]
+_LEG_M = [(45.0, -40.0), (0.0, -7.0), _TIP]
+_WEST = (-90.0, 0.0)
+_PILE = (0.0, -3.5)
+_HAIRPIN_JUNCTIONS = np.array([list(_TIP), list(_PILE)])
+
+
+def _hairpin() -> list[Track]:
+    """Walkers along leg P to the tip and back along leg M, both ways, and walkers from a
+    street west of the tip along either leg: no pass turns between the legs at the pile."""
+    along_p, along_m = [_WEST, *_LEG_P[::-1]], [_WEST, *_LEG_M[::-1]]
+    return [
+        polyline_track([*_LEG_P, *_LEG_M[::-1][1:]], "p to the tip, back along m"),
+        polyline_track([*_LEG_M, *_LEG_P[::-1][1:]], "m to the tip, back along p"),
+        polyline_track(along_p, "west street, then p"),
+        polyline_track(along_p[::-1], "p, then the west street"),
+        polyline_track(along_m, "west street, then m"),
+    ]
+
+
+def _a_fork_on_one_stem() -> list[Track]:
+    """A true Y: one stem street west of the pile that both branches' walkers walk."""
+    stem = [(-60.0, _PILE[1]), _PILE]
+    p, m = [*stem, (60.0, 0.0)], [*stem, (45.0, -40.0)]
+    return [
+        polyline_track(p, "stem, then p"),
+        polyline_track(p[::-1], "p, then the stem"),
+        polyline_track(m, "stem, then m"),
+        polyline_track(m[::-1], "m, then the stem"),
+    ]
+
+
+def test_a_hairpins_legs_grouped_as_one_stem_make_no_junction() -> None:
+    tracks = _hairpin()
+    cut = _cut(tracks, _HAIRPIN_JUNCTIONS)
+    old = ApartParams(hairpin_deg=None)
+    assert not apart_junctions(tracks, _HAIRPIN_JUNCTIONS, *cut, old)[1]
+    hairpin = ApartParams(hairpin_deg=20.0)
+    assert list(apart_junctions(tracks, _HAIRPIN_JUNCTIONS, *cut, hairpin)) == [False, True]
+
+
+def test_a_fork_whose_stem_is_one_street_keeps_its_junction() -> None:
+    tracks = _a_fork_on_one_stem()
+    junctions = np.array([list(_PILE)])
+    hairpin = ApartParams(hairpin_deg=20.0)
+    assert not apart_junctions(tracks, junctions, *_cut(tracks, junctions), hairpin)[0]
+
+
+def test_a_fork_whose_stem_arms_begin_together_is_kept_at_any_angle() -> None:
+    """The hairpin's legs, with the floor on their start gap raised past their 7 m apart."""
+    tracks = _hairpin()
+    cut = _cut(tracks, _HAIRPIN_JUNCTIONS)
+    close = ApartParams(hairpin_deg=20.0, hairpin_gap_m=10.0)
+    assert not apart_junctions(tracks, _HAIRPIN_JUNCTIONS, *cut, close)[1]
+
+
+def test_the_hairpin_rule_is_on_by_default() -> None:
+    assert ApartParams().hairpin_deg == 20.0
+    assert ApartParams().hairpin_gap_m == 5.0
