@@ -53,8 +53,9 @@ from city360.pose_graph.graph import (
     PoseGraph,
     validate_graph,
 )
+from city360.pose_graph.junction_merges import merge_close, merge_parts_held
 from city360.pose_graph.junction_params import JunctionParams
-from city360.pose_graph.junctions import find_junction_parts, merge_close, merge_parts_held
+from city360.pose_graph.junctions import find_junction_parts
 from city360.pose_graph.knot_forks import KnotForkParams, knot_forks, part_knot_forks
 from city360.pose_graph.lone_arms import LoneArmParams, LoneArms, lone_arm_junctions
 from city360.pose_graph.node_fit import fit_nodes

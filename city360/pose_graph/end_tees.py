@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from city360.geo import angle_diff_deg, bearing_deg
-from city360.pose_graph.junctions import merge_close
+from city360.pose_graph.junction_merges import merge_close
 from city360.pose_graph.segments import Segment, Street, street_of_segment
 from city360.pose_graph.tracks import Track
 

@@ -4,14 +4,14 @@ import numpy as np
 import pytest
 
 from city360.pose_graph.dead_ends import find_dead_ends
-from city360.pose_graph.junction_params import JunctionParams
-from city360.pose_graph.junctions import (
-    find_junctions,
+from city360.pose_graph.junction_merges import (
     merge_close,
     merge_found,
     merge_parts_apart,
     merge_parts_held,
 )
+from city360.pose_graph.junction_params import JunctionParams
+from city360.pose_graph.junctions import find_junctions
 from city360.pose_graph.segments import cut_tracks, group_streets
 from city360.pose_graph.tracks import Track, make_track
 
