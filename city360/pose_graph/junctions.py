@@ -173,9 +173,10 @@ def mid_street_turns(
     :func:`crossing_votes` takes them) the U-turn mid-street it lies in (0, 1, ... in the
     order found; -1: none): a U-turn (:func:`~city360.pose_graph.track_turns.uturn_stretches`)
     beyond whose apex, ``turn_back_reach_m`` on in the direction the walker came, another pass
-    runs along the same street (within ``turn_back_near_m`` of that point, heading within ``min_angle_deg`` of that direction,
-    either way). A U-turn at the end of a street or of a spur has no such pass and keeps
-    its votes: there the turn may be all that tells a stub from the street it leaves."""
+    runs along the same street (within ``turn_back_near_m`` of that point, heading within
+    ``min_angle_deg`` of that direction, either way). A U-turn at the end of a street or of a
+    spur has no such pass and keeps its votes: there the turn may be all that tells a stub
+    from the street it leaves."""
     xy, heading, owner, arc = samples
     turning = np.full(len(xy), -1, dtype=np.int64)
     tree: cKDTree | None = None
