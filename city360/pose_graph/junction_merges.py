@@ -16,7 +16,7 @@ from scipy.spatial import cKDTree
 from city360.pose_graph.grouping import linked_groups
 from city360.pose_graph.junction_params import JunctionParams
 
-__all__ = ["JunctionParts", "merge_close", "merge_found", "merge_parts_apart", "merge_parts_held"]
+__all__ = ["JunctionParts", "merge_close", "merge_found", "merge_parts_held"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -40,25 +40,6 @@ def merge_close(
     return _weighted_means(points, weights, labels)
 
 
-def merge_parts_apart(
-    points: FloatArray,
-    is_part: npt.NDArray[np.bool_],
-    radius_m: float,
-    *,
-    other_parts: npt.NDArray[np.bool_] | None = None,
-    other_floor_m: float = 0.0,
-) -> FloatArray:
-    """:func:`merge_close` (each point weighing one), nearest pairs first, except that two
-    points flagged ``is_part`` (parts of parted vote piles) never end in one junction
-    (:attr:`JunctionParams.split_parts_apart`). ``other_parts`` (parts of piles parted
-    otherwise) are held apart from any part too, but only at a pair ``other_floor_m`` metres
-    apart or more (:attr:`JunctionParams.split_every_part_apart_m`)."""
-    centres, _ = merge_parts_held(
-        points, is_part, radius_m, other_parts=other_parts, other_floor_m=other_floor_m
-    )
-    return centres
-
-
 def merge_parts_held(
     points: FloatArray,
     is_part: npt.NDArray[np.bool_],
@@ -67,9 +48,15 @@ def merge_parts_held(
     other_parts: npt.NDArray[np.bool_] | None = None,
     other_floor_m: float = 0.0,
 ) -> tuple[FloatArray, npt.NDArray[np.int64]]:
-    """:func:`merge_parts_apart`, and the pairs (P, 2) of its junctions (indices into the
-    first) that only the ``other_floor_m`` floor held apart: without ``other_parts`` they
-    would have been joined (:attr:`JunctionParams.split_held_part_streets`)."""
+    """:func:`merge_close` (each point weighing one), nearest pairs first, except that two
+    points flagged ``is_part`` (parts of parted vote piles) never end in one junction
+    (:attr:`JunctionParams.split_parts_apart`). ``other_parts`` (parts of piles parted
+    otherwise) are held apart from any part too, but only at a pair ``other_floor_m`` metres
+    apart or more (:attr:`JunctionParams.split_every_part_apart_m`).
+
+    Returns the merged junctions, and the pairs (P, 2) of them (indices into the first) that
+    only the ``other_floor_m`` floor held apart: without ``other_parts`` they would have been
+    joined (:attr:`JunctionParams.split_held_part_streets`)."""
     if len(points) == 0:
         return points, np.zeros((0, 2), dtype=np.int64)
     group = np.where(is_part, 0, -1).astype(np.int64)

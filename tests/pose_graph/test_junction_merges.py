@@ -9,7 +9,6 @@ import pytest
 from city360.pose_graph.junction_merges import (
     merge_close,
     merge_found,
-    merge_parts_apart,
     merge_parts_held,
 )
 from city360.pose_graph.junction_params import JunctionParams
@@ -17,17 +16,17 @@ from city360.pose_graph.junction_params import JunctionParams
 
 def test_parts_of_parted_piles_are_never_merged_into_one() -> None:
     """Two parts 7 m apart (a knot's junctions, moved together by refine) and a junction
-    between them: ``merge_close`` makes one junction of the three; ``merge_parts_apart``
+    between them: ``merge_close`` makes one junction of the three; ``merge_parts_held``
     keeps the parts two and merges the third into the nearer."""
     points = np.array([[0.0, 0.0], [7.0, 0.0], [2.0, 1.0]])
     merged, _ = merge_close(points, np.ones(3, dtype=np.int64), 8.0)
     assert len(merged) == 1
-    kept = merge_parts_apart(points, np.array([True, True, False]), 8.0)
+    kept, _ = merge_parts_held(points, np.array([True, True, False]), 8.0)
     assert len(kept) == 2
     west, east = sorted(kept.tolist())
     np.testing.assert_allclose(west, [1.0, 0.5])
     np.testing.assert_allclose(east, [7.0, 0.0])
-    alone = merge_parts_apart(points, np.array([True, False, False]), 8.0)
+    alone, _ = merge_parts_held(points, np.array([True, False, False]), 8.0)
     assert len(alone) == 1
 
 
@@ -46,9 +45,9 @@ def test_parts_of_piles_parted_otherwise_are_held_apart_above_the_floor() -> Non
     points = np.concatenate([far, near])
     none = np.zeros(4, dtype=bool)
     every = np.ones(4, dtype=bool)
-    assert len(merge_parts_apart(points, none, 8.0)) == 2
-    assert len(merge_parts_apart(points, none, 8.0, other_parts=every, other_floor_m=0.0)) == 4
-    floored = merge_parts_apart(points, none, 8.0, other_parts=every, other_floor_m=5.0)
+    assert len(merge_parts_held(points, none, 8.0)[0]) == 2
+    assert len(merge_parts_held(points, none, 8.0, other_parts=every, other_floor_m=0.0)[0]) == 4
+    floored = merge_parts_held(points, none, 8.0, other_parts=every, other_floor_m=5.0)[0]
     assert sorted(floored[:, 0].tolist()) == pytest.approx([0.0, 7.0, 102.35])
 
 
@@ -59,7 +58,7 @@ def test_parts_of_close_topped_piles_stay_apart_under_the_floor() -> None:
     points = np.array([[0.0, 0.0], [4.0, 0.0], [2.0, 3.0]])
     held = np.array([True, True, False])
     other = np.array([False, False, True])
-    kept = merge_parts_apart(points, held, 8.0, other_parts=other, other_floor_m=5.0)
+    kept = merge_parts_held(points, held, 8.0, other_parts=other, other_floor_m=5.0)[0]
     assert len(kept) == 2
 
 

@@ -262,15 +262,7 @@ def test_lone_end_m_is_the_junction_clearance_by_default() -> None:
 
 def test_two_videos_that_end_at_the_node_stay_one_street_with_lone_ends() -> None:
     # Kamppi's Simonkatu: two walks end (or start) there, a street's end, not a fork
-    straight = _one_street_filmed([[(0.0, 0.0), (60.0, 0.0)]])
-    ends = polyline_track(STRAY, "ends at node 1")
-    starts = polyline_track(STRAY[::-1], "starts at node 1")
-    tracks = [*straight, ends, starts]
-    segments = [
-        *_through_node_1(straight),
-        Segment(1, 0, 1, 0, len(ends.xy) - 1),
-        Segment(2, 1, 0, 0, len(starts.xy) - 1),
-    ]
+    tracks, segments = _ended_branch(STRAY)
     streets, _ = group_streets(tracks, segments)
     parted = part_two_lines(tracks, segments, streets, LONE_ENDS)
     assert [(s.a, s.b, len(s.forward) + len(s.backward)) for s in parted] == [(0, 1, 3), (1, 2, 1)]
