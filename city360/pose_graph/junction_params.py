@@ -136,15 +136,15 @@ class JunctionParams:
     """With ``split_close_m``: degrees (0..180, directed) an arm of one peak must turn from
     every arm of the other for it to be the peak's own."""
     split_parts_apart: bool = True
-    """With ``split_close_m``: after refine's first move, the merge of junctions within
-    ``merge_m`` never joins two parts of piles parted at a peak under ``split_peaks_m`` from
-    another (:func:`~city360.pose_graph.junction_merges.merge_parts_held`), as the merge of
-    the votes' junctions never joins two parts of one pile. Such parts are born 7-9 m apart;
-    refine moves them towards each other (each up to ``split_part_shift_m``) and they were
-    merged back into one (fresh Bulevardi wander 2: parts (144.2, 132.7) and (152.7, 133.3)
-    merged at (149.7, 133.1)). On with ``split_close_m`` (measured together, see there); held
-    for every part of every parted pile it moved 13 of 159 rows, 1 worse (held-out old town wander 6 street F1 0.972 ->
-    0.959) and 3 both ways. False: merged as any junctions."""
+    """With ``split_close_m``: after refine's first move, the merge of junctions within ``merge_m``
+    never joins two parts of piles parted at a peak under ``split_peaks_m`` from another
+    (:func:`~city360.pose_graph.junction_merges.merge_parts_held`), as the merge of the votes'
+    junctions never joins two parts of one pile. Such parts are born 7-9 m apart; refine moves them
+    towards each other (each up to ``split_part_shift_m``) and they were merged back into one (fresh
+    Bulevardi wander 2: parts (144.2, 132.7) and (152.7, 133.3) merged at (149.7, 133.1)). On with
+    ``split_close_m`` (measured together, see there); held for every part of every parted pile it
+    moved 13 of 159 rows, 1 worse (held-out old town wander 6 street F1 0.972 -> 0.959) and 3 both
+    ways. False: merged as any junctions."""
     split_every_part_apart_m: float | None = 5.0
     """With ``split_parts_apart``: metres two parts must stand apart after refine's first
     move for that merge to hold them apart when either comes from a pile parted otherwise
